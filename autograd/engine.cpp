@@ -1,0 +1,179 @@
+// The backward engine.
+// Note [Backward order]: a node runs once every consumer of its output has
+// delivered its gradient (dependency counts from one graph walk). Among ready
+// nodes the most recently created runs first, the order PyTorch uses, so
+// parameters near the loss finish first; DDP's bucket order relies on it.
+// Leaves are counted like nodes: a leaf's gradient is accumulated, and its
+// post-accumulate hooks fire, once, after all its incoming gradients are summed.
+#include "autograd/engine.h"
+
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+#include "autograd/node.h"
+#include "autograd/variable_impl.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+
+namespace ddl::autograd {
+namespace {
+
+thread_local std::vector<std::function<void()>>* queued_callbacks = nullptr;
+std::mutex end_callbacks_mu;
+std::map<int, std::function<void()>> end_callbacks;
+int next_end_callback = 0;
+
+void add_into(Tensor& buffer, Tensor g) {
+  if (!buffer.defined()) buffer = std::move(g);
+  else buffer = add(buffer, g);
+}
+
+void accumulate_leaf(const std::shared_ptr<VariableImpl>& leaf_ptr, Tensor g) {
+  VariableImpl& leaf = *leaf_ptr;
+  // Steal g when nobody else holds its storage; otherwise copy so that later
+  // in-place accumulation cannot write into another tensor.
+  if (!leaf.grad.defined()) {
+    const bool owned = g.storage().use_count() == 1 && g.is_contiguous() && g.dtype() == leaf.data.dtype();
+    leaf.grad = owned ? std::move(g) : g.to(leaf.data.dtype()).clone();
+  } else {
+    leaf.grad.add_(g);
+  }
+  if (leaf.post_accumulate_hooks.empty()) return;
+  Variable handle(leaf_ptr);
+  for (auto& [id, hook] : leaf.post_accumulate_hooks) hook(handle);
+}
+
+struct ReadyOrder {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+}  // namespace
+
+void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& grads_in, bool retain_graph) {
+  DDL_CHECK(roots.size() == grads_in.size(), "backward: ", roots.size(), " roots but ", grads_in.size(), " gradients");
+  DDL_CHECK(queued_callbacks == nullptr, "backward: called re-entrantly from a hook");
+
+  std::unordered_map<Node*, int> deps;
+  std::unordered_map<VariableImpl*, int> leaf_deps;
+  std::unordered_map<Node*, Tensor> node_grads;
+  std::unordered_map<VariableImpl*, Tensor> leaf_grads;
+  std::unordered_map<Node*, std::shared_ptr<Node>> keep_alive;
+
+  // One walk over the graph counts, for every node and leaf, its incoming edges.
+  std::vector<Node*> stack;
+  auto visit = [&](const std::shared_ptr<Node>& n) {
+    if (keep_alive.emplace(n.get(), n).second) stack.push_back(n.get());
+  };
+  for (const Variable& r : roots) {
+    DDL_CHECK(r.defined(), "backward: undefined root");
+    DDL_CHECK(r.requires_grad(), "backward: the variable does not require grad and has no grad_fn; "
+                                 "did you forget requires_grad_() on a parameter, or call it under NoGradGuard?");
+    if (r.grad_fn()) visit(r.grad_fn());
+  }
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next_edges()) {
+      if (e.node) {
+        ++deps[e.node.get()];
+        visit(e.node);
+      } else if (e.leaf) {
+        ++leaf_deps[e.leaf.get()];
+      }
+    }
+  }
+
+  std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> ready;
+  std::vector<std::shared_ptr<VariableImpl>> root_leaves;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Variable& r = roots[i];
+    Tensor g = grads_in[i];
+    if (!g.defined()) {
+      DDL_CHECK(r.numel() == 1, "backward: grad can be implicitly created only for a one-element output, got shape ",
+                r.shape(), "; pass a gradient tensor");
+      g = ones_like(r.data());
+    }
+    DDL_CHECK(g.shape() == r.shape(), "backward: gradient ", describe(g), " does not match output ", describe(r.data()));
+    if (r.grad_fn()) {
+      add_into(node_grads[r.grad_fn().get()], g);
+    } else {
+      root_leaves.push_back(r.impl_ptr());
+      add_into(leaf_grads[r.impl()], g);
+    }
+  }
+  for (const Variable& r : roots)
+    if (r.grad_fn() && deps[r.grad_fn().get()] == 0) {
+      deps[r.grad_fn().get()] = -1;  // queued once even if it is several roots' grad_fn
+      ready.push(r.grad_fn().get());
+    }
+
+  std::vector<std::function<void()>> callbacks;
+  queued_callbacks = &callbacks;
+  struct Reset {
+    ~Reset() { queued_callbacks = nullptr; }
+  } reset;
+
+  for (auto& leaf : root_leaves)
+    if (leaf_deps[leaf.get()] == 0 && leaf_grads.count(leaf.get())) {
+      accumulate_leaf(leaf, std::move(leaf_grads[leaf.get()]));
+      leaf_grads.erase(leaf.get());
+    }
+
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    const auto& edges = n->next_edges();
+    // A node that received no gradient still releases its inputs' dependency counts.
+    std::vector<Tensor> grads(edges.size());
+    if (auto it = node_grads.find(n); it != node_grads.end()) {
+      Tensor g = std::move(it->second);
+      node_grads.erase(it);
+      grads = n->apply(g);
+    }
+    if (!retain_graph) n->release();
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
+      if (e.node) {
+        if (grads[i].defined()) add_into(node_grads[e.node.get()], std::move(grads[i]));
+        if (--deps[e.node.get()] == 0) ready.push(e.node.get());
+      } else if (e.leaf) {
+        VariableImpl* leaf = e.leaf.get();
+        if (grads[i].defined()) add_into(leaf_grads[leaf], std::move(grads[i]));
+        if (--leaf_deps[leaf] == 0) {
+          if (auto it = leaf_grads.find(leaf); it != leaf_grads.end()) {
+            Tensor g = std::move(it->second);
+            leaf_grads.erase(it);
+            accumulate_leaf(e.leaf, std::move(g));
+          }
+        }
+      }
+    }
+  }
+
+  for (auto& cb : callbacks) cb();
+  std::vector<std::function<void()>> persistent;
+  {
+    std::lock_guard<std::mutex> lock(end_callbacks_mu);
+    for (auto& [id, cb] : end_callbacks) persistent.push_back(cb);
+  }
+  for (auto& cb : persistent) cb();
+}
+
+void queue_callback(std::function<void()> fn) {
+  DDL_CHECK(queued_callbacks != nullptr, "queue_callback: only valid while a backward pass runs (e.g. from a hook)");
+  queued_callbacks->push_back(std::move(fn));
+}
+
+int add_backward_end_callback(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(end_callbacks_mu);
+  end_callbacks.emplace(next_end_callback, std::move(fn));
+  return next_end_callback++;
+}
+
+void remove_backward_end_callback(int id) {
+  std::lock_guard<std::mutex> lock(end_callbacks_mu);
+  end_callbacks.erase(id);
+}
+
+}  // namespace ddl::autograd

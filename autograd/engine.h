@@ -1,0 +1,22 @@
+// The backward engine: runs the recorded graph in reverse topological order.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace ddl::autograd {
+
+// Backpropagates from each root with its gradient (one-element roots may pass undefined).
+void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& grads, bool retain_graph = false);
+
+// Runs `fn` once when the backward pass in progress on this thread finishes
+// (after every leaf gradient is accumulated). Only valid during backward (e.g. from a hook).
+void queue_callback(std::function<void()> fn);
+
+// Runs `fn` at the end of every backward pass until removed. Returns an id.
+int add_backward_end_callback(std::function<void()> fn);
+void remove_backward_end_callback(int id);
+
+}  // namespace ddl::autograd

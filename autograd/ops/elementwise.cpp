@@ -1,0 +1,166 @@
+// Elementwise ops: forward and backward side by side. Gradients of broadcast
+// operands are summed back to their shapes with sum_to.
+#include "autograd/ops/elementwise.h"
+
+#include "autograd/node.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+using autograd::make_result;
+using Grads = std::vector<Tensor>;
+using Needs = std::vector<bool>;
+
+Variable add(const Variable& a, const Variable& b) {
+  const Shape as = a.shape(), bs = b.shape();
+  return make_result(add(a.data(), b.data()), "AddBackward", {&a, &b}, [as, bs](const Tensor& g, const Needs& n) -> Grads {
+    return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(g, bs) : Tensor()};
+  });
+}
+
+Variable sub(const Variable& a, const Variable& b) {
+  const Shape as = a.shape(), bs = b.shape();
+  return make_result(sub(a.data(), b.data()), "SubBackward", {&a, &b}, [as, bs](const Tensor& g, const Needs& n) -> Grads {
+    return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(neg(g), bs) : Tensor()};
+  });
+}
+
+Variable mul(const Variable& a, const Variable& b) {
+  const Tensor ad = a.data(), bd = b.data();
+  return make_result(mul(ad, bd), "MulBackward", {&a, &b}, [ad, bd](const Tensor& g, const Needs& n) -> Grads {
+    return {n[0] ? sum_to(mul(g, bd), ad.shape()) : Tensor(), n[1] ? sum_to(mul(g, ad), bd.shape()) : Tensor()};
+  });
+}
+
+Variable div(const Variable& a, const Variable& b) {
+  const Tensor ad = a.data(), bd = b.data();
+  return make_result(div(ad, bd), "DivBackward", {&a, &b}, [ad, bd](const Tensor& g, const Needs& n) -> Grads {
+    // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+    return {n[0] ? sum_to(div(g, bd), ad.shape()) : Tensor(),
+            n[1] ? sum_to(neg(div(mul(g, ad), mul(bd, bd))), bd.shape()) : Tensor()};
+  });
+}
+
+namespace {
+// maximum/minimum: the gradient goes to the selected operand, split evenly on ties.
+Variable extremum(const Variable& a, const Variable& b, bool is_max) {
+  const Tensor ad = a.data(), bd = b.data();
+  Tensor out = is_max ? maximum(ad, bd) : minimum(ad, bd);
+  return make_result(out, is_max ? "MaximumBackward" : "MinimumBackward", {&a, &b},
+                     [ad, bd, is_max](const Tensor& g, const Needs& n) -> Grads {
+                       const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
+                       const Tensor tie = eq(ad, bd).to(g.dtype());
+                       const Tensor wa = add(a_wins, mul(tie, 0.5));
+                       return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(),
+                               n[1] ? sum_to(mul(g, rsub(wa, 1.0)), bd.shape()) : Tensor()};
+                     });
+}
+}  // namespace
+
+Variable maximum(const Variable& a, const Variable& b) { return extremum(a, b, true); }
+Variable minimum(const Variable& a, const Variable& b) { return extremum(a, b, false); }
+
+Variable add(const Variable& a, double b) {
+  return make_result(add(a.data(), b), "AddScalarBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {g}; });
+}
+Variable sub(const Variable& a, double b) { return add(a, -b); }
+Variable mul(const Variable& a, double b) {
+  return make_result(mul(a.data(), b), "MulScalarBackward", {&a},
+                     [b](const Tensor& g, const Needs&) -> Grads { return {mul(g, b)}; });
+}
+Variable div(const Variable& a, double b) { return mul(a, 1.0 / b); }
+Variable rsub(const Variable& a, double b) {
+  return make_result(rsub(a.data(), b), "RsubBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+}
+
+Variable pow(const Variable& a, double e) {
+  const Tensor ad = a.data();
+  return make_result(pow(ad, e), "PowBackward", {&a}, [ad, e](const Tensor& g, const Needs&) -> Grads {
+    if (e == 0) return {zeros_like(g)};
+    return {mul(g, mul(pow(ad, e - 1), e))};
+  });
+}
+
+Variable neg(const Variable& a) {
+  return make_result(neg(a.data()), "NegBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+}
+
+Variable exp(const Variable& a) {
+  const Tensor y = exp(a.data());
+  return make_result(y, "ExpBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {mul(g, y)}; });
+}
+
+Variable log(const Variable& a) {
+  const Tensor ad = a.data();
+  return make_result(log(ad), "LogBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; });
+}
+
+Variable sqrt(const Variable& a) {
+  const Tensor y = sqrt(a.data());
+  return make_result(y, "SqrtBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads {
+    return {div(g, mul(y, 2.0))};
+  });
+}
+
+Variable rsqrt(const Variable& a) {
+  const Tensor ad = a.data(), y = rsqrt(ad);
+  return make_result(y, "RsqrtBackward", {&a}, [ad, y](const Tensor& g, const Needs&) -> Grads {
+    // d(x^-1/2)/dx = -x^-3/2 / 2 = -y^3 / 2
+    return {mul(g, mul(pow(y, 3.0), -0.5))};
+  });
+}
+
+Variable abs(const Variable& a) {
+  const Tensor ad = a.data();
+  return make_result(abs(ad), "AbsBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {mul(g, sign(ad))}; });
+}
+
+Variable relu(const Variable& a) {
+  const Tensor ad = a.data();
+  return make_result(relu(ad), "ReluBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; });
+}
+
+Variable sigmoid(const Variable& a) {
+  const Tensor y = sigmoid(a.data());
+  return make_result(y, "SigmoidBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {sigmoid_backward(g, y)}; });
+}
+
+Variable tanh(const Variable& a) {
+  const Tensor y = tanh(a.data());
+  return make_result(y, "TanhBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {tanh_backward(g, y)}; });
+}
+
+Variable clamp(const Variable& a, double lo, double hi) {
+  const Tensor ad = a.data();
+  return make_result(clamp(ad, lo, hi), "ClampBackward", {&a}, [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
+    // Gradient passes where lo <= x <= hi, as in PyTorch.
+    const Tensor inside = mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()));
+    return {mul(g, inside)};
+  });
+}
+
+Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
+  const Shape as = a.shape(), bs = b.shape();
+  const Tensor c = cond;
+  return make_result(where(c, a.data(), b.data()), "WhereBackward", {&a, &b}, [c, as, bs](const Tensor& g, const Needs& n) -> Grads {
+    const Tensor z = zeros({}, TensorOptions(g.dtype(), g.device()));
+    return {n[0] ? sum_to(where(c, g, z), as) : Tensor(), n[1] ? sum_to(where(c, z, g), bs) : Tensor()};
+  });
+}
+
+Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
+Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }
+Variable operator*(const Variable& a, const Variable& b) { return mul(a, b); }
+Variable operator/(const Variable& a, const Variable& b) { return div(a, b); }
+Variable operator-(const Variable& a) { return neg(a); }
+Variable operator+(const Variable& a, double b) { return add(a, b); }
+Variable operator-(const Variable& a, double b) { return sub(a, b); }
+Variable operator*(const Variable& a, double b) { return mul(a, b); }
+Variable operator/(const Variable& a, double b) { return div(a, b); }
+Variable operator+(double a, const Variable& b) { return add(b, a); }
+Variable operator-(double a, const Variable& b) { return rsub(b, a); }
+Variable operator*(double a, const Variable& b) { return mul(b, a); }
+
+}  // namespace ddl

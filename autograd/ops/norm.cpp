@@ -1,0 +1,36 @@
+// batch_norm on Variables: the forward saves x, the weight and the mean/invstd
+// it normalised with; the backward is one fused kernel (tensor/norm.h).
+#include "autograd/ops/norm.h"
+
+#include "autograd/node.h"
+
+namespace ddl {
+
+Variable batch_norm(const Variable& x, const Variable& weight, const Variable& bias, Tensor running_mean,
+                    Tensor running_var, bool training, double momentum, double eps) {
+  const Tensor xd = x.data();
+  const Tensor wd = weight.defined() ? weight.data() : Tensor();
+  const Tensor bd = bias.defined() ? bias.data() : Tensor();
+  const bool use_batch_stats = training || !running_mean.defined();
+  BatchNormResult r = ddl::batch_norm(xd, wd, bd, running_mean, running_var, training, momentum, eps);
+
+  // Only defined inputs get an edge; slot[k] says which gradient input k receives.
+  std::vector<const Variable*> inputs{&x};
+  std::vector<int> slot{0};
+  if (weight.defined()) inputs.push_back(&weight), slot.push_back(1);
+  if (bias.defined()) inputs.push_back(&bias), slot.push_back(2);
+  const Tensor mean = r.save_mean, invstd = r.save_invstd;
+  return autograd::make_result(
+      r.y, "BatchNormBackward", inputs,
+      [xd, wd, mean, invstd, use_batch_stats, slot](const Tensor& g, const std::vector<bool>& needs) {
+        std::array<bool, 3> want{false, false, false};
+        for (size_t k = 0; k < slot.size(); ++k) want[static_cast<size_t>(slot[k])] = needs[k];
+        BatchNormGrads gr = batch_norm_backward(g, xd, wd, mean, invstd, use_batch_stats, want);
+        const Tensor all[3] = {gr.grad_input, gr.grad_weight, gr.grad_bias};
+        std::vector<Tensor> out;
+        for (int s : slot) out.push_back(all[s]);
+        return out;
+      });
+}
+
+}  // namespace ddl

@@ -1,0 +1,39 @@
+// Pooling forward and backward side by side. Max pooling saves the argmax
+// indices (not the input) and routes each gradient to its maximum; average
+// pooling spreads it evenly over the window.
+#include "autograd/ops/pool.h"
+
+#include "autograd/node.h"
+
+namespace ddl {
+
+Variable max_pool2d(const Variable& x, const Pool2dParams& p) {
+  auto [y, idx] = max_pool2d_with_indices(x.data(), p);
+  const Shape xs = x.shape();
+  return autograd::make_result(std::move(y), "MaxPool2dBackward", {&x},
+      [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+      });
+}
+
+Variable avg_pool2d(const Variable& x, const Pool2dParams& p) {
+  const Shape xs = x.shape();
+  return autograd::make_result(avg_pool2d(x.data(), p), "AvgPool2dBackward", {&x},
+      [xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? avg_pool2d_backward(g, xs, p) : Tensor()};
+      });
+}
+
+namespace {
+Pool2dParams square(int64_t kernel, int64_t stride) {
+  Pool2dParams p;
+  p.kernel = {kernel, kernel};
+  p.stride = {stride > 0 ? stride : kernel, stride > 0 ? stride : kernel};
+  return p;
+}
+}  // namespace
+
+Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride) { return max_pool2d(x, square(kernel, stride)); }
+Variable avg_pool2d(const Variable& x, int64_t kernel, int64_t stride) { return avg_pool2d(x, square(kernel, stride)); }
+
+}  // namespace ddl

@@ -1,0 +1,21 @@
+// Differentiable reductions and matrix products on Variables.
+#pragma once
+
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace ddl {
+
+Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+// Gradient flows to the maximal elements, split evenly between ties (as torch.amax).
+Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable amin(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+
+Variable matmul(const Variable& a, const Variable& b);
+// y = x W^T + b; bias may be undefined.
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias);
+
+}  // namespace ddl

@@ -1,0 +1,11 @@
+// Differentiable softmax and log_softmax along one dim (forward and backward in softmax.cpp).
+#pragma once
+
+#include "autograd/variable.h"
+
+namespace ddl {
+
+Variable softmax(const Variable& x, int64_t dim);
+Variable log_softmax(const Variable& x, int64_t dim);
+
+}  // namespace ddl

@@ -1,0 +1,93 @@
+// Variable: a Tensor plus the autograd state that makes it differentiable
+// (requires_grad, grad, the Node that produced it, hooks). Copies share that
+// state, like torch.Tensor handles. See autograd/README.md for why this is a
+// wrapper and not a field of Tensor.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ddl {
+
+namespace autograd {
+class Node;
+}
+struct VariableImpl;
+
+class Variable {
+ public:
+  using Hook = std::function<void(Variable&)>;
+
+  Variable() = default;
+  // A leaf holding `data`; implicit so tensors pass where variables are expected.
+  Variable(Tensor data, bool requires_grad = false);  // NOLINT
+  explicit Variable(std::shared_ptr<VariableImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  // The values. Writing through them (optimizer steps) bypasses autograd.
+  const Tensor& data() const;
+  // Replaces the values (same shape not required); keeps the autograd state.
+  void set_data(Tensor data);
+
+  const Shape& shape() const { return data().shape(); }
+  int64_t size(int64_t d) const { return data().size(d); }
+  int64_t dim() const { return data().dim(); }
+  int64_t numel() const { return data().numel(); }
+  DType dtype() const { return data().dtype(); }
+  Device device() const { return data().device(); }
+  double item() const { return data().item(); }
+
+  bool requires_grad() const;
+  // Only leaves may change it; a leaf that requires grad gets .grad from backward.
+  Variable& requires_grad_(bool requires_grad = true);
+  bool is_leaf() const;
+  // The accumulated gradient; undefined until a backward pass reaches this leaf.
+  const Tensor& grad() const;
+  void set_grad(Tensor grad);
+  // Drops the gradient (set_to_none, PyTorch's default) or zeroes it in place.
+  void zero_grad(bool set_to_none = true);
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  // The same values, cut from the graph.
+  Variable detach() const;
+  const std::string& name() const;
+  Variable& set_name(std::string name);
+
+  // Backpropagates from this variable. Without `grad` it must hold one element.
+  // The graph is freed afterwards unless retain_graph is set.
+  void backward(const Tensor& grad = {}, bool retain_graph = false) const;
+
+  // Runs `hook(*this)` right after backward accumulates into this leaf's grad.
+  // Returns an id for remove_hook.
+  int register_post_accumulate_grad_hook(Hook hook);
+  void remove_hook(int id);
+
+  // ---- differentiable views (autograd/ops/view.cpp) ----
+  Variable view(const Shape& shape) const;
+  Variable reshape(const Shape& shape) const;
+  Variable flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Variable permute(const std::vector<int64_t>& dims) const;
+  Variable transpose(int64_t d0, int64_t d1) const;
+  Variable t() const;
+  Variable narrow(int64_t dim, int64_t start, int64_t length) const;
+  Variable slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Variable select(int64_t dim, int64_t index) const;
+  Variable expand(const Shape& shape) const;
+  Variable squeeze(int64_t dim) const;
+  Variable unsqueeze(int64_t dim) const;
+  Variable contiguous() const;
+  Variable to(DType dtype) const;
+
+  VariableImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<VariableImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<VariableImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Variable& v);
+
+}  // namespace ddl

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages), configures build/ as a release
+# build and compiles. Safe to run again: it only does what is not yet done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgloo-dev zlib1g-dev
+          libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}"
+fi
+
+# Extra meson options pass through, e.g. DDL_MESON_ARGS="-Dcuda=disabled".
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release ${DDL_MESON_ARGS:-}
+fi
+ninja -C build
+echo "setup: built build/ (programs in build/apps/, benchmarks in build/bench/ddl-bench)"

@@ -1,0 +1,91 @@
+// CPU reductions over the rows of a contiguous [outer, inner] buffer.
+// Note [Deterministic sums]: a row is summed in blocks of kBlock elements,
+// each block accumulated left to right in double, then the block sums are
+// added in block order. Threads split rows (or, for one long row, blocks),
+// never the order inside a block, so any thread count gives the same bits.
+#include <limits>
+
+#include "tensor/cpu/loops.h"
+#include "tensor/reduce_kernel.h"
+
+namespace ddl::cpu {
+namespace {
+
+using kernels::ReduceOp;
+constexpr int64_t kBlock = 4096;
+
+template <typename T>
+using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T>
+Acc<T> block_sum(const T* x, int64_t n) {
+  Acc<T> s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<Acc<T>>(x[i]);
+  return s;
+}
+
+template <typename T>
+void sum_rows(T* out, const T* in, int64_t outer, int64_t inner) {
+  if (outer >= get_num_threads() || inner <= kBlock) {
+    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        Acc<T> s = 0;
+        for (int64_t k = 0; k < inner; k += kBlock) s += block_sum(in + r * inner + k, std::min(kBlock, inner - k));
+        out[r] = static_cast<T>(s);
+      }
+    });
+    return;
+  }
+  // Few long rows: parallelise over blocks, then combine block sums in order.
+  const int64_t nblocks = (inner + kBlock - 1) / kBlock;
+  std::vector<Acc<T>> partial(static_cast<size_t>(nblocks));
+  for (int64_t r = 0; r < outer; ++r) {
+    const T* row = in + r * inner;
+    parallel_for(0, nblocks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) partial[k] = block_sum(row + k * kBlock, std::min(kBlock, inner - k * kBlock));
+    });
+    Acc<T> s = 0;
+    for (Acc<T> p : partial) s += p;
+    out[r] = static_cast<T>(s);
+  }
+}
+
+// Max/min (NaN wins, as in PyTorch) and arg variants (first extreme index).
+template <typename T, bool kMax, bool kArg>
+void extreme_rows(void* out_raw, const T* in, int64_t outer, int64_t inner) {
+  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* x = in + r * inner;
+      int64_t best = 0;
+      for (int64_t k = 1; k < inner; ++k) {
+        const T v = x[k], cur = x[best];
+        if (cur != cur) break;  // NaN already found
+        if (v != v || (kMax ? v > cur : v < cur)) best = k;
+      }
+      if constexpr (kArg) {
+        static_cast<int64_t*>(out_raw)[r] = best;
+      } else {
+        static_cast<T*>(out_raw)[r] = x[best];
+      }
+    }
+  });
+}
+
+void reduce_cpu(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t inner) {
+  DDL_DISPATCH_NUMERIC(in.dtype(), "reduce", [&] {
+    const scalar_t* x = in.data<scalar_t>();
+    switch (op) {
+      case ReduceOp::Sum: return sum_rows(out.data<scalar_t>(), x, outer, inner);
+      case ReduceOp::Max: return extreme_rows<scalar_t, true, false>(out.raw_data(), x, outer, inner);
+      case ReduceOp::Min: return extreme_rows<scalar_t, false, false>(out.raw_data(), x, outer, inner);
+      case ReduceOp::ArgMax: return extreme_rows<scalar_t, true, true>(out.raw_data(), x, outer, inner);
+      case ReduceOp::ArgMin: return extreme_rows<scalar_t, false, true>(out.raw_data(), x, outer, inner);
+    }
+  });
+}
+
+}  // namespace
+
+DDL_REGISTER_KERNEL(kernels::reduce_kernel, CPU, &reduce_cpu);
+
+}  // namespace ddl::cpu

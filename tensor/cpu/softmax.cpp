@@ -1,0 +1,203 @@
+// CPU kernels for softmax / log_softmax (forward, backward) and the NLL loss
+// over log-probs (forward, backward, fused with log_softmax for cross_entropy).
+// Each row along the softmax dim and each sample is owned by one thread, and
+// loss totals are summed serially, so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tensor/dtype.h"
+#include "tensor/parallel.h"
+#include "tensor/softmax.h"
+
+namespace ddl::cpu {
+namespace {
+
+// x viewed as [outer, D, inner] around `dim`.
+struct Dims3 {
+  int64_t outer = 1, d = 1, inner = 1;
+};
+Dims3 split_at(const Shape& s, int64_t dim) {
+  Dims3 r;
+  for (int64_t i = 0; i < s.size(); ++i) (i < dim ? r.outer : i == dim ? r.d : r.inner) *= s[i];
+  return r;
+}
+
+// Columns of `inner` handled together: the D loop runs over a short contiguous
+// strip, so the inner loop vectorises when inner > 1 and is trivial when inner == 1.
+constexpr int64_t kStrip = 64;
+
+// Calls fn(o, j0, j1) for every (outer index, strip of inner columns), in parallel.
+template <typename Fn>
+void for_each_strip(const Dims3& g, const Fn& fn) {
+  const int64_t strips = (g.inner + kStrip - 1) / kStrip;
+  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(g.d * std::min(g.inner, kStrip), 1));
+  parallel_for(0, g.outer * strips, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / strips, j0 = (t % strips) * kStrip;
+      fn(o, j0, std::min(g.inner, j0 + kStrip));
+    }
+  });
+}
+
+// x, y: [outer, D, inner]. softmax: y = exp(x − max) / Σ exp(x − max);
+// log_softmax: y = x − max − log Σ exp(x − max).
+void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
+  const Dims3 g = split_at(x.shape(), dim);
+  DDL_DISPATCH_FLOAT(x.dtype(), "softmax", [&] {
+    const scalar_t* xp = x.data<scalar_t>();
+    scalar_t* yp = y.data<scalar_t>();
+    for_each_strip(g, [&](int64_t o, int64_t j0, int64_t j1) {
+      const int64_t w = j1 - j0;
+      scalar_t mx[kStrip];
+      double s[kStrip];
+      const scalar_t* xo = xp + o * g.d * g.inner + j0;
+      scalar_t* yo = yp + o * g.d * g.inner + j0;
+      for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<scalar_t>::infinity(), s[j] = 0.0;
+      for (int64_t k = 0; k < g.d; ++k)
+        for (int64_t j = 0; j < w; ++j) mx[j] = std::max(mx[j], xo[k * g.inner + j]);
+      for (int64_t k = 0; k < g.d; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          const scalar_t e = std::exp(xo[k * g.inner + j] - mx[j]);
+          s[j] += e;
+          if (!log) yo[k * g.inner + j] = e;
+        }
+      for (int64_t j = 0; j < w; ++j) s[j] = log ? mx[j] + std::log(s[j]) : 1.0 / s[j];
+      for (int64_t k = 0; k < g.d; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          scalar_t& out = yo[k * g.inner + j];
+          out = log ? static_cast<scalar_t>(xo[k * g.inner + j] - s[j]) : static_cast<scalar_t>(out * s[j]);
+        }
+    });
+  });
+}
+
+// grad_y, y, grad_x: [outer, D, inner]. softmax: gx = y·(g − Σ g·y);
+// log_softmax: gx = g − exp(y)·Σ g.
+void softmax_backward_cpu(const Tensor& grad_y, const Tensor& y, int64_t dim, bool log, Tensor& grad_x) {
+  const Dims3 g = split_at(y.shape(), dim);
+  DDL_DISPATCH_FLOAT(y.dtype(), "softmax_backward", [&] {
+    const scalar_t* gp = grad_y.data<scalar_t>();
+    const scalar_t* yp = y.data<scalar_t>();
+    scalar_t* gxp = grad_x.data<scalar_t>();
+    for_each_strip(g, [&](int64_t o, int64_t j0, int64_t j1) {
+      const int64_t w = j1 - j0, base = o * g.d * g.inner + j0;
+      double s[kStrip] = {};
+      for (int64_t k = 0; k < g.d; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          const int64_t i = base + k * g.inner + j;
+          s[j] += log ? gp[i] : gp[i] * yp[i];
+        }
+      for (int64_t k = 0; k < g.d; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          const int64_t i = base + k * g.inner + j;
+          gxp[i] = log ? static_cast<scalar_t>(gp[i] - std::exp(yp[i]) * s[j])
+                       : static_cast<scalar_t>(yp[i] * (gp[i] - s[j]));
+        }
+    });
+  });
+}
+
+void check_target(int64_t t, int64_t n, int64_t s, int64_t S, int64_t C, const char* op) {
+  DDL_CHECK(t >= 0 && t < C, op, ": target ", t, " of sample ", n, S > 1 ? detail::str_cat(" (position ", s, ")") : "",
+            " is out of range for ", C, " classes (expected 0..", C - 1, " or ignore_index)");
+}
+
+// log_probs: [N, C, S]; target: [N, S]; loss: [N, S] or []. Per sample:
+// (1 − ε)·(−lp[t]) + ε·(−Σ_c lp_c / C), 0 when ignored.
+void nll_loss_forward_cpu(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
+                          const char* op, Tensor& loss) {
+  const int64_t N = log_probs.size(0), C = log_probs.size(1), S = log_probs.size(2);
+  const double eps = opts.label_smoothing;
+  DDL_DISPATCH_FLOAT(log_probs.dtype(), op, [&] {
+    const scalar_t* lp = log_probs.data<scalar_t>();
+    const int64_t* tp = target.data<int64_t>();
+    // Per-sample losses in double, reduced serially below.
+    std::vector<double> per(static_cast<size_t>(N * S));
+    parallel_for(0, N, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * S, 1)), [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t s = 0; s < S; ++s) {
+          const int64_t t = tp[n * S + s];
+          double l = 0.0;
+          if (t != opts.ignore_index) {
+            check_target(t, n, s, S, C, op);
+            const scalar_t* row = lp + n * C * S + s;
+            l = -(1.0 - eps) * row[t * S];
+            if (eps > 0.0) {
+              double sum = 0.0;
+              for (int64_t c = 0; c < C; ++c) sum += row[c * S];
+              l -= eps * sum / static_cast<double>(C);
+            }
+          }
+          per[static_cast<size_t>(n * S + s)] = l;
+        }
+    });
+    scalar_t* out = loss.data<scalar_t>();
+    if (opts.reduction == Reduction::None) {
+      for (int64_t i = 0; i < N * S; ++i) out[i] = static_cast<scalar_t>(per[static_cast<size_t>(i)]);
+      return;
+    }
+    double total = 0.0;
+    int64_t count = 0;
+    for (int64_t i = 0; i < N * S; ++i) {
+      total += per[static_cast<size_t>(i)];
+      count += tp[i] != opts.ignore_index;
+    }
+    // Mean over zero samples is 0/0 = NaN, as in PyTorch.
+    out[0] = static_cast<scalar_t>(opts.reduction == Reduction::Sum ? total : total / static_cast<double>(count));
+  });
+}
+
+// grad_loss: [N, S] or []; grad_input: [N, C, S]. With q the target
+// distribution ((1 − ε)·onehot(t) + ε/C, 0 when ignored) and g the sample's
+// gradient: w.r.t. log-probs −g·q; through log_softmax g·(exp(lp)·Σq − q).
+void nll_loss_backward_cpu(const Tensor& grad_loss, const Tensor& log_probs, const Tensor& target,
+                           const CrossEntropyOptions& opts, bool through_log_softmax, Tensor& grad_input) {
+  const int64_t N = log_probs.size(0), C = log_probs.size(1), S = log_probs.size(2);
+  const double eps = opts.label_smoothing;
+  DDL_DISPATCH_FLOAT(log_probs.dtype(), "nll_loss_backward", [&] {
+    const scalar_t* lp = log_probs.data<scalar_t>();
+    const int64_t* tp = target.data<int64_t>();
+    const scalar_t* gl = grad_loss.data<scalar_t>();
+    scalar_t* gi = grad_input.data<scalar_t>();
+    double scale = 1.0;
+    if (opts.reduction == Reduction::Mean) {
+      int64_t count = 0;
+      for (int64_t i = 0; i < N * S; ++i) count += tp[i] != opts.ignore_index;
+      scale = 1.0 / static_cast<double>(count);
+    }
+    parallel_for(0, N, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * S, 1)), [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t s = 0; s < S; ++s) {
+          const int64_t t = tp[n * S + s];
+          const scalar_t* row = lp + n * C * S + s;
+          scalar_t* grow = gi + n * C * S + s;
+          if (t == opts.ignore_index) {
+            for (int64_t c = 0; c < C; ++c) grow[c * S] = 0;
+            continue;
+          }
+          check_target(t, n, s, S, C, "nll_loss_backward");
+          const double g = (opts.reduction == Reduction::None ? gl[n * S + s] : gl[0]) * scale;
+          const double off = eps / static_cast<double>(C), on = 1.0 - eps + off;
+          for (int64_t c = 0; c < C; ++c) {
+            const double q = c == t ? on : off;
+            grow[c * S] = static_cast<scalar_t>(through_log_softmax ? g * (std::exp(row[c * S]) - q) : -g * q);
+          }
+        }
+    });
+  });
+}
+
+}  // namespace
+
+using kernels::nll_loss_backward_kernel;
+using kernels::nll_loss_forward_kernel;
+using kernels::softmax_backward_kernel;
+using kernels::softmax_forward_kernel;
+DDL_REGISTER_KERNEL(softmax_forward_kernel, CPU, &softmax_forward_cpu);
+DDL_REGISTER_KERNEL(softmax_backward_kernel, CPU, &softmax_backward_cpu);
+DDL_REGISTER_KERNEL(nll_loss_forward_kernel, CPU, &nll_loss_forward_cpu);
+DDL_REGISTER_KERNEL(nll_loss_backward_kernel, CPU, &nll_loss_backward_cpu);
+
+}  // namespace ddl::cpu

@@ -1,0 +1,79 @@
+// Element types. float32 is first-class; float64 serves gradient checks;
+// int64 holds labels and indices; uint8 images; bool comparison results.
+// float16/bfloat16 are named so storage and printing can carry them; kernels reject them.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+#include "tensor/error.h"
+
+namespace ddl {
+
+enum class DType : uint8_t { Float32, Float64, Int64, Int32, UInt8, Bool, Float16, BFloat16 };
+
+inline constexpr int kNumDTypes = 8;
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+bool is_floating(DType t);
+std::ostream& operator<<(std::ostream& os, DType t);
+
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <typename T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+
+// Type promotion as PyTorch does for tensor-tensor ops: bool < uint8 < int32 < int64 < float32 < float64.
+DType promote_types(DType a, DType b);
+
+}  // namespace ddl
+
+// Runs the body with `scalar_t` bound to the C++ type of `dtype`.
+#define DDL_DTYPE_CASE(enum_value, type, ...) \
+  case ::ddl::DType::enum_value: {            \
+    using scalar_t = type;                    \
+    __VA_ARGS__();                            \
+    break;                                    \
+  }
+
+#define DDL_DISPATCH_FLOAT(dtype, op_name, ...)                                              \
+  [&] {                                                                                      \
+    switch (dtype) {                                                                         \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
+      default:                                                                               \
+        DDL_CHECK(false, op_name, ": expected a float32 or float64 tensor, got ", dtype);    \
+    }                                                                                        \
+  }()
+
+#define DDL_DISPATCH_ALL(dtype, op_name, ...)                                                \
+  [&] {                                                                                      \
+    switch (dtype) {                                                                         \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
+      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                                \
+      default:                                                                               \
+        DDL_CHECK(false, op_name, ": dtype ", dtype, " has no kernels yet");                \
+    }                                                                                        \
+  }()
+
+#define DDL_DISPATCH_NUMERIC(dtype, op_name, ...)                                            \
+  [&] {                                                                                      \
+    switch (dtype) {                                                                         \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
+      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                            \
+      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                                            \
+      default:                                                                               \
+        DDL_CHECK(false, op_name, ": expected a numeric tensor, got ", dtype);              \
+    }                                                                                        \
+  }()

@@ -1,0 +1,72 @@
+// Elementwise ops with NumPy/PyTorch broadcasting. Tensor-tensor ops promote
+// dtypes (int64 + float32 -> float32); comparisons return bool tensors.
+// In-place forms are Tensor methods (tensor.h).
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace ddl {
+
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor rsub(const Tensor& a, double b);  // b - a
+Tensor pow(const Tensor& a, double exponent);
+
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor rsqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor sign(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor clamp(const Tensor& a, double lo, double hi);
+
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+// cond ? a : b, broadcasting all three; cond is bool (or any dtype, nonzero = true).
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// Fused backward helpers used by autograd: one pass instead of two.
+Tensor relu_backward(const Tensor& grad, const Tensor& input);     // grad * (input > 0)
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& output);  // grad * y * (1 - y)
+Tensor tanh_backward(const Tensor& grad, const Tensor& output);     // grad * (1 - y^2)
+
+// True when shapes match and every |a - b| <= atol + rtol * |b|.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+
+}  // namespace ddl

@@ -1,0 +1,50 @@
+// Tensor factories. Every factory takes an optional dtype (default float32)
+// and device (default cpu); random ones take an explicit Generator.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ddl {
+
+struct TensorOptions {
+  DType dtype = DType::Float32;
+  Device device = Device::cpu();
+  TensorOptions() = default;
+  TensorOptions(DType t) : dtype(t) {}  // NOLINT: implicit so `zeros(s, DType::Int64)` reads well
+  TensorOptions(Device d) : device(d) {}  // NOLINT
+  TensorOptions(DType t, Device d) : dtype(t), device(d) {}
+};
+
+Tensor empty(const Shape& shape, TensorOptions opts = {});
+Tensor zeros(const Shape& shape, TensorOptions opts = {});
+Tensor ones(const Shape& shape, TensorOptions opts = {});
+Tensor full(const Shape& shape, double value, TensorOptions opts = {});
+// Values start, start + step, ... below end (int64 when all arguments are integral and no dtype is given).
+Tensor arange(double start, double end, double step = 1.0, TensorOptions opts = {});
+Tensor arange(int64_t end, TensorOptions opts = DType::Int64);
+Tensor empty_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+// A 0-dim tensor holding `value`.
+Tensor scalar_tensor(double value, TensorOptions opts = {});
+
+// Copies `values` into a new CPU tensor of `shape` (values.size() must equal its numel).
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+template <typename T>
+Tensor from_vector(const std::vector<T>& values) {
+  return from_vector(values, Shape{static_cast<int64_t>(values.size())});
+}
+// Views memory the caller owns (no copy); `deleter`, if given, runs when the last view dies.
+Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter = {});
+
+// Reads a CPU tensor's elements, in row-major order, converted to T.
+template <typename T>
+std::vector<T> to_vector(const Tensor& t);
+
+}  // namespace ddl

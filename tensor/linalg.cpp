@@ -1,0 +1,104 @@
+// matmul and linear: shape checks, batch broadcasting, and reading transposed
+// views in place (a [K, M] view with strides [1, K] is passed as trans_a).
+#include "tensor/linalg.h"
+
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/gemm_kernel.h"
+
+namespace ddl {
+namespace kernels {
+DDL_DEFINE_KERNEL(gemm_kernel, GemmFnPtr);
+}
+
+namespace {
+
+// A matrix operand: base pointer, whether it is stored transposed, leading dim.
+struct MatrixView {
+  Tensor holder;  // keeps a contiguous copy alive when one was needed
+  bool trans;
+  int64_t ld;
+};
+
+// Last two dims of `t` (already broadcast-free in those dims) as a GEMM operand.
+MatrixView as_matrix(const Tensor& t) {
+  const int64_t r = t.size(-2), c = t.size(-1);
+  const int64_t sr = t.stride(-2), sc = t.stride(-1);
+  auto batch_ok = [&](const Tensor& x) {
+    // Leading dims must be one uniformly strided block for the strided-batched call.
+    int64_t expected = r * c;
+    for (int64_t i = x.dim() - 3; i >= 0; --i) {
+      if (x.size(i) == 1) continue;
+      if (x.stride(i) != expected) return false;
+      expected *= x.size(i);
+    }
+    return true;
+  };
+  if ((sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1) && (sr == c || t.dim() == 2) && batch_ok(t))
+    return {t, false, std::max<int64_t>(sr, 1)};
+  if ((sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1) && (sc == r || t.dim() == 2) && batch_ok(t))
+    return {t, true, std::max<int64_t>(sc, 1)};
+  Tensor c_ = t.contiguous();
+  return {c_, false, std::max<int64_t>(c, 1)};
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  DDL_CHECK(a_in.defined() && b_in.defined(), "matmul: undefined operand");
+  DDL_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul: operands must have at least 1 dim, got ", a_in.shape(),
+            " and ", b_in.shape());
+  DDL_CHECK(a_in.device() == b_in.device(), "matmul: operands on different devices (", describe(a_in), " and ",
+            describe(b_in), ")");
+  DDL_CHECK(a_in.dtype() == b_in.dtype() && is_floating(a_in.dtype()), "matmul: expected two float tensors of one dtype, got ",
+            describe(a_in), " and ", describe(b_in));
+  // 1-D operands become matrices and the added dim is dropped from the result.
+  const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
+  const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
+  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  DDL_CHECK(b.size(-2) == K, "matmul: cannot multiply ", a_in.shape(), " by ", b_in.shape());
+
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
+  const Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
+  Shape a_full = batch, b_full = batch, out_shape = batch;
+  a_full.push_back(M), a_full.push_back(K);
+  b_full.push_back(K), b_full.push_back(N);
+  out_shape.push_back(M), out_shape.push_back(N);
+  const int64_t nbatch = batch.numel();
+
+  Tensor out = empty(out_shape, TensorOptions(a.dtype(), a.device()));
+  if (out.numel() > 0) {
+    // A broadcast operand (stride 0 over the batch) is passed with batch stride 0 when it is a plain matrix.
+    const bool a_shared = a_batch.numel() == 1 && nbatch > 1;
+    const bool b_shared = b_batch.numel() == 1 && nbatch > 1;
+    const MatrixView av = as_matrix(a_shared ? a.reshape({M, K}) : a.expand(a_full).reshape(a_full));
+    const MatrixView bv = as_matrix(b_shared ? b.reshape({K, N}) : b.expand(b_full).reshape(b_full));
+    if (K == 0) {
+      out.zero_();
+    } else {
+      kernels::GemmArgs g{a.dtype(), av.trans, bv.trans, M, N, K, 1.0,
+                          av.holder.raw_data(), av.ld, a_shared ? 0 : M * K,
+                          bv.holder.raw_data(), bv.ld, b_shared ? 0 : K * N,
+                          0.0, out.raw_data(), N, M * N, nbatch};
+      kernels::gemm_kernel(a.device())(g);
+    }
+  }
+  if (a_in.dim() == 1) out = out.squeeze(-2);
+  if (b_in.dim() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  DDL_CHECK(weight.dim() == 2, "linear: weight must be [out_features, in_features], got ", weight.shape());
+  DDL_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input ", x.shape(), " does not match weight ",
+            weight.shape(), " (expected last dim ", weight.size(1), ")");
+  Tensor y = matmul(x, weight.t());
+  if (bias.defined()) {
+    DDL_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "linear: bias ", bias.shape(), " does not match weight ",
+              weight.shape());
+    y.add_(bias);
+  }
+  return y;
+}
+
+}  // namespace ddl

@@ -1,0 +1,99 @@
+// batch_norm frontend: checks shapes and dtypes, views x as [N, C, S], makes
+// buffers contiguous and calls the device kernel (tensor/cpu/batch_norm.cpp).
+#include "tensor/norm.h"
+
+#include "tensor/factory.h"
+
+namespace ddl::kernels {
+DDL_DEFINE_KERNEL(batch_norm_forward_kernel, BatchNormForwardFn);
+DDL_DEFINE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);
+}  // namespace ddl::kernels
+
+namespace ddl {
+namespace {
+
+// Checks an optional per-channel tensor: undefined, or [C] like x.
+void check_channel_param(const Tensor& p, const char* what, const Tensor& x, const char* op) {
+  if (!p.defined()) return;
+  const int64_t c = x.size(1);
+  DDL_CHECK(p.dim() == 1 && p.size(0) == c, op, ": ", what, " must have shape [", c, "] for input ", x.shape(),
+            ", got ", p.shape());
+  DDL_CHECK(p.dtype() == x.dtype(), op, ": ", what, " is ", p.dtype(), " but the input is ", x.dtype());
+  DDL_CHECK(p.device() == x.device(), op, ": ", what, " is on ", p.device(), " but the input is on ", x.device());
+}
+
+// x viewed as [N, C, S] with S the product of the trailing dims.
+Tensor as_ncs(const Tensor& x) {
+  const int64_t n = x.size(0), c = x.size(1);
+  const int64_t s = c == 0 || n == 0 ? 1 : x.numel() / (n * c);
+  return x.contiguous().view({n, c, s});
+}
+
+}  // namespace
+
+BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
+                           Tensor running_var, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  DDL_CHECK(x.defined(), op, ": input is undefined");
+  DDL_CHECK(x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *], got ", x.shape());
+  DDL_CHECK(is_floating(x.dtype()), op, ": expected a float input, got ", x.dtype());
+  check_channel_param(weight, "weight", x, op);
+  check_channel_param(bias, "bias", x, op);
+  check_channel_param(running_mean, "running_mean", x, op);
+  check_channel_param(running_var, "running_var", x, op);
+  DDL_CHECK(running_mean.defined() == running_var.defined(), op,
+            ": running_mean and running_var must both be given or both be undefined");
+  DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
+  const bool use_batch_stats = training || !running_mean.defined();
+  const int64_t per_channel = x.size(1) == 0 ? 0 : x.numel() / x.size(1);
+  DDL_CHECK(!use_batch_stats || per_channel > 1, op, ": expected more than 1 value per channel when training, got input ",
+            x.shape());
+
+  const Tensor xc = as_ncs(x);
+  const int64_t c = x.size(1);
+  Tensor y = empty(xc.shape(), {x.dtype(), x.device()});
+  BatchNormResult r{y, empty({c}, {x.dtype(), x.device()}), empty({c}, {x.dtype(), x.device()})};
+  // Kernels update running stats in contiguous buffers; copy back into strided views.
+  Tensor rm = running_mean.defined() ? running_mean.contiguous() : Tensor();
+  Tensor rv = running_var.defined() ? running_var.contiguous() : Tensor();
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+  kernels::batch_norm_forward_kernel(x.device())(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y,
+                                                 r.save_mean, r.save_invstd);
+  if (use_batch_stats && rm.defined()) {
+    if (!rm.shares_storage(running_mean)) running_mean.copy_(rm);
+    if (!rv.shares_storage(running_var)) running_var.copy_(rv);
+  }
+  r.y = r.y.view(x.shape());
+  return r;
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
+                                   std::array<bool, 3> needs) {
+  const char* op = "batch_norm_backward";
+  DDL_CHECK(x.defined() && x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *]");
+  DDL_CHECK(grad_y.shape() == x.shape(), op, ": grad_y has shape ", grad_y.shape(), " but the input has ", x.shape());
+  DDL_CHECK(grad_y.dtype() == x.dtype(), op, ": grad_y is ", grad_y.dtype(), " but the input is ", x.dtype());
+  check_channel_param(weight, "weight", x, op);
+  DDL_CHECK(save_mean.defined() && save_invstd.defined(), op, ": save_mean and save_invstd are required");
+  check_channel_param(save_mean, "save_mean", x, op);
+  check_channel_param(save_invstd, "save_invstd", x, op);
+
+  const Tensor xc = as_ncs(x);
+  const Tensor gc = grad_y.contiguous().view(xc.shape());
+  const int64_t c = x.size(1);
+  const TensorOptions opts{x.dtype(), x.device()};
+  BatchNormGrads g;
+  if (needs[0]) g.grad_input = empty(xc.shape(), opts);
+  if (needs[1]) g.grad_weight = empty({c}, opts);
+  if (needs[2]) g.grad_bias = empty({c}, opts);
+  if (!needs[0] && !needs[1] && !needs[2]) return g;
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
+                                                  use_batch_stats, g.grad_input, g.grad_weight, g.grad_bias);
+  if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
+  return g;
+}
+
+}  // namespace ddl

@@ -1,0 +1,58 @@
+// Batch normalisation over the channel dim of [N, C] or [N, C, *] tensors,
+// forward and backward, with PyTorch's semantics for running statistics.
+// Layer/group norm are not here; autograd wiring is in autograd/ops/norm.h.
+#pragma once
+
+#include <array>
+
+#include "tensor/dispatch.h"
+#include "tensor/tensor.h"
+
+namespace ddl {
+
+struct BatchNormResult {
+  Tensor y;            // same shape as x, contiguous
+  Tensor save_mean;    // [C]: the mean used to normalise (batch or running)
+  Tensor save_invstd;  // [C]: 1 / sqrt(var + eps) used to normalise
+};
+
+// x: [N, C] or [N, C, *]; weight, bias: [C] or undefined (no affine transform);
+// running_mean, running_var: [C] or both undefined (always use batch stats).
+// training (or no running stats): normalise with the batch mean and biased
+// variance, and update defined running stats in place with `momentum`, using
+// the unbiased batch variance as PyTorch does. Eval: use the running stats.
+// All float tensors must share x's dtype.
+BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
+                           Tensor running_var, bool training, double momentum, double eps);
+
+struct BatchNormGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where not asked for
+};
+
+// The gradients of batch_norm. `use_batch_stats` must be what the forward used
+// (training or no running stats): then the mean and variance depend on x.
+// needs: {grad_input, grad_weight, grad_bias}. weight may be undefined (= ones).
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
+                                   std::array<bool, 3> needs);
+
+}  // namespace ddl
+
+namespace ddl::kernels {
+
+// x, y: [N, C, S] contiguous; weight, bias: [C] or undefined; running stats: [C]
+// contiguous or undefined (then training is true). Writes save_mean and
+// save_invstd ([C]): batch stats when training, running stats otherwise.
+using BatchNormForwardFn = void(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
+                                Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
+                                Tensor& save_mean, Tensor& save_invstd);
+// grad_y, x, grad_input: [N, C, S] contiguous; the rest [C]. Outputs left
+// undefined are not computed.
+using BatchNormBackwardFn = void(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
+                                 const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                 Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias);
+
+DDL_DECLARE_KERNEL(batch_norm_forward_kernel, BatchNormForwardFn);
+DDL_DECLARE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);
+
+}  // namespace ddl::kernels

@@ -1,0 +1,30 @@
+// Thread control for every CPU kernel and GEMM (OpenMP underneath).
+// parallel_for splits [begin, end) into chunks of at least `grain` items; work
+// must be independent per index, so results never depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ddl {
+
+// Sets the threads used by GEMM, elementwise and reduction loops. n >= 1.
+void set_num_threads(int n);
+int get_num_threads();
+
+namespace detail {
+void parallel_for_impl(int64_t begin, int64_t end, int64_t grain,
+                       const std::function<void(int64_t, int64_t)>& fn);
+}
+
+template <typename Fn>
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const Fn& fn) {
+  if (end <= begin) return;
+  if (end - begin <= grain || get_num_threads() == 1) {
+    fn(begin, end);
+    return;
+  }
+  detail::parallel_for_impl(begin, end, grain, fn);
+}
+
+}  // namespace ddl

@@ -1,0 +1,119 @@
+// Frontends of the reductions: move the reduced dims last, view the input as
+// [outer, inner] and reduce each row (see Note [Deterministic sums]).
+#include "tensor/reduce.h"
+
+#include <algorithm>
+
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/reduce_kernel.h"
+
+namespace ddl {
+namespace kernels {
+DDL_DEFINE_KERNEL(reduce_kernel, ReduceFnPtr);
+}
+
+namespace {
+
+using kernels::ReduceOp;
+
+std::vector<bool> reduced_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
+  std::vector<bool> mask(static_cast<size_t>(x.dim()), dims.empty());
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, x.dim(), op);
+    DDL_CHECK(!mask[w] || dims.empty(), op, ": dimension ", d, " listed twice");
+    mask[w] = true;
+  }
+  return mask;
+}
+
+Shape reduced_shape(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
+  Shape out;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (!mask[i]) out.push_back(x.size(i));
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
+  DDL_CHECK(x.defined(), name, ": undefined tensor");
+  const std::vector<bool> mask = reduced_mask(x, dims, name);
+  std::vector<int64_t> perm;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (!mask[i]) perm.push_back(i), outer *= x.size(i);
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (mask[i]) perm.push_back(i), inner *= x.size(i);
+  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  DDL_CHECK(inner > 0 || op == ReduceOp::Sum, name, ": cannot reduce an empty dimension of ", x.shape());
+  Tensor in = x.dtype() == DType::Bool ? x.to(DType::Int64) : x;
+  in = in.permute(perm).contiguous();
+  Tensor out = empty(Shape{outer}, TensorOptions(arg ? DType::Int64 : in.dtype(), x.device()));
+  if (inner == 0) {
+    out.zero_();
+  } else if (outer > 0) {
+    kernels::reduce_kernel(x.device())(op, out, in, outer, inner);
+  }
+  return out.view(reduced_shape(x, mask, keepdim));
+}
+
+int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
+  const std::vector<bool> mask = reduced_mask(x, dims, op);
+  int64_t n = 1;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (mask[i]) n *= x.size(i);
+  return n;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(ReduceOp::Sum, x, dims, keepdim, "sum");
+}
+
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
+  const int64_t n = reduced_count(x, dims, "mean");
+  return div(sum(xf, dims, keepdim), static_cast<double>(n));
+}
+
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
+  const int64_t n = reduced_count(x, dims, "var");
+  const Tensor centered = sub(xf, mean(xf, dims, true));  // two passes: stable, unlike E[x^2] - E[x]^2
+  return div(sum(mul(centered, centered), dims, keepdim), static_cast<double>(std::max<int64_t>(n - correction, 0)));
+}
+
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(ReduceOp::Max, x, dims, keepdim, "amax");
+}
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce(ReduceOp::Min, x, dims, keepdim, "amin");
+}
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  return reduce(ReduceOp::ArgMax, x, {dim}, keepdim, "argmax");
+}
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  return reduce(ReduceOp::ArgMin, x, {dim}, keepdim, "argmin");
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const int64_t lead = x.dim() - shape.size();
+  DDL_CHECK(lead >= 0, "sum_to: cannot sum ", x.shape(), " to the larger shape ", shape);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i < lead) {
+      dims.push_back(i);
+    } else if (shape[i - lead] == 1 && x.size(i) != 1) {
+      dims.push_back(i);
+    } else {
+      DDL_CHECK(shape[i - lead] == x.size(i), "sum_to: ", x.shape(), " does not broadcast from ", shape);
+    }
+  }
+  if (dims.empty()) return x.reshape(shape);
+  return sum(x, dims, true).reshape(shape);
+}
+
+}  // namespace ddl

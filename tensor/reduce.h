@@ -1,0 +1,24 @@
+// Reductions over any set of dims (empty dims = all), with keepdim.
+// Float sums accumulate in fixed-size blocks combined in a fixed order, so the
+// result is bitwise the same for any thread count.
+#pragma once
+
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ddl {
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Variance with Bessel's correction by default (correction = 1), as torch.var.
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Index (int64) of the first maximum along `dim`.
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+// Sums a broadcast result back to `shape` (the reverse of expand), for gradients.
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+}  // namespace ddl

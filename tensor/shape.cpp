@@ -1,0 +1,54 @@
+// Shape helpers: numel, printing, strides, dim wrapping, broadcasting.
+#include "tensor/shape.h"
+
+#include <sstream>
+
+#include "tensor/error.h"
+
+namespace ddl {
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string Shape::str() const {
+  std::ostringstream os;
+  os << *this;
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  os << '[';
+  for (int64_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  return os << ']';
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides st(std::vector<int64_t>(static_cast<size_t>(shape.size()), 1));
+  for (int64_t i = shape.size() - 2; i >= 0; --i) st[i] = st[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  return st;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  DDL_CHECK(dim >= lo && dim <= hi, op, ": dimension ", dim, " out of range for a tensor with ", ndim,
+            " dims (expected ", lo, " to ", hi, ")");
+  return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const int64_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    DDL_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b,
+              " cannot be broadcast together (dim ", i, ": ", da, " vs ", db, ")");
+    out[static_cast<size_t>(i)] = da == 1 ? db : da;
+  }
+  return Shape(std::move(out));
+}
+
+}  // namespace ddl

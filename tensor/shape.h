@@ -1,0 +1,54 @@
+// Shape and strides of a tensor, with the helpers views and broadcasting use.
+// A Shape is a list of non-negative extents; strides are counted in elements.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}  // NOLINT: implicit on purpose
+  template <typename It>
+  Shape(It first, It last) : dims_(first, last) {}
+
+  int64_t size() const { return static_cast<int64_t>(dims_.size()); }
+  bool empty() const { return dims_.empty(); }
+  int64_t operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }
+  int64_t& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
+  auto begin() const { return dims_.begin(); }
+  auto end() const { return dims_.end(); }
+  const std::vector<int64_t>& vec() const { return dims_; }
+  void push_back(int64_t d) { dims_.push_back(d); }
+  void insert(int64_t pos, int64_t d) { dims_.insert(dims_.begin() + pos, d); }
+  void erase(int64_t pos) { dims_.erase(dims_.begin() + pos); }
+
+  // Product of the extents (1 for a scalar shape).
+  int64_t numel() const;
+  bool operator==(const Shape&) const = default;
+  std::string str() const;
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+using Strides = Shape;
+
+std::ostream& operator<<(std::ostream& os, const Shape& s);
+
+// Row-major strides for `shape`.
+Strides contiguous_strides(const Shape& shape);
+
+// Wraps a possibly negative dim into [0, ndim); `op` names the caller in errors.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+
+// NumPy broadcasting of two shapes; throws naming `op` when they are incompatible.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+}  // namespace ddl

@@ -1,0 +1,300 @@
+// Tensor metadata and views. Views only rewrite shape, strides and offset
+// (Note [Kernel dispatch] explains where data is touched).
+#include "tensor/tensor.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tensor/copy.h"
+#include "tensor/factory.h"
+
+namespace ddl {
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
+    : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset), dtype_(dtype) {
+  DDL_ASSERT(shape_.size() == strides_.size(), "shape ", shape_, " vs strides ", strides_);
+  for (int64_t d : shape_) DDL_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_);
+}
+
+int64_t Tensor::size(int64_t d) const { return shape_[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+
+Device Tensor::device() const {
+  DDL_CHECK(defined(), "device: tensor is undefined");
+  return storage_->device();
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t i = dim() - 1; i >= 0; --i) {
+    if (shape_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  DDL_CHECK(defined(), "data: tensor is undefined");
+  return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(element_size());
+}
+
+double Tensor::item() const {
+  DDL_CHECK(defined(), "item: tensor is undefined");
+  DDL_CHECK(numel() == 1, "item: expected a tensor with one element, got shape ", shape_);
+  const Tensor c = device().is_cpu() ? *this : to(Device::cpu());
+  double v = 0;
+  DDL_DISPATCH_ALL(dtype_, "item", [&] { v = static_cast<double>(*static_cast<const scalar_t*>(c.raw_data())); });
+  return v;
+}
+
+namespace {
+
+// Fills in a single -1 extent from the element count.
+Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape& from) {
+  Shape out = shape;
+  int64_t known = 1, infer = -1;
+  for (int64_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      DDL_CHECK(infer < 0, op, ": only one dimension can be -1, got ", shape);
+      infer = i;
+    } else {
+      DDL_CHECK(out[i] >= 0, op, ": invalid extent ", out[i], " in ", shape);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    DDL_CHECK(known != 0 && numel % known == 0, op, ": cannot reshape ", from, " into ", shape);
+    out[infer] = numel / known;
+  }
+  DDL_CHECK(out.numel() == numel, op, ": cannot reshape ", from, " (", numel, " elements) into ", shape);
+  return out;
+}
+
+// Strides for viewing (shape, strides) as `target` without copying, if possible:
+// only runs of dims that are contiguous with each other may be merged or split
+// (the algorithm of PyTorch's computeStride).
+bool view_strides(const Shape& shape, const Strides& strides, const Shape& target, Strides& out) {
+  if (shape.numel() == 0 || shape.empty()) {
+    out = contiguous_strides(target);
+    return true;
+  }
+  out = Strides(std::vector<int64_t>(static_cast<size_t>(target.size()), 1));
+  int64_t view_d = target.size() - 1;
+  int64_t chunk_base = strides[shape.size() - 1];
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    const bool chunk_ends = d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || target[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_base;
+      view_numel *= target[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return false;
+    if (d > 0) {
+      chunk_base = strides[d - 1];
+      tensor_numel = view_numel = 1;
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel(), "view", shape_);
+  Strides st;
+  DDL_CHECK(view_strides(shape_, strides_, target, st), "view: cannot view ", shape_, " with strides ", strides_,
+            " as ", target, " without a copy; call reshape() or contiguous() first");
+  return Tensor(storage_, target, st, offset_, dtype_);
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel(), "reshape", shape_);
+  Strides st;
+  if (view_strides(shape_, strides_, target, st)) return Tensor(storage_, target, st, offset_, dtype_);
+  return contiguous().view(target);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (dim() == 0) return reshape({1});
+  const int64_t s = wrap_dim(start_dim, dim(), "flatten"), e = wrap_dim(end_dim, dim(), "flatten");
+  DDL_CHECK(s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim);
+  std::vector<int64_t> out(shape_.begin(), shape_.begin() + s);
+  int64_t n = 1;
+  for (int64_t i = s; i <= e; ++i) n *= shape_[i];
+  out.push_back(n);
+  out.insert(out.end(), shape_.begin() + e + 1, shape_.end());
+  return reshape(Shape(out));
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  DDL_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: got ", dims.size(), " dims for a tensor of shape ", shape_);
+  std::vector<bool> seen(dims.size(), false);
+  Shape sh = shape_;
+  Strides st = strides_;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = wrap_dim(dims[i], dim(), "permute");
+    DDL_CHECK(!seen[d], "permute: dimension ", d, " repeated");
+    seen[d] = true;
+    sh[i] = shape_[d];
+    st[i] = strides_[d];
+  }
+  return Tensor(storage_, sh, st, offset_, dtype_);
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  d0 = wrap_dim(d0, dim(), "transpose");
+  d1 = wrap_dim(d1, dim(), "transpose");
+  std::vector<int64_t> p(static_cast<size_t>(dim()));
+  std::iota(p.begin(), p.end(), 0);
+  std::swap(p[d0], p[d1]);
+  return permute(p);
+}
+
+Tensor Tensor::t() const {
+  DDL_CHECK(dim() <= 2, "t: expected a tensor with at most 2 dims, got shape ", shape_);
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  d = wrap_dim(d, dim(), "slice");
+  DDL_CHECK(step > 0, "slice: step must be positive, got ", step);
+  const int64_t n = shape_[d];
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  Shape sh = shape_;
+  Strides st = strides_;
+  sh[d] = (end - start + step - 1) / step;
+  st[d] = strides_[d] * step;
+  return Tensor(storage_, sh, st, offset_ + start * strides_[d], dtype_);
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  d = wrap_dim(d, dim(), "narrow");
+  if (start < 0) start += shape_[d];
+  DDL_CHECK(start >= 0 && length >= 0 && start + length <= shape_[d], "narrow: range [", start, ", ", start + length,
+            ") is outside dimension ", d, " of shape ", shape_);
+  return slice(d, start, start + length);
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  d = wrap_dim(d, dim(), "select");
+  const int64_t n = shape_[d];
+  DDL_CHECK(index >= -n && index < n, "select: index ", index, " out of range for dimension ", d, " of shape ", shape_);
+  if (index < 0) index += n;
+  Shape sh = shape_;
+  Strides st = strides_;
+  sh.erase(d);
+  st.erase(d);
+  return Tensor(storage_, sh, st, offset_ + index * strides_[d], dtype_);
+}
+
+Tensor Tensor::expand(const Shape& shape) const {
+  DDL_CHECK(shape.size() >= dim(), "expand: cannot expand ", shape_, " to fewer dims ", shape);
+  const int64_t lead = shape.size() - dim();
+  Shape sh = shape;
+  Strides st(std::vector<int64_t>(static_cast<size_t>(shape.size()), 0));
+  for (int64_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      DDL_CHECK(shape[i] >= 0, "expand: invalid extent in ", shape);
+      continue;
+    }
+    const int64_t src = shape_[i - lead];
+    if (shape[i] == -1 || shape[i] == src) {
+      sh[i] = src;
+      st[i] = strides_[i - lead];
+    } else {
+      DDL_CHECK(src == 1, "expand: cannot expand ", shape_, " to ", shape, " (dim ", i, " has size ", src, ", not 1)");
+    }
+  }
+  return Tensor(storage_, sh, st, offset_, dtype_);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape sh;
+  Strides st;
+  for (int64_t i = 0; i < dim(); ++i)
+    if (shape_[i] != 1) {
+      sh.push_back(shape_[i]);
+      st.push_back(strides_[i]);
+    }
+  return Tensor(storage_, sh, st, offset_, dtype_);
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  d = wrap_dim(d, dim(), "squeeze");
+  if (shape_[d] != 1) return *this;
+  Shape sh = shape_;
+  Strides st = strides_;
+  sh.erase(d);
+  st.erase(d);
+  return Tensor(storage_, sh, st, offset_, dtype_);
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  d = wrap_dim(d, dim() + 1, "unsqueeze");
+  Shape sh = shape_;
+  Strides st = strides_;
+  const int64_t stride = d < dim() ? strides_[d] * shape_[d] : 1;
+  sh.insert(d, 1);
+  st.insert(d, stride);
+  return Tensor(storage_, sh, st, offset_, dtype_);
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
+  DDL_CHECK(shape.size() == strides.size(), "as_strided: shape ", shape, " and strides ", strides, " differ in length");
+  int64_t last = offset;
+  for (int64_t i = 0; i < shape.size(); ++i) {
+    DDL_CHECK(shape[i] >= 0 && strides[i] >= 0, "as_strided: negative extent or stride");
+    if (shape[i] > 0) last += (shape[i] - 1) * strides[i];
+  }
+  DDL_CHECK(shape.numel() == 0 || (offset >= 0 && (last + 1) * static_cast<int64_t>(element_size()) <=
+                                                      static_cast<int64_t>(storage_->nbytes())),
+            "as_strided: view ", shape, " with strides ", strides, " at offset ", offset, " exceeds the storage");
+  return Tensor(storage_, shape, strides, offset, dtype_);
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape_, TensorOptions(dtype_, device()));
+  copy_into(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_) return *this;
+  Tensor out = empty(shape_, TensorOptions(dtype, device()));
+  copy_into(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  Tensor out = empty(shape_, TensorOptions(dtype_, device));
+  copy_into(out, *this);
+  return out;
+}
+
+const Tensor& Tensor::copy_(const Tensor& src) const {
+  DDL_CHECK(defined() && src.defined(), "copy_: undefined tensor");
+  broadcast_shapes(shape_, src.shape(), "copy_");
+  copy_into(*this, src.dim() > dim() ? src : src.expand(shape_));
+  return *this;
+}
+
+std::string describe(const Tensor& t) {
+  if (!t.defined()) return "undefined";
+  return std::string(dtype_name(t.dtype())) + t.shape().str() + (t.device().is_cpu() ? "" : " on " + t.device().str());
+}
+
+}  // namespace ddl

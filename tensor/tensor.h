@@ -1,0 +1,107 @@
+// Tensor: a strided view (shape, strides, offset, dtype) of refcounted Storage.
+// Copying a Tensor copies the view, not the data: views made by reshape,
+// permute, slice or expand share storage with their source. Tensors know
+// nothing of autograd (see autograd/README.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+#include "tensor/error.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace ddl {
+
+class Tensor {
+ public:
+  // An undefined tensor: holds no storage; most calls on it throw.
+  Tensor() = default;
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return shape_.size(); }
+  int64_t numel() const { return shape_.numel(); }
+  int64_t offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  Device device() const;
+  size_t element_size() const { return dtype_size(dtype_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // True when both views read the same storage block.
+  bool shares_storage(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
+
+  // Pointer to the first element of the view. data<T>() checks that T matches dtype().
+  void* raw_data() const;
+  template <typename T>
+  T* data() const {
+    DDL_CHECK(dtype_ == dtype_of<T>, "Tensor::data: tensor is ", dtype_, ", asked for ", dtype_of<T>);
+    return static_cast<T*>(raw_data());
+  }
+  // The single value of a one-element tensor, converted to double (or T).
+  double item() const;
+  template <typename T>
+  T item() const { return static_cast<T>(item()); }
+
+  // ---- views: no data is copied; the result shares storage ----
+  // reshape copies only when the strides make a view impossible; view never copies.
+  Tensor view(const Shape& shape) const;
+  Tensor reshape(const Shape& shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;  // 2-D transpose
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
+
+  // ---- copies ----
+  Tensor contiguous() const;  // this tensor when already contiguous
+  Tensor clone() const;
+  Tensor to(DType dtype) const;  // this tensor when the dtype already matches
+  Tensor to(Device device) const;
+  // Copies src (broadcast to this shape, converted to this dtype) into this view.
+  // In-place ops are const, as in LibTorch: they change the data, not the handle.
+  const Tensor& copy_(const Tensor& src) const;
+
+  // ---- in place (defined in tensor/ops) ----
+  const Tensor& fill_(double value) const;
+  const Tensor& zero_() const { return fill_(0.0); }
+  const Tensor& add_(const Tensor& other, double alpha = 1.0) const;
+  const Tensor& sub_(const Tensor& other) const { return add_(other, -1.0); }
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& add_(double value) const;
+  const Tensor& mul_(double value) const;
+  const Tensor& div_(double value) const { return mul_(1.0 / value); }
+  const Tensor& clamp_(double lo, double hi) const;
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::Float32;
+};
+
+// Prints dtype, device, shape and values (eliding the middle of large dims), like PyTorch.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Shape, dtype and device in one string, for error messages: "float32[64, 512]".
+std::string describe(const Tensor& t);
+
+}  // namespace ddl

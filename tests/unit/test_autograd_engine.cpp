@@ -1,0 +1,152 @@
+// The engine: accumulation, retain_graph, no_grad, detach, hooks, callbacks, order.
+#include <catch2/catch.hpp>
+
+#include "ddl.h"
+#include "tests/common/gradcheck.h"
+
+using namespace ddl;
+
+namespace {
+std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
+Variable param(std::vector<double> x) { return Variable(from_vector<double>(x), true); }
+}  // namespace
+
+TEST_CASE("backward of a scalar fills leaf gradients", "[autograd]") {
+  Variable x = param({1, 2, 3});
+  Variable y = sum(x * x);  // dy/dx = 2x
+  REQUIRE(y.grad_fn() != nullptr);
+  REQUIRE_FALSE(y.is_leaf());
+  y.backward();
+  REQUIRE(v(x.grad()) == std::vector<double>{2, 4, 6});
+}
+
+TEST_CASE("gradients accumulate across backward calls until zeroed", "[autograd]") {
+  Variable x = param({1, 2});
+  sum(x * 3.0).backward();
+  sum(x * 3.0).backward();
+  REQUIRE(v(x.grad()) == std::vector<double>{6, 6});
+  x.zero_grad(false);
+  REQUIRE(v(x.grad()) == std::vector<double>{0, 0});
+  x.zero_grad();
+  REQUIRE_FALSE(x.grad().defined());
+}
+
+TEST_CASE("a variable used twice gets the sum of both paths", "[autograd]") {
+  Variable x = param({2});
+  Variable y = x * x + x * 3.0 + exp(x) * 0.0;  // 2x + 3
+  y.backward(ones({1}, DType::Float64));
+  REQUIRE(v(x.grad()) == std::vector<double>{7});
+}
+
+TEST_CASE("the graph is freed after backward unless retained", "[autograd]") {
+  Variable x = param({1, 2});
+  Variable y = sum(exp(x));
+  y.backward({}, true);
+  y.backward();
+  REQUIRE(x.grad().defined());
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("backward through the graph a second time"));
+}
+
+TEST_CASE("non-scalar roots need an explicit gradient", "[autograd]") {
+  Variable x = param({1, 2});
+  Variable y = x * 2.0;
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("one-element output"));
+  y.backward(from_vector<double>({1, 10}));
+  REQUIRE(v(x.grad()) == std::vector<double>{2, 20});
+}
+
+TEST_CASE("NoGradGuard and detach stop recording", "[autograd]") {
+  Variable x = param({1, 2});
+  {
+    NoGradGuard guard;
+    Variable y = x * 2.0;
+    REQUIRE_FALSE(y.requires_grad());
+    REQUIRE(y.grad_fn() == nullptr);
+  }
+  REQUIRE(is_grad_enabled());
+  Variable d = x.detach();
+  REQUIRE_FALSE(d.requires_grad());
+  REQUIRE(d.data().shares_storage(x.data()));
+  Variable y = sum(x * d);  // d is a constant: dy/dx = d
+  y.backward();
+  REQUIRE(v(x.grad()) == std::vector<double>{1, 2});
+  REQUIRE_THROWS_WITH(sum(d).backward(), Catch::Contains("does not require grad"));
+}
+
+TEST_CASE("only float leaves may require grad", "[autograd]") {
+  REQUIRE_THROWS_WITH(Variable(from_vector<int64_t>({1}), true), Catch::Contains("only float tensors"));
+}
+
+TEST_CASE("post-accumulate hooks fire once per leaf with the final gradient", "[autograd][hooks]") {
+  Variable w = param({1, 2}), b = param({3});
+  std::vector<std::string> fired;
+  std::vector<double> seen;
+  w.register_post_accumulate_grad_hook([&](Variable& p) {
+    fired.push_back("w");
+    seen = v(p.grad());
+  });
+  const int id = b.register_post_accumulate_grad_hook([&](Variable&) { fired.push_back("b"); });
+  // w feeds two paths: the hook must see their sum, once.
+  Variable y = sum(w * 2.0) + sum(w * w) + sum(b);
+  y.backward();
+  REQUIRE(std::count(fired.begin(), fired.end(), "w") == 1);
+  REQUIRE(std::count(fired.begin(), fired.end(), "b") == 1);
+  REQUIRE(seen == std::vector<double>{4, 6});
+  b.remove_hook(id);
+  fired.clear();
+  sum(b * 2.0).backward();
+  REQUIRE(fired.empty());
+}
+
+TEST_CASE("parameters near the loss finish first", "[autograd][hooks]") {
+  Variable w1 = param({1, 1}), w2 = param({1, 1});
+  std::vector<int> order;
+  w1.register_post_accumulate_grad_hook([&](Variable&) { order.push_back(1); });
+  w2.register_post_accumulate_grad_hook([&](Variable&) { order.push_back(2); });
+  Variable h = tanh(w1 * 2.0);
+  Variable y = sum(h * w2);
+  y.backward();
+  REQUIRE(order == std::vector<int>{2, 1});
+}
+
+TEST_CASE("end-of-backward callbacks run after every gradient is in place", "[autograd][hooks]") {
+  Variable w = param({1, 2});
+  bool saw_grad = false;
+  int runs = 0;
+  w.register_post_accumulate_grad_hook([&](Variable& p) {
+    autograd::queue_callback([&, p] {
+      saw_grad = p.grad().defined();
+      ++runs;
+    });
+  });
+  int persistent = 0;
+  const int id = autograd::add_backward_end_callback([&] { ++persistent; });
+  sum(w * w).backward();
+  sum(w * w).backward();
+  autograd::remove_backward_end_callback(id);
+  sum(w * w).backward();
+  REQUIRE(saw_grad);
+  REQUIRE(runs == 3);
+  REQUIRE(persistent == 2);
+  REQUIRE_THROWS_WITH(autograd::queue_callback([] {}), Catch::Contains("only valid while a backward pass runs"));
+}
+
+TEST_CASE("a branch with no gradient does not block the rest", "[autograd]") {
+  Variable x = param({1, 2});
+  Variable c = Variable(from_vector<double>({5, 5}));  // constant
+  Variable y = sum(x * 2.0) + sum(c * 3.0);
+  y.backward();
+  REQUIRE(v(x.grad()) == std::vector<double>{2, 2});
+}
+
+TEST_CASE("gradcheck itself catches a wrong backward", "[autograd][gradcheck]") {
+  // f(x) = x^2 with a deliberately wrong derivative (x instead of 2x).
+  auto wrong_square = [](const std::vector<Variable>& in) {
+    const Tensor x = in[0].data();
+    return autograd::make_result(mul(x, x), "WrongSquareBackward", {&in[0]},
+                                 [x](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {mul(g, x)}; });
+  };
+  const std::string msg = test::gradcheck(wrong_square, {test::random_double({3}, 1)});
+  REQUIRE_FALSE(msg.empty());
+  REQUIRE(msg.find("analytic") != std::string::npos);
+}

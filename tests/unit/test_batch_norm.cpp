@@ -1,0 +1,195 @@
+// batch_norm: hand-computed and PyTorch golden values (tests/golden/norm_softmax_loss.py),
+// running-stat updates, gradient checks in training and eval mode, thread-count
+// determinism, and error messages.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "common/gradcheck.h"
+#include "tensor/ops.h"
+
+using namespace ddl;
+
+namespace {
+
+// The flat-index formulas the golden script uses.
+Tensor formula(const Shape& shape, const std::function<double(int64_t)>& f, DType dtype = DType::Float64) {
+  std::vector<double> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = f(static_cast<int64_t>(i));
+  return from_vector(v, shape).to(dtype);
+}
+
+void require_close(const Tensor& t, const std::vector<double>& expected, double tol) {
+  const std::vector<double> got = to_vector<double>(t);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(got[i] == Approx(expected[i]).margin(tol).epsilon(tol));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("batch_norm: hand-computed 2x2 case and running stats", "[batch_norm]") {
+  // Channel 0 holds {1, 3}, channel 1 {2, 4}: mean 2 and 3, biased var 1, unbiased var 2.
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  Tensor rm = zeros({2}), rv = ones({2});
+  BatchNormResult r = batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.1, 0.0);
+  require_close(r.y, {-1, -1, 1, 1}, 1e-6);
+  require_close(r.save_mean, {2, 3}, 1e-6);
+  require_close(r.save_invstd, {1, 1}, 1e-6);
+  require_close(rm, {0.2, 0.3}, 1e-6);
+  require_close(rv, {1.1, 1.1}, 1e-6);  // 0.9·1 + 0.1·2
+
+  // Eval uses the running stats and leaves them alone.
+  Tensor w = from_vector<float>({2, 3}), b = from_vector<float>({1, -1});
+  BatchNormResult e = batch_norm(x, w, b, rm, rv, false, 0.1, 0.0);
+  const double s = 1.0 / std::sqrt(1.1);
+  require_close(e.y, {2 * 0.8 * s + 1, 3 * 1.7 * s - 1, 2 * 2.8 * s + 1, 3 * 3.7 * s - 1}, 1e-5);
+  require_close(rm, {0.2, 0.3}, 1e-6);
+}
+
+TEST_CASE("batch_norm: matches PyTorch over two training steps, then eval", "[batch_norm]") {
+  const Shape shape{2, 3, 2, 2};
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    const double tol = dt == DType::Float64 ? 1e-9 : 2e-5;
+    Tensor x1 = formula(shape, [](int64_t i) { return 2.0 * std::sin(0.37 * i + 0.1) + 0.5; }, dt);
+    Tensor x2 = formula(shape, [](int64_t i) { return 1.5 * std::cos(0.23 * i) - 0.2; }, dt);
+    Tensor cot = formula(shape, [](int64_t i) { return std::cos(0.5 * i); }, dt);
+    Variable w(formula({3}, [](int64_t i) { return 1.0 + 0.1 * i; }, dt), true);
+    Variable b(formula({3}, [](int64_t i) { return 0.2 * i - 0.1; }, dt), true);
+    Tensor rm = zeros({3}, dt), rv = ones({3}, dt);
+    batch_norm(Variable(x1), w, b, rm, rv, true);
+    Variable xv(x2, true);
+    Variable y = batch_norm(xv, w, b, rm, rv, true, 0.1, 1e-5);
+    y.backward(cot);
+    require_close(y.data(), {0.992960165326, 0.964967234348, 0.882462750989, 0.7497919962, 1.77777334543, 1.346169557,
+                             0.867510833732, 0.367006795128, 0.0375986682787, -0.527850384214, -1.02629155745,
+                             -1.4314733455, -1.05660374009, -1.12087248381, -1.12979742146, -1.0829085015,
+                             -1.42502824559, -1.11989805289, -0.731941894356, -0.281592338466, 0.446375649519,
+                             1.05628701698, 1.64977416654, 2.19557978585},
+                  tol);
+    require_close(rm, {-0.00549789444579, 0.0942321861156, 0.0431290848568}, tol);
+    require_close(rv, {1.26732467692, 0.941146928044, 1.06821931049}, tol);
+    require_close(xv.grad(), {0.259253396405, 0.171472533208, -0.0705755474075, -0.408210565328, 0.604840102564,
+                              0.00370245738129, -0.315762154312, -0.283812103466, -1.03629500524, -0.322773149329,
+                              0.490615745846, 1.19268144529, 0.155851473566, 0.165128720099, 0.00698992264817,
+                              -0.27990993319, 0.70440017798, 0.066860506921, -0.34813010462, -0.432098882449,
+                              -1.31342907975, -0.592637709359, 0.332371839735, 1.24946591281},
+                  tol);
+    require_close(w.grad(), {-0.414055684074, -0.556023290658, -0.681319056209}, tol);
+    require_close(b.grad(), {5.52591755398, -5.79955399056, -0.698985460871}, tol);
+    Variable ye = batch_norm(Variable(x1), w, b, rm, rv, false, 0.1, 1e-5);
+    require_close(ye.data(), {0.52639015271, 1.15361619412, 1.67194503555, 2.01122329991, 2.82772184594,
+                              2.66671759047, 2.22059066635, 1.54972225986, 1.01970293782, 0.169985604282,
+                              -0.590341292621, -1.15837107424, -1.40121712362, -1.39297489551, -1.14896070999,
+                              -0.702200742356, -0.0298811195513, 0.801852965505, 1.60086506041, 2.25901262646,
+                              3.00856773623, 3.1522394492, 2.98166753129, 2.51993809139},
+                  tol);
+  }
+}
+
+TEST_CASE("batch_norm: gradients in training mode", "[batch_norm][grad]") {
+  using test::random_double;
+  const auto bn_train = [](const std::vector<Variable>& v) {
+    return batch_norm(v[0], v[1], v[2], Tensor(), Tensor(), true, 0.1, 1e-5);
+  };
+  SECTION("[N, C]") {
+    REQUIRE_GRADCHECK(bn_train, {random_double({6, 4}, 1), random_double({4}, 2), random_double({4}, 3)});
+  }
+  SECTION("[N, C, H, W] with running stats") {
+    Tensor rm = zeros({3}, DType::Float64), rv = ones({3}, DType::Float64);
+    const auto f = [&](const std::vector<Variable>& v) { return batch_norm(v[0], v[1], v[2], rm, rv, true); };
+    REQUIRE_GRADCHECK(f, {random_double({2, 3, 3, 4}, 4), random_double({3}, 5), random_double({3}, 6)});
+  }
+  SECTION("non-contiguous input") {
+    // [N, C, H, W] seen through a permuted copy, and [N, C] as a transposed view.
+    REQUIRE_GRADCHECK(bn_train, {test::non_contiguous(random_double({3, 2, 2, 3}, 7)), random_double({2}, 8),
+                                 random_double({2}, 9)});
+    REQUIRE_GRADCHECK(bn_train, {random_double({5, 3}, 10).t(), random_double({5}, 11), random_double({5}, 12)});
+  }
+  SECTION("no affine transform, long rows (several blocks per row)") {
+    const auto f = [](const std::vector<Variable>& v) {
+      return batch_norm(v[0], Variable(), Variable(), Tensor(), Tensor(), true);
+    };
+    REQUIRE_GRADCHECK(f, {random_double({2, 2, 1100}, 13)});
+  }
+}
+
+TEST_CASE("batch_norm: gradients in eval mode", "[batch_norm][grad]") {
+  Tensor rm = test::random_double({3}, 20), rv = test::random_double({3}, 21, 0.5, 2.0);
+  const auto f = [&](const std::vector<Variable>& v) { return batch_norm(v[0], v[1], v[2], rm, rv, false); };
+  REQUIRE_GRADCHECK(f, {test::random_double({4, 3, 2, 2}, 22), test::random_double({3}, 23),
+                        test::random_double({3}, 24)});
+  REQUIRE_GRADCHECK(f, {test::non_contiguous(test::random_double({4, 3, 5}, 25)), test::random_double({3}, 26),
+                        test::random_double({3}, 27)});
+}
+
+TEST_CASE("batch_norm: strided running stats are updated in place", "[batch_norm]") {
+  Tensor stats = zeros({3, 2});  // column 0 = mean, column 1 = var: both stride 2
+  Tensor rm = stats.select(1, 0), rv = stats.select(1, 1);
+  rv.fill_(1.0);
+  // Channels {1, 3}, {2, 6}, {3, 9}: means 2, 4, 6; unbiased vars 2, 8, 18.
+  Tensor x = from_vector<float>({1, 2, 3, 3, 6, 9}, {2, 3});
+  batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.5, 1e-5);
+  require_close(stats, {1.0, 1.5, 2.0, 4.5, 3.0, 9.5}, 1e-6);
+}
+
+TEST_CASE("batch_norm: results do not depend on the thread count", "[batch_norm]") {
+  // Long rows (S = 81), short rows (S = 4) and [N, C] take different reduction paths.
+  for (const Shape& shape : {Shape{8, 16, 9, 9}, Shape{16, 300, 2, 2}, Shape{32, 700}}) {
+    INFO("shape " << shape);
+    Generator gen(7);
+    const int64_t c = shape[1];
+    Tensor x = randn(shape, gen), w = randn({c}, gen), b = randn({c}, gen), gy = randn(shape, gen);
+    const int saved = get_num_threads();
+    std::vector<std::vector<float>> outs[2];
+    for (int t = 1; t <= 2; ++t) {
+      set_num_threads(t);
+      Tensor rm = zeros({c}), rv = ones({c});
+      BatchNormResult r = batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5);
+      BatchNormGrads g = batch_norm_backward(gy, x, w, r.save_mean, r.save_invstd, true, {true, true, true});
+      for (const Tensor& o : {r.y, rm, rv, g.grad_input, g.grad_weight, g.grad_bias})
+        outs[t - 1].push_back(to_vector<float>(o));
+    }
+    set_num_threads(saved);
+    REQUIRE(outs[0] == outs[1]);
+  }
+}
+
+TEST_CASE("batch_norm: float32 agrees with float64 on both reduction paths", "[batch_norm]") {
+  for (const Shape& shape : {Shape{4, 8, 30, 40}, Shape{64, 24}}) {
+    INFO("shape " << shape);
+    const int64_t c = shape[1];
+    // An offset mean makes the centred variance matter.
+    Tensor x = test::random_double(shape, 40, 9.0, 11.0), w = test::random_double({c}, 41);
+    Tensor gy = test::random_double(shape, 42);
+    BatchNormResult r64 = batch_norm(x, w, Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
+    BatchNormResult r32 = batch_norm(x.to(DType::Float32), w.to(DType::Float32), Tensor(), Tensor(), Tensor(), true,
+                                     0.1, 1e-5);
+    REQUIRE(allclose(r32.y.to(DType::Float64), r64.y, 1e-4, 1e-4));
+    BatchNormGrads g64 = batch_norm_backward(gy, x, w, r64.save_mean, r64.save_invstd, true, {true, true, true});
+    BatchNormGrads g32 = batch_norm_backward(gy.to(DType::Float32), x.to(DType::Float32), w.to(DType::Float32),
+                                             r32.save_mean, r32.save_invstd, true, {true, true, true});
+    REQUIRE(allclose(g32.grad_input.to(DType::Float64), g64.grad_input, 1e-3, 1e-4));
+    REQUIRE(allclose(g32.grad_weight.to(DType::Float64), g64.grad_weight, 1e-3, 1e-3));
+    REQUIRE(allclose(g32.grad_bias.to(DType::Float64), g64.grad_bias, 1e-4, 1e-3));
+  }
+}
+
+TEST_CASE("batch_norm: errors name the op and shapes", "[batch_norm][errors]") {
+  Tensor x = zeros({4, 3, 2});
+  REQUIRE_THROWS_WITH(batch_norm(x, zeros({4}), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("batch_norm") && Catch::Contains("weight") && Catch::Contains("[4]"));
+  REQUIRE_THROWS_WITH(batch_norm(zeros({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("more than 1 value per channel"));
+  REQUIRE_THROWS_WITH(batch_norm(zeros({4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("batch_norm") && Catch::Contains("[N, C]"));
+  REQUIRE_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), zeros({3}), Tensor(), false, 0.1, 1e-5),
+                      Catch::Contains("both"));
+  REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::Float64), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("float64"));
+}
