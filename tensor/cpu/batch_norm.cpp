@@ -121,7 +121,7 @@ struct Geom {
   int64_t slab(int64_t n, int64_t c0) const { return (n * C + c0) * S; }
 };
 
-// Runs fn(block_begin, block_end) over channel blocks, in parallel.
+// Runs fn(block_begin, block_end) over channel blocks, in parallel. See Note [Batch norm passes].
 template <typename Fn>
 void for_each_block(const Geom& g, const Fn& fn) {
   const int64_t cb = std::max<int64_t>(1, kSlab / g.S);
@@ -163,7 +163,7 @@ void expand(const double* v, int64_t channels, int64_t S, std::vector<T>& out) {
     for (int64_t s = 0; s < S; ++s) out[j * S + s] = static_cast<T>(v[j]);
 }
 
-// mean[j] and m2[j] = Σ (x − mean)² for channels c0 + j.
+// mean[j] and m2[j] = Σ (x − mean)² for channels c0 + j (two passes, see Note [Batch norm passes]).
 template <typename T>
 void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean, double* m2,
                  std::vector<double>& acc, std::vector<T>& mk) {

@@ -169,6 +169,11 @@ TEST_CASE("conv2d: forward and gradients match direct loops") {
       {{5, 2, 20, 20}, {3, 2, 3, 3}, params({1, 1}, {1, 1}, {1, 1})},    // 3 chunks of 2, 2, 1 images
       {{40, 3, 4, 4}, {4, 3, 3, 3}, params({1, 1}, {1, 1}, {1, 1})},     // 16 images per chunk, 3 parts
       {{2, 2, 5, 5}, {3, 2, 5, 5}, params({2, 2}, {2, 2}, {1, 1})},      // kernel as big as the input
+      // 3x3 stride 1 with >= 8 channels: the float32 Winograd path (odd sizes, every padding).
+      {{3, 8, 7, 9}, {9, 8, 3, 3}, params({1, 1}, {1, 1}, {1, 1})},
+      {{2, 9, 6, 5}, {8, 9, 3, 3}, params({1, 1}, {0, 0}, {1, 1})},
+      {{2, 8, 5, 6}, {8, 8, 3, 3}, params({1, 1}, {2, 1}, {1, 1})},
+      {{50, 8, 5, 7}, {8, 8, 3, 3}, params({1, 1}, {1, 1}, {1, 1})},  // 2 chunks of tiles
   };
   for (const Case& c : cases) {
     INFO("x " << c.xs << " w " << c.ws);

@@ -1,0 +1,91 @@
+// DataLoader: turns a Dataset and a Sampler into an epoch of batches, each a
+// contiguous data tensor [B, ...] and a target tensor [B, ...]. With
+// num_workers > 0, threads prefetch whole batches into a bounded window; the
+// consumer still receives them strictly in order, so an epoch's batches are
+// the same for any num_workers (see Note [Loader pipeline]).
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/sampler.h"
+
+namespace ddl::data {
+
+struct Batch {
+  Tensor data;    // [B, ...] contiguous, the examples' dtype
+  Tensor target;  // [B, ...], e.g. int64 [B] for class indices
+};
+
+struct DataLoaderOptions {
+  int64_t batch_size = 1;
+  bool shuffle = false;              // RandomSampler(seed) when no sampler is given
+  std::shared_ptr<Sampler> sampler;  // overrides shuffle; e.g. a DistributedSampler
+  bool drop_last = false;            // drop a last batch smaller than batch_size
+  int64_t num_workers = 0;           // 0: load in the calling thread
+  int64_t prefetch_factor = 2;       // batches in flight per worker
+  bool pin_memory = false;           // page-locked batches for faster GPU copies (no-op for now)
+  uint64_t seed = 0;                 // seeds shuffling and random transforms
+};
+
+// Stacks examples (same data shape and dtype, same target shape and dtype) into a Batch.
+// Throws ddl::Error naming the first example that differs.
+Batch collate(const std::vector<Example>& examples);
+
+class DataLoader {
+ public:
+  // Requires a dataset, batch_size >= 1, num_workers >= 0, prefetch_factor >= 1.
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
+
+  // Selects the epoch for shuffling and augmentation. The epoch lives in the
+  // sampler, so calling sampler->set_epoch(e) instead (PyTorch's habit) works too.
+  void set_epoch(int64_t epoch) { sampler_->set_epoch(epoch); }
+  int64_t epoch() const { return sampler_->epoch(); }
+  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
+  // Batches per epoch.
+  int64_t size() const;
+  const Dataset& dataset() const { return *dataset_; }
+  const DataLoaderOptions& options() const { return options_; }
+
+  class Epoch;  // one pass: the batch list, the workers and their queue
+  // An input iterator over one epoch. Workers stop and are joined when the
+  // last copy of the iterator dies (leaving a range-for early is safe).
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Batch*;
+    using reference = const Batch&;
+
+    Iterator() = default;
+    const Batch& operator*() const { return current_; }
+    const Batch* operator->() const { return &current_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& other) const { return done() == other.done(); }
+    bool operator!=(const Iterator& other) const { return !(*this == other); }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(std::shared_ptr<Epoch> epoch);
+    bool done() const { return epoch_ == nullptr; }
+    std::shared_ptr<Epoch> epoch_;
+    Batch current_;
+  };
+
+  // Starts an epoch (the workers, when there are any) and loads its first batch.
+  // A worker's exception is rethrown here or in operator++, as a ddl::Error
+  // carrying its message and the batch and example it failed on.
+  Iterator begin() const;
+  Iterator end() const { return Iterator(); }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  std::shared_ptr<Sampler> sampler_;
+};
+
+}  // namespace ddl::data

@@ -1,0 +1,83 @@
+// ImageFolder listing and stb_image decoding (libstb holds the implementation:
+// STB_IMAGE_IMPLEMENTATION must not be defined here). stbi_load_from_memory is
+// thread-safe as long as nobody flips stb's global settings.
+#include "data/image_folder.h"
+
+#include <stb_image.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "data/file_io.h"
+#include "tensor/factory.h"
+
+namespace fs = std::filesystem;
+
+namespace ddl::data {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+Tensor read_image(const std::string& path, int64_t channels) {
+  DDL_CHECK(channels >= 1 && channels <= 4, "read_image: channels must be 1 to 4, got ", channels);
+  const std::vector<uint8_t> bytes = detail::read_file(path, "read_image");
+  DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
+  int w = 0, h = 0, comp = 0;
+  uint8_t* pixels = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp,
+                                          static_cast<int>(channels));
+  DDL_CHECK(pixels != nullptr, "read_image: cannot decode '", path, "' (", bytes.size(), " bytes): ",
+            stbi_failure_reason(), "; expected a PNG, JPEG, BMP, TGA, GIF, PNM or PSD image");
+  // pixels: [H, W, C] -> out: [C, H, W]
+  Tensor out = empty({channels, h, w}, DType::UInt8);
+  uint8_t* o = out.data<uint8_t>();
+  const int64_t hw = int64_t{h} * w;
+  for (int64_t p = 0; p < hw; ++p)
+    for (int64_t c = 0; c < channels; ++c) o[c * hw + p] = pixels[p * channels + c];
+  stbi_image_free(pixels);
+  return out;
+}
+
+ImageFolder::ImageFolder(const std::string& root, Transform transform, ImageFolderOptions options)
+    : Dataset(std::move(transform)), options_(std::move(options)) {
+  DDL_CHECK(options_.channels >= 1 && options_.channels <= 4, "ImageFolder: channels must be 1 to 4, got ",
+            options_.channels);
+  DDL_CHECK((options_.resize_height > 0) == (options_.resize_width > 0),
+            "ImageFolder: set both resize_height and resize_width, or neither");
+  std::error_code ec;
+  DDL_CHECK(fs::is_directory(root, ec), "ImageFolder: '", root, "' is not a directory (expected root/<class>/<image>)");
+  for (const auto& entry : fs::directory_iterator(root))
+    if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
+  std::sort(classes_.begin(), classes_.end());
+  DDL_CHECK(!classes_.empty(), "ImageFolder: '", root, "' has no class sub-folders (expected root/<class>/<image>)");
+  for (size_t c = 0; c < classes_.size(); ++c) {
+    std::vector<std::string> files;
+    const fs::path dir = fs::path(root) / classes_[c];
+    for (const auto& entry : fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string ext = lower(entry.path().extension().string());
+      if (std::find(options_.extensions.begin(), options_.extensions.end(), ext) != options_.extensions.end())
+        files.push_back(entry.path().string());
+    }
+    DDL_CHECK(!files.empty(), "ImageFolder: class folder '", dir.string(), "' holds no image files");
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) samples_.emplace_back(std::move(f), static_cast<int64_t>(c));
+  }
+}
+
+Example ImageFolder::load(int64_t index) const {
+  const auto& [path, label] = samples_[static_cast<size_t>(index)];
+  Tensor image = read_image(path, options_.channels);
+  if (options_.resize_height > 0 && (image.size(1) != options_.resize_height || image.size(2) != options_.resize_width)) {
+    TransformContext unused(0, 0, index);
+    image = Resize(options_.resize_height, options_.resize_width)(image, unused);
+  }
+  return {image, scalar_tensor(static_cast<double>(label), DType::Int64)};
+}
+
+}  // namespace ddl::data

@@ -1,0 +1,45 @@
+// ImageFolder: root/<class>/**/<image> decoded with stb_image (PNG, JPEG, BMP,
+// TGA, GIF, PNM, PSD). Classes are the sub-folders of root sorted by name and
+// numbered from 0; files are listed once, sorted by path, and decoded on every
+// get() (nothing is cached), into uint8 [channels, H, W].
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace ddl::data {
+
+struct ImageFolderOptions {
+  int64_t channels = 3;      // 1 (grey), 3 (RGB) or 4 (RGBA); stb converts
+  int64_t resize_height = 0;  // both > 0: every image is resized (bilinear) before the transform
+  int64_t resize_width = 0;
+  // Lower-case file extensions that count as images.
+  std::vector<std::string> extensions = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".ppm", ".pgm", ".psd"};
+};
+
+class ImageFolder : public Dataset {
+ public:
+  // Throws ddl::Error when root is missing, holds no class folder, or a class holds no image.
+  explicit ImageFolder(const std::string& root, Transform transform = {}, ImageFolderOptions options = {});
+  int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
+  const std::vector<std::string>& classes() const { return classes_; }
+  // (path, class index) per example, in index order.
+  const std::vector<std::pair<std::string, int64_t>>& samples() const { return samples_; }
+
+ protected:
+  // Throws ddl::Error naming the file when it cannot be read or decoded.
+  Example load(int64_t index) const override;
+
+ private:
+  std::vector<std::string> classes_;
+  std::vector<std::pair<std::string, int64_t>> samples_;
+  ImageFolderOptions options_;
+};
+
+// Decodes one image file to uint8 [channels, H, W] (stb_image). Throws ddl::Error naming the file.
+Tensor read_image(const std::string& path, int64_t channels = 3);
+
+}  // namespace ddl::data

@@ -1,0 +1,84 @@
+// Samplers decide which dataset indices an epoch visits and in what order:
+// SequentialSampler, RandomSampler (seeded) and DistributedSampler, which
+// splits every epoch across the ranks of a data-parallel job exactly as
+// PyTorch's torch.utils.data.DistributedSampler does (see Note [Distributed partition]).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ddl::data {
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  // The indices of the current epoch, in visiting order. Deterministic for a given epoch.
+  virtual std::vector<int64_t> indices() const = 0;
+  // How many indices indices() returns.
+  virtual int64_t size() const = 0;
+  // Selects the epoch; shuffling samplers draw a new order for each epoch.
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  int64_t epoch() const { return epoch_; }
+
+ protected:
+  int64_t epoch_ = 0;
+};
+
+// 0, 1, ..., n - 1.
+class SequentialSampler : public Sampler {
+ public:
+  explicit SequentialSampler(int64_t n);
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return n_; }
+
+ private:
+  int64_t n_;
+};
+
+// A permutation of 0 .. n - 1 drawn from Generator(seed + epoch) (ddl's randperm).
+class RandomSampler : public Sampler {
+ public:
+  explicit RandomSampler(int64_t n, uint64_t seed = 0);
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return n_; }
+
+ private:
+  int64_t n_;
+  uint64_t seed_;
+};
+
+// Note [Distributed partition]
+// With N examples and R ranks, one epoch is built the same way on every rank:
+//   1. order = shuffle ? randperm(N) seeded by seed + epoch : 0, 1, ..., N - 1
+//   2. without drop_last: extend order by wrapping around to its start until its
+//      length is total = R * ceil(N / R) (the first few examples appear twice);
+//      with drop_last: cut it to total = R * floor(N / R)
+//   3. rank r takes order[r], order[r + R], order[r + 2R], ...
+// e.g. N = 10, R = 4, no shuffle: order = 0..9 + 0 1 (total 12);
+//   rank 0: 0 4 8   rank 1: 1 5 9   rank 2: 2 6 0   rank 3: 3 7 1
+// so every rank gets the same number of examples (the collectives stay in step)
+// and the ranks' parts are disjoint apart from the padding. The shuffled order
+// comes from ddl's Generator, so it is a different permutation from PyTorch's
+// for the same seed; steps 2 and 3 match PyTorch exactly.
+class DistributedSampler : public Sampler {
+ public:
+  // Requires num_replicas >= 1, 0 <= rank < num_replicas.
+  DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank, bool shuffle = true, uint64_t seed = 0,
+                     bool drop_last = false);
+  // Rank and world size from default_world() (data/world.h).
+  explicit DistributedSampler(int64_t dataset_size, bool shuffle = true, uint64_t seed = 0, bool drop_last = false);
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return num_samples_; }  // per rank
+  int64_t total_size() const { return num_samples_ * num_replicas_; }
+  int64_t num_replicas() const { return num_replicas_; }
+  int64_t rank() const { return rank_; }
+
+ private:
+  int64_t n_, num_replicas_, rank_;
+  bool shuffle_;
+  uint64_t seed_;
+  bool drop_last_;
+  int64_t num_samples_;
+};
+
+}  // namespace ddl::data

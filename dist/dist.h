@@ -1,0 +1,11 @@
+// ddl::dist in one include: stores, process groups, init_process_group.
+#pragma once
+
+#include "dist/env.h"
+#include "dist/file_store.h"
+#include "dist/init.h"
+#include "dist/process_group.h"
+#include "dist/process_group_gloo.h"
+#include "dist/store.h"
+#include "dist/tcp_store.h"
+#include "dist/work.h"

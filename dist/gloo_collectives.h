@@ -1,0 +1,57 @@
+// The Gloo calls behind ProcessGroupGloo, one function per collective, plus the adapter
+// that lets any ddl Store serve Gloo's rendezvous. Internal: ProcessGroupGloo validates
+// arguments, makes tensors contiguous and runs these on its worker thread. Each returns
+// the bytes it put on the wire (traffic.h).
+#pragma once
+
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "dist/process_group.h"
+#include "dist/store.h"
+#include "dist/traffic.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace ddl::dist::detail {
+
+// Gloo's rendezvous Store on top of ours. Implements wait(keys, timeout) too: Gloo's
+// connect step calls that overload, and the base version would ignore the timeout.
+class GlooStoreAdapter : public gloo::rendezvous::Store {
+ public:
+  explicit GlooStoreAdapter(std::shared_ptr<dist::Store> store) : store_(std::move(store)) {}
+  void set(const std::string& key, const std::vector<char>& data) override;
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+
+ private:
+  std::shared_ptr<dist::Store> store_;
+};
+
+// Everything a collective needs besides its tensors. Tensors are contiguous CPU tensors.
+struct GlooCall {
+  std::shared_ptr<gloo::Context> ctx;
+  uint32_t tag;  // unique per call, the same on every rank (a sequence number)
+  std::chrono::milliseconds timeout;
+};
+
+Traffic gloo_all_reduce(const GlooCall& c, const Tensor& t, ReduceOp op);
+Traffic gloo_broadcast(const GlooCall& c, const Tensor& t, int root);
+Traffic gloo_reduce(const GlooCall& c, const Tensor& t, int root, ReduceOp op);
+Traffic gloo_all_gather(const GlooCall& c, const Tensor& out, const Tensor& in);
+Traffic gloo_reduce_scatter(const GlooCall& c, const Tensor& out, const Tensor& in, ReduceOp op);
+Traffic gloo_gather(const GlooCall& c, const Tensor& out, const Tensor& in, int root);
+Traffic gloo_scatter(const GlooCall& c, const Tensor& out, const Tensor& in, int root);
+Traffic gloo_all_to_all(const GlooCall& c, const Tensor& out, const Tensor& in);
+Traffic gloo_barrier(const GlooCall& c);
+// Exchanges a fixed-size record with every rank (for DDL_DEBUG): out[r] is rank r's record.
+std::vector<std::string> gloo_exchange_records(const GlooCall& c, const std::string& mine,
+                                               Traffic* traffic);
+
+}  // namespace ddl::dist::detail

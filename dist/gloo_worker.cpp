@@ -1,0 +1,246 @@
+// ProcessGroupGloo's machinery: rendezvous, the collective worker thread, the p2p completion
+// thread, DDL_DEBUG checks, error reporting and the broken state (see process_group_gloo.h).
+#include <gloo/common/error.h>
+#include <gloo/context.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <cstdlib>
+
+#include "dist/gloo_collectives.h"
+#include "dist/process_group_gloo.h"
+#include "tensor/error.h"
+
+namespace ddl::dist {
+
+using detail::GlooCall;
+using detail::Traffic;
+
+namespace {
+bool debug_from_env() {
+  const char* v = std::getenv("DDL_DEBUG");
+  return v && *v && std::string(v) != "0";
+}
+}  // namespace
+
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
+                                   GlooOptions opts)
+    : ProcessGroup(rank, size), opts_(std::move(opts)) {
+  debug_ = opts_.debug < 0 ? debug_from_env() : opts_.debug > 0;
+  gloo::transport::tcp::attr attr;
+  if (!opts_.iface.empty())
+    attr.iface = opts_.iface;
+  else
+    attr.hostname = opts_.hostname.empty() ? "127.0.0.1" : opts_.hostname;
+  try {
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    ctx->setTimeout(opts_.timeout);
+    detail::GlooStoreAdapter adapter(store);
+    ctx->connectFullMesh(adapter, device);
+    ctx_ = ctx;
+  } catch (const std::exception& e) {
+    DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: could not connect to the other ", size - 1,
+              " rank(s) within ", opts_.timeout.count(), " ms (this rank's address: ",
+              opts_.iface.empty() ? attr.hostname : "interface " + opts_.iface, "): ", e.what());
+  }
+  worker_ = std::thread([this] { worker_loop(); });
+  p2p_worker_ = std::thread([this] { p2p_loop(); });
+}
+
+ProcessGroupGloo::~ProcessGroupGloo() {
+  std::deque<Task> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    dropped.swap(queue_);
+    // A recv whose send never comes would otherwise hold the p2p thread until its timeout.
+    if (p2p_current_) {
+      p2p_current_->abortWaitRecv();
+      p2p_current_->abortWaitSend();
+    }
+  }
+  cv_.notify_all();
+  for (auto& t : dropped)
+    t.work->finish(std::make_exception_ptr(
+        Error(log_prefix() + " " + t.desc + ": the process group was destroyed first")));
+  worker_.join();  // a running collective ends by its own timeout at the latest
+  p2p_worker_.join();
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::enqueue(OpKind kind, std::string desc,
+                                                std::string fingerprint, std::string peers,
+                                                RunFn run) {
+  check_usable(desc);
+  auto work = std::make_shared<Work>(desc);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    DDL_CHECK(!stop_, desc, ": the process group is shutting down");
+    queue_.push_back(Task{kind, std::move(desc), std::move(fingerprint), std::move(peers),
+                          std::move(run), work});
+  }
+  cv_.notify_all();
+  return work;
+}
+
+void ProcessGroupGloo::worker_loop() {
+  while (true) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    execute(task);
+  }
+}
+
+void ProcessGroupGloo::execute(Task& task) {
+  // Tags advance identically on every rank (same collectives, same order): one for the
+  // DDL_DEBUG exchange, one for the collective.
+  GlooCall call{ctx_, 0, opts_.timeout};
+  try {
+    check_usable(task.desc);
+    if (debug_) {
+      call.tag = seq_++;
+      debug_check(task, call);
+    }
+    call.tag = seq_++;
+    Traffic traffic = task.run(call);
+    count(task.kind, traffic);
+    task.work->finish();
+  } catch (const ddl::Error&) {
+    // Argument, DDL_DEBUG or broken-group errors: the message already says everything.
+    task.work->finish(std::current_exception());
+  } catch (const std::exception& e) {
+    // Gloo's IoException (peer gone, timeout) or an enforce failure mid-transfer: the
+    // connections are in an unknown state, so the whole group is unusable from here on.
+    bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
+    std::string msg = log_prefix() + " " + task.desc + " failed while talking to " + task.peers +
+                      (timed_out ? ": a peer did not respond within " +
+                                       std::to_string(opts_.timeout.count()) + " ms"
+                                 : ": a peer failed or closed its connection") +
+                      " (gloo: " + e.what() + ")";
+    mark_broken(msg);
+    task.work->finish(std::make_exception_ptr(Error(msg)));
+  }
+}
+
+// Note [DDL_DEBUG check]: before each collective every rank contributes a 256-byte record
+// "#seq op(dtype x numel, args)" to a small all-gather. Identical records mean all ranks
+// agree; otherwise every rank raises the same error naming each rank's call, instead of
+// running mismatched collectives that hang or silently corrupt data.
+void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
+  const std::string mine = "#" + std::to_string(call.tag) + " " + task.fingerprint;
+  Traffic traffic;
+  std::vector<std::string> all;
+  try {
+    all = detail::gloo_exchange_records(call, mine, &traffic);
+  } catch (const std::exception& e) {
+    std::string msg = log_prefix() + " DDL_DEBUG: the check before " + task.desc +
+                      " failed: not every rank reached a collective within " +
+                      std::to_string(opts_.timeout.count()) + " ms (gloo: " + e.what() + ")";
+    mark_broken(msg);
+    throw Error(msg);
+  }
+  count(OpKind::DebugCheck, traffic);
+  bool same = true;
+  for (const auto& r : all) same = same && r == all[0];
+  if (same) return;
+  std::string msg = log_prefix() + " DDL_DEBUG: ranks called different collectives:";
+  for (size_t r = 0; r < all.size(); ++r)
+    msg += "\n  rank " + std::to_string(r) + ": " + all[r];
+  msg += "\nEvery rank must call the same collectives, in the same order, with the same sizes and dtypes.";
+  throw Error(msg);
+}
+
+void ProcessGroupGloo::p2p_loop() {
+  while (true) {
+    P2P p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !p2p_queue_.empty(); });
+      if (p2p_queue_.empty()) return;
+      p = std::move(p2p_queue_.front());
+      p2p_queue_.pop_front();
+      p2p_current_ = stop_ ? nullptr : p.buffer.get();
+    }
+    const bool is_send = p.kind == OpKind::Send;
+    try {
+      bool done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout)
+                                           : p.buffer->waitRecv(opts_.timeout));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        p2p_current_ = nullptr;
+      }
+      DDL_CHECK(done, log_prefix(), " ", p.desc, ": aborted, the process group was destroyed first");
+      if (!is_send && !p.target.is_contiguous()) p.target.copy_(p.staged);
+      const auto n = static_cast<int64_t>(p.staged.nbytes());
+      count(p.kind, is_send ? Traffic{n, 0} : Traffic{0, n});
+      p.work->finish();
+    } catch (const std::exception& e) {
+      if (dynamic_cast<const Error*>(&e)) {
+        p.work->finish(std::current_exception());
+        continue;
+      }
+      std::string msg = log_prefix() + " " + p.desc + " failed (peer rank " + std::to_string(p.peer) +
+                        "): " + e.what();
+      mark_broken(msg);
+      p.work->finish(std::make_exception_ptr(Error(msg)));
+    }
+  }
+}
+
+std::string ProcessGroupGloo::mark_broken(const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (!broken_.empty()) return broken_;
+    broken_ = what;
+  }
+  // Closing our side turns the peers' pending operations into errors now, not at their timeout.
+  try {
+    ctx_->closeConnections();
+  } catch (const std::exception&) {
+  }
+  return what;
+}
+
+void ProcessGroupGloo::check_usable(const std::string& desc) const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  DDL_CHECK(broken_.empty(), log_prefix(), " ", desc,
+            ": the process group is broken by an earlier failure and cannot be used; destroy it "
+            "and restart the job (ddlrun --max-restarts). First failure: ", broken_);
+}
+
+void ProcessGroupGloo::count(OpKind kind, const Traffic& t) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  OpStats& s = stats_[kind];
+  s.calls += 1;
+  s.bytes_sent += t.sent;
+  s.bytes_received += t.received;
+}
+
+CommStats ProcessGroupGloo::stats() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return stats_;
+}
+
+void ProcessGroupGloo::reset_stats() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  stats_ = CommStats{};
+}
+
+bool ProcessGroupGloo::is_broken() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return !broken_.empty();
+}
+
+std::string ProcessGroupGloo::broken_reason() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return broken_;
+}
+
+}  // namespace ddl::dist

@@ -1,0 +1,173 @@
+// init_process_group and the default group (see init.h).
+#include "dist/init.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "dist/file_store.h"
+#include "dist/process_group_gloo.h"
+#include "dist/tcp_store.h"
+#include "tensor/error.h"
+
+namespace ddl::dist {
+namespace {
+
+struct State {
+  std::mutex mu;
+  std::shared_ptr<ProcessGroup> group;
+  std::shared_ptr<Store> store;  // the job's store, without the per-group prefix
+  LaunchEnv env;
+  int groups_created = 0;
+  std::map<std::string, BackendFactory> backends;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string env_or(const char* a, const char* b = nullptr) {
+  if (const char* v = std::getenv(a); v && *v) return v;
+  if (b)
+    if (const char* v = std::getenv(b); v && *v) return v;
+  return "";
+}
+
+// "tcp://host:port" → host, port.
+void parse_tcp_url(const std::string& url, std::string& host, int& port) {
+  std::string rest = url.substr(6);
+  size_t colon = rest.rfind(':');
+  DDL_CHECK(colon != std::string::npos && colon + 1 < rest.size(), "init_process_group: '", url,
+            "' should look like tcp://host:port");
+  host = rest.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  port = std::atoi(rest.c_str() + colon + 1);
+  DDL_CHECK(port > 0 && port < 65536, "init_process_group: bad port in '", url, "'");
+}
+
+std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, int size,
+                                        const InitOptions& opts) {
+  GlooOptions g;
+  g.timeout = opts.timeout;
+  g.hostname = opts.hostname;
+  g.iface = opts.iface;
+  return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, g);
+}
+
+}  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().backends[name] = std::move(factory);
+}
+
+std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, InitOptions opts) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  DDL_CHECK(!s.group, "init_process_group: already initialized (call destroy_process_group first)");
+  s.backends.emplace("gloo", &make_gloo);
+  auto factory = s.backends.find(backend);
+  DDL_CHECK(factory != s.backends.end() || backend != "nccl",
+            "init_process_group: the nccl backend is not part of this build (it needs CUDA: "
+            "meson setup -Dcuda=enabled on a machine with the CUDA toolkit); use \"gloo\" for CPU tensors");
+  DDL_CHECK(factory != s.backends.end(), "init_process_group: unknown backend '", backend,
+            "' (available: gloo)");
+
+  LaunchEnv env = read_launch_env();
+  if (opts.rank >= 0) env.rank = opts.rank;
+  if (opts.world_size >= 1) env.world_size = opts.world_size;
+  DDL_CHECK(env.rank < env.world_size, "init_process_group: rank ", env.rank,
+            " outside world size ", env.world_size);
+  if (opts.iface.empty() && opts.hostname.empty())
+    opts.iface = env_or("DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME");
+
+  std::shared_ptr<Store> store = opts.store;
+  if (!store) {
+    const std::string& m = opts.init_method;
+    if (m.rfind("file://", 0) == 0) {
+      store = std::make_shared<FileStore>(m.substr(7), opts.timeout);
+      if (opts.iface.empty() && opts.hostname.empty()) {
+        DDL_CHECK(env.local_world_size == env.world_size,
+                  "init_process_group: with a file store across nodes, set DDL_GLOO_IFACE (e.g. "
+                  "eth0) so peers know which address reaches this rank");
+        opts.hostname = "127.0.0.1";
+      }
+    } else {
+      std::string host = env.master_addr;
+      int port = env.master_port;
+      if (m.rfind("tcp://", 0) == 0)
+        parse_tcp_url(m, host, port);
+      else
+        DDL_CHECK(m == "env://", "init_process_group: init_method '", m,
+                  "' is not env://, tcp://host:port or file:///dir");
+      TCPStoreOptions so;
+      so.timeout = opts.timeout;
+      so.token = env.job_token;
+      so.is_server = env.rank == 0 && !env.launcher_serves_store;
+      auto tcp = std::make_shared<TCPStore>(host, port, so);
+      if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = tcp->local_ip();
+      store = tcp;
+    }
+  }
+  // Each attempt (ddlrun restart) and each group gets its own key space in the store.
+  std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" +
+                       std::to_string(s.groups_created++);
+  auto group = factory->second(std::make_shared<PrefixStore>(prefix, store), env.rank,
+                               env.world_size, opts);
+  s.group = group;
+  s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
+  s.env = env;
+  return group;
+}
+
+bool is_initialized() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().group != nullptr;
+}
+
+std::shared_ptr<ProcessGroup> default_group_ptr() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  DDL_CHECK(state().group, "dist: no process group: call ddl::dist::init_process_group() first");
+  return state().group;
+}
+
+ProcessGroup& default_group() { return *default_group_ptr(); }
+
+int get_rank() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().group ? state().group->rank() : 0;
+}
+
+int get_world_size() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().group ? state().group->size() : 1;
+}
+
+const LaunchEnv& launch_env() { return state().env; }
+
+void destroy_process_group() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.group) return;
+  // Rank 0 may be serving the store: it leaves only after every rank said goodbye (or after
+  // a short grace period when some rank is gone).
+  try {
+    if (!s.group->is_broken()) {
+      s.store->add("done", 1);
+      if (s.group->rank() == 0) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (s.store->add("done", 0) < s.group->size() &&
+               std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  } catch (const std::exception&) {
+    // The store is gone already (rank 0 exited): nothing left to coordinate.
+  }
+  s.group.reset();
+  s.store.reset();
+}
+
+}  // namespace ddl::dist

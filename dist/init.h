@@ -1,0 +1,52 @@
+// init_process_group: the one call a training program makes. It reads the launch
+// environment (env.h), builds the rendezvous store (rank 0 serves a TCPStore unless
+// ddlrun already does), creates the backend's ProcessGroup and makes it the default.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dist/env.h"
+#include "dist/process_group.h"
+#include "dist/store.h"
+
+namespace ddl::dist {
+
+struct InitOptions {
+  // "env://" (MASTER_ADDR/MASTER_PORT), "tcp://host:port", or "file:///shared/dir" (a fresh
+  // directory per job on a filesystem every rank sees).
+  std::string init_method = "env://";
+  int rank = -1;        // >= 0 overrides the environment
+  int world_size = -1;  // >= 1 overrides the environment
+  Millis timeout = kDefaultTimeout;  // rendezvous and every collective
+  // Where peers reach this rank. Default: DDL_GLOO_IFACE or GLOO_SOCKET_IFNAME when set,
+  // else the local IP of the connection to the store (right on one node and across nodes).
+  std::string hostname;
+  std::string iface;
+  std::shared_ptr<Store> store;  // rendezvous through this store instead of init_method
+};
+
+// Creates the default process group. Every rank must call it; it returns once all have
+// connected, and throws ddl::Error (naming what is missing) after opts.timeout otherwise.
+// backend: "gloo" (CPU tensors). "nccl" needs the CUDA build and fails clearly without it.
+std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend = "gloo",
+                                                 InitOptions opts = {});
+bool is_initialized();
+// The default group; throws ddl::Error when init_process_group has not been called.
+ProcessGroup& default_group();
+std::shared_ptr<ProcessGroup> default_group_ptr();
+// Waits (briefly) until every rank is done with the store, then tears the group down.
+void destroy_process_group();
+// Rank and world size of the default group: 0 and 1 before init (single-process runs).
+int get_rank();
+int get_world_size();
+// The environment init_process_group read (valid after init).
+const LaunchEnv& launch_env();
+
+// Backends beyond gloo (the CUDA build registers "nccl") plug in here.
+using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(
+    std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts)>;
+void register_backend(const std::string& name, BackendFactory factory);
+
+}  // namespace ddl::dist

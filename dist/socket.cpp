@@ -1,0 +1,168 @@
+// POSIX TCP helpers (see socket.h).
+#include "dist/socket.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "tensor/error.h"
+
+namespace ddl::dist::detail {
+namespace {
+
+struct AddrInfo {
+  addrinfo* head = nullptr;
+  AddrInfo(const std::string& host, int port, bool passive) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    const std::string service = std::to_string(port);
+    int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &head);
+    DDL_CHECK(rc == 0, "dist: cannot resolve address '", host, "': ", gai_strerror(rc));
+  }
+  ~AddrInfo() { if (head) freeaddrinfo(head); }
+};
+
+std::string format_sockaddr(const sockaddr_storage& ss) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+    port = ntohs(a->sin_port);
+    return std::string(ip) + ":" + std::to_string(port);
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+    port = ntohs(a->sin6_port);
+    return "[" + std::string(ip) + "]:" + std::to_string(port);
+  }
+  return "?";
+}
+
+}  // namespace
+
+int tcp_listen(const std::string& host, int port, int* bound_port) {
+  AddrInfo ai(host, port, true);
+  std::string last_error = "no address";
+  for (addrinfo* p = ai.head; p; p = p->ai_next) {
+    int fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, p->ai_addr, p->ai_addrlen) == 0 && listen(fd, 512) == 0) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof ss;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+      if (bound_port)
+        *bound_port = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                                    : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+      return fd;
+    }
+    last_error = std::strerror(errno);
+    close(fd);
+  }
+  DDL_CHECK(false, "dist: cannot listen on ", host, ":", port, ": ", last_error,
+            " (is the port in use? pick another MASTER_PORT)");
+  return -1;
+}
+
+int tcp_connect(const std::string& host, int port, Clock::time_point deadline) {
+  std::string last_error;
+  auto backoff = std::chrono::milliseconds(10);
+  while (true) {
+    AddrInfo ai(host, port, false);
+    for (addrinfo* p = ai.head; p; p = p->ai_next) {
+      int fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
+      if (fd < 0) continue;
+      if (connect(fd, p->ai_addr, p->ai_addrlen) == 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return fd;
+      }
+      last_error = std::strerror(errno);
+      close(fd);
+    }
+    DDL_CHECK(Clock::now() < deadline, "dist: cannot connect to ", host, ":", port, ": ", last_error,
+              " (is rank 0 / the launcher running, and MASTER_ADDR/MASTER_PORT right?)");
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
+  }
+}
+
+void send_all(int fd, const void* data, size_t n) {
+  auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    DDL_CHECK(k > 0, "dist: send to ", peer_address(fd), " failed: ", std::strerror(errno));
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+}
+
+bool recv_all(int fd, void* data, size_t n, Clock::time_point deadline) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    int rc = poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    if (rc < 0 && errno == EINTR) continue;
+    DDL_CHECK(rc >= 0, "dist: poll failed: ", std::strerror(errno));
+    if (rc == 0) continue;
+    ssize_t k = ::recv(fd, p, n, 0);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    DDL_CHECK(k != 0, "dist: connection closed by ", peer_address(fd));
+    DDL_CHECK(k > 0, "dist: recv from ", peer_address(fd), " failed: ", std::strerror(errno));
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+std::string local_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return format_sockaddr(ss);
+}
+
+std::string peer_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return format_sockaddr(ss);
+}
+
+std::string local_ip(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char ip[INET6_ADDRSTRLEN] = "127.0.0.1";
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, ip, sizeof ip);
+    else if (ss.ss_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, ip, sizeof ip);
+  }
+  return ip;
+}
+
+int find_free_port(const std::string& host) {
+  int port = 0;
+  int fd = tcp_listen(host, 0, &port);
+  close(fd);
+  return port;
+}
+
+}  // namespace ddl::dist::detail

@@ -1,0 +1,85 @@
+// TCPStore: the rendezvous store over TCP. One process (rank 0 or the ddlrun launcher)
+// runs a TCPStoreServer; every rank is a TCPStore client. The server binds to the address
+// it is given, speaks the checked protocol of store_wire.h and, when given a job token,
+// drops any client that does not present it. Timeouts are enforced server-side
+// (the reply says "timeout") and client-side (a dead server cannot hang a rank).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dist/store.h"
+
+namespace ddl::dist {
+
+// Serves keys to any number of clients, one thread per connection.
+class TCPStoreServer {
+ public:
+  // Binds host:port (port 0 = a free port, read it back with port()). Token "" = no check.
+  TCPStoreServer(const std::string& host, int port, std::string token = "");
+  ~TCPStoreServer();  // stops accepting, disconnects clients, joins threads
+  TCPStoreServer(const TCPStoreServer&) = delete;
+  TCPStoreServer& operator=(const TCPStoreServer&) = delete;
+  int port() const { return port_; }
+  // Clients dropped for a bad token or a malformed message (tests read it).
+  int64_t rejected_clients() const { return rejected_.load(); }
+
+ private:
+  void accept_loop();
+  void serve(int fd);
+  std::string handle(const std::string& body);  // one request → one reply frame
+
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::string token_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> rejected_{0};
+  std::thread acceptor_;
+  std::mutex conn_mu_;
+  std::vector<int> conn_fds_;
+  std::vector<std::thread> conn_threads_;
+  HashStore data_;  // the keys themselves, with blocking get/wait
+};
+
+struct TCPStoreOptions {
+  Millis timeout = kDefaultTimeout;  // connect, get and wait
+  std::string token;                 // must match the server's (DDL_JOB_TOKEN)
+  bool is_server = false;            // also start a TCPStoreServer on host:port
+};
+
+class TCPStore : public Store {
+ public:
+  using Store::get;
+  using Store::wait;
+  // Connects to host:port (retrying until the timeout: the server may start later).
+  TCPStore(std::string host, int port, TCPStoreOptions opts = {});
+  ~TCPStore() override;
+  void set(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, Millis timeout) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  bool check(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys, Millis timeout) override;
+
+  int port() const { return port_; }
+  const std::string& host() const { return host_; }
+  // IP of this machine's interface that reaches the server: a good Gloo hostname.
+  std::string local_ip() const;
+  TCPStoreServer* server() { return server_.get(); }
+
+ private:
+  // Sends one request, returns the reply body after its status byte; throws on errors.
+  std::string request(const std::string& frame, const char* what, const std::string& key_desc,
+                      Millis timeout);
+
+  std::string host_;
+  int port_;
+  std::unique_ptr<TCPStoreServer> server_;
+  std::mutex mu_;  // one request on the socket at a time
+  int fd_ = -1;
+};
+
+}  // namespace ddl::dist

@@ -1,0 +1,27 @@
+// ddl::nn::functional: the layers' operations as plain functions, like torch.nn.functional.
+#pragma once
+
+#include "autograd/functions.h"
+
+namespace ddl::nn::functional {
+
+using ddl::avg_pool2d;
+using ddl::batch_norm;
+using ddl::conv2d;
+using ddl::cross_entropy;
+using ddl::dropout;
+using ddl::linear;
+using ddl::log_softmax;
+using ddl::max_pool2d;
+using ddl::mse_loss;
+using ddl::nll_loss;
+using ddl::relu;
+using ddl::sigmoid;
+using ddl::softmax;
+using ddl::tanh;
+
+inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_dim = -1) {
+  return x.flatten(start_dim, end_dim);
+}
+
+}  // namespace ddl::nn::functional

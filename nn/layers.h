@@ -1,0 +1,162 @@
+// The standard layers. Constructors take PyTorch's arguments in PyTorch's
+// order and initialise as PyTorch does by default (nn/init.h).
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "autograd/functions.h"
+#include "nn/module.h"
+
+namespace ddl::nn {
+
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+  Variable weight, bias;  // weight: [out, in]; bias: [out] or undefined
+
+ private:
+  int64_t in_, out_;
+};
+
+struct Conv2dOptions {
+  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  bool bias = true;
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv2dOptions opts = {});
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+  Variable weight, bias;  // weight: [out, in / groups, k, k]
+
+ private:
+  int64_t in_, out_, k_;
+  Conv2dOptions opts_;
+};
+
+// BatchNorm over [N, C] (1d) or [N, C, H, W] (2d). momentum as in PyTorch:
+// running = (1 - momentum) * running + momentum * batch statistic.
+class BatchNorm : public Module {
+ public:
+  BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_features, double eps, double momentum,
+            bool affine, bool track_running_stats);
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+  Variable weight, bias;                    // [C] when affine
+  Variable running_mean, running_var;       // [C] when tracking
+  Variable num_batches_tracked;             // int64 scalar
+
+ private:
+  int64_t expected_dims_, num_features_;
+  double eps_, momentum_;
+  bool affine_, track_;
+};
+
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true)
+      : BatchNorm("BatchNorm1d", 2, num_features, eps, momentum, affine, track_running_stats) {}
+};
+
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true)
+      : BatchNorm("BatchNorm2d", 4, num_features, eps, momentum, affine, track_running_stats) {}
+};
+
+class ReLU : public Module {
+ public:
+  ReLU() : Module("ReLU") {}
+  Variable forward(const Variable& x) override { return relu(x); }
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0);
+  Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
+  std::string extra_repr() const override;
+
+ private:
+  Pool2dParams params_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0);
+  Variable forward(const Variable& x) override { return avg_pool2d(x, params_); }
+  std::string extra_repr() const override;
+
+ private:
+  Pool2dParams params_;
+};
+
+// Output size must divide the input size (or be 1x1), which covers VGG and ResNet heads.
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size) : Module("AdaptiveAvgPool2d"), out_(output_size) {}
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+
+ private:
+  std::array<int64_t, 2> out_;
+};
+
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, Generator* gen = nullptr);
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+
+ private:
+  double p_;
+  Generator* gen_;
+};
+
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : Module("Flatten"), start_(start_dim), end_(end_dim) {}
+  Variable forward(const Variable& x) override { return x.flatten(start_, end_); }
+  std::string extra_repr() const override;
+
+ private:
+  int64_t start_, end_;
+};
+
+// Runs its children in order; children are named "0", "1", ... by position.
+class Sequential : public Module {
+ public:
+  Sequential() : Module("Sequential") {}
+  explicit Sequential(std::vector<std::shared_ptr<Module>> modules);
+  void push_back(std::shared_ptr<Module> m);
+  Variable forward(const Variable& x) override;
+  size_t size() const { return named_children().size(); }
+  std::shared_ptr<Module> operator[](size_t i) const;
+};
+
+// Losses as modules.
+class CrossEntropyLoss : public Module {
+ public:
+  explicit CrossEntropyLoss(CrossEntropyOptions opts = {}) : Module("CrossEntropyLoss"), opts_(opts) {}
+  Variable forward(const Variable& logits, const Tensor& target) const { return cross_entropy(logits, target, opts_); }
+  Variable operator()(const Variable& logits, const Tensor& target) const { return forward(logits, target); }
+
+ private:
+  CrossEntropyOptions opts_;
+};
+
+class MSELoss : public Module {
+ public:
+  explicit MSELoss(Reduction reduction = Reduction::Mean) : Module("MSELoss"), reduction_(reduction) {}
+  Variable operator()(const Variable& a, const Variable& b) const { return mse_loss(a, b, reduction_); }
+
+ private:
+  Reduction reduction_;
+};
+
+}  // namespace ddl::nn

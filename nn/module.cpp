@@ -1,0 +1,152 @@
+// Module registration, traversal and printing.
+#include "nn/module.h"
+
+#include "autograd/grad_mode.h"
+
+namespace ddl::nn {
+
+namespace {
+void check_name(const std::string& name, const std::string& owner) {
+  DDL_CHECK(!name.empty() && name.find('.') == std::string::npos, owner,
+            ": names of parameters, buffers and submodules must be non-empty and contain no '.', got '", name, "'");
+}
+template <typename List>
+bool has(const List& list, const std::string& name) {
+  for (const auto& [n, v] : list)
+    if (n == name) return true;
+  return false;
+}
+}  // namespace
+
+Variable Module::forward(const Variable&) {
+  DDL_CHECK(false, type_name_, ": this module has no single-input forward(); call its own forward overload");
+  return {};
+}
+
+Variable Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
+  check_name(name, type_name_);
+  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name_, ": '", name, "' is already registered");
+  Variable v(std::move(value), requires_grad);
+  parameters_.emplace_back(name, v);
+  return v;
+}
+
+Variable Module::register_buffer(const std::string& name, Tensor value) {
+  check_name(name, type_name_);
+  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name_, ": '", name, "' is already registered");
+  Variable v(std::move(value), false);
+  buffers_.emplace_back(name, v);
+  return v;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_name(name, type_name_);
+  DDL_CHECK(module != nullptr, type_name_, ": submodule '", name, "' is null");
+  DDL_CHECK(!has(children_, name), type_name_, ": submodule '", name, "' is already registered");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, bool params, bool recurse,
+                     std::vector<std::pair<std::string, Variable>>& out) const {
+  for (const auto& [n, v] : params ? parameters_ : buffers_) out.emplace_back(prefix + n, v);
+  if (!recurse) return;
+  for (const auto& [n, child] : children_) child->collect(prefix + n + ".", params, true, out);
+}
+
+std::vector<std::pair<std::string, Variable>> Module::named_parameters(bool recurse) const {
+  std::vector<std::pair<std::string, Variable>> out;
+  collect("", true, recurse, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Variable>> Module::named_buffers(bool recurse) const {
+  std::vector<std::pair<std::string, Variable>> out;
+  collect("", false, recurse, out);
+  return out;
+}
+
+std::vector<Variable> Module::parameters(bool recurse) const {
+  std::vector<Variable> out;
+  for (auto& [n, v] : named_parameters(recurse)) out.push_back(v);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [n, c] : children_) out.push_back(c);
+  return out;
+}
+
+std::vector<std::pair<std::string, Variable>> Module::named_state() const {
+  // PyTorch's state_dict order: each module's parameters, then its buffers, then its children.
+  std::vector<std::pair<std::string, Variable>> out;
+  std::function<void(const Module&, const std::string&)> walk = [&](const Module& m, const std::string& prefix) {
+    for (const auto& [n, v] : m.parameters_) out.emplace_back(prefix + n, v);
+    for (const auto& [n, v] : m.buffers_) out.emplace_back(prefix + n, v);
+    for (const auto& [n, c] : m.children_) walk(*c, prefix + n + ".");
+  };
+  walk(*this, "");
+  return out;
+}
+
+int64_t Module::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& [name, v] : named_parameters()) n += v.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, c] : children_) c->train(on);
+}
+
+void Module::to(Device device) {
+  for (auto& [n, v] : named_state()) {
+    Variable h = v;
+    h.set_data(v.data().to(device));
+    if (h.grad().defined()) h.set_grad(h.grad().to(device));
+  }
+}
+
+void Module::to(DType dtype) {
+  // Only floating state converts; integer buffers (num_batches_tracked) keep their type.
+  for (auto& [n, v] : named_state()) {
+    if (!is_floating(v.dtype())) continue;
+    Variable h = v;
+    h.set_data(v.data().to(dtype));
+    if (h.grad().defined()) h.set_grad(h.grad().to(dtype));
+  }
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (auto& v : parameters()) v.zero_grad(set_to_none);
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  fn(*this);
+  for (auto& [n, c] : children_) c->apply(fn);
+}
+
+void Module::pretty_print(std::ostream& os, int indent) const {
+  os << type_name_ << '(';
+  if (children_.empty()) {
+    os << extra_repr() << ')';
+    return;
+  }
+  const std::string pad(static_cast<size_t>(indent + 2), ' ');
+  os << '\n';
+  if (!extra_repr().empty()) os << pad << extra_repr() << '\n';
+  for (const auto& [n, c] : children_) {
+    os << pad << '(' << n << "): ";
+    c->pretty_print(os, indent + 2);
+    os << '\n';
+  }
+  os << std::string(static_cast<size_t>(indent), ' ') << ')';
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& m) {
+  m.pretty_print(os);
+  return os;
+}
+
+}  // namespace ddl::nn

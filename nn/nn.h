@@ -1,0 +1,12 @@
+// Everything in nn/: modules, layers, init, models, checkpoints.
+#pragma once
+
+#include "nn/checkpoint.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/models/mlp.h"
+#include "nn/models/resnet.h"
+#include "nn/models/vgg.h"
+#include "nn/module.h"
+#include "nn/safetensors.h"

@@ -1,0 +1,179 @@
+// safetensors reading and writing, with every header field validated so a
+// truncated or garbage file gives an error, never a crash or silent garbage.
+#include "nn/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tensor/factory.h"
+
+namespace ddl::nn {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // the format's own limit
+
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return "F32";
+    case DType::Float64: return "F64";
+    case DType::Int64: return "I64";
+    case DType::Int32: return "I32";
+    case DType::UInt8: return "U8";
+    case DType::Bool: return "BOOL";
+    case DType::Float16: return "F16";
+    case DType::BFloat16: return "BF16";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& s, DType& out) {
+  static const std::map<std::string, DType> m = {{"F32", DType::Float32}, {"F64", DType::Float64}, {"I64", DType::Int64},
+                                                 {"I32", DType::Int32},   {"U8", DType::UInt8},     {"BOOL", DType::Bool},
+                                                 {"F16", DType::Float16}, {"BF16", DType::BFloat16}};
+  auto it = m.find(s);
+  if (it == m.end()) return false;
+  out = it->second;
+  return true;
+}
+
+void write_all(int fd, const void* data, size_t n, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    DDL_CHECK(w > 0, "save_safetensors: writing ", path, " failed: ", std::strerror(errno));
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<Tensor> blobs;
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    DDL_CHECK(t.defined(), "save_safetensors: tensor '", name, "' is undefined");
+    DDL_CHECK(names.insert(name).second, "save_safetensors: duplicate tensor name '", name, "'");
+    const Tensor c = t.to(Device::cpu()).contiguous();
+    header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape().vec()}, {"data_offsets", {offset, offset + c.nbytes()}}};
+    offset += c.nbytes();
+    blobs.push_back(c);
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  const uint64_t n = h.size();
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  DDL_CHECK(fd >= 0, "save_safetensors: cannot create ", tmp, ": ", std::strerror(errno));
+  try {
+    write_all(fd, len, 8, tmp);
+    write_all(fd, h.data(), h.size(), tmp);
+    for (const Tensor& b : blobs) write_all(fd, b.raw_data(), b.nbytes(), tmp);
+    DDL_CHECK(::fsync(fd) == 0, "save_safetensors: fsync of ", tmp, " failed: ", std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    DDL_CHECK(false, "save_safetensors: cannot rename ", tmp, " to ", path, ": ", err);
+  }
+}
+
+TensorFile load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  DDL_CHECK(in.good(), "load_safetensors: cannot open ", path);
+  in.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  DDL_CHECK(file_size >= 8, "load_safetensors: ", path, " is ", file_size, " bytes, too short for the 8-byte header length");
+  unsigned char len[8];
+  in.read(reinterpret_cast<char*>(len), 8);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
+  DDL_CHECK(n <= kMaxHeaderBytes && n <= file_size - 8, "load_safetensors: ", path, " declares a ", n,
+            "-byte header but the file has ", file_size - 8, " bytes after the length (truncated or not safetensors)");
+  std::string h(n, '\0');
+  in.read(h.data(), static_cast<std::streamsize>(n));
+  json header;
+  try {
+    header = json::parse(h);
+  } catch (const std::exception& e) {
+    DDL_CHECK(false, "load_safetensors: ", path, ": header is not valid JSON (", e.what(), ")");
+  }
+  DDL_CHECK(header.is_object(), "load_safetensors: ", path, ": header is not a JSON object");
+
+  const uint64_t data_size = file_size - 8 - n;
+  TensorFile out;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const json& e = it.value();
+    if (name == "__metadata__") {
+      DDL_CHECK(e.is_object(), "load_safetensors: ", path, ": __metadata__ must map strings to strings");
+      for (auto m = e.begin(); m != e.end(); ++m) {
+        DDL_CHECK(m.value().is_string(), "load_safetensors: ", path, ": metadata '", m.key(), "' is not a string");
+        out.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "load_safetensors: " + path + ": tensor '" + name + "'";
+    DDL_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"), where,
+              " needs dtype, shape and data_offsets");
+    DType dtype;
+    DDL_CHECK(e["dtype"].is_string() && parse_dtype(e["dtype"].get<std::string>(), dtype), where, " has unknown dtype ",
+              e["dtype"].dump());
+    DDL_CHECK(e["shape"].is_array(), where, ": shape must be an array");
+    std::vector<int64_t> dims;
+    for (const json& d : e["shape"]) {
+      DDL_CHECK(d.is_number_unsigned(), where, ": shape entries must be non-negative integers");
+      dims.push_back(d.get<int64_t>());
+    }
+    const json& off = e["data_offsets"];
+    DDL_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(), where,
+              ": data_offsets must be two non-negative integers");
+    const uint64_t b = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    const Shape shape(dims);
+    const uint64_t expected = static_cast<uint64_t>(shape.numel()) * dtype_size(dtype);
+    DDL_CHECK(b <= end && end <= data_size, where, ": data_offsets [", b, ", ", end, ") exceed the ", data_size,
+              " data bytes (truncated file?)");
+    DDL_CHECK(end - b == expected, where, ": ", end - b, " bytes stored but dtype ", dtype_name(dtype), " and shape ",
+              shape, " need ", expected);
+    Tensor t = empty(shape, dtype);
+    in.seekg(static_cast<std::streamoff>(8 + n + b));
+    in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(expected));
+    DDL_CHECK(in.good() || expected == 0, where, ": read failed");
+    ranges.emplace_back(b, end);
+    out.tensors.emplace_back(name, t);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    DDL_CHECK(ranges[i].first >= ranges[i - 1].second, "load_safetensors: ", path, ": tensors overlap in the data section");
+  // Keep the file's order (by offset) rather than JSON key order.
+  std::sort(out.tensors.begin(), out.tensors.end(), [&](const auto& a, const auto& b) {
+    return header[a.first]["data_offsets"][0].template get<uint64_t>() < header[b.first]["data_offsets"][0].template get<uint64_t>();
+  });
+  return out;
+}
+
+}  // namespace ddl::nn

@@ -1,0 +1,53 @@
+// Adam and AdamW steps.
+#include "optim/adam.h"
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+
+namespace ddl::optim {
+
+Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
+    : Optimizer({{"lr", o.lr}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps}, {"weight_decay", o.weight_decay}}),
+      decoupled_(decoupled) {
+  DDL_CHECK(o.lr >= 0 && o.eps >= 0 && o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
+            decoupled ? "AdamW" : "Adam", ": invalid hyper-parameters (need lr, eps >= 0 and betas in [0, 1))");
+  add_param_group(std::move(params));
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  size_t index = 0;
+  for (auto& group : groups_) {
+    const double lr = group.options["lr"], b1 = group.options["beta1"], b2 = group.options["beta2"];
+    const double eps = group.options["eps"], wd = group.options["weight_decay"];
+    for (auto& p : group.params) {
+      auto& state = state_of(index++);
+      if (!p.grad().defined()) continue;
+      const Tensor& w = p.data();
+      Tensor g = p.grad();
+      if (!state.count("step")) {
+        state["step"] = zeros({}, DType::Float64);
+        state["exp_avg"] = zeros_like(w);
+        state["exp_avg_sq"] = zeros_like(w);
+      }
+      const double t = state["step"].item() + 1;
+      state["step"].fill_(t);
+      if (wd != 0) {
+        if (decoupled_) w.mul_(1 - lr * wd);
+        else g = add(g, w, wd);
+      }
+      Tensor& m = state["exp_avg"];
+      Tensor& v = state["exp_avg_sq"];
+      m.mul_(b1).add_(g, 1 - b1);
+      v.mul_(b2).add_(mul(g, g), 1 - b2);
+      const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+      const Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), eps);
+      w.add_(div(m, denom), -lr / bc1);
+    }
+  }
+}
+
+}  // namespace ddl::optim

@@ -1,0 +1,29 @@
+// Adam (Kingma & Ba) and AdamW (decoupled weight decay), PyTorch's update:
+//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+//   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// Adam adds weight_decay * p to g; AdamW multiplies p by (1 - lr * weight_decay) first.
+#pragma once
+
+#include "optim/optimizer.h"
+
+namespace ddl::optim {
+
+struct AdamOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Variable> params, AdamOptions opts, bool decoupled_weight_decay = false);
+  void step() override;
+
+ private:
+  bool decoupled_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Variable> params, AdamOptions opts) : Adam(std::move(params), opts, true) {}
+};
+
+}  // namespace ddl::optim

@@ -1,0 +1,56 @@
+// Optimizer: parameter groups, each with its own hyper-parameters, and per-
+// parameter state (momentum buffers, step counts) that can be saved and
+// restored. Updates write param.data() directly, outside the graph.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace ddl::optim {
+
+struct ParamGroup {
+  std::vector<Variable> params;
+  std::map<std::string, double> options;  // "lr", "momentum", "weight_decay", ...
+  double lr() const { return options.at("lr"); }
+  void set_lr(double lr) { options["lr"] = lr; }
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // Applies one update to every parameter that has a gradient.
+  virtual void step() = 0;
+  void zero_grad(bool set_to_none = true);
+
+  // Adds a group; options it lacks take the optimizer's defaults.
+  void add_param_group(std::vector<Variable> params, std::map<std::string, double> options = {});
+  std::vector<ParamGroup>& param_groups() { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+
+  // State as named tensors ("state.<index>.<name>", index counting parameters
+  // across groups in order) plus group options ("group.<g>.<option>"), for checkpoints.
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const;
+  std::map<std::string, std::string> state_metadata() const;
+  void load_state(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                  const std::map<std::string, std::string>& metadata);
+
+ protected:
+  explicit Optimizer(std::map<std::string, double> defaults) : defaults_(std::move(defaults)) {}
+  // Per-parameter state, by the parameter's position across groups.
+  std::map<std::string, Tensor>& state_of(size_t index) { return state_[index]; }
+
+  std::vector<ParamGroup> groups_;
+
+ private:
+  std::map<std::string, double> defaults_;
+  std::map<size_t, std::map<std::string, Tensor>> state_;
+};
+
+// Rescales all gradients so their joint L2 norm is at most max_norm; returns the norm before clipping.
+double clip_grad_norm_(const std::vector<Variable>& params, double max_norm);
+
+}  // namespace ddl::optim

@@ -1,0 +1,103 @@
+// safetensors checkpoints: round trips, atomic writes, and bad files rejected clearly.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "ddl.h"
+
+using namespace ddl;
+using namespace ddl::nn;
+namespace fs = std::filesystem;
+
+namespace {
+std::string tmp_path(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ddl_ckpt_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+std::string read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void write_file(const std::string& p, const std::string& s) {
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+}  // namespace
+
+TEST_CASE("save then load gives identical outputs", "[nn][checkpoint]") {
+  manual_seed(1);
+  VGG a(11, true, 10, 1);
+  Generator gen(3);
+  const Variable x(randn({2, 1, 32, 32}, gen));
+  a(x);  // a training step moves the running statistics
+  a.eval();
+  const auto ya = to_vector<float>(a(x).data());
+  const std::string path = tmp_path("vgg.safetensors");
+  save_state(a, path, {{"epoch", "3"}});
+  manual_seed(99);
+  VGG b(11, true, 10, 1);
+  b.eval();
+  REQUIRE(to_vector<float>(b(x).data()) != ya);
+  const auto meta = load_state(b, path);
+  REQUIRE(meta.at("epoch") == "3");
+  REQUIRE(to_vector<float>(b(x).data()) == ya);
+  REQUIRE(b.features->named_children().size() == a.features->named_children().size());
+  REQUIRE(std::static_pointer_cast<BatchNorm2d>((*b.features)[1])->num_batches_tracked.item() == 1);
+}
+
+TEST_CASE("the file layout is the safetensors format", "[nn][checkpoint]") {
+  const std::string path = tmp_path("small.safetensors");
+  save_safetensors(path, {{"a", from_vector<float>({1, 2})}, {"b", from_vector<int64_t>({7}, {1, 1})}});
+  const std::string bytes = read_file(path);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  REQUIRE(n % 8 == 0);
+  REQUIRE(bytes.size() == 8 + n + 8 + 8);
+  const std::string header = bytes.substr(8, n);
+  REQUIRE(header.find("\"a\":{\"data_offsets\":[0,8],\"dtype\":\"F32\",\"shape\":[2]}") != std::string::npos);
+  REQUIRE(header.find("\"b\":{\"data_offsets\":[8,16],\"dtype\":\"I64\",\"shape\":[1,1]}") != std::string::npos);
+  float f;
+  std::memcpy(&f, bytes.data() + 8 + n + 4, 4);
+  REQUIRE(f == 2.0f);
+  const TensorFile back = load_safetensors(path);
+  REQUIRE(back.tensors[0].first == "a");
+  REQUIRE(to_vector<int64_t>(back.tensors[1].second) == std::vector<int64_t>{7});
+  REQUIRE_FALSE(fs::exists(path + ".tmp." + std::to_string(::getpid())));
+}
+
+TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor named", "[nn][checkpoint]") {
+  Linear lin(4, 3);
+  const std::string good = tmp_path("lin.safetensors");
+  save_state(lin, good);
+  const std::string bytes = read_file(good);
+  const std::string bad = tmp_path("bad.safetensors");
+
+  write_file(bad, bytes.substr(0, bytes.size() - 5));
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("bad.safetensors") && Catch::Contains("truncated"));
+  write_file(bad, bytes.substr(0, 5));
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("too short"));
+  write_file(bad, std::string(64, '\xff'));
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("header"));
+  std::string garbage = bytes;
+  garbage[8] = '#';
+  write_file(bad, garbage);
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("not valid JSON"));
+  REQUIRE_THROWS_WITH(load_state(lin, tmp_path("missing.safetensors")), Catch::Contains("cannot open"));
+
+  Linear other(5, 3);
+  REQUIRE_THROWS_WITH(load_state(other, good), Catch::Contains("tensor 'weight' has shape [3, 4] but the model expects [3, 5]"));
+  save_safetensors(bad, {{"weight", zeros({3, 4})}});
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("has no tensor 'bias'"));
+  save_safetensors(bad, {{"weight", zeros({3, 4})}, {"bias", zeros({3})}, {"extra", zeros({1})}});
+  REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("holds 'extra'"));
+  // A failed load leaves the module untouched.
+  const auto before = to_vector<float>(lin.weight.data());
+  REQUIRE_THROWS(load_state(lin, bad));
+  REQUIRE(to_vector<float>(lin.weight.data()) == before);
+  load_state(lin, bad, false);
+  REQUIRE(to_vector<float>(lin.weight.data()) == std::vector<float>(12, 0));
+}
