@@ -30,8 +30,8 @@ void read_records(const char* format, const std::vector<std::string>& paths, int
     const int64_t n = static_cast<int64_t>(files.back().size());
     DDL_CHECK(n > 0, format, ": '", path, "' is empty, expected records of ", record, " bytes");
     DDL_CHECK(n % record == 0, format, ": '", path, "' has ", n, " bytes, not a whole number of ", record,
-              "-byte records: record ", n / record, " at offset ", n / record * record, " is truncated (",
-              n % record, " of ", record, " bytes)");
+              "-byte records: record ", n / record, " at offset ", n / record * record, " is truncated (", n % record,
+              " of ", record, " bytes)");
     total += n / record;
   }
   images = empty({total, 3, 32, 32}, DType::UInt8);

@@ -34,7 +34,7 @@ class CIFAR100 : public Dataset {
   // Reads train.bin or test.bin from `root` or `root/cifar-100-binary`.
   explicit CIFAR100(const std::string& root, bool train = true, Transform transform = {}, Label label = Label::Fine);
   int64_t size() const override { return images_.size(0); }
-  const Tensor& images() const { return images_; }   // uint8 [N, 3, 32, 32]
+  const Tensor& images() const { return images_; }         // uint8 [N, 3, 32, 32]
   const Tensor& fine_labels() const { return fine_; }      // int64 [N], < 100
   const Tensor& coarse_labels() const { return coarse_; }  // int64 [N], < 20
 

@@ -16,7 +16,8 @@ namespace ddl::data {
 Batch collate(const std::vector<Example>& examples) {
   DDL_CHECK(!examples.empty(), "collate: no examples to stack");
   const Example& first = examples[0];
-  DDL_CHECK(first.data.defined() && first.target.defined(), "collate: example 0 has an undefined data or target tensor");
+  DDL_CHECK(first.data.defined() && first.target.defined(),
+            "collate: example 0 has an undefined data or target tensor");
   auto stack = [&](auto member, const char* what) {
     const Tensor& t0 = first.*member;
     Shape shape = t0.shape();
@@ -51,22 +52,24 @@ class DataLoader::Epoch {
  public:
   Epoch(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> indices, int64_t batch_size, bool drop_last,
         uint64_t seed, int64_t epoch, int64_t num_workers, int64_t prefetch_factor)
-      : dataset_(std::move(dataset)), indices_(std::move(indices)), batch_size_(batch_size), seed_(seed),
-        epoch_(epoch), window_(num_workers * prefetch_factor) {
+      : dataset_(std::move(dataset)),
+        indices_(std::move(indices)),
+        batch_size_(batch_size),
+        seed_(seed),
+        epoch_(epoch),
+        window_(num_workers * prefetch_factor) {
     const int64_t n = static_cast<int64_t>(indices_.size());
     num_batches_ = drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
     const int64_t threads = std::min(num_workers, num_batches_);
-    for (int64_t w = 0; w < threads; ++w) workers_.emplace_back([this] { work(); });
+    try {
+      for (int64_t w = 0; w < threads; ++w) workers_.emplace_back([this] { work(); });
+    } catch (...) {
+      shutdown();  // a thread failed to start: join the ones that did
+      throw;
+    }
   }
 
-  ~Epoch() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    space_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
+  ~Epoch() { shutdown(); }
 
   // The next batch in order into `out`; false at the end of the epoch.
   bool next(Batch& out) {
@@ -115,6 +118,16 @@ class DataLoader::Epoch {
     } catch (const std::exception& e) {
       DDL_CHECK(false, "DataLoader: batch ", b, ": ", e.what());
     }
+  }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    space_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
   }
 
   void work() {

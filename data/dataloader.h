@@ -22,13 +22,13 @@ struct Batch {
 
 struct DataLoaderOptions {
   int64_t batch_size = 1;
-  bool shuffle = false;              // RandomSampler(seed) when no sampler is given
-  std::shared_ptr<Sampler> sampler;  // overrides shuffle; e.g. a DistributedSampler
-  bool drop_last = false;            // drop a last batch smaller than batch_size
-  int64_t num_workers = 0;           // 0: load in the calling thread
-  int64_t prefetch_factor = 2;       // batches in flight per worker
-  bool pin_memory = false;           // page-locked batches for faster GPU copies (no-op for now)
-  uint64_t seed = 0;                 // seeds shuffling and random transforms
+  bool shuffle = false;                // RandomSampler(seed) when no sampler is given
+  std::shared_ptr<Sampler> sampler{};  // overrides shuffle; e.g. a DistributedSampler
+  bool drop_last = false;              // drop a last batch smaller than batch_size
+  int64_t num_workers = 0;             // 0: load in the calling thread
+  int64_t prefetch_factor = 2;         // batches in flight per worker
+  bool pin_memory = false;             // page-locked batches for faster GPU copies (no-op for now)
+  uint64_t seed = 0;                   // seeds shuffling and random transforms
 };
 
 // Stacks examples (same data shape and dtype, same target shape and dtype) into a Batch.

@@ -18,8 +18,8 @@ bool file_exists(const std::string& path) {
 
 std::vector<uint8_t> read_file(const std::string& path, const char* format) {
   std::error_code ec;
-  DDL_CHECK(std::filesystem::is_regular_file(path, ec), format, ": cannot open '", path, "': ",
-            std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
+  DDL_CHECK(std::filesystem::is_regular_file(path, ec), format, ": cannot open '", path,
+            "': ", std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
   errno = 0;
   gzFile f = gzopen(path.c_str(), "rb");
   DDL_CHECK(f != nullptr, format, ": cannot open '", path, "': ", errno ? std::strerror(errno) : "zlib out of memory");

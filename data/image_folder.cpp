@@ -29,10 +29,10 @@ Tensor read_image(const std::string& path, int64_t channels) {
   const std::vector<uint8_t> bytes = detail::read_file(path, "read_image");
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   int w = 0, h = 0, comp = 0;
-  uint8_t* pixels = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp,
-                                          static_cast<int>(channels));
-  DDL_CHECK(pixels != nullptr, "read_image: cannot decode '", path, "' (", bytes.size(), " bytes): ",
-            stbi_failure_reason(), "; expected a PNG, JPEG, BMP, TGA, GIF, PNM or PSD image");
+  uint8_t* pixels =
+      stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp, static_cast<int>(channels));
+  DDL_CHECK(pixels != nullptr, "read_image: cannot decode '", path, "' (", bytes.size(),
+            " bytes): ", stbi_failure_reason(), "; expected a PNG, JPEG, BMP, TGA, GIF, PNM or PSD image");
   // pixels: [H, W, C] -> out: [C, H, W]
   Tensor out = empty({channels, h, w}, DType::UInt8);
   uint8_t* o = out.data<uint8_t>();
@@ -73,7 +73,8 @@ ImageFolder::ImageFolder(const std::string& root, Transform transform, ImageFold
 Example ImageFolder::load(int64_t index) const {
   const auto& [path, label] = samples_[static_cast<size_t>(index)];
   Tensor image = read_image(path, options_.channels);
-  if (options_.resize_height > 0 && (image.size(1) != options_.resize_height || image.size(2) != options_.resize_width)) {
+  if (options_.resize_height > 0 &&
+      (image.size(1) != options_.resize_height || image.size(2) != options_.resize_width)) {
     TransformContext unused(0, 0, index);
     image = Resize(options_.resize_height, options_.resize_width)(image, unused);
   }

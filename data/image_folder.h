@@ -13,7 +13,7 @@
 namespace ddl::data {
 
 struct ImageFolderOptions {
-  int64_t channels = 3;      // 1 (grey), 3 (RGB) or 4 (RGBA); stb converts
+  int64_t channels = 3;       // 1 (grey), 3 (RGB) or 4 (RGBA); stb converts
   int64_t resize_height = 0;  // both > 0: every image is resized (bilinear) before the transform
   int64_t resize_width = 0;
   // Lower-case file extensions that count as images.

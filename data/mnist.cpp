@@ -43,8 +43,8 @@ std::vector<int64_t> idx_header(const std::vector<uint8_t>& b, const std::string
   if (b.size() != expected) {
     const int64_t per = count / std::max<int64_t>(dims[0], 1);
     const int64_t whole = per > 0 ? static_cast<int64_t>((b.size() - header) / per) : 0;
-    DDL_CHECK(b.size() > expected, "MNIST: '", path, "' is truncated: header promises ", dims[0], " ", kind,
-              "s (", expected, " bytes) but the file has ", b.size(), " bytes; record ", whole, " at offset ",
+    DDL_CHECK(b.size() > expected, "MNIST: '", path, "' is truncated: header promises ", dims[0], " ", kind, "s (",
+              expected, " bytes) but the file has ", b.size(), " bytes; record ", whole, " at offset ",
               header + whole * per, " is incomplete");
     DDL_CHECK(false, "MNIST: '", path, "' has ", b.size() - expected, " bytes after the ", dims[0], " ", kind,
               "s its header promises (expected ", expected, " bytes)");
@@ -82,7 +82,8 @@ MNIST::MNIST(const std::string& root, bool train, Transform transform) : Dataset
 }
 
 Example MNIST::load(int64_t index) const {
-  return {images_.select(0, index).unsqueeze(0), scalar_tensor(static_cast<double>(labels_.data<int64_t>()[index]), DType::Int64)};
+  return {images_.select(0, index).unsqueeze(0),
+          scalar_tensor(static_cast<double>(labels_.data<int64_t>()[index]), DType::Int64)};
 }
 
 }  // namespace ddl::data

@@ -37,16 +37,18 @@ std::vector<int64_t> RandomSampler::indices() const { return permutation(n_, see
 
 DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank, bool shuffle,
                                        uint64_t seed, bool drop_last)
-    : n_(dataset_size), num_replicas_(num_replicas), rank_(rank), shuffle_(shuffle), seed_(seed), drop_last_(drop_last) {
+    : n_(dataset_size),
+      num_replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      seed_(seed),
+      drop_last_(drop_last) {
   DDL_CHECK(dataset_size >= 0, "DistributedSampler: dataset size must be non-negative, got ", dataset_size);
   DDL_CHECK(num_replicas >= 1 && rank >= 0 && rank < num_replicas, "DistributedSampler: rank ", rank,
             " is not in [0, num_replicas) for num_replicas ", num_replicas);
   // PyTorch: drop_last and an uneven split -> ceil((N - R) / R) == floor(N / R); else ceil(N / R).
   num_samples_ = drop_last ? n_ / num_replicas_ : (n_ + num_replicas_ - 1) / num_replicas_;
 }
-
-DistributedSampler::DistributedSampler(int64_t dataset_size, bool shuffle, uint64_t seed, bool drop_last)
-    : DistributedSampler(dataset_size, default_world().world_size, default_world().rank, shuffle, seed, drop_last) {}
 
 std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> order = shuffle_ ? permutation(n_, seed_ + static_cast<uint64_t>(epoch_)) : iota(n_);

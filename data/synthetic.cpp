@@ -34,7 +34,8 @@ SyntheticDataset::SyntheticDataset(int64_t n, Shape shape, int64_t num_classes, 
 }
 
 int64_t SyntheticDataset::label(int64_t index) const {
-  return static_cast<int64_t>(mix_seed(seed_, kLabel, static_cast<uint64_t>(index)) % static_cast<uint64_t>(num_classes_));
+  return static_cast<int64_t>(mix_seed(seed_, kLabel, static_cast<uint64_t>(index)) %
+                              static_cast<uint64_t>(num_classes_));
 }
 
 Example SyntheticDataset::load(int64_t index) const {

@@ -43,7 +43,9 @@ uint64_t mix_seed(uint64_t seed, uint64_t epoch, uint64_t index) {
 }
 
 TransformContext::TransformContext(uint64_t seed, int64_t epoch, int64_t index)
-    : seed_(seed), epoch_(epoch), index_(index),
+    : seed_(seed),
+      epoch_(epoch),
+      index_(index),
       gen_(mix_seed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index))) {}
 
 double TransformContext::uniform() {
@@ -61,13 +63,13 @@ int64_t TransformContext::randint(int64_t low, int64_t high) {
 Tensor ToTensor::operator()(const Tensor& x, TransformContext&) const {
   DDL_CHECK(x.defined() && x.dtype() == DType::UInt8, "ToTensor: expected a uint8 image, got ",
             x.defined() ? describe(x) : std::string("an undefined tensor"));
-  constexpr float kScale = 1.0f / 255.0f;
+  // Divide (not multiply by 1/255) to match torchvision's ToTensor bit for bit.
   if (from_ == Layout::CHW) {
     const Tensor src = x.contiguous();
     Tensor out = empty(src.shape(), DType::Float32);
     const uint8_t* s = src.data<uint8_t>();
     float* o = out.data<float>();
-    for (int64_t i = 0, n = src.numel(); i < n; ++i) o[i] = static_cast<float>(s[i]) * kScale;
+    for (int64_t i = 0, n = src.numel(); i < n; ++i) o[i] = static_cast<float>(s[i]) / 255.0f;
     return out;
   }
   DDL_CHECK(x.dim() == 3, "ToTensor: HWC layout needs a [H, W, C] image, got ", describe(x));
@@ -78,13 +80,13 @@ Tensor ToTensor::operator()(const Tensor& x, TransformContext&) const {
   const uint8_t* s = src.data<uint8_t>();
   float* o = out.data<float>();
   for (int64_t p = 0; p < h * w; ++p)
-    for (int64_t k = 0; k < c; ++k) o[k * h * w + p] = static_cast<float>(s[p * c + k]) * kScale;
+    for (int64_t k = 0; k < c; ++k) o[k * h * w + p] = static_cast<float>(s[p * c + k]) / 255.0f;
   return out;
 }
 
 Normalize::Normalize(std::vector<double> mean, std::vector<double> std) : mean_(std::move(mean)), std_(std::move(std)) {
-  DDL_CHECK(!mean_.empty() && mean_.size() == std_.size(), "Normalize: mean and std need the same, non-zero length, got ",
-            mean_.size(), " and ", std_.size());
+  DDL_CHECK(!mean_.empty() && mean_.size() == std_.size(),
+            "Normalize: mean and std need the same, non-zero length, got ", mean_.size(), " and ", std_.size());
   for (double s : std_) DDL_CHECK(s > 0, "Normalize: std must be positive, got ", s);
 }
 

@@ -35,7 +35,8 @@ bool read_file(const std::string& path, std::string& out) {
   return true;
 }
 
-// Holds an exclusive fcntl lock on dir/lock (works across machines on NFS with lockd).
+// Holds an exclusive lock on dir/lock. Open-file-description locks (F_OFD_SETLKW) exclude
+// other threads of this process too, unlike classic fcntl locks, and work over NFS.
 class DirLock {
  public:
   explicit DirLock(const std::string& path) {
@@ -44,7 +45,7 @@ class DirLock {
     struct flock fl{};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
-    while (fcntl(fd_, F_SETLKW, &fl) != 0) {
+    while (fcntl(fd_, F_OFD_SETLKW, &fl) != 0) {
       DDL_CHECK(errno == EINTR, "FileStore: cannot lock ", path, ": ", std::strerror(errno));
     }
   }

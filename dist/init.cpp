@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "data/world.h"
 #include "dist/file_store.h"
 #include "dist/process_group_gloo.h"
 #include "dist/tcp_store.h"
@@ -119,6 +120,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
   s.env = env;
+  data::set_default_world(env.rank, env.world_size);
   return group;
 }
 
@@ -168,6 +170,7 @@ void destroy_process_group() {
   }
   s.group.reset();
   s.store.reset();
+  data::clear_default_world();
 }
 
 }  // namespace ddl::dist

@@ -146,6 +146,9 @@ std::string TCPStoreServer::handle(const std::string& body) {
     }
     return true;
   };
+  auto stopped_or_timeout = [&] {
+    return stop_ ? reply(Status::Error, "the store server is shutting down") : reply(Status::Timeout);
+  };
   switch (op) {
     case Op::Set: {
       std::string key = r.str(detail::kMaxKeyBytes);
@@ -158,7 +161,7 @@ std::string TCPStoreServer::handle(const std::string& body) {
       std::string key = r.str(detail::kMaxKeyBytes);
       int64_t timeout_ms = r.i64();
       r.finish();
-      if (!wait_keys({key}, timeout_ms)) return reply(Status::Timeout);
+      if (!wait_keys({key}, timeout_ms)) return stopped_or_timeout();
       return reply(Status::Ok, data_.get(key, Millis(0)));
     }
     case Op::Add: {
@@ -180,7 +183,7 @@ std::string TCPStoreServer::handle(const std::string& body) {
       auto keys = read_keys();
       int64_t timeout_ms = r.i64();
       r.finish();
-      return reply(wait_keys(keys, timeout_ms) ? Status::Ok : Status::Timeout);
+      return wait_keys(keys, timeout_ms) ? reply(Status::Ok) : stopped_or_timeout();
     }
     default:
       throw WireError("unknown opcode " + std::to_string(int(op)));
@@ -200,7 +203,12 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
                           .u32(detail::kWireVersion)
                           .str(opts.token)
                           .frame();
-  request(hello, "connect", host_ + ":" + std::to_string(port_), opts.timeout);
+  try {
+    request(hello, "connect", host_ + ":" + std::to_string(port_), opts.timeout);
+  } catch (...) {
+    if (fd_ >= 0) close(fd_);
+    throw;
+  }
 }
 
 TCPStore::~TCPStore() {

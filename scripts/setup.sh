@@ -20,7 +20,7 @@ fi
 
 # Extra meson options pass through, e.g. DDL_MESON_ARGS="-Dcuda=disabled".
 if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release ${DDL_MESON_ARGS:-}
+  meson setup build --buildtype=release --werror ${DDL_MESON_ARGS:-}
 fi
 ninja -C build
 echo "setup: built build/ (programs in build/apps/, benchmarks in build/bench/ddl-bench)"

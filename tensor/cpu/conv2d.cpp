@@ -1,6 +1,8 @@
 // CPU conv2d kernels: im2col + GEMM over chunks of images, for float32
-// (ddl::cpu::sgemm) and float64 (dgemm, for gradient checks). No Winograd,
-// no direct convolution; 1x1/stride-1/pad-0 convs skip im2col where they can.
+// (ddl::cpu::sgemm) and float64 (dgemm, for gradient checks), plus a float32
+// Winograd F(2x2, 3x3) path for wide 3x3 stride-1 layers (forward and input
+// gradient). 1x1/stride-1/pad-0 convs skip im2col where they can. No direct
+// convolution, no blocked (NCHWc) layouts.
 //
 // Note [Conv chunks]
 // One GEMM per image has too few columns for small late-layer maps (P*Q = 4
@@ -15,7 +17,6 @@
 // parts are added in part order, so the sum is thread-count independent too.
 #include <algorithm>
 #include <cstring>
-#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
@@ -171,8 +172,9 @@ void for_each_chunk(const Geom& g, const Fn& chunk) {
 // transforms use only additions and halves, so float32 error stays ~1e-6
 // relative. The input gradient of such a conv is again one (with the kernel
 // flipped and its channel dims swapped, padding 2 - pad), so it takes the
-// same path; the weight gradient stays on im2col. Tiles are chunked like
-// images in Note [Conv chunks], so results do not depend on the thread count.
+// same path; the weight gradient stays on im2col. See winograd_ok for when.
+// Tiles are chunked like images in Note [Conv chunks], so results do not
+// depend on the thread count.
 constexpr int64_t kTargetTiles = 512;
 
 struct WinoGeom {
@@ -184,11 +186,11 @@ struct WinoGeom {
   int64_t tiles() const { return nb() * tp() * tq(); }
 };
 
+// Where Winograd beats im2col here: its transforms cost O(tiles * channels),
+// worth it only with many channels and at least 4 tiles per image (measured).
 bool winograd_ok(const Geom& g) {
-  static const bool off = std::getenv("DDL_NO_WINO") != nullptr;  // DEV-ONLY
-  if (off) return false;
   return g.R == 3 && g.S == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.G == 1 && g.ph <= 2 &&
-         g.pw <= 2 && g.C >= 8 && g.K >= 8;
+         g.pw <= 2 && g.C >= 128 && g.K >= 128 && g.P * g.Q >= 16 && g.H * g.W >= 16;
 }
 
 // U: [16, O, I] = G g G^T of w [K, C, 3, 3]; flip: g = w[i][o] rotated 180

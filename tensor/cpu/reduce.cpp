@@ -26,7 +26,8 @@ Acc<T> block_sum(const T* x, int64_t n) {
 
 template <typename T>
 void sum_rows(T* out, const T* in, int64_t outer, int64_t inner) {
-  if (outer >= get_num_threads() || inner <= kBlock) {
+  // Split one long row into blocks across threads only when each thread gets real work.
+  if (outer >= get_num_threads() || inner < 16 * kBlock) {
     parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         Acc<T> s = 0;

@@ -58,14 +58,18 @@ int gemm_threads() {
 
 namespace {
 
-// Eigen reference path: op(A), op(B) as strided row-major maps.
+// Eigen path (non-AVX-512 sgemm, and dgemm), on blocks of at most 32 rows of C.
+// Eigen's own GEMM threading would make the rounding depend on the thread
+// count; a destination whose MaxRowsAtCompileTime is 32 keeps each block's
+// product serial (Eigen's parallelize_gemm condition), and the blocks are
+// spread over threads here.
 template <typename T>
-void eigen_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+void eigen_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                 int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
   using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using CMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor, 32, Eigen::Dynamic>;
   using CMap = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
-  using WMap = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
-  WMap c(C, M, N, Eigen::OuterStride<>(ldc));
+  Eigen::Map<CMat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
   if (beta == T(0)) c.setZero(); else if (beta != T(1)) c *= beta;
   if (K == 0 || alpha == T(0)) return;
   CMap a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda));
@@ -74,6 +78,20 @@ void eigen_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, cons
   else if (ta && !tb) c.noalias() += alpha * (a.transpose() * b);
   else if (!ta && tb) c.noalias() += alpha * (a * b.transpose());
   else c.noalias() += alpha * (a.transpose() * b.transpose());
+}
+
+template <typename T>
+void eigen_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  constexpr int64_t RB = 32;
+  const int64_t nblk = (M + RB - 1) / RB;
+  const int nt = double(M) * double(N) * double(K) < 64.0 * 64 * 64 ? 1 : gemm_threads();
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t blk = 0; blk < nblk; ++blk) {
+    const int64_t i0 = blk * RB;
+    eigen_rows<T>(ta, tb, std::min(RB, M - i0), N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B,
+                  ldb, beta, C + i0 * ldc, ldc);
+  }
 }
 
 #if defined(__AVX512F__)

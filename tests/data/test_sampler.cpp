@@ -1,8 +1,7 @@
 // Samplers: DistributedSampler against PyTorch's index lists (shuffle=false),
 // the shuffled partition's structure, Sequential/Random, the default world.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <set>
 
@@ -67,7 +66,8 @@ TEST_CASE("DistributedSampler with shuffle: same permutation on every rank, disj
     for (int64_t world = 1; world <= 5; ++world) {
       for (bool drop_last : {false, true}) {
         INFO("N " << n << ", world " << world << ", drop_last " << drop_last);
-        std::vector<int64_t> interleaved(static_cast<size_t>(world * (drop_last ? n / world : (n + world - 1) / world)));
+        std::vector<int64_t> interleaved(
+            static_cast<size_t>(world * (drop_last ? n / world : (n + world - 1) / world)));
         for (int64_t r = 0; r < world; ++r) {
           DistributedSampler s(n, world, r, true, /*seed=*/42, drop_last);
           s.set_epoch(1);
@@ -82,7 +82,7 @@ TEST_CASE("DistributedSampler with shuffle: same permutation on every rank, disj
         std::set<int64_t> seen(interleaved.begin(), interleaved.begin() + distinct);
         REQUIRE(static_cast<int64_t>(seen.size()) == distinct);
         for (int64_t v : seen) REQUIRE((v >= 0 && v < n));
-        if (!drop_last) REQUIRE(static_cast<int64_t>(seen.size()) == n);  // covers the data set
+        if (!drop_last) REQUIRE(static_cast<int64_t>(seen.size()) == n);                    // covers the data set
         for (int64_t i = n; i < total; ++i) REQUIRE(interleaved[i] == interleaved[i % n]);  // wrap-around padding
       }
     }

@@ -1,0 +1,30 @@
+// The ddlrun supervisor: starts the workers of one node, prefixes their output with
+// "[rank r/N] ", forwards SIGINT/SIGTERM, and when one worker fails stops the rest
+// (SIGTERM, then SIGKILL after a grace period) and reports which rank failed and how.
+// `max_restarts` reruns the whole group; node 0 also serves the rendezvous store.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ddl::launcher {
+
+struct Config {
+  int nproc = 1;          // workers on this node
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;    // 0: pick a free one (single node only)
+  int max_restarts = 0;
+  double grace_seconds = 5.0;  // between SIGTERM and SIGKILL
+  // Node 0's launcher serves the rendezvous store. Off: rank 0 serves it (torchrun's way,
+  // needed to launch programs that bring their own store, e.g. PyTorch's for a comparison).
+  bool launcher_store = true;
+  std::vector<std::string> command;  // program and its arguments
+};
+
+// Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing
+// worker's status, or 128 + signal, otherwise).
+int run(const Config& cfg);
+
+}  // namespace ddl::launcher

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The PyTorch side of bench/vs_pytorch.sh: the same step as `ddl-bench train-step`
+(VGG CIFAR variant or the MLP, SGD momentum 0.9, weight decay 5e-4, random data).
+Prints one JSON line like ddl-bench."""
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+CFG = {11: [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"]}
+
+
+class VGG(nn.Module):
+    def __init__(self, bn, in_ch=3):
+        super().__init__()
+        layers, c = [], in_ch
+        for v in CFG[11]:
+            if v == "M":
+                layers.append(nn.MaxPool2d(2, 2))
+            else:
+                layers += [nn.Conv2d(c, v, 3, padding=1)] + ([nn.BatchNorm2d(v)] if bn else []) + [nn.ReLU(inplace=True)]
+                c = v
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).flatten(1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default="vgg11_bn")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--eval", action="store_true")
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    if a.model in ("vgg11", "vgg11_bn"):
+        model = VGG(a.model.endswith("_bn"))
+    elif a.model == "mlp":
+        model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+    else:
+        raise SystemExit(f"torch_step.py: unsupported model {a.model}")
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    x = torch.randn(a.batch, 3, 32, 32)
+    y = torch.randint(0, 10, (a.batch,))
+    if a.eval:
+        model.eval()
+
+    def step():
+        if a.eval:
+            with torch.no_grad():
+                model(x)
+            return
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    step()
+    times = []
+    for _ in range(a.steps):
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
+    ms = statistics.median(times) * 1e3
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"bench": "forward" if a.eval else "train-step", "framework": "pytorch", "model": a.model,
+                      "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
+                      "images_per_s": round(a.batch / ms * 1e3, 1), "peak_rss_mb": round(rss)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+// ImageFolder and read_image: PNG/BMP files written with stb_image_write read
+// back exactly, classes sorted by name, optional resize, and undecodable or
+// missing images named in the error.
+#include <stb_image_write.h>  // libstb holds the implementation
+
+#include <catch2/catch.hpp>
+
+#include "data/image_folder.h"
+#include "temp_dir.h"
+#include "tensor/ops.h"
+
+using namespace ddl;
+using namespace ddl::data;
+using ddl::test::TempDir;
+
+namespace {
+
+// HWC RGB pixels of a w x h image, distinct per (seed, position).
+std::vector<uint8_t> pixels(int w, int h, int seed) {
+  std::vector<uint8_t> p(static_cast<size_t>(w * h * 3));
+  for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<uint8_t>((i * 5 + static_cast<size_t>(seed) * 31) % 256);
+  return p;
+}
+
+void write_png(const std::string& path, int w, int h, int seed) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  REQUIRE(stbi_write_png(path.c_str(), w, h, 3, pixels(w, h, seed).data(), w * 3) != 0);
+}
+
+void write_bmp(const std::string& path, int w, int h, int seed) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  REQUIRE(stbi_write_bmp(path.c_str(), w, h, 3, pixels(w, h, seed).data()) != 0);
+}
+
+// The CHW tensor read_image should return for pixels(w, h, seed).
+std::vector<int> chw(int w, int h, int seed) {
+  const auto p = pixels(w, h, seed);
+  std::vector<int> out(p.size());
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < w * h; ++i) out[static_cast<size_t>(c * w * h + i)] = p[static_cast<size_t>(i * 3 + c)];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("read_image decodes PNG and BMP to uint8 [C, H, W]", "[data][image]") {
+  TempDir dir;
+  write_png(dir / "a.png", 5, 3, 1);
+  write_bmp(dir / "b.bmp", 4, 6, 2);
+  const Tensor a = read_image(dir / "a.png");
+  REQUIRE(a.shape() == Shape{3, 3, 5});
+  REQUIRE(a.dtype() == DType::UInt8);
+  REQUIRE(to_vector<int>(a) == chw(5, 3, 1));
+  REQUIRE(to_vector<int>(read_image(dir / "b.bmp")) == chw(4, 6, 2));
+  REQUIRE(read_image(dir / "a.png", 1).shape() == Shape{1, 3, 5});
+  REQUIRE(read_image(dir / "a.png", 4).shape() == Shape{4, 3, 5});
+}
+
+TEST_CASE("ImageFolder lists classes sorted by name and reads every image", "[data][image]") {
+  TempDir dir;
+  write_png(dir / "zebra/1.png", 4, 4, 10);
+  write_png(dir / "ant/b.png", 4, 4, 11);
+  write_bmp(dir / "ant/a.bmp", 4, 4, 12);
+  write_png(dir / "ant/nested/c.PNG", 4, 4, 13);  // sub-folders and upper-case extensions count
+  write_png(dir / "moth/x.png", 4, 4, 14);
+  test::write_bytes(dir / "moth/notes.txt", {1, 2, 3});  // not an image: ignored
+  ImageFolder ds(dir.str());
+  REQUIRE(ds.classes() == std::vector<std::string>{"ant", "moth", "zebra"});
+  REQUIRE(ds.size() == 5);
+  const std::vector<int> seeds = {12, 11, 13, 14, 10};  // sorted by path within a class
+  const std::vector<int64_t> labels = {0, 0, 0, 1, 2};
+  for (int i = 0; i < 5; ++i) {
+    const Example ex = ds.get(i);
+    REQUIRE(ex.target.item<int64_t>() == labels[i]);
+    REQUIRE(to_vector<int>(ex.data) == chw(4, 4, seeds[i]));
+  }
+}
+
+TEST_CASE("ImageFolder resizes before the transform when asked", "[data][image]") {
+  TempDir dir;
+  write_png(dir / "a/big.png", 9, 7, 1);
+  write_png(dir / "b/small.png", 2, 3, 2);
+  ImageFolderOptions opts;
+  opts.resize_height = 8;
+  opts.resize_width = 8;
+  opts.channels = 1;
+  ImageFolder ds(dir.str(), ToTensor(), opts);
+  for (int i = 0; i < 2; ++i) {
+    const Example ex = ds.get(i);
+    REQUIRE(ex.data.shape() == Shape{1, 8, 8});
+    REQUIRE(ex.data.dtype() == DType::Float32);
+  }
+}
+
+TEST_CASE("ImageFolder errors name the folder or the file", "[data][image][errors]") {
+  TempDir dir;
+  REQUIRE_THROWS_WITH(ImageFolder(dir / "nowhere"), Catch::Contains("nowhere") && Catch::Contains("not a directory"));
+  REQUIRE_THROWS_WITH(ImageFolder(dir.str()), Catch::Contains("no class sub-folders"));
+  std::filesystem::create_directories(dir / "empty");
+  REQUIRE_THROWS_WITH(ImageFolder(dir.str()), Catch::Contains(dir / "empty") && Catch::Contains("no image files"));
+  write_png(dir / "empty/ok.png", 2, 2, 0);
+  test::write_bytes(dir / "empty/broken.png", {0x89, 'P', 'N', 'G', 1, 2, 3, 4, 5});
+  ImageFolder ds(dir.str());
+  REQUIRE(ds.size() == 2);
+  REQUIRE_THROWS_WITH(ds.get(0), Catch::Contains(dir / "empty/broken.png") && Catch::Contains("cannot decode") &&
+                                     Catch::Contains("9 bytes"));
+  REQUIRE(ds.get(1).data.shape() == Shape{3, 2, 2});
+  std::filesystem::remove(dir / "empty/ok.png");
+  REQUIRE_THROWS_WITH(ds.get(1), Catch::Contains(dir / "empty/ok.png") && Catch::Contains("no such file"));
+  REQUIRE_THROWS_WITH(ds.get(2), Catch::Contains("index 2 out of range"));
+}

@@ -1,0 +1,134 @@
+// MNIST/Fashion-MNIST IDX reading: generated plain and gzipped files read back
+// exactly, corrupt files give errors naming file, offset and expectation, and
+// the installed Fashion-MNIST (when present) has its known first labels and sums.
+#include <catch2/catch.hpp>
+
+#include "data/mnist.h"
+#include "temp_dir.h"
+#include "tensor/ops.h"
+
+using namespace ddl;
+using namespace ddl::data;
+using ddl::test::TempDir;
+
+namespace {
+
+std::vector<uint8_t> idx_images(int n, int rows, int cols, uint32_t magic = 2051) {
+  std::vector<uint8_t> b;
+  test::append_be32(b, magic);
+  test::append_be32(b, n);
+  test::append_be32(b, rows);
+  test::append_be32(b, cols);
+  for (int i = 0; i < n * rows * cols; ++i) b.push_back(static_cast<uint8_t>(i * 13 + 1));
+  return b;
+}
+
+std::vector<uint8_t> idx_labels(int n, uint32_t magic = 2049) {
+  std::vector<uint8_t> b;
+  test::append_be32(b, magic);
+  test::append_be32(b, n);
+  for (int i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>((i * 3) % 10));
+  return b;
+}
+
+void write_split(const TempDir& dir, const std::string& prefix, int n, bool gz) {
+  auto write = gz ? test::write_gzip : test::write_bytes;
+  const std::string ext = gz ? ".gz" : "";
+  write(dir / (prefix + "-images-idx3-ubyte" + ext), idx_images(n, 28, 28));
+  write(dir / (prefix + "-labels-idx1-ubyte" + ext), idx_labels(n));
+}
+
+}  // namespace
+
+TEST_CASE("MNIST reads generated IDX files, plain and gzipped, exactly", "[data][mnist]") {
+  for (bool gz : {false, true}) {
+    TempDir dir;
+    write_split(dir, "train", 7, gz);
+    write_split(dir, "t10k", 3, gz);
+    MNIST train(dir.str(), true), test(dir.str(), false);
+    REQUIRE(train.size() == 7);
+    REQUIRE(test.size() == 3);
+    const Example ex = train.get(5);
+    REQUIRE(ex.data.shape() == Shape{1, 28, 28});
+    REQUIRE(ex.data.dtype() == DType::UInt8);
+    REQUIRE(ex.target.dim() == 0);
+    REQUIRE(ex.target.dtype() == DType::Int64);
+    REQUIRE(ex.target.item<int64_t>() == 5);  // (5 * 3) % 10
+    const auto pixels = to_vector<int>(ex.data);
+    for (int k = 0; k < 784; ++k) REQUIRE(pixels[k] == static_cast<uint8_t>((5 * 784 + k) * 13 + 1));
+    REQUIRE(to_vector<int64_t>(test.labels()) == std::vector<int64_t>{0, 3, 6});
+  }
+}
+
+TEST_CASE("MNIST applies its transform in get()", "[data][mnist]") {
+  TempDir dir;
+  write_split(dir, "train", 2, false);
+  FashionMNIST ds(dir.str(), true, ToTensor());
+  const Example ex = ds.get(1);
+  REQUIRE(ex.data.dtype() == DType::Float32);
+  REQUIRE(ex.data.select(0, 0).select(0, 0).select(0, 0).item() == Approx(((784 * 13 + 1) % 256) / 255.0));
+}
+
+TEST_CASE("MNIST rejects missing, short, mislabelled and corrupt files", "[data][mnist][errors]") {
+  TempDir dir;
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("train-images-idx3-ubyte") && Catch::Contains("cannot find"));
+
+  const std::string images = dir / "train-images-idx3-ubyte", labels = dir / "train-labels-idx1-ubyte";
+  test::write_bytes(labels, idx_labels(4));
+  test::write_bytes(images, idx_images(4, 28, 28, 2049));
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images) && Catch::Contains("bad magic number 2049") &&
+                                            Catch::Contains("offset 0") && Catch::Contains("expected 2051"));
+
+  auto truncated = idx_images(4, 28, 28);
+  truncated.resize(truncated.size() - 100);
+  test::write_bytes(images, truncated);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images) && Catch::Contains("truncated") &&
+                                            Catch::Contains("record 3 at offset 2368"));
+
+  test::write_bytes(images, {0, 0, 8});
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("3 bytes") && Catch::Contains("16-byte header"));
+
+  auto extra = idx_images(4, 28, 28);
+  extra.push_back(0);
+  test::write_bytes(images, extra);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("1 bytes after the 4 images"));
+
+  test::write_bytes(images, idx_images(5, 28, 28));
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("holds 5 images") && Catch::Contains("holds 4 labels"));
+
+  // A gzip stream cut in half.
+  std::filesystem::remove(images);
+  TempDir scratch;
+  test::write_gzip(scratch / "full.gz", idx_images(4, 28, 28));
+  std::ifstream in(scratch / "full.gz", std::ios::binary);
+  std::vector<uint8_t> gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  gz.resize(gz.size() / 2);
+  test::write_bytes(images + ".gz", gz);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images + ".gz") && Catch::Contains("gzip"));
+}
+
+TEST_CASE("the installed Fashion-MNIST has its known labels and pixel sums", "[data][mnist][fashion]") {
+  const std::string root = "/usr/share/datasets/fashion-mnist";
+  if (!std::filesystem::exists(root + "/train-images-idx3-ubyte.gz")) {
+    WARN("Fashion-MNIST not installed at " << root << ": skipped");
+    return;
+  }
+  // Values from Python on the raw files: im = gzip.open(path).read(); labels lb[8:28];
+  // image i's sum sum(im[16 + 784 * i : 16 + 784 * (i + 1)]); totals sum(im[16:]), sum(lb[8:]).
+  const FashionMNIST test(root, false);
+  REQUIRE(test.size() == 10000);
+  REQUIRE(test.images().shape() == Shape{10000, 28, 28});
+  REQUIRE(to_vector<int64_t>(test.labels().narrow(0, 0, 20)) ==
+          std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0});
+  const std::vector<double> sums = {33456, 100994, 51520, 35377, 62655};
+  for (int i = 0; i < 5; ++i) REQUIRE(sum(test.images().select(0, i).to(DType::Float64)).item() == sums[i]);
+  REQUIRE(sum(test.images().to(DType::Float64)).item() == 573469082.0);
+  REQUIRE(sum(test.labels()).item() == 45000.0);
+
+  const FashionMNIST train(root, true);
+  REQUIRE(train.size() == 60000);
+  REQUIRE(to_vector<int64_t>(train.labels().narrow(0, 0, 20)) ==
+          std::vector<int64_t>{9, 0, 0, 3, 0, 2, 7, 2, 5, 5, 0, 9, 5, 5, 7, 9, 1, 0, 6, 4});
+  REQUIRE(sum(train.images().select(0, 0).to(DType::Float64)).item() == 76247.0);
+  REQUIRE(sum(train.images().to(DType::Float64)).item() == 3431114169.0);
+}

@@ -1,0 +1,212 @@
+// Collectives on the Gloo backend: closed-form results for world sizes 1, 2 and 3, as
+// threads sharing a HashStore and as forked processes over a TCPStore; init_process_group
+// from the environment; byte counters; argument errors; DDL_DEBUG mismatch reports.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "dist/dist.h"
+#include "dist/socket.h"
+#include "tests/dist/collective_checks.h"
+#include "tests/dist/harness.h"
+
+using namespace ddl;
+using namespace ddl::dist;
+using ddl::test::all_ok;
+using ddl::test::describe;
+
+namespace {
+
+std::shared_ptr<Store> fresh_store() {
+  static auto base = std::make_shared<HashStore>(Millis(20000));
+  static int n = 0;
+  return std::make_shared<PrefixStore>("t" + std::to_string(n++), base);
+}
+
+GlooOptions quick(int debug = 0) {
+  GlooOptions o;
+  o.timeout = Millis(20000);
+  o.debug = debug;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
+  for (int world : {1, 2, 3}) {
+    for (int debug : {0, 1}) {
+      DYNAMIC_SECTION("world " << world << " debug " << debug) {
+        auto store = fresh_store();
+        auto outs = test::run_threads(world, [&](int rank) {
+          ProcessGroupGloo pg(store, rank, world, quick(debug));
+          test::check_all_collectives(pg);
+        });
+        INFO(describe(outs));
+        REQUIRE(all_ok(outs));
+      }
+    }
+  }
+}
+
+TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]") {
+  for (int world : {2, 3}) {
+    DYNAMIC_SECTION("world " << world) {
+      // The parent serves the store, as ddlrun does; the ranks are real processes.
+      TCPStoreServer server("127.0.0.1", 0);
+      const int port = server.port();
+      auto outs = test::run_processes(world, [&](int rank) {
+        TCPStoreOptions so;
+        so.timeout = Millis(20000);
+        auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
+        ProcessGroupGloo pg(store, rank, world, quick());
+        test::check_all_collectives(pg);
+      });
+      INFO(describe(outs));
+      REQUIRE(all_ok(outs));
+    }
+  }
+}
+
+TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]") {
+  const int world = 3;
+  const int port = ddl::dist::detail::find_free_port();
+  auto outs = test::run_processes(world, [&](int rank) {
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    setenv("DDL_JOB_TOKEN", "tok", 1);
+    unsetenv("DDL_STORE_SERVED");
+    DIST_EXPECT(!is_initialized() && get_rank() == 0 && get_world_size() == 1, "before init");
+    InitOptions opts;
+    opts.timeout = Millis(20000);
+    init_process_group("gloo", opts);
+    DIST_EXPECT(is_initialized() && get_rank() == rank && get_world_size() == world, "after init");
+    Tensor t = full(Shape{10}, double(rank));
+    default_group().all_reduce(t);
+    test::expect_values<float>(t, [](int64_t) { return 3; }, "all_reduce of ranks");
+    destroy_process_group();
+    DIST_EXPECT(!is_initialized(), "after destroy");
+  });
+  INFO(describe(outs));
+  REQUIRE(all_ok(outs));
+}
+
+TEST_CASE("init_process_group: nccl and unknown backends fail clearly", "[dist]") {
+  InitOptions opts;
+  opts.store = std::make_shared<HashStore>();
+  opts.rank = 0;
+  opts.world_size = 1;
+  REQUIRE_THROWS_WITH(init_process_group("nccl", opts), Catch::Contains("nccl") && Catch::Contains("CUDA"));
+  REQUIRE_THROWS_WITH(init_process_group("mpi", opts), Catch::Contains("unknown backend 'mpi'"));
+  REQUIRE_THROWS_WITH(default_group(), Catch::Contains("init_process_group"));
+  init_process_group("gloo", opts);  // a world of one needs no peers
+  Tensor t = full(Shape{3}, 2.0);
+  default_group().all_reduce(t, ReduceOp::Avg);
+  REQUIRE(t.data<float>()[0] == 2.0f);
+  destroy_process_group();
+}
+
+TEST_CASE("byte counters follow the ring schedule", "[dist]") {
+  const int world = 3;
+  auto store = fresh_store();
+  std::vector<CommStats> stats(world);
+  auto outs = test::run_threads(world, [&](int rank) {
+    ProcessGroupGloo pg(store, rank, world, quick());
+    pg.all_reduce(zeros(Shape{3000}));          // 12 000 bytes
+    pg.all_gather(zeros(Shape{3 * 10}), zeros(Shape{10}));
+    pg.broadcast(zeros(Shape{100}), 0);
+    pg.reduce_scatter(zeros(Shape{5}), zeros(Shape{15}));
+    Tensor t = zeros(Shape{8});
+    if (rank == 0) pg.send(t, 1);
+    if (rank == 1) pg.recv(t, 0);
+    stats[rank] = pg.stats();
+    pg.reset_stats();
+    DIST_EXPECT(pg.stats().bytes_sent() == 0, "reset_stats");
+  });
+  INFO(describe(outs));
+  REQUIRE(all_ok(outs));
+  for (int r = 0; r < world; ++r) {
+    const CommStats& s = stats[r];
+    // Ring all-reduce sends and receives 2(n-1)/n of the buffer.
+    CHECK(s[OpKind::AllReduce].calls == 1);
+    CHECK(s[OpKind::AllReduce].bytes_sent == 2 * 2 * 12000 / 3);
+    CHECK(s[OpKind::AllReduce].bytes_received == 2 * 2 * 12000 / 3);
+    CHECK(s[OpKind::AllGather].bytes_sent == 2 * 40);
+    CHECK(s[OpKind::ReduceScatter].bytes_sent == 2 * 20);
+    CHECK(s[OpKind::Send].bytes_sent == (r == 0 ? 32 : 0));
+    CHECK(s[OpKind::Recv].bytes_received == (r == 1 ? 32 : 0));
+  }
+  // Binomial tree from rank 0 over 3 ranks: 0 → 1, then 0 → 2.
+  CHECK(stats[0][OpKind::Broadcast].bytes_sent == 800);
+  CHECK(stats[1][OpKind::Broadcast].bytes_received == 400);
+  CHECK(stats[2][OpKind::Broadcast].bytes_received == 400);
+  CHECK(stats[0].summary().find("all_reduce: 1 calls") != std::string::npos);
+}
+
+TEST_CASE("collectives: argument errors name the operation", "[dist]") {
+  auto store = fresh_store();
+  auto outs = test::run_threads(2, [&](int rank) {
+    ProcessGroupGloo pg(store, rank, 2, quick());
+    auto expect_throw = [](auto fn, const std::string& needle) {
+      try {
+        fn();
+      } catch (const Error& e) {
+        DIST_EXPECT(std::string(e.what()).find(needle) != std::string::npos, "message '", e.what(),
+                    "' lacks '", needle, "'");
+        return;
+      }
+      DIST_EXPECT(false, "no error for ", needle);
+    };
+    expect_throw([&] { pg.all_gather(zeros(Shape{5}), zeros(Shape{3})); }, "all_gather: output");
+    expect_throw([&] { pg.all_reduce(zeros(Shape{2}, DType::Int64), ReduceOp::Avg); }, "Avg");
+    expect_throw([&] { pg.broadcast(zeros(Shape{2}), 2); }, "broadcast: root 2");
+    expect_throw([&] { pg.send(zeros(Shape{2}), rank); }, "send: peer rank");
+    expect_throw([&] { pg.all_reduce(Tensor()); }, "all_reduce: the tensor is undefined");
+    expect_throw([&] { pg.reduce_scatter(zeros(Shape{2}), zeros(Shape{5})); }, "reduce_scatter");
+    pg.barrier();  // the group is still usable: argument errors are not transport failures
+  });
+  INFO(describe(outs));
+  REQUIRE(all_ok(outs));
+}
+
+TEST_CASE("DDL_DEBUG: mismatched collectives raise on every rank", "[dist]") {
+  auto store = fresh_store();
+  setenv("DDL_DEBUG", "1", 1);
+  auto outs = test::run_threads(2, [&](int rank) {
+    ProcessGroupGloo pg(store, rank, 2, quick(-1));  // -1: from DDL_DEBUG
+    DIST_EXPECT(pg.debug_checks(), "DDL_DEBUG=1 was not picked up");
+    pg.all_reduce(zeros(Shape{4}));  // agreeing calls pass
+    // Different operations.
+    try {
+      if (rank == 0)
+        pg.all_reduce(zeros(Shape{10}));
+      else
+        pg.broadcast(zeros(Shape{10}), 0);
+      DIST_EXPECT(false, "no mismatch error");
+    } catch (const Error& e) {
+      std::string m = e.what();
+      DIST_EXPECT(m.find("rank 0: #") != std::string::npos && m.find("all_reduce(float32 x 10, sum)") != std::string::npos &&
+                      m.find("rank 1: #") != std::string::npos && m.find("broadcast(float32 x 10, root=0)") != std::string::npos,
+                  "message: ", m);
+    }
+    // Same operation, different sizes / dtypes.
+    try {
+      pg.all_reduce(rank == 0 ? zeros(Shape{10}) : zeros(Shape{11}, DType::Float64));
+      DIST_EXPECT(false, "no mismatch error");
+    } catch (const Error& e) {
+      std::string m = e.what();
+      DIST_EXPECT(m.find("float32 x 10") != std::string::npos && m.find("float64 x 11") != std::string::npos,
+                  "message: ", m);
+    }
+    // Mismatches are reported, not fatal: the group still works.
+    DIST_EXPECT(!pg.is_broken(), "broken after a debug mismatch");
+    Tensor t = full(Shape{3}, 1.0);
+    pg.all_reduce(t);
+    DIST_EXPECT(t.data<float>()[0] == 2.0f, "all_reduce after a mismatch");
+    DIST_EXPECT(pg.stats()[OpKind::DebugCheck].calls == 4, "debug checks counted");
+  });
+  unsetenv("DDL_DEBUG");
+  INFO(describe(outs));
+  REQUIRE(all_ok(outs));
+}

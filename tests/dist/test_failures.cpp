@@ -1,0 +1,132 @@
+// Failure handling: a peer that dies mid-collective, a peer that never arrives, rendezvous
+// timeouts, errors carried by Work handles, and the broken state afterwards. Every case
+// must end well within the test timeout: errors, never hangs.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "dist/dist.h"
+#include "tensor/factory.h"
+#include "tests/dist/harness.h"
+
+using namespace ddl;
+using namespace ddl::dist;
+using ddl::test::describe;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+std::shared_ptr<TCPStore> connect(int port, Millis timeout) {
+  TCPStoreOptions so;
+  so.timeout = timeout;
+  return std::make_shared<TCPStore>("127.0.0.1", port, so);
+}
+
+GlooOptions with_timeout(Millis t) {
+  GlooOptions o;
+  o.timeout = t;
+  o.debug = 0;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("failures: a peer dying mid-collective ends every other rank with an error", "[dist]") {
+  const int world = 3;
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(world, [&](int rank) {
+    // A long timeout: the survivors must notice the lost connection, not wait it out.
+    ProcessGroupGloo pg(connect(port, Millis(30000)), rank, world, with_timeout(Millis(30000)));
+    Tensor big = zeros(Shape{16'000'000});
+    pg.all_reduce(big);  // one good round first
+    if (rank == 2) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        _exit(3);  // dies without any cleanup, in the middle of the next all_reduce
+      }).detach();
+    }
+    try {
+      for (int i = 0; i < 50; ++i) pg.all_reduce(big);
+      DIST_EXPECT(false, "all_reduce kept working after rank 2 died");
+    } catch (const Error& e) {
+      DIST_EXPECT(contains(e.what(), "all_reduce") && contains(e.what(), "[rank " + std::to_string(rank) + "/3]"),
+                  "message: ", e.what());
+    }
+    DIST_EXPECT(pg.is_broken(), "group not marked broken");
+    try {
+      pg.barrier();
+      DIST_EXPECT(false, "a broken group accepted a barrier");
+    } catch (const Error& e) {
+      DIST_EXPECT(contains(e.what(), "broken") && contains(e.what(), "barrier"), "message: ", e.what());
+    }
+  }, 60);
+  INFO(describe(outs));
+  CHECK(!outs[2].ok);
+  CHECK(outs[0].ok);
+  CHECK(outs[1].ok);
+  CHECK(outs[0].seconds < 20);
+  CHECK(outs[1].seconds < 20);
+}
+
+TEST_CASE("failures: a peer that never arrives times out with the operation named", "[dist]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(2, [&](int rank) {
+    ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000)));
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // never calls all_reduce
+      return;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    auto work = pg.all_reduce_async(zeros(Shape{1000}));
+    try {
+      work->wait();
+      DIST_EXPECT(false, "no timeout");
+    } catch (const Error& e) {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
+      DIST_EXPECT(contains(e.what(), "all_reduce(float32[1000], sum)") && contains(e.what(), "1000 ms") &&
+                      contains(e.what(), "rank 1"),
+                  "message: ", e.what());
+    }
+    DIST_EXPECT(work->is_completed() && !work->is_success() && work->exception(), "work state");
+    DIST_EXPECT(pg.is_broken() && contains(pg.broken_reason(), "all_reduce"), "broken state");
+  }, 30);
+  INFO(describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+TEST_CASE("failures: rendezvous without the other ranks times out", "[dist]") {
+  auto store = std::make_shared<HashStore>(Millis(500));
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_WITH(ProcessGroupGloo(store, 0, 2, with_timeout(Millis(500))),
+                      Catch::Contains("could not connect") && Catch::Contains("[rank 0/2]"));
+  REQUIRE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+}
+
+TEST_CASE("failures: Work::wait with a deadline, then the late peer arrives", "[dist]") {
+  auto store = std::make_shared<HashStore>(Millis(10000));
+  auto outs = test::run_threads(2, [&](int rank) {
+    ProcessGroupGloo pg(store, rank, 2, with_timeout(Millis(10000)));
+    Tensor t = full(Shape{4}, double(rank + 1));
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    auto work = pg.all_reduce_async(t);
+    if (rank == 0) {
+      try {
+        work->wait(Millis(50));
+        DIST_EXPECT(false, "wait(50 ms) returned before the peer arrived");
+      } catch (const Error& e) {
+        DIST_EXPECT(contains(e.what(), "Work::wait timed out"), "message: ", e.what());
+      }
+      DIST_EXPECT(!work->is_completed(), "completed early");
+    }
+    work->wait();
+    DIST_EXPECT(t.data<float>()[0] == 3.0f, "sum");
+  });
+  INFO(describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
