@@ -3,6 +3,7 @@
 
 #include "dist/env.h"
 #include "dist/file_store.h"
+#include "dist/ddp.h"
 #include "dist/init.h"
 #include "dist/process_group.h"
 #include "dist/process_group_gloo.h"

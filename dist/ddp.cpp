@@ -1,0 +1,190 @@
+// DistributedDataParallel: buckets, hooks, and the end-of-backward wait.
+//
+// Note [Buckets]
+// Gradients are averaged in a few large all-reduces rather than one per
+// parameter. At construction the parameters are assigned, in reverse
+// registration order (roughly the order backward produces their gradients),
+// to buckets: a small first one (first_bucket_mb) so communication starts
+// early, then bucket_cap_mb each. The assignment is fixed, so every rank has
+// the same buckets. During backward, the engine's post-accumulate hook of each
+// parameter copies its gradient, scaled by 1/world, into its slot of the
+// bucket's flat buffer; when a bucket's last slot is filled the bucket is
+// ready. Ready buckets are launched strictly in bucket order (bucket k never
+// before bucket k - 1), so all ranks issue the same all-reduces in the same
+// sequence even if their gradients arrive in different orders. The
+// all-reduces run on the process group's worker thread while backward goes on.
+// When backward ends, an end-of-backward callback launches what is left (or
+// names the parameters that got no gradient), waits for every bucket and
+// copies the averaged values back into each parameter's .grad.
+#include "dist/ddp.h"
+
+#include <chrono>
+
+#include "autograd/engine.h"
+#include "tensor/factory.h"
+
+namespace ddl::dist {
+
+struct DistributedDataParallel::Bucket {
+  Tensor flat;                    // all slots, contiguous
+  std::vector<size_t> params;     // parameter indices, in slot order
+  size_t pending = 0;             // slots not yet filled in this backward
+  std::shared_ptr<Work> work;
+};
+
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group,
+                                                 DDPOptions opts)
+    : nn::Module("DistributedDataParallel"), module_(std::move(module)), group_(std::move(group)), opts_(opts) {
+  DDL_CHECK(module_ != nullptr && group_ != nullptr, "DistributedDataParallel: module and process group are required");
+  register_module("module", module_);
+  for (auto& [name, p] : module_->named_parameters())
+    if (p.requires_grad()) {
+      params_.push_back(p);
+      names_.push_back(name);
+    }
+  DDL_CHECK(!params_.empty(), "DistributedDataParallel: the module has no parameters that require grad");
+
+  // Identical replicas: rank 0's parameters and buffers everywhere.
+  std::vector<Tensor> state;
+  for (auto& [n, v] : module_->named_state()) state.push_back(v.data());
+  broadcast_coalesced(state);
+
+  build_buckets(opts);
+  ready_.assign(params_.size(), false);
+  for (size_t i = 0; i < params_.size(); ++i)
+    hook_ids_.push_back(params_[i].register_post_accumulate_grad_hook([this, i](Variable&) { on_grad_ready(i); }));
+}
+
+DistributedDataParallel::~DistributedDataParallel() {
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
+}
+
+void DistributedDataParallel::build_buckets(const DDPOptions& opts) {
+  bucket_of_.assign(params_.size(), 0);
+  offset_of_.assign(params_.size(), 0);
+  const auto cap_bytes = [&](size_t bucket) {
+    return static_cast<int64_t>((bucket == 0 ? opts.first_bucket_mb : opts.bucket_cap_mb) * 1024 * 1024);
+  };
+  std::vector<std::vector<size_t>> groups(1);
+  int64_t bytes = 0;
+  DType dtype = params_.back().dtype();
+  for (size_t k = params_.size(); k-- > 0;) {
+    const Variable& p = params_[k];
+    const int64_t b = p.numel() * static_cast<int64_t>(dtype_size(p.dtype()));
+    // A bucket holds one dtype; start a new one when full or the dtype changes.
+    if (!groups.back().empty() && (bytes + b > cap_bytes(groups.size() - 1) || p.dtype() != dtype)) {
+      groups.emplace_back();
+      bytes = 0;
+    }
+    dtype = p.dtype();
+    groups.back().push_back(k);
+    bytes += b;
+  }
+  for (auto& g : groups) {
+    auto bucket = std::make_unique<Bucket>();
+    int64_t numel = 0;
+    for (size_t k : g) {
+      bucket_of_[k] = buckets_.size();
+      offset_of_[k] = numel;
+      numel += params_[k].numel();
+    }
+    bucket->flat = zeros({numel}, TensorOptions(params_[g.front()].dtype(), params_[g.front()].device()));
+    bucket->params = g;
+    stats_.bucket_bytes.push_back(static_cast<int64_t>(bucket->flat.nbytes()));
+    stats_.bucket_params.push_back(g.size());
+    buckets_.push_back(std::move(bucket));
+  }
+}
+
+Variable DistributedDataParallel::forward(const Variable& x) {
+  in_backward_ = false;  // a backward that failed half-way must not leave stale state
+  if (opts_.broadcast_buffers && is_training() && group_->size() > 1) {
+    std::vector<Tensor> buffers;
+    for (auto& [n, v] : module_->named_buffers()) buffers.push_back(v.data());
+    broadcast_coalesced(buffers);
+  }
+  return module_->forward(x);
+}
+
+void DistributedDataParallel::on_grad_ready(size_t i) {
+  if (!sync_) return;
+  if (!in_backward_) {
+    // First gradient of this backward: reset the per-step state and arrange the final wait.
+    in_backward_ = true;
+    next_launch_ = 0;
+    std::fill(ready_.begin(), ready_.end(), false);
+    for (auto& b : buckets_) b->pending = b->params.size(), b->work = nullptr;
+    autograd::queue_callback([this] { finish_backward(); });
+  }
+  DDL_CHECK(!ready_[i], "DistributedDataParallel: parameter '", names_[i], "' got its gradient twice in one backward");
+  ready_[i] = true;
+  Bucket& b = *buckets_[bucket_of_[i]];
+  const Variable& p = params_[i];
+  const Tensor slot = b.flat.narrow(0, offset_of_[i], p.numel()).view(p.shape());
+  slot.copy_(p.grad());
+  slot.mul_(1.0 / group_->size());
+  --b.pending;
+  launch_ready_buckets();
+}
+
+void DistributedDataParallel::launch_ready_buckets() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_]->pending == 0) {
+    Bucket& b = *buckets_[next_launch_++];
+    b.work = group_->all_reduce_async(b.flat, ReduceOp::Sum);
+  }
+}
+
+void DistributedDataParallel::finish_backward() {
+  in_backward_ = false;
+  // Parameters that got no gradient: an error naming them, or zeros when tolerated.
+  std::string missing;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (ready_[i]) continue;
+    if (!opts_.find_unused_parameters) {
+      missing += (missing.empty() ? "" : ", ") + names_[i];
+      continue;
+    }
+    Bucket& b = *buckets_[bucket_of_[i]];
+    b.flat.narrow(0, offset_of_[i], params_[i].numel()).zero_();
+    --b.pending;
+  }
+  DDL_CHECK(missing.empty(), group_->log_prefix(), " DistributedDataParallel: these parameters got no gradient in this "
+            "backward pass: ", missing, ". Use them in forward, or set find_unused_parameters = true");
+  launch_ready_buckets();
+
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& b : buckets_) b->work->wait();
+  stats_.last_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  stats_.total_wait_ms += stats_.last_wait_ms;
+  ++stats_.synced_steps;
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Bucket& b = *buckets_[bucket_of_[i]];
+    const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
+    if (params_[i].grad().defined()) params_[i].grad().copy_(slot);
+    else params_[i].set_grad(slot.clone());
+  }
+}
+
+void DistributedDataParallel::broadcast_coalesced(const std::vector<Tensor>& tensors) {
+  if (group_->size() == 1) return;
+  // One broadcast per dtype instead of one per tensor.
+  std::vector<DType> dtypes;
+  for (const Tensor& t : tensors)
+    if (std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) dtypes.push_back(t.dtype());
+  for (DType d : dtypes) {
+    int64_t numel = 0;
+    for (const Tensor& t : tensors)
+      if (t.dtype() == d) numel += t.numel();
+    Tensor flat = empty({numel}, TensorOptions(d, tensors.front().device()));
+    int64_t off = 0;
+    for (const Tensor& t : tensors)
+      if (t.dtype() == d) flat.narrow(0, off, t.numel()).view(t.shape()).copy_(t), off += t.numel();
+    group_->broadcast(flat, 0);
+    off = 0;
+    for (const Tensor& t : tensors)
+      if (t.dtype() == d) t.copy_(flat.narrow(0, off, t.numel()).view(t.shape())), off += t.numel();
+  }
+}
+
+}  // namespace ddl::dist
