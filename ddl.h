@@ -1,7 +1,8 @@
-// The umbrella header: tensors, autograd, nn and optim.
+// The umbrella header: tensors, autograd, nn, optim and data (dist: dist/dist.h).
 #pragma once
 
 #include "autograd/functions.h"
+#include "data/data.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
 #include "tensor/ops.h"

@@ -8,5 +8,6 @@
 #include "dist/process_group.h"
 #include "dist/process_group_gloo.h"
 #include "dist/store.h"
+#include "dist/sync/sync.h"
 #include "dist/tcp_store.h"
 #include "dist/work.h"

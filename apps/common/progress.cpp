@@ -1,0 +1,87 @@
+// ProgressBar: carriage return + "erase line" (ESC [K) redraws; throttled to 10 Hz.
+#include "apps/common/progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ddl::apps {
+
+std::string format_duration(double seconds) {
+  if (!(seconds >= 0)) seconds = 0;  // NaN too
+  auto s = static_cast<int64_t>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  return buf;
+}
+
+std::string format_progress(const std::string& label, int64_t done, int64_t total, double elapsed_s,
+                            const std::string& status, int bar_width) {
+  double frac = total > 0 ? std::clamp(static_cast<double>(done) / total, 0.0, 1.0) : 0.0;
+  int filled = static_cast<int>(frac * bar_width);
+  std::string s = label.empty() ? "" : label + " ";
+  s += "[" + std::string(filled, '#') + std::string(bar_width - filled, '.') + "] ";
+  s += std::to_string(done) + "/" + std::to_string(total) + " ";
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%3d%%", static_cast<int>(frac * 100));
+  s += pct;
+  std::string eta = done > 0 && total > done ? format_duration(elapsed_s / done * (total - done)) : "?";
+  if (done >= total) eta = "0:00";
+  s += " " + format_duration(elapsed_s) + "<" + eta;
+  if (!status.empty()) s += " " + status;
+  return s;
+}
+
+ProgressBar::ProgressBar(int64_t total, std::string label, int enabled, std::ostream& out)
+    : total_(total),
+      label_(std::move(label)),
+      enabled_(enabled < 0 ? isatty(STDOUT_FILENO) != 0 : enabled != 0),
+      out_(out),
+      start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+void ProgressBar::update(int64_t done, const std::string& status) {
+  done_ = done;
+  status_ = status;
+  if (!enabled_ || finished_) return;
+  auto now = std::chrono::steady_clock::now();
+  if (drawn_ && done < total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  draw();
+}
+
+void ProgressBar::draw() {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  out_ << '\r' << format_progress(label_, done_, total_, elapsed, status_) << "\033[K" << std::flush;
+  drawn_ = true;
+  last_draw_ = std::chrono::steady_clock::now();
+}
+
+void ProgressBar::clear() {
+  if (drawn_) out_ << "\r\033[K";
+}
+
+void ProgressBar::println(const std::string& line) {
+  if (!enabled_ || finished_) {
+    out_ << line << '\n' << std::flush;
+    return;
+  }
+  clear();
+  out_ << line << '\n';
+  draw();
+}
+
+void ProgressBar::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!enabled_) return;
+  draw();
+  out_ << '\n' << std::flush;
+}
+
+}  // namespace ddl::apps

@@ -1,0 +1,47 @@
+// ProgressBar: one self-redrawing line "label [#####.....] 45/100 45% 0:12<0:15 status"
+// with elapsed time and ETA, drawn only when stdout is a terminal (isatty), so logs and
+// pipes (ddlrun, CI) stay clean. It is not a logger: println() just keeps log lines and
+// the bar from overwriting each other, and prints the line even when the bar is off.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <string>
+
+namespace ddl::apps {
+
+// The bar's text for `done` of `total` after `elapsed_s` (no ETA before the first item).
+std::string format_progress(const std::string& label, int64_t done, int64_t total, double elapsed_s,
+                            const std::string& status = "", int bar_width = 30);
+// "1:05", "1:02:03".
+std::string format_duration(double seconds);
+
+class ProgressBar {
+ public:
+  // enabled: 1 draw, 0 never, -1 when stdout is a terminal. `out` must outlive the bar.
+  explicit ProgressBar(int64_t total, std::string label = "", int enabled = -1, std::ostream& out = std::cout);
+  ~ProgressBar();  // finish()
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  bool enabled() const { return enabled_; }
+  // Sets progress; redraws at most every 100 ms, and always at the last item.
+  void update(int64_t done, const std::string& status = "");
+  // Clears the bar, writes `line` and a newline, redraws the bar.
+  void println(const std::string& line);
+  // Draws the final state and ends the line (idempotent).
+  void finish();
+
+ private:
+  void draw();
+  void clear();
+
+  int64_t total_, done_ = 0;
+  std::string label_, status_;
+  bool enabled_, drawn_ = false, finished_ = false;
+  std::ostream& out_;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+};
+
+}  // namespace ddl::apps

@@ -1,0 +1,91 @@
+// StepTimer: splits each training step's wall time into phases (data, forward, backward,
+// communication wait, optimizer) and accumulates per-epoch and whole-run totals and means.
+// Means exclude the first step of each epoch (warm-up: allocation, caches, lazy init).
+// Host clock only: on CUDA, synchronise before switching phase if the split must be exact.
+// Not thread-safe: one timer per training loop.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace ddl::apps {
+
+enum class Phase : uint8_t { Data, Forward, Backward, CommWait, Optimizer };
+inline constexpr int kNumPhases = 5;
+const char* phase_name(Phase p);  // "data", "forward", "backward", "comm_wait", "optimizer"
+
+struct StepTimes {
+  std::array<double, kNumPhases> phase_s{};  // seconds per phase, indexed by Phase
+  double total_s = 0;                        // begin_step() .. end_step()
+  double phase(Phase p) const { return phase_s[static_cast<int>(p)]; }
+  double other_s() const;  // total minus the phases: logging, metrics, ...
+};
+
+struct EpochTimes {
+  int64_t steps = 0;
+  StepTimes total;         // sums over every step
+  StepTimes mean;          // over steps after the first (over all when there is just one)
+  int64_t mean_steps = 0;  // how many steps `mean` averages
+  double wall_s = 0;       // begin_epoch() .. end_epoch() (or now): includes time between steps
+};
+
+class StepTimer {
+ public:
+  StepTimer();
+
+  // Starts an epoch: the next step is its first (left out of means).
+  void begin_epoch();
+  // Starts a step. start() begins one itself when none is open.
+  void begin_step();
+  // Ends the running phase (if any) and starts `p`: each instant counts for one phase.
+  void start(Phase p);
+  // Ends the running phase; the time until the next start() is "other".
+  void stop();
+  // Closes the step (and its running phase) and returns its times.
+  StepTimes end_step();
+  // The current epoch so far; end_epoch() also closes it (and an open step).
+  EpochTimes epoch() const;
+  EpochTimes end_epoch();
+  // Every step of the run; means exclude each epoch's first step.
+  EpochTimes run() const;
+  // The step being timed (or the last one closed).
+  const StepTimes& last_step() const { return step_; }
+
+  // RAII phase: starts `p`; on exit returns to the phase that was running before
+  // (or stops), so scopes nest: Backward { CommWait { } } attributes time exclusively.
+  class Scope {
+   public:
+    Scope(StepTimer& t, Phase p);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    StepTimer& timer_;
+    int previous_;  // a Phase, or -1 for none
+  };
+  Scope scope(Phase p) { return Scope(*this, p); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void close_phase(Clock::time_point now);
+  void add_step(const StepTimes& s);
+
+  bool in_step_ = false;
+  int phase_ = -1;  // running Phase, or -1
+  Clock::time_point step_start_, phase_start_, epoch_start_;
+  bool epoch_open_ = false;
+  StepTimes step_;
+  // Sums over all steps and over steps after each epoch's first, for this epoch and the run.
+  struct Acc {
+    int64_t steps = 0, counted = 0;
+    StepTimes all, later;
+    double wall_s = 0;
+  };
+  Acc epoch_, run_;
+  static EpochTimes finish(const Acc& a);
+};
+
+}  // namespace ddl::apps

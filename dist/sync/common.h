@@ -1,0 +1,48 @@
+// Internal pieces shared by the strategies in dist/sync/: which tensors take part,
+// flattening tensors into one buffer per dtype, making replicas identical, timing
+// communication, and one factory per strategy (called by make_sync_strategy).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "dist/sync/strategy.h"
+
+namespace ddl::dist::detail {
+
+// The parameters that train (requires_grad), in registration order.
+std::vector<Variable> trainable_parameters(const nn::Module& model);
+// Their gradients. A parameter that got none this step gets zeros, on every rank, so
+// that all ranks still issue the same communication (a missing gradient must not hang).
+std::vector<Tensor> gradients_of(std::vector<Variable>& params);
+// Parameters plus floating buffers (BatchNorm running statistics): what model averaging averages.
+std::vector<Tensor> floating_state(const nn::Module& model);
+
+// Runs fn on one flat, contiguous copy per dtype of `tensors` (in order of first
+// appearance), then copies each flat buffer back into its tensors.
+void coalesced(const std::vector<Tensor>& tensors, const std::function<void(const Tensor& flat)>& fn);
+
+// Every rank's parameters and buffers ← rank 0's (one broadcast per dtype).
+void broadcast_state(const nn::Module& model, ProcessGroup& group);
+
+// Milliseconds fn() took, by steady_clock: what last_comm_ms() reports.
+template <typename Fn>
+double timed_ms(Fn&& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+using ModelPtr = std::shared_ptr<nn::Module>;
+using GroupPtr = std::shared_ptr<ProcessGroup>;
+std::unique_ptr<SyncStrategy> make_ddp_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_allreduce_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_gather_scatter_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_ring_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_param_server_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_stepwise_sync(ModelPtr model, GroupPtr group);
+std::unique_ptr<SyncStrategy> make_local_sgd_sync(ModelPtr model, GroupPtr group, int k);
+
+}  // namespace ddl::dist::detail

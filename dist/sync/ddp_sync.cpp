@@ -1,0 +1,30 @@
+// ddp: the bucketed, overlapped DistributedDataParallel (dist/ddp.h) behind the
+// SyncStrategy interface. All the work happens inside backward (see Note [Buckets] in
+// dist/ddp.cpp); after_backward only reads how long backward waited for the network.
+#include "dist/ddp.h"
+#include "dist/sync/common.h"
+
+namespace ddl::dist::detail {
+
+namespace {
+
+class DDPSync final : public SyncStrategy {
+ public:
+  // DDP broadcasts rank 0's parameters and buffers itself.
+  DDPSync(ModelPtr model, GroupPtr group)
+      : ddp_(std::make_shared<DistributedDataParallel>(std::move(model), std::move(group))) {}
+  std::string name() const override { return "ddp"; }
+  nn::Module& model() override { return *ddp_; }
+  void after_backward() override { last_comm_ms_ = ddp_->stats().last_wait_ms; }
+
+ private:
+  std::shared_ptr<DistributedDataParallel> ddp_;
+};
+
+}  // namespace
+
+std::unique_ptr<SyncStrategy> make_ddp_sync(ModelPtr model, GroupPtr group) {
+  return std::make_unique<DDPSync>(std::move(model), std::move(group));
+}
+
+}  // namespace ddl::dist::detail

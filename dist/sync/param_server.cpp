@@ -1,0 +1,61 @@
+// param-server: rank 0 holds the authoritative weights and the only optimizer that
+// steps. Workers push their gradients to it (a gather), rank 0 averages them and steps,
+// and every rank pulls the new weights (a broadcast). Rank 0 also trains as a worker on
+// its own shard, so N ranks still mean N shards of the batch, as with the other
+// strategies; a dedicated server would leave one machine idle in these small runs.
+// Rank 0 is the bottleneck this design is known for: it receives (N-1) gradients each
+// step and holds N of them (N·P floats) while it averages.
+#include "dist/sync/common.h"
+#include "tensor/factory.h"
+
+namespace ddl::dist::detail {
+
+namespace {
+
+class ParamServerSync final : public SyncStrategy {
+ public:
+  ParamServerSync(ModelPtr model, GroupPtr group) : model_(std::move(model)), group_(std::move(group)) {
+    broadcast_state(*model_, *group_);
+    params_ = trainable_parameters(*model_);
+  }
+  std::string name() const override { return "param-server"; }
+  nn::Module& model() override { return *model_; }
+
+  // Push: rank 0 gathers every rank's flat gradient and replaces its own with the
+  // average; the workers' gradients stay as they are (nobody uses them).
+  void after_backward() override {
+    last_comm_ms_ = 0;
+    const int world = group_->size();
+    if (world == 1) return;
+    const bool server = group_->rank() == 0;
+    coalesced(gradients_of(params_), [&](const Tensor& flat) {
+      // all: [N, n] on rank 0, row r = rank r's gradient.
+      const Tensor all = server ? empty({world, flat.numel()}, TensorOptions(flat.dtype(), flat.device())) : Tensor();
+      last_comm_ms_ += timed_ms([&] { group_->gather(all, flat, 0); });
+      if (!server) return;
+      flat.copy_(all.select(0, 0));
+      for (int r = 1; r < world; ++r) flat.add_(all.select(0, r));  // rank order: deterministic
+      flat.div_(world);
+    });
+  }
+
+  // Only the server's optimizer steps (so only it has momentum state); then pull: every
+  // rank copies the server's parameters and buffers.
+  void step(optim::Optimizer& opt) override {
+    if (group_->rank() == 0) opt.step();
+    last_comm_ms_ += timed_ms([&] { broadcast_state(*model_, *group_); });
+  }
+
+ private:
+  ModelPtr model_;
+  GroupPtr group_;
+  std::vector<Variable> params_;
+};
+
+}  // namespace
+
+std::unique_ptr<SyncStrategy> make_param_server_sync(ModelPtr model, GroupPtr group) {
+  return std::make_unique<ParamServerSync>(std::move(model), std::move(group));
+}
+
+}  // namespace ddl::dist::detail

@@ -1,0 +1,5 @@
+// The gradient-synchronisation strategies in one include (docs/sync.md).
+#pragma once
+
+#include "dist/sync/ring.h"
+#include "dist/sync/strategy.h"

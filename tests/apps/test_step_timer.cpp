@@ -1,0 +1,92 @@
+// StepTimer: phases add up exclusively (nested scopes included), the first step of each
+// epoch is left out of means, and run() spans epochs. Timing from short sleeps, so the
+// bounds are loose: lower bounds exact, upper bounds with slack for a loaded machine.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "apps/common/step_timer.h"
+
+using namespace ddl::apps;
+
+namespace {
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+constexpr double kSlack = 0.03;  // seconds
+
+}  // namespace
+
+TEST_CASE("StepTimer: phases of one step, nested scopes attribute time exclusively", "[apps]") {
+  StepTimer timer;
+  timer.begin_step();
+  timer.start(Phase::Data);
+  sleep_ms(20);
+  timer.start(Phase::Forward);
+  sleep_ms(30);
+  {
+    auto backward = timer.scope(Phase::Backward);
+    sleep_ms(20);
+    {
+      auto wait = timer.scope(Phase::CommWait);
+      sleep_ms(15);
+    }
+    sleep_ms(10);  // back in Backward
+  }
+  sleep_ms(10);  // outside any phase: "other"
+  { auto opt = timer.scope(Phase::Optimizer); sleep_ms(10); }
+  StepTimes s = timer.end_step();
+
+  CHECK(s.phase(Phase::Data) >= 0.020);
+  CHECK(s.phase(Phase::Data) < 0.020 + kSlack);
+  CHECK(s.phase(Phase::Forward) >= 0.030);
+  CHECK(s.phase(Phase::Backward) >= 0.030);
+  CHECK(s.phase(Phase::Backward) < 0.030 + kSlack);
+  CHECK(s.phase(Phase::CommWait) >= 0.015);
+  CHECK(s.phase(Phase::CommWait) < 0.015 + kSlack);
+  CHECK(s.phase(Phase::Optimizer) >= 0.010);
+  CHECK(s.other_s() >= 0.010);
+  CHECK(s.total_s >= 0.115);
+  double sum = s.other_s();
+  for (double v : s.phase_s) sum += v;
+  CHECK(sum == Approx(s.total_s));
+  CHECK(std::string(phase_name(Phase::CommWait)) == "comm_wait");
+}
+
+TEST_CASE("StepTimer: means leave out each epoch's first step", "[apps]") {
+  StepTimer timer;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    timer.begin_epoch();
+    for (int step = 0; step < 3; ++step) {
+      timer.start(Phase::Forward);  // begins the step itself
+      sleep_ms(step == 0 ? 80 : 10);
+      timer.end_step();
+    }
+    EpochTimes e = timer.end_epoch();
+    CHECK(e.steps == 3);
+    CHECK(e.mean_steps == 2);
+    CHECK(e.total.phase(Phase::Forward) >= 0.100);
+    CHECK(e.mean.phase(Phase::Forward) >= 0.010);
+    CHECK(e.mean.phase(Phase::Forward) < 0.010 + kSlack);
+    CHECK(e.mean.total_s < 0.010 + kSlack);
+    CHECK(e.wall_s >= e.total.total_s);
+  }
+  EpochTimes run = timer.run();
+  CHECK(run.steps == 6);
+  CHECK(run.mean_steps == 4);
+  CHECK(run.mean.phase(Phase::Forward) < 0.010 + kSlack);
+  CHECK(run.total.phase(Phase::Forward) >= 0.200);
+  CHECK(run.wall_s >= run.total.total_s);
+}
+
+TEST_CASE("StepTimer: a single-step epoch averages that step; end_epoch closes an open step", "[apps]") {
+  StepTimer timer;
+  timer.begin_epoch();
+  timer.start(Phase::Data);
+  sleep_ms(10);
+  EpochTimes e = timer.end_epoch();  // the step is still open
+  CHECK(e.steps == 1);
+  CHECK(e.mean_steps == 1);
+  CHECK(e.mean.phase(Phase::Data) >= 0.010);
+  CHECK(e.mean.total_s == Approx(e.total.total_s));
+}
