@@ -4,6 +4,8 @@
 //   ddl-bench gemm [--threads N]   sgemm GFLOP/s, 1024^3 and VGG-11 im2col shapes
 //   ddl-bench conv [--threads N]   conv2d forward+backward at VGG-11 CIFAR layers, batch 64
 //   ddl-bench train-step --model M --batch B --threads N --steps S [--eval]
+//   ddlrun --nproc 2 ddl-bench allreduce --numel N --iters I
+//   ddlrun --nproc 2 ddl-bench ddp-step --model M --batch B --threads T --steps S [--no-overlap]
 //   ddl-bench loader [--workers N]  DataLoader throughput, CIFAR-shaped images with augmentation
 #include <cstdio>
 #include <cstring>
@@ -14,10 +16,12 @@ int gemm_bench_main(int argc, char** argv);
 int conv_bench_main(int argc, char** argv);
 int train_step_main(int argc, char** argv);
 int loader_bench_main(int argc, char** argv);
+int allreduce_bench_main(int argc, char** argv);
+int ddp_step_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::printf("usage: ddl-bench {peak|gemm|conv|train-step|loader} [--threads N] ...\n");
+    std::printf("usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step} [--threads N] ...\n");
     return argc < 2 ? 1 : 0;
   }
   const std::string cmd = argv[1];
@@ -26,6 +30,8 @@ int main(int argc, char** argv) {
   if (cmd == "conv") return conv_bench_main(argc - 1, argv + 1);
   if (cmd == "train-step") return train_step_main(argc - 1, argv + 1);
   if (cmd == "loader") return loader_bench_main(argc - 1, argv + 1);
-  std::fprintf(stderr, "ddl-bench: unknown subcommand '%s' (expected peak, gemm, conv, train-step or loader)\n", cmd.c_str());
+  if (cmd == "allreduce") return allreduce_bench_main(argc - 1, argv + 1);
+  if (cmd == "ddp-step") return ddp_step_main(argc - 1, argv + 1);
+  std::fprintf(stderr, "ddl-bench: unknown subcommand '%s' (see --help)\n", cmd.c_str());
   return 1;
 }

@@ -1,10 +1,9 @@
 // param-server: rank 0 holds the authoritative weights and the only optimizer that
-// steps. Workers push their gradients to it (a gather), rank 0 averages them and steps,
-// and every rank pulls the new weights (a broadcast). Rank 0 also trains as a worker on
-// its own shard, so N ranks still mean N shards of the batch, as with the other
-// strategies; a dedicated server would leave one machine idle in these small runs.
-// Rank 0 is the bottleneck this design is known for: it receives (N-1) gradients each
-// step and holds N of them (N·P floats) while it averages.
+// steps. Workers push gradients (a gather to rank 0), rank 0 averages and steps, every
+// rank pulls the new weights (a broadcast). Rank 0 also trains as a worker on its own
+// shard, so N ranks still mean N shards, as with the other strategies (a dedicated
+// server would idle in these small runs). Its known cost: rank 0 receives N-1 gradients
+// a step and holds N of them (N·P floats) while it averages.
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
 

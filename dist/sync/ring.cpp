@@ -88,8 +88,8 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
   };
   const int64_t max_pieces = ((n + world - 1) / world + sub_chunk_elems - 1) / sub_chunk_elems;
   const int steps = 2 * (world - 1);
-  DDL_CHECK(kRingTag + int64_t(steps) * max_pieces < INT_MAX, "ring_all_reduce: ", describe(flat),
-            " in sub-chunks of ", sub_chunk_elems, " elements needs too many messages; use larger sub-chunks");
+  DDL_CHECK(kRingTag + int64_t(steps) * max_pieces < INT_MAX, "ring_all_reduce: ", describe(flat), " in sub-chunks of ",
+            sub_chunk_elems, " elements needs too many messages; use larger sub-chunks");
   auto tag = [&](int step, size_t piece) { return kRingTag + static_cast<int>(step * max_pieces + int64_t(piece)); };
 
   // sends[k]: the sends that carry step k's data.
@@ -107,6 +107,7 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
     if (k == world - 1)  // all-gather begins: the chunks sent in lap 1 are about to be overwritten
       for (int s = 0; s < world - 1; ++s)
         for (auto& w : sends[s]) w->wait();
+    // The chunk that arrives from the left: r-k-1 in lap 1, then r, r-1, ... in lap 2.
     const Tensor dst = chunk(reducing ? rank - k - 1 : rank - (k - (world - 1)));
     const auto dst_pieces = pieces(dst);
     const auto in_pieces = pieces(reducing ? scratch.narrow(0, 0, dst.numel()) : dst);

@@ -4,7 +4,7 @@
 // each rank carries on with the average of the ranks up to itself. See Note [Stepwise].
 //
 // Note [Stepwise]
-//   rank 0: w0 ──► rank 1: (1·w0 + w1)/2 = m1 ──► rank 2: (2·m1 + w2)/3 = m2 ──► ...
+//   rank 0: w0 -> rank 1: (1·w0 + w1)/2 = m1 -> rank 2: (2·m1 + w2)/3 = m2 -> ...
 // - The last rank holds the true average of all N models; rank 0 keeps its own.
 //   Replicas are not identical: rank k follows the mean of ranks 0..k.
 // - Traffic: every rank but the last sends B bytes (the model), every rank but rank 0

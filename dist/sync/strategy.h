@@ -22,14 +22,15 @@ namespace ddl::dist {
 class SyncStrategy {
  public:
   virtual ~SyncStrategy() = default;
-  virtual std::string name() const = 0;           // "ddp", "allreduce", "local-sgd:4", ...
-  virtual nn::Module& model() = 0;                // what to call forward on (DDP wraps the model)
+  virtual std::string name() const = 0;  // "ddp", "allreduce", "local-sgd:4", ...
+  virtual nn::Module& model() = 0;       // what to call forward on (DDP wraps the model)
   virtual void after_backward() {}
   virtual void step(optim::Optimizer& opt) { opt.step(); }
   virtual void after_step() {}
   // Milliseconds this rank spent in communication during the last step (measured with steady_clock
   // around the blocking calls / waits), for the metrics table.
   double last_comm_ms() const { return last_comm_ms_; }
+
  protected:
   double last_comm_ms_ = 0;
 };

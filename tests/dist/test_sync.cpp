@@ -1,0 +1,296 @@
+// The gradient-synchronisation strategies over real processes and Gloo: the five
+// gradient strategies end where one process on the whole batch ends, with identical
+// replicas; stepwise and local-sgd do what they define; the hand-written ring
+// all-reduce sums any size; bad specs are named.
+#include <catch2/catch.hpp>
+
+#include "ddl.h"
+#include "dist/dist.h"
+#include "tests/dist/harness.h"
+
+using namespace ddl;
+using namespace ddl::dist;
+
+namespace {
+
+// A small CNN without BatchNorm (see tests/dist/test_ddp.cpp): per-rank batch
+// statistics would break the equivalence with one large batch.
+std::shared_ptr<nn::Sequential> make_cnn() {
+  manual_seed(7);
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 4 * 4, 3)});
+}
+
+struct Data {
+  Tensor x, y;
+};
+Data make_data(int64_t n) {
+  Generator g(11);
+  return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
+}
+
+std::vector<float> flat_params(const nn::Module& m) {
+  std::vector<float> flat;
+  for (auto& p : m.parameters()) {
+    auto v = to_vector<float>(p.data().contiguous());
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  return flat;
+}
+
+double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = a.size() == b.size() ? 0 : 1e30;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
+  return m;
+}
+
+// One training step through the strategy, on rows [begin, begin + b) of d.
+void train_step(SyncStrategy& s, optim::Optimizer& opt, const Data& d, int64_t begin, int64_t b) {
+  Variable loss = cross_entropy(s.model().forward(Variable(d.x.narrow(0, begin, b))), d.y.narrow(0, begin, b));
+  opt.zero_grad();
+  loss.backward();
+  s.after_backward();
+  s.step(opt);
+  s.after_step();
+}
+
+// Every rank's vector, in rank order.
+std::vector<std::vector<float>> gather_all(ProcessGroup& pg, const std::vector<float>& mine) {
+  const int64_t n = static_cast<int64_t>(mine.size());
+  const Tensor all = zeros({pg.size() * n});
+  pg.all_gather(all, from_vector(mine));
+  const auto v = to_vector<float>(all);
+  std::vector<std::vector<float>> rows;
+  for (int r = 0; r < pg.size(); ++r) rows.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
+  return rows;
+}
+
+// Mean of rows 0..k (inclusive).
+std::vector<float> mean_of_first(const std::vector<std::vector<float>>& rows, int k) {
+  std::vector<float> m(rows[0].size(), 0.f);
+  for (size_t i = 0; i < m.size(); ++i) {
+    double s = 0;
+    for (int r = 0; r <= k; ++r) s += rows[r][i];
+    m[i] = static_cast<float>(s / (k + 1));
+  }
+  return m;
+}
+
+std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
+  TCPStoreOptions so;
+  so.timeout = Millis(20000);
+  auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
+  GlooOptions go;
+  go.timeout = Millis(20000);
+  return std::make_shared<ProcessGroupGloo>(store, rank, world, go);
+}
+
+template <typename Fn>
+void run_ranks(int world, Fn&& fn) {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(world, [&](int rank) { fn(rank, connect(port, rank, world)); });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+}  // namespace
+
+TEST_CASE("gradient strategies with W ranks of batch b equal one process with batch W*b", "[dist][sync]") {
+  for (int world : {2, 3}) {
+    DYNAMIC_SECTION("world " << world) {
+      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+        const int64_t steps = 4, global_b = 6, b = global_b / world;
+        const Data d = make_data(steps * global_b);
+        auto ref_model = make_cnn();
+        optim::SGD ref_opt(ref_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+        for (int64_t s = 0; s < steps; ++s) {
+          Variable loss = cross_entropy((*ref_model)(Variable(d.x.narrow(0, s * global_b, global_b))),
+                                        d.y.narrow(0, s * global_b, global_b));
+          ref_opt.zero_grad();
+          loss.backward();
+          ref_opt.step();
+        }
+        const auto ref = flat_params(*ref_model);
+        const int64_t P = static_cast<int64_t>(ref.size()),
+                      n_params = static_cast<int64_t>(ref_model->parameters().size());
+
+        for (std::string spec : {"ddp", "allreduce", "gather-scatter", "ring", "param-server"}) {
+          auto model = make_cnn();
+          // Replicas start different: the strategy must make them identical.
+          for (auto& p : model->parameters()) p.data().add_(0.5 * rank);
+          auto sync = make_sync_strategy(spec, model, pg);
+          DIST_EXPECT(sync->name() == spec, "name() is ", sync->name());
+          optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+          pg->reset_stats();
+          for (int64_t s = 0; s < steps; ++s) {
+            train_step(*sync, opt, d, s * global_b + rank * b, b);
+            DIST_EXPECT(sync->last_comm_ms() >= 0, spec, ": negative communication time");
+          }
+          const CommStats st = pg->stats();
+          const auto got = flat_params(*model);
+          const double diff = max_rel_diff(got, ref);
+          DIST_EXPECT(diff < 1e-5, spec, ", rank ", rank, ": max relative difference to one process ", diff);
+          const Tensor mine = from_vector(got), hi = mine.clone(), lo = mine.clone();
+          pg->all_reduce(hi, ReduceOp::Max);
+          pg->all_reduce(lo, ReduceOp::Min);
+          DIST_EXPECT(to_vector<float>(hi) == to_vector<float>(lo), spec, ": replicas differ after training");
+
+          // Each strategy talks the way it says it does.
+          if (spec == "allreduce")
+            DIST_EXPECT(st[OpKind::AllReduce].calls == steps * n_params, spec, ": ", st.summary());
+          if (spec == "gather-scatter")
+            DIST_EXPECT(st[OpKind::Gather].calls == steps * n_params && st[OpKind::Scatter].calls == steps * n_params,
+                        spec, ": ", st.summary());
+          if (spec == "param-server")
+            DIST_EXPECT(st[OpKind::Gather].calls == steps && st[OpKind::Broadcast].calls == steps, spec, ": ",
+                        st.summary());
+          if (spec == "ring") {
+            // Rank r sends every chunk but r+1 in lap 1 and every chunk but r+2 in lap 2
+            // (2(N-1)/N·P floats when P splits evenly), and receives what rank r-1 sends.
+            const auto chunk = [&](int c) {
+              c %= world;
+              return (c + 1) * P / world - c * P / world;
+            };
+            const int64_t sent = 4 * steps * (2 * P - chunk(rank + 1) - chunk(rank + 2));
+            const int64_t received = 4 * steps * (2 * P - chunk(rank) - chunk(rank + 1));
+            DIST_EXPECT(st[OpKind::AllReduce].calls == 0 && st[OpKind::Send].bytes_sent == sent &&
+                            st[OpKind::Recv].bytes_received == received,
+                        spec, ": expected ", sent, " bytes sent and ", received, " received; ", st.summary());
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not", "[dist][sync]") {
+  for (int world : {2, 3}) {
+    DYNAMIC_SECTION("world " << world) {
+      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+        for (int64_t n : {0, 1, 2, 3, 5, 7, 1000}) {
+          for (int64_t sub : {0, 1, 3}) {
+            // float64 and small integers: every partial sum is exact, whatever the order.
+            std::vector<double> v(n), want(n);
+            for (int64_t i = 0; i < n; ++i) {
+              v[i] = rank * 1000.0 + i + 0.5;
+              want[i] = 1000.0 * world * (world - 1) / 2 + world * (i + 0.5);
+            }
+            const Tensor t = from_vector(v);
+            ring_all_reduce(*pg, t, sub);
+            DIST_EXPECT(to_vector<double>(t) == want, "n=", n, " sub=", sub, ": wrong sum");
+          }
+        }
+        const Tensor f = full({10}, 1.0f + rank);
+        ring_all_reduce(*pg, f, 4);
+        DIST_EXPECT(to_vector<float>(f) == std::vector<float>(10, world * (world + 1) / 2.0f), "float32: wrong sum");
+        std::string message = "(no error)";
+        try {
+          ring_all_reduce(*pg, zeros({2, 3}));
+        } catch (const Error& e) {
+          message = e.what();
+        }
+        DIST_EXPECT(message.find("ring_all_reduce") != std::string::npos, "expected an error, got: ", message);
+      });
+    }
+  }
+}
+
+TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][sync]") {
+  for (int world : {2, 3}) {
+    DYNAMIC_SECTION("world " << world) {
+      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+        const int64_t b = 4, steps = 2;
+        const Data d = make_data(steps * world * b);
+        auto model = make_cnn();
+        int64_t P = 0;
+        {
+          auto sync = make_sync_strategy("stepwise", model, pg);
+          optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+          pg->reset_stats();
+          for (int64_t s = 0; s < steps; ++s) {
+            // Each rank its own shard, so the local steps differ.
+            const int64_t begin = (s * world + rank) * b;
+            Variable loss =
+                cross_entropy(sync->model().forward(Variable(d.x.narrow(0, begin, b))), d.y.narrow(0, begin, b));
+            opt.zero_grad();
+            loss.backward();
+            sync->after_backward();
+            sync->step(opt);
+            const auto before = flat_params(*model);
+            P = static_cast<int64_t>(before.size());
+            const auto rows = gather_all(*pg, before);
+            sync->after_step();
+            const auto after = flat_params(*model);
+            if (rank == 0) DIST_EXPECT(after == before, "step ", s, ": rank 0 must keep its own parameters");
+            const double diff = max_rel_diff(after, mean_of_first(rows, rank));
+            DIST_EXPECT(diff < 1e-5, "step ", s, ", rank ", rank, ": differs from the mean of ranks 0..", rank, " by ",
+                        diff);
+            if (rank > 0) DIST_EXPECT(max_rel_diff(after, before) > 1e-4, "rank ", rank, " kept its own parameters");
+          }
+        }  // the destructor waits for the last send
+        // Traffic: every rank but the last sends the model once per step, every rank but 0 receives it.
+        const CommStats st = pg->stats();
+        DIST_EXPECT(st[OpKind::Send].bytes_sent == (rank < world - 1 ? steps * 4 * P : 0), st.summary());
+        DIST_EXPECT(st[OpKind::Recv].bytes_received == (rank > 0 ? steps * 4 * P : 0), st.summary());
+      });
+    }
+  }
+}
+
+TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dist][sync]") {
+  for (int world : {2, 3}) {
+    DYNAMIC_SECTION("world " << world) {
+      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+        const int64_t b = 4, steps = 4, K = 2;
+        const Data d = make_data(steps * world * b);
+        auto model = make_cnn();
+        auto sync = make_sync_strategy("local-sgd:2", model, pg);
+        DIST_EXPECT(sync->name() == "local-sgd:2", "name() is ", sync->name());
+        optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+        for (int64_t s = 0; s < steps; ++s) {
+          const int64_t begin = (s * world + rank) * b;
+          Variable loss =
+              cross_entropy(sync->model().forward(Variable(d.x.narrow(0, begin, b))), d.y.narrow(0, begin, b));
+          opt.zero_grad();
+          loss.backward();
+          sync->after_backward();
+          sync->step(opt);
+          const auto before = flat_params(*model);
+          const auto rows = gather_all(*pg, before);
+          sync->after_step();
+          const auto after = flat_params(*model);
+          const auto after_rows = gather_all(*pg, after);
+          if ((s + 1) % K != 0) {
+            DIST_EXPECT(after == before && sync->last_comm_ms() == 0, "step ", s, ": no averaging expected");
+            DIST_EXPECT(after_rows[0] != after_rows[1], "step ", s,
+                        ": replicas should differ between averaging points");
+          } else {
+            for (int r = 1; r < world; ++r)
+              DIST_EXPECT(after_rows[r] == after_rows[0], "step ", s, ": rank ", r,
+                          " differs from rank 0 after averaging");
+            const double diff = max_rel_diff(after, mean_of_first(rows, world - 1));
+            DIST_EXPECT(diff < 1e-5, "step ", s, ": differs from the mean of all ranks by ", diff);
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("make_sync_strategy names bad specs", "[dist][sync]") {
+  auto model = make_cnn();
+  using Catch::Contains;
+  REQUIRE_THROWS_WITH(make_sync_strategy("bogus", model, nullptr),
+                      Contains("unknown sync strategy 'bogus'") && Contains("local-sgd:K"));
+  REQUIRE_THROWS_WITH(make_sync_strategy("", model, nullptr), Contains("unknown sync strategy"));
+  REQUIRE_THROWS_WITH(make_sync_strategy("Ring", model, nullptr), Contains("unknown sync strategy 'Ring'"));
+  REQUIRE_THROWS_WITH(make_sync_strategy("local-sgd", model, nullptr), Contains("local-sgd:K, e.g. local-sgd:4"));
+  for (const char* bad :
+       {"local-sgd:", "local-sgd:0", "local-sgd:-2", "local-sgd:x", "local-sgd:4x", "local-sgd:99999999999"})
+    REQUIRE_THROWS_WITH(make_sync_strategy(bad, model, nullptr), Contains("K must be a whole number"));
+  REQUIRE_THROWS_WITH(make_sync_strategy("local-sgd4", model, nullptr), Contains("local-sgd:K"));
+  REQUIRE_THROWS_WITH(make_sync_strategy("ring", model, nullptr), Contains("process group"));
+}
