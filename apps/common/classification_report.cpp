@@ -28,8 +28,8 @@ std::string fixed(double v, int digits) {
 ConfusionMatrix::ConfusionMatrix(int num_classes, std::vector<std::string> class_names)
     : num_classes_(num_classes), names_(std::move(class_names)) {
   DDL_CHECK(num_classes > 0, "ConfusionMatrix: num_classes must be positive, got ", num_classes);
-  DDL_CHECK(names_.empty() || static_cast<int>(names_.size()) == num_classes, "ConfusionMatrix: ",
-            names_.size(), " class names for ", num_classes, " classes");
+  DDL_CHECK(names_.empty() || static_cast<int>(names_.size()) == num_classes, "ConfusionMatrix: ", names_.size(),
+            " class names for ", num_classes, " classes");
   counts_.assign(static_cast<size_t>(num_classes) * num_classes, 0);
 }
 
@@ -42,16 +42,27 @@ void ConfusionMatrix::add(int64_t predicted, int64_t target) {
 
 void ConfusionMatrix::add(const Tensor& predicted, const Tensor& target) {
   DDL_CHECK(predicted.defined() && target.defined(), "ConfusionMatrix::add: undefined tensor");
-  DDL_CHECK(predicted.numel() == target.numel(), "ConfusionMatrix::add: predicted ", predicted.shape(),
-            " and target ", target.shape(), " must have the same number of elements");
+  DDL_CHECK(predicted.numel() == target.numel(), "ConfusionMatrix::add: predicted ", predicted.shape(), " and target ",
+            target.shape(), " must have the same number of elements");
   auto p = to_vector<int64_t>(predicted.device().is_cpu() ? predicted : predicted.to(Device::cpu()));
   auto t = to_vector<int64_t>(target.device().is_cpu() ? target : target.to(Device::cpu()));
   for (size_t i = 0; i < p.size(); ++i) add(p[i], t[i]);
 }
 
+void ConfusionMatrix::add_counts(const Tensor& counts) {
+  DDL_CHECK(counts.defined() && counts.numel() == static_cast<int64_t>(counts_.size()),
+            "ConfusionMatrix::add_counts: expected [", num_classes_, ", ", num_classes_, "] counts, got ",
+            counts.defined() ? counts.shape() : Shape{});
+  auto c = to_vector<int64_t>(counts.device().is_cpu() ? counts : counts.to(Device::cpu()));
+  for (size_t i = 0; i < c.size(); ++i) {
+    DDL_CHECK(c[i] >= 0, "ConfusionMatrix::add_counts: negative count ", c[i]);
+    counts_[i] += c[i];
+  }
+}
+
 void ConfusionMatrix::merge(const ConfusionMatrix& other) {
-  DDL_CHECK(other.num_classes_ == num_classes_, "ConfusionMatrix::merge: ", other.num_classes_,
-            " classes into ", num_classes_);
+  DDL_CHECK(other.num_classes_ == num_classes_, "ConfusionMatrix::merge: ", other.num_classes_, " classes into ",
+            num_classes_);
   for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
 }
 

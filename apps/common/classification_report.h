@@ -16,8 +16,8 @@ class ProcessGroup;
 
 namespace ddl::apps {
 
-inline const std::vector<std::string> kCifar10ClassNames = {
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"};
+inline const std::vector<std::string> kCifar10ClassNames = {"airplane", "automobile", "bird",  "cat",  "deer",
+                                                            "dog",      "frog",       "horse", "ship", "truck"};
 inline const std::vector<std::string> kFashionMnistClassNames = {
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 inline const std::vector<std::string> kMnistClassNames = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
@@ -31,6 +31,8 @@ class ConfusionMatrix {
   // in [0, num_classes). Adds one count per element at [target][predicted].
   void add(const Tensor& predicted, const Tensor& target);
   void add(int64_t predicted, int64_t target);
+  // Adds counts already tallied elsewhere: integer [num_classes, num_classes], rows = true class.
+  void add_counts(const Tensor& counts);
   // Adds another matrix of the same size (other shards of the test set).
   void merge(const ConfusionMatrix& other);
   // Sums the matrix over all ranks (a collective: every rank calls it). Null pg: no-op.

@@ -20,8 +20,7 @@ std::string metrics_path_for_rank(const std::string& path, int rank, int world) 
   size_t slash = path.find_last_of('/');
   size_t dot = path.find_last_of('.');
   std::string tag = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
-    return path + tag;
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1) return path + tag;
   return path.substr(0, dot) + tag + path.substr(dot);
 }
 
@@ -63,8 +62,11 @@ json to_json(const StepTimes& t) {
 }
 
 json to_json(const EpochTimes& t) {
-  return {{"steps", t.steps}, {"mean_steps", t.mean_steps}, {"wall_s", t.wall_s},
-          {"total", to_json(t.total)}, {"mean", to_json(t.mean)}};
+  return {{"steps", t.steps},
+          {"mean_steps", t.mean_steps},
+          {"wall_s", t.wall_s},
+          {"total", to_json(t.total)},
+          {"mean", to_json(t.mean)}};
 }
 
 MetricsLog::MetricsLog(const std::string& path, int rank, int world, bool append)
@@ -81,8 +83,7 @@ void MetricsLog::write(const std::string& event, json fields) {
   if (!file_) return;
   json line = {{"event", event}, {"rank", rank_}, {"world", world_}};
   line["time"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  line["unix_time"] =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  line["unix_time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (fields.is_object()) line.update(fields);
   // Replace invalid UTF-8 (a class name, a path) rather than throw mid-training.
   std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

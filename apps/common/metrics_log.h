@@ -6,12 +6,11 @@
 #pragma once
 
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/common/step_timer.h"
 #include "apps/common/worker_metrics.h"

@@ -50,8 +50,7 @@ void for_each_line(std::string_view text, Fn fn) {
 
 // "Key:   value [kB]" → value (times 1024 when the unit is kB).
 std::optional<int64_t> keyed_value(std::string_view line, std::string_view key) {
-  if (line.substr(0, key.size()) != key || line.size() <= key.size() || line[key.size()] != ':')
-    return std::nullopt;
+  if (line.substr(0, key.size()) != key || line.size() <= key.size() || line[key.size()] != ':') return std::nullopt;
   auto fields = split_ws(line.substr(key.size() + 1));
   if (fields.empty()) return std::nullopt;
   auto v = to_int(fields[0]);

@@ -25,17 +25,21 @@ struct Column {
 
 // Two tables so each fits a terminal; units in the headers (MB = 1e6 bytes).
 const std::vector<Column> kResourceColumns = {
-    {"cpu %", RankField::MeanCpuPercent, 1},     {"peak rss MB", RankField::PeakRssMB, 1},
-    {"pg sent MB", RankField::PgSentMB, 2},      {"pg recv MB", RankField::PgRecvMB, 2},
-    {"net rx MB", RankField::NetRxMB, 2},        {"net tx MB", RankField::NetTxMB, 2},
-    {"lo rx MB", RankField::LoRxMB, 2},          {"lo tx MB", RankField::LoTxMB, 2},
-    {"disk read MB", RankField::DiskReadMB, 2},  {"disk write MB", RankField::DiskWriteMB, 2},
+    {"cpu %", RankField::MeanCpuPercent, 1},    {"peak rss MB", RankField::PeakRssMB, 1},
+    {"pg sent MB", RankField::PgSentMB, 2},     {"pg recv MB", RankField::PgRecvMB, 2},
+    {"net rx MB", RankField::NetRxMB, 2},       {"net tx MB", RankField::NetTxMB, 2},
+    {"lo rx MB", RankField::LoRxMB, 2},         {"lo tx MB", RankField::LoTxMB, 2},
+    {"disk read MB", RankField::DiskReadMB, 2}, {"disk write MB", RankField::DiskWriteMB, 2},
 };
 const std::vector<Column> kTimeColumns = {
-    {"data ms", RankField::DataMs, 2},          {"forward ms", RankField::ForwardMs, 2},
-    {"backward ms", RankField::BackwardMs, 2},  {"comm wait ms", RankField::CommWaitMs, 2},
-    {"optimizer ms", RankField::OptimizerMs, 2}, {"step ms", RankField::StepMs, 2},
-    {"wall s", RankField::WallS, 1},            {"converged s", RankField::ConvergenceS, 1},
+    {"data ms", RankField::DataMs, 2},
+    {"forward ms", RankField::ForwardMs, 2},
+    {"backward ms", RankField::BackwardMs, 2},
+    {"comm wait ms", RankField::CommWaitMs, 2},
+    {"optimizer ms", RankField::OptimizerMs, 2},
+    {"step ms", RankField::StepMs, 2},
+    {"wall s", RankField::WallS, 1},
+    {"converged s", RankField::ConvergenceS, 1},
     {"final acc %", RankField::FinalAccuracy, 2, 100.0},
 };
 
@@ -86,6 +90,8 @@ std::string table(const std::vector<RankSummary>& ranks, const std::vector<Colum
 }
 
 }  // namespace
+
+static_assert(static_cast<int>(RankField::WallS) + 1 == kNumRankFields, "kNumRankFields: one per RankField");
 
 RankSummary::RankSummary() { values.fill(kNaN); }
 
@@ -147,8 +153,9 @@ std::string format_rank_table(const std::vector<RankSummary>& ranks) {
             : src == 1 ? "rchar/wchar from /proc/self/io (all read()/write() bytes, sockets included)"
                        : "n/a (/proc/self/io unreadable)") +
            "\n";
-  out += "net: host-wide counters from /proc/net/dev (other processes' traffic included); "
-         "ranks on one machine talk over lo\n\n";
+  out +=
+      "net: host-wide counters from /proc/net/dev (other processes' traffic included); "
+      "ranks on one machine talk over lo\n\n";
   out += "Per-rank step times (mean per step, first step of each epoch excluded)\n" + table(ranks, kTimeColumns);
   return out;
 }

@@ -13,21 +13,33 @@
 
 #include "apps/common/step_timer.h"
 #include "apps/common/worker_metrics.h"
-
-namespace ddl::dist {
-class ProcessGroup;
-struct CommStats;
-}  // namespace ddl::dist
+#include "dist/process_group.h"
 
 namespace ddl::apps {
 
 // The fields, in wire order. Adding one changes the vector every rank sends: all ranks
 // must run the same build.
 enum class RankField : int {
-  MeanCpuPercent, PeakRssMB, PgSentMB, PgRecvMB, NetRxMB, NetTxMB, LoRxMB, LoTxMB,
-  DiskReadMB, DiskWriteMB, DiskSource,  // DiskSource: 0 storage, 1 rchar/wchar, NaN n/a
-  DataMs, ForwardMs, BackwardMs, CommWaitMs, OptimizerMs, StepMs,
-  ConvergenceS, FinalAccuracy, WallS,
+  MeanCpuPercent,
+  PeakRssMB,
+  PgSentMB,
+  PgRecvMB,
+  NetRxMB,
+  NetTxMB,
+  LoRxMB,
+  LoTxMB,
+  DiskReadMB,
+  DiskWriteMB,
+  DiskSource,  // DiskSource: 0 storage, 1 rchar/wchar, NaN n/a
+  DataMs,
+  ForwardMs,
+  BackwardMs,
+  CommWaitMs,
+  OptimizerMs,
+  StepMs,
+  ConvergenceS,
+  FinalAccuracy,
+  WallS,
 };
 inline constexpr int kNumRankFields = 20;
 
@@ -42,9 +54,8 @@ struct RankSummary {
 // (means exclude each epoch's first step); final_accuracy in [0, 1]; convergence_s and
 // final_accuracy NaN when unknown;
 // wall_s: the run's wall time.
-RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& times,
-                              const dist::CommStats* comm, double convergence_s, double final_accuracy,
-                              double wall_s);
+RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& times, const dist::CommStats* comm,
+                              double convergence_s, double final_accuracy, double wall_s);
 
 // Every rank's summary, rank 0 first. A collective when pg is non-null and has more than
 // one rank: every rank must call it. Null pg: {mine}.

@@ -2,6 +2,8 @@
 // is added to "all"; steps after an epoch's first also to "later", which means use.
 #include "apps/common/step_timer.h"
 
+#include <algorithm>
+
 namespace ddl::apps {
 namespace {
 
@@ -22,11 +24,16 @@ StepTimes divided(const StepTimes& s, int64_t n) {
 
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::Data: return "data";
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::CommWait: return "comm_wait";
-    case Phase::Optimizer: return "optimizer";
+    case Phase::Data:
+      return "data";
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    case Phase::CommWait:
+      return "comm_wait";
+    case Phase::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -68,6 +75,13 @@ void StepTimer::start(Phase p) {
 }
 
 void StepTimer::stop() { close_phase(Clock::now()); }
+
+void StepTimer::move_time(Phase from, Phase to, double seconds) {
+  double& src = step_.phase_s[static_cast<int>(from)];
+  double moved = std::clamp(seconds, 0.0, src);
+  src -= moved;
+  step_.phase_s[static_cast<int>(to)] += moved;
+}
 
 StepTimes StepTimer::end_step() {
   if (!in_step_) return step_;
@@ -124,9 +138,13 @@ EpochTimes StepTimer::run() const {
   return r;
 }
 
-StepTimer::Scope::Scope(StepTimer& t, Phase p) : timer_(t), previous_(t.phase_) { timer_.start(p); }
+StepTimer::Scope::Scope(StepTimer& t, Phase p) : timer_(t), previous_(t.scope_phase_) {
+  timer_.scope_phase_ = static_cast<int>(p);
+  timer_.start(p);
+}
 
 StepTimer::Scope::~Scope() {
+  timer_.scope_phase_ = previous_;
   if (!timer_.in_step_) return;  // the step was closed inside the scope
   if (previous_ >= 0)
     timer_.start(static_cast<Phase>(previous_));

@@ -43,6 +43,9 @@ class StepTimer {
   void start(Phase p);
   // Ends the running phase; the time until the next start() is "other".
   void stop();
+  // Moves up to `seconds` of the open step's already-closed time from one phase to another
+  // (never below 0): communication that ran inside backward (DDP hooks) is comm_wait.
+  void move_time(Phase from, Phase to, double seconds);
   // Closes the step (and its running phase) and returns its times.
   StepTimes end_step();
   // The current epoch so far; end_epoch() also closes it (and an open step).
@@ -53,8 +56,9 @@ class StepTimer {
   // The step being timed (or the last one closed).
   const StepTimes& last_step() const { return step_; }
 
-  // RAII phase: starts `p`; on exit returns to the phase that was running before
-  // (or stops), so scopes nest: Backward { CommWait { } } attributes time exclusively.
+  // RAII phase: starts `p`; on exit returns to the enclosing scope's phase, or stops when
+  // there is none (a phase begun by start() is not resumed). Scopes nest:
+  // Backward { CommWait { } } counts the wait once, as comm_wait, not as backward.
   class Scope {
    public:
     Scope(StepTimer& t, Phase p);
@@ -64,7 +68,7 @@ class StepTimer {
 
    private:
     StepTimer& timer_;
-    int previous_;  // a Phase, or -1 for none
+    int previous_;  // the enclosing scope's Phase, or -1
   };
   Scope scope(Phase p) { return Scope(*this, p); }
 
@@ -74,7 +78,8 @@ class StepTimer {
   void add_step(const StepTimes& s);
 
   bool in_step_ = false;
-  int phase_ = -1;  // running Phase, or -1
+  int phase_ = -1;        // running Phase, or -1
+  int scope_phase_ = -1;  // innermost Scope's Phase, or -1
   Clock::time_point step_start_, phase_start_, epoch_start_;
   bool epoch_open_ = false;
   StepTimes step_;

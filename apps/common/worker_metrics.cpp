@@ -24,9 +24,12 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 const char* disk_source_name(DiskSource s) {
   switch (s) {
-    case DiskSource::Storage: return "read_bytes/write_bytes";
-    case DiskSource::Syscalls: return "rchar/wchar";
-    case DiskSource::None: return "n/a";
+    case DiskSource::Storage:
+      return "read_bytes/write_bytes";
+    case DiskSource::Syscalls:
+      return "rchar/wchar";
+    case DiskSource::None:
+      return "n/a";
   }
   return "?";
 }

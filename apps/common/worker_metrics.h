@@ -24,7 +24,7 @@ struct ResourceSample {
   double time_s = 0;       // seconds since the sampler started
   double cpu_percent = 0;  // over the interval since the previous sample; NaN = n/a
   int64_t rss_bytes = -1;
-  int64_t peak_rss_bytes = -1;  // VmHWM: the peak over the process's whole life
+  int64_t peak_rss_bytes = -1;                   // VmHWM: the peak over the process's whole life
   int64_t net_rx_bytes = -1, net_tx_bytes = -1;  // all interfaces but lo
   int64_t lo_rx_bytes = -1, lo_tx_bytes = -1;    // loopback
   int64_t disk_read_bytes = -1, disk_write_bytes = -1;
@@ -50,7 +50,7 @@ struct ResourceSummary {
 };
 
 struct ResourceSamplerOptions {
-  double interval_s = 1.0;  // background period; <= 0: only explicit sample() calls
+  double interval_s = 1.0;          // background period; <= 0: only explicit sample() calls
   std::string proc_root = "/proc";  // tests point this at a fake tree
 };
 

@@ -2,7 +2,6 @@
 // epoch is left out of means, and run() spans epochs. Timing from short sleeps, so the
 // bounds are loose: lower bounds exact, upper bounds with slack for a loaded machine.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <thread>
 
@@ -13,7 +12,7 @@ using namespace ddl::apps;
 namespace {
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-constexpr double kSlack = 0.03;  // seconds
+constexpr double kSlack = 0.05;  // seconds
 
 }  // namespace
 
@@ -34,7 +33,10 @@ TEST_CASE("StepTimer: phases of one step, nested scopes attribute time exclusive
     sleep_ms(10);  // back in Backward
   }
   sleep_ms(10);  // outside any phase: "other"
-  { auto opt = timer.scope(Phase::Optimizer); sleep_ms(10); }
+  {
+    auto opt = timer.scope(Phase::Optimizer);
+    sleep_ms(10);
+  }
   StepTimes s = timer.end_step();
 
   CHECK(s.phase(Phase::Data) >= 0.020);
@@ -89,4 +91,23 @@ TEST_CASE("StepTimer: a single-step epoch averages that step; end_epoch closes a
   CHECK(e.mean_steps == 1);
   CHECK(e.mean.phase(Phase::Data) >= 0.010);
   CHECK(e.mean.total_s == Approx(e.total.total_s));
+}
+
+TEST_CASE("StepTimer: move_time shifts closed time between phases, never below zero", "[apps]") {
+  StepTimer timer;
+  timer.start(Phase::Backward);
+  sleep_ms(20);
+  timer.start(Phase::Optimizer);
+  timer.move_time(Phase::Backward, Phase::CommWait, 0.005);
+  timer.move_time(Phase::Data, Phase::CommWait, 1.0);  // Data holds nothing to move
+  StepTimes s = timer.end_step();
+  CHECK(s.phase(Phase::CommWait) == Approx(0.005));
+  CHECK(s.phase(Phase::Backward) >= 0.015);
+  CHECK(s.phase(Phase::Data) == 0);
+  timer.start(Phase::Backward);
+  timer.start(Phase::Optimizer);
+  timer.move_time(Phase::Backward, Phase::CommWait, 10.0);  // more than backward took
+  s = timer.end_step();
+  CHECK(s.phase(Phase::Backward) == 0);
+  CHECK(s.phase(Phase::CommWait) < 0.01);
 }

@@ -1,0 +1,24 @@
+// The datasets train_cifar knows, with the preprocessing each needs:
+// Fashion-MNIST/MNIST padded 28x28 -> 32x32 and normalised (the fixed recipe
+// of the nn issue); CIFAR-10 normalised per channel, with crop+flip when augmenting.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/train_cifar/options.h"
+#include "data/data.h"
+
+namespace ddl::apps {
+
+struct DataSplits {
+  std::shared_ptr<const data::Dataset> train, test;
+  int64_t train_size = 0, test_size = 0;  // after --train-samples / --test-samples
+  int64_t num_classes = 10, in_channels = 3;
+  std::vector<std::string> class_names;
+};
+
+DataSplits make_datasets(const TrainOptions& opts);
+
+}  // namespace ddl::apps

@@ -1,0 +1,111 @@
+// train_cifar: data-parallel training of a VGG (or ResNet-18/MLP) on CIFAR-10,
+// Fashion-MNIST, MNIST, an image folder or synthetic data. Run alone, or as
+//   ddlrun --nproc 2 build/apps/train_cifar --dataset fashion-mnist --sync ddp
+// Each rank trains on its DistributedSampler shard; --sync picks how replicas
+// stay consistent (dist/sync/). Rank 0 prints the summary and writes files.
+#include <cstdio>
+#include <iostream>
+
+#include "apps/train_cifar/datasets.h"
+#include "apps/train_cifar/evaluate.h"
+#include "apps/train_cifar/options.h"
+#include "apps/train_cifar/run_report.h"
+#include "apps/train_cifar/snapshot.h"
+#include "apps/train_cifar/training.h"
+#include "ddl.h"
+#include "dist/dist.h"
+
+using namespace ddl;
+
+int main(int argc, char** argv) try {
+  const apps::TrainOptions o = apps::parse_options(argc, argv);
+  if (o.threads > 0) set_num_threads(o.threads);
+  DDL_CHECK(o.device == "cpu" || cuda::is_available(), "--device cuda: no GPU is available (ddl::cuda::device_count() is 0)");
+
+  // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1.
+  std::shared_ptr<dist::ProcessGroup> group;
+  if (dist::launch_env().world_size > 1) group = dist::init_process_group(o.backend);
+  const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
+
+  // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
+  const apps::DataSplits splits = apps::make_datasets(o);
+  auto sampler = std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
+  data::DataLoader train_loader(splits.train, {.batch_size = o.batch_size, .sampler = sampler,
+                                               .num_workers = o.loader_workers, .seed = o.seed});
+
+  // 3. Model, synchronisation strategy, optimizer, schedule. Same seed on every rank;
+  //    the strategy also broadcasts rank 0's weights.
+  manual_seed(o.seed);
+  std::shared_ptr<nn::Module> model = nn::make_model(o.model, splits.num_classes, splits.in_channels);
+  if (!o.load.empty()) nn::load_state(*model, o.load);
+  apps::RunReport report(o, splits, group.get(), *model, train_loader.size());
+  if (o.eval_only) {
+    report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
+                                           o.loader_workers, group.get()));
+    return 0;
+  }
+  auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
+  nn::Module& net = strategy ? strategy->model() : *model;
+  optim::SGD opt(model->parameters(), {.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+  const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;
+  auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
+
+  // 4. Resume from a snapshot when one exists.
+  apps::TrainingPosition pos{.seed = o.seed, .world_size = world};
+  if (!o.snapshot.empty() && apps::load_snapshot(o.snapshot, *model, opt, pos)) {
+    schedule->set_step(pos.global_step);
+    std::cout << "[rank " << rank << "/" << world << "] resumed from " << o.snapshot << " at epoch " << pos.epoch + 1 << ", step " << pos.step_in_epoch << "\n";
+  }
+
+  // 5. The training loop.
+  CrossEntropyOptions ce;
+  ce.label_smoothing = o.label_smoothing;
+  for (int64_t epoch = pos.epoch; epoch < o.epochs; ++epoch) {
+    train_loader.set_epoch(epoch);
+    report.start_epoch(epoch);
+    net.train();
+    int64_t step = 0;
+    for (const data::Batch& batch : train_loader) {
+      if (step++ < pos.step_in_epoch) continue;  // resuming mid-epoch: these batches are done
+      apps::StepTimer& timer = report.timer();
+      timer.start(apps::Phase::Forward);
+      const Variable logits = net.forward(Variable(batch.data));
+      const Variable loss = cross_entropy(logits, batch.target, ce);
+      timer.start(apps::Phase::Backward);
+      opt.zero_grad();
+      loss.backward();  // DDP all-reduces gradient buckets while this runs
+      timer.start(apps::Phase::CommWait);
+      if (strategy) strategy->after_backward();
+      timer.start(apps::Phase::Optimizer);
+      if (strategy) strategy->step(opt);
+      else opt.step();
+      timer.start(apps::Phase::CommWait);
+      if (strategy) strategy->after_step();
+      schedule->step();
+      const double ddp_wait_ms = strategy && o.sync == "ddp" ? strategy->last_comm_ms() : 0.0;
+      report.end_step(step - 1, loss.item(), logits.data(), batch.target, opt.param_groups()[0].lr(), ddp_wait_ms);
+      ++pos.global_step;
+      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 && rank == 0)
+        apps::save_snapshot(o.snapshot, *model, opt, {epoch, step, pos.global_step, o.seed, world, default_generator().offset()});
+    }
+    pos.step_in_epoch = 0;
+    report.end_epoch();
+    if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
+      if (group) apps::sync_buffers(*model, *group);  // evaluate with rank 0's BatchNorm statistics
+      report.epoch_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
+                                             o.loader_workers, group.get()));
+    }
+    if (!o.snapshot.empty() && rank == 0 && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs))
+      apps::save_snapshot(o.snapshot, *model, opt, {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset()});
+  }
+
+  // 6. Results: classification report, per-worker metrics, the final weights.
+  report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
+                                         o.loader_workers, group.get()));
+  if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
+  if (group) group->barrier();
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "train_cifar: error: " << e.what() << "\n";
+  return 1;
+}

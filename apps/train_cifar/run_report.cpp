@@ -1,0 +1,110 @@
+// train_cifar's output and metrics.
+#include "apps/train_cifar/run_report.h"
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "tensor/ops.h"
+
+namespace ddl::apps {
+
+namespace {
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
+                     int64_t batches_per_epoch)
+    : o_(o), splits_(splits), group_(group), rank_(group ? group->rank() : 0), world_(group ? group->size() : 1),
+      batches_per_epoch_(batches_per_epoch), start_(std::chrono::steady_clock::now()), convergence_(o.target_accuracy) {
+  prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
+  if (!o.metrics.empty()) log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_);
+  std::ostringstream os;
+  os << "model " << o.model << " (" << model.parameter_count() << " parameters), dataset " << o.dataset << " ("
+     << splits.train_size << " train / " << splits.test_size << " test), device " << o.device << ", world size " << world_
+     << ", sync " << (world_ > 1 ? o.sync : std::string("none")) << ", batch " << o.batch_size << " per worker, "
+     << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads";
+  say(os.str());
+}
+
+void RunReport::say(const std::string& line) {
+  if (bar_) bar_->println(prefix_ + line);
+  else std::cout << prefix_ << line << std::endl;
+}
+
+void RunReport::start_epoch(int64_t epoch) {
+  epoch_ = epoch;
+  loss_sum_ = 0;
+  seen_ = correct_ = 0;
+  timer_.begin_epoch();
+  timer_.start(Phase::Data);
+  if (o_.progress && lead()) bar_ = std::make_unique<ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
+}
+
+void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr, double comm_ms) {
+  timer_.move_time(Phase::Backward, Phase::CommWait, comm_ms / 1e3);
+  const StepTimes t = timer_.end_step();
+  const int64_t n = target.numel();
+  const int64_t ok = static_cast<int64_t>(sum(eq(argmax(logits, 1), target).to(DType::Int64)).item());
+  loss_sum_ += loss * static_cast<double>(n);
+  seen_ += n;
+  correct_ += ok;
+  if (log_) log_->step(epoch_, step, t, {{"loss", loss}, {"accuracy", double(ok) / double(n)}, {"lr", lr}});
+  if (bar_) bar_->update(step + 1, fmt("loss %.3f", loss));
+  if (step % o_.log_every == 0 || step + 1 == batches_per_epoch_)
+    say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.3f", double(epoch_ + 1), double(step), loss,
+            double(ok) / double(n)) +
+        fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(Phase::CommWait) * 1e3, lr));
+  timer_.start(Phase::Data);
+}
+
+void RunReport::end_epoch() {
+  const EpochTimes e = timer_.end_epoch();
+  bar_.reset();
+  say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1), loss_sum_ / double(std::max<int64_t>(seen_, 1)),
+          double(correct_) / double(std::max<int64_t>(seen_, 1))) +
+      fmt("avg batch time %.3f s (excluding the first), epoch time %.1f s", e.mean.total_s, e.wall_s));
+  say(fmt("  per step: data %.1f ms, forward %.1f ms, backward %.1f ms, comm wait %.1f ms", e.mean.phase(Phase::Data) * 1e3,
+          e.mean.phase(Phase::Forward) * 1e3, e.mean.phase(Phase::Backward) * 1e3, e.mean.phase(Phase::CommWait) * 1e3) +
+      fmt(", optimizer %.1f ms", e.mean.phase(Phase::Optimizer) * 1e3));
+  if (log_) {
+    log_->epoch(epoch_, e, {{"train_loss", loss_sum_ / double(std::max<int64_t>(seen_, 1))}});
+    for (const auto& s : sampler_.take_new_samples()) log_->sample(s);
+  }
+}
+
+void RunReport::epoch_evaluation(const EvalResult& r) {
+  last_accuracy_ = r.accuracy;
+  convergence_.record(seconds_since(start_), r.accuracy);
+  if (log_) log_->write("eval", {{"epoch", epoch_}, {"test_loss", r.loss}, {"test_accuracy", r.accuracy}});
+  if (lead())
+    say(fmt("epoch %.0f: test loss %.4f, test accuracy %.4f (%.0f images)", double(epoch_ + 1), r.loss, r.accuracy,
+            double(r.samples)));
+}
+
+void RunReport::final_evaluation(const EvalResult& r) {
+  last_accuracy_ = r.accuracy;
+  ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
+  cm.add_counts(r.confusion);
+  if (lead()) {
+    std::cout << prefix_ << fmt("test loss %.4f, test accuracy %.4f on %.0f images\n", r.loss, r.accuracy, double(r.samples))
+              << classification_report(cm).to_string() << "\nconfusion matrix (rows: true class, columns: predicted)\n"
+              << format_confusion_matrix(cm) << std::endl;
+  }
+  const ResourceSummary res = sampler_.summary();
+  const double wall = seconds_since(start_);
+  if (log_) log_->summary(res, {{"test_accuracy", r.accuracy}, {"convergence_s", convergence_.time_s()}, {"wall_s", wall}});
+  const dist::CommStats stats = group_ ? group_->stats() : dist::CommStats{};
+  const RankSummary mine = make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(),
+                                             r.accuracy, wall);
+  print_rank_table(mine, group_, std::cout);
+}
+
+}  // namespace ddl::apps
