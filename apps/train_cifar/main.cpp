@@ -52,7 +52,8 @@ int main(int argc, char** argv) try {
 
   // 4. Resume from a snapshot when one exists.
   apps::TrainingPosition pos{.seed = o.seed, .world_size = world};
-  if (!o.snapshot.empty() && apps::load_snapshot(o.snapshot, *model, opt, pos)) {
+  bool resumed = false;
+  if (!o.snapshot.empty() && (resumed = apps::load_snapshot(o.snapshot, *model, opt, pos))) {
     schedule->set_step(pos.global_step);
     std::cout << "[rank " << rank << "/" << world << "] resumed from " << o.snapshot << " at epoch " << pos.epoch + 1 << ", step " << pos.step_in_epoch << "\n";
   }
@@ -85,6 +86,7 @@ int main(int argc, char** argv) try {
       const double ddp_wait_ms = strategy && o.sync == "ddp" ? strategy->last_comm_ms() : 0.0;
       report.end_step(step - 1, loss.item(), logits.data(), batch.target, opt.param_groups()[0].lr(), ddp_wait_ms);
       ++pos.global_step;
+      if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 && rank == 0)
         apps::save_snapshot(o.snapshot, *model, opt, {epoch, step, pos.global_step, o.seed, world, default_generator().offset()});
     }

@@ -15,7 +15,7 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--data", o.data, "dataset directory (default: /usr/share/datasets/fashion-mnist for fashion-mnist)");
   app.add_option("--epochs", o.epochs, "training epochs")->check(CLI::Range(int64_t{0}, int64_t{100000}))->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "batch size per worker")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")->check(CLI::Range(1e-12, 1e3))->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--schedule", o.schedule, "lr schedule over epochs: constant, cosine or step (x0.1 at 50% and 75%)")
@@ -29,7 +29,17 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")->check(CLI::Range(int64_t{0}, int64_t{64}))->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   app.add_option("--backend", o.backend, "process group backend: gloo or nccl")->check(CLI::IsMember({"gloo", "nccl"}))->capture_default_str();
-  app.add_option("--sync", o.sync, "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K")->capture_default_str();
+  const CLI::Validator sync_spec(
+      [](std::string& v) -> std::string {
+        for (const char* s : {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise"})
+          if (v == s) return "";
+        const std::string k = v.rfind("local-sgd:", 0) == 0 ? v.substr(10) : "";
+        if (!k.empty() && k.find_first_not_of("0123456789") == std::string::npos && std::stoll(k) > 0) return "";
+        return "'" + v + "' is not ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K (K >= 1)";
+      },
+      "SPEC");
+  app.add_option("--sync", o.sync, "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K")
+      ->check(sync_spec)->capture_default_str();
   app.add_option("--log-every", o.log_every, "print loss, accuracy and time every N batches")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
   app.add_option("--eval-every", o.eval_every, "evaluate on the test set every N epochs")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
   app.add_option("--snapshot", o.snapshot, "snapshot path prefix: resume from it when present, write it as training goes");
@@ -43,10 +53,14 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--test-samples", o.test_samples, "use only the first N test samples (synthetic: generate N)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--target-accuracy", o.target_accuracy, "report the time to reach this test accuracy (0-1)")->check(CLI::Range(0.0, 1.0));
   app.add_flag("!--no-progress", o.progress, "no progress bar even on a terminal");
+  app.add_option("--crash-at-step", o.crash_at_step,
+                 "fault injection: rank 0 exits with status 3 at this global step unless it resumed from a snapshot "
+                 "(to test --snapshot with ddlrun --max-restarts)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    std::exit(app.exit(e));
+    const int code = app.exit(e);  // prints the help, or the error naming the flag
+    std::exit(code == 0 ? 0 : 2);
   }
   o.augment_set = aug->count() > 0;
   if (!o.augment_set) o.augment = o.dataset == "cifar10";
