@@ -16,15 +16,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x build/bench/ddl-bench ] || scripts/setup.sh >/dev/null
-run() { build/apps/ddlrun --nproc 2 "$@" 2>&1 | grep '^\[rank 0/2\] {' | sed 's/^\[rank 0\/2\] //'; }
+root=$PWD
+run() { "$root/build/apps/ddlrun" --nproc 2 "$@" 2>&1 | grep '^\[rank 0/2\] {' | sed 's/^\[rank 0\/2\] //'; }
 field() { sed "s/.*\"$1\": *\([0-9.]*\).*/\1/"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ar_ddl=() ar_pt=() st_ddl=() st_no=() st_pt=()
 for r in $(seq "$rounds"); do
-  a=$(run build/bench/ddl-bench allreduce --numel 9231114 --iters 20); echo "$a"; ar_ddl+=("$(echo "$a" | field ms)")
+  a=$(run "$root/build/bench/ddl-bench" allreduce --numel 9231114 --iters 20); echo "$a"; ar_ddl+=("$(echo "$a" | field ms)")
   a=$(cd bench && run --rank0-store /usr/bin/python3 torch_dist.py allreduce --numel 9231114 --iters 20); echo "$a"; ar_pt+=("$(echo "$a" | field ms)")
-  a=$(run build/bench/ddl-bench ddp-step --model "$model" --batch 64 --threads 1 --steps "$steps"); echo "$a"; st_ddl+=("$(echo "$a" | field ms_per_step)")
-  a=$(run build/bench/ddl-bench ddp-step --model "$model" --batch 64 --threads 1 --steps "$steps" --no-overlap); echo "$a"; st_no+=("$(echo "$a" | field ms_per_step)")
+  a=$(run "$root/build/bench/ddl-bench" ddp-step --model "$model" --batch 64 --threads 1 --steps "$steps"); echo "$a"; st_ddl+=("$(echo "$a" | field ms_per_step)")
+  a=$(run "$root/build/bench/ddl-bench" ddp-step --model "$model" --batch 64 --threads 1 --steps "$steps" --no-overlap); echo "$a"; st_no+=("$(echo "$a" | field ms_per_step)")
   a=$(cd bench && run --rank0-store /usr/bin/python3 torch_dist.py ddp-step --model "$model" --batch 64 --threads 1 --steps "$steps"); echo "$a"; st_pt+=("$(echo "$a" | field ms_per_step)")
 done
 ad=$(median "${ar_ddl[@]}"); ap=$(median "${ar_pt[@]}"); sd=$(median "${st_ddl[@]}"); sn=$(median "${st_no[@]}"); sp=$(median "${st_pt[@]}")

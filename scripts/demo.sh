@@ -17,7 +17,7 @@ set -x
 build/apps/ddlrun --nproc "$nproc_workers" build/apps/train_cifar \
   --dataset fashion-mnist --model vgg11_bn --epochs 1 --batch-size 64 \
   --lr 0.05 --momentum 0.9 --weight-decay 5e-4 --warmup-epochs 0.2 --schedule cosine \
-  --train-samples 6000 --test-samples 2000 --threads "$threads" --log-every 10 \
+  --train-samples 10000 --test-samples 2000 --threads "$threads" --log-every 10 \
   --metrics /tmp/ddl-demo-metrics.jsonl "$@"
 set +x
 echo

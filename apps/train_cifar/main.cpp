@@ -24,7 +24,7 @@ int main(int argc, char** argv) try {
 
   // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1.
   std::shared_ptr<dist::ProcessGroup> group;
-  if (dist::launch_env().world_size > 1) group = dist::init_process_group(o.backend);
+  if (dist::read_launch_env().world_size > 1) group = dist::init_process_group(o.backend);
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.

@@ -28,6 +28,7 @@ check "an unknown --sync is refused under ddlrun" "[ $? -ne 0 ] && grep -q -- '-
 check "one process: identical loss curves" "[ -n \"\$(losses $dir/a1.txt)\" ] && diff <(losses $dir/a1.txt) <(losses $dir/a2.txt) >/dev/null"
 "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d1.txt" 2>&1
 "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d2.txt" 2>&1
+check "under ddlrun the ranks form one 2-rank group" "grep -q 'world size 2, sync ddp' '$dir/d1.txt' && grep -q 'all_reduce' '$dir/d1.txt' || grep -q 'pg sent' '$dir/d1.txt'"
 check "two ranks (ddp): identical loss curves" "[ -n \"\$(losses $dir/d1.txt)\" ] && diff <(losses $dir/d1.txt) <(losses $dir/d2.txt) >/dev/null"
 
 # 3. Crash at global step 11 (mid-epoch 2 of 6 steps each), restart, resume.
