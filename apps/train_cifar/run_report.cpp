@@ -67,6 +67,7 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
 
 void RunReport::end_epoch() {
   const EpochTimes e = timer_.end_epoch();
+  last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
   bar_.reset();
   say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1), loss_sum_ / double(std::max<int64_t>(seen_, 1)),
           double(correct_) / double(std::max<int64_t>(seen_, 1))) +
@@ -100,8 +101,16 @@ void RunReport::final_evaluation(const EvalResult& r) {
   }
   const ResourceSummary res = sampler_.summary();
   const double wall = seconds_since(start_);
-  if (log_) log_->summary(res, {{"test_accuracy", r.accuracy}, {"convergence_s", convergence_.time_s()}, {"wall_s", wall}});
   const dist::CommStats stats = group_ ? group_->stats() : dist::CommStats{};
+  if (log_)
+    log_->summary(res, {{"test_accuracy", r.accuracy},
+                        {"test_loss", r.loss},
+                        {"train_loss", last_train_loss_},
+                        {"convergence_s", convergence_.time_s()},
+                        {"wall_s", wall},
+                        {"pg_bytes_sent", group_ ? stats.bytes_sent() : 0},
+                        {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
+                        {"steps", to_json(timer_.run())}});
   const RankSummary mine = make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(),
                                              r.accuracy, wall);
   print_rank_table(mine, group_, std::cout);

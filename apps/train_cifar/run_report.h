@@ -54,7 +54,7 @@ class RunReport {
   ConvergenceTracker convergence_;
   std::unique_ptr<MetricsLog> log_;
   std::unique_ptr<ProgressBar> bar_;
-  double loss_sum_ = 0, last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
+  double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(), last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;
 };
 
