@@ -21,6 +21,7 @@
 #include <chrono>
 
 #include "autograd/engine.h"
+#include "dist/sync/common.h"
 #include "tensor/factory.h"
 
 namespace ddl::dist {
@@ -167,24 +168,9 @@ void DistributedDataParallel::finish_backward() {
 }
 
 void DistributedDataParallel::broadcast_coalesced(const std::vector<Tensor>& tensors) {
-  if (group_->size() == 1) return;
+  if (group_->size() == 1 || tensors.empty()) return;
   // One broadcast per dtype instead of one per tensor.
-  std::vector<DType> dtypes;
-  for (const Tensor& t : tensors)
-    if (std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) dtypes.push_back(t.dtype());
-  for (DType d : dtypes) {
-    int64_t numel = 0;
-    for (const Tensor& t : tensors)
-      if (t.dtype() == d) numel += t.numel();
-    Tensor flat = empty({numel}, TensorOptions(d, tensors.front().device()));
-    int64_t off = 0;
-    for (const Tensor& t : tensors)
-      if (t.dtype() == d) flat.narrow(0, off, t.numel()).view(t.shape()).copy_(t), off += t.numel();
-    group_->broadcast(flat, 0);
-    off = 0;
-    for (const Tensor& t : tensors)
-      if (t.dtype() == d) t.copy_(flat.narrow(0, off, t.numel()).view(t.shape())), off += t.numel();
-  }
+  detail::coalesced(tensors, [&](const Tensor& flat) { group_->broadcast(flat, 0); });
 }
 
 }  // namespace ddl::dist
