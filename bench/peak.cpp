@@ -24,7 +24,9 @@ double fma_loop(long iters, float* sink) {
     for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
   __m512 s = acc[0];
   for (int c = 1; c < kChains; ++c) s = _mm512_add_ps(s, acc[c]);
-  *sink = _mm512_reduce_add_ps(s);
+  alignas(64) float lanes[kLanes];
+  _mm512_store_ps(lanes, s);  // (GCC 12's _mm512_reduce_add_ps trips -Werror=uninitialized)
+  *sink = lanes[0] + lanes[kLanes - 1];
 #else
   constexpr int kChains = 16, kLanes = 8;
   float acc[kChains][kLanes] = {};
