@@ -9,7 +9,7 @@
 #include "apps/common/rank_table.h"
 #include "dist/process_group_gloo.h"
 #include "dist/store.h"
-#include "tests/dist/harness.h"
+#include "tests/common/harness.h"
 
 using namespace ddl;
 using namespace ddl::apps;

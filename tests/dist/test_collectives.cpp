@@ -7,8 +7,8 @@
 
 #include "dist/dist.h"
 #include "dist/socket.h"
-#include "tests/dist/collective_checks.h"
-#include "tests/dist/harness.h"
+#include "tests/common/collective_checks.h"
+#include "tests/common/harness.h"
 
 using namespace ddl;
 using namespace ddl::dist;

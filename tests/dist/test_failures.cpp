@@ -7,7 +7,7 @@
 
 #include "dist/dist.h"
 #include "tensor/factory.h"
-#include "tests/dist/harness.h"
+#include "tests/common/harness.h"
 
 using namespace ddl;
 using namespace ddl::dist;

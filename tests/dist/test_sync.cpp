@@ -6,7 +6,7 @@
 
 #include "ddl.h"
 #include "dist/dist.h"
-#include "tests/dist/harness.h"
+#include "tests/common/harness.h"
 
 using namespace ddl;
 using namespace ddl::dist;

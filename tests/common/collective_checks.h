@@ -8,7 +8,7 @@
 
 #include "dist/process_group.h"
 #include "tensor/factory.h"
-#include "tests/dist/harness.h"
+#include "tests/common/harness.h"
 
 namespace ddl::test {
 
