@@ -11,6 +11,7 @@
 namespace ddl {
 namespace kernels {
 DDL_DEFINE_KERNEL(reduce_kernel, ReduceFnPtr);
+DDL_DEFINE_KERNEL(sum_middle_kernel, SumMiddleFnPtr);
 }
 
 namespace {
@@ -68,7 +69,31 @@ int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims, const c
 
 }  // namespace
 
+// When x is contiguous and the kept dims form one block in the middle ([A, C, B]
+// with A and B reduced), sums in place instead of permuting a copy first.
+bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, Tensor& result) {
+  if (!x.is_contiguous() || dims.empty() || x.dtype() == DType::Bool || x.numel() == 0) return false;
+  const std::vector<bool> mask = reduced_mask(x, dims, "sum");
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (!mask[i]) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  if (first < 0 || first == 0) return false;  // all reduced, or nothing leading: the general path is as fast
+  for (int64_t i = first; i <= last; ++i)
+    if (mask[i]) return false;
+  int64_t A = 1, C = 1, B = 1;
+  for (int64_t i = 0; i < x.dim(); ++i) (i < first ? A : i <= last ? C : B) *= x.size(i);
+  Tensor out = empty(Shape{C}, TensorOptions(x.dtype(), x.device()));
+  kernels::sum_middle_kernel(x.device())(out, x, A, C, B);
+  result = out.view(reduced_shape(x, mask, keepdim));
+  return true;
+}
+
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor fast;
+  if (x.defined() && sum_middle(x, dims, keepdim, fast)) return fast;
   return reduce(ReduceOp::Sum, x, dims, keepdim, "sum");
 }
 

@@ -85,8 +85,29 @@ void reduce_cpu(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer,
   });
 }
 
+// out[c] = sum over a of the block sums of x[a, c, :], a in order: one thread per c,
+// so the order never depends on the thread count (Note [Deterministic sums]).
+template <typename T>
+void sum_middle_rows(T* out, const T* in, int64_t A, int64_t C, int64_t B) {
+  parallel_for(0, C, std::max<int64_t>(1, 32768 / std::max<int64_t>(A * B, 1)), [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      Acc<T> s = 0;
+      for (int64_t a = 0; a < A; ++a) {
+        const T* row = in + (a * C + c) * B;
+        for (int64_t k = 0; k < B; k += kBlock) s += block_sum(row + k, std::min(kBlock, B - k));
+      }
+      out[c] = static_cast<T>(s);
+    }
+  });
+}
+
+void sum_middle_cpu(const Tensor& out, const Tensor& in, int64_t A, int64_t C, int64_t B) {
+  DDL_DISPATCH_NUMERIC(in.dtype(), "sum", [&] { sum_middle_rows(out.data<scalar_t>(), in.data<scalar_t>(), A, C, B); });
+}
+
 }  // namespace
 
 DDL_REGISTER_KERNEL(kernels::reduce_kernel, CPU, &reduce_cpu);
+DDL_REGISTER_KERNEL(kernels::sum_middle_kernel, CPU, &sum_middle_cpu);
 
 }  // namespace ddl::cpu

@@ -65,3 +65,22 @@ TEST_CASE("float sums are bitwise identical for 1 and 2 threads", "[reduce][thre
   // And accurate: the float sum of a million ones is exact.
   REQUIRE(sum(ones({1000003})).item() == 1000003);
 }
+
+TEST_CASE("sums that keep a middle block of dims match the general path", "[reduce]") {
+  Generator gen(12);
+  const Tensor x = randn({6, 5, 7, 9}, gen, DType::Float64);
+  // {0, 2, 3}: the bias-gradient pattern, summed in place; a permuted copy takes the general path.
+  const Tensor fast = sum(x, {0, 2, 3});
+  const Tensor general = sum(x.permute({1, 0, 2, 3}).contiguous(), {1, 2, 3});
+  REQUIRE(allclose(fast, general, 1e-12, 1e-12));
+  REQUIRE(sum(x, {0, 3}, true).shape() == Shape{1, 5, 7, 1});
+  REQUIRE(allclose(sum(x, {0, 3}), sum(x.permute({1, 2, 0, 3}).contiguous(), {2, 3}), 1e-12, 1e-12));
+  const Tensor f = randn({64, 32, 16, 16}, gen);
+  const int n = get_num_threads();
+  set_num_threads(1);
+  const auto one = to_vector<float>(sum(f, {0, 2, 3}));
+  set_num_threads(2);
+  const auto two = to_vector<float>(sum(f, {0, 2, 3}));
+  set_num_threads(n);
+  REQUIRE(one == two);
+}
