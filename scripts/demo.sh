@@ -4,8 +4,8 @@
 # report: per-epoch loss/accuracy, the classification report, the confusion
 # matrix and each worker's CPU, memory, network and disk figures.
 #
-# The full recipe (about 92% test accuracy in 10 epochs) takes longer, see the
-# last line this script prints. Extra arguments go to train_cifar.
+# The full recipe (92% test accuracy after 2 epochs on all 60,000 images,
+# about 12 minutes here) is printed at the end. Extra arguments go to train_cifar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -21,6 +21,6 @@ build/apps/ddlrun --nproc "$nproc_workers" build/apps/train_cifar \
   --metrics /tmp/ddl-demo-metrics.jsonl "$@"
 set +x
 echo
-echo "Full recipe (all 60,000 images, 10 epochs, 2 workers; see bench/RESULTS.md for its figures):"
-echo "  build/apps/ddlrun --nproc 2 build/apps/train_cifar --dataset fashion-mnist --epochs 10 --batch-size 64 \\"
-echo "    --lr 0.05 --warmup-epochs 1 --schedule cosine --augment true --threads $threads"
+echo "Full recipe (all 60,000 images, 2 epochs, 2 workers: 92.1% test accuracy; see bench/RESULTS.md):"
+echo "  build/apps/ddlrun --nproc 2 build/apps/train_cifar --dataset fashion-mnist --epochs 2 --batch-size 64 \\"
+echo "    --lr 0.05 --warmup-epochs 0.3 --schedule cosine --threads $threads"

@@ -55,7 +55,7 @@ int main(int argc, char** argv) try {
   bool resumed = false;
   if (!o.snapshot.empty() && (resumed = apps::load_snapshot(o.snapshot, *model, opt, pos))) {
     schedule->set_step(pos.global_step);
-    std::cout << "[rank " << rank << "/" << world << "] resumed from " << o.snapshot << " at epoch " << pos.epoch + 1 << ", step " << pos.step_in_epoch << "\n";
+    std::cout << "resumed from " << o.snapshot << " at epoch " << pos.epoch + 1 << ", step " << pos.step_in_epoch << "\n";
   }
 
   // 5. The training loop.

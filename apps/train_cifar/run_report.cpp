@@ -2,6 +2,7 @@
 #include "apps/train_cifar/run_report.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -24,7 +25,8 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
                      int64_t batches_per_epoch)
     : o_(o), splits_(splits), group_(group), rank_(group ? group->rank() : 0), world_(group ? group->size() : 1),
       batches_per_epoch_(batches_per_epoch), start_(std::chrono::steady_clock::now()), convergence_(o.target_accuracy) {
-  prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
+  // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
+  if (!std::getenv("DDL_RESTART_COUNT")) prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
   if (!o.metrics.empty()) log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_);
   std::ostringstream os;
   os << "model " << o.model << " (" << model.parameter_count() << " parameters), dataset " << o.dataset << " ("
