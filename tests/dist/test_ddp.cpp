@@ -7,20 +7,14 @@
 #include "ddl.h"
 #include "dist/dist.h"
 #include "tests/common/harness.h"
+#include "tests/common/small_cnn.h"
 
 using namespace ddl;
 using namespace ddl::dist;
 
 namespace {
 
-// A small CNN without BatchNorm: with BN, per-rank batch statistics differ from
-// whole-batch ones, and the equivalence would not hold (that needs SyncBatchNorm).
-std::shared_ptr<nn::Sequential> make_cnn() {
-  manual_seed(7);
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 4 * 4, 3)});
-}
+std::shared_ptr<nn::Sequential> make_cnn() { return test::make_small_cnn(); }
 
 // A model whose forward never touches one of its layers.
 struct WithUnusedHead : nn::Module {
