@@ -12,6 +12,7 @@
 #include "bench/bench_util.h"
 #include "ddl.h"
 #include "dist/dist.h"
+#include "dist/sync/common.h"
 
 namespace {
 
@@ -81,14 +82,9 @@ int ddp_step_main(int argc, char** argv) {
     opt.zero_grad();
     loss.backward();
     if (!overlap) {  // one flat all-reduce after backward
-      int64_t n = 0;
-      for (auto& p : params) n += p.numel();
-      Tensor flat = empty({n});
-      int64_t off = 0;
-      for (auto& p : params) flat.narrow(0, off, p.numel()).view(p.shape()).copy_(p.grad()), off += p.numel();
-      group->all_reduce(flat, dist::ReduceOp::Avg);
-      off = 0;
-      for (auto& p : params) p.grad().copy_(flat.narrow(0, off, p.numel()).view(p.shape())), off += p.numel();
+      std::vector<Tensor> grads;
+      for (auto& p : params) grads.push_back(p.grad());
+      dist::detail::coalesced(grads, [&](const Tensor& flat) { group->all_reduce(flat, dist::ReduceOp::Avg); });
     }
     opt.step();
   };
