@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "tensor/devices.h"
 #include "tensor/factory.h"
 
 namespace ddl::data {
@@ -51,12 +52,13 @@ Batch collate(const std::vector<Example>& examples) {
 class DataLoader::Epoch {
  public:
   Epoch(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> indices, int64_t batch_size, bool drop_last,
-        uint64_t seed, int64_t epoch, int64_t num_workers, int64_t prefetch_factor)
+        uint64_t seed, int64_t epoch, int64_t num_workers, int64_t prefetch_factor, bool pin_memory)
       : dataset_(std::move(dataset)),
         indices_(std::move(indices)),
         batch_size_(batch_size),
         seed_(seed),
         epoch_(epoch),
+        pin_memory_(pin_memory),
         window_(num_workers * prefetch_factor) {
     const int64_t n = static_cast<int64_t>(indices_.size());
     num_batches_ = drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
@@ -114,7 +116,12 @@ class DataLoader::Epoch {
       }
     }
     try {
-      return collate(examples);
+      Batch batch = collate(examples);
+      if (pin_memory_) {  // in the worker thread, off the training loop's path
+        batch.data = batch.data.pin_memory();
+        batch.target = batch.target.pin_memory();
+      }
+      return batch;
     } catch (const std::exception& e) {
       DDL_CHECK(false, "DataLoader: batch ", b, ": ", e.what());
     }
@@ -158,6 +165,7 @@ class DataLoader::Epoch {
   int64_t batch_size_;
   uint64_t seed_;
   int64_t epoch_;
+  bool pin_memory_;
   int64_t window_;
   int64_t num_batches_ = 0;
 
@@ -194,7 +202,8 @@ int64_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() const {
   return Iterator(std::make_shared<Epoch>(dataset_, sampler_->indices(), options_.batch_size, options_.drop_last,
                                           options_.seed, sampler_->epoch(), options_.num_workers,
-                                          options_.prefetch_factor));
+                                          options_.prefetch_factor,
+                                          options_.pin_memory && cuda::is_available()));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) { ++*this; }

@@ -27,7 +27,10 @@ struct DataLoaderOptions {
   bool drop_last = false;              // drop a last batch smaller than batch_size
   int64_t num_workers = 0;             // 0: load in the calling thread
   int64_t prefetch_factor = 2;         // batches in flight per worker
-  bool pin_memory = false;             // page-locked batches for faster GPU copies (no-op for now)
+  // Workers copy each batch into page-locked memory (Tensor::pin_memory), so a
+  // later .to(Device::cuda()) is an asynchronous DMA. Ignored without a GPU (as
+  // in PyTorch), so one configuration runs everywhere.
+  bool pin_memory = false;
   uint64_t seed = 0;                   // seeds shuffling and random transforms
 };
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "tensor/copy.h"
+#include "tensor/devices.h"
 #include "tensor/factory.h"
 
 namespace ddl {
@@ -283,6 +284,29 @@ Tensor Tensor::to(Device device) const {
   Tensor out = empty(shape_, TensorOptions(dtype_, device));
   copy_into(out, *this);
   return out;
+}
+
+Tensor Tensor::pin_memory() const {
+  DDL_CHECK(defined(), "pin_memory: tensor is undefined");
+  DDL_CHECK(device().is_cpu(), "pin_memory: only CPU tensors can be pinned, got ", describe(*this));
+  if (is_pinned() && is_contiguous()) return *this;
+  Allocator* pinned = detail::pinned_allocator();
+  const size_t n = nbytes();
+  void* p = pinned->allocate(n);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(p, n, Device::cpu(), [pinned, n](void* q) { pinned->deallocate(q, n); });
+  } catch (...) {
+    pinned->deallocate(p, n);
+    throw;
+  }
+  Tensor out(std::move(storage), shape_, contiguous_strides(shape_), 0, dtype_);
+  copy_into(out, *this);
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  return defined() && device().is_cpu() && storage_->data() != nullptr && detail::is_pinned(storage_->data());
 }
 
 const Tensor& Tensor::copy_(const Tensor& src) const {

@@ -74,6 +74,12 @@ class Tensor {
   Tensor clone() const;
   Tensor to(DType dtype) const;  // this tensor when the dtype already matches
   Tensor to(Device device) const;
+  // A contiguous copy in page-locked (pinned) host memory, from which copies to a
+  // GPU run asynchronously; this tensor when already pinned. CPU tensors only;
+  // throws ddl::Error when the build or the machine has no CUDA.
+  Tensor pin_memory() const;
+  // True when this CPU tensor's storage is page-locked memory from pin_memory().
+  bool is_pinned() const;
   // Copies src (broadcast to this shape, converted to this dtype) into this view.
   // In-place ops are const, as in LibTorch: they change the data, not the handle.
   const Tensor& copy_(const Tensor& src) const;

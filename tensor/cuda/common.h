@@ -31,6 +31,17 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
+}  // namespace ddl::cuda::detail
+
+namespace ddl::detail {
+// Tells the pinned-memory cache (tensor/cuda/pinned.cu) that the page-locked block
+// holding `ptr` is used by work queued so far on `stream`, so it is not reused
+// before that work is done. No-op when ptr is not from Tensor::pin_memory().
+void pinned_record_use(const void* ptr, cudaStream_t stream, int device);
+}  // namespace ddl::detail
+
+namespace ddl::cuda::detail {
+
 // One thread per element for 1-D grid-stride kernels.
 inline constexpr int kBlockThreads = 256;
 inline unsigned int blocks_for(int64_t n) {

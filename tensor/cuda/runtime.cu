@@ -18,4 +18,12 @@ int cuda_device_count() {
   return count;
 }
 
+void check_cuda_device(int device, const char* op) {
+  const int n = cuda_device_count();
+  DDL_CHECK(n > 0, op, ": CUDA device cuda:", device,
+            " requested but no GPU is available (ddl::cuda::device_count() == 0); use Device::cpu()");
+  DDL_CHECK(device >= 0 && device < n, op, ": CUDA device cuda:", device, " does not exist; this machine has ", n,
+            " GPU(s)");
+}
+
 }  // namespace ddl::detail

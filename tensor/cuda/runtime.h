@@ -1,7 +1,28 @@
-// CUDA runtime queries (no CUDA headers here: callers outside tensor/cuda/ include this).
+// The CUDA backend's entry points for plain C++ callers (tensor/devices.cpp and
+// tensor/tensor.cpp): no CUDA headers here. Implemented in tensor/cuda/*.cu;
+// only called in builds with DDL_HAVE_CUDA.
 #pragma once
+
+#include <cstddef>
+
+#include "tensor/allocator.h"
+#include "tensor/tensor.h"
 
 namespace ddl::detail {
 // Number of usable GPUs; 0 when the driver is missing or reports an error.
 int cuda_device_count();
+// Throws ddl::Error naming `op` when no GPU is available or `device` is out of range.
+void check_cuda_device(int device, const char* op);
+
+// The caching allocator of one device (tensor/cuda/allocator.cu).
+Allocator* cuda_allocator(int device);
+MemoryStats cuda_memory_stats(int device);
+void cuda_empty_cache();
+
+// Page-locked host memory (tensor/cuda/pinned.cu).
+Allocator* cuda_pinned_allocator();
+bool cuda_is_pinned(const void* ptr);
+
+// CPU<->CUDA and CUDA<->CUDA copies (tensor/cuda/transfer.cu).
+void cuda_copy_between_devices(const Tensor& dst, const Tensor& src);
 }  // namespace ddl::detail
