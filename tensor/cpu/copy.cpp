@@ -1,22 +1,25 @@
-// CPU copy (with dtype conversion) and fill.
+// CPU copy (with dtype conversion through CastFn, tensor/functors.h, shared
+// with CUDA) and fill.
 #include "tensor/copy.h"
 #include "tensor/cpu/loops.h"
+#include "tensor/functors.h"
 
 namespace ddl::cpu {
 namespace {
 
 template <typename D, typename S>
 void copy_typed(const Tensor& dst, const Tensor& src) {
+  const CastFn<D, S> cast;
   StridedLoop<2> loop({&dst, &src});
   const bool contiguous = loop.inner_strides()[0] == sizeof(D) && loop.inner_strides()[1] == sizeof(S);
   loop.run([&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& st, int64_t n) {
     if (contiguous) {
       D* d = reinterpret_cast<D*>(p[0]);
       const S* s = reinterpret_cast<const S*>(p[1]);
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
+      for (int64_t i = 0; i < n; ++i) d[i] = cast(s[i]);
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<D*>(p[0] + i * st[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1] + i * st[1]));
+        *reinterpret_cast<D*>(p[0] + i * st[0]) = cast(*reinterpret_cast<const S*>(p[1] + i * st[1]));
     }
   });
 }

@@ -1,5 +1,6 @@
 // CPU elementwise kernels: one strided loop per op, specialised at compile time
-// on the functor (tensor/functors.h) so the contiguous inner loop vectorises.
+// on the functor (tensor/functors.h, shared with CUDA) so the contiguous inner
+// loop vectorises.
 #include "tensor/cpu/loops.h"
 #include "tensor/elementwise_kernel.h"
 
@@ -91,12 +92,13 @@ void binary_cpu(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
 void where_cpu(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   DDL_DISPATCH_ALL(out.dtype(), "where", [&] {
     using T = scalar_t;
+    const WhereFn<T> f;
     StridedLoop<4> loop({&out, &cond, &a, &b});
     loop.run([&](const std::array<char*, 4>& p, const std::array<int64_t, 4>& st, int64_t n) {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * st[0]) = *reinterpret_cast<const bool*>(p[1] + i * st[1])
-                                                       ? *reinterpret_cast<const T*>(p[2] + i * st[2])
-                                                       : *reinterpret_cast<const T*>(p[3] + i * st[3]);
+        *reinterpret_cast<T*>(p[0] + i * st[0]) =
+            f(*reinterpret_cast<const bool*>(p[1] + i * st[1]), *reinterpret_cast<const T*>(p[2] + i * st[2]),
+              *reinterpret_cast<const T*>(p[3] + i * st[3]));
     });
   });
 }

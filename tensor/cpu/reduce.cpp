@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tensor/cpu/loops.h"
+#include "tensor/reduce_functors.h"
 #include "tensor/reduce_kernel.h"
 
 namespace ddl::cpu {
@@ -15,7 +16,7 @@ using kernels::ReduceOp;
 constexpr int64_t kBlock = 4096;
 
 template <typename T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+using Acc = SumAcc<T>;  // tensor/reduce_functors.h, shared with CUDA
 
 template <typename T>
 Acc<T> block_sum(const T* x, int64_t n) {
@@ -51,17 +52,18 @@ void sum_rows(T* out, const T* in, int64_t outer, int64_t inner) {
   }
 }
 
-// Max/min (NaN wins, as in PyTorch) and arg variants (first extreme index).
+// Max/min (NaN wins, as in PyTorch) and arg variants (first extreme index): see ExtremeFn.
 template <typename T, bool kMax, bool kArg>
 void extreme_rows(void* out_raw, const T* in, int64_t outer, int64_t inner) {
+  const ExtremeFn<T, kMax> pick;
   parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const T* x = in + r * inner;
       int64_t best = 0;
       for (int64_t k = 1; k < inner; ++k) {
         const T v = x[k], cur = x[best];
-        if (cur != cur) break;  // NaN already found
-        if (v != v || (kMax ? v > cur : v < cur)) best = k;
+        if (cur != cur) break;  // NaN already found: nothing replaces it
+        if (pick.replaces(v, cur)) best = k;
       }
       if constexpr (kArg) {
         static_cast<int64_t*>(out_raw)[r] = best;

@@ -2,6 +2,7 @@
 // over log-probs (forward, backward, fused with log_softmax for cross_entropy).
 // Each row along the softmax dim and each sample is owned by one thread, and
 // loss totals are summed serially, so results do not depend on the thread count.
+// The per-element math is shared with CUDA (tensor/softmax_functors.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "tensor/dtype.h"
 #include "tensor/parallel.h"
 #include "tensor/softmax.h"
+#include "tensor/softmax_functors.h"
 
 namespace ddl::cpu {
 namespace {
@@ -56,18 +58,18 @@ void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
       scalar_t* yo = yp + o * g.d * g.inner + j0;
       for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<scalar_t>::infinity(), s[j] = 0.0;
       for (int64_t k = 0; k < g.d; ++k)
-        for (int64_t j = 0; j < w; ++j) mx[j] = std::max(mx[j], xo[k * g.inner + j]);
+        for (int64_t j = 0; j < w; ++j) mx[j] = softmax_math::row_max(mx[j], xo[k * g.inner + j]);
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           const scalar_t e = std::exp(xo[k * g.inner + j] - mx[j]);
           s[j] += e;
           if (!log) yo[k * g.inner + j] = e;
         }
-      for (int64_t j = 0; j < w; ++j) s[j] = log ? mx[j] + std::log(s[j]) : 1.0 / s[j];
+      for (int64_t j = 0; j < w; ++j) s[j] = softmax_math::norm(log, mx[j], s[j]);
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           scalar_t& out = yo[k * g.inner + j];
-          out = log ? static_cast<scalar_t>(xo[k * g.inner + j] - s[j]) : static_cast<scalar_t>(out * s[j]);
+          out = log ? softmax_math::log_softmax_out(xo[k * g.inner + j], s[j]) : softmax_math::softmax_out(out, s[j]);
         }
     });
   });
@@ -87,21 +89,16 @@ void softmax_backward_cpu(const Tensor& grad_y, const Tensor& y, int64_t dim, bo
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           const int64_t i = base + k * g.inner + j;
-          s[j] += log ? gp[i] : gp[i] * yp[i];
+          s[j] += log ? gp[i] : softmax_math::softmax_grad_term(gp[i], yp[i]);
         }
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           const int64_t i = base + k * g.inner + j;
-          gxp[i] = log ? static_cast<scalar_t>(gp[i] - std::exp(yp[i]) * s[j])
-                       : static_cast<scalar_t>(yp[i] * (gp[i] - s[j]));
+          gxp[i] = log ? softmax_math::log_softmax_grad(gp[i], yp[i], s[j])
+                       : softmax_math::softmax_grad(gp[i], yp[i], s[j]);
         }
     });
   });
-}
-
-void check_target(int64_t t, int64_t n, int64_t s, int64_t S, int64_t C, const char* op) {
-  DDL_CHECK(t >= 0 && t < C, op, ": target ", t, " of sample ", n, S > 1 ? detail::str_cat(" (position ", s, ")") : "",
-            " is out of range for ", C, " classes (expected 0..", C - 1, " or ignore_index)");
 }
 
 // log_probs: [N, C, S]; target: [N, S]; loss: [N, S] or []. Per sample:
@@ -121,14 +118,8 @@ void nll_loss_forward_cpu(const Tensor& log_probs, const Tensor& target, const C
           const int64_t t = tp[n * S + s];
           double l = 0.0;
           if (t != opts.ignore_index) {
-            check_target(t, n, s, S, C, op);
-            const scalar_t* row = lp + n * C * S + s;
-            l = -(1.0 - eps) * row[t * S];
-            if (eps > 0.0) {
-              double sum = 0.0;
-              for (int64_t c = 0; c < C; ++c) sum += row[c * S];
-              l -= eps * sum / static_cast<double>(C);
-            }
+            nll_math::check_target(t, n, s, S, C, op);
+            l = nll_math::sample_loss(lp + n * C * S + s, S, C, t, eps);
           }
           per[static_cast<size_t>(n * S + s)] = l;
         }
@@ -177,13 +168,12 @@ void nll_loss_backward_cpu(const Tensor& grad_loss, const Tensor& log_probs, con
             for (int64_t c = 0; c < C; ++c) grow[c * S] = 0;
             continue;
           }
-          check_target(t, n, s, S, C, "nll_loss_backward");
+          nll_math::check_target(t, n, s, S, C, "nll_loss_backward");
           const double g = (opts.reduction == Reduction::None ? gl[n * S + s] : gl[0]) * scale;
-          const double off = eps / static_cast<double>(C), on = 1.0 - eps + off;
-          for (int64_t c = 0; c < C; ++c) {
-            const double q = c == t ? on : off;
-            grow[c * S] = static_cast<scalar_t>(through_log_softmax ? g * (std::exp(row[c * S]) - q) : -g * q);
-          }
+          const nll_math::TargetDist q(eps, C);
+          const double on = q.on, off = q.off;  // locals: stores to grow cannot alias them
+          for (int64_t c = 0; c < C; ++c)
+            grow[c * S] = nll_math::loss_grad(g, row[c * S], c == t ? on : off, through_log_softmax);
         }
     });
   });
