@@ -1,0 +1,60 @@
+// CUDA strided-batched GEMM on cuBLAS (Sgemm/Dgemm StridedBatched). ddl is
+// row-major and cuBLAS column-major: a row-major [M, N] C is a column-major
+// [N, M] C^T, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T by
+// swapping the operands (and M with N). TF32 only when cuda::allow_tf32().
+#include "tensor/cuda/dnn.h"
+#include "tensor/devices.h"
+#include "tensor/gemm_kernel.h"
+
+namespace ddl::cuda::detail {
+namespace {
+
+// GemmArgs carries no device: take it from the output pointer.
+int device_of(const void* ptr) {
+  cudaPointerAttributes attr{};
+  DDL_CUDA_CHECK(cudaPointerGetAttributes(&attr, ptr));
+  DDL_CHECK(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
+            "matmul: the CUDA GEMM kernel got a pointer that is not device memory");
+  return attr.device;
+}
+
+std::string describe_gemm(const kernels::GemmArgs& g) {
+  return ::ddl::detail::str_cat("matmul: ", g.dtype, " GEMM ", g.trans_a ? "A^T" : "A", " * ", g.trans_b ? "B^T" : "B",
+                                " with M=", g.M, " N=", g.N, " K=", g.K, " lda=", g.lda, " ldb=", g.ldb, " ldc=", g.ldc,
+                                " batch=", g.batch);
+}
+
+// C_b[M, N] = alpha op(A_b) op(B_b) + beta C_b for every b (row-major, see the header comment).
+void gemm_cuda(const kernels::GemmArgs& g) {
+  if (g.batch == 0 || g.M == 0 || g.N == 0) return;
+  const int device = device_of(g.C);
+  DeviceGuard guard(device);
+  cublasHandle_t h = cublas_handle(device);
+  const char* op = "matmul";
+  const int m = to_int(g.N, op, "N"), n = to_int(g.M, op, "M"), k = to_int(g.K, op, "K");
+  const int lda = to_int(g.ldb, op, "ldb"), ldb = to_int(g.lda, op, "lda"), ldc = to_int(g.ldc, op, "ldc");
+  const int batch = to_int(g.batch, op, "batch");
+  const cublasOperation_t op_a = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const bool tf32 = g.dtype == DType::Float32 && allow_tf32();
+  DDL_CUBLAS_CHECK(cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), describe_gemm(g));
+  if (g.dtype == DType::Float32) {
+    const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+    DDL_CUBLAS_CHECK(cublasSgemmStridedBatched(h, op_a, op_b, m, n, k, &alpha, static_cast<const float*>(g.B), lda,
+                                               g.stride_b, static_cast<const float*>(g.A), ldb, g.stride_a, &beta,
+                                               static_cast<float*>(g.C), ldc, g.stride_c, batch),
+                     describe_gemm(g));
+  } else {
+    DDL_CHECK(g.dtype == DType::Float64, "matmul: expected a float32 or float64 tensor, got ", g.dtype);
+    DDL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, op_a, op_b, m, n, k, &g.alpha, static_cast<const double*>(g.B), lda,
+                                               g.stride_b, static_cast<const double*>(g.A), ldb, g.stride_a, &g.beta,
+                                               static_cast<double*>(g.C), ldc, g.stride_c, batch),
+                     describe_gemm(g));
+  }
+}
+
+}  // namespace
+
+DDL_REGISTER_KERNEL(kernels::gemm_kernel, CUDA, &gemm_cuda);
+
+}  // namespace ddl::cuda::detail

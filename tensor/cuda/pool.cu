@@ -1,0 +1,175 @@
+// CUDA max and average pooling, forward and backward: our own kernels, not
+// cuDNN's. cuDNN pooling returns no argmax indices (the max-pool backward slot
+// receives only grad_y and the indices), has no ceil_mode or dilation, and its
+// backward wants x and y, which the avg-pool backward slot does not receive.
+// Each kernel follows tensor/cpu/pool.cpp's loops and tie rules, so results
+// match the CPU's bit for bit (max backward: see the note at its kernel).
+#include <cmath>
+
+#include "tensor/cuda/common.h"
+#include "tensor/pool.h"
+
+namespace ddl::cuda::detail {
+namespace {
+
+struct PoolGeom {
+  int64_t planes, H, W, P, Q, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+PoolGeom make_geom(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
+  return {x.size(0) * x.size(1), x.size(2), x.size(3), y.size(2), y.size(3), p.kernel[0], p.kernel[1], p.stride[0],
+          p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
+}
+
+// x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first
+// maximum in window order, NaN wins (as PyTorch); one thread per output.
+template <typename T>
+__global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
+  const int64_t total = g.planes * g.P * g.Q;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t q = i % g.Q, p = i / g.Q % g.P, pl = i / (g.P * g.Q);
+    const T* xp = x + pl * g.H * g.W;
+    int64_t h0 = p * g.sh - g.ph, w0 = q * g.sw - g.pw;
+    const int64_t h1 = min(h0 + (g.kh - 1) * g.dh + 1, g.H), w1 = min(w0 + (g.kw - 1) * g.dw + 1, g.W);
+    while (h0 < 0) h0 += g.dh;
+    while (w0 < 0) w0 += g.dw;
+    T m = -static_cast<T>(INFINITY);
+    int64_t mi = h0 * g.W + w0;
+    for (int64_t h = h0; h < h1; h += g.dh) {
+      for (int64_t w = w0; w < w1; w += g.dw) {
+        const T v = xp[h * g.W + w];
+        if (v > m || isnan(v)) m = v, mi = h * g.W + w;
+      }
+    }
+    y[i] = m;
+    idx[i] = mi;
+  }
+}
+
+// gy, idx: [planes, pq] -> gx: [planes, hw], zeroed by the caller. The slot
+// gets no window geometry, so this scatters with atomics; indices outside the
+// plane are skipped (the forward never makes them). With non-overlapping
+// windows (stride >= kernel) every input gets at most one add, so the result is
+// exact and deterministic; with overlapping ones, ties of two windows on one
+// input may add in either order (last-bit differences).
+template <typename T>
+__global__ void max_backward_kernel(int64_t planes, int64_t hw, int64_t pq, const T* gy, const int64_t* idx, T* gx) {
+  const int64_t total = planes * pq;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = idx[i];
+    if (j >= 0 && j < hw) atomicAdd(gx + (i / pq) * hw + j, gy[i]);
+  }
+}
+
+// The window of output (p, q) clipped to the input, and PyTorch's divisor (as the CPU's avg_window).
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+
+__device__ AvgWindow avg_window(const PoolGeom& g, bool include_pad, int64_t p, int64_t q) {
+  int64_t h0 = p * g.sh - g.ph, w0 = q * g.sw - g.pw;
+  int64_t h1 = min(h0 + g.kh, g.H + g.ph), w1 = min(w0 + g.kw, g.W + g.pw);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = max(h0, int64_t(0)), w0 = max(w0, int64_t(0));
+  h1 = min(h1, g.H), w1 = min(w1, g.W);
+  return {h0, h1, w0, w1, include_pad ? padded : (h1 - h0) * (w1 - w0)};
+}
+
+// x: [planes, H, W] -> y: [planes, P, Q]; one thread per output.
+template <typename T>
+__global__ void avg_forward_kernel(PoolGeom g, bool include_pad, const T* x, T* y) {
+  const int64_t total = g.planes * g.P * g.Q;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t q = i % g.Q, p = i / g.Q % g.P, pl = i / (g.P * g.Q);
+    const T* xp = x + pl * g.H * g.W;
+    const AvgWindow a = avg_window(g, include_pad, p, q);
+    T s = 0;
+    for (int64_t h = a.h0; h < a.h1; ++h)
+      for (int64_t w = a.w0; w < a.w1; ++w) s += xp[h * g.W + w];
+    y[i] = a.divisor > 0 ? s / T(a.divisor) : T(0);
+  }
+}
+
+// gy: [planes, P, Q] -> gx: [planes, H, W]; one thread per input gathers
+// gy / divisor from every window holding it, in (p, q) order as the CPU adds.
+template <typename T>
+__global__ void avg_backward_kernel(PoolGeom g, bool include_pad, const T* gy, T* gx) {
+  const int64_t total = g.planes * g.H * g.W;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t w = i % g.W, h = i / g.W % g.H, pl = i / (g.H * g.W);
+    const T* yp = gy + pl * g.P * g.Q;
+    // Windows [p sh - ph, p sh - ph + kh) holding h: p in [p_lo, p_hi].
+    const int64_t p_lo = h + g.ph < g.kh ? 0 : (h + g.ph - g.kh) / g.sh + 1;
+    const int64_t p_hi = min((h + g.ph) / g.sh, g.P - 1);
+    const int64_t q_lo = w + g.pw < g.kw ? 0 : (w + g.pw - g.kw) / g.sw + 1;
+    const int64_t q_hi = min((w + g.pw) / g.sw, g.Q - 1);
+    T acc = 0;
+    for (int64_t p = p_lo; p <= p_hi; ++p) {
+      for (int64_t q = q_lo; q <= q_hi; ++q) {
+        const AvgWindow a = avg_window(g, include_pad, p, q);
+        if (a.divisor <= 0 || h < a.h0 || h >= a.h1 || w < a.w0 || w >= a.w1) continue;
+        acc += yp[p * g.Q + q] / T(a.divisor);
+      }
+    }
+    gx[i] = acc;
+  }
+}
+
+void max_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Tensor& idx, const Pool2dParams& p) {
+  DeviceGuard guard(x.device().index);
+  const cudaStream_t s = current_stream(x.device().index);
+  const PoolGeom g = make_geom(x, y, p);
+  DDL_DISPATCH_FLOAT(x.dtype(), "max_pool2d", [&] {
+    max_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(g, x.data<scalar_t>(),
+                                                                                  y.data<scalar_t>(), idx.data<int64_t>());
+  });
+  DDL_CUDA_KERNEL_CHECK();
+}
+
+void max_pool2d_backward_cuda(const Tensor& gy, const Tensor& idx, const Tensor& gx) {
+  DeviceGuard guard(gx.device().index);
+  const cudaStream_t s = current_stream(gx.device().index);
+  DDL_CUDA_CHECK(cudaMemsetAsync(gx.raw_data(), 0, gx.nbytes(), s));
+  if (gy.numel() == 0) return;
+  const int64_t planes = gx.size(0) * gx.size(1), hw = gx.size(2) * gx.size(3), pq = gy.size(2) * gy.size(3);
+  DDL_DISPATCH_FLOAT(gy.dtype(), "max_pool2d_backward", [&] {
+    max_backward_kernel<scalar_t><<<blocks_for(gy.numel()), kBlockThreads, 0, s>>>(
+        planes, hw, pq, gy.data<scalar_t>(), idx.data<int64_t>(), gx.data<scalar_t>());
+  });
+  DDL_CUDA_KERNEL_CHECK();
+}
+
+void avg_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
+  DeviceGuard guard(x.device().index);
+  const cudaStream_t s = current_stream(x.device().index);
+  const PoolGeom g = make_geom(x, y, p);
+  DDL_DISPATCH_FLOAT(x.dtype(), "avg_pool2d", [&] {
+    avg_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(g, p.count_include_pad,
+                                                                                  x.data<scalar_t>(), y.data<scalar_t>());
+  });
+  DDL_CUDA_KERNEL_CHECK();
+}
+
+void avg_pool2d_backward_cuda(const Tensor& gy, const Tensor& gx, const Pool2dParams& p) {
+  DeviceGuard guard(gx.device().index);
+  const cudaStream_t s = current_stream(gx.device().index);
+  const PoolGeom g = make_geom(gx, gy, p);
+  DDL_DISPATCH_FLOAT(gy.dtype(), "avg_pool2d_backward", [&] {
+    avg_backward_kernel<scalar_t><<<blocks_for(gx.numel()), kBlockThreads, 0, s>>>(
+        g, p.count_include_pad, gy.data<scalar_t>(), gx.data<scalar_t>());
+  });
+  DDL_CUDA_KERNEL_CHECK();
+}
+
+}  // namespace
+
+using kernels::avg_pool2d_backward_kernel;
+using kernels::avg_pool2d_forward_kernel;
+using kernels::max_pool2d_backward_kernel;
+using kernels::max_pool2d_forward_kernel;
+DDL_REGISTER_KERNEL(max_pool2d_forward_kernel, CUDA, &max_pool2d_forward_cuda);
+DDL_REGISTER_KERNEL(max_pool2d_backward_kernel, CUDA, &max_pool2d_backward_cuda);
+DDL_REGISTER_KERNEL(avg_pool2d_forward_kernel, CUDA, &avg_pool2d_forward_cuda);
+DDL_REGISTER_KERNEL(avg_pool2d_backward_kernel, CUDA, &avg_pool2d_backward_cuda);
+
+}  // namespace ddl::cuda::detail
