@@ -8,8 +8,10 @@
 
 #include "data/world.h"
 #include "dist/file_store.h"
+#include "dist/process_group_auto.h"
 #include "dist/process_group_gloo.h"
 #include "dist/tcp_store.h"
+#include "tensor/devices.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -57,7 +59,53 @@ std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, 
   return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, g);
 }
 
+// The factory for `backend`, after checking it can work here (before any rendezvous, so a
+// misconfigured job fails at once). Call with state().mu held.
+BackendFactory find_backend(State& s, const std::string& backend) {
+  s.backends.emplace("gloo", &make_gloo);
+  const bool has_nccl = s.backends.count("nccl") > 0;
+  DDL_CHECK(backend != "nccl" || has_nccl,
+            "init_process_group: the nccl backend is not part of this build (it needs CUDA and NCCL: "
+            "meson setup -Dcuda=enabled on a machine with the CUDA toolkit and NCCL); use \"gloo\" for CPU tensors");
+  DDL_CHECK(backend != "nccl" || cuda::is_available(),
+            "init_process_group: the nccl backend needs a CUDA GPU, but none is usable here "
+            "(ddl::cuda::device_count() is 0); use \"gloo\" for CPU tensors");
+  if (backend == "auto") {
+    if (!has_nccl || !cuda::is_available()) return s.backends.at("gloo");
+    // Each backend rendezvouses in its own key space of the group's store.
+    return [gloo = s.backends.at("gloo"), nccl = s.backends.at("nccl")](
+               std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts) -> std::shared_ptr<ProcessGroup> {
+      auto cpu = gloo(std::make_shared<PrefixStore>("gloo", store), rank, size, opts);
+      auto cuda = nccl(std::make_shared<PrefixStore>("nccl", store), rank, size, opts);
+      return std::make_shared<ProcessGroupAuto>(std::move(cpu), std::move(cuda));
+    };
+  }
+  auto it = s.backends.find(backend);
+  if (it != s.backends.end()) return it->second;
+  std::string names = "auto";
+  for (const auto& [name, f] : s.backends) names += ", " + name;
+  DDL_CHECK(false, "init_process_group: unknown backend '", backend, "' (available: ", names, ")");
+  return nullptr;
+}
+
 }  // namespace
+
+bool is_backend_available(const std::string& name) {
+  if (name == "gloo" || name == "auto") return true;
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().backends.count(name) > 0 && (name != "nccl" || cuda::is_available());
+}
+
+std::shared_ptr<ProcessGroup> new_group(const std::string& backend, std::shared_ptr<Store> store, int rank, int size,
+                                        const InitOptions& opts) {
+  BackendFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    factory = find_backend(state(), backend);
+  }
+  DDL_CHECK(store != nullptr, "new_group: a store is required");
+  return factory(std::move(store), rank, size, opts);
+}
 
 void register_backend(const std::string& name, BackendFactory factory) {
   std::lock_guard<std::mutex> lock(state().mu);
@@ -68,13 +116,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   DDL_CHECK(!s.group, "init_process_group: already initialized (call destroy_process_group first)");
-  s.backends.emplace("gloo", &make_gloo);
-  auto factory = s.backends.find(backend);
-  DDL_CHECK(factory != s.backends.end() || backend != "nccl",
-            "init_process_group: the nccl backend is not part of this build (it needs CUDA: "
-            "meson setup -Dcuda=enabled on a machine with the CUDA toolkit); use \"gloo\" for CPU tensors");
-  DDL_CHECK(factory != s.backends.end(), "init_process_group: unknown backend '", backend,
-            "' (available: gloo)");
+  const BackendFactory factory = find_backend(s, backend);
 
   LaunchEnv env = read_launch_env();
   if (opts.rank >= 0) env.rank = opts.rank;
@@ -115,8 +157,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   // Each attempt (ddlrun restart) and each group gets its own key space in the store.
   std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" +
                        std::to_string(s.groups_created++);
-  auto group = factory->second(std::make_shared<PrefixStore>(prefix, store), env.rank,
-                               env.world_size, opts);
+  auto group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
   s.env = env;

@@ -29,8 +29,10 @@ struct InitOptions {
 
 // Creates the default process group. Every rank must call it; it returns once all have
 // connected, and throws ddl::Error (naming what is missing) after opts.timeout otherwise.
-// backend: "gloo" (CPU tensors). "nccl" needs the CUDA build and fails clearly without it.
-std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend = "gloo",
+// backend: "gloo" (CPU tensors); "nccl" (CUDA tensors; needs a build with NCCL and a GPU,
+// and fails clearly without); "auto": the backend follows the tensors' device — gloo for
+// CPU tensors and, where nccl is available, nccl for CUDA tensors (ProcessGroupAuto).
+std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend = "auto",
                                                  InitOptions opts = {});
 bool is_initialized();
 // The default group; throws ddl::Error when init_process_group has not been called.
@@ -44,9 +46,16 @@ int get_world_size();
 // The environment init_process_group read (valid after init).
 const LaunchEnv& launch_env();
 
-// Backends beyond gloo (the CUDA build registers "nccl") plug in here.
+// Backends beyond gloo (a build with NCCL registers "nccl") plug in here.
 using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(
     std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts)>;
 void register_backend(const std::string& name, BackendFactory factory);
+// True when init_process_group(name) can work here: "gloo" and "auto" always; "nccl" when
+// the build has it and a GPU is usable.
+bool is_backend_available(const std::string& name);
+// A group of a named backend (or "auto") over `store`, without making it the default: for
+// extra groups and tests. Give each group its own PrefixStore.
+std::shared_ptr<ProcessGroup> new_group(const std::string& backend, std::shared_ptr<Store> store, int rank,
+                                        int size, const InitOptions& opts = {});
 
 }  // namespace ddl::dist

@@ -27,15 +27,19 @@ EvalResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   const bool was_training = model.is_training();
   model.eval();
   NoGradGuard no_grad;
+  // Batches go to the model's device; the totals stay on the host (gloo reduces them).
+  const auto params = model.parameters();
+  const Device device = params.empty() ? Device::cpu() : params.front().device();
   // [loss sum, then the confusion matrix], summed over ranks in one all_reduce.
   Tensor totals = zeros({1 + num_classes * num_classes}, DType::Float64);
   double* t = totals.data<double>();
   for (const data::Batch& b : loader) {
-    const Tensor logits = model.forward(Variable(b.data)).data();
+    const Tensor target = b.target.to(device);
+    const Tensor logits = model.forward(Variable(b.data.to(device))).data();
     CrossEntropyOptions ce;
     ce.reduction = Reduction::Sum;
-    t[0] += cross_entropy(Variable(logits), b.target, ce).item();
-    const auto pred = to_vector<int64_t>(argmax(logits, 1));
+    t[0] += cross_entropy(Variable(logits), target, ce).item();
+    const auto pred = to_vector<int64_t>(argmax(logits, 1));  // copies to the host
     const auto truth = to_vector<int64_t>(b.target);
     for (size_t i = 0; i < pred.size(); ++i) t[1 + truth[i] * num_classes + pred[i]] += 1;
   }

@@ -20,11 +20,13 @@ using namespace ddl;
 int main(int argc, char** argv) try {
   const apps::TrainOptions o = apps::parse_options(argc, argv);
   if (o.threads > 0) set_num_threads(o.threads);
-  DDL_CHECK(o.device == "cpu" || cuda::is_available(), "--device cuda: no GPU is available (ddl::cuda::device_count() is 0)");
+  const dist::LaunchEnv env = dist::read_launch_env();
+  const Device device = apps::training_device(o, env.local_rank);  // cpu, or cuda:LOCAL_RANK
 
-  // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1.
+  // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1:
+  //    gloo for CPU tensors, nccl for CUDA tensors.
   std::shared_ptr<dist::ProcessGroup> group;
-  if (dist::read_launch_env().world_size > 1) group = dist::init_process_group(o.backend);
+  if (env.world_size > 1) group = dist::init_process_group(apps::process_group_backend(o));
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
@@ -38,6 +40,7 @@ int main(int argc, char** argv) try {
   manual_seed(o.seed);
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, splits.num_classes, splits.in_channels);
   if (!o.load.empty()) nn::load_state(*model, o.load);
+  model->to(device);
   apps::RunReport report(o, splits, group.get(), *model, train_loader.size());
   if (o.eval_only) {
     report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
@@ -69,9 +72,10 @@ int main(int argc, char** argv) try {
     for (const data::Batch& batch : train_loader) {
       if (step++ < pos.step_in_epoch) continue;  // resuming mid-epoch: these batches are done
       apps::StepTimer& timer = report.timer();
+      const Tensor x = batch.data.to(device), y = batch.target.to(device);
       timer.start(apps::Phase::Forward);
-      const Variable logits = net.forward(Variable(batch.data));
-      const Variable loss = cross_entropy(logits, batch.target, ce);
+      const Variable logits = net.forward(Variable(x));
+      const Variable loss = cross_entropy(logits, y, ce);
       timer.start(apps::Phase::Backward);
       opt.zero_grad();
       loss.backward();  // DDP all-reduces gradient buckets while this runs
@@ -84,7 +88,7 @@ int main(int argc, char** argv) try {
       if (strategy) strategy->after_step();
       schedule->step();
       const double ddp_wait_ms = strategy && o.sync == "ddp" ? strategy->last_comm_ms() : 0.0;
-      report.end_step(step - 1, loss.item(), logits.data(), batch.target, opt.param_groups()[0].lr(), ddp_wait_ms);
+      report.end_step(step - 1, loss.item(), logits.data(), y, opt.param_groups()[0].lr(), ddp_wait_ms);
       ++pos.global_step;
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 && rank == 0)
@@ -106,6 +110,8 @@ int main(int argc, char** argv) try {
                                          o.loader_workers, group.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
   if (group) group->barrier();
+  group.reset();
+  dist::destroy_process_group();  // before exit: NCCL must not be torn down after CUDA
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "train_cifar: error: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 #include "apps/train_cifar/options.h"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 namespace ddl::apps {
 
@@ -27,8 +28,11 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed for initialisation, shuffling and augmentation")->capture_default_str();
   app.add_option("--threads", o.threads, "compute threads per worker (0: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")->check(CLI::Range(int64_t{0}, int64_t{64}))->capture_default_str();
-  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--backend", o.backend, "process group backend: gloo or nccl")->check(CLI::IsMember({"gloo", "nccl"}))->capture_default_str();
+  app.add_option("--device", o.device, "cpu or cuda (under ddlrun, rank with LOCAL_RANK i uses GPU i)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--backend", o.backend, "process group backend: auto (gloo for cpu, nccl for cuda), gloo, or nccl "
+                 "(CUDA tensors over NCCL; host-side metrics still over gloo)")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))->capture_default_str();
   const CLI::Validator sync_spec(
       [](std::string& v) -> std::string {
         for (const char* s : {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise"})
@@ -61,6 +65,15 @@ TrainOptions parse_options(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the help, or the error naming the flag
     std::exit(code == 0 ? 0 : 2);
+  }
+  // The backend must carry the device's tensors: gloo moves CPU tensors, nccl CUDA ones.
+  const char* mismatch = o.device == "cpu" && o.backend == "nccl"    ? "--backend nccl needs --device cuda"
+                         : o.device == "cuda" && o.backend == "gloo" ? "--backend gloo works on CPU tensors; use "
+                                                                       "--backend nccl (or auto) with --device cuda"
+                                                                     : nullptr;
+  if (mismatch) {
+    std::cerr << mismatch << "\nRun with --help for more information.\n";
+    std::exit(2);
   }
   o.augment_set = aug->count() > 0;
   if (!o.augment_set) o.augment = o.dataset == "cifar10";

@@ -22,8 +22,8 @@ struct TrainOptions {
   uint64_t seed = 0;
   int threads = 0;                        // 0: all cores
   int64_t loader_workers = 1;
-  std::string device = "cpu";
-  std::string backend = "gloo";
+  std::string device = "cpu";             // cpu | cuda (cuda:LOCAL_RANK under ddlrun)
+  std::string backend = "auto";           // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
   int64_t log_every = 50;
   int64_t eval_every = 1;                 // epochs

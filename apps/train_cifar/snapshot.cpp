@@ -51,8 +51,11 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
   nn::load_state(model, path, /*strict=*/false);  // the optimizer's tensors are the only extras
   std::vector<std::pair<std::string, Tensor>> opt_tensors;
   std::map<std::string, std::string> opt_meta;
+  // The optimizer's state lives beside the parameters (on the GPU with --device cuda).
+  const auto params = model.parameters();
+  const Device device = params.empty() ? Device::cpu() : params.front().device();
   for (const auto& [name, t] : file.tensors)
-    if (name.rfind(kOpt, 0) == 0) opt_tensors.emplace_back(name.substr(kOpt.size()), t);
+    if (name.rfind(kOpt, 0) == 0) opt_tensors.emplace_back(name.substr(kOpt.size()), t.to(device));
   for (const auto& [k, v] : file.metadata)
     if (k.rfind(kOpt, 0) == 0) opt_meta[k.substr(kOpt.size())] = v;
   opt.load_state(opt_tensors, opt_meta);

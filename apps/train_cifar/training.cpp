@@ -1,9 +1,29 @@
-// lr schedule construction and buffer synchronisation.
+// Device and backend choice, lr schedule construction and buffer synchronisation.
 #include "apps/train_cifar/training.h"
 
 #include <cmath>
 
+#include "dist/init.h"
+#include "tensor/devices.h"
+
 namespace ddl::apps {
+
+Device training_device(const TrainOptions& o, int local_rank) {
+  if (o.device == "cpu") return Device::cpu();
+  const int n = cuda::device_count();
+  DDL_CHECK(n > 0, "--device cuda: no GPU available (ddl::cuda::device_count() is 0); use --device cpu");
+  DDL_CHECK(local_rank >= 0 && local_rank < n, "--device cuda: local rank ", local_rank,
+            " has no GPU of its own: this node has ", n, " GPU(s); start at most ", n, " processes per node");
+  return Device::cuda(local_rank);
+}
+
+std::string process_group_backend(const TrainOptions& o) {
+  if (o.device == "cpu") return "gloo";
+  DDL_CHECK(dist::is_backend_available("nccl"),
+            "--device cuda: this build has no nccl backend for multi-process training (configure with NCCL "
+            "installed), or no GPU is usable");
+  return "auto";
+}
 
 namespace {
 // lr unchanged: the "constant" schedule.

@@ -1,8 +1,10 @@
-// Small pieces of the training loop kept out of main.cpp: the lr schedule
-// from the flags, and copying rank 0's buffers to every rank before evaluation.
+// Small pieces of the training loop kept out of main.cpp: the device and process-group
+// backend from the flags, the lr schedule, and copying rank 0's buffers to every rank
+// before evaluation.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "apps/train_cifar/options.h"
 #include "dist/process_group.h"
@@ -10,6 +12,16 @@
 #include "optim/lr_scheduler.h"
 
 namespace ddl::apps {
+
+// The CPU, or cuda:local_rank (one GPU per process: LOCAL_RANK under ddlrun, 0 alone).
+// Throws ddl::Error "--device cuda: no GPU available ..." when there is none, and names
+// the GPU count when local_rank has no GPU of its own.
+Device training_device(const TrainOptions& o, int local_rank);
+
+// The init_process_group backend: "gloo" for --device cpu; for cuda "auto", which sends
+// CUDA tensors (gradients, weights) over nccl and the host-side metrics over gloo.
+// Throws ddl::Error when this build or machine has no nccl.
+std::string process_group_backend(const TrainOptions& o);
 
 // Stepped once per optimizer step: optional linear warm-up, then constant,
 // cosine (to 0 at the last step) or step (x0.1 at 50% and 75% of training).

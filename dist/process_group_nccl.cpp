@@ -1,0 +1,350 @@
+// ProcessGroupNccl (see process_group_nccl.h): communicator creation, the launch path,
+// the watchdog and the abort path. The collectives are in process_group_nccl_ops.cpp.
+//
+// Note [NCCL stream ordering]
+// The caller's kernels run on its current stream; NCCL runs on the group's own streams
+// (one per lane, see below, so point-to-point never queues behind a collective). Before an operation the NCCL stream waits on an event recorded on the
+// current stream, so the inputs are ready without a host sync. The launched tensors stay
+// referenced until the operation's end event fires: the caching allocator must not hand
+// their memory to another kernel while NCCL still reads or writes it. The watchdog thread
+// polls end events (and ncclCommGetAsyncError) and completes each Work; past the timeout
+// it aborts the communicators, which releases kernels stuck waiting for a dead peer, and
+// fails every pending Work with a message naming the operation and rank. Work::wait()
+// therefore blocks the host until the GPU finished the operation (PyTorch's wait() only
+// makes the current stream wait; our Work has no per-backend wait to do that).
+//
+// Note [NCCL point-to-point lanes]
+// NCCL runs the operations of one communicator one after another, and a receive blocks its
+// stream until the matching send arrives. With one communicator for all sends and receives,
+// two ranks that each post recv-then-send to the other would wait on each other forever,
+// yet our interface lets sends and receives be posted in any order. So each group has two
+// point-to-point communicators, each with its own stream: "up" carries every message from a
+// lower to a higher rank, "down" every message from a higher to a lower one. A pairwise
+// exchange then never waits on itself, a ring (send right, receive from the left) completes
+// from its highest rank back, and a hub (gather by hand) works in any order. Messages
+// between two ranks in one direction are matched in posting order: tags are not used.
+#include <chrono>
+#include <cstring>
+
+#include "dist/env.h"
+#include "dist/init.h"
+#include "dist/process_group_nccl_internal.h"
+#include "tensor/devices.h"
+
+namespace ddl::dist {
+
+using detail::Clock;
+using detail::NcclDeviceGuard;
+
+ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int size, NcclOptions opts)
+    : ProcessGroup(rank, size), store_(std::move(store)), opts_(opts) {
+  DDL_CHECK(cuda::is_available(), log_prefix(), " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
+            "is usable here (ddl::cuda::device_count() is 0); use the gloo backend for CPU tensors");
+  DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
+  watchdog_ = std::thread([this] { watchdog_loop(); });
+  if (opts_.device >= 0) {
+    std::lock_guard<std::timed_mutex> lock(launch_mu_);
+    try {
+      comms_for(opts_.device, "ProcessGroupNccl()");
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      watchdog_.join();
+      throw;
+    }
+  }
+}
+
+ProcessGroupNccl::~ProcessGroupNccl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  watchdog_.join();  // it drains pending_: each Work completes, fails or times out (and aborts)
+  if (!comms_) return;
+  NcclDeviceGuard g(comms_->device);
+  for (Lane& l : comms_->lanes) {
+    if (l.comm == nullptr) continue;
+    if (is_broken())
+      ncclCommAbort(l.comm);
+    else
+      ncclCommDestroy(l.comm);
+  }
+  if (comms_->scratch) cudaFree(comms_->scratch);
+  // The streams come from cuda::Stream::create and live until the process ends.
+}
+
+int ProcessGroupNccl::device() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return comms_ ? comms_->device : -1;
+}
+
+int ProcessGroupNccl::default_device() const {
+  if (int d = device(); d >= 0) return d;
+  if (opts_.device >= 0) return opts_.device;
+  return read_launch_env().local_rank % cuda::device_count();
+}
+
+ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::string& desc) {
+  if (comms_) {
+    DDL_CHECK(comms_->device == device, log_prefix(), " ", desc, ": this nccl group communicates on cuda:",
+              comms_->device, " but the tensor is on cuda:", device,
+              "; a group serves one GPU per process (move the tensor, or create another group)");
+    return *comms_;
+  }
+  DDL_CHECK(device >= 0 && device < cuda::device_count(), log_prefix(), " ", desc, ": cuda:", device,
+            " does not exist; this machine has ", cuda::device_count(), " GPU(s)");
+  const std::string what = log_prefix() + " ProcessGroupNccl: creating the communicators on cuda:" +
+                           std::to_string(device) + " (first call: " + desc + ")";
+  NcclDeviceGuard g(device);
+  // Rank 0 makes the unique ids; the others read them from the store. Then every rank
+  // checks in, so the blocking ncclCommInitRank below starts only once all are alive.
+  ncclUniqueId ids[kNumLanes];
+  const std::string key = "nccl/unique_ids";
+  try {
+    if (rank() == 0) {
+      for (ncclUniqueId& id : ids) DDL_NCCL_CHECK(ncclGetUniqueId(&id), nullptr, what);
+      store_->set(key, std::string(reinterpret_cast<const char*>(ids), sizeof ids));
+    } else {
+      const std::string v = store_->get(key, opts_.timeout);
+      DDL_CHECK(v.size() == sizeof ids, what, ": the store holds a malformed NCCL unique id (", v.size(), " bytes)");
+      std::memcpy(ids, v.data(), sizeof ids);
+    }
+    store_->add("nccl/joined", 1);
+    const auto deadline = Clock::now() + opts_.timeout;
+    int64_t joined = 0;
+    while ((joined = store_->add("nccl/joined", 0)) < size()) {
+      DDL_CHECK(Clock::now() < deadline, what, ": only ", joined, " of ", size(), " ranks arrived within ",
+                opts_.timeout.count(), " ms; every rank must make the same first call on the group");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } catch (const Error& e) {
+    DDL_CHECK(false, what, ": rendezvous failed: ", e.what());
+  }
+  auto c = std::make_unique<Comms>();
+  c->device = device;
+  DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c->scratch), sizeof(float)), what);
+  DDL_NCCL_CUDA(cudaMemset(c->scratch, 0, sizeof(float)), what);
+  for (int i = 0; i < kNumLanes; ++i) {
+    Lane& l = c->lanes[i];
+    l.stream = static_cast<cudaStream_t>(cuda::Stream::create(device).handle());
+    l.scratch = c->scratch;
+    ncclResult_t res = ncclCommInitRank(&l.comm, size(), ids[i], rank());
+    if (res != ncclSuccess) {
+      for (Lane& done : c->lanes)
+        if (done.comm) ncclCommAbort(done.comm);
+      cudaFree(c->scratch);
+      DDL_NCCL_CHECK(res, nullptr, what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
+    }
+  }
+  std::lock_guard<std::mutex> lock(state_mu_);
+  comms_ = std::move(c);
+  return *comms_;
+}
+
+std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, std::string peers, int device,
+                                               int lane_index, std::vector<Tensor> keep,
+                                               std::vector<std::pair<Tensor, Tensor>> copy_back, int64_t sent,
+                                               int64_t received, const IssueFn& issue) {
+  check_usable(desc);
+  std::lock_guard<std::timed_mutex> lock(launch_mu_);
+  check_usable(desc);  // the watchdog may have aborted while we waited for the lock
+  Comms& c = comms_for(device, desc);
+  const std::string what = log_prefix() + " " + desc;
+  NcclDeviceGuard g(c.device);
+  DDL_ASSERT(lane_index >= 0 && lane_index < kNumLanes, "bad lane ", lane_index);
+  const Lane& lane = c.lanes[lane_index];
+  auto current = static_cast<cudaStream_t>(cuda::current_stream(c.device).handle());
+
+  // See Note [NCCL stream ordering].
+  cudaEvent_t ready = nullptr, end = nullptr;
+  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
+  DDL_NCCL_CUDA(cudaEventRecord(ready, current), what);
+  DDL_NCCL_CUDA(cudaStreamWaitEvent(lane.stream, ready, 0), what);
+  cudaEventDestroy(ready);  // released once the wait is satisfied
+  try {
+    issue(lane, what);
+  } catch (const Error& e) {
+    // An argument error leaves the communicator usable; anything else (a peer failed, the
+    // network broke) leaves it in an unknown state.
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(lane.comm, &async);
+    if (async != ncclSuccess && async != ncclInProgress) mark_broken(e.what());
+    throw;
+  }
+  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&end, cudaEventDisableTiming), what);
+  DDL_NCCL_CUDA(cudaEventRecord(end, lane.stream), what);
+  if (!copy_back.empty()) {
+    // Non-contiguous targets get their results on the caller's stream, after NCCL is done.
+    DDL_NCCL_CUDA(cudaStreamWaitEvent(current, end, 0), what);
+    for (auto& [target, staged] : copy_back) target.copy_(staged);
+    DDL_NCCL_CUDA(cudaEventRecord(end, current), what);
+  }
+
+  auto l = std::make_unique<Launch>();
+  l->kind = kind;
+  l->desc = std::move(desc);
+  l->peers = std::move(peers);
+  l->work = std::make_shared<Work>(l->desc);
+  l->keep = std::move(keep);
+  for (auto& [target, staged] : copy_back) l->keep.push_back(staged);
+  l->end = end;
+  l->comm = lane.comm;
+  l->deadline = Clock::now() + opts_.timeout;
+  l->sent = sent;
+  l->received = received;
+  auto work = l->work;
+  {
+    std::lock_guard<std::mutex> q(mu_);
+    pending_.push_back(std::move(l));
+  }
+  cv_.notify_all();
+  return work;
+}
+
+std::shared_ptr<Work> ProcessGroupNccl::finished_work(const std::string& desc) {
+  check_usable(desc);
+  auto w = std::make_shared<Work>(desc);
+  w->finish();
+  return w;
+}
+
+void ProcessGroupNccl::watchdog_loop() {
+  bool device_set = false;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (pending_.empty()) return;
+    }
+    if (!device_set) {
+      cudaSetDevice(device());  // for the event queries and frees that follow
+      device_set = true;
+    }
+    std::vector<std::unique_ptr<Launch>> finished;
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        Launch& l = **it;
+        const cudaError_t q = cudaEventQuery(l.end);
+        if (q == cudaSuccess) {
+          finished.push_back(std::move(*it));
+          it = pending_.erase(it);
+          continue;
+        }
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(l.comm, &async);
+        const bool nccl_failed = async != ncclSuccess && async != ncclInProgress;
+        if (q == cudaErrorNotReady && !nccl_failed && Clock::now() <= l.deadline) {
+          ++it;
+          continue;
+        }
+        failure = log_prefix() + " " + l.desc + " (talking to " + l.peers + ")";
+        if (q != cudaErrorNotReady) {
+          cudaGetLastError();
+          failure += std::string(" failed: CUDA reported ") + cudaGetErrorString(q);
+        } else if (nccl_failed) {
+          const char* last = ncclGetLastError(l.comm);
+          failure += std::string(" failed: NCCL reported ") + ncclGetErrorString(async) +
+                     (last && *last ? std::string(": ") + last : std::string()) + " (a peer failed or the network broke)";
+        } else {
+          failure += " did not complete within " + std::to_string(opts_.timeout.count()) +
+                     " ms: a peer died, hangs, or called a different collective";
+        }
+        break;
+      }
+    }
+    for (auto& l : finished) {
+      cudaEventDestroy(l->end);
+      l->keep.clear();  // the GPU is done with them: the allocator may reuse their memory
+      {
+        std::lock_guard<std::mutex> lock(state_mu_);
+        OpStats& s = stats_[l->kind];
+        s.calls += 1;
+        s.bytes_sent += l->sent;
+        s.bytes_received += l->received;
+      }
+      l->work->finish();
+    }
+    if (!failure.empty())
+      abort_all(failure + "; the NCCL communicators were aborted");
+    else if (finished.empty())
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void ProcessGroupNccl::abort_all(const std::string& why) {
+  const std::string first = mark_broken(why);
+  {
+    // Abort under the launch lock when we can get it; a launch stuck inside NCCL (waiting
+    // for a dead peer) holds it, and the abort is what releases that launch.
+    std::unique_lock<std::timed_mutex> lock(launch_mu_, std::chrono::seconds(1));
+    if (comms_)
+      for (Lane& l : comms_->lanes)
+        if (l.comm) {
+          ncclCommAbort(l.comm);
+          l.comm = nullptr;
+        }
+  }
+  std::deque<std::unique_ptr<Launch>> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed.swap(pending_);
+  }
+  for (auto& l : failed) {
+    l->work->finish(std::make_exception_ptr(Error(log_prefix() + " " + l->desc + " failed: " + first)));
+    aborted_.push_back(std::move(l));  // tensors kept: an aborted kernel may still touch them
+  }
+}
+
+std::string ProcessGroupNccl::mark_broken(const std::string& what) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (broken_.empty()) broken_ = what;
+  return broken_;
+}
+
+void ProcessGroupNccl::check_usable(const std::string& desc) const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  DDL_CHECK(broken_.empty(), log_prefix(), " ", desc,
+            ": the process group is broken by an earlier failure and cannot be used; destroy it and "
+            "restart the job (ddlrun --max-restarts). First failure: ", broken_);
+}
+
+CommStats ProcessGroupNccl::stats() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return stats_;
+}
+
+void ProcessGroupNccl::reset_stats() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  stats_ = CommStats{};
+}
+
+bool ProcessGroupNccl::is_broken() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return !broken_.empty();
+}
+
+std::string ProcessGroupNccl::broken_reason() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return broken_;
+}
+
+// "nccl" for init_process_group; see register_backend in init.h.
+namespace {
+[[maybe_unused]] const bool kRegistered = [] {
+  register_backend("nccl", [](std::shared_ptr<Store> store, int rank, int size, const InitOptions& o) {
+    NcclOptions n;
+    n.timeout = o.timeout;
+    return std::make_shared<ProcessGroupNccl>(std::move(store), rank, size, n);
+  });
+  return true;
+}();
+}  // namespace
+
+}  // namespace ddl::dist

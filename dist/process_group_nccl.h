@@ -1,0 +1,103 @@
+// ProcessGroupNccl: the CUDA backend (built when meson finds NCCL). One communicator per
+// group on the tensors' GPU, created on the first collective (rank 0's unique id travels
+// through the Store); collectives and sends run on the group's own streams, which first wait for the
+// caller's current stream, so launching never blocks the host. A watchdog thread completes
+// each Work when its end event fires, or aborts the communicator at the timeout. CUDA
+// tensors only: CPU tensors belong to gloo. See docs/dist.md, "The nccl backend".
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "dist/process_group.h"
+#include "dist/store.h"
+
+namespace ddl::dist {
+
+struct NcclOptions {
+  Millis timeout = kDefaultTimeout;  // rendezvous, and each operation from launch to completion
+  // >= 0: create the communicator now, on this GPU. -1: on the first call, on its tensors'
+  // GPU (barrier() before any tensor uses LOCAL_RANK modulo the GPU count).
+  int device = -1;
+};
+
+class ProcessGroupNccl final : public ProcessGroup {
+ public:
+  // Throws ddl::Error at once when no GPU is usable. Give each group its own PrefixStore.
+  ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int size, NcclOptions opts = {});
+  // Waits (up to the timeout) for launched work, then destroys the communicators.
+  ~ProcessGroupNccl() override;
+  std::string backend() const override { return "nccl"; }
+
+  std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op = ReduceOp::Sum) override;
+  std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
+  std::shared_ptr<Work> reduce_async(const Tensor& t, int root, ReduceOp op = ReduceOp::Sum) override;
+  std::shared_ptr<Work> all_gather_async(const Tensor& output, const Tensor& input) override;
+  std::shared_ptr<Work> reduce_scatter_async(const Tensor& output, const Tensor& input,
+                                             ReduceOp op = ReduceOp::Sum) override;
+  std::shared_ptr<Work> gather_async(const Tensor& output, const Tensor& input, int root) override;
+  std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
+  std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
+  // Completes (Work::wait returns) only once every rank's earlier work on this group is done.
+  std::shared_ptr<Work> barrier_async() override;
+  // NCCL matches point-to-point calls per peer and direction in posting order: the tag is
+  // checked (>= 0) but not used. See Note [NCCL point-to-point lanes] for which orders work.
+  std::shared_ptr<Work> send_async(const Tensor& t, int dst, int tag = 0) override;
+  std::shared_ptr<Work> recv_async(const Tensor& t, int src, int tag = 0) override;
+
+  CommStats stats() const override;
+  void reset_stats() override;
+  bool is_broken() const override;
+  std::string broken_reason() const override;
+  Millis timeout() const { return opts_.timeout; }
+  // The GPU this group communicates on; -1 before the first call.
+  int device() const;
+
+  struct Lane;    // a communicator and the stream its work runs on (CUDA types stay in the .cpp)
+  struct Comms;   // the device and its lanes: collectives, sends up, sends down
+  struct Launch;  // one launched operation, until its end event fires
+
+ private:
+  using IssueFn = std::function<void(const Lane&, const std::string& what)>;
+  // Orders the lane after the caller's current stream, runs `issue` on it, copies staged
+  // results back into non-contiguous targets, and hands the end event to the watchdog.
+  std::shared_ptr<Work> launch(OpKind kind, std::string desc, std::string peers, int device, int lane,
+                               std::vector<Tensor> keep, std::vector<std::pair<Tensor, Tensor>> copy_back,
+                               int64_t sent, int64_t received, const IssueFn& issue);
+  std::shared_ptr<Work> p2p(OpKind kind, const Tensor& t, int peer, int tag);
+  std::shared_ptr<Work> finished_work(const std::string& desc);  // for empty tensors
+  // The communicators' device, else opts.device, else LOCAL_RANK modulo the GPU count.
+  int default_device() const;
+  // The communicators on `device`, created on first use (a collective: every rank calls it).
+  Comms& comms_for(int device, const std::string& desc);
+  void watchdog_loop();
+  // Records the first failure, aborts the communicators and fails every pending Work.
+  void abort_all(const std::string& why);
+  std::string mark_broken(const std::string& what);
+  void check_usable(const std::string& desc) const;
+
+  std::shared_ptr<Store> store_;
+  NcclOptions opts_;
+  std::unique_ptr<Comms> comms_;  // set once, on the launching thread; see comms_for
+  std::timed_mutex launch_mu_;    // one launch at a time: NCCL calls on a comm are not thread-safe
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Launch>> pending_;  // in launch order
+  std::vector<std::unique_ptr<Launch>> aborted_;  // their tensors stay alive until destruction
+  bool stop_ = false;
+  std::thread watchdog_;
+
+  mutable std::mutex state_mu_;
+  CommStats stats_;
+  std::string broken_;
+};
+
+}  // namespace ddl::dist

@@ -1,0 +1,87 @@
+// Internal to ProcessGroupNccl (process_group_nccl*.cpp; never include it elsewhere): the
+// CUDA and NCCL types behind the header's opaque structs, and checked-call macros that
+// name the operation and rank.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+
+#include "dist/process_group_nccl.h"
+#include "tensor/error.h"
+
+namespace ddl::dist {
+
+namespace detail {
+using Clock = std::chrono::steady_clock;
+}  // namespace detail
+
+struct ProcessGroupNccl::Lane {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  float* scratch = nullptr;  // one float on the device, for barrier()
+};
+
+// See Note [NCCL point-to-point lanes] in process_group_nccl.cpp.
+enum NcclLane : int { kCollectiveLane = 0, kUpLane = 1, kDownLane = 2, kNumLanes = 3 };
+
+struct ProcessGroupNccl::Comms {
+  int device = -1;
+  Lane lanes[kNumLanes];
+  float* scratch = nullptr;
+};
+
+struct ProcessGroupNccl::Launch {
+  OpKind kind;
+  std::string desc, peers;
+  std::shared_ptr<Work> work;
+  std::vector<Tensor> keep;  // alive until `end` fires (see Note [NCCL stream ordering])
+  cudaEvent_t end = nullptr;
+  ncclComm_t comm = nullptr;  // polled for asynchronous errors
+  detail::Clock::time_point deadline;
+  int64_t sent = 0, received = 0;
+};
+
+namespace detail {
+
+inline void check_cuda(cudaError_t err, const char* call, const std::string& what, const char* file, int line) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error
+  ::ddl::detail::throw_error(file, line, ::ddl::detail::str_cat(what, ": CUDA call ", call, " failed: ",
+                                                                cudaGetErrorString(err), " (", int(err), ")"));
+}
+
+inline void check_nccl(ncclResult_t res, ncclComm_t comm, const char* call, const std::string& what, const char* file,
+                       int line) {
+  if (res == ncclSuccess) return;
+  const char* last = ncclGetLastError(comm);
+  ::ddl::detail::throw_error(file, line, ::ddl::detail::str_cat(what, ": ", call, " failed: ", ncclGetErrorString(res),
+                                                                " (", int(res), ")", last && *last ? ": " : "",
+                                                                last ? last : ""));
+}
+
+#define DDL_NCCL_CUDA(expr, what) ::ddl::dist::detail::check_cuda((expr), #expr, (what), __FILE__, __LINE__)
+#define DDL_NCCL_CHECK(expr, comm, what) ::ddl::dist::detail::check_nccl((expr), (comm), #expr, (what), __FILE__, __LINE__)
+
+// Makes `device` current for the guard's lifetime.
+class NcclDeviceGuard {
+ public:
+  explicit NcclDeviceGuard(int device) {
+    DDL_NCCL_CUDA(cudaGetDevice(&previous_), "ProcessGroupNccl");
+    if (previous_ != device) DDL_NCCL_CUDA(cudaSetDevice(device), "ProcessGroupNccl");
+  }
+  ~NcclDeviceGuard() {
+    int now = -1;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  }
+  NcclDeviceGuard(const NcclDeviceGuard&) = delete;
+  NcclDeviceGuard& operator=(const NcclDeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace detail
+
+}  // namespace ddl::dist
