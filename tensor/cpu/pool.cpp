@@ -37,16 +37,23 @@ void max_forward(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
         for (int64_t p = 0; p < g.P; ++p) {
           const T* r0 = xp + 2 * p * g.W;
           const T* r1 = r0 + g.W;
+          const int64_t top = 2 * p * g.W;
           for (int64_t q = 0; q < g.Q; ++q) {
             // Candidates in window order; strict > keeps the first maximum.
+            // Selects, not branches: on real activations the winner is random,
+            // and mispredicted branches cost more than the comparisons.
             const T a = r0[2 * q], bb = r0[2 * q + 1], c = r1[2 * q], d = r1[2 * q + 1];
-            T m = a;
-            int64_t i = 2 * p * g.W + 2 * q;
-            if (bb > m || std::isnan(bb)) m = bb, i = 2 * p * g.W + 2 * q + 1;
-            if (c > m || std::isnan(c)) m = c, i = (2 * p + 1) * g.W + 2 * q;
-            if (d > m || std::isnan(d)) m = d, i = (2 * p + 1) * g.W + 2 * q + 1;
+            const bool take_b = bb > a || bb != bb;
+            T m = take_b ? bb : a;
+            int64_t off = take_b ? 1 : 0;
+            const bool take_c = c > m || c != c;
+            m = take_c ? c : m;
+            off = take_c ? g.W : off;
+            const bool take_d = d > m || d != d;
+            m = take_d ? d : m;
+            off = take_d ? g.W + 1 : off;
             yp[p * g.Q + q] = m;
-            ip[p * g.Q + q] = i;
+            ip[p * g.Q + q] = top + 2 * q + off;
           }
         }
         continue;
