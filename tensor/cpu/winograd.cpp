@@ -11,8 +11,8 @@
 // entries 0 and 3 of 4), its transform is U[P xi]^T: no second weight
 // transform, just a transposed GEMM operand.
 // Layouts keep channels innermost (V [16][T][I], M [16][T][O]), so every
-// transform works on whole 16-channel vectors: image planes are first staged,
-// zero padded, as [rows][cols][16 channels] (channels-last). The transforms
+// transform works on whole 16-channel vectors: images are first staged, zero
+// padded, as [rows][cols][channels] (channels-last). The transforms
 // use only additions and halves: float32 error stays ~1e-6 relative.
 // Images go in chunks of about kTargetTiles tiles; chunk sizes depend only on
 // the shapes and every sum has a fixed order, so results do not depend on the
@@ -51,20 +51,20 @@ struct Tiling {
   int64_t per_image() const { return TP * TQ; }
 };
 
-int64_t blocks(int64_t channels) { return (channels + kLanes - 1) / kLanes; }
+int64_t padded(int64_t channels) { return (channels + kLanes - 1) / kLanes * kLanes; }
 
-// Channels c0 + [0, 16) of planes [C, H, W] -> buf [Hp, Wp, 16], shifted by
-// (ph, pw) and zero elsewhere (channels past C too).
-void stage(const float* planes, int64_t C, int64_t H, int64_t W, int64_t c0, int64_t ph, int64_t pw, int64_t Hp,
-           int64_t Wp, float* buf) {
-  std::fill(buf, buf + Hp * Wp * kLanes, 0.0f);
-  const int64_t cn = std::min(kLanes, C - c0);
+// planes [C, H, W] -> buf [Hp, Wp, Cp] (channels-last, Cp = padded(C)),
+// shifted by (ph, pw) and zero elsewhere (channels past C too).
+void stage(const float* planes, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Hp, int64_t Wp,
+           float* buf) {
+  const int64_t Cp = padded(C);
+  std::fill(buf, buf + Hp * Wp * Cp, 0.0f);
   const int64_t h_end = std::min(H, Hp - ph), w_end = std::min(W, Wp - pw);
-  for (int64_t j = 0; j < cn; ++j) {
-    const float* plane = planes + (c0 + j) * H * W;
+  for (int64_t c = 0; c < C; ++c) {
+    const float* plane = planes + c * H * W;
     for (int64_t h = 0; h < h_end; ++h) {
-      float* dst = buf + ((h + ph) * Wp + pw) * kLanes + j;
-      for (int64_t w = 0; w < w_end; ++w) dst[w * kLanes] = plane[h * W + w];
+      float* dst = buf + ((h + ph) * Wp + pw) * Cp + c;
+      for (int64_t w = 0; w < w_end; ++w) dst[w * Cp] = plane[h * W + w];
     }
   }
 }
@@ -78,37 +78,43 @@ inline void store_lanes(float* p, const v16& v, int64_t n) {
   }
 }
 
-// Runs fn(n, block) for every image of a chunk and 16-channel block, in parallel.
+// Runs fn(n, buf) for every image n of a chunk, in parallel, with a
+// per-thread buffer of `floats` floats.
 template <typename Fn>
-void for_each_image_block(int64_t nb, int64_t nblocks, const Fn& fn) {
-  parallel_for(0, nb * nblocks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) fn(k / nblocks, k % nblocks);
+void for_each_image(int64_t nb, int64_t floats, const Fn& fn) {
+  parallel_for(0, nb, 1, [&](int64_t b, int64_t e) {
+    thread_local std::vector<float> buf;
+    buf.resize(floats);
+    for (int64_t n = b; n < e; ++n) fn(n, buf.data());
   });
 }
 
 // V [16][T][C] = B^T d B of every tile of images n0 + [0, nb) of x [N, C, H, W].
+// Channel blocks are the innermost loop so each of the 16 planes of V is
+// written sequentially.
 void input_transform(const float* x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, const Tiling& t,
                      int64_t n0, int64_t nb, float* V) {
-  const int64_t T = nb * t.per_image(), Hp = 2 * t.TP + 2, Wp = 2 * t.TQ + 2;
-  for_each_image_block(nb, blocks(C), [&](int64_t n, int64_t blk) {
-    thread_local std::vector<float> buf;
-    buf.resize(Hp * Wp * kLanes);
-    const int64_t c0 = blk * kLanes, cn = std::min(kLanes, C - c0);
-    stage(x + (n0 + n) * C * H * W, C, H, W, c0, ph, pw, Hp, Wp, buf.data());
+  const int64_t T = nb * t.per_image(), Hp = 2 * t.TP + 2, Wp = 2 * t.TQ + 2, Cp = padded(C);
+  for_each_image(nb, Hp * Wp * Cp, [&](int64_t n, float* buf) {
+    stage(x + (n0 + n) * C * H * W, C, H, W, ph, pw, Hp, Wp, buf);
     for (int64_t tp = 0; tp < t.TP; ++tp)
       for (int64_t tq = 0; tq < t.TQ; ++tq) {
         const int64_t tile = (n * t.TP + tp) * t.TQ + tq;
-        v16 d[4][4];
-        for (int a = 0; a < 4; ++a)
-          for (int b = 0; b < 4; ++b) d[a][b] = DDL_LOAD(buf.data() + ((2 * tp + a) * Wp + 2 * tq + b) * kLanes);
-        for (int b = 0; b < 4; ++b) {  // B^T d: rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
-          const v16 r0 = d[0][b], r1 = d[1][b], r2 = d[2][b], r3 = d[3][b];
-          d[0][b] = r0 - r2, d[1][b] = r1 + r2, d[2][b] = r2 - r1, d[3][b] = r1 - r3;
-        }
-        for (int a = 0; a < 4; ++a) {  // (B^T d) B: the same over columns
-          const v16 c0v = d[a][0], c1 = d[a][1], c2 = d[a][2], c3 = d[a][3];
-          const v16 v[4] = {c0v - c2, c1 + c2, c2 - c1, c1 - c3};
-          for (int b = 0; b < 4; ++b) store_lanes(V + ((a * 4 + b) * T + tile) * C + c0, v[b], cn);
+        const float* patch = buf + (2 * tp * Wp + 2 * tq) * Cp;
+        for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
+          const int64_t cn = std::min(kLanes, C - c0);
+          v16 d[4][4];
+          for (int a = 0; a < 4; ++a)
+            for (int b = 0; b < 4; ++b) d[a][b] = DDL_LOAD(patch + (a * Wp + b) * Cp + c0);
+          for (int b = 0; b < 4; ++b) {  // B^T d: rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
+            const v16 r0 = d[0][b], r1 = d[1][b], r2 = d[2][b], r3 = d[3][b];
+            d[0][b] = r0 - r2, d[1][b] = r1 + r2, d[2][b] = r2 - r1, d[3][b] = r1 - r3;
+          }
+          for (int a = 0; a < 4; ++a) {  // (B^T d) B: the same over columns
+            const v16 c0v = d[a][0], c1 = d[a][1], c2 = d[a][2], c3 = d[a][3];
+            const v16 v[4] = {c0v - c2, c1 + c2, c2 - c1, c1 - c3};
+            for (int b = 0; b < 4; ++b) store_lanes(V + ((a * 4 + b) * T + tile) * C + c0, v[b], cn);
+          }
         }
       }
   });
@@ -117,35 +123,34 @@ void input_transform(const float* x, int64_t C, int64_t H, int64_t W, int64_t ph
 // y images n0 + [0, nb) of [N, O, P, Q] = A^T m A (+ bias) of M [16][T][O].
 void output_transform(const float* M, const float* bias, int64_t O, int64_t P, int64_t Q, const Tiling& t,
                       int64_t n0, int64_t nb, float* y) {
-  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ;
-  for_each_image_block(nb, blocks(O), [&](int64_t n, int64_t blk) {
-    thread_local std::vector<float> buf;
-    buf.resize(Pp * Qp * kLanes);
-    const int64_t o0 = blk * kLanes, on = std::min(kLanes, O - o0);
-    float bv_lanes[kLanes] = {};
-    if (bias) std::copy(bias + o0, bias + o0 + on, bv_lanes);
-    const v16 bv = DDL_LOAD(bv_lanes);
+  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ, Op = padded(O);
+  std::vector<float> bias_lanes(Op, 0.0f);
+  if (bias) std::copy(bias, bias + O, bias_lanes.begin());
+  for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
     for (int64_t tp = 0; tp < t.TP; ++tp)
       for (int64_t tq = 0; tq < t.TQ; ++tq) {
         const int64_t tile = (n * t.TP + tp) * t.TQ + tq;
-        v16 s[2][4];
-        for (int b = 0; b < 4; ++b) {  // A^T m over rows: (m0 + m1 + m2, m1 - m2 - m3)
-          const float* m = M + (b * T + tile) * O + o0;
-          const v16 m0 = DDL_LOAD(m), m1 = DDL_LOAD(m + 4 * T * O), m2 = DDL_LOAD(m + 8 * T * O),
-                    m3 = DDL_LOAD(m + 12 * T * O);
-          s[0][b] = m0 + m1 + m2, s[1][b] = m1 - m2 - m3;
-        }
-        for (int r = 0; r < 2; ++r) {  // then over columns
-          const v16 out0 = s[r][0] + s[r][1] + s[r][2] + bv, out1 = s[r][1] - s[r][2] - s[r][3] + bv;
-          float* dst = buf.data() + ((2 * tp + r) * Qp + 2 * tq) * kLanes;
-          DDL_STORE(dst, out0);
-          DDL_STORE(dst + kLanes, out1);
+        float* out = buf + (2 * tp * Qp + 2 * tq) * Op;
+        for (int64_t o0 = 0; o0 < O; o0 += kLanes) {
+          const v16 bv = DDL_LOAD(bias_lanes.data() + o0);
+          v16 s[2][4];
+          for (int b = 0; b < 4; ++b) {  // A^T m over rows: (m0 + m1 + m2, m1 - m2 - m3)
+            const float* m = M + (b * T + tile) * O + o0;
+            const v16 m0 = DDL_LOAD(m), m1 = DDL_LOAD(m + 4 * T * O), m2 = DDL_LOAD(m + 8 * T * O),
+                      m3 = DDL_LOAD(m + 12 * T * O);
+            s[0][b] = m0 + m1 + m2, s[1][b] = m1 - m2 - m3;
+          }
+          for (int r = 0; r < 2; ++r) {  // then over columns
+            const v16 out0 = s[r][0] + s[r][1] + s[r][2] + bv, out1 = s[r][1] - s[r][2] - s[r][3] + bv;
+            DDL_STORE(out + r * Qp * Op + o0, out0);
+            DDL_STORE(out + (r * Qp + 1) * Op + o0, out1);
+          }
         }
       }
-    for (int64_t j = 0; j < on; ++j) {  // channels-last -> planes, clipping odd P, Q
-      float* plane = y + ((n0 + n) * O + o0 + j) * P * Q;
+    for (int64_t o = 0; o < O; ++o) {  // channels-last -> planes, clipping odd P, Q
+      float* plane = y + ((n0 + n) * O + o) * P * Q;
       for (int64_t p = 0; p < P; ++p)
-        for (int64_t q = 0; q < Q; ++q) plane[p * Q + q] = buf[(p * Qp + q) * kLanes + j];
+        for (int64_t q = 0; q < Q; ++q) plane[p * Q + q] = buf[(p * Qp + q) * Op + o];
     }
   });
 }
@@ -153,23 +158,23 @@ void output_transform(const float* M, const float* bias, int64_t O, int64_t P, i
 // dM [16][T][O] = A dY A^T of every 2x2 tile of gy images n0 + [0, nb) (zero past P, Q).
 void grad_transform(const float* gy, int64_t O, int64_t P, int64_t Q, const Tiling& t, int64_t n0, int64_t nb,
                     float* dM) {
-  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ;
-  for_each_image_block(nb, blocks(O), [&](int64_t n, int64_t blk) {
-    thread_local std::vector<float> buf;
-    buf.resize(Pp * Qp * kLanes);
-    const int64_t o0 = blk * kLanes, on = std::min(kLanes, O - o0);
-    stage(gy + (n0 + n) * O * P * Q, O, P, Q, o0, 0, 0, Pp, Qp, buf.data());
+  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ, Op = padded(O);
+  for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
+    stage(gy + (n0 + n) * O * P * Q, O, P, Q, 0, 0, Pp, Qp, buf);
     for (int64_t tp = 0; tp < t.TP; ++tp)
       for (int64_t tq = 0; tq < t.TQ; ++tq) {
         const int64_t tile = (n * t.TP + tp) * t.TQ + tq;
-        const float* e = buf.data() + (2 * tp * Qp + 2 * tq) * kLanes;
-        const v16 e00 = DDL_LOAD(e), e01 = DDL_LOAD(e + kLanes), e10 = DDL_LOAD(e + Qp * kLanes),
-                  e11 = DDL_LOAD(e + (Qp + 1) * kLanes);
-        // A dY over rows: (e0, e0 + e1, e0 - e1, -e1), columns j = 0, 1.
-        const v16 r[4][2] = {{e00, e01}, {e00 + e10, e01 + e11}, {e00 - e10, e01 - e11}, {-e10, -e11}};
-        for (int a = 0; a < 4; ++a) {  // then A^T over columns
-          const v16 v[4] = {r[a][0], r[a][0] + r[a][1], r[a][0] - r[a][1], -r[a][1]};
-          for (int b = 0; b < 4; ++b) store_lanes(dM + ((a * 4 + b) * T + tile) * O + o0, v[b], on);
+        const float* e = buf + (2 * tp * Qp + 2 * tq) * Op;
+        for (int64_t o0 = 0; o0 < O; o0 += kLanes) {
+          const int64_t on = std::min(kLanes, O - o0);
+          const v16 e00 = DDL_LOAD(e + o0), e01 = DDL_LOAD(e + Op + o0), e10 = DDL_LOAD(e + Qp * Op + o0),
+                    e11 = DDL_LOAD(e + (Qp + 1) * Op + o0);
+          // A dY over rows: (e0, e0 + e1, e0 - e1, -e1), columns j = 0, 1.
+          const v16 r[4][2] = {{e00, e01}, {e00 + e10, e01 + e11}, {e00 - e10, e01 - e11}, {-e10, -e11}};
+          for (int a = 0; a < 4; ++a) {  // then A^T over columns
+            const v16 v[4] = {r[a][0], r[a][0] + r[a][1], r[a][0] - r[a][1], -r[a][1]};
+            for (int b = 0; b < 4; ++b) store_lanes(dM + ((a * 4 + b) * T + tile) * O + o0, v[b], on);
+          }
         }
       }
   });
