@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "tensor/ops.h"
 
 namespace {
@@ -24,15 +25,7 @@ const Layer kVggLayers[] = {{3, 64, 32},   {64, 128, 16}, {128, 256, 8}, {256, 2
 
 template <typename Fn>
 double median_ms(int reps, const Fn& fn) {
-  fn();  // warm-up: scratch buffers, caches
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return ddl::bench::median_seconds(reps, fn) * 1e3;
 }
 
 }  // namespace
@@ -44,6 +37,7 @@ int conv_bench_main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--batch")) batch = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--clock")) ++i;
   }
   ddl::set_num_threads(std::max(threads, 1));
   ddl::Generator gen(42);

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "bench/bench_util.h"
+
 int peak_main(int argc, char** argv);
 int gemm_bench_main(int argc, char** argv);
 int conv_bench_main(int argc, char** argv);
@@ -21,10 +23,11 @@ int ddp_step_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::printf("usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step} [--threads N] ...\n");
+    std::printf("usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step} [--threads N] [--clock wall|cpu] ...\n");
     return argc < 2 ? 1 : 0;
   }
   const std::string cmd = argv[1];
+  ddl::bench::clock_arg(argc, argv);
   if (cmd == "peak") return peak_main(argc - 1, argv + 1);
   if (cmd == "gemm") return gemm_bench_main(argc - 1, argv + 1);
   if (cmd == "conv") return conv_bench_main(argc - 1, argv + 1);

@@ -21,7 +21,7 @@ int train_step_main(int argc, char** argv) {
     else if (a == "--batch") batch = std::stoll(next());
     else if (a == "--steps") steps = std::stoll(next());
     else if (a == "--eval") eval = true;
-    else if (a == "--threads") next();
+    else if (a == "--threads" || a == "--clock") next();
     else {
       std::fprintf(stderr, "train-step: unknown flag %s\n", a.c_str());
       return 1;

@@ -1,8 +1,7 @@
 // CPU conv2d kernels: im2col + GEMM over chunks of images, for float32
 // (ddl::cpu::sgemm) and float64 (dgemm, for gradient checks), plus a float32
-// Winograd F(2x2, 3x3) path for wide 3x3 stride-1 layers (forward and input
-// gradient). 1x1/stride-1/pad-0 convs skip im2col where they can. No direct
-// convolution, no blocked (NCHWc) layouts.
+// Winograd F(2x2, 3x3) path (winograd.cpp) for wide 3x3 stride-1 layers.
+// 1x1/stride-1/pad-0 convs skip im2col where they can.
 //
 // Note [Conv chunks]
 // One GEMM per image has too few columns for small late-layer maps (P*Q = 4
@@ -22,6 +21,7 @@
 
 #include "tensor/conv.h"
 #include "tensor/cpu/sgemm.h"
+#include "tensor/cpu/winograd.h"
 #include "tensor/factory.h"
 #include "tensor/parallel.h"
 
@@ -32,6 +32,7 @@ namespace {
 constexpr int64_t kTargetCols = 1024;
 constexpr int64_t kMaxParts = 4;
 constexpr int64_t kMaxPartBytes = 32 << 20;
+constexpr int64_t kWinogradMinChannels = 64;
 
 struct Geom {
   int64_t N, C, H, W, K, R, S, P, Q, G, Cg, Kg, sh, sw, ph, pw, dh, dw;
@@ -164,156 +165,12 @@ void for_each_chunk(const Geom& g, const Fn& chunk) {
   }
 }
 
-// Note [Winograd F(2x2, 3x3)]
-// 3x3 stride-1 convolutions (VGG's all) use Winograd's minimal filtering:
-// each 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A for the 4x4 input
-// patch d, so the channel sums become 16 GEMMs U[xi][O, I] x V[xi][I, tiles]
-// with 16 K C multiplies per tile instead of 36: 2.25x fewer FLOPs. The
-// transforms use only additions and halves, so float32 error stays ~1e-6
-// relative. The input gradient of such a conv is again one (with the kernel
-// flipped and its channel dims swapped, padding 2 - pad), so it takes the
-// same path; the weight gradient stays on im2col. See winograd_ok for when.
-// Tiles are chunked like images in Note [Conv chunks], so results do not
-// depend on the thread count.
-constexpr int64_t kTargetTiles = 512;
-
-struct WinoGeom {
-  int64_t N, I, H, W, O, P, Q, ph, pw;  // input [N, I, H, W] -> output [N, O, P, Q]
-  int64_t tp() const { return (P + 1) / 2; }
-  int64_t tq() const { return (Q + 1) / 2; }
-  int64_t nb() const { return std::clamp<int64_t>(kTargetTiles / (tp() * tq()), 1, N); }
-  int64_t chunks() const { return (N + nb() - 1) / nb(); }
-  int64_t tiles() const { return nb() * tp() * tq(); }
-};
-
-// Where Winograd beats im2col here: its transforms cost O(tiles * channels),
-// worth it only with many channels and at least 4 tiles per image (measured).
+// Where Winograd F(2x2, 3x3) (tensor/cpu/winograd.cpp) replaces im2col:
+// 3x3, stride 1, no dilation or groups, with enough channels that its
+// O(tiles * channels) transforms are small beside the GEMMs (measured).
 bool winograd_ok(const Geom& g) {
   return g.R == 3 && g.S == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.G == 1 && g.ph <= 2 &&
-         g.pw <= 2 && g.C >= 128 && g.K >= 128 && g.P * g.Q >= 16 && g.H * g.W >= 16;
-}
-
-// U: [16, O, I] = G g G^T of w [K, C, 3, 3]; flip: g = w[i][o] rotated 180
-// degrees (the input gradient's kernel), so O = C and I = K.
-void winograd_weights(const float* w, int64_t K, int64_t C, bool flip, float* U) {
-  const int64_t O = flip ? C : K, I = flip ? K : C;
-  parallel_for(0, O, 4, [&](int64_t ob, int64_t oe) {
-    for (int64_t o = ob; o < oe; ++o)
-      for (int64_t i = 0; i < I; ++i) {
-        float g[3][3], t[4][3];
-        for (int r = 0; r < 3; ++r)
-          for (int s = 0; s < 3; ++s) g[r][s] = flip ? w[(i * C + o) * 9 + (2 - r) * 3 + (2 - s)] : w[(o * C + i) * 9 + r * 3 + s];
-        for (int s = 0; s < 3; ++s) {  // t = G g
-          t[0][s] = g[0][s];
-          t[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
-          t[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
-          t[3][s] = g[2][s];
-        }
-        for (int a = 0; a < 4; ++a) {  // U = t G^T
-          const float u[4] = {t[a][0], 0.5f * (t[a][0] + t[a][1] + t[a][2]), 0.5f * (t[a][0] - t[a][1] + t[a][2]), t[a][2]};
-          for (int b = 0; b < 4; ++b) U[((a * 4 + b) * O + o) * I + i] = u[b];
-        }
-      }
-  });
-}
-
-// One chunk: images n0 + [0, nb) of x [N, I, H, W] -> y [N, O, P, Q].
-// V: [16, I, tiles], M: [16, O, tiles], tile t = (n * TP + tp) * TQ + tq.
-void winograd_chunk(const WinoGeom& g, const float* x, const float* U, const float* bias, float* y, int64_t n0,
-                    int64_t nb, float* V, float* M) {
-  const int64_t TP = g.tp(), TQ = g.tq(), T = nb * TP * TQ, rw = 2 * TQ + 2, e = TQ + 1;
-  const int64_t xs = g.I * T, ms = g.O * T;  // stride between the 16 transform planes
-  // Input transform, vectorised along tq: padded rows are split into even and
-  // odd columns so every loop below is unit-stride.
-  parallel_for(0, g.I, 4, [&](int64_t ib, int64_t ie) {
-    std::vector<float> buf(rw + 16 * e);
-    float* row = buf.data();
-    float* eo = row + rw;  // [4 rows][even, odd][e], then B^T applied in place
-    const int64_t lo = std::min<int64_t>(g.pw, rw), hi = std::clamp<int64_t>(g.W + g.pw, lo, rw);
-    for (int64_t i = ib; i < ie; ++i)
-      for (int64_t n = 0; n < nb; ++n)
-        for (int64_t tp = 0; tp < TP; ++tp) {
-          for (int a = 0; a < 4; ++a) {
-            float* ev = eo + a * 2 * e;
-            float* od = ev + e;
-            const int64_t ih = 2 * tp - g.ph + a;
-            if (ih < 0 || ih >= g.H) {
-              std::fill(ev, ev + 2 * e, 0.0f);
-              continue;
-            }
-            const float* src = x + (((n0 + n) * g.I + i) * g.H + ih) * g.W;
-            std::fill(row, row + lo, 0.0f);
-            std::memcpy(row + lo, src + lo - g.pw, sizeof(float) * (hi - lo));
-            std::fill(row + hi, row + rw, 0.0f);
-            for (int64_t k = 0; k < e; ++k) ev[k] = row[2 * k], od[k] = row[2 * k + 1];
-          }
-          // B^T d over rows: (r0 - r2, r1 + r2, r2 - r1, r1 - r3), even and odd halves alike.
-          float *d0 = eo, *d1 = eo + 2 * e, *d2 = eo + 4 * e, *d3 = eo + 6 * e;
-          for (int64_t k = 0; k < 2 * e; ++k) {
-            const float a0 = d0[k], a1 = d1[k], a2 = d2[k], a3 = d3[k];
-            d0[k] = a0 - a2, d1[k] = a1 + a2, d2[k] = a2 - a1, d3[k] = a1 - a3;
-          }
-          // (B^T d) B over columns: column 2tq + b is ev[tq], od[tq], ev[tq + 1], od[tq + 1].
-          float* v = V + i * T + (n * TP + tp) * TQ;
-          for (int a = 0; a < 4; ++a) {
-            const float* ev = eo + a * 2 * e;
-            const float* od = ev + e;
-            float *v0 = v + 4 * a * xs, *v1 = v0 + xs, *v2 = v1 + xs, *v3 = v2 + xs;
-            for (int64_t tq = 0; tq < TQ; ++tq) {
-              v0[tq] = ev[tq] - ev[tq + 1];
-              v1[tq] = od[tq] + ev[tq + 1];
-              v2[tq] = ev[tq + 1] - od[tq];
-              v3[tq] = od[tq] - od[tq + 1];
-            }
-          }
-        }
-  });
-  for (int xi = 0; xi < 16; ++xi)
-    sgemm(false, false, g.O, T, g.I, 1.0f, U + xi * g.O * g.I, g.I, V + xi * xs, T, 0.0f, M + xi * ms, T);
-  // Output transform, vectorised along tq; rows go through a buffer so odd P, Q clip cleanly.
-  parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) {
-    std::vector<float> buf(8 * TQ + 4 * TQ);
-    float* s = buf.data();       // A^T m: [2 rows][4 cols][TQ]
-    float* out = s + 8 * TQ;     // [2 rows][2 TQ]
-    for (int64_t o = ob; o < oe; ++o) {
-      const float bv = bias ? bias[o] : 0.0f;
-      for (int64_t n = 0; n < nb; ++n)
-        for (int64_t tp = 0; tp < TP; ++tp) {
-          const float* m = M + o * T + (n * TP + tp) * TQ;
-          for (int b = 0; b < 4; ++b) {
-            const float *m0 = m + b * ms, *m1 = m0 + 4 * ms, *m2 = m1 + 4 * ms, *m3 = m2 + 4 * ms;
-            float *s0 = s + b * TQ, *s1 = s + (4 + b) * TQ;
-            for (int64_t tq = 0; tq < TQ; ++tq) s0[tq] = m0[tq] + m1[tq] + m2[tq], s1[tq] = m1[tq] - m2[tq] - m3[tq];
-          }
-          for (int r = 0; r < 2; ++r) {
-            const float *c0 = s + 4 * r * TQ, *c1 = c0 + TQ, *c2 = c1 + TQ, *c3 = c2 + TQ;
-            float* o_row = out + r * 2 * TQ;
-            for (int64_t tq = 0; tq < TQ; ++tq) {
-              o_row[2 * tq] = c0[tq] + c1[tq] + c2[tq] + bv;
-              o_row[2 * tq + 1] = c1[tq] - c2[tq] - c3[tq] + bv;
-            }
-          }
-          float* y0 = y + (((n0 + n) * g.O + o) * g.P + 2 * tp) * g.Q;
-          std::memcpy(y0, out, sizeof(float) * g.Q);
-          if (2 * tp + 1 < g.P) std::memcpy(y0 + g.Q, out + 2 * TQ, sizeof(float) * g.Q);
-        }
-    }
-  });
-}
-
-// y = conv(x, kernel transformed into U), see Note [Winograd F(2x2, 3x3)].
-void winograd_conv(const WinoGeom& g, const float* x, const float* U, const float* bias, float* y) {
-  const int64_t T = g.tiles();
-  auto run = [&](int64_t cb, int64_t ce) {
-    Tensor buf = empty({16 * (g.I + g.O) * T});
-    float* V = buf.data<float>();
-    for (int64_t ci = cb; ci < ce; ++ci) {
-      const int64_t n0 = ci * g.nb();
-      winograd_chunk(g, x, U, bias, y, n0, std::min(g.nb(), g.N - n0), V, V + 16 * g.I * T);
-    }
-  };
-  if (get_num_threads() > 1 && g.chunks() >= get_num_threads()) parallel_for(0, g.chunks(), 1, run);
-  else run(0, g.chunks());
+         g.pw <= 2 && g.C >= kWinogradMinChannels && g.K >= kWinogradMinChannels;
 }
 
 // x: [N, C, H, W], w: [K, C/G, R, S], bias: [K] or null, y: [N, K, P, Q]
@@ -322,8 +179,8 @@ void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if constexpr (std::is_same_v<T, float>) {
     if (winograd_ok(g)) {
       Tensor U = empty({16 * g.K * g.C});
-      winograd_weights(w, g.K, g.C, false, U.data<float>());
-      winograd_conv({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, U.data<float>(), bias, y);
+      winograd::transform_weights(w, g.K, g.C, U.data<float>());
+      winograd::conv({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, U.data<float>(), false, bias, y);
       return;
     }
   }
@@ -378,8 +235,8 @@ void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
   if constexpr (std::is_same_v<T, float>) {
     if (winograd_ok(g)) {  // a conv of gy with the flipped kernel, padding 2 - pad
       Tensor U = empty({16 * g.K * g.C});
-      winograd_weights(w, g.K, g.C, true, U.data<float>());
-      winograd_conv({g.N, g.K, g.P, g.Q, g.C, g.H, g.W, 2 - g.ph, 2 - g.pw}, gy, U.data<float>(), nullptr, gx);
+      winograd::transform_weights(w, g.K, g.C, U.data<float>());
+      winograd::conv({g.N, g.K, g.P, g.Q, g.C, g.H, g.W, 2 - g.ph, 2 - g.pw}, gy, U.data<float>(), true, nullptr, gx);
       return;
     }
   }
@@ -405,6 +262,12 @@ void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
 // gy: [N, K, P, Q], x: [N, C, H, W], gw: [K, C/G, R, S] (= sum over chunks of dY x cols^T)
 template <typename T>
 void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (winograd_ok(g)) {
+      winograd::weight_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, gy, gw);
+      return;
+    }
+  }
   const int64_t pq = g.pq(), crs = g.crs(), img = g.C * g.hw(), wsize = g.K * crs;
   const int64_t nchunks = g.chunks();
   int64_t nparts = std::min(nchunks, kMaxParts);

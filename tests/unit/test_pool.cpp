@@ -165,23 +165,35 @@ TEST_CASE("pool: gradient checks") {
 }
 
 TEST_CASE("pool: the 2x2 stride-2 fast path agrees with direct loops") {
-  // Odd extents: the last row and column belong to no window.
-  const Tensor x = test::random_double({3, 4, 9, 11}, 4).to(DType::Float32);
-  auto [y, idx] = max_pool2d_with_indices(x, params({2, 2}, {2, 2}, {0, 0}));
-  REQUIRE(y.shape() == Shape{3, 4, 4, 5});
-  const std::vector<float> xv = to_vector<float>(x), yv = to_vector<float>(y);
-  const std::vector<int64_t> iv = to_vector<int64_t>(idx);
-  for (int64_t pl = 0; pl < 12; ++pl)
-    for (int64_t p = 0; p < 4; ++p)
-      for (int64_t q = 0; q < 5; ++q) {
-        float m = -INFINITY;
-        int64_t mi = -1;
-        for (int64_t h = 2 * p; h < 2 * p + 2; ++h)
-          for (int64_t w = 2 * q; w < 2 * q + 2; ++w)
-            if (xv[pl * 99 + h * 11 + w] > m) m = xv[pl * 99 + h * 11 + w], mi = h * 11 + w;
-        CHECK(yv[(pl * 4 + p) * 5 + q] == m);
-        CHECK(iv[(pl * 4 + p) * 5 + q] == mi);
-      }
+  // Odd extents: the last row and column belong to no window. 37 columns make
+  // 18 outputs per row: one full 16-wide vector and a ragged one. Ties (values
+  // rounded to a coarse grid) keep the first maximum; a NaN always wins.
+  for (const Shape& xs : {Shape{3, 4, 9, 11}, Shape{2, 3, 6, 37}}) {
+    const int64_t H = xs[2], W = xs[3], P = H / 2, Q = W / 2, planes = xs[0] * xs[1];
+    std::vector<float> xv = to_vector<float>(test::random_double(xs, 4).to(DType::Float32));
+    for (float& v : xv) v = std::round(v * 4.0f) / 4.0f;
+    xv[W + 3] = NAN;
+    xv[H * W + 2 * W + 7] = NAN;
+    const Tensor x = from_vector(xv, xs);
+    auto [y, idx] = max_pool2d_with_indices(x, params({2, 2}, {2, 2}, {0, 0}));
+    REQUIRE(y.shape() == Shape{xs[0], xs[1], P, Q});
+    const std::vector<float> yv = to_vector<float>(y);
+    const std::vector<int64_t> iv = to_vector<int64_t>(idx);
+    for (int64_t pl = 0; pl < planes; ++pl)
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t q = 0; q < Q; ++q) {
+          float m = -INFINITY;
+          int64_t mi = -1;
+          for (int64_t h = 2 * p; h < 2 * p + 2; ++h)
+            for (int64_t w = 2 * q; w < 2 * q + 2; ++w) {
+              const float v = xv[pl * H * W + h * W + w];
+              if (mi < 0 || v > m || std::isnan(v)) m = v, mi = h * W + w;
+            }
+          const float got = yv[(pl * P + p) * Q + q];
+          CHECK((got == m || (std::isnan(got) && std::isnan(m))));
+          CHECK(iv[(pl * P + p) * Q + q] == mi);
+        }
+  }
 }
 
 TEST_CASE("pool: unbatched [C, H, W] input") {
