@@ -88,9 +88,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
               w.shape(), ", got ", bias.shape());
   }
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
-  if (y.numel() > 0)
-    kernels::conv2d_forward_kernel(x.device())(as_4d(x), w.contiguous(),
-                                               bias.defined() ? bias.contiguous() : Tensor(), y, p);
+  if (y.numel() > 0) {
+    if (x.numel() == 0 || w.numel() == 0) {
+      // Nothing to sum: C/groups*R*S is 0, or every window lies in the padding of an
+      // empty image. cuDNN rejects these shapes, so y = 0 + bias here for all devices.
+      y.zero_();
+      if (bias.defined()) y.add_(bias.reshape({1, ys[1], 1, 1}));
+    } else {
+      kernels::conv2d_forward_kernel(x.device())(as_4d(x), w.contiguous(),
+                                                 bias.defined() ? bias.contiguous() : Tensor(), y, p);
+    }
+  }
   return x.dim() == 4 ? y : y.squeeze(0);
 }
 
@@ -106,7 +114,8 @@ Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape&
             " of input ", x_shape, " and weight ", w.shape());
   Tensor gx = empty(xs, TensorOptions(grad_y.dtype(), grad_y.device()));
   if (gx.numel() > 0) {
-    if (grad_y.numel() == 0) gx.zero_();
+    // An empty reduction (no grad_y, or a weight with R*S == 0) gives zeros; see conv2d.
+    if (grad_y.numel() == 0 || w.numel() == 0) gx.zero_();
     else kernels::conv2d_backward_input_kernel(gx.device())(as_4d(grad_y), w.contiguous(), gx, p);
   }
   return x_shape.size() == 4 ? gx : gx.squeeze(0);
@@ -124,7 +133,8 @@ Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape
             " of input ", x.shape(), " and weight ", w_shape);
   Tensor gw = empty(w_shape, TensorOptions(grad_y.dtype(), grad_y.device()));
   if (gw.numel() > 0) {
-    if (grad_y.numel() == 0) gw.zero_();
+    // An empty reduction (no grad_y, or an empty image seen only through padding) gives zeros.
+    if (grad_y.numel() == 0 || x.numel() == 0) gw.zero_();
     else kernels::conv2d_backward_weight_kernel(gw.device())(as_4d(grad_y), as_4d(x), gw, p);
   }
   return gw;

@@ -70,13 +70,14 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 
 BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
                                    const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
-                                   std::array<bool, 3> needs) {
+                                   double eps, std::array<bool, 3> needs) {
   const char* op = "batch_norm_backward";
   DDL_CHECK(x.defined() && x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *]");
   DDL_CHECK(grad_y.shape() == x.shape(), op, ": grad_y has shape ", grad_y.shape(), " but the input has ", x.shape());
   DDL_CHECK(grad_y.dtype() == x.dtype(), op, ": grad_y is ", grad_y.dtype(), " but the input is ", x.dtype());
   check_channel_param(weight, "weight", x, op);
   DDL_CHECK(save_mean.defined() && save_invstd.defined(), op, ": save_mean and save_invstd are required");
+  DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0 (the forward's), got ", eps);
   check_channel_param(save_mean, "save_mean", x, op);
   check_channel_param(save_invstd, "save_invstd", x, op);
 
@@ -91,7 +92,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   if (!needs[0] && !needs[1] && !needs[2]) return g;
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
-                                                  use_batch_stats, g.grad_input, g.grad_weight, g.grad_bias);
+                                                  use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
   if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
   return g;
 }

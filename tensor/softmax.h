@@ -56,7 +56,8 @@ using SoftmaxBackwardFn = void(const Tensor& grad_y, const Tensor& y, int64_t di
 // Throws naming `op` when a target is out of range.
 using NllLossForwardFn = void(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
                               const char* op, Tensor& loss);
-// grad_loss: like loss; grad_input: [N, C, S].
+// grad_loss: like loss; grad_input: [N, C, S]. Targets were validated by the
+// forward: the CPU re-checks them, the CUDA kernel does not (that would sync the host).
 using NllLossBackwardFn = void(const Tensor& grad_loss, const Tensor& log_probs, const Tensor& target,
                                const CrossEntropyOptions& opts, bool through_log_softmax, Tensor& grad_input);
 

@@ -22,10 +22,10 @@ Variable batch_norm(const Variable& x, const Variable& weight, const Variable& b
   const Tensor mean = r.save_mean, invstd = r.save_invstd;
   return autograd::make_result(
       r.y, "BatchNormBackward", inputs,
-      [xd, wd, mean, invstd, use_batch_stats, slot](const Tensor& g, const std::vector<bool>& needs) {
+      [xd, wd, mean, invstd, use_batch_stats, eps, slot](const Tensor& g, const std::vector<bool>& needs) {
         std::array<bool, 3> want{false, false, false};
         for (size_t k = 0; k < slot.size(); ++k) want[static_cast<size_t>(slot[k])] = needs[k];
-        BatchNormGrads gr = batch_norm_backward(g, xd, wd, mean, invstd, use_batch_stats, want);
+        BatchNormGrads gr = batch_norm_backward(g, xd, wd, mean, invstd, use_batch_stats, eps, want);
         const Tensor all[3] = {gr.grad_input, gr.grad_weight, gr.grad_bias};
         std::vector<Tensor> out;
         for (int s : slot) out.push_back(all[s]);

@@ -262,8 +262,8 @@ void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor&
 // With batch stats: dx = w·invstd·(dy − Σdy/M − x̂·Σ(dy·x̂)/M), x̂ = (x − μ)·invstd.
 // With running stats: dx = w·invstd·dy. Both: dw = Σ dy·x̂, db = Σ dy.
 void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
-                             const Tensor& save_invstd, bool training, Tensor& grad_input, Tensor& grad_weight,
-                             Tensor& grad_bias) {
+                             const Tensor& save_invstd, bool training, double /*eps: save_invstd has it*/,
+                             Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias) {
   const Geom g{x.size(0), x.size(1), x.size(2)};
   const double inv_m = 1.0 / static_cast<double>(g.N * g.S);
   DDL_DISPATCH_FLOAT(x.dtype(), "batch_norm_backward", [&] {

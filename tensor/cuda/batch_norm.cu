@@ -136,8 +136,8 @@ void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor
 // Training: dx from cuDNN (it recomputes nothing: it reads save_mean and
 // save_invstd). dw = Σ dy x̂ and db = Σ dy in both modes.
 void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
-                              const Tensor& save_invstd, bool training, Tensor& grad_input, Tensor& grad_weight,
-                              Tensor& grad_bias) {
+                              const Tensor& save_invstd, bool training, double eps, Tensor& grad_input,
+                              Tensor& grad_weight, Tensor& grad_bias) {
   const int device = x.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);
@@ -157,14 +157,13 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
     const Tensor gw = grad_weight.defined() ? grad_weight : empty({C}, TensorOptions(t, x.device()));
     const Tensor gb = grad_bias.defined() ? grad_bias : empty({C}, TensorOptions(t, x.device()));
     const Blend k;
-    // epsilon is only used when no saved statistics are given; ours always are.
-    constexpr double kUnusedEps = 1e-5;
+    // cuDNN wants the forward's epsilon even though it reads the saved statistics.
     DDL_CUDNN_CHECK(cudnnBatchNormalizationBackward(cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t),
                                                     k.one(t), k.zero(t), xd.get(), x.raw_data(), xd.get(),
                                                     grad_y.raw_data(), xd.get(), grad_input.raw_data(), pd.get(),
-                                                    w.raw_data(), gw.raw_data(), gb.raw_data(), kUnusedEps,
+                                                    w.raw_data(), gw.raw_data(), gb.raw_data(), eps,
                                                     save_mean.raw_data(), save_invstd.raw_data()),
-                    describe_bn(op, x));
+                    describe_bn(op, x), ", eps ", eps);
     return;
   }
   DDL_DISPATCH_FLOAT(t, op, [&] {

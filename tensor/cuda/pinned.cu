@@ -63,6 +63,9 @@ class PinnedAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = find(ptr);
     if (it == blocks_.end()) return;  // not ours: nothing to protect
+    // Drop the block's finished events first: a long-lived pinned buffer uploaded
+    // every step would otherwise collect one event per upload until it is freed.
+    drop_completed(it->second);
     cuda::detail::DeviceGuard g(device);
     cudaEvent_t e = nullptr;
     DDL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -91,21 +94,30 @@ class PinnedAllocator final : public Allocator {
     return static_cast<const char*>(ptr) < base + it->second.size ? it : blocks_.end();
   }
 
+  // Destroys and removes the block's events whose copies have finished (order of
+  // events does not matter; the vector stays valid if a CUDA call throws).
+  void drop_completed(Block& b) {
+    for (size_t i = 0; i < b.events.size();) {
+      const cudaError_t err = cudaEventQuery(b.events[i]);
+      if (err == cudaErrorNotReady) {
+        cudaGetLastError();  // not an error: clear it
+        ++i;
+        continue;
+      }
+      DDL_CUDA_CHECK(err);
+      cudaEvent_t done = b.events[i];
+      b.events[i] = b.events.back();
+      b.events.pop_back();
+      DDL_CUDA_CHECK(cudaEventDestroy(done));
+    }
+  }
+
   // Moves freed blocks whose copies have all finished to the free lists.
   void process_events() {
     std::vector<void*> still;
     for (void* p : pending_) {
       Block& b = blocks_.at(p);
-      while (!b.events.empty()) {
-        const cudaError_t err = cudaEventQuery(b.events.back());
-        if (err == cudaErrorNotReady) {
-          cudaGetLastError();  // not an error: clear it
-          break;
-        }
-        DDL_CUDA_CHECK(err);
-        DDL_CUDA_CHECK(cudaEventDestroy(b.events.back()));
-        b.events.pop_back();
-      }
+      drop_completed(b);
       if (b.events.empty()) {
         free_[b.size].push_back(p);
       } else {

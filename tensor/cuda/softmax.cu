@@ -179,7 +179,7 @@ void softmax_backward_cuda(const Tensor& grad_y, const Tensor& y, int64_t dim, b
 // ---- nll_loss: log_probs [N, C, S], target [N, S] ----
 
 // One block: res[0] = number of non-ignored targets, res[1] = first flat index
-// of an out-of-range one (INT64_MAX if none).
+// of an out-of-range one (INT64_MAX if none; the backward only reads res[0]).
 __global__ void scan_targets(const int64_t* tp, int64_t n, int64_t C, int64_t ignore_index, int64_t* res) {
   __shared__ detail::BlockScratch<int64_t> scratch;
   int64_t count = 0, bad = INT64_MAX;
@@ -272,11 +272,13 @@ void nll_loss_forward_cuda(const Tensor& log_probs, const Tensor& target, const 
 }
 
 // grad_input[n, c, s] for every element: 0 when ignored, else the TargetDist gradient
-// with g = grad_loss (per sample, or the one scalar) · scale.
+// with g = grad_loss (per sample, or the one scalar) · scale, where scale is
+// 1 / *mean_count for Mean (the count stays on the device) and 1 otherwise.
 template <typename T>
 __global__ void nll_grad(const T* gl, const T* lp, const int64_t* tp, T* gi, int64_t N, int64_t C, int64_t S,
-                         int64_t ignore_index, bool per_sample, double scale, nll_math::TargetDist q,
+                         int64_t ignore_index, bool per_sample, const int64_t* mean_count, nll_math::TargetDist q,
                          bool through_log_softmax) {
+  const double scale = mean_count ? 1.0 / static_cast<double>(*mean_count) : 1.0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < N * C * S;
        i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t n = i / (C * S), c = (i / S) % C, s = i % S;
@@ -295,15 +297,23 @@ void nll_loss_backward_cuda(const Tensor& grad_loss, const Tensor& log_probs, co
   const int64_t N = log_probs.size(0), C = log_probs.size(1), S = log_probs.size(2);
   detail::DeviceGuard guard(log_probs.device().index);
   cudaStream_t s = detail::current_stream(log_probs.device().index);
-  const int64_t count = check_targets(target, C, opts.ignore_index, "nll_loss_backward", s);
   if (grad_input.numel() == 0) return;
-  const double scale = opts.reduction == Reduction::Mean ? 1.0 / static_cast<double>(count) : 1.0;
+  // The forward of the same graph validated the targets; re-checking here would cost a
+  // host sync per step. Unchecked targets cannot read out of bounds: nll_grad only compares them.
+  Tensor count;
+  if (opts.reduction == Reduction::Mean) {
+    count = empty(Shape{2}, {DType::Int64, target.device()});
+    scan_targets<<<1, kBlockThreads, 0, s>>>(target.data<int64_t>(), N * S, C, opts.ignore_index,
+                                             count.data<int64_t>());
+    DDL_CUDA_KERNEL_CHECK();
+  }
   const nll_math::TargetDist q(opts.label_smoothing, C);
   DDL_DISPATCH_FLOAT(log_probs.dtype(), "nll_loss_backward", [&] {
     using T = scalar_t;
     nll_grad<<<detail::blocks_for(N * C * S), kBlockThreads, 0, s>>>(
         grad_loss.data<T>(), log_probs.data<T>(), target.data<int64_t>(), grad_input.data<T>(), N, C, S,
-        opts.ignore_index, opts.reduction == Reduction::None, scale, q, through_log_softmax);
+        opts.ignore_index, opts.reduction == Reduction::None, count.defined() ? count.data<int64_t>() : nullptr, q,
+        through_log_softmax);
     DDL_CUDA_KERNEL_CHECK();
   });
 }

@@ -176,6 +176,37 @@ TEST_CASE("pinned memory: async uploads, reuse and the DataLoader option", "[cud
   REQUIRE(batches == 3);
 }
 
+TEST_CASE("pinned memory: a freed block is not reused while its upload is in flight", "[cuda][pinned]") {
+  constexpr int64_t n = 1 << 24;  // 64 MiB: the upload takes a while
+  const std::vector<float> values = iota_values<float>(n);
+  { Tensor a = empty({n}).pin_memory(), b = empty({n}).pin_memory(); }  // two cached blocks: no slow cudaHostAlloc below
+  const Tensor busy0 = full({2048, 2048}, 1e-3, TensorOptions(DType::Float32, kGpu));
+  Tensor d;
+  {
+    const Tensor p = from_vector<float>(values, {n}).pin_memory();
+    // Keep the stream busy so the upload is still queued when the host moves on.
+    Tensor busy = busy0;
+    for (int i = 0; i < 8; ++i) busy = matmul(busy, busy);
+    d = p.to(kGpu);  // asynchronous, ordered after the matmuls
+  }  // p dropped: its block must wait for the upload's event
+  const Tensor q = empty({n}).pin_memory();
+  q.fill_(-1.0);  // would corrupt the upload if q reused p's block too early
+  REQUIRE(to_vector<float>(d) == values);
+  REQUIRE(to_vector<float>(q) == std::vector<float>(size_t(n), -1.0f));
+
+  // A long-lived pinned buffer uploaded many times (each upload records an event,
+  // finished ones are dropped) keeps working, and every copy holds its own values.
+  const Tensor staging = empty({4096}).pin_memory();
+  std::vector<Tensor> uploads;
+  for (int step = 0; step < 200; ++step) {
+    cuda::synchronize(0);  // the previous upload has read staging before it is refilled
+    staging.fill_(static_cast<double>(step));
+    uploads.push_back(staging.to(kGpu));
+  }
+  for (int step = 0; step < 200; step += 37)
+    REQUIRE(to_vector<float>(uploads[size_t(step)]) == std::vector<float>(4096, static_cast<float>(step)));
+}
+
 TEST_CASE("copies between two GPUs", "[cuda][copy][multi_gpu]") {
   if (cuda::device_count() < 2) return;  // needs two devices
   const Tensor h = from_vector<float>(iota_values<float>(1000), {10, 100});

@@ -1,7 +1,8 @@
 // CUDA GEMM, conv2d, batch_norm and pooling kernels against the CPU backend on
 // the same random inputs: VGG-like and odd shapes, strides, padding, dilation,
 // groups, batch 1, float32 (TF32 off and on) and float64, forward and backward;
-// plus the cuDNN algorithm cache (a repeated shape does not search again).
+// plus the cuDNN algorithm cache (a repeated shape does not search again),
+// work on a non-default stream, GEMM on padded-leading-dimension views and C = 0.
 // Runs only with a GPU (tests/cuda/cuda_main.cpp exits 77 otherwise).
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -200,9 +201,9 @@ void check_batch_norm(const Shape& xs, DType dt, bool training, bool affine, boo
   for (std::array<bool, 3> needs : {std::array<bool, 3>{true, affine, affine}, std::array<bool, 3>{false, true, true},
                                     std::array<bool, 3>{true, false, false}}) {
     INFO("needs " << needs[0] << needs[1] << needs[2]);
-    const BatchNormGrads gw = batch_norm_backward(gy, x, w, want.save_mean, want.save_invstd, batch_stats, needs);
+    const BatchNormGrads gw = batch_norm_backward(gy, x, w, want.save_mean, want.save_invstd, batch_stats, eps, needs);
     const BatchNormGrads gg =
-        batch_norm_backward(to_gpu(gy), to_gpu(x), to_gpu(w), got.save_mean, got.save_invstd, batch_stats, needs);
+        batch_norm_backward(to_gpu(gy), to_gpu(x), to_gpu(w), got.save_mean, got.save_invstd, batch_stats, eps, needs);
     // cuDNN's input gradient accumulates in the data type: a little looser in float32.
     if (needs[0]) require_close(gg.grad_input, gw.grad_input, dt == DType::Float32 ? 3e-4 : 1e-9, "grad_input");
     if (needs[1]) require_close(gg.grad_weight, gw.grad_weight, rtol, "grad_weight");
@@ -221,7 +222,7 @@ TEST_CASE("cuda batch_norm matches the CPU in training and eval, forward and bac
       check_batch_norm(xs, dt, true, false, false, 1e-5, seed += 10);
     }
     // A large eps shows whether any kernel normalises with the wrong one (the
-    // cuDNN backward gets no eps: it must use the saved invstd).
+    // cuDNN backward must get the forward's eps along with the saved invstd).
     check_batch_norm({8, 6, 4, 4}, dt, true, true, true, 0.5, seed += 10);
     check_batch_norm({8, 6, 4, 4}, dt, false, false, true, 0.5, seed += 10);
   }
@@ -284,4 +285,60 @@ TEST_CASE("cuda avg_pool2d matches the CPU exactly, forward and backward", "[cud
       require_equal(avg_pool2d_backward(to_gpu(gy), xs, p), avg_pool2d_backward(gy, xs, p), "avg_pool2d backward");
     }
   }
+}
+
+TEST_CASE("cuda matmul, conv2d and batch_norm on a non-default stream match the CPU", "[cuda][stream]") {
+  // Uploads, kernels, cuBLAS/cuDNN calls and downloads all run on s (a non-blocking
+  // stream, unordered with the default one), so a call left on the default stream
+  // would race with its inputs or outputs.
+  const cuda::Stream s = cuda::Stream::create(0);
+  {
+    cuda::StreamGuard guard(s);
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      const Tensor a = random({64, 576}, 500, dt), b = random({576, 128}, 501, dt);
+      require_close(matmul(to_gpu(a), to_gpu(b)), matmul(a, b), tol(dt), "A B on a stream");
+      const Tensor ab = random({4, 9, 17}, 502, dt), bb = random({4, 17, 6}, 503, dt);
+      require_close(matmul(to_gpu(ab), to_gpu(bb)), matmul(ab, bb), tol(dt), "batched on a stream");
+      check_batch_norm({16, 64, 8, 8}, dt, true, true, true, 1e-5, 510);
+      check_batch_norm({3, 5, 7, 9}, dt, false, true, true, 1e-5, 520);
+    }
+    uint64_t seed = 530;
+    for (const ConvCase& c : conv_cases()) check_conv(c, DType::Float32, 1e-4, seed += 10);
+    check_conv(conv_cases()[4], DType::Float64, 1e-10, seed += 10);
+  }
+  s.synchronize();
+  REQUIRE(cuda::current_stream(0).handle() == nullptr);  // the guard restored the default stream
+}
+
+TEST_CASE("cuda GEMM reads narrowed 2-D views with a padded leading dimension", "[cuda][gemm]") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    const int64_t m = 13, k = 29, n = 11;
+    // Each operand is a column window of a wider matrix: row stride (lda) > columns, nonzero offset.
+    const Tensor a = random({m, k + 7}, 600, dt).narrow(1, 3, k);
+    const Tensor b = random({k, n + 5}, 601, dt).narrow(1, 2, n);
+    const Tensor at = random({k, m + 4}, 602, dt).narrow(1, 1, m).t();  // transposed, padded
+    const Tensor a_gpu = to_gpu(random({m, k + 7}, 600, dt)).narrow(1, 3, k);
+    const Tensor b_gpu = to_gpu(random({k, n + 5}, 601, dt)).narrow(1, 2, n);
+    const Tensor at_gpu = to_gpu(random({k, m + 4}, 602, dt)).narrow(1, 1, m).t();
+    REQUIRE(a_gpu.stride(0) == k + 7);
+    REQUIRE_FALSE(a_gpu.is_contiguous());
+    require_close(matmul(a_gpu, b_gpu), matmul(a, b), tol(dt), "narrowed A B");
+    require_close(matmul(at_gpu, b_gpu), matmul(at, b), tol(dt), "narrowed A^T B");
+    require_close(matmul(b_gpu.t(), a_gpu.t()), matmul(b.t(), a.t()), tol(dt), "narrowed B^T A^T");
+    // A narrowed row block too: rows [2, 2 + m) of a taller matrix keep lda = k + 7.
+    const Tensor tall = random({m + 6, k + 7}, 603, dt);
+    require_close(matmul(to_gpu(tall).narrow(0, 2, m).narrow(1, 3, k), b_gpu), matmul(tall.narrow(0, 2, m).narrow(1, 3, k), b),
+                  tol(dt), "row and column window");
+  }
+}
+
+TEST_CASE("cuda conv2d with no input channels gives the bias, as on the CPU", "[cuda][conv]") {
+  // cuDNN rejects C = 0: the frontend fills y with the bias without a kernel.
+  const Tensor x = zeros({2, 0, 5, 4}), w = zeros({3, 0, 3, 3}), b = random({3}, 700);
+  const Conv2dParams p = conv_params({1, 1}, {1, 1});
+  const Tensor y = conv2d(x, w, b, p);
+  require_equal(conv2d(to_gpu(x), to_gpu(w), to_gpu(b), p), y, "C = 0 forward");
+  const Tensor gy = random(y.shape(), 701);
+  REQUIRE(conv2d_backward_input(to_gpu(gy), to_gpu(w), x.shape(), p).shape() == x.shape());
+  REQUIRE(conv2d_backward_weight(to_gpu(gy), to_gpu(x), w.shape(), p).shape() == w.shape());
 }

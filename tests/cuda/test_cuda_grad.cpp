@@ -25,8 +25,13 @@ void require_match(const Tensor& on_gpu, const Tensor& on_cpu, double rtol, doub
   REQUIRE(g.shape() == on_cpu.shape());
   REQUIRE(g.dtype() == on_cpu.dtype());
   const std::vector<double> a = to_vector<double>(g), b = to_vector<double>(on_cpu);
+  // NaN matches NaN at the same position only; equal values (infinities too) match.
+  auto close = [&](double x, double y) {
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+    return x == y || std::abs(x - y) <= atol + rtol * std::abs(y);
+  };
   size_t bad = 0;
-  while (bad < a.size() && std::abs(a[bad] - b[bad]) <= atol + rtol * std::abs(b[bad])) ++bad;
+  while (bad < a.size() && close(a[bad], b[bad])) ++bad;
   INFO("first mismatch at element " << bad << ": cuda " << (bad < a.size() ? a[bad] : 0.0) << ", cpu "
                                     << (bad < a.size() ? b[bad] : 0.0));
   REQUIRE(bad == a.size());

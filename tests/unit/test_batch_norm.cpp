@@ -153,7 +153,7 @@ TEST_CASE("batch_norm: results do not depend on the thread count", "[batch_norm]
       set_num_threads(t);
       Tensor rm = zeros({c}), rv = ones({c});
       BatchNormResult r = batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5);
-      BatchNormGrads g = batch_norm_backward(gy, x, w, r.save_mean, r.save_invstd, true, {true, true, true});
+      BatchNormGrads g = batch_norm_backward(gy, x, w, r.save_mean, r.save_invstd, true, 1e-5, {true, true, true});
       for (const Tensor& o : {r.y, rm, rv, g.grad_input, g.grad_weight, g.grad_bias})
         outs[t - 1].push_back(to_vector<float>(o));
     }
@@ -173,9 +173,9 @@ TEST_CASE("batch_norm: float32 agrees with float64 on both reduction paths", "[b
     BatchNormResult r32 = batch_norm(x.to(DType::Float32), w.to(DType::Float32), Tensor(), Tensor(), Tensor(), true,
                                      0.1, 1e-5);
     REQUIRE(allclose(r32.y.to(DType::Float64), r64.y, 1e-4, 1e-4));
-    BatchNormGrads g64 = batch_norm_backward(gy, x, w, r64.save_mean, r64.save_invstd, true, {true, true, true});
+    BatchNormGrads g64 = batch_norm_backward(gy, x, w, r64.save_mean, r64.save_invstd, true, 1e-5, {true, true, true});
     BatchNormGrads g32 = batch_norm_backward(gy.to(DType::Float32), x.to(DType::Float32), w.to(DType::Float32),
-                                             r32.save_mean, r32.save_invstd, true, {true, true, true});
+                                             r32.save_mean, r32.save_invstd, true, 1e-5, {true, true, true});
     REQUIRE(allclose(g32.grad_input.to(DType::Float64), g64.grad_input, 1e-3, 1e-4));
     REQUIRE(allclose(g32.grad_weight.to(DType::Float64), g64.grad_weight, 1e-3, 1e-3));
     REQUIRE(allclose(g32.grad_bias.to(DType::Float64), g64.grad_bias, 1e-4, 1e-3));

@@ -257,6 +257,45 @@ TEST_CASE("conv2d: unbatched [C, H, W] input") {
   CHECK(to_vector<double>(y) == to_vector<double>(yb));
 }
 
+// Shapes whose reduction C/groups*R*S (or image) is empty but whose output is
+// not: the frontend fills y = bias without a kernel (cuDNN rejects C = 0).
+TEST_CASE("conv2d: empty reduction gives the bias and zero gradients") {
+  struct Case {
+    Shape xs, ws;
+    Conv2dParams p;
+  };
+  const Case cases[] = {
+      {{2, 0, 5, 4}, {3, 0, 3, 3}, params({1, 1}, {1, 1}, {1, 1})},  // no input channels
+      {{1, 2, 0, 3}, {3, 2, 1, 1}, params({1, 1}, {1, 1}, {1, 1})},  // empty image, windows only on padding
+  };
+  for (const DType dt : {DType::Float64, DType::Float32}) {
+    for (const Case& c : cases) {
+      INFO("x " << c.xs << " w " << c.ws << " " << dt);
+      const Tensor x = zeros(c.xs, dt), w = zeros(c.ws, dt), b = seq({c.ws[0]}, 0.7, 0.2, 1.0, dt);
+      const Tensor y = conv2d(x, w, b, c.p);
+      REQUIRE(y.numel() > 0);
+      const int64_t K = y.size(1), pq = y.size(2) * y.size(3);
+      const std::vector<double> yv = to_vector<double>(y), bv = to_vector<double>(b);
+      for (int64_t i = 0; i < y.numel(); ++i) REQUIRE(yv[i] == bv[i / pq % K]);
+      CHECK(to_vector<double>(conv2d(x, w, Tensor(), c.p)) == std::vector<double>(yv.size(), 0.0));
+      // The CPU kernel, which the frontend no longer calls here, agrees.
+      const Tensor yk = empty(y.shape(), dt);
+      kernels::conv2d_forward_kernel(Device::cpu())(x, w, b, yk, c.p);
+      CHECK(to_vector<double>(yk) == yv);
+
+      // Gradients: zeros of the input and weight shapes (empty where they are empty), bias gets sum(gy).
+      Variable xv(x, true), wv(w, true), bv_(b, true);
+      const Tensor gy = seq(y.shape(), 0.3, 0.1, 1.0, dt);
+      conv2d(xv, wv, bv_, c.p).backward(gy);
+      REQUIRE(xv.grad().shape() == c.xs);
+      REQUIRE(wv.grad().shape() == c.ws);
+      CHECK(to_vector<double>(xv.grad()) == std::vector<double>(size_t(x.numel()), 0.0));
+      CHECK(to_vector<double>(wv.grad()) == std::vector<double>(size_t(w.numel()), 0.0));
+      CHECK(to_vector<double>(bv_.grad()) == to_vector<double>(sum(gy, {0, 2, 3})));
+    }
+  }
+}
+
 TEST_CASE("conv2d: error messages name the op and the shapes") {
   const Tensor x = zeros({2, 3, 8, 8}), w = zeros({4, 2, 3, 3});
   REQUIRE_THROWS_WITH(conv2d(x, w, Tensor()),
