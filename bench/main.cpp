@@ -3,12 +3,13 @@
 //   ddl-bench peak [--threads N]   fp32 FMA peak of this machine
 //   ddl-bench gemm [--threads N]   sgemm GFLOP/s, 1024^3 and VGG-11 im2col shapes
 //   ddl-bench conv [--threads N]   conv2d forward+backward at VGG-11 CIFAR layers, batch 64
-//   ddl-bench train-step --model M --batch B --threads N --steps S [--eval]
+//   ddl-bench train-step --model M --batch B --threads N --steps S [--eval] [--device cuda]
 //   ddlrun --nproc 2 ddl-bench allreduce --numel N --iters I
 //   ddlrun --nproc 2 ddl-bench ddp-step --model M --batch B --threads T --steps S [--no-overlap]
 //   ddl-bench loader [--workers N]  DataLoader throughput, CIFAR-shaped images with augmentation
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "bench/bench_util.h"
@@ -28,13 +29,18 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   ddl::bench::clock_arg(argc, argv);
-  if (cmd == "peak") return peak_main(argc - 1, argv + 1);
-  if (cmd == "gemm") return gemm_bench_main(argc - 1, argv + 1);
-  if (cmd == "conv") return conv_bench_main(argc - 1, argv + 1);
-  if (cmd == "train-step") return train_step_main(argc - 1, argv + 1);
-  if (cmd == "loader") return loader_bench_main(argc - 1, argv + 1);
-  if (cmd == "allreduce") return allreduce_bench_main(argc - 1, argv + 1);
-  if (cmd == "ddp-step") return ddp_step_main(argc - 1, argv + 1);
+  try {
+    if (cmd == "peak") return peak_main(argc - 1, argv + 1);
+    if (cmd == "gemm") return gemm_bench_main(argc - 1, argv + 1);
+    if (cmd == "conv") return conv_bench_main(argc - 1, argv + 1);
+    if (cmd == "train-step") return train_step_main(argc - 1, argv + 1);
+    if (cmd == "loader") return loader_bench_main(argc - 1, argv + 1);
+    if (cmd == "allreduce") return allreduce_bench_main(argc - 1, argv + 1);
+    if (cmd == "ddp-step") return ddp_step_main(argc - 1, argv + 1);
+  } catch (const std::exception& e) {  // bad flags, no GPU, a failed peer: one clear line
+    std::fprintf(stderr, "ddl-bench %s: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
   std::fprintf(stderr, "ddl-bench: unknown subcommand '%s' (see --help)\n", cmd.c_str());
   return 1;
 }

@@ -38,6 +38,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--eval", action="store_true")
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -48,8 +49,10 @@ def main():
     else:
         raise SystemExit(f"torch_step.py: unsupported model {a.model}")
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(a.batch, 3, 32, 32)
-    y = torch.randint(0, 10, (a.batch,))
+    model.to(a.device)
+    x = torch.randn(a.batch, 3, 32, 32).to(a.device)
+    y = torch.randint(0, 10, (a.batch,)).to(a.device)
+    sync = torch.cuda.synchronize if a.device.startswith("cuda") else (lambda: None)
     if a.eval:
         model.eval()
 
@@ -57,11 +60,13 @@ def main():
         if a.eval:
             with torch.no_grad():
                 model(x)
+            sync()
             return
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
+        sync()
 
     step()
     times = []

@@ -1,6 +1,7 @@
 // One training step of a model on random data: forward, cross-entropy,
 // backward, SGD with momentum and weight decay; or forward only (--eval).
 // Prints one JSON line with the median ms per step and the peak RSS.
+// --device cuda[:N] runs it on a GPU (each step timed to the end of its GPU work).
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@ int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";
   int64_t batch = 64, steps = 10, in_channels = 3, image = 32;
   bool eval = false;
+  ddl::Device device = ddl::Device::cpu();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -21,6 +23,7 @@ int train_step_main(int argc, char** argv) {
     else if (a == "--batch") batch = std::stoll(next());
     else if (a == "--steps") steps = std::stoll(next());
     else if (a == "--eval") eval = true;
+    else if (a == "--device") device = ddl::Device::parse(next());
     else if (a == "--threads" || a == "--clock") next();
     else {
       std::fprintf(stderr, "train-step: unknown flag %s\n", a.c_str());
@@ -31,27 +34,35 @@ int train_step_main(int argc, char** argv) {
   ddl::set_num_threads(threads);
   ddl::manual_seed(0);
   auto model = ddl::nn::make_model(model_name, 10, in_channels, image);
+  model->to(device);
   ddl::optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
   ddl::Generator gen(1);
-  const ddl::Tensor x = ddl::randn({batch, in_channels, image, image}, gen);
-  const ddl::Tensor y = ddl::randint(0, 10, {batch}, gen);
+  const ddl::Tensor x = ddl::randn({batch, in_channels, image, image}, gen).to(device);
+  const ddl::Tensor y = ddl::randint(0, 10, {batch}, gen).to(device);
+  // GPU work is asynchronous: each timed step ends when the device is done.
+  auto sync = [&] {
+    if (device.is_cuda()) ddl::cuda::synchronize(device.index);
+  };
   if (eval) model->eval();
   const double secs = ddl::bench::median_seconds(static_cast<int>(steps), [&] {
     if (eval) {
       ddl::NoGradGuard no_grad;
       (*model)(ddl::Variable(x));
+      sync();
       return;
     }
     ddl::Variable loss = ddl::cross_entropy((*model)(ddl::Variable(x)), y);
     opt.zero_grad();
     loss.backward();
     opt.step();
+    sync();
   });
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"batch\":%ld,\"threads\":%d,\"ms_per_step\":%.1f,"
-              "\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
-              eval ? "forward" : "train-step", model_name.c_str(), static_cast<long>(batch), threads, secs * 1e3,
+  std::printf("{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"batch\":%ld,\"threads\":%d,"
+              "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
+              eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), static_cast<long>(batch), threads,
+              secs * 1e3,
               static_cast<double>(batch) / secs, static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }
