@@ -38,8 +38,16 @@ constexpr int64_t kWeightGradScratchBytes = 8 << 20;
 
 typedef float v16 __attribute__((vector_size(kLanes * sizeof(float))));
 
-#define DDL_LOAD(p) ([](const float* q) { v16 v; std::memcpy(&v, q, sizeof v); return v; }(p))
-#define DDL_STORE(p, v) std::memcpy((p), &(v), sizeof(v16))
+// The helpers have internal linkage, so the vector-argument ABI note (emitted
+// when AVX-512 is off, e.g. -Dnative=false) is moot.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+inline v16 load16(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store16(float* p, const v16& v) { std::memcpy(p, &v, sizeof v); }
 
 struct Tiling {
   int64_t TP, TQ, nb, chunks;
@@ -72,7 +80,7 @@ void stage(const float* planes, int64_t C, int64_t H, int64_t W, int64_t ph, int
 // Writes lanes [0, n) of v to p.
 inline void store_lanes(float* p, const v16& v, int64_t n) {
   if (n == kLanes) {
-    DDL_STORE(p, v);
+    store16(p, v);
   } else {
     std::memcpy(p, &v, sizeof(float) * n);
   }
@@ -105,7 +113,7 @@ void input_transform(const float* x, int64_t C, int64_t H, int64_t W, int64_t ph
           const int64_t cn = std::min(kLanes, C - c0);
           v16 d[4][4];
           for (int a = 0; a < 4; ++a)
-            for (int b = 0; b < 4; ++b) d[a][b] = DDL_LOAD(patch + (a * Wp + b) * Cp + c0);
+            for (int b = 0; b < 4; ++b) d[a][b] = load16(patch + (a * Wp + b) * Cp + c0);
           for (int b = 0; b < 4; ++b) {  // B^T d: rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
             const v16 r0 = d[0][b], r1 = d[1][b], r2 = d[2][b], r3 = d[3][b];
             d[0][b] = r0 - r2, d[1][b] = r1 + r2, d[2][b] = r2 - r1, d[3][b] = r1 - r3;
@@ -132,18 +140,18 @@ void output_transform(const float* M, const float* bias, int64_t O, int64_t P, i
         const int64_t tile = (n * t.TP + tp) * t.TQ + tq;
         float* out = buf + (2 * tp * Qp + 2 * tq) * Op;
         for (int64_t o0 = 0; o0 < O; o0 += kLanes) {
-          const v16 bv = DDL_LOAD(bias_lanes.data() + o0);
+          const v16 bv = load16(bias_lanes.data() + o0);
           v16 s[2][4];
           for (int b = 0; b < 4; ++b) {  // A^T m over rows: (m0 + m1 + m2, m1 - m2 - m3)
             const float* m = M + (b * T + tile) * O + o0;
-            const v16 m0 = DDL_LOAD(m), m1 = DDL_LOAD(m + 4 * T * O), m2 = DDL_LOAD(m + 8 * T * O),
-                      m3 = DDL_LOAD(m + 12 * T * O);
+            const v16 m0 = load16(m), m1 = load16(m + 4 * T * O), m2 = load16(m + 8 * T * O),
+                      m3 = load16(m + 12 * T * O);
             s[0][b] = m0 + m1 + m2, s[1][b] = m1 - m2 - m3;
           }
           for (int r = 0; r < 2; ++r) {  // then over columns
             const v16 out0 = s[r][0] + s[r][1] + s[r][2] + bv, out1 = s[r][1] - s[r][2] - s[r][3] + bv;
-            DDL_STORE(out + r * Qp * Op + o0, out0);
-            DDL_STORE(out + (r * Qp + 1) * Op + o0, out1);
+            store16(out + r * Qp * Op + o0, out0);
+            store16(out + (r * Qp + 1) * Op + o0, out1);
           }
         }
       }
@@ -167,8 +175,8 @@ void grad_transform(const float* gy, int64_t O, int64_t P, int64_t Q, const Tili
         const float* e = buf + (2 * tp * Qp + 2 * tq) * Op;
         for (int64_t o0 = 0; o0 < O; o0 += kLanes) {
           const int64_t on = std::min(kLanes, O - o0);
-          const v16 e00 = DDL_LOAD(e + o0), e01 = DDL_LOAD(e + Op + o0), e10 = DDL_LOAD(e + Qp * Op + o0),
-                    e11 = DDL_LOAD(e + (Qp + 1) * Op + o0);
+          const v16 e00 = load16(e + o0), e01 = load16(e + Op + o0), e10 = load16(e + Qp * Op + o0),
+                    e11 = load16(e + (Qp + 1) * Op + o0);
           // A dY over rows: (e0, e0 + e1, e0 - e1, -e1), columns j = 0, 1.
           const v16 r[4][2] = {{e00, e01}, {e00 + e10, e01 + e11}, {e00 - e10, e01 - e11}, {-e10, -e11}};
           for (int a = 0; a < 4; ++a) {  // then A^T over columns
@@ -205,7 +213,7 @@ void transform_weights(const float* w, int64_t O, int64_t I, float* U) {
           for (int rs = 0; rs < 9; ++rs) lanes[rs][j] = w[(o * I + i0 + j) * 9 + rs];
         v16 g[3][3], t[4][3];
         for (int r = 0; r < 3; ++r)
-          for (int s = 0; s < 3; ++s) g[r][s] = DDL_LOAD(lanes[r * 3 + s]);
+          for (int s = 0; s < 3; ++s) g[r][s] = load16(lanes[r * 3 + s]);
         for (int s = 0; s < 3; ++s) {  // t = G g
           t[0][s] = g[0][s];
           t[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
@@ -278,7 +286,7 @@ void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
         for (int xi = 0; xi < 16; ++xi) {
           float lanes[kLanes] = {};
           std::copy(dU + (xi * g.O + o) * g.I + i0, dU + (xi * g.O + o) * g.I + i0 + in, lanes);
-          u[xi / 4][xi % 4] = DDL_LOAD(lanes);
+          u[xi / 4][xi % 4] = load16(lanes);
         }
         v16 q[3][4];
         for (int b = 0; b < 4; ++b) {  // q = G^T dU
@@ -290,9 +298,9 @@ void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
         for (int r = 0; r < 3; ++r) {  // dg = q G
           const v16 s0 = q[r][0] + 0.5f * (q[r][1] + q[r][2]), s1 = 0.5f * (q[r][1] - q[r][2]),
                     s2 = 0.5f * (q[r][1] + q[r][2]) + q[r][3];
-          DDL_STORE(out[r * 3], s0);
-          DDL_STORE(out[r * 3 + 1], s1);
-          DDL_STORE(out[r * 3 + 2], s2);
+          store16(out[r * 3], s0);
+          store16(out[r * 3 + 1], s1);
+          store16(out[r * 3 + 2], s2);
         }
         for (int64_t j = 0; j < in; ++j)
           for (int rs = 0; rs < 9; ++rs) gw[(o * g.I + i0 + j) * 9 + rs] = out[rs][j];
