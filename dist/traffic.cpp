@@ -27,10 +27,14 @@ ssize_t clamp_len(const Segments& s, size_t total, size_t offset) {
   return std::min<ssize_t>(ssize_t(s.bytes), ssize_t(total) - ssize_t(offset));
 }
 
+// Gloo issues a send and a receive on iterations i < count - per_rank of each
+// ring phase (its loops run 2 more iterations only to wait for the last ones).
+size_t ring_sends(const Segments& s) { return s.count - s.per_rank; }
+
 // The reduce-scatter phase shared by all-reduce and reduce.
 void reduce_scatter_phase(const Segments& s, size_t total, int n, int rank, Traffic& t) {
   const size_t span = s.count * s.bytes;
-  for (size_t i = 0; i + 2 < s.count; ++i) {
+  for (size_t i = 0; i < ring_sends(s); ++i) {
     size_t send_off = (((rank + 1) * s.per_rank + i) * s.bytes) % span;
     size_t recv_off = (((rank + 2) * s.per_rank + i) * s.bytes) % span;
     t.sent += std::max<ssize_t>(0, clamp_len(s, total, send_off));
@@ -46,7 +50,7 @@ Traffic ring_allreduce_traffic(size_t bytes, size_t elem, int n, int rank) {
   Segments s = ring_segments(bytes, elem, n);
   reduce_scatter_phase(s, bytes, n, rank, t);
   const size_t span = s.count * s.bytes;
-  for (size_t i = 0; i + 2 < s.count; ++i) {
+  for (size_t i = 0; i < ring_sends(s); ++i) {
     size_t send_off = ((rank * s.per_rank + i) * s.bytes) % span;
     size_t recv_off = (((rank + 1) * s.per_rank + i) * s.bytes) % span;
     t.sent += std::max<ssize_t>(0, clamp_len(s, bytes, send_off));
