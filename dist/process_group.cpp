@@ -55,6 +55,16 @@ ProcessGroup::ProcessGroup(int rank, int size) : rank_(rank), size_(size) {
             " is outside a world of size ", size);
 }
 
+std::string ProcessGroup::p2p_description(OpKind kind, const Tensor& t, int peer, int tag) const {
+  const bool is_send = kind == OpKind::Send;
+  const char* name = is_send ? "send" : "recv";
+  DDL_CHECK(peer >= 0 && peer < size() && peer != rank(), name, ": peer rank ", peer,
+            " must be another rank in [0, ", size(), "), this is rank ", rank());
+  DDL_CHECK(tag >= 0, name, ": tag must be >= 0, got ", tag);
+  return std::string(name) + "(" + describe(t) + (is_send ? ", to rank " : ", from rank ") + std::to_string(peer) +
+         ", tag=" + std::to_string(tag) + ")";
+}
+
 std::string ProcessGroup::log_prefix() const {
   return "[rank " + std::to_string(rank_) + "/" + std::to_string(size_) + "]";
 }

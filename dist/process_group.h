@@ -106,6 +106,11 @@ class ProcessGroup {
   // "[rank r/N]": the prefix for log lines.
   std::string log_prefix() const;
 
+ protected:
+  // Checks a send/recv's peer and tag (every backend alike) and returns the
+  // description errors and Work handles use, e.g. "send(<tensor>, to rank 1, tag=0)".
+  std::string p2p_description(OpKind kind, const Tensor& t, int peer, int tag) const;
+
  private:
   int rank_;
   int size_;

@@ -236,11 +236,7 @@ std::shared_ptr<Work> ProcessGroupGloo::post_p2p(OpKind kind, const Tensor& t, i
   const bool is_send = kind == OpKind::Send;
   const char* name = is_send ? "send" : "recv";
   check_tensor(t, name);
-  DDL_CHECK(peer >= 0 && peer < size() && peer != rank(), name, ": peer rank ", peer,
-            " must be another rank in [0, ", size(), "), this is rank ", rank());
-  DDL_CHECK(tag >= 0, name, ": tag must be >= 0, got ", tag);
-  std::string desc = std::string(name) + "(" + describe(t) + (is_send ? ", to rank " : ", from rank ") +
-                     std::to_string(peer) + ", tag=" + std::to_string(tag) + ")";
+  std::string desc = p2p_description(kind, t, peer, tag);
   check_usable(desc);
   P2P p;
   p.kind = kind;

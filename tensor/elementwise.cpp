@@ -25,13 +25,22 @@ void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   DDL_CHECK(a.device() == b.device(), op, ": operands on different devices (", describe(a), " and ", describe(b), ")");
 }
 
+// The dtype a binary kernel computes in: bools compare as uint8 (kernels of
+// every backend are numeric only); arithmetic on bools is refused.
+DType compute_type(BinaryOp op, DType t) {
+  if (t != DType::Bool) return t;
+  DDL_CHECK(is_comparison(op), "elementwise: arithmetic on bool tensors; convert with .to(DType::Float32)");
+  return DType::UInt8;
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha = 1.0) {
   const char* name = binary_name(op);
   check_pair(a, b, name);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const DType t = promote_types(a.dtype(), b.dtype());
+  const DType ct = compute_type(op, t);
   Tensor out = empty(shape, TensorOptions(is_comparison(op) ? DType::Bool : t, a.device()));
-  kernels::binary_kernel(a.device())(op, out, a.to(t).expand(shape), b.to(t).expand(shape), alpha);
+  kernels::binary_kernel(a.device())(op, out, a.to(ct).expand(shape), b.to(ct).expand(shape), alpha);
   return out;
 }
 
@@ -41,7 +50,8 @@ void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, double
   check_pair(self, other, name);
   const Shape shape = broadcast_shapes(self.shape(), other.shape(), name);
   DDL_CHECK(shape == self.shape(), name, "_: in-place result of shape ", shape, " does not fit ", self.shape());
-  kernels::binary_kernel(self.device())(op, self, self, other.to(self.dtype()).expand(shape), alpha);
+  const DType ct = compute_type(op, self.dtype());
+  kernels::binary_kernel(self.device())(op, self, self.to(ct), other.to(ct).expand(shape), alpha);
 }
 
 Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0) {

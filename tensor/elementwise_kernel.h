@@ -10,7 +10,8 @@ namespace ddl::kernels {
 // out and in share a shape (any strides) and dtype.
 using UnaryFnPtr = void(UnaryOp op, const Tensor& out, const Tensor& in, double a, double b);
 DDL_DECLARE_KERNEL(unary_kernel, UnaryFnPtr);
-// a and b are expanded to out's shape and share a dtype; out has that dtype, or bool for comparisons.
+// a and b are expanded to out's shape and share a numeric dtype (bools arrive as uint8);
+// out has that dtype, or bool for comparisons.
 using BinaryFnPtr = void(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha);
 DDL_DECLARE_KERNEL(binary_kernel, BinaryFnPtr);
 // out = cond ? a : b; cond bool, all expanded to out's shape.

@@ -89,15 +89,8 @@ void unary_cuda(UnaryOp op, const Tensor& out, const Tensor& in, double a, doubl
 }
 
 void binary_cuda(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  DDL_DISPATCH_ALL(a.dtype(), "elementwise", [&] {
-    if constexpr (std::is_same_v<scalar_t, bool>) {
-      // As on the CPU: bools compare as uint8; arithmetic on them is refused.
-      DDL_CHECK(is_comparison(op), "elementwise: arithmetic on bool tensors; convert with .to(DType::Float32)");
-      binary_typed<uint8_t>(op, out, a.to(DType::UInt8), b.to(DType::UInt8), alpha);
-    } else {
-      binary_typed<scalar_t>(op, out, a, b, alpha);
-    }
-  });
+  // Bools arrive as uint8 (tensor/elementwise.cpp, compute_type).
+  DDL_DISPATCH_NUMERIC(a.dtype(), "elementwise", [&] { binary_typed<scalar_t>(op, out, a, b, alpha); });
 }
 
 void where_cuda(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {

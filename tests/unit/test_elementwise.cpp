@@ -63,6 +63,12 @@ TEST_CASE("comparisons return bool and feed where", "[elementwise]") {
   REQUIRE(to_vector<uint8_t>(ge(a, b)) == std::vector<uint8_t>{0, 1, 1});
   REQUIRE(v(where(gt(a, b), a, b)) == std::vector<double>{2, 5, 3});
   REQUIRE(v(where(gt(a, 2.0), a, zeros({1}))) == std::vector<double>{0, 5, 3});
+  // Bools compare (as uint8 underneath); arithmetic on them is refused.
+  const Tensor p = gt(a, b), q = ge(a, b);
+  REQUIRE(to_vector<uint8_t>(eq(p, q)) == std::vector<uint8_t>{1, 0, 1});
+  REQUIRE(to_vector<uint8_t>(lt(p, q)) == std::vector<uint8_t>{0, 1, 0});
+  REQUIRE_THROWS_WITH(add(p, q), Catch::Contains("arithmetic on bool tensors"));
+  REQUIRE_THROWS_WITH(mul(p, q), Catch::Contains("arithmetic on bool tensors"));
 }
 
 TEST_CASE("in-place ops write into the tensor, broadcasting the other operand", "[elementwise]") {
