@@ -20,6 +20,8 @@ class Context;
 
 namespace ddl::dist::detail {
 
+class ShmAllReduce;
+
 // Gloo's rendezvous Store on top of ours. Implements wait(keys, timeout) too: Gloo's
 // connect step calls that overload, and the base version would ignore the timeout.
 class GlooStoreAdapter : public gloo::rendezvous::Store {
@@ -39,6 +41,7 @@ struct GlooCall {
   std::shared_ptr<gloo::Context> ctx;
   uint32_t tag;  // unique per call, the same on every rank (a sequence number)
   std::chrono::milliseconds timeout;
+  ShmAllReduce* shm = nullptr;  // set when every rank shares this host's memory
 };
 
 Traffic gloo_all_reduce(const GlooCall& c, const Tensor& t, ReduceOp op);

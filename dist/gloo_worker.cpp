@@ -10,6 +10,7 @@
 
 #include "dist/gloo_collectives.h"
 #include "dist/process_group_gloo.h"
+#include "dist/shm_all_reduce.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -18,16 +19,19 @@ using detail::GlooCall;
 using detail::Traffic;
 
 namespace {
-bool debug_from_env() {
-  const char* v = std::getenv("DDL_DEBUG");
-  return v && *v && std::string(v) != "0";
+// -1: the variable decides (unset or empty: `unset_means`); otherwise the option does.
+bool option_or_env(int option, const char* var, bool unset_means) {
+  if (option >= 0) return option > 0;
+  const char* v = std::getenv(var);
+  if (!v || !*v) return unset_means;
+  return std::string(v) != "0";
 }
 }  // namespace
 
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
                                    GlooOptions opts)
     : ProcessGroup(rank, size), opts_(std::move(opts)) {
-  debug_ = opts_.debug < 0 ? debug_from_env() : opts_.debug > 0;
+  debug_ = option_or_env(opts_.debug, "DDL_DEBUG", false);
   gloo::transport::tcp::attr attr;
   if (!opts_.iface.empty())
     attr.iface = opts_.iface;
@@ -45,6 +49,9 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
               " rank(s) within ", opts_.timeout.count(), " ms (this rank's address: ",
               opts_.iface.empty() ? attr.hostname : "interface " + opts_.iface, "): ", e.what());
   }
+  if (size > 1)
+    shm_ = detail::ShmAllReduce::connect(*store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
+                                         opts_.timeout, &shm_status_);
   worker_ = std::thread([this] { worker_loop(); });
   p2p_worker_ = std::thread([this] { p2p_loop(); });
 }
@@ -101,7 +108,7 @@ void ProcessGroupGloo::worker_loop() {
 void ProcessGroupGloo::execute(Task& task) {
   // Tags advance identically on every rank (same collectives, same order): one for the
   // DDL_DEBUG exchange, one for the collective.
-  GlooCall call{ctx_, 0, opts_.timeout};
+  GlooCall call{ctx_, 0, opts_.timeout, shm_.get()};
   try {
     check_usable(task.desc);
     if (debug_) {
@@ -119,11 +126,12 @@ void ProcessGroupGloo::execute(Task& task) {
     // Gloo's IoException (peer gone, timeout) or an enforce failure mid-transfer: the
     // connections are in an unknown state, so the whole group is unusable from here on.
     bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
+    const bool via_shm = dynamic_cast<const detail::ShmError*>(&e) != nullptr;
     std::string msg = log_prefix() + " " + task.desc + " failed while talking to " + task.peers +
                       (timed_out ? ": a peer did not respond within " +
                                        std::to_string(opts_.timeout.count()) + " ms"
                                  : ": a peer failed or closed its connection") +
-                      " (gloo: " + e.what() + ")";
+                      (via_shm ? " (" : " (gloo: ") + e.what() + ")";
     mark_broken(msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
   }
@@ -201,6 +209,7 @@ std::string ProcessGroupGloo::mark_broken(const std::string& what) {
     broken_ = what;
   }
   // Closing our side turns the peers' pending operations into errors now, not at their timeout.
+  if (shm_) shm_->abort();
   try {
     ctx_->closeConnections();
   } catch (const std::exception&) {
@@ -231,6 +240,10 @@ CommStats ProcessGroupGloo::stats() const {
 void ProcessGroupGloo::reset_stats() {
   std::lock_guard<std::mutex> lock(state_mu_);
   stats_ = CommStats{};
+}
+
+std::string ProcessGroupGloo::transport() const {
+  return shm_ ? "tcp; all_reduce through shared memory" : "tcp";
 }
 
 bool ProcessGroupGloo::is_broken() const {

@@ -8,6 +8,7 @@
 #include <gloo/types.h>
 
 #include "dist/gloo_collectives.h"
+#include "dist/shm_all_reduce.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -61,7 +62,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& t, Reduce
   return enqueue(OpKind::AllReduce, desc, fp, ring_peers(rank(), n), [t, op, n](const GlooCall& c) {
     if (n == 1 || t.numel() == 0) return Traffic{};
     Tensor buf = staged(t);
-    Traffic tr = detail::gloo_all_reduce(c, buf, op);
+    Traffic tr = c.shm ? c.shm->all_reduce(buf, op, c.timeout) : detail::gloo_all_reduce(c, buf, op);
     unstage(t, buf);
     return tr;
   });

@@ -27,6 +27,7 @@ class UnboundBuffer;
 namespace ddl::dist {
 namespace detail {
 struct GlooCall;
+class ShmAllReduce;
 }
 
 struct GlooOptions {
@@ -36,6 +37,9 @@ struct GlooOptions {
   std::string hostname;
   std::string iface;  // or a network interface ("eth0", "ib0"); wins over hostname
   int debug = -1;     // DDL_DEBUG checks: 1 on, 0 off, -1 read the DDL_DEBUG variable
+  // all_reduce through shared memory when every rank is on this host: 1 on, 0 off, -1 read
+  // DDL_SHM (default on). Other collectives and send/recv always use TCP.
+  int shm = -1;
 };
 
 class ProcessGroupGloo final : public ProcessGroup {
@@ -65,6 +69,9 @@ class ProcessGroupGloo final : public ProcessGroup {
   std::string broken_reason() const override;
   Millis timeout() const { return opts_.timeout; }
   bool debug_checks() const { return debug_; }
+  // "tcp", or "tcp; all_reduce through shared memory"; shm_status() says why not when not.
+  std::string transport() const;
+  const std::string& shm_status() const { return shm_status_; }
 
  private:
   using RunFn = std::function<detail::Traffic(const detail::GlooCall&)>;
@@ -100,6 +107,8 @@ class ProcessGroupGloo final : public ProcessGroup {
   GlooOptions opts_;
   bool debug_ = false;
   std::shared_ptr<gloo::Context> ctx_;
+  std::unique_ptr<detail::ShmAllReduce> shm_;  // null: all_reduce runs Gloo's TCP ring
+  std::string shm_status_;
   uint32_t seq_ = 0;  // worker thread only: the tag of the next collective
 
   std::mutex mu_;

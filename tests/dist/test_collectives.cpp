@@ -24,10 +24,12 @@ std::shared_ptr<Store> fresh_store() {
   return std::make_shared<PrefixStore>("t" + std::to_string(n++), base);
 }
 
-GlooOptions quick(int debug = 0) {
+// shm = 1: all_reduce through shared memory (these ranks share a host); 0: Gloo's TCP ring.
+GlooOptions quick(int debug = 0, int shm = 1) {
   GlooOptions o;
   o.timeout = Millis(20000);
   o.debug = debug;
+  o.shm = shm;
   return o;
 }
 
@@ -35,11 +37,13 @@ GlooOptions quick(int debug = 0) {
 
 TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
   for (int world : {1, 2, 3}) {
-    for (int debug : {0, 1}) {
-      DYNAMIC_SECTION("world " << world << " debug " << debug) {
+    for (auto [debug, shm] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
+      DYNAMIC_SECTION("world " << world << " debug " << debug << " shm " << shm) {
         auto store = fresh_store();
         auto outs = test::run_threads(world, [&](int rank) {
-          ProcessGroupGloo pg(store, rank, world, quick(debug));
+          ProcessGroupGloo pg(store, rank, world, quick(debug, shm));
+          DIST_EXPECT((pg.transport() != "tcp") == (shm && world > 1), "transport ", pg.transport(),
+                      " (", pg.shm_status(), ")");
           test::check_all_collectives(pg);
         });
         INFO(describe(outs));
@@ -50,8 +54,8 @@ TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
 }
 
 TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]") {
-  for (int world : {2, 3}) {
-    DYNAMIC_SECTION("world " << world) {
+  for (int world : {2, 3}) for (int shm : {0, 1}) {
+    DYNAMIC_SECTION("world " << world << " shm " << shm) {
       // The parent serves the store, as ddlrun does; the ranks are real processes.
       TCPStoreServer server("127.0.0.1", 0);
       const int port = server.port();
@@ -59,7 +63,9 @@ TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]"
         TCPStoreOptions so;
         so.timeout = Millis(20000);
         auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
-        ProcessGroupGloo pg(store, rank, world, quick());
+        ProcessGroupGloo pg(store, rank, world, quick(0, shm));
+        DIST_EXPECT((pg.transport() != "tcp") == bool(shm), "transport ", pg.transport(), " (",
+                    pg.shm_status(), ")");
         test::check_all_collectives(pg);
       });
       INFO(describe(outs));
@@ -113,7 +119,7 @@ TEST_CASE("byte counters follow the ring schedule", "[dist]") {
   auto store = fresh_store();
   std::vector<CommStats> stats(world);
   auto outs = test::run_threads(world, [&](int rank) {
-    ProcessGroupGloo pg(store, rank, world, quick());
+    ProcessGroupGloo pg(store, rank, world, quick(0, 0));  // Gloo's ring (shm: see below)
     pg.all_reduce(zeros(Shape{3000}));          // 12 000 bytes
     pg.all_gather(zeros(Shape{3 * 10}), zeros(Shape{10}));
     pg.broadcast(zeros(Shape{100}), 0);

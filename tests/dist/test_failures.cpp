@@ -25,10 +25,12 @@ std::shared_ptr<TCPStore> connect(int port, Millis timeout) {
   return std::make_shared<TCPStore>("127.0.0.1", port, so);
 }
 
-GlooOptions with_timeout(Millis t) {
+// shm = 1: all_reduce through shared memory (these ranks share a host); 0: Gloo's TCP ring.
+GlooOptions with_timeout(Millis t, int shm = 1) {
   GlooOptions o;
   o.timeout = t;
   o.debug = 0;
+  o.shm = shm;
   return o;
 }
 
@@ -36,11 +38,14 @@ GlooOptions with_timeout(Millis t) {
 
 TEST_CASE("failures: a peer dying mid-collective ends every other rank with an error", "[dist]") {
   const int world = 3;
+  // Over TCP the survivors see connections close; over shared memory, that the process is gone.
+  const int shm = GENERATE(0, 1);
+  INFO("shm " << shm);
   TCPStoreServer server("127.0.0.1", 0);
   const int port = server.port();
   auto outs = test::run_processes(world, [&](int rank) {
     // A long timeout: the survivors must notice the lost connection, not wait it out.
-    ProcessGroupGloo pg(connect(port, Millis(30000)), rank, world, with_timeout(Millis(30000)));
+    ProcessGroupGloo pg(connect(port, Millis(30000)), rank, world, with_timeout(Millis(30000), shm));
     Tensor big = zeros(Shape{16'000'000});
     pg.all_reduce(big);  // one good round first
     if (rank == 2) {
@@ -73,10 +78,12 @@ TEST_CASE("failures: a peer dying mid-collective ends every other rank with an e
 }
 
 TEST_CASE("failures: a peer that never arrives times out with the operation named", "[dist]") {
+  const int shm = GENERATE(0, 1);
+  INFO("shm " << shm);
   TCPStoreServer server("127.0.0.1", 0);
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000)));
+    ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000), shm));
     if (rank == 1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // never calls all_reduce
       return;

@@ -1,0 +1,68 @@
+// ShmAllReduce: all-reduce through one shared-memory segment when every rank of a group
+// runs on the same host, as NCCL's SHM transport and MPI's shared-memory layers do. Over
+// TCP loopback the kernel copies every byte twice; here each rank copies its tensor into
+// the segment, reduces its 1/n share straight from every rank's copy, and copies the
+// other shares back. Internal to ProcessGroupGloo, which keeps Gloo's TCP ring whenever
+// the segment cannot be shared (ranks on several hosts, separate /dev/shm or pid
+// namespaces) or DDL_SHM=0. See Note [Shared-memory all-reduce] in shm_all_reduce.cpp.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "dist/process_group.h"
+#include "dist/store.h"
+#include "dist/traffic.h"
+
+namespace ddl::dist::detail {
+
+// A peer died, aborted, or did not arrive in time (the group is broken afterwards).
+class ShmError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ShmHeader;
+
+class ShmAllReduce {
+ public:
+  // Collective over `store`: every rank of the group calls it, with its own `enabled`.
+  // Returns null on every rank, with the reason in *why, unless every rank is enabled and
+  // maps the same segment. Throws ddl::Error only when a rank misses the store exchange.
+  static std::unique_ptr<ShmAllReduce> connect(Store& store, int rank, int size, bool enabled,
+                                               Millis timeout, std::string* why);
+  ~ShmAllReduce();
+  ShmAllReduce(const ShmAllReduce&) = delete;
+  ShmAllReduce& operator=(const ShmAllReduce&) = delete;
+
+  // t ← op over every rank's t (contiguous CPU tensor, numel > 0). Every rank gets the
+  // same bits. Throws ShmError when a peer died, aborted or missed the deadline.
+  Traffic all_reduce(const Tensor& t, ReduceOp op, Millis timeout);
+  // Makes every pending and later call fail at once, on every rank (the group broke).
+  void abort();
+  size_t slot_bytes() const { return slot_bytes_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  ShmAllReduce(void* base, size_t bytes, int rank, int size, size_t slot_bytes);
+  char* slot(int set, int rank) const;
+  void barrier(Clock::time_point deadline);
+  void wait_for(int peer, uint32_t gen, Clock::time_point deadline);
+  bool peer_alive(int peer) const;
+
+  void* base_;
+  size_t bytes_;
+  ShmHeader* header_;
+  char* data_;
+  int rank_;
+  int size_;
+  size_t slot_bytes_;
+  uint32_t gen_ = 0;    // barriers passed; the same on every rank
+  uint64_t round_ = 0;  // pieces reduced; its parity picks the buffer set
+};
+
+}  // namespace ddl::dist::detail
