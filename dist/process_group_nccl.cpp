@@ -1,5 +1,6 @@
 // ProcessGroupNccl (see process_group_nccl.h): communicator creation, the launch path,
-// the watchdog and the abort path. The collectives are in process_group_nccl_ops.cpp.
+// DDL_DEBUG checks, the watchdog and the abort path. The collectives are in
+// process_group_nccl_ops.cpp.
 //
 // Note [NCCL stream ordering]
 // The caller's kernels run on its current stream; NCCL runs on the group's own streams
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "dist/debug_check.h"
 #include "dist/env.h"
 #include "dist/init.h"
 #include "dist/process_group_nccl_internal.h"
@@ -37,7 +39,10 @@ using detail::Clock;
 using detail::NcclDeviceGuard;
 
 ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int size, NcclOptions opts)
-    : ProcessGroup(rank, size), store_(std::move(store)), opts_(opts) {
+    : ProcessGroup(rank, size),
+      store_(std::move(store)),
+      opts_(opts),
+      debug_(opts.debug < 0 ? detail::debug_from_env() : opts.debug > 0) {
   DDL_CHECK(cuda::is_available(), log_prefix(), " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
             "is usable here (ddl::cuda::device_count() is 0); use the gloo backend for CPU tensors");
   DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
@@ -146,11 +151,12 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
   return *comms_;
 }
 
-std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, std::string peers, int device,
-                                               int lane_index, std::vector<Tensor> keep,
+std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, const std::string& fingerprint,
+                                               std::string peers, int device, int lane_index, std::vector<Tensor> keep,
                                                std::vector<std::pair<Tensor, Tensor>> copy_back, int64_t sent,
                                                int64_t received, const IssueFn& issue) {
   check_usable(desc);
+  const auto order = debug_check(fingerprint, desc);  // before launch_mu_: send/recv need not wait for it
   std::lock_guard<std::timed_mutex> lock(launch_mu_);
   check_usable(desc);  // the watchdog may have aborted while we waited for the lock
   Comms& c = comms_for(device, desc);
@@ -206,11 +212,40 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, st
   return work;
 }
 
-std::shared_ptr<Work> ProcessGroupNccl::finished_work(const std::string& desc) {
+std::shared_ptr<Work> ProcessGroupNccl::finished_work(const std::string& desc, const std::string& fingerprint) {
   check_usable(desc);
+  debug_check(fingerprint, desc);  // nothing to launch: the order lock is released at once
   auto w = std::make_shared<Work>(desc);
   w->finish();
   return w;
+}
+
+// See Note [DDL_DEBUG check] (gloo_worker.cpp) and Note [DDL_DEBUG through the store]
+// (debug_check.cpp). Runs on the caller's thread, before anything is enqueued on the GPU.
+std::unique_lock<std::mutex> ProcessGroupNccl::debug_check(const std::string& fingerprint, const std::string& desc) {
+  if (!debug_ || fingerprint.empty()) return {};
+  std::unique_lock<std::mutex> order(debug_mu_);
+  const int64_t seq = debug_seq_++;  // every rank checks every collective: seqs agree
+  const std::string mine = detail::debug_record(seq, fingerprint);
+  std::vector<std::string> all;
+  try {
+    all = detail::store_exchange_records(*store_, rank(), size(), seq, mine, desc, opts_.timeout);
+  } catch (const Error& e) {
+    // A rank that missed this check would pair its next one with our next: stop here.
+    mark_broken(e.what());
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    OpStats& s = stats_[OpKind::DebugCheck];
+    s.calls += 1;
+    for (int r = 0; r < size() && size() > 1; ++r)  // the records as they went through the store
+      (r == rank() ? s.bytes_sent : s.bytes_received) += static_cast<int64_t>(all[r].size());
+  }
+  // A mismatch is seen alike by every rank, which all launch nothing: the group stays usable.
+  const std::string msg = detail::debug_mismatch_message(log_prefix(), all);
+  DDL_CHECK(msg.empty(), msg);
+  return order;
 }
 
 void ProcessGroupNccl::watchdog_loop() {

@@ -3,7 +3,8 @@
 // through the Store); collectives and sends run on the group's own streams, which first wait for the
 // caller's current stream, so launching never blocks the host. A watchdog thread completes
 // each Work when its end event fires, or aborts the communicator at the timeout. CUDA
-// tensors only: CPU tensors belong to gloo. See docs/dist.md, "The nccl backend".
+// tensors only: CPU tensors belong to gloo. DDL_DEBUG checks each collective through the
+// Store first. See docs/dist.md, "The nccl backend".
 #pragma once
 
 #include <condition_variable>
@@ -26,6 +27,7 @@ struct NcclOptions {
   // >= 0: create the communicator now, on this GPU. -1: on the first call, on its tensors'
   // GPU (barrier() before any tensor uses LOCAL_RANK modulo the GPU count).
   int device = -1;
+  int debug = -1;  // DDL_DEBUG checks: 1 on, 0 off, -1 read the DDL_DEBUG variable
 };
 
 class ProcessGroupNccl final : public ProcessGroup {
@@ -57,6 +59,7 @@ class ProcessGroupNccl final : public ProcessGroup {
   bool is_broken() const override;
   std::string broken_reason() const override;
   Millis timeout() const { return opts_.timeout; }
+  bool debug_checks() const { return debug_; }
   // The GPU this group communicates on; -1 before the first call.
   int device() const;
 
@@ -68,11 +71,20 @@ class ProcessGroupNccl final : public ProcessGroup {
   using IssueFn = std::function<void(const Lane&, const std::string& what)>;
   // Orders the lane after the caller's current stream, runs `issue` on it, copies staged
   // results back into non-contiguous targets, and hands the end event to the watchdog.
-  std::shared_ptr<Work> launch(OpKind kind, std::string desc, std::string peers, int device, int lane,
-                               std::vector<Tensor> keep, std::vector<std::pair<Tensor, Tensor>> copy_back,
-                               int64_t sent, int64_t received, const IssueFn& issue);
+  // `fingerprint` is what DDL_DEBUG compares across ranks ("all_reduce(float32 x 10, sum)");
+  // collectives pass one, send/recv pass "" (they are not checked).
+  std::shared_ptr<Work> launch(OpKind kind, std::string desc, const std::string& fingerprint, std::string peers,
+                               int device, int lane, std::vector<Tensor> keep,
+                               std::vector<std::pair<Tensor, Tensor>> copy_back, int64_t sent, int64_t received,
+                               const IssueFn& issue);
   std::shared_ptr<Work> p2p(OpKind kind, const Tensor& t, int peer, int tag);
-  std::shared_ptr<Work> finished_work(const std::string& desc);  // for empty tensors
+  // For empty tensors: nothing to launch, but a collective is still DDL_DEBUG-checked.
+  std::shared_ptr<Work> finished_work(const std::string& desc, const std::string& fingerprint);
+  // With DDL_DEBUG on and a fingerprint: checks through the store that every rank makes
+  // this call (see Note [DDL_DEBUG through the store]); throws ddl::Error when they differ,
+  // and breaks the group when a rank never arrives. Returns a lock on debug_mu_ (empty when
+  // nothing was checked) to hold until the launch, so the checks run in launch order.
+  std::unique_lock<std::mutex> debug_check(const std::string& fingerprint, const std::string& desc);
   // The communicators' device, else opts.device, else LOCAL_RANK modulo the GPU count.
   int default_device() const;
   // The communicators on `device`, created on first use (a collective: every rank calls it).
@@ -85,6 +97,9 @@ class ProcessGroupNccl final : public ProcessGroup {
 
   std::shared_ptr<Store> store_;
   NcclOptions opts_;
+  const bool debug_;              // DDL_DEBUG checks on
+  std::mutex debug_mu_;           // held from a collective's check until its launch
+  int64_t debug_seq_ = 0;         // guarded by debug_mu_: the number of the next checked collective
   std::unique_ptr<Comms> comms_;  // set once, on the launching thread; see comms_for
   std::timed_mutex launch_mu_;    // one launch at a time: NCCL calls on a comm are not thread-safe
 

@@ -1,6 +1,7 @@
 // ProcessGroupNccl's collectives and point-to-point calls: argument checks, staging of
-// non-contiguous tensors, byte counts, and the NCCL calls each launch issues (the launch
-// path itself is in process_group_nccl.cpp; see Note [NCCL stream ordering] there).
+// non-contiguous tensors, byte counts, DDL_DEBUG fingerprints, and the NCCL calls each
+// launch issues (the launch path itself is in process_group_nccl.cpp; see Note [NCCL
+// stream ordering] there).
 #include "dist/process_group_nccl_internal.h"
 
 namespace ddl::dist {
@@ -48,6 +49,9 @@ void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
   DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name,
             ": ReduceOp::Avg needs a floating tensor, got ", describe(t), " (use Sum and divide)");
 }
+
+// "float32 x 1000": what DDL_DEBUG compares, as gloo does (sizes, not shapes or devices).
+std::string sig(const Tensor& t) { return std::string(dtype_name(t.dtype())) + " x " + std::to_string(t.numel()); }
 
 void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");
@@ -106,10 +110,11 @@ std::shared_ptr<Work> ProcessGroupNccl::all_reduce_async(const Tensor& t, Reduce
   check_tensor(t, "all_reduce");
   check_reduce_op(t, op, "all_reduce");
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
-  if (t.numel() == 0) return finished_work(desc);
+  const std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";
+  if (t.numel() == 0) return finished_work(desc, fp);
   const Tensor buf = staged(t);
   const int64_t b = ring_allreduce_bytes(static_cast<int64_t>(t.nbytes()), size());
-  return launch(OpKind::AllReduce, std::move(desc), "every other rank", t.device().index, kCollectiveLane, {buf},
+  return launch(OpKind::AllReduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
                 copy_back(t, buf), b, b, [buf, op](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclAllReduce(buf.raw_data(), buf.raw_data(), buf.numel(), nccl_type(buf.dtype()),
                                                nccl_op(op), l.comm, l.stream),
@@ -121,10 +126,11 @@ std::shared_ptr<Work> ProcessGroupNccl::broadcast_async(const Tensor& t, int roo
   check_tensor(t, "broadcast");
   check_root(root, size(), "broadcast");
   std::string desc = "broadcast(" + describe(t) + ", root=" + std::to_string(root) + ")";
-  if (t.numel() == 0) return finished_work(desc);
+  const std::string fp = "broadcast(" + sig(t) + ", root=" + std::to_string(root) + ")";
+  if (t.numel() == 0) return finished_work(desc, fp);
   const Tensor buf = staged(t);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, false);
-  return launch(OpKind::Broadcast, std::move(desc), "every other rank", t.device().index, kCollectiveLane, {buf},
+  return launch(OpKind::Broadcast, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
                 copy_back(t, buf), sent, received, [buf, root](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclBroadcast(buf.raw_data(), buf.raw_data(), buf.numel(), nccl_type(buf.dtype()),
                                                root, l.comm, l.stream),
@@ -136,14 +142,16 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, 
   check_tensor(t, "reduce");
   check_reduce_op(t, op, "reduce");
   check_root(root, size(), "reduce");
-  std::string desc = "reduce(" + describe(t) + ", root=" + std::to_string(root) + ", " + reduce_op_name(op) + ")";
-  if (t.numel() == 0) return finished_work(desc);
+  const std::string args = ", root=" + std::to_string(root) + ", " + reduce_op_name(op) + ")";
+  std::string desc = "reduce(" + describe(t) + args;
+  const std::string fp = "reduce(" + sig(t) + args;
+  if (t.numel() == 0) return finished_work(desc, fp);
   const bool is_root = rank() == root;
   const Tensor buf = staged(t);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, true);
   // Only the root's buffer receives the result (NCCL takes recvbuff = nullptr elsewhere),
   // so other ranks' tensors stay unchanged as the interface promises.
-  return launch(OpKind::Reduce, std::move(desc), "every other rank", t.device().index, kCollectiveLane, {buf},
+  return launch(OpKind::Reduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
                 is_root ? copy_back(t, buf) : std::vector<std::pair<Tensor, Tensor>>{}, sent, received,
                 [buf, root, op, is_root](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclReduce(buf.raw_data(), is_root ? buf.raw_data() : nullptr, buf.numel(),
@@ -160,10 +168,12 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, cons
             "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out),
             " for input ", describe(in));
   std::string desc = "all_gather(" + describe(in) + ")";
-  if (in.numel() == 0) return finished_work(desc);
+  const std::string fp = "all_gather(" + sig(in) + ")";
+  if (in.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(in.nbytes()) * (size() - 1);
-  return launch(OpKind::AllGather, std::move(desc), "every other rank", in.device().index, kCollectiveLane, {src, dst},
+  return launch(OpKind::AllGather, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
+                {src, dst},
                 copy_back(out, dst), b, b, [src, dst](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclAllGather(src.raw_data(), dst.raw_data(), src.numel(), nccl_type(src.dtype()),
                                                l.comm, l.stream),
@@ -180,10 +190,12 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, 
             "reduce_scatter: input must hold world size (", size(), ") x output, got input ", describe(in),
             " for output ", describe(out));
   std::string desc = "reduce_scatter(" + describe(in) + ", " + reduce_op_name(op) + ")";
-  if (out.numel() == 0) return finished_work(desc);
+  const std::string fp = "reduce_scatter(" + sig(in) + ", " + reduce_op_name(op) + ")";
+  if (out.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(out.nbytes()) * (size() - 1);
-  return launch(OpKind::ReduceScatter, std::move(desc), "every other rank", in.device().index, kCollectiveLane, {src, dst},
+  return launch(OpKind::ReduceScatter, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
+                {src, dst},
                 copy_back(out, dst), b, b, [src, dst, op](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclReduceScatter(src.raw_data(), dst.raw_data(), dst.numel(),
                                                    nccl_type(src.dtype()), nccl_op(op), l.comm, l.stream),
@@ -205,10 +217,12 @@ std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Te
               " for input ", describe(in));
   }
   std::string desc = "gather(" + describe(in) + ", root=" + std::to_string(root) + ")";
-  if (in.numel() == 0) return finished_work(desc);
+  const std::string fp = "gather(" + sig(in) + ", root=" + std::to_string(root) + ")";
+  if (in.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = is_root ? staged(out) : Tensor();
   const int64_t chunk = static_cast<int64_t>(in.nbytes()), n = size(), me = rank();
-  return launch(OpKind::Gather, std::move(desc), is_root ? "every other rank" : "the root rank " + std::to_string(root),
+  return launch(OpKind::Gather, std::move(desc), fp,
+                is_root ? "every other rank" : "the root rank " + std::to_string(root),
                 in.device().index, kCollectiveLane, {src, dst}, is_root ? copy_back(out, dst) : std::vector<std::pair<Tensor, Tensor>>{},
                 is_root ? 0 : chunk, is_root ? chunk * (n - 1) : 0,
                 [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
@@ -239,10 +253,12 @@ std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const T
               " for output ", describe(out));
   }
   std::string desc = "scatter(" + describe(out) + ", root=" + std::to_string(root) + ")";
-  if (out.numel() == 0) return finished_work(desc);
+  const std::string fp = "scatter(" + sig(out) + ", root=" + std::to_string(root) + ")";
+  if (out.numel() == 0) return finished_work(desc, fp);
   const Tensor dst = staged(out), src = is_root ? staged(in) : Tensor();
   const int64_t chunk = static_cast<int64_t>(out.nbytes()), n = size(), me = rank();
-  return launch(OpKind::Scatter, std::move(desc), is_root ? "every other rank" : "the root rank " + std::to_string(root),
+  return launch(OpKind::Scatter, std::move(desc), fp,
+                is_root ? "every other rank" : "the root rank " + std::to_string(root),
                 out.device().index, kCollectiveLane, {src, dst}, copy_back(out, dst), is_root ? chunk * (n - 1) : 0,
                 is_root ? 0 : chunk, [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
                   const int64_t count = dst.numel();
@@ -268,10 +284,12 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
             "all_to_all: input and output must have the same dtype and numel, divisible by the world size ",
             size(), "; got input ", describe(in), ", output ", describe(out));
   std::string desc = "all_to_all(" + describe(in) + ")";
-  if (in.numel() == 0) return finished_work(desc);
+  const std::string fp = "all_to_all(" + sig(in) + ")";
+  if (in.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = staged(out);
   const int64_t n = size(), me = rank(), b = static_cast<int64_t>(in.nbytes()) / n * (n - 1);
-  return launch(OpKind::AllToAll, std::move(desc), "every other rank", in.device().index, kCollectiveLane, {src, dst},
+  return launch(OpKind::AllToAll, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
+                {src, dst},
                 copy_back(out, dst), b, b, [src, dst, n, me](const Lane& l, const std::string& what) {
                   const int64_t count = src.numel() / n;
                   const ncclDataType_t dt = nccl_type(src.dtype());
@@ -292,7 +310,8 @@ std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
   // A one-float all-reduce: it completes on a rank only once every rank has reached it,
   // after everything each rank launched on the collective stream before.
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
-  return launch(OpKind::Barrier, "barrier()", "every other rank", default_device(), kCollectiveLane, {}, {}, b, b,
+  return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
+                {}, b, b,
                 [](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclAllReduce(l.scratch, l.scratch, 1, ncclFloat32, ncclSum, l.comm, l.stream),
                                  l.comm, what);
@@ -312,13 +331,13 @@ std::shared_ptr<Work> ProcessGroupNccl::p2p(OpKind kind, const Tensor& t, int pe
   const char* name = is_send ? "send" : "recv";
   check_tensor(t, name);
   std::string desc = p2p_description(kind, t, peer, tag);
-  if (t.numel() == 0) return finished_work(desc);
+  if (t.numel() == 0) return finished_work(desc, "");  // "": send/recv are not DDL_DEBUG-checked
   const Tensor buf = staged(t);
   const int64_t b = static_cast<int64_t>(t.nbytes());
   // See Note [NCCL point-to-point lanes]: the lane of the message's direction.
   const int from = is_send ? rank() : peer, to = is_send ? peer : rank();
   const int lane = from < to ? kUpLane : kDownLane;
-  return launch(kind, std::move(desc), "peer rank " + std::to_string(peer), t.device().index, lane, {buf},
+  return launch(kind, std::move(desc), "", "peer rank " + std::to_string(peer), t.device().index, lane, {buf},
                 is_send ? std::vector<std::pair<Tensor, Tensor>>{} : copy_back(t, buf), is_send ? b : 0,
                 is_send ? 0 : b, [buf, peer, is_send](const Lane& l, const std::string& what) {
                   if (is_send)

@@ -1,0 +1,38 @@
+// DDL_DEBUG's pre-collective check, shared by the backends: the record each rank
+// contributes ("#7 all_reduce(float32 x 1000, sum)"), the error listing every rank's call
+// when they differ, and a record exchange through the group's Store (used by nccl, whose
+// collectives run on the GPU; gloo exchanges its records with a small all-gather instead).
+// It checks what ranks call, not what their tensors hold. See Note [DDL_DEBUG check].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist/store.h"
+
+namespace ddl::dist::detail {
+
+// True when DDL_DEBUG is set to anything but "" or "0".
+bool debug_from_env();
+
+// "#<seq> <fingerprint>": what must be identical on every rank.
+std::string debug_record(int64_t seq, const std::string& fingerprint);
+
+// Empty when every record equals the first; otherwise the error text, one line per rank:
+// "<log_prefix> DDL_DEBUG: ranks called different collectives:\n  rank 0: #7 ...".
+std::string debug_mismatch_message(const std::string& log_prefix, const std::vector<std::string>& records);
+
+// Every rank sets "ddl-debug/<seq>/<rank>" to its record, then waits up to `timeout` for the
+// others' and returns all of them (out[r] is rank r's). Throws ddl::Error naming `desc` and
+// the ranks that never arrived. With size 1 it touches no store. Every rank must call it with
+// the same seq, in the same order (one call per collective).
+std::vector<std::string> store_exchange_records(Store& store, int rank, int size, int64_t seq,
+                                                const std::string& record, const std::string& desc, Millis timeout);
+
+// store_exchange_records, then throws ddl::Error with debug_mismatch_message on every rank
+// when the records differ. desc names the call in errors ("all_reduce(float32[4] on cuda:0, sum)").
+void store_debug_check(Store& store, int rank, int size, int64_t seq, const std::string& fingerprint,
+                       const std::string& desc, Millis timeout);
+
+}  // namespace ddl::dist::detail
