@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "dist/debug_check.h"
 #include "dist/gloo_collectives.h"
 #include "dist/process_group_gloo.h"
 #include "dist/shm_all_reduce.h"
@@ -142,7 +143,7 @@ void ProcessGroupGloo::execute(Task& task) {
 // agree; otherwise every rank raises the same error naming each rank's call, instead of
 // running mismatched collectives that hang or silently corrupt data.
 void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
-  const std::string mine = "#" + std::to_string(call.tag) + " " + task.fingerprint;
+  const std::string mine = detail::debug_record(call.tag, task.fingerprint);
   Traffic traffic;
   std::vector<std::string> all;
   try {
@@ -155,14 +156,8 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
     throw Error(msg);
   }
   count(OpKind::DebugCheck, traffic);
-  bool same = true;
-  for (const auto& r : all) same = same && r == all[0];
-  if (same) return;
-  std::string msg = log_prefix() + " DDL_DEBUG: ranks called different collectives:";
-  for (size_t r = 0; r < all.size(); ++r)
-    msg += "\n  rank " + std::to_string(r) + ": " + all[r];
-  msg += "\nEvery rank must call the same collectives, in the same order, with the same sizes and dtypes.";
-  throw Error(msg);
+  const std::string msg = detail::debug_mismatch_message(log_prefix(), all);
+  if (!msg.empty()) throw Error(msg);
 }
 
 void ProcessGroupGloo::p2p_loop() {

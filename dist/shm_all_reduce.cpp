@@ -24,9 +24,10 @@ namespace ddl::dist::detail {
 // Note [Shared-memory all-reduce]
 // The segment holds a header and two buffer sets of `size` slots each. A tensor goes
 // through in pieces of at most slot_bytes; for each piece, with set = round parity:
-//   1. every rank copies its piece into its own slot;                     barrier
-//   2. rank r owns share r (1/n of the piece): it folds share r of every slot in rank
-//      order 0..n-1 and writes the result to share r of its own slot and of its tensor;
+//   1. every rank copies its piece, less its own share, into its own slot; barrier
+//   2. rank r owns share r (1/n of the piece): it folds share r of every slot (its own
+//      from its tensor) in rank order 0..n-1 and writes the result to share r of its own
+//      slot and of its tensor;
 //                                                                         barrier
 //   3. every rank copies the other shares from their owners' slots into its tensor.
 // Each element is reduced once, by its owner, in a fixed order, so every rank ends with
@@ -264,7 +265,7 @@ void ShmAllReduce::wait_for(int peer, uint32_t gen, Clock::time_point deadline) 
 namespace {
 
 // own[i] = shared[i] = in[0][i] f in[1][i] f ... f in[n-1][i], folded in rank order.
-// Blocked so the partial result stays in L1; in[rank] may alias `shared`.
+// Blocked so the partial result stays in L1; an input may alias `own`.
 template <typename T, typename F>
 void fold(const char* const* in, int n, int64_t count, T* shared, T* own, F f) {
   constexpr int64_t kBlock = 2048;
@@ -313,11 +314,13 @@ Traffic ShmAllReduce::all_reduce(const Tensor& t, ReduceOp op, Millis timeout) {
     auto end = [&](int q) { return std::min<int64_t>((q + 1) * share, len); };
     char* piece = data + off * es;
 
-    std::memcpy(slot(set, rank_), piece, len * es);
-    barrier(deadline);
+    // Peers read only the shares they own from our slot; ours we read from the tensor.
     const int64_t s = begin(rank_), e = end(rank_);
+    std::memcpy(slot(set, rank_), piece, s * es);
+    std::memcpy(slot(set, rank_) + e * es, piece + e * es, (len - e) * es);
+    barrier(deadline);
     if (e > s) {
-      for (int q = 0; q < size_; ++q) in[q] = slot(set, q) + s * es;
+      for (int q = 0; q < size_; ++q) in[q] = q == rank_ ? piece + s * es : slot(set, q) + s * es;
       char* shared = slot(set, rank_) + s * es;
       DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce", [&] { fold_op<scalar_t>(op, in.data(), size_, e - s, shared, piece + s * es); });
     }
