@@ -21,6 +21,7 @@ int main(int argc, char** argv) try {
   std::string out = "study", dataset = "synthetic", model = "mlp";
   std::vector<std::string> strategies = {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise", "local-sgd:4"};
   int64_t epochs = 1, batch = 32, train_samples = 1024, test_samples = 256, seed = 0;
+  bool shm = false;
   std::vector<std::string> extra;
   CLI::App app{"Run one short training per gradient-synchronisation strategy and compare them (study.md, study.csv)."};
   app.add_option("--nproc", nproc, "workers")->check(CLI::Range(2, 64))->capture_default_str();
@@ -33,6 +34,9 @@ int main(int argc, char** argv) try {
   app.add_option("--train-samples", train_samples, "training samples")->capture_default_str();
   app.add_option("--test-samples", test_samples, "test samples")->capture_default_str();
   app.add_option("--seed", seed, "seed (same for every strategy)")->capture_default_str();
+  app.add_flag("--shm", shm,
+               "let all_reduce run through shared memory (faster for ddp and allreduce on one host; by default "
+               "every strategy uses TCP, so they compare on one transport)");
   app.add_option("extra", extra, "more train_cifar flags, after --");
   CLI11_PARSE(app, argc, argv);
 
@@ -41,7 +45,9 @@ int main(int argc, char** argv) try {
   std::vector<ddl::apps::StudyRow> rows;
   for (const std::string& s : strategies) {
     const std::string metrics = (fs::path(out) / (s + ".jsonl")).string();
-    std::string cmd = (self / "ddlrun").string() + " --nproc " + std::to_string(nproc) + " " + (self / "train_cifar").string() +
+    // DDL_SHM (docs/dist.md): ring, param-server and the rest use send/recv or other
+    // collectives, which always go over TCP; all_reduce would not, unless told.
+    std::string cmd = std::string("DDL_SHM=") + (shm ? "1 " : "0 ") + (self / "ddlrun").string() + " --nproc " + std::to_string(nproc) + " " + (self / "train_cifar").string() +
                       " --sync " + s + " --dataset " + dataset + " --model " + model + " --epochs " + std::to_string(epochs) +
                       " --batch-size " + std::to_string(batch) + " --train-samples " + std::to_string(train_samples) +
                       " --test-samples " + std::to_string(test_samples) + " --seed " + std::to_string(seed) +
@@ -57,7 +63,10 @@ int main(int argc, char** argv) try {
     rows.push_back(ddl::apps::read_study_row(s, metrics, nproc));
     std::cout << " " << rows.back().step_ms << " ms per iteration\n";
   }
-  ddl::apps::write_study(out, rows, nproc, dataset, model);
+  const std::string transport =
+      shm ? "all_reduce went through shared memory (--shm); every other collective and send/recv over TCP loopback."
+          : "Every strategy talked over TCP loopback (Gloo), all_reduce included (run with --shm for shared memory).";
+  ddl::apps::write_study(out, rows, nproc, dataset, model, transport);
   std::cout << "sync_study: wrote " << (fs::path(out) / "study.md").string() << " and study.csv\n";
   return 0;
 } catch (const std::exception& e) {

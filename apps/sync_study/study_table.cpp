@@ -48,7 +48,7 @@ StudyRow read_study_row(const std::string& strategy, const std::string& metrics_
 }
 
 void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int nproc, const std::string& dataset,
-                 const std::string& model) {
+                 const std::string& model, const std::string& transport) {
   namespace fs = std::filesystem;
   std::ofstream csv(fs::path(dir) / "study.csv");
   csv << "strategy,step_ms,comm_wait_ms,sent_mb_per_worker,received_mb_per_worker,cpu_percent,peak_rss_mb,train_loss,"
@@ -61,7 +61,8 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
   md << "# Gradient synchronisation study\n\n" << nproc << " workers, model " << model << ", dataset " << dataset
      << ", same seed for every strategy. Times are means per iteration over the workers (first step of each epoch "
         "excluded); bytes are what each worker sent and received through the process group; memory is the largest "
-        "worker's peak resident size.\n\n"
+        "worker's peak resident size. "
+     << transport << "\n\n"
      << "| strategy | ms / iteration | comm wait ms | MB sent / worker | MB received / worker | CPU % | peak RSS MB | "
         "train loss | test accuracy |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows)

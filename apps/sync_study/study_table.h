@@ -18,7 +18,8 @@ struct StudyRow {
 
 // Reads the "summary" event of each rank's metrics file (metrics.rank<r>.jsonl).
 StudyRow read_study_row(const std::string& strategy, const std::string& metrics_path, int nproc);
+// `transport`: one sentence on how the workers talked (printed under the title).
 void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int nproc, const std::string& dataset,
-                 const std::string& model);
+                 const std::string& model, const std::string& transport);
 
 }  // namespace ddl::apps
