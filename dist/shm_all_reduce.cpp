@@ -15,6 +15,7 @@
 #include <new>
 #include <random>
 #include <sstream>
+#include <utility>
 
 #include "tensor/dtype.h"
 #include "tensor/error.h"
@@ -100,6 +101,14 @@ ProcState read_proc(int pid) {
   return p;
 }
 
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 void futex_wait(std::atomic<uint32_t>* word, uint32_t seen, Millis slice) {
   timespec ts{static_cast<time_t>(slice.count() / 1000), static_cast<long>(slice.count() % 1000) * 1000000};
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, seen, &ts, nullptr, 0);
@@ -153,6 +162,12 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
                     : size > kMaxRanks ? "more than " + std::to_string(kMaxRanks) + " ranks"
                                        : "";
   void* base = nullptr;
+  struct Unmap {  // until the object owns the mapping (a store timeout throws)
+    void*& base;
+    size_t bytes;
+    ~Unmap() {
+      }
+  } unmap{base, bytes};
   std::string name;
   uint64_t nonce = 0;
   if (rank == 0) {
@@ -174,6 +189,14 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     v << (err.empty() ? name : "-") << " " << nonce;
     store.set("ddl-shm/segment", v.str());
   }
+  // The name goes once every rank has opened the segment or given up (or the exchange
+  // failed): mappings outlive it, and nothing is left in /dev/shm if a process dies.
+  struct Unlink {
+    std::string name;
+    ~Unlink() {
+      if (!name.empty()) shm_unlink(name.c_str());
+    }
+  } unlink_later{rank == 0 && err.empty() ? name : ""};
   {
     std::istringstream v(store.get("ddl-shm/segment", timeout));
     v >> name >> nonce;
@@ -193,7 +216,7 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     me.joined.store(1, std::memory_order_release);
   }
   std::string first = agree(store, "mapped", rank, size, err, timeout);
-  if (rank == 0 && name != "-") shm_unlink(name.c_str());  // every rank has opened it or given up
+  if (!unlink_later.name.empty()) shm_unlink(std::exchange(unlink_later.name, "").c_str());
   // Death detection reads /proc/<pid>: every peer's process must be visible from here.
   if (first.empty()) {
     auto* h = static_cast<ShmHeader*>(base);
@@ -206,11 +229,11 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     first = agree(store, "visible", rank, size, err, timeout);
   }
   if (!first.empty()) {
-    if (base) munmap(base, bytes);
     *why = first;
     return nullptr;
   }
-  return std::unique_ptr<ShmAllReduce>(new ShmAllReduce(base, bytes, rank, size, slot_bytes_for(size)));
+  return std::unique_ptr<ShmAllReduce>(
+      new ShmAllReduce(std::exchange(base, nullptr), bytes, rank, size, slot_bytes_for(size)));
 }
 
 ShmAllReduce::ShmAllReduce(void* base, size_t bytes, int rank, int size, size_t slot_bytes)
@@ -251,7 +274,7 @@ void ShmAllReduce::wait_for(int peer, uint32_t gen, Clock::time_point deadline) 
     const uint32_t seen = word.load(std::memory_order_acquire);
     if (static_cast<int32_t>(seen - gen) >= 0) return;
     if (spin < kSpins) {
-      __builtin_ia32_pause();
+      cpu_relax();
       continue;
     }
     if (uint32_t by = header_->aborted.load(std::memory_order_acquire))
