@@ -99,10 +99,16 @@ void DistributedDataParallel::build_buckets(const DDPOptions& opts) {
 
 Variable DistributedDataParallel::forward(const Variable& x) {
   in_backward_ = false;  // a backward that failed half-way must not leave stale state
+  stats_.last_broadcast_ms = 0;
   if (opts_.broadcast_buffers && is_training() && group_->size() > 1) {
     std::vector<Tensor> buffers;
     for (auto& [n, v] : module_->named_buffers()) buffers.push_back(v.data());
+    // Timed so that callers can count it as communication, not as forward compute.
+    const auto start = std::chrono::steady_clock::now();
     broadcast_coalesced(buffers);
+    stats_.last_broadcast_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    stats_.total_broadcast_ms += stats_.last_broadcast_ms;
   }
   return module_->forward(x);
 }
@@ -137,6 +143,7 @@ void DistributedDataParallel::launch_ready_buckets() {
 
 void DistributedDataParallel::finish_backward() {
   in_backward_ = false;
+  overlapped_buckets_ = next_launch_;  // launched from gradient hooks, while backward ran
   // Parameters that got no gradient: an error naming them, or zeros when tolerated.
   std::string missing;
   for (size_t i = 0; i < params_.size(); ++i) {

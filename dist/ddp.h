@@ -26,6 +26,8 @@ struct DDPStats {
   std::vector<size_t> bucket_params;   // parameters per bucket
   double last_wait_ms = 0;             // time the last backward spent waiting for all-reduces
   double total_wait_ms = 0;
+  double last_broadcast_ms = 0;  // time the last forward spent broadcasting rank 0's buffers
+  double total_broadcast_ms = 0;
   int64_t synced_steps = 0;
 };
 
@@ -39,6 +41,11 @@ class DistributedDataParallel : public nn::Module {
   const std::shared_ptr<nn::Module>& module() const { return module_; }
   ProcessGroup& group() const { return *group_; }
   const DDPStats& stats() const { return stats_; }
+  // Buckets whose all-reduce this backward has launched so far (read from a gradient hook
+  // to watch communication start while backward goes on), and how many of the last synced
+  // backward's buckets were launched from gradient hooks, before its end-of-backward callback.
+  size_t buckets_launched() const { return next_launch_; }
+  size_t last_overlapped_buckets() const { return overlapped_buckets_; }
 
   // While a NoSync guard lives, backward only accumulates local gradients; the
   // next synchronised backward averages the accumulated sum (gradient accumulation).
@@ -73,6 +80,7 @@ class DistributedDataParallel : public nn::Module {
   std::vector<int> hook_ids_;
   std::vector<bool> ready_;        // this backward: has the parameter's gradient arrived
   size_t next_launch_ = 0;
+  size_t overlapped_buckets_ = 0;  // see last_overlapped_buckets()
   bool in_backward_ = false;
   bool sync_ = true;
   DDPStats stats_;

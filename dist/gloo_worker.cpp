@@ -3,10 +3,14 @@
 #include <gloo/common/error.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/transport/pair.h>
+#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <sstream>
 
 #include "dist/debug_check.h"
 #include "dist/gloo_collectives.h"
@@ -27,6 +31,59 @@ bool option_or_env(int option, const char* var, bool unset_means) {
   if (!v || !*v) return unset_means;
   return std::string(v) != "0";
 }
+
+// Note [Naming the failed peer]: Gloo's TCP errors quote the address of the peer whose
+// connection broke ("Read error [10.0.0.2]:41234: Connection reset by peer"). Depending on
+// which side opened the connection, that is the peer's listening address (published in
+// Gloo's rendezvous: store key "<rank>", one entry per peer) or the peer's end of the
+// connection (often an ephemeral port only the peer knows). So after connecting, every
+// rank publishes the local end of each of its connections too; with both, an address in
+// an error maps to its rank. Timeouts ("Timed out waiting 1000ms for recv operation")
+// quote no address: the message then names the ranks the operation talks to.
+class MeshContext final : public gloo::rendezvous::Context {
+ public:
+  using gloo::rendezvous::Context::Context;
+  std::vector<std::vector<std::string>> peer_addresses;  // per rank, "[ip]:port"s; none for this rank
+
+  // Best effort: the names are a diagnostic, so what cannot be read is left out.
+  void exchange_addresses(Store& store, Millis timeout) {
+    peer_addresses.assign(size, {});
+    if (size < 2) return;
+    std::string mine;
+    for (int r = 0; r < size; ++r) mine += (r == rank ? "" : getPair(r)->address().str()) + "\n";
+    try {
+      store.set("pair_addresses/" + std::to_string(rank), mine);
+      for (int r = 0; r < size; ++r) {
+        if (r == rank) continue;
+        // Rank r's rendezvous entry for this rank (entries in rank order, skipping r).
+        const std::string all = store.get(std::to_string(r), timeout);
+        const size_t entry = all.size() / (size - 1), k = rank < r ? rank : rank - 1;
+        if (entry > 0 && entry <= gloo::transport::Address::kMaxByteSize)
+          peer_addresses[r].push_back(gloo::transport::tcp::Address(
+              std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry)).str());
+        // Rank r's end of its connection to this rank.
+        std::istringstream lines(store.get("pair_addresses/" + std::to_string(r), timeout));
+        std::string line;
+        for (int j = 0; j <= rank && std::getline(lines, line); ++j)
+          if (j == rank && !line.empty()) peer_addresses[r].push_back(line);
+      }
+    } catch (const std::exception&) {
+    }
+  }
+
+  // The rank one of whose addresses `what` quotes (and that address), or -1.
+  int peer_in_message(const std::string& what, std::string* address) const {
+    for (int r = 0; r < static_cast<int>(peer_addresses.size()); ++r)
+      for (const std::string& a : peer_addresses[r])
+        // "[127.0.0.1]:4087" must not match the start of "[127.0.0.1]:40873".
+        for (size_t pos = what.find(a); pos != std::string::npos; pos = what.find(a, pos + 1))
+          if (pos + a.size() == what.size() || !std::isdigit(static_cast<unsigned char>(what[pos + a.size()]))) {
+            *address = a;
+            return r;
+          }
+    return -1;
+  }
+};
 }  // namespace
 
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
@@ -40,10 +97,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     attr.hostname = opts_.hostname.empty() ? "127.0.0.1" : opts_.hostname;
   try {
     auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    auto ctx = std::make_shared<MeshContext>(rank, size);
     ctx->setTimeout(opts_.timeout);
     detail::GlooStoreAdapter adapter(store);
     ctx->connectFullMesh(adapter, device);
+    ctx->exchange_addresses(*store, opts_.timeout);
     ctx_ = ctx;
   } catch (const std::exception& e) {
     DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: could not connect to the other ", size - 1,
@@ -128,11 +186,18 @@ void ProcessGroupGloo::execute(Task& task) {
     // connections are in an unknown state, so the whole group is unusable from here on.
     bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
     const bool via_shm = dynamic_cast<const detail::ShmError*>(&e) != nullptr;
-    std::string msg = log_prefix() + " " + task.desc + " failed while talking to " + task.peers +
-                      (timed_out ? ": a peer did not respond within " +
-                                       std::to_string(opts_.timeout.count()) + " ms"
-                                 : ": a peer failed or closed its connection") +
-                      (via_shm ? " (" : " (gloo: ") + e.what() + ")";
+    const auto& mesh = static_cast<const MeshContext&>(*ctx_);  // the constructor made it one
+    std::string address;
+    const int peer = via_shm ? -1 : mesh.peer_in_message(e.what(), &address);
+    std::string msg = log_prefix() + " " + task.desc;
+    if (peer >= 0)  // See Note [Naming the failed peer]
+      msg += " failed: the connection to rank " + std::to_string(peer) + " (" + address +
+             ") broke: that rank exited, or closed its connections after a failure of its own";
+    else
+      msg += " failed while talking to " + task.peers +
+             (timed_out ? ": a peer did not respond within " + std::to_string(opts_.timeout.count()) + " ms"
+                        : ": a peer failed or closed its connection");
+    msg += (via_shm ? " (" : " (gloo: ") + std::string(e.what()) + ")";
     mark_broken(msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
   }
@@ -172,12 +237,21 @@ void ProcessGroupGloo::p2p_loop() {
       p2p_current_ = stop_ ? nullptr : p.buffer.get();
     }
     const bool is_send = p.kind == OpKind::Send;
+    // p's buffer dies with this iteration: clear p2p_current_ however the wait ends (a
+    // timeout throws), or the destructor would abort a freed buffer.
+    struct ClearCurrent {
+      ProcessGroupGloo& pg;
+      ~ClearCurrent() {
+        std::lock_guard<std::mutex> lock(pg.mu_);
+        pg.p2p_current_ = nullptr;
+      }
+    };
     try {
-      bool done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout)
-                                           : p.buffer->waitRecv(opts_.timeout));
+      bool done;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        p2p_current_ = nullptr;
+        ClearCurrent clear{*this};
+        done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout)
+                                        : p.buffer->waitRecv(opts_.timeout));
       }
       DDL_CHECK(done, log_prefix(), " ", p.desc, ": aborted, the process group was destroyed first");
       if (!is_send && !p.target.is_contiguous()) p.target.copy_(p.staged);
@@ -189,8 +263,13 @@ void ProcessGroupGloo::p2p_loop() {
         p.work->finish(std::current_exception());
         continue;
       }
-      std::string msg = log_prefix() + " " + p.desc + " failed (peer rank " + std::to_string(p.peer) +
-                        "): " + e.what();
+      const bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
+      const std::string peer = "rank " + std::to_string(p.peer);
+      std::string msg = log_prefix() + " " + p.desc + " failed: " +
+                        (timed_out ? peer + " did not post the matching " + (is_send ? "recv" : "send") +
+                                         " within " + std::to_string(opts_.timeout.count()) + " ms"
+                                   : "the connection to " + peer + " broke") +
+                        " (gloo: " + e.what() + ")";
       mark_broken(msg);
       p.work->finish(std::make_exception_ptr(Error(msg)));
     }

@@ -72,6 +72,8 @@ TCPStoreServer::~TCPStoreServer() {
   for (auto& t : threads) t.join();  // each closes its own socket
 }
 
+std::string TCPStoreServer::address() const { return detail::local_address(listen_fd_); }
+
 void TCPStoreServer::accept_loop() {
   while (!stop_) {
     pollfd pfd{listen_fd_, POLLIN, 0};

@@ -25,6 +25,8 @@ class TCPStoreServer {
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
   int port() const { return port_; }
+  // "ip:port" the listening socket is bound to ("127.0.0.1:29500", "0.0.0.0:29500", "[::1]:29500").
+  std::string address() const;
   // Clients dropped for a bad token or a malformed message (tests read it).
   int64_t rejected_clients() const { return rejected_.load(); }
 

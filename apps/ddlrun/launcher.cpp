@@ -263,7 +263,8 @@ int run(const Config& cfg) {
   std::unique_ptr<dist::TCPStoreServer> server;
   int port = cfg.master_port;
   if (cfg.node_rank == 0 && cfg.launcher_store) {
-    server = std::make_unique<dist::TCPStoreServer>(cfg.master_addr, port, token);
+    server = std::make_unique<dist::TCPStoreServer>(cfg.store_bind.empty() ? cfg.master_addr : cfg.store_bind,
+                                                    port, token);
     port = server->port();
   } else if (port == 0) {
     port = dist::detail::find_free_port(cfg.master_addr);

@@ -14,6 +14,7 @@ struct Config {
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
+  std::string store_bind;  // where node 0's store listens ("0.0.0.0": every interface); "": master_addr
   int master_port = 0;    // 0: pick a free one (single node only)
   int max_restarts = 0;
   double grace_seconds = 5.0;  // between SIGTERM and SIGKILL

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
   app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
-  app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
+  auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
   app.add_option("--master-port", cfg.master_port, "store port on node 0 (0: pick a free one)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--max-restarts", cfg.max_restarts, "restart the whole group this many times")
@@ -46,6 +46,20 @@ int main(int argc, char** argv) {
   if (cfg.nnodes > 1 && cfg.master_port == 0) {
     std::cerr << "ddlrun: with --nnodes > 1, give --master-port (every node must agree on it)\n";
     return 2;
+  }
+  // Across nodes 127.0.0.1 is wrong for everyone but node 0, which serves the store itself.
+  if (cfg.nnodes > 1 && master_addr->count() == 0) {
+    if (cfg.node_rank > 0 || !cfg.launcher_store) {
+      std::cerr << "ddlrun: node " << cfg.node_rank << " of " << cfg.nnodes << " needs --master-addr, the "
+                << "address of node 0 (where the store runs); without it the workers would "
+                << (cfg.node_rank > 0 ? "look for the store on this machine\n"
+                                      : "serve the store (--rank0-store) on 127.0.0.1 only\n");
+      return 2;
+    }
+    std::cerr << "ddlrun: warning: --nnodes " << cfg.nnodes << " without --master-addr: the store listens on "
+              << "every interface of this node, port " << cfg.master_port << "; give the other nodes "
+              << "--master-addr <an address of this node>\n";
+    cfg.store_bind = "0.0.0.0";
   }
   try {
     return ddl::launcher::run(cfg);

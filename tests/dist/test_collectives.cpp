@@ -1,9 +1,11 @@
-// Collectives on the Gloo backend: closed-form results for world sizes 1, 2 and 3, as
-// threads sharing a HashStore and as forked processes over a TCPStore; init_process_group
-// from the environment; byte counters; argument errors; DDL_DEBUG mismatch reports.
+// Collectives on the Gloo backend: closed-form results for world sizes 1 to 4, as
+// threads sharing a HashStore and as forked processes over a TCPStore; rendezvous through
+// a FileStore; init_process_group from the environment and from file://; byte counters;
+// argument errors; DDL_DEBUG mismatch reports.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "dist/dist.h"
 #include "dist/socket.h"
@@ -36,7 +38,7 @@ GlooOptions quick(int debug = 0, int shm = 1) {
 }  // namespace
 
 TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
-  for (int world : {1, 2, 3}) {
+  for (int world : {1, 2, 3, 4}) {
     for (auto [debug, shm] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
       DYNAMIC_SECTION("world " << world << " debug " << debug << " shm " << shm) {
         auto store = fresh_store();
@@ -54,7 +56,7 @@ TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
 }
 
 TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]") {
-  for (int world : {2, 3}) for (int shm : {0, 1}) {
+  for (int world : {2, 3, 4}) for (int shm : {0, 1}) {
     DYNAMIC_SECTION("world " << world << " shm " << shm) {
       // The parent serves the store, as ddlrun does; the ranks are real processes.
       TCPStoreServer server("127.0.0.1", 0);
@@ -97,6 +99,50 @@ TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]")
   });
   INFO(describe(outs));
   REQUIRE(all_ok(outs));
+}
+
+TEST_CASE("FileStore rendezvous: forked ranks, directly and through init_process_group file://", "[dist]") {
+  char tmpl[] = "/tmp/ddl_filestore_pg_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const int world = 3;
+  auto outs = test::run_processes(world, [&](int rank) {
+    {
+      // A group over the store directly, on Gloo's TCP ring.
+      auto store = std::make_shared<FileStore>(dir + "/direct", Millis(20000));
+      ProcessGroupGloo pg(std::make_shared<PrefixStore>("g", store), rank, world, quick(0, 0));
+      Tensor t = test::make<float>(100, [&](int64_t i) { return (rank + 1) * (i + 1); });
+      pg.all_reduce(t);
+      test::expect_values<float>(t, [](int64_t i) { return 6 * (i + 1); }, "all_reduce over a FileStore group");
+      pg.barrier();
+    }
+    // The same through init_process_group: no MASTER_ADDR/MASTER_PORT, only the directory.
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+    for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "DDL_STORE_SERVED",
+                          "DDL_JOB_TOKEN", "DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME"})
+      unsetenv(v);
+    InitOptions opts;
+    opts.init_method = "file://" + dir + "/init";
+    opts.timeout = Millis(20000);
+    init_process_group("gloo", opts);
+    DIST_EXPECT(get_rank() == rank && get_world_size() == world, "rank ", get_rank(), " of ", get_world_size());
+    Tensor t = test::make<double>(7, [&](int64_t i) { return rank * 10 + i; });
+    default_group().all_reduce(t);
+    test::expect_values<double>(t, [](int64_t i) { return 30 + 3 * i; },
+                                "all_reduce after init_process_group(file://)");
+    destroy_process_group();
+  });
+  INFO(describe(outs));
+  CHECK(all_ok(outs));
+  // Both rendezvous went through files in their directories (key files are named k_<hex>).
+  for (const char* sub : {"/direct", "/init"}) {
+    int keys = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir + sub))
+      keys += e.path().filename().string().rfind("k_", 0) == 0;
+    CHECK(keys >= world);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("init_process_group: nccl and unknown backends fail clearly", "[dist]") {

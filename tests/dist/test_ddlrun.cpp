@@ -1,6 +1,7 @@
 // ddlrun: environment and output prefixes, a crashing worker stops the others and is
-// named, signals, restarts up to the limit, and a real all-reduce job. DDLRUN and
-// DDL_TEST_HELPERS are set by apps/meson.build.
+// named, signals, restarts up to the limit, a real all-reduce job on one "node" and on two
+// (two launchers on localhost), and multi-node command lines without --master-addr.
+// DDLRUN and DDL_TEST_HELPERS are set by apps/meson.build.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -9,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include "dist/socket.h"
 
 using Catch::Contains;
 
@@ -66,7 +69,8 @@ TEST_CASE("ddlrun: environment and rank prefixes", "[dist]") {
 }
 
 TEST_CASE("ddlrun: multi-node ranks come from --node-rank", "[dist]") {
-  Result r = sh(ddlrun() + " --nproc 2 --nnodes 2 --node-rank 1 --master-port 29999 " + helper("print_env"));
+  Result r = sh(ddlrun() + " --nproc 2 --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29999 " +
+                helper("print_env"));
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("[rank 2/4] RANK=2"));
@@ -110,6 +114,52 @@ TEST_CASE("ddlrun: SIGTERM is forwarded to the workers", "[dist]") {
   CHECK_THAT(r.out, Contains("forwarding it to the workers"));
   CHECK_THAT(r.out, Contains("rc=143"));
   CHECK(r.seconds < 15);
+}
+
+TEST_CASE("ddlrun: SIGINT is forwarded to the workers", "[dist]") {
+  Result r = sh(ddlrun() + " --nproc 2 --grace 5 " + helper("exit_code") +
+                " 9 0 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo rc=$?");
+  INFO(r.out);
+  CHECK_THAT(r.out, Contains("got SIGINT, forwarding it to the workers"));
+  CHECK_THAT(r.out, Contains("rc=130"));
+  CHECK_THAT(r.out, !Contains("sending SIGKILL"));  // the workers stopped on SIGINT itself
+  CHECK(r.seconds < 15);
+}
+
+TEST_CASE("ddlrun: two launchers on localhost form one job of two nodes", "[dist]") {
+  const std::string port = std::to_string(ddl::dist::detail::find_free_port());
+  // Node 0 with or without --master-addr (without it, its store listens on every interface).
+  const std::string node0_addr = GENERATE(std::string(" --master-addr 127.0.0.1"), std::string(""));
+  const std::string common = " --nproc 2 --nnodes 2 --master-port " + port;
+  Result r = sh("export DDL_JOB_TOKEN=two-nodes; " + ddlrun() + common + " --node-rank 0" + node0_addr + " " +
+                helper("allreduce_rank") + " & a=$!; " + ddlrun() + common + " --node-rank 1 --master-addr 127.0.0.1 " +
+                helper("allreduce_rank") + "; b=$?; wait $a; echo rc0=$? rc1=$b");
+  INFO(r.out);
+  CHECK_THAT(r.out, Contains("rc0=0 rc1=0"));
+  // Every worker of both nodes is in one group of 4: each saw the sum 0 + 1 + 2 + 3.
+  for (int k = 0; k < 4; ++k) CHECK_THAT(r.out, Contains("[rank " + std::to_string(k) + "/4] sum ok"));
+  if (node0_addr.empty()) CHECK_THAT(r.out, Contains("warning") && Contains("every interface"));
+}
+
+TEST_CASE("ddlrun: several nodes without --master-addr", "[dist]") {
+  const std::string args = " --nproc 1 --nnodes 2 --master-port " + std::to_string(ddl::dist::detail::find_free_port());
+  // Elsewhere than node 0, 127.0.0.1 cannot be the store: a clear error, no workers.
+  Result other = sh(ddlrun() + args + " --node-rank 1 " + helper("print_env"));
+  INFO(other.out);
+  CHECK(other.code == 2);
+  CHECK_THAT(other.out, Contains("node 1 of 2 needs --master-addr"));
+  CHECK_THAT(other.out, !Contains("[rank"));
+  // With --rank0-store, rank 0 would serve the store on 127.0.0.1 only: an error too.
+  Result rank0 = sh(ddlrun() + args + " --node-rank 0 --rank0-store " + helper("print_env"));
+  INFO(rank0.out);
+  CHECK(rank0.code == 2);
+  CHECK_THAT(rank0.out, Contains("needs --master-addr"));
+  // Node 0 serves the store itself: a warning, and its workers reach it locally.
+  Result node0 = sh(ddlrun() + args + " --node-rank 0 " + helper("print_env"));
+  INFO(node0.out);
+  CHECK(node0.code == 0);
+  CHECK_THAT(node0.out, Contains("ddlrun: warning: --nnodes 2 without --master-addr"));
+  CHECK_THAT(node0.out, Contains("[rank 0/2] MASTER_ADDR=127.0.0.1"));
 }
 
 TEST_CASE("ddlrun: a real job all-reduces its ranks", "[dist]") {

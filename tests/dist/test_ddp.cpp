@@ -1,7 +1,8 @@
 // DistributedDataParallel over real processes and Gloo: k steps with world size
 // W and batch b per rank end with the same parameters as one process with batch
 // W*b on the same samples; no_sync accumulation equals synchronised steps;
-// replicas stay bitwise identical; unused parameters are named.
+// replicas stay bitwise identical; unused parameters are named; buffers come from
+// rank 0; wait statistics add up; buckets follow the caps; buckets launch during backward.
 #include <catch2/catch.hpp>
 
 #include "ddl.h"
@@ -72,11 +73,11 @@ std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
 }  // namespace
 
 TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dist][ddp]") {
-  for (int world : {2, 3}) {
+  for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
       TCPStoreServer server("127.0.0.1", 0);
       const int port = server.port();
-      const int64_t steps = 4, global_b = 6;
+      const int64_t steps = 4, global_b = 12;
       auto outs = test::run_processes(world, [&](int rank) {
         const Data d = make_data(steps * global_b);
         auto ref_model = make_cnn();
@@ -162,6 +163,183 @@ TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist
     }
     DIST_EXPECT(message.find("unused_head.weight") != std::string::npos, "expected an error naming unused_head.weight, got: ",
                 message);
+  });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+namespace {
+
+// A CNN with BatchNorm, whose running statistics are DDP's buffers.
+std::shared_ptr<nn::Sequential> make_bn_cnn() {
+  manual_seed(3);
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::BatchNorm2d>(4),
+      std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 8 * 8, 3)});
+}
+
+// Every buffer of `m`, as float64, concatenated.
+std::vector<double> flat_buffers(const nn::Module& m) {
+  std::vector<double> flat;
+  for (auto& [name, b] : m.named_buffers()) {
+    auto v = to_vector<double>(b.data().to(DType::Float64));
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  return flat;
+}
+
+// Parameters of the given sizes (float32), registered as p0, p1, ... in that order.
+struct Blobs : nn::Module {
+  explicit Blobs(const std::vector<int64_t>& numels) : nn::Module("Blobs") {
+    for (size_t i = 0; i < numels.size(); ++i) register_parameter("p" + std::to_string(i), zeros({numels[i]}));
+  }
+};
+
+// Checks DDP's bucket plan against the rule: walking the parameters in reverse registration
+// order, each bucket takes parameters while they fit its cap (first_cap for bucket 0, cap
+// after); a parameter larger than the cap sits alone. Returns the parameters per bucket.
+std::vector<size_t> check_bucket_plan(const DDPStats& st, const std::vector<int64_t>& numels, int64_t first_cap,
+                                      int64_t cap) {
+  REQUIRE(st.bucket_params.size() == st.bucket_bytes.size());
+  size_t total = 0;
+  for (size_t n : st.bucket_params) total += n;
+  REQUIRE(total == numels.size());
+  int64_t k = static_cast<int64_t>(numels.size()) - 1;  // next parameter, in reverse order
+  for (size_t b = 0; b < st.bucket_params.size(); ++b) {
+    const int64_t limit = b == 0 ? first_cap : cap;
+    int64_t bytes = 0;
+    for (size_t j = 0; j < st.bucket_params[b]; ++j) bytes += 4 * numels[k--];
+    INFO("bucket " << b << ": " << st.bucket_params[b] << " parameters, " << bytes << " bytes, cap " << limit);
+    CHECK(st.bucket_bytes[b] == bytes);
+    CHECK((bytes <= limit || st.bucket_params[b] == 1));
+    if (k >= 0) CHECK(bytes + 4 * numels[k] > limit);  // filled: the next parameter did not fit
+  }
+  return st.bucket_params;
+}
+
+}  // namespace
+
+TEST_CASE("DDP broadcast_buffers: rank 0's BatchNorm statistics on every rank at forward", "[dist][ddp]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(2, [&](int rank) {
+    auto pg = connect(port, rank, 2);
+    Generator g(5);
+    const Tensor x = randn({4, 1, 8, 8}, g);  // the same batch on both ranks
+    for (bool broadcast : {true, false}) {
+      auto model = make_bn_cnn();
+      DistributedDataParallel ddp(model, pg, {.broadcast_buffers = broadcast});
+      // Replicas drift apart (as with per-rank batches); set each rank's statistics apart.
+      for (auto& [name, b] : model->named_buffers())
+        b.data().fill_(name.find("num_batches") != std::string::npos ? 10 * rank : rank + 1);
+      const auto before = flat_buffers(*model);
+      ddp(Variable(x));
+      const auto after = flat_buffers(*model);
+      DIST_EXPECT(after != before, "forward did not update the running statistics");
+      // Rank 0's statistics after forward, on every rank.
+      const Tensor mine = from_vector(after), theirs = mine.clone();
+      pg->broadcast(theirs, 0);
+      const bool same = to_vector<double>(theirs) == after;
+      if (broadcast)
+        DIST_EXPECT(same, "rank ", rank, ": buffers differ from rank 0's after a forward with broadcast_buffers");
+      else if (rank == 1)
+        DIST_EXPECT(!same, "buffers equal rank 0's although broadcast_buffers is off");
+    }
+  });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+TEST_CASE("DDP wait statistics: non-negative per step, the total is their sum", "[dist][ddp]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(2, [&](int rank) {
+    auto pg = connect(port, rank, 2);
+    const Data d = make_data(16);
+    auto model = make_cnn();
+    DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
+    DIST_EXPECT(ddp.stats().total_wait_ms == 0 && ddp.stats().synced_steps == 0, "stats before any backward");
+    double sum = 0;
+    for (int step = 0; step < 4; ++step) {
+      const Tensor xb = d.x.narrow(0, step * 4 + rank * 2, 2), yb = d.y.narrow(0, step * 4 + rank * 2, 2);
+      if (step == 2) {  // an accumulation step communicates nothing and changes nothing
+        DistributedDataParallel::NoSync guard(ddp);
+        const DDPStats st = ddp.stats();
+        cross_entropy(ddp(Variable(xb)), yb).backward();
+        DIST_EXPECT(ddp.stats().total_wait_ms == st.total_wait_ms && ddp.stats().synced_steps == st.synced_steps,
+                    "no_sync step changed the wait statistics");
+        continue;
+      }
+      cross_entropy(ddp(Variable(xb)), yb).backward();
+      const DDPStats& st = ddp.stats();
+      DIST_EXPECT(st.last_wait_ms >= 0, "step ", step, ": negative wait ", st.last_wait_ms);
+      sum += st.last_wait_ms;
+      DIST_EXPECT(st.total_wait_ms == sum, "step ", step, ": total ", st.total_wait_ms, " != sum of steps ", sum);
+    }
+    DIST_EXPECT(ddp.stats().synced_steps == 3, "synced ", ddp.stats().synced_steps, " steps");
+  });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+TEST_CASE("DDP buckets: reverse registration order, filled up to the cap, 25 MiB by default", "[dist][ddp]") {
+  auto pg = std::make_shared<ProcessGroupGloo>(std::make_shared<HashStore>(), 0, 1);
+  const int64_t MiB = 1024 * 1024;
+  SECTION("small caps") {
+    // Bytes (float32): 1200, 200, 4000, 80, 2800, 20000, 40, 1600; caps 1500 then 4000.
+    // By hand, in reverse: {p7: 1600 alone, over the first cap}, {p6}, {p5: 20000 alone},
+    // {p4, p3}, {p2: exactly 4000}, {p1, p0}.
+    const std::vector<int64_t> numels{300, 50, 1000, 20, 700, 5000, 10, 400};
+    auto model = std::make_shared<Blobs>(numels);
+    DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 4000.0 / MiB, .first_bucket_mb = 1500.0 / MiB});
+    CHECK(check_bucket_plan(ddp.stats(), numels, 1500, 4000) == std::vector<size_t>{1, 1, 1, 2, 1, 2});
+  }
+  SECTION("default caps") {
+    CHECK(DDPOptions{}.bucket_cap_mb == 25);
+    // 28 parameters of 1 MiB: 1 in the first bucket (1 MiB), 25 in the next, 2 left.
+    const std::vector<int64_t> numels(28, MiB / 4);
+    auto model = std::make_shared<Blobs>(numels);
+    DistributedDataParallel ddp(model, pg);
+    CHECK(check_bucket_plan(ddp.stats(), numels, int64_t(DDPOptions{}.first_bucket_mb * MiB), 25 * MiB) ==
+          std::vector<size_t>{1, 25, 2});
+  }
+}
+
+TEST_CASE("DDP overlap: buckets are launched from gradient hooks while backward runs", "[dist][ddp]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(2, [&](int rank) {
+    auto pg = connect(port, rank, 2);
+    const Data d = make_data(4);
+    const Tensor xb = d.x.narrow(0, rank * 2, 2), yb = d.y.narrow(0, rank * 2, 2);
+    auto model = make_cnn();
+    // The first-registered parameter sits in the last bucket and gets its gradient last.
+    // This hook is registered before DDP's, so it runs before DDP sees that gradient.
+    DistributedDataParallel* ddp_ptr = nullptr;
+    int64_t launched_at_last_grad = -1;
+    Variable first = model->parameters().front();
+    const int hook = first.register_post_accumulate_grad_hook(
+        [&](Variable&) { launched_at_last_grad = static_cast<int64_t>(ddp_ptr->buckets_launched()); });
+    DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.0005, .first_bucket_mb = 0.0005});
+    ddp_ptr = &ddp;
+    const auto buckets = static_cast<int64_t>(ddp.stats().bucket_bytes.size());
+    DIST_EXPECT(buckets >= 3, "expected several buckets, got ", buckets);
+    cross_entropy(ddp(Variable(xb)), yb).backward();
+    DIST_EXPECT(launched_at_last_grad >= 1 && launched_at_last_grad < buckets, "when the last gradient arrived ",
+                launched_at_last_grad, " of ", buckets, " buckets were launched; expected some but not all");
+    DIST_EXPECT(static_cast<int64_t>(ddp.last_overlapped_buckets()) == buckets, "only ",
+                ddp.last_overlapped_buckets(), " of ", buckets, " buckets were launched before backward ended");
+    DIST_EXPECT(static_cast<int64_t>(ddp.buckets_launched()) == buckets, "buckets_launched after backward");
+    first.remove_hook(hook);
+
+    // Bucket 0 holds the unused head (registered last): it completes only at the end of
+    // backward, and buckets launch in order, so nothing can be launched from a hook.
+    auto unused = std::make_shared<WithUnusedHead>();
+    DistributedDataParallel ddp2(unused, pg,
+                                 {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005, .find_unused_parameters = true});
+    cross_entropy(ddp2(Variable(xb)), yb).backward();
+    DIST_EXPECT(ddp2.last_overlapped_buckets() == 0, ddp2.last_overlapped_buckets(),
+                " buckets launched during backward although bucket 0 waits for unused parameters");
   });
   INFO(test::describe(outs));
   REQUIRE(test::all_ok(outs));

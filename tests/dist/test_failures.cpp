@@ -1,6 +1,7 @@
-// Failure handling: a peer that dies mid-collective, a peer that never arrives, rendezvous
-// timeouts, errors carried by Work handles, and the broken state afterwards. Every case
-// must end well within the test timeout: errors, never hangs.
+// Failure handling: a peer that dies mid-collective (named in the error), a peer that never
+// arrives, a send or recv whose partner never comes, rendezvous timeouts, errors carried by
+// Work handles, and the broken state afterwards. Every case must end well within the test
+// timeout: errors, never hangs.
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -60,6 +61,10 @@ TEST_CASE("failures: a peer dying mid-collective ends every other rank with an e
     } catch (const Error& e) {
       DIST_EXPECT(contains(e.what(), "all_reduce") && contains(e.what(), "[rank " + std::to_string(rank) + "/3]"),
                   "message: ", e.what());
+      // The peer is named: the one whose connection broke (Gloo), or that exited or aborted (shm).
+      DIST_EXPECT(contains(e.what(), shm ? "shared-memory all-reduce: rank " : "the connection to rank "),
+                  "no peer named in: ", e.what());
+      connect(port, Millis(5000))->set("message" + std::to_string(rank), e.what());
     }
     DIST_EXPECT(pg.is_broken(), "group not marked broken");
     try {
@@ -75,6 +80,47 @@ TEST_CASE("failures: a peer dying mid-collective ends every other rank with an e
   CHECK(outs[1].ok);
   CHECK(outs[0].seconds < 20);
   CHECK(outs[1].seconds < 20);
+  // The first survivor to notice saw rank 2 go (the other may see that survivor close its
+  // connections after its own failure, and name it instead).
+  auto store = connect(port, Millis(5000));
+  const std::string m0 = store->get("message0"), m1 = store->get("message1");
+  INFO("rank 0: " << m0 << "\nrank 1: " << m1);
+  const std::string dead = shm ? "rank 2 (pid" : "the connection to rank 2 (";
+  CHECK((contains(m0, dead) || contains(m1, dead)));
+}
+
+TEST_CASE("failures: a send or recv whose partner never comes times out naming the op and the peer", "[dist]") {
+  const bool is_send = GENERATE(true, false);
+  INFO((is_send ? "send" : "recv"));
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(3, [&](int rank) {
+    ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 3, with_timeout(Millis(1000)));
+    if (rank != 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // posts nothing
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      if (is_send)
+        pg.send(zeros(Shape{100}), 2, 5);
+      else
+        pg.recv(zeros(Shape{100}), 2, 5);
+      DIST_EXPECT(false, "no timeout");
+    } catch (const Error& e) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
+      const std::string op =
+          is_send ? "send(float32[100], to rank 2, tag=5)" : "recv(float32[100], from rank 2, tag=5)";
+      DIST_EXPECT(contains(e.what(), op) && contains(e.what(), "rank 2 did not post the matching") &&
+                      contains(e.what(), "1000 ms"),
+                  "message: ", e.what());
+    }
+    DIST_EXPECT(pg.is_broken(), "group not marked broken");
+    // Destroying the group after a timed-out send/recv must not touch the freed buffer.
+  }, 30);
+  INFO(describe(outs));
+  REQUIRE(test::all_ok(outs));
 }
 
 TEST_CASE("failures: a peer that never arrives times out with the operation named", "[dist]") {

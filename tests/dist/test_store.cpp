@@ -1,8 +1,13 @@
 // Rendezvous stores: HashStore, FileStore and TCPStore share one behavioural test
 // (set/get/add/check/wait, blocking gets, timeouts); TCPStore also faces malformed
-// messages, wrong job tokens and a dying server; the Gloo adapter honours timeouts.
+// messages, wrong job tokens and a dying server, and binds only the address it is given;
+// the Gloo adapter honours timeouts.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -93,7 +98,58 @@ std::string hello(const std::string& token) {
   return detail::WireWriter().u8(1).u32(detail::kWireMagic).u32(detail::kWireVersion).str(token).frame();
 }
 
+// An IPv4 address of this machine other than loopback ("" when it has none).
+std::string other_local_ipv4() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK))
+      continue;
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, ip, sizeof ip);
+    if (std::string(ip).rfind("127.", 0) != 0) found = ip;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+// One connection attempt, no retries.
+bool can_connect(const std::string& host, int port) {
+  try {
+    close(detail::tcp_connect(host, port, detail::Clock::now()));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+TEST_CASE("store: the server binds the address it is given, and only that one", "[dist]") {
+  TCPStoreServer local("127.0.0.1", 0);
+  const std::string port = std::to_string(local.port());
+  CHECK(local.address() == "127.0.0.1:" + port);
+  CHECK(can_connect("127.0.0.1", local.port()));
+  // Every interface, as ddlrun's node 0 does without --master-addr.
+  TCPStoreServer all("0.0.0.0", 0);
+  CHECK(all.address() == "0.0.0.0:" + std::to_string(all.port()));
+  CHECK(can_connect("127.0.0.1", all.port()));
+
+  const std::string other = other_local_ipv4();
+  if (other.empty()) {
+    WARN("this machine has only loopback addresses: not checking that 127.0.0.1 is unreachable from another one");
+    return;
+  }
+  INFO("other local address: " << other);
+  CHECK(can_connect(other, all.port()));
+  CHECK_FALSE(can_connect(other, local.port()));
+  // And the converse: bound to the other address, not reachable through loopback.
+  TCPStoreServer there(other, 0);
+  CHECK(there.address() == other + ":" + std::to_string(there.port()));
+  CHECK(can_connect(other, there.port()));
+  CHECK_FALSE(can_connect("127.0.0.1", there.port()));
+}
 
 TEST_CASE("store: HashStore and PrefixStore", "[dist]") {
   auto base = std::make_shared<HashStore>();

@@ -93,10 +93,10 @@ void run_ranks(int world, Fn&& fn) {
 }  // namespace
 
 TEST_CASE("gradient strategies with W ranks of batch b equal one process with batch W*b", "[dist][sync]") {
-  for (int world : {2, 3}) {
+  for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
       run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
-        const int64_t steps = 4, global_b = 6, b = global_b / world;
+        const int64_t steps = 4, global_b = 12, b = global_b / world;
         const Data d = make_data(steps * global_b);
         auto ref_model = make_cnn();
         optim::SGD ref_opt(ref_model->parameters(), {.lr = 0.1, .momentum = 0.9});
@@ -161,7 +161,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
 }
 
 TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not", "[dist][sync]") {
-  for (int world : {2, 3}) {
+  for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
       run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         for (int64_t n : {0, 1, 2, 3, 5, 7, 1000}) {
@@ -193,7 +193,7 @@ TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not
 }
 
 TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][sync]") {
-  for (int world : {2, 3}) {
+  for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
       run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 2;
@@ -235,7 +235,7 @@ TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][syn
 }
 
 TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dist][sync]") {
-  for (int world : {2, 3}) {
+  for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
       run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 4, K = 2;
