@@ -69,6 +69,17 @@ json to_json(const EpochTimes& t) {
           {"mean", to_json(t.mean)}};
 }
 
+json to_json(const dist::CommStats& s) {
+  json j = json::object();
+  for (int k = 0; k < dist::kNumOpKinds; ++k) {
+    const dist::OpStats& op = s.ops[k];
+    if (op.calls > 0)
+      j[dist::op_kind_name(static_cast<dist::OpKind>(k))] = {
+          {"calls", op.calls}, {"bytes_sent", op.bytes_sent}, {"bytes_received", op.bytes_received}};
+  }
+  return j;
+}
+
 MetricsLog::MetricsLog(const std::string& path, int rank, int world, bool append)
     : path_(path), rank_(rank), world_(world), start_(std::chrono::steady_clock::now()) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");

@@ -14,6 +14,7 @@
 
 #include "apps/common/step_timer.h"
 #include "apps/common/worker_metrics.h"
+#include "dist/process_group.h"
 
 namespace ddl::apps {
 
@@ -55,5 +56,7 @@ nlohmann::json to_json(const ResourceSample& s);
 nlohmann::json to_json(const ResourceSummary& s);
 nlohmann::json to_json(const StepTimes& t);   // {"data_s":..., ..., "total_s":...}
 nlohmann::json to_json(const EpochTimes& t);  // steps, wall_s, "total": {...}, "mean": {...}
+// Per operation kind with calls > 0: {"all_reduce": {"calls", "bytes_sent", "bytes_received"}, ...}
+nlohmann::json to_json(const dist::CommStats& s);
 
 }  // namespace ddl::apps

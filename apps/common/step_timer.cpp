@@ -90,7 +90,15 @@ StepTimes StepTimer::end_step() {
   step_.total_s = std::chrono::duration<double>(now - step_start_).count();
   in_step_ = false;
   add_step(step_);
+  closed_ = step_;
   return step_;
+}
+
+void StepTimer::discard_step() {
+  if (!in_step_) return;
+  in_step_ = false;
+  phase_ = -1;
+  step_ = closed_;
 }
 
 void StepTimer::add_step(const StepTimes& s) {

@@ -48,6 +48,10 @@ class StepTimer {
   void move_time(Phase from, Phase to, double seconds);
   // Closes the step (and its running phase) and returns its times.
   StepTimes end_step();
+  // Drops the open step uncounted (last_step() is again the last one closed). For a step
+  // opened ahead of its data, when none came: a loop starts each batch's data phase at the
+  // end of the previous step, so the wait that finds the loader exhausted has no batch.
+  void discard_step();
   // The current epoch so far; end_epoch() also closes it (and an open step).
   EpochTimes epoch() const;
   EpochTimes end_epoch();
@@ -82,7 +86,7 @@ class StepTimer {
   int scope_phase_ = -1;  // innermost Scope's Phase, or -1
   Clock::time_point step_start_, phase_start_, epoch_start_;
   bool epoch_open_ = false;
-  StepTimes step_;
+  StepTimes step_, closed_;  // the open (or last) step; the last step closed
   // Sums over all steps and over steps after each epoch's first, for this epoch and the run.
   struct Acc {
     int64_t steps = 0, counted = 0;

@@ -49,10 +49,28 @@ class Slice : public data::Dataset {
 
 }  // namespace
 
+std::string data_dir_problem(const TrainOptions& o) {
+  if (!o.data.empty()) return "";
+  // No MNIST package exists here: falling back to the Fashion-MNIST folder would train on
+  // the wrong dataset without a word.
+  if (o.dataset == "mnist")
+    return std::string(
+               "--dataset mnist needs --data DIR, the folder holding MNIST's {train,t10k}-{images-idx3,"
+               "labels-idx1}-ubyte[.gz] (only Fashion-MNIST is packaged here, at ") +
+           kFashionMnistDir + ")";
+  if (o.dataset == "cifar10")
+    return "--dataset cifar10 needs --data DIR, the folder holding data_batch_1.bin ... test_batch.bin of the "
+           "CIFAR-10 binary version";
+  if (o.dataset == "folder") return "--dataset folder needs --data DIR with train/<class>/*.png and test/<class>/*.png";
+  return "";
+}
+
 DataSplits make_datasets(const TrainOptions& o) {
+  const std::string problem = data_dir_problem(o);
+  DDL_CHECK(problem.empty(), problem);
   DataSplits s;
   if (o.dataset == "fashion-mnist" || o.dataset == "mnist") {
-    const std::string root = !o.data.empty() ? o.data : "/usr/share/datasets/fashion-mnist";
+    const std::string root = !o.data.empty() ? o.data : kFashionMnistDir;
     const bool fashion = o.dataset == "fashion-mnist";
     const double mean = fashion ? 0.2860 : 0.1307, std = fashion ? 0.3530 : 0.3081;
     s.train = std::make_shared<data::MNIST>(root, true, mnist_transform(o.augment, mean, std));
@@ -60,13 +78,10 @@ DataSplits make_datasets(const TrainOptions& o) {
     s.in_channels = 1;
     s.class_names = fashion ? kFashionNames : std::vector<std::string>{};
   } else if (o.dataset == "cifar10") {
-    DDL_CHECK(!o.data.empty(), "--dataset cifar10 needs --data DIR (the folder holding data_batch_1.bin ... test_batch.bin "
-                               "of the CIFAR-10 binary version)");
     s.train = std::make_shared<data::CIFAR10>(o.data, true, cifar_transform(o.augment));
     s.test = std::make_shared<data::CIFAR10>(o.data, false, cifar_transform(false));
     s.class_names = kCifarNames;
   } else if (o.dataset == "folder") {
-    DDL_CHECK(!o.data.empty(), "--dataset folder needs --data DIR with train/<class>/*.png and test/<class>/*.png");
     data::ImageFolderOptions fo;
     fo.resize_height = fo.resize_width = 32;
     const auto train = std::make_shared<data::ImageFolder>(o.data + "/train", cifar_transform(o.augment), fo);

@@ -19,6 +19,14 @@ struct DataSplits {
   std::vector<std::string> class_names;
 };
 
+// Throws ddl::Error (the data_dir_problem message) when a dataset needs --data and has none.
 DataSplits make_datasets(const TrainOptions& opts);
+
+// Empty when the dataset has its data: synthetic, fashion-mnist (Debian's package is the
+// default), or --data given. Otherwise what to pass, e.g. "--dataset mnist needs --data DIR ...".
+std::string data_dir_problem(const TrainOptions& opts);
+
+// Where Debian's fashion-mnist package puts the dataset (the --dataset fashion-mnist default).
+inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
 }  // namespace ddl::apps

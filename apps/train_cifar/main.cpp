@@ -45,6 +45,7 @@ int main(int argc, char** argv) try {
   if (o.eval_only) {
     report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                            o.loader_workers, group.get()));
+    apps::shut_down(group);
     return 0;
   }
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
@@ -58,7 +59,7 @@ int main(int argc, char** argv) try {
   bool resumed = false;
   if (!o.snapshot.empty() && (resumed = apps::load_snapshot(o.snapshot, *model, opt, pos))) {
     schedule->set_step(pos.global_step);
-    std::cout << "resumed from " << o.snapshot << " at epoch " << pos.epoch + 1 << ", step " << pos.step_in_epoch << "\n";
+    report.resumed(o.snapshot, pos.epoch, pos.step_in_epoch, pos.global_step);
   }
 
   // 5. The training loop.
@@ -81,14 +82,16 @@ int main(int argc, char** argv) try {
       loss.backward();  // DDP all-reduces gradient buckets while this runs
       timer.start(apps::Phase::CommWait);
       if (strategy) strategy->after_backward();
-      timer.start(apps::Phase::Optimizer);
+      timer.start(apps::Phase::Optimizer);  // param-server also pulls the new weights in step()
       if (strategy) strategy->step(opt);
       else opt.step();
       timer.start(apps::Phase::CommWait);
       if (strategy) strategy->after_step();
+      const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
       schedule->step();
-      const double ddp_wait_ms = strategy && o.sync == "ddp" ? strategy->last_comm_ms() : 0.0;
-      report.end_step(step - 1, loss.item(), logits.data(), y, opt.param_groups()[0].lr(), ddp_wait_ms);
+      // Where the strategy communicated (inside forward, backward, step): counted as comm wait.
+      const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
+      report.end_step(step - 1, loss.item(), logits.data(), y, lr, comm);
       ++pos.global_step;
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 && rank == 0)
@@ -109,9 +112,7 @@ int main(int argc, char** argv) try {
   report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                          o.loader_workers, group.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
-  if (group) group->barrier();
-  group.reset();
-  dist::destroy_process_group();  // before exit: NCCL must not be torn down after CUDA
+  apps::shut_down(group);
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "train_cifar: error: " << e.what() << "\n";

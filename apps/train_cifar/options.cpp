@@ -2,9 +2,46 @@
 #include "apps/train_cifar/options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
+#include "apps/train_cifar/datasets.h"
+
 namespace ddl::apps {
+
+namespace {
+
+constexpr int64_t kMaxLocalSgdPeriod = 1000000;  // steps; beyond this the models would never be averaged
+
+// A flag error found after parsing: said the way CLI11 says its own, exit status 2.
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << message << "\nRun with --help for more information.\n";
+  std::exit(2);
+}
+
+// "" when `v` names a strategy; else why not. K is read digit by digit with a ceiling,
+// so no K, however many digits, can overflow the conversion.
+std::string check_sync_spec(const std::string& v) {
+  for (const char* s : {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise"})
+    if (v == s) return "";
+  const std::string prefix = "local-sgd:";
+  if (v.rfind(prefix, 0) == 0 && v.size() > prefix.size()) {
+    int64_t k = 0;
+    bool digits = true;
+    for (char c : v.substr(prefix.size())) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits) k = std::min(k * 10 + (c - '0'), kMaxLocalSgdPeriod + 1);
+    }
+    if (digits && k >= 1 && k <= kMaxLocalSgdPeriod) return "";
+    if (digits)
+      return "'" + v + "': the averaging period K of local-sgd:K must be between 1 and " +
+             std::to_string(kMaxLocalSgdPeriod) + " steps";
+  }
+  return "'" + v + "' is not ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K (1 <= K <= " +
+         std::to_string(kMaxLocalSgdPeriod) + ")";
+}
+
+}  // namespace
 
 TrainOptions parse_options(int argc, char** argv) {
   TrainOptions o;
@@ -13,7 +50,10 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--model", o.model, "vgg11|13|16|19[_bn], resnet18 or mlp")->capture_default_str();
   app.add_option("--dataset", o.dataset, "cifar10, fashion-mnist, mnist, folder or synthetic")
       ->check(CLI::IsMember({"cifar10", "fashion-mnist", "mnist", "folder", "synthetic"}))->capture_default_str();
-  app.add_option("--data", o.data, "dataset directory (default: /usr/share/datasets/fashion-mnist for fashion-mnist)");
+  app.add_option("--data", o.data,
+                 std::string("dataset directory: required for mnist, cifar10 and folder; fashion-mnist "
+                             "defaults to Debian's ") +
+                     kFashionMnistDir + " (MNIST has no package)");
   app.add_option("--epochs", o.epochs, "training epochs")->check(CLI::Range(int64_t{0}, int64_t{100000}))->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "batch size per worker")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")->check(CLI::Range(1e-12, 1e3))->capture_default_str();
@@ -33,20 +73,18 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--backend", o.backend, "process group backend: auto (gloo for cpu, nccl for cuda), gloo, or nccl "
                  "(CUDA tensors over NCCL; host-side metrics still over gloo)")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}))->capture_default_str();
-  const CLI::Validator sync_spec(
-      [](std::string& v) -> std::string {
-        for (const char* s : {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise"})
-          if (v == s) return "";
-        const std::string k = v.rfind("local-sgd:", 0) == 0 ? v.substr(10) : "";
-        if (!k.empty() && k.find_first_not_of("0123456789") == std::string::npos && std::stoll(k) > 0) return "";
-        return "'" + v + "' is not ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K (K >= 1)";
-      },
-      "SPEC");
-  app.add_option("--sync", o.sync, "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K")
-      ->check(sync_spec)->capture_default_str();
+  const CLI::Validator sync_spec([](std::string& v) { return check_sync_spec(v); }, "SPEC");
+  app.add_option("--sync", o.sync,
+                 "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K "
+                 "(models averaged every K steps, 1 <= K <= " +
+                     std::to_string(kMaxLocalSgdPeriod) + ")")
+      ->check(sync_spec)
+      ->capture_default_str();
   app.add_option("--log-every", o.log_every, "print loss, accuracy and time every N batches")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
   app.add_option("--eval-every", o.eval_every, "evaluate on the test set every N epochs")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  app.add_option("--snapshot", o.snapshot, "snapshot path prefix: resume from it when present, write it as training goes");
+  app.add_option("--snapshot", o.snapshot,
+                 "snapshot file (safetensors with JSON metadata): every rank resumes from it "
+                 "when it exists; rank 0 rewrites it atomically as training goes");
   app.add_option("--snapshot-every", o.snapshot_every, "snapshot every N epochs")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--snapshot-every-steps", o.snapshot_every_steps, "also snapshot every N steps (0: off)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--load", o.load, "load model weights (safetensors) before training or evaluating");
@@ -71,10 +109,8 @@ TrainOptions parse_options(int argc, char** argv) {
                          : o.device == "cuda" && o.backend == "gloo" ? "--backend gloo works on CPU tensors; use "
                                                                        "--backend nccl (or auto) with --device cuda"
                                                                      : nullptr;
-  if (mismatch) {
-    std::cerr << mismatch << "\nRun with --help for more information.\n";
-    std::exit(2);
-  }
+  if (mismatch) usage_error(mismatch);
+  if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
   o.augment_set = aug->count() > 0;
   if (!o.augment_set) o.augment = o.dataset == "cifar10";
   return o;

@@ -3,9 +3,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
+#include "dist/env.h"
+#include "dist/process_group_auto.h"
+#include "dist/process_group_gloo.h"
 #include "tensor/ops.h"
 
 namespace ddl::apps {
@@ -19,6 +23,31 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+std::string indented(const std::string& lines) {
+  std::string out;
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) out += "  " + line + "\n";
+  return out;
+}
+
+// "process group gloo (transport: tcp; all_reduce through shared memory, ...)": the gloo
+// group's transport explains why the host network counters see few bytes for
+// all_reduce-based strategies. With --device cuda the group is a ProcessGroupAuto whose
+// CPU side is gloo.
+std::string describe_group(dist::ProcessGroup& group) {
+  dist::ProcessGroup* cpu = &group;
+  if (auto* both = dynamic_cast<dist::ProcessGroupAuto*>(&group)) cpu = &both->cpu_group();
+  auto* gloo = dynamic_cast<dist::ProcessGroupGloo*>(cpu);
+  if (!gloo) return "process group " + group.backend();
+  std::string out =
+      "process group " + group.backend() + " (" + (cpu == &group ? "" : "gloo ") + "transport: " + gloo->transport();
+  if (!gloo->shm_status().empty())
+    out += "; no shared memory: " + gloo->shm_status();
+  else if (gloo->transport() != "tcp")
+    out += ", which /proc/net/dev does not see";
+  return out + ")";
+}
 }  // namespace
 
 RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
@@ -27,18 +56,49 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       batches_per_epoch_(batches_per_epoch), start_(std::chrono::steady_clock::now()), convergence_(o.target_accuracy) {
   // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
   if (!std::getenv("DDL_RESTART_COUNT")) prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
-  if (!o.metrics.empty()) log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_);
+  restarts_ = dist::read_launch_env().restart_count;
+  if (!o.metrics.empty()) {
+    // A run that continues an earlier one (restarted by ddlrun --max-restarts, or resuming
+    // from a snapshot) keeps that run's lines and appends its own after one marker line,
+    // where "time" starts again from 0: "resume" (written by resumed()) when training will
+    // resume from the snapshot, else "restart" (training starts over).
+    const bool snapshot = !o.eval_only && !o.snapshot.empty() && std::filesystem::exists(o.snapshot);
+    const bool continues = restarts_ > 0 || snapshot;
+    log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_, continues);
+    if (continues && !snapshot) log_->write("restart", {{"restart_count", restarts_}});
+  }
+  // The run's clock (convergence_s, wall_s) starts with the log's, not before it: the
+  // time to a target accuracy is then never later than the "time" of that eval line.
+  start_ = std::chrono::steady_clock::now();
   std::ostringstream os;
   os << "model " << o.model << " (" << model.parameter_count() << " parameters), dataset " << o.dataset << " ("
      << splits.train_size << " train / " << splits.test_size << " test), device " << o.device << ", world size " << world_
      << ", sync " << (world_ > 1 ? o.sync : std::string("none")) << ", batch " << o.batch_size << " per worker, "
-     << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads";
+     << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads, augmentation "
+     << (o.augment ? "on (random crop, horizontal flip)" : "off");
   say(os.str());
+  if (group_) say(describe_group(*group_));
 }
 
 void RunReport::say(const std::string& line) {
   if (bar_) bar_->println(prefix_ + line);
   else std::cout << prefix_ << line << std::endl;
+}
+
+void RunReport::say_lines(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) say(line);
+}
+
+void RunReport::resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step) {
+  say("resumed from " + snapshot + " at epoch " + std::to_string(epoch + 1) + ", step " +
+      std::to_string(step_in_epoch));
+  if (log_)
+    log_->write("resume", {{"restart_count", restarts_},
+                           {"snapshot", snapshot},
+                           {"epoch", epoch},
+                           {"step_in_epoch", step_in_epoch},
+                           {"global_step", global_step}});
 }
 
 void RunReport::start_epoch(int64_t epoch) {
@@ -50,8 +110,13 @@ void RunReport::start_epoch(int64_t epoch) {
   if (o_.progress && lead()) bar_ = std::make_unique<ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
 }
 
-void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr, double comm_ms) {
-  timer_.move_time(Phase::Backward, Phase::CommWait, comm_ms / 1e3);
+void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
+                         const dist::StepComm& comm) {
+  // Waiting for the network is comm_wait wherever it happened: ddp's buffer broadcast in
+  // forward and its last buckets in backward, param-server's weight pull in step().
+  timer_.move_time(Phase::Forward, Phase::CommWait, comm.forward_ms / 1e3);
+  timer_.move_time(Phase::Backward, Phase::CommWait, comm.backward_ms / 1e3);
+  timer_.move_time(Phase::Optimizer, Phase::CommWait, comm.step_ms / 1e3);
   const StepTimes t = timer_.end_step();
   const int64_t n = target.numel();
   const int64_t ok = static_cast<int64_t>(sum(eq(argmax(logits, 1), target).to(DType::Int64)).item());
@@ -64,10 +129,12 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
     say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.3f", double(epoch_ + 1), double(step), loss,
             double(ok) / double(n)) +
         fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(Phase::CommWait) * 1e3, lr));
+  // The wait for the next batch is that batch's data time, so its step opens now.
   timer_.start(Phase::Data);
 }
 
 void RunReport::end_epoch() {
+  timer_.discard_step();  // the data wait that found the epoch over belongs to no batch
   const EpochTimes e = timer_.end_epoch();
   last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
   bar_.reset();
@@ -97,9 +164,9 @@ void RunReport::final_evaluation(const EvalResult& r) {
   ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
   cm.add_counts(r.confusion);
   if (lead()) {
-    std::cout << prefix_ << fmt("test loss %.4f, test accuracy %.4f on %.0f images\n", r.loss, r.accuracy, double(r.samples))
-              << classification_report(cm).to_string() << "\nconfusion matrix (rows: true class, columns: predicted)\n"
-              << format_confusion_matrix(cm) << std::endl;
+    say_lines(fmt("test loss %.4f, test accuracy %.4f on %.0f images\n", r.loss, r.accuracy, double(r.samples)) +
+              classification_report(cm).to_string() + "\nconfusion matrix (rows: true class, columns: predicted)\n" +
+              format_confusion_matrix(cm));
   }
   const ResourceSummary res = sampler_.summary();
   const double wall = seconds_since(start_);
@@ -112,10 +179,15 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"wall_s", wall},
                         {"pg_bytes_sent", group_ ? stats.bytes_sent() : 0},
                         {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
+                        {"pg_ops", to_json(stats)},
                         {"steps", to_json(timer_.run())}});
   const RankSummary mine = make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(),
                                              r.accuracy, wall);
-  print_rank_table(mine, group_, std::cout);
+  std::ostringstream table;
+  print_rank_table(mine, group_, table);  // collective; only rank 0's stream gets the table
+  if (!lead()) return;
+  say_lines("\n" + table.str());
+  if (group_) say_lines("rank 0's process-group traffic by operation:\n" + indented(stats.summary()));
 }
 
 }  // namespace ddl::apps

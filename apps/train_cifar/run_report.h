@@ -1,8 +1,9 @@
 // What train_cifar prints and records: the per-rank header, step logs (loss,
 // batch accuracy, batch time), epoch summaries, test results with the
 // classification report and confusion matrix, the per-worker metrics table,
-// and the JSON lines of --metrics. Every rank logs with its "[rank r/N]"
-// prefix; only rank 0 prints evaluation results and the final tables.
+// and the JSON lines of --metrics. Every line is prefixed "[rank r/N]" (by
+// ddlrun, or here when run alone); only rank 0 prints evaluation results and the
+// final tables. A restarted or resuming run appends to its metrics file.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
+#include "dist/sync/strategy.h"
 
 namespace ddl::apps {
 
@@ -27,11 +29,17 @@ class RunReport {
             int64_t batches_per_epoch);
 
   StepTimer& timer() { return timer_; }
+  // Says where training resumes from a snapshot, and logs it: the "resume" line that
+  // marks where this run's metrics continue the interrupted run's.
+  void resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step);
+  // Opens the first step: its data phase starts here.
   void start_epoch(int64_t epoch);
-  // After the optimizer step: closes the step's timing, logs every --log-every steps.
-  // comm_ms: time the sync strategy spent communicating inside backward (DDP), moved
-  // from the backward phase to comm_wait.
-  void end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr, double comm_ms);
+  // After the optimizer step: closes the step's timing, logs every --log-every steps, and
+  // opens the next step's data phase. comm: the sync strategy's communication in this step;
+  // what ran inside forward, backward and step() moves from those phases to comm_wait.
+  void end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
+                const dist::StepComm& comm);
+  // Drops the data phase opened by the last end_step (no batch came), closes the epoch.
   void end_epoch();
   void epoch_evaluation(const EvalResult& r);
   // The classification report, confusion matrix and the per-rank metrics table
@@ -39,13 +47,14 @@ class RunReport {
   void final_evaluation(const EvalResult& r);
 
  private:
-  void say(const std::string& line);  // every rank, with its prefix
+  void say(const std::string& line);        // every rank, with its prefix
+  void say_lines(const std::string& text);  // the prefix on each line of a multi-line text
   bool lead() const { return rank_ == 0; }
 
   const TrainOptions& o_;
   const DataSplits& splits_;
   dist::ProcessGroup* group_;
-  int rank_, world_;
+  int rank_, world_, restarts_ = 0;  // restarts_: DDL_RESTART_COUNT
   std::string prefix_;
   int64_t batches_per_epoch_, epoch_ = 0;
   std::chrono::steady_clock::time_point start_;

@@ -26,6 +26,12 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
                                              {"seed", std::to_string(pos.seed)},
                                              {"world_size", std::to_string(pos.world_size)},
                                              {"rng_offset", std::to_string(pos.rng_offset)}};
+  // What the file holds no state for, and how a resume rebuilds it, for a reader of the file.
+  meta["scheduler"] = "rebuilt from global_step (the schedule is a function of the step)";
+  meta["sampler"] =
+      "rebuilt from seed, epoch and step_in_epoch (shuffle seeded by seed + epoch; that epoch's first "
+      "step_in_epoch batches are skipped)";
+  meta["rng"] = "default generator restored to rng_offset; augmentation is seeded per sample by (seed, epoch, index)";
   for (const auto& [k, v] : opt.state_metadata()) meta[kOpt + k] = v;
   nn::save_safetensors(path, tensors, meta);
 }

@@ -20,7 +20,8 @@ struct TrainingPosition {
   uint64_t rng_offset = 0;    // the default generator's position (dropout masks)
 };
 
-// Writes one safetensors file at PATH, atomically: model, optimizer state, position.
+// Writes one safetensors file at PATH, atomically: model, optimizer state, position, and
+// metadata notes saying how the scheduler, sampler and RNGs are rebuilt from the position.
 void save_snapshot(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
                    const TrainingPosition& pos);
 

@@ -1,4 +1,4 @@
-// Device and backend choice, lr schedule construction and buffer synchronisation.
+// Device and backend choice, lr schedule construction, buffer synchronisation, shutdown.
 #include "apps/train_cifar/training.h"
 
 #include <cmath>
@@ -52,6 +52,12 @@ std::shared_ptr<optim::LRScheduler> make_schedule(optim::Optimizer& opt, const T
 
 void sync_buffers(nn::Module& model, dist::ProcessGroup& group) {
   for (auto& [name, v] : model.named_buffers()) group.broadcast(v.data(), 0);
+}
+
+void shut_down(std::shared_ptr<dist::ProcessGroup>& group) {
+  if (group) group->barrier();
+  group.reset();
+  dist::destroy_process_group();  // before exit: NCCL must not be torn down after CUDA
 }
 
 }  // namespace ddl::apps

@@ -1,6 +1,6 @@
 // Small pieces of the training loop kept out of main.cpp: the device and process-group
-// backend from the flags, the lr schedule, and copying rank 0's buffers to every rank
-// before evaluation.
+// backend from the flags, the lr schedule, copying rank 0's buffers to every rank
+// before evaluation, and the shutdown every run ends with.
 #pragma once
 
 #include <memory>
@@ -30,5 +30,10 @@ std::shared_ptr<optim::LRScheduler> make_schedule(optim::Optimizer& opt, const T
 
 // Broadcasts rank 0's buffers (BatchNorm running statistics) to all ranks.
 void sync_buffers(nn::Module& model, dist::ProcessGroup& group);
+
+// How every run ends, training or --eval-only: waits for all ranks (none exits while a
+// peer still reads from it), then releases the group and destroy_process_group(). A
+// null group (one process) skips the barrier.
+void shut_down(std::shared_ptr<dist::ProcessGroup>& group);
 
 }  // namespace ddl::apps

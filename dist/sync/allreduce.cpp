@@ -19,9 +19,9 @@ class AllReduceSync final : public SyncStrategy {
 
   void after_backward() override {
     const int world = group_->size();
-    last_comm_ms_ = 0;
+    comm_.after_backward_ms = 0;
     for (const Tensor& g : gradients_of(params_)) {
-      last_comm_ms_ += timed_ms([&] { group_->all_reduce(g, ReduceOp::Sum); });
+      comm_.after_backward_ms += timed_ms([&] { group_->all_reduce(g, ReduceOp::Sum); });
       g.div_(world);  // sum of the ranks' mean losses' gradients / N = gradient of the global mean
     }
   }

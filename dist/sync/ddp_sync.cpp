@@ -1,6 +1,7 @@
 // ddp: the bucketed, overlapped DistributedDataParallel (dist/ddp.h) behind the
 // SyncStrategy interface. All the work happens inside backward (see Note [Buckets] in
-// dist/ddp.cpp); after_backward only reads how long backward waited for the network.
+// dist/ddp.cpp); after_backward only reads how long forward (buffer broadcast) and
+// backward (the last buckets) waited for the network.
 #include "dist/ddp.h"
 #include "dist/sync/common.h"
 
@@ -15,7 +16,10 @@ class DDPSync final : public SyncStrategy {
       : ddp_(std::make_shared<DistributedDataParallel>(std::move(model), std::move(group))) {}
   std::string name() const override { return "ddp"; }
   nn::Module& model() override { return *ddp_; }
-  void after_backward() override { last_comm_ms_ = ddp_->stats().last_wait_ms; }
+  void after_backward() override {
+    comm_.forward_ms = ddp_->stats().last_broadcast_ms;
+    comm_.backward_ms = ddp_->stats().last_wait_ms;
+  }
 
  private:
   std::shared_ptr<DistributedDataParallel> ddp_;

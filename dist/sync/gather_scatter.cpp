@@ -21,7 +21,7 @@ class GatherScatterSync final : public SyncStrategy {
   nn::Module& model() override { return *model_; }
 
   void after_backward() override {
-    last_comm_ms_ = 0;
+    comm_.after_backward_ms = 0;
     if (group_->size() == 1) return;
     for (const Tensor& g : gradients_of(params_)) sync_one(g);
   }
@@ -33,7 +33,7 @@ class GatherScatterSync final : public SyncStrategy {
     const int world = group_->size();
     const bool root = group_->rank() == 0;
     const Tensor all = root ? empty({world, g.numel()}, TensorOptions(g.dtype(), g.device())) : Tensor();
-    last_comm_ms_ += timed_ms([&] { group_->gather(all, g, 0); });
+    comm_.after_backward_ms += timed_ms([&] { group_->gather(all, g, 0); });
     if (root) {
       // Sum the rows in rank order (deterministic), divide, and copy the average into every row.
       const Tensor avg = all.select(0, 0).clone();
@@ -42,7 +42,7 @@ class GatherScatterSync final : public SyncStrategy {
       for (int r = 0; r < world; ++r) all.select(0, r).copy_(avg);
     }
     // Row r goes to rank r and overwrites its gradient; rank 0 "sends" itself row 0.
-    last_comm_ms_ += timed_ms([&] { group_->scatter(g, all, 0); });
+    comm_.after_backward_ms += timed_ms([&] { group_->scatter(g, all, 0); });
   }
 
   ModelPtr model_;

@@ -19,10 +19,10 @@ class LocalSGDSync final : public SyncStrategy {
   nn::Module& model() override { return *model_; }
 
   void after_step() override {
-    last_comm_ms_ = 0;
+    comm_.after_step_ms = 0;
     if (++steps_ % k_ != 0 || group_->size() == 1) return;
     coalesced(floating_state(*model_), [&](const Tensor& flat) {
-      last_comm_ms_ += timed_ms([&] { group_->all_reduce(flat, ReduceOp::Sum); });
+      comm_.after_step_ms += timed_ms([&] { group_->all_reduce(flat, ReduceOp::Sum); });
       flat.div_(group_->size());
     });
   }

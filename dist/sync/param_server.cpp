@@ -23,14 +23,14 @@ class ParamServerSync final : public SyncStrategy {
   // Push: rank 0 gathers every rank's flat gradient and replaces its own with the
   // average; the workers' gradients stay as they are (nobody uses them).
   void after_backward() override {
-    last_comm_ms_ = 0;
+    comm_.after_backward_ms = 0;
     const int world = group_->size();
     if (world == 1) return;
     const bool server = group_->rank() == 0;
     coalesced(gradients_of(params_), [&](const Tensor& flat) {
       // all: [N, n] on rank 0, row r = rank r's gradient.
       const Tensor all = server ? empty({world, flat.numel()}, TensorOptions(flat.dtype(), flat.device())) : Tensor();
-      last_comm_ms_ += timed_ms([&] { group_->gather(all, flat, 0); });
+      comm_.after_backward_ms += timed_ms([&] { group_->gather(all, flat, 0); });
       if (!server) return;
       flat.copy_(all.select(0, 0));
       for (int r = 1; r < world; ++r) flat.add_(all.select(0, r));  // rank order: deterministic
@@ -39,10 +39,11 @@ class ParamServerSync final : public SyncStrategy {
   }
 
   // Only the server's optimizer steps (so only it has momentum state); then pull: every
-  // rank copies the server's parameters and buffers.
+  // rank copies the server's parameters and buffers. The pull is reported as step_ms, so
+  // a caller timing step() as optimizer work can count it as communication instead.
   void step(optim::Optimizer& opt) override {
     if (group_->rank() == 0) opt.step();
-    last_comm_ms_ += timed_ms([&] { broadcast_state(*model_, *group_); });
+    comm_.step_ms = timed_ms([&] { broadcast_state(*model_, *group_); });
   }
 
  private:

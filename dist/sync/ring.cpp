@@ -139,9 +139,9 @@ class RingSync final : public SyncStrategy {
   // All gradients in one flat buffer (one per dtype), one ring all-reduce, divide by N.
   // last_comm_ms includes the additions the ring does on the way: they are part of it.
   void after_backward() override {
-    last_comm_ms_ = 0;
+    comm_.after_backward_ms = 0;
     coalesced(gradients_of(params_), [&](const Tensor& flat) {
-      last_comm_ms_ += timed_ms([&] { ring_all_reduce(*group_, flat); });
+      comm_.after_backward_ms += timed_ms([&] { ring_all_reduce(*group_, flat); });
       flat.div_(group_->size());
     });
   }

@@ -40,13 +40,13 @@ class StepwiseSync final : public SyncStrategy {
 
   void after_step() override {
     const int world = group_->size(), k = group_->rank();
-    last_comm_ms_ = timed_ms([&] { wait_pending(); });
+    comm_.after_step_ms = timed_ms([&] { wait_pending(); });
     if (world == 1) return;
     coalesced(floating_state(*model_), [&](const Tensor& mine) {
       if (k > 0) {
         // running mean of ranks 0..k = (k · mean of 0..k-1 + mine) / (k + 1)
         const Tensor before = empty_like(mine);
-        last_comm_ms_ += timed_ms([&] { group_->recv(before, k - 1, kStepwiseTag); });
+        comm_.after_step_ms += timed_ms([&] { group_->recv(before, k - 1, kStepwiseTag); });
         mine.add_(before, k).div_(k + 1);
       }
       // Send on without waiting: `mine` stays alive in pending_ until the next step.

@@ -14,6 +14,19 @@
 
 namespace ddl::dist {
 
+// Where one step's communication time went, in milliseconds (steady_clock around the
+// blocking calls and waits), by the call it happened in. A caller that times the step's
+// phases moves forward_ms, backward_ms and step_ms out of forward, backward and the
+// optimizer into communication wait; the two hooks are communication anyway.
+struct StepComm {
+  double forward_ms = 0;         // in model().forward(): ddp broadcasts rank 0's buffers
+  double backward_ms = 0;        // in loss.backward(): ddp waits for its last buckets
+  double after_backward_ms = 0;  // allreduce, gather-scatter, ring; param-server's push
+  double step_ms = 0;            // in step(): param-server's pull of the new weights
+  double after_step_ms = 0;      // stepwise and local-sgd average the models
+  double total_ms() const { return forward_ms + backward_ms + after_backward_ms + step_ms + after_step_ms; }
+};
+
 // How data-parallel workers keep their replicas consistent. A training step calls:
 //   Variable loss = loss_fn(strategy.model().forward(x), y);  opt.zero_grad(); loss.backward();
 //   strategy.after_backward();   // gradient strategies average gradients here
@@ -27,12 +40,14 @@ class SyncStrategy {
   virtual void after_backward() {}
   virtual void step(optim::Optimizer& opt) { opt.step(); }
   virtual void after_step() {}
-  // Milliseconds this rank spent in communication during the last step (measured with steady_clock
-  // around the blocking calls / waits), for the metrics table.
-  double last_comm_ms() const { return last_comm_ms_; }
+  // This rank's communication in the last step, by where it happened: each call
+  // overwrites its own field, so fields of calls a strategy does not use stay 0.
+  const StepComm& last_comm() const { return comm_; }
+  // Their sum: milliseconds this rank spent communicating in the last step.
+  double last_comm_ms() const { return comm_.total_ms(); }
 
  protected:
-  double last_comm_ms_ = 0;
+  StepComm comm_;
 };
 // spec: ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K  (clear ddl::Error otherwise)
 std::unique_ptr<SyncStrategy> make_sync_strategy(const std::string& spec, std::shared_ptr<nn::Module> model,

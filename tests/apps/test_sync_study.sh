@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
-# sync_study end to end on tiny synthetic runs: every strategy runs, the CSV has one
-# row per strategy with positive times, gradient-averaging strategies end with the
-# same training loss, and study.md names the fastest strategy.
+# sync_study end to end on tiny synthetic runs (2 workers, 4 steps of the MLP): every
+# strategy runs; study.csv has one row per strategy with positive times, bytes, CPU and
+# memory; the exact strategies (gather-scatter, allreduce, ddp, ring, param-server) end
+# with the same training loss and move the same bytes, and every strategy the bytes its
+# algorithm implies (docs/sync.md); study.md's paragraph names the fastest and by how much,
+# as the CSV says; with --shm, all_reduce counts the same bytes as over TCP.
 set -uo pipefail
 : "${SYNC_STUDY:?}"
+command -v python3 >/dev/null || { echo "python3 is needed to read study.csv"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$SYNC_STUDY" --nproc 2 --out "$dir" --train-samples 128 --test-samples 64 --batch-size 16 >"$dir/out.txt" 2>&1 ||
-  { cat "$dir/out.txt"; for f in "$dir"/*.log; do tail -5 "$f"; done; exit 1; }
+run=(--nproc 2 --train-samples 128 --test-samples 64 --batch-size 16)
+"$SYNC_STUDY" "${run[@]}" --out "$dir/tcp" >"$dir/out.txt" 2>&1 ||
+  { cat "$dir/out.txt"; for f in "$dir"/tcp/*.log; do tail -5 "$f"; done; exit 1; }
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-check "seven strategies in study.csv" "[ \$(tail -n +2 '$dir/study.csv' | wc -l) -eq 7 ]"
-check "every time is positive" "tail -n +2 '$dir/study.csv' | awk -F, '\$2 <= 0 {bad=1} END {exit bad}'"
-losses=$(grep -E '^(ddp|allreduce|gather-scatter|ring|param-server),' "$dir/study.csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
+checks() { python3 "$here/check_outputs.py" "$@" | sed 's/^/  /'; }  # its ok/FAIL lines, indented; fails with it
+csv=$dir/tcp/study.csv
+check "seven strategies in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq 7 ]"
+losses=$(grep -E '^(ddp|allreduce|gather-scatter|ring|param-server),' "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
 check "exact strategies agree on the final training loss" "[ $losses -eq 1 ]"
-check "study.md names the fastest" "grep -q 'was fastest' '$dir/study.md'"
-[ $fail -eq 0 ] || cat "$dir/study.csv"
+# The model's size from a run's header; 128 samples / 2 workers / batch 16 = 4 steps.
+params=$(grep -oE 'model mlp \([0-9]+ parameters\)' "$dir/tcp/ddp.log" | head -1 | grep -oE '[0-9]+')
+check "columns, bytes per strategy (P = $params) and the fastest's margin in study.md" \
+  "checks study '$dir/tcp' --nproc 2 --params '${params:-0}' --steps 4"
+check "study.md says every strategy used TCP" "grep -q 'Every strategy talked over TCP' '$dir/tcp/study.md'"
+
+# --shm: all_reduce through shared memory counts the ring's bytes (docs/dist.md).
+"$SYNC_STUDY" "${run[@]}" --out "$dir/shm" --shm --strategies ddp allreduce ring >"$dir/shm.txt" 2>&1
+check "--shm: the study runs" "[ $? -eq 0 ]"
+check "--shm: study.md says all_reduce went through shared memory" "grep -q 'shared memory (--shm)' '$dir/shm/study.md'"
+sent() { grep -E "^($2)," "$1" | cut -d, -f1,4; }
+check "--shm: ddp, allreduce and ring send the bytes they sent over TCP" \
+  "[ -n \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" ] &&
+   [ \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" = \"\$(sent '$csv' 'ddp|allreduce|ring')\" ]"
+[ $fail -eq 0 ] || { cat "$csv"; cat "$dir/tcp/study.md"; }
 exit $fail
