@@ -9,14 +9,10 @@ set -uo pipefail
 : "${SYNC_STUDY:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read study.csv"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$here/lib.sh"
 run=(--nproc 2 --train-samples 128 --test-samples 64 --batch-size 16)
 "$SYNC_STUDY" "${run[@]}" --out "$dir/tcp" >"$dir/out.txt" 2>&1 ||
   { cat "$dir/out.txt"; for f in "$dir"/tcp/*.log; do tail -5 "$f"; done; exit 1; }
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-checks() { python3 "$here/check_outputs.py" "$@" | sed 's/^/  /'; }  # its ok/FAIL lines, indented; fails with it
 csv=$dir/tcp/study.csv
 check "seven strategies in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq 7 ]"
 losses=$(grep -E '^(ddp|allreduce|gather-scatter|ring|param-server),' "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)

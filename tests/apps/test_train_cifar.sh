@@ -10,10 +10,7 @@ set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read the metrics files"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$here/lib.sh"
 common=(--dataset synthetic --model mlp --train-samples 192 --test-samples 64 --batch-size 16 --lr 0.05
         --threads 1 --loader-workers 1 --log-every 1 --no-progress --seed 5)
 losses() { grep -o 'loss [0-9.]*, batch' "$1" | sort; }

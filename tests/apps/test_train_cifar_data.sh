@@ -13,11 +13,7 @@ set -uo pipefail
 : "${TRAIN_CIFAR:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to write the data files"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-checks() { python3 "$here/check_outputs.py" "$@" | sed 's/^/  /'; }  # its ok/FAIL lines, indented; fails with it
+. "$here/lib.sh"
 # (CLI11 refuses a flag given twice: the runs below add what they vary.)
 common=(--model mlp --threads 1 --loader-workers 1 --log-every 100 --no-progress --seed 3)
 params() { grep -oE 'model mlp \([0-9]+ parameters\)' "$1" | grep -oE '[0-9]+'; }

@@ -15,11 +15,7 @@ set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read the metrics files"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-checks() { python3 "$here/check_outputs.py" "$@" | sed 's/^/  /'; }  # its ok/FAIL lines, indented; fails with it
+. "$here/lib.sh"
 base=(--dataset synthetic --model mlp --train-samples 96 --test-samples 32 --batch-size 16
       --threads 1 --loader-workers 1 --log-every 100 --no-progress)
 common=("${base[@]}" --seed 5)
