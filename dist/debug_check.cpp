@@ -32,6 +32,10 @@ bool debug_from_env() {
   return v && *v && std::string(v) != "0";
 }
 
+std::string debug_signature(const Tensor& t) {
+  return std::string(dtype_name(t.dtype())) + " x " + std::to_string(t.numel());
+}
+
 std::string debug_record(int64_t seq, const std::string& fingerprint) {
   return "#" + std::to_string(seq) + " " + fingerprint;
 }

@@ -10,11 +10,16 @@
 #include <vector>
 
 #include "dist/store.h"
+#include "tensor/tensor.h"
 
 namespace ddl::dist::detail {
 
 // True when DDL_DEBUG is set to anything but "" or "0".
 bool debug_from_env();
+
+// "float32 x 1000": what DDL_DEBUG compares of a tensor (sizes, not shapes: a [10,100]
+// may meet a [1000]).
+std::string debug_signature(const Tensor& t);
 
 // "#<seq> <fingerprint>": what must be identical on every rank.
 std::string debug_record(int64_t seq, const std::string& fingerprint);

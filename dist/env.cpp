@@ -76,8 +76,10 @@ LaunchEnv read_launch_env() {
       e.local_world_size = leading_int("SLURM_NTASKS_PER_NODE", v);
     else if (const char* v2 = get("SLURM_TASKS_PER_NODE"))
       e.local_world_size = leading_int("SLURM_TASKS_PER_NODE", v2);
-    if (const char* nodes = get("SLURM_JOB_NODELIST"); nodes && !get("MASTER_ADDR"))
-      e.master_addr = detail::first_slurm_host(nodes);
+    // Rank 0 serves the store; it runs on the first node of this step (srun may use fewer
+    // nodes than the job holds), which only SLURM_STEP_NODELIST tells.
+    const char* nodes = get("SLURM_STEP_NODELIST") ? get("SLURM_STEP_NODELIST") : get("SLURM_JOB_NODELIST");
+    if (nodes && !get("MASTER_ADDR")) e.master_addr = detail::first_slurm_host(nodes);
     // Every task of the job derives the same port from the job id.
     if (const char* job = get("SLURM_JOB_ID"); job && !get("MASTER_PORT"))
       e.master_port = 20000 + parse_int("SLURM_JOB_ID", job) % 20000;

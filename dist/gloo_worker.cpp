@@ -24,6 +24,9 @@ using detail::GlooCall;
 using detail::Traffic;
 
 namespace {
+// Gloo's timeouts say "Timed out waiting ..."; everything else is a broken connection.
+bool is_timeout(const std::exception& e) { return std::string(e.what()).find("imed out") != std::string::npos; }
+
 // -1: the variable decides (unset or empty: `unset_means`); otherwise the option does.
 bool option_or_env(int option, const char* var, bool unset_means) {
   if (option >= 0) return option > 0;
@@ -184,7 +187,7 @@ void ProcessGroupGloo::execute(Task& task) {
   } catch (const std::exception& e) {
     // Gloo's IoException (peer gone, timeout) or an enforce failure mid-transfer: the
     // connections are in an unknown state, so the whole group is unusable from here on.
-    bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
+    const bool timed_out = is_timeout(e);
     const bool via_shm = dynamic_cast<const detail::ShmError*>(&e) != nullptr;
     const auto& mesh = static_cast<const MeshContext&>(*ctx_);  // the constructor made it one
     std::string address;
@@ -263,7 +266,7 @@ void ProcessGroupGloo::p2p_loop() {
         p.work->finish(std::current_exception());
         continue;
       }
-      const bool timed_out = std::string(e.what()).find("imed out") != std::string::npos;
+      const bool timed_out = is_timeout(e);
       const std::string peer = "rank " + std::to_string(p.peer);
       std::string msg = log_prefix() + " " + p.desc + " failed: " +
                         (timed_out ? peer + " did not post the matching " + (is_send ? "recv" : "send") +

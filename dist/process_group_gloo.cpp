@@ -7,6 +7,7 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
+#include "dist/debug_check.h"
 #include "dist/gloo_collectives.h"
 #include "dist/shm_all_reduce.h"
 #include "tensor/error.h"
@@ -35,10 +36,7 @@ void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
             ": ReduceOp::Avg needs a floating tensor, got ", describe(t), " (use Sum and divide)");
 }
 
-// "float32 x 1000": what DDL_DEBUG compares (sizes, not shapes: a [10,100] may meet a [1000]).
-std::string sig(const Tensor& t) {
-  return std::string(dtype_name(t.dtype())) + " x " + std::to_string(t.numel());
-}
+std::string sig(const Tensor& t) { return detail::debug_signature(t); }
 
 // Runs fn on contiguous buffers, copying results back into non-contiguous outputs.
 Tensor staged(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
@@ -59,10 +57,12 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& t, Reduce
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
   std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";
   const int n = size();
-  return enqueue(OpKind::AllReduce, desc, fp, ring_peers(rank(), n), [t, op, n](const GlooCall& c) {
-    if (n == 1 || t.numel() == 0) return Traffic{};
+  // Through shared memory even when empty: there every call checks that all ranks agree.
+  return enqueue(OpKind::AllReduce, desc, fp, shm_ ? "every other rank" : ring_peers(rank(), n),
+                 [t, op, n](const GlooCall& c) {
+    if (n == 1 || (t.numel() == 0 && !c.shm)) return Traffic{};
     Tensor buf = staged(t);
-    Traffic tr = c.shm ? c.shm->all_reduce(buf, op, c.timeout) : detail::gloo_all_reduce(c, buf, op);
+    Traffic tr = c.shm ? c.shm->all_reduce(buf, op, c.tag, c.timeout) : detail::gloo_all_reduce(c, buf, op);
     unstage(t, buf);
     return tr;
   });

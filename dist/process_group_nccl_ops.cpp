@@ -2,6 +2,7 @@
 // non-contiguous tensors, byte counts, DDL_DEBUG fingerprints, and the NCCL calls each
 // launch issues (the launch path itself is in process_group_nccl.cpp; see Note [NCCL
 // stream ordering] there).
+#include "dist/debug_check.h"
 #include "dist/process_group_nccl_internal.h"
 
 namespace ddl::dist {
@@ -51,7 +52,7 @@ void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
 }
 
 // "float32 x 1000": what DDL_DEBUG compares, as gloo does (sizes, not shapes or devices).
-std::string sig(const Tensor& t) { return std::string(dtype_name(t.dtype())) + " x " + std::to_string(t.numel()); }
+std::string sig(const Tensor& t) { return detail::debug_signature(t); }
 
 void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");

@@ -46,11 +46,21 @@ constexpr int kSpins = 4000;
 constexpr Millis kSleepSlice{20};
 constexpr size_t kPage = 4096;
 
+// What a rank was asked to all-reduce; ranks compare before moving any data.
+struct CallRecord {
+  uint64_t tag;  // the group's collective sequence number
+  int64_t numel;
+  int32_t dtype;
+  int32_t op;
+};
+
 struct alignas(64) RankState {
   std::atomic<uint32_t> arrived;  // barriers passed (generation)
   std::atomic<uint32_t> joined;   // 1 once pid and start_time are written
+  std::atomic<uint32_t> left;     // 1 once this rank destroyed its group
   int32_t pid;
   uint64_t start_time;  // /proc/<pid>/stat field 22: tells a reused pid apart
+  CallRecord calls[2];  // by call parity: one may be rewritten while peers read the other
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
@@ -166,8 +176,17 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     void*& base;
     size_t bytes;
     ~Unmap() {
-      }
+      if (base) munmap(base, bytes);
+    }
   } unmap{base, bytes};
+  // The name goes once every rank has opened the segment or given up, or on any error:
+  // mappings outlive it, and nothing is left in /dev/shm if a process dies.
+  struct Unlink {
+    std::string name;
+    ~Unlink() {
+      if (!name.empty()) shm_unlink(name.c_str());
+    }
+  } unlink_later;
   std::string name;
   uint64_t nonce = 0;
   if (rank == 0) {
@@ -177,6 +196,7 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
       n << "/ddl-shm-" << getpid() << "-" << std::hex << nonce;
       name = n.str();
       err = map_segment(name, bytes, /*create=*/true, &base);
+      if (err.empty()) unlink_later.name = name;
     }
     if (err.empty()) {
       auto* h = new (base) ShmHeader{};
@@ -189,14 +209,6 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     v << (err.empty() ? name : "-") << " " << nonce;
     store.set("ddl-shm/segment", v.str());
   }
-  // The name goes once every rank has opened the segment or given up (or the exchange
-  // failed): mappings outlive it, and nothing is left in /dev/shm if a process dies.
-  struct Unlink {
-    std::string name;
-    ~Unlink() {
-      if (!name.empty()) shm_unlink(name.c_str());
-    }
-  } unlink_later{rank == 0 && err.empty() ? name : ""};
   {
     std::istringstream v(store.get("ddl-shm/segment", timeout));
     v >> name >> nonce;
@@ -240,7 +252,13 @@ ShmAllReduce::ShmAllReduce(void* base, size_t bytes, int rank, int size, size_t 
     : base_(base), bytes_(bytes), header_(static_cast<ShmHeader*>(base)),
       data_(static_cast<char*>(base) + data_offset()), rank_(rank), size_(size), slot_bytes_(slot_bytes) {}
 
-ShmAllReduce::~ShmAllReduce() { munmap(base_, bytes_); }
+ShmAllReduce::~ShmAllReduce() {
+  // A peer waiting for this rank at a barrier must not wait out its timeout.
+  auto& me = header_->ranks[rank_];
+  me.left.store(1, std::memory_order_release);
+  futex_wake(&me.arrived);
+  munmap(base_, bytes_);
+}
 
 char* ShmAllReduce::slot(int set, int rank) const {
   return data_ + (static_cast<size_t>(set) * size_ + rank) * slot_bytes_;
@@ -268,8 +286,9 @@ void ShmAllReduce::barrier(Clock::time_point deadline) {
 }
 
 void ShmAllReduce::wait_for(int peer, uint32_t gen, Clock::time_point deadline) {
+  const RankState& state = header_->ranks[peer];
   auto& word = header_->ranks[peer].arrived;
-  const std::string who = "rank " + std::to_string(peer) + " (pid " + std::to_string(header_->ranks[peer].pid) + ")";
+  auto who = [&] { return "rank " + std::to_string(peer) + " (pid " + std::to_string(state.pid) + ")"; };
   for (int spin = 0;; ++spin) {
     const uint32_t seen = word.load(std::memory_order_acquire);
     if (static_cast<int32_t>(seen - gen) >= 0) return;
@@ -279,8 +298,10 @@ void ShmAllReduce::wait_for(int peer, uint32_t gen, Clock::time_point deadline) 
     }
     if (uint32_t by = header_->aborted.load(std::memory_order_acquire))
       throw ShmError("shared-memory all-reduce: rank " + std::to_string(by - 1) + " aborted it");
-    if (Clock::now() >= deadline) throw ShmError("shared-memory all-reduce: timed out waiting for " + who);
-    if (!peer_alive(peer)) throw ShmError("shared-memory all-reduce: " + who + " exited");
+    if (Clock::now() >= deadline) throw ShmError("shared-memory all-reduce: timed out waiting for " + who());
+    if (state.left.load(std::memory_order_acquire))
+      throw ShmError("shared-memory all-reduce: " + who() + " destroyed its process group");
+    if (!peer_alive(peer)) throw ShmError("shared-memory all-reduce: " + who() + " exited");
     futex_wait(&word, seen, kSleepSlice);
   }
 }
@@ -320,8 +341,44 @@ void fold_op(ReduceOp op, const char* const* in, int n, int64_t count, char* sha
 
 }  // namespace
 
-Traffic ShmAllReduce::all_reduce(const Tensor& t, ReduceOp op, Millis timeout) {
+Traffic ShmAllReduce::all_reduce(const Tensor& t, ReduceOp op, uint64_t tag, Millis timeout) {
   const auto deadline = Clock::now() + timeout;
+  // An unsupported dtype must fail here, on every rank alike, not between two barriers.
+  DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce", [&] { (void)sizeof(scalar_t); });
+  try {
+    check_same_call(t, op, tag, deadline);
+    return move_pieces(t, op, deadline);
+  } catch (const ShmError&) {
+    throw;
+  } catch (const std::exception& e) {  // the peers are mid-protocol: fail them too
+    abort();
+    throw ShmError(std::string("shared-memory all-reduce: ") + e.what());
+  }
+}
+
+// Without this, ranks that disagree on the size would each run their own number of pieces
+// and pair barriers of different calls: garbage, or a timeout much later.
+void ShmAllReduce::check_same_call(const Tensor& t, ReduceOp op, uint64_t tag, Clock::time_point deadline) {
+  const int parity = static_cast<int>(calls_++ & 1);
+  header_->ranks[rank_].calls[parity] =
+      CallRecord{tag, t.numel(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(op)};
+  barrier(deadline);
+  auto describe = [](const CallRecord& c) {
+    return "#" + std::to_string(c.tag) + " all_reduce(" + dtype_name(static_cast<DType>(c.dtype)) + " x " +
+           std::to_string(c.numel) + ", " + reduce_op_name(static_cast<ReduceOp>(c.op)) + ")";
+  };
+  const std::string mine = describe(header_->ranks[rank_].calls[parity]);
+  std::string all;
+  bool same = true;
+  for (int q = 0; q < size_; ++q) {
+    const std::string theirs = describe(header_->ranks[q].calls[parity]);
+    same = same && theirs == mine;
+    all += "; rank " + std::to_string(q) + ": " + theirs;
+  }
+  if (!same) throw ShmError("shared-memory all-reduce: ranks called different all-reduces" + all);
+}
+
+Traffic ShmAllReduce::move_pieces(const Tensor& t, ReduceOp op, Clock::time_point deadline) {
   const int64_t es = static_cast<int64_t>(t.element_size());
   const int64_t numel = t.numel();
   const int64_t per_piece = static_cast<int64_t>(slot_bytes_) / es;

@@ -39,9 +39,11 @@ class ShmAllReduce {
   ShmAllReduce(const ShmAllReduce&) = delete;
   ShmAllReduce& operator=(const ShmAllReduce&) = delete;
 
-  // t ← op over every rank's t (contiguous CPU tensor, numel > 0). Every rank gets the
-  // same bits. Throws ShmError when a peer died, aborted or missed the deadline.
-  Traffic all_reduce(const Tensor& t, ReduceOp op, Millis timeout);
+  // t ← op over every rank's t (contiguous CPU tensor). Every rank gets the same bits.
+  // `tag`: the group's collective sequence number; ranks first check that they all call
+  // with the same tag, numel, dtype and op. Throws ShmError when they do not, or when a
+  // peer died, left, aborted or missed the deadline.
+  Traffic all_reduce(const Tensor& t, ReduceOp op, uint64_t tag, Millis timeout);
   // Makes every pending and later call fail at once, on every rank (the group broke).
   void abort();
   size_t slot_bytes() const { return slot_bytes_; }
@@ -50,6 +52,8 @@ class ShmAllReduce {
   using Clock = std::chrono::steady_clock;
   ShmAllReduce(void* base, size_t bytes, int rank, int size, size_t slot_bytes);
   char* slot(int set, int rank) const;
+  void check_same_call(const Tensor& t, ReduceOp op, uint64_t tag, Clock::time_point deadline);
+  Traffic move_pieces(const Tensor& t, ReduceOp op, Clock::time_point deadline);
   void barrier(Clock::time_point deadline);
   void wait_for(int peer, uint32_t gen, Clock::time_point deadline);
   bool peer_alive(int peer) const;
@@ -63,6 +67,7 @@ class ShmAllReduce {
   size_t slot_bytes_;
   uint32_t gen_ = 0;    // barriers passed; the same on every rank
   uint64_t round_ = 0;  // pieces reduced; its parity picks the buffer set
+  uint64_t calls_ = 0;  // all_reduce calls; its parity picks the CallRecord
 };
 
 }  // namespace ddl::dist::detail

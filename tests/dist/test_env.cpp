@@ -16,7 +16,7 @@ void clear_env() {
                         "MASTER_PORT", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                         "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID",
                         "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
-                        "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "SLURM_JOB_ID",
+                        "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "SLURM_STEP_NODELIST", "SLURM_JOB_ID",
                         "DDL_RESTART_COUNT", "DDL_JOB_TOKEN", "DDL_STORE_SERVED"})
     unsetenv(v);
 }
@@ -85,6 +85,9 @@ TEST_CASE("env: Slurm variables, master from the node list, port from the job id
   CHECK(e.master_addr == "gpu07");
   CHECK(e.master_port == 20000 + 123456 % 20000);
   CHECK(e.source == "slurm");
+  // A step on part of the job's nodes: rank 0 runs on the step's first node.
+  setenv("SLURM_STEP_NODELIST", "gpu08", 1);
+  CHECK(read_launch_env().master_addr == "gpu08");
   clear_env();
   CHECK(detail::first_slurm_host("node1,node2") == "node1");
   CHECK(detail::first_slurm_host("a[3,5-6],b1") == "a3");

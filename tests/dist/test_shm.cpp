@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <fstream>
 
 #include "dist/dist.h"
 #include "tensor/factory.h"
@@ -112,7 +114,16 @@ TEST_CASE("shm all_reduce: many pieces, every op, bit-exact against a rank-order
   }
 }
 
+// Lines of /proc/self/maps that map a ddl segment (they stay until the group is gone).
+static int mapped_segments() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find("/ddl-shm-") != std::string::npos;
+  return n;
+}
+
 TEST_CASE("shm all_reduce: one rank without it makes every rank use TCP", "[dist]") {
+  const int before = mapped_segments();
   auto store = std::make_shared<HashStore>(Millis(20000));
   auto outs = test::run_threads(3, [&](int rank) {
     ProcessGroupGloo pg(store, rank, 3, with_shm(rank == 1 ? 0 : 1));
@@ -121,6 +132,53 @@ TEST_CASE("shm all_reduce: one rank without it makes every rank use TCP", "[dist
     Tensor t = full(Shape{5}, double(rank + 1));
     pg.all_reduce(t);
     DIST_EXPECT(t.data<float>()[4] == 6.0f, "sum over TCP");
+  });
+  INFO(describe(outs));
+  REQUIRE(test::all_ok(outs));
+  CHECK(mapped_segments() == before);  // the ranks that had mapped it let go
+}
+
+TEST_CASE("shm all_reduce: ranks that disagree on the size fail at once, on every rank", "[dist]") {
+  for (int64_t other : {50, 0}) {
+    DYNAMIC_SECTION("rank 1 all-reduces " << other << " elements") {
+      auto store = std::make_shared<HashStore>(Millis(20000));
+      auto outs = test::run_threads(2, [&](int rank) {
+        ProcessGroupGloo pg(store, rank, 2, with_shm(1));
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          pg.all_reduce(zeros(Shape{rank == 0 ? 100 : other}));
+          DIST_EXPECT(false, "no error");
+        } catch (const Error& e) {
+          const std::string m = e.what();
+          DIST_EXPECT(m.find("ranks called different all-reduces") != std::string::npos &&
+                          m.find("float32 x 100") != std::string::npos &&
+                          m.find("float32 x " + std::to_string(other) + ",") != std::string::npos,
+                      "message: ", m);
+        }
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        DIST_EXPECT(s < 5, "took ", s, " s (timeout 30 s)");
+        DIST_EXPECT(pg.is_broken(), "group not broken");
+      });
+      INFO(describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
+  }
+}
+
+TEST_CASE("shm all_reduce: a peer that destroys its group ends the wait at once", "[dist]") {
+  auto store = std::make_shared<HashStore>(Millis(20000));
+  auto outs = test::run_threads(2, [&](int rank) {
+    ProcessGroupGloo pg(store, rank, 2, with_shm(1));
+    if (rank == 1) return;  // leaves without calling: its process lives on
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      pg.all_reduce(zeros(Shape{1000}));
+      DIST_EXPECT(false, "no error");
+    } catch (const Error& e) {
+      DIST_EXPECT(std::string(e.what()).find("rank 1") != std::string::npos, "message: ", e.what());
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    DIST_EXPECT(s < 5, "took ", s, " s (timeout 30 s)");
   });
   INFO(describe(outs));
   REQUIRE(test::all_ok(outs));
@@ -135,6 +193,7 @@ TEST_CASE("shm all_reduce agrees with Gloo's TCP ring", "[dist]") {
     for (int shm : {0, 1}) {
       auto prefixed = std::make_shared<PrefixStore>("shm" + std::to_string(shm), store);
       ProcessGroupGloo pg(prefixed, rank, 3, with_shm(shm));
+      DIST_EXPECT((pg.transport() != "tcp") == bool(shm), "transport ", pg.transport(), " (", pg.shm_status(), ")");
       Tensor t = from_vector<float>(input(rank, n), Shape{n});
       pg.all_reduce(t);
       results.push_back(to_vector<float>(t));
