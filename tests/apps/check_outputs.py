@@ -6,7 +6,7 @@
 #   python3 check_outputs.py report OUT.txt --images N [--classes a,b,..] [--support n0,n1,..]
 #   python3 check_outputs.py ranks OUT.txt --world W [--bytes]
 #   python3 check_outputs.py metrics FILE --batches B --epochs E --world W [--evals 0,2]
-#   python3 check_outputs.py resumed FILE --batches B --epochs E --from-step G
+#   python3 check_outputs.py resumed FILE --batches B --epochs E --from-step G --marker resume|restart [--restarts R]
 #   python3 check_outputs.py steplog OUT.txt FILE
 #   python3 check_outputs.py lr FILE --lr X --batches B --epochs E --schedule S --warmup-epochs W
 #   python3 check_outputs.py study DIR --nproc N --params P --steps S
@@ -35,13 +35,13 @@ def lines_of(path):
 
 def cmd_report(a):
     lines = lines_of(a.out)
-    final = [i for i, l in enumerate(lines) if re.match(r"test loss [0-9.]+, test accuracy [0-9.]+ on \d+ images", l)]
+    final = [(i, m) for i, m in enumerate(re.match(r"test loss ([0-9.]+), test accuracy ([0-9.]+) on (\d+) images", l)
+                                          for l in lines) if m]
     check("the final 'test loss .., test accuracy .. on N images' line is printed once", len(final) == 1,
           "%d times" % len(final))
     if not final:
         return
-    i = final[0]
-    m = re.match(r"test loss ([0-9.]+), test accuracy ([0-9.]+) on (\d+) images", lines[i])
+    i, m = final[0]
     printed_acc, images = float(m.group(2)), int(m.group(3))
     check("it counts --test-samples images", images == a.images, "%d, expected %d" % (images, a.images))
 
@@ -125,8 +125,7 @@ def cmd_ranks(a):
               labels == want, "rows %s" % labels)
         if title.startswith("Per-rank resources") and labels == want and a.bytes:
             # pg sent/recv MB: numbers with a process group, n/a without one.
-            cols = head.split("  ")
-            cols = [c.strip() for c in cols if c.strip()]
+            cols = [c.strip() for c in head.split("  ") if c.strip()]
             sent = [l.split()[cols.index("pg sent MB")] for l in body[:a.world]]
             if a.world > 1:
                 check("every rank sent bytes through the process group", all(s != "n/a" and float(s) > 0 for s in sent),
@@ -142,6 +141,7 @@ PHASES = {"data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s", "ot
 STEP = COMMON | PHASES | {"epoch", "step", "loss", "accuracy", "lr"}
 EPOCH = COMMON | {"epoch", "steps", "mean_steps", "wall_s", "total", "mean", "train_loss"}
 EVAL = COMMON | {"epoch", "test_loss", "test_accuracy"}
+OP_KEYS = ("calls", "bytes_sent", "bytes_received")
 SUMMARY = COMMON | {"test_accuracy", "test_loss", "train_loss", "convergence_s", "wall_s", "pg_bytes_sent",
                     "pg_bytes_received", "steps", "duration_s", "samples", "mean_cpu_percent", "max_cpu_percent",
                     "rss_bytes", "peak_rss_bytes", "net_rx_bytes", "net_tx_bytes", "lo_rx_bytes", "lo_tx_bytes",
@@ -162,16 +162,10 @@ def cmd_metrics(a):
     check("every line has event, rank, world, time and unix_time", all(not missing(e, COMMON) for e in ev))
     check("every line carries this rank and world size",
           all(e.get("rank") == a.rank and e.get("world") == a.world for e in ev))
-    steps = [e for e in ev if e["event"] == "step"]
-    epochs = [e for e in ev if e["event"] == "epoch"]
-    evals = [e for e in ev if e["event"] == "eval"]
-    summaries = [e for e in ev if e["event"] == "summary"]
-    bad = [missing(e, STEP) for e in steps if missing(e, STEP)]
-    check("step lines have the documented keys", steps and not bad, "missing %s" % (bad[:1],))
-    bad = [missing(e, EPOCH) for e in epochs if missing(e, EPOCH)]
-    check("epoch lines have the documented keys", epochs and not bad, "missing %s" % (bad[:1],))
-    bad = [missing(e, EVAL) for e in evals if missing(e, EVAL)]
-    check("eval lines have the documented keys", evals and not bad, "missing %s" % (bad[:1],))
+    steps, epochs, evals, summaries = ([e for e in ev if e["event"] == k] for k in ("step", "epoch", "eval", "summary"))
+    for kind, lines, keys in (("step", steps, STEP), ("epoch", epochs, EPOCH), ("eval", evals, EVAL)):
+        bad = [missing(e, keys) for e in lines if missing(e, keys)]
+        check("%s lines have the documented keys" % kind, lines and not bad, "missing %s" % (bad[:1],))
     check("one summary line, the last", len(summaries) == 1 and ev[-1]["event"] == "summary",
           "%d summary lines" % len(summaries))
     if summaries:
@@ -183,13 +177,15 @@ def cmd_metrics(a):
             check("the summary counts process-group bytes", s.get("pg_bytes_sent", 0) > 0 and
                   s.get("pg_bytes_received", 0) > 0)
         if a.per_op:
-            per_op = per_op_bytes(s)
-            check("the summary has per-op-kind byte counters (all_reduce among them)",
-                  per_op is not None and "all_reduce" in per_op, "no per-op counters in %s" % sorted(s))
-            if per_op:
-                total = sum(v for v in per_op.values())
-                check("the per-op sent bytes add up to pg_bytes_sent", total == s.get("pg_bytes_sent"),
-                      "%d vs %s" % (total, s.get("pg_bytes_sent")))
+            # apps/common/metrics_log.cpp: "pg_ops": {kind: {"calls", "bytes_sent", "bytes_received"}}.
+            ops = s.get("pg_ops")
+            ok = (isinstance(ops, dict) and "all_reduce" in ops and
+                  all(isinstance(v, dict) and all(isinstance(v.get(k), int) for k in OP_KEYS) for v in ops.values()))
+            check("the summary's pg_ops counts calls and bytes per op kind, all_reduce among them", ok, "%s" % ops)
+            for d in ("sent", "received") if ok else ():
+                total = sum(v["bytes_" + d] for v in ops.values())
+                check("pg_ops' bytes_%s add up to pg_bytes_%s" % (d, d), total == s.get("pg_bytes_" + d),
+                      "%d vs %s" % (total, s.get("pg_bytes_" + d)))
     per_epoch = {}
     for e in steps:
         per_epoch.setdefault(e["epoch"], []).append(e["step"])
@@ -214,14 +210,22 @@ def cmd_metrics(a):
 
 
 def cmd_resumed(a):
-    # A run killed after some steps and restarted from the snapshot taken after global
-    # step G: the restart appends to the file, after a marker line, from step G on.
+    # A run killed after some steps and restarted: the restart appends to the file after
+    # one marker line, "resume" (from the snapshot taken after global step G, written by
+    # run_report.cpp with the snapshot's position) or "restart" (from scratch, G = 0).
     ev = read_events(a.file)
-    marks = [i for i, e in enumerate(ev) if "resum" in e["event"] or "restart" in e["event"]]
-    check("the restarted run appended after one resume marker line", len(marks) == 1,
-          "%d marker lines among events %s" % (len(marks), sorted({e["event"] for e in ev})))
-    if len(marks) != 1:
+    marks = [i for i, e in enumerate(ev) if e["event"] in ("resume", "restart")]
+    kinds = [ev[i]["event"] for i in marks]
+    check("the restarted run appended after one '%s' marker line" % a.marker, kinds == [a.marker],
+          "marker lines %s" % kinds)
+    if kinds != [a.marker]:
         return
+    want = {} if a.restarts is None else {"restart_count": a.restarts}
+    if a.marker == "resume":
+        want.update(global_step=a.from_step, epoch=a.from_step // a.batches, step_in_epoch=a.from_step % a.batches)
+    got = {k: ev[marks[0]].get(k) for k in want}
+    if want:
+        check("the marker line says %s" % want, got == want, "it says %s" % got)
     glob = lambda e: e["epoch"] * a.batches + e["step"]
     before = [glob(e) for e in ev[:marks[0]] if e["event"] == "step"]
     after = [glob(e) for e in ev[marks[0]:] if e["event"] == "step"]
@@ -230,23 +234,6 @@ def cmd_resumed(a):
     check("the restart logs steps %d..%d" % (a.from_step, a.epochs * a.batches - 1),
           after == list(range(a.from_step, a.epochs * a.batches)), "global steps %s" % after)
     check("one summary line, at the end", [e["event"] for e in ev].count("summary") == 1 and ev[-1]["event"] == "summary")
-
-
-def per_op_bytes(summary):
-    """{op kind: bytes sent} from the summary, whichever reasonable shape it takes."""
-    for key, v in summary.items():
-        if isinstance(v, dict) and "all_reduce" in v:  # {"all_reduce": {...} or bytes, ...}
-            out = {}
-            for op, x in v.items():
-                if isinstance(x, dict):
-                    out[op] = next((x[k] for k in ("bytes_sent", "sent_bytes", "sent") if k in x), 0)
-                elif isinstance(x, (int, float)):
-                    out[op] = x
-            return out
-    flat = {k: v for k, v in summary.items() if re.match(r"pg_\w+_bytes_sent$", k) and k != "pg_bytes_sent"}
-    if flat:
-        return {k[3:-len("_bytes_sent")]: v for k, v in flat.items()}
-    return None
 
 
 def cmd_steplog(a):
@@ -368,45 +355,43 @@ def cmd_study(a):
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("report")
-    r.add_argument("out")
+
+    def command(name, *positional, run_shape=False):
+        r = sub.add_parser(name)
+        for arg in positional:
+            r.add_argument(arg)
+        if run_shape:  # the run's size: batches per epoch and epochs
+            r.add_argument("--batches", type=int, required=True)
+            r.add_argument("--epochs", type=int, required=True)
+        return r
+
+    r = command("report", "out")
     r.add_argument("--images", type=int, required=True)
     r.add_argument("--classes")
     r.add_argument("--support")
-    r = sub.add_parser("ranks")
-    r.add_argument("out")
+    r = command("ranks", "out")
     r.add_argument("--world", type=int, required=True)
     r.add_argument("--bytes", action="store_true", help="also check the pg sent column (training moved MBs)")
-    r = sub.add_parser("metrics")
-    r.add_argument("file")
-    r.add_argument("--batches", type=int, required=True)
-    r.add_argument("--epochs", type=int, required=True)
+    r = command("metrics", "file", run_shape=True)
     r.add_argument("--world", type=int, default=1)
     r.add_argument("--rank", type=int, default=0)
     r.add_argument("--evals")
     r.add_argument("--per-op", action="store_true")
-    r = sub.add_parser("resumed")
-    r.add_argument("file")
-    r.add_argument("--batches", type=int, required=True)
-    r.add_argument("--epochs", type=int, required=True)
+    r = command("resumed", "file", run_shape=True)
     r.add_argument("--from-step", type=int, required=True)
-    r = sub.add_parser("steplog")
-    r.add_argument("out")
-    r.add_argument("file")
-    r = sub.add_parser("lr")
-    r.add_argument("file")
+    r.add_argument("--marker", choices=("resume", "restart"), required=True)
+    r.add_argument("--restarts", type=int, help="the marker's restart_count")
+    command("steplog", "out", "file")
+    r = command("lr", "file", run_shape=True)
     r.add_argument("--lr", type=float, required=True)
-    r.add_argument("--batches", type=int, required=True)
-    r.add_argument("--epochs", type=int, required=True)
     r.add_argument("--schedule", default="constant")
     r.add_argument("--warmup-epochs", type=float, default=0)
-    r = sub.add_parser("study")
-    r.add_argument("dir")
+    r = command("study", "dir")
     r.add_argument("--nproc", type=int, default=2)
     r.add_argument("--params", type=int)
     r.add_argument("--steps", type=int)
     a = p.parse_args()
-    {"report": cmd_report, "ranks": cmd_ranks, "metrics": cmd_metrics, "resumed": cmd_resumed, "steplog": cmd_steplog, "lr": cmd_lr, "study": cmd_study}[a.cmd](a)
+    globals()["cmd_" + a.cmd](a)
     sys.exit(1 if failed else 0)
 
 

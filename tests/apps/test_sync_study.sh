@@ -4,7 +4,8 @@
 # memory; the exact strategies (gather-scatter, allreduce, ddp, ring, param-server) end
 # with the same training loss and move the same bytes, and every strategy the bytes its
 # algorithm implies (docs/sync.md); study.md's paragraph names the fastest and by how much,
-# as the CSV says; with --shm, all_reduce counts the same bytes as over TCP.
+# as the CSV says; each worker's header names its transport; with --shm, all_reduce goes
+# through shared memory and counts the same bytes as over TCP.
 set -uo pipefail
 : "${SYNC_STUDY:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read study.csv"; exit 77; }
@@ -22,14 +23,29 @@ params=$(grep -oE 'model mlp \([0-9]+ parameters\)' "$dir/tcp/ddp.log" | head -1
 check "columns, bytes per strategy (P = $params) and the fastest's margin in study.md" \
   "checks study '$dir/tcp' --nproc 2 --params '${params:-0}' --steps 4"
 check "study.md says every strategy used TCP" "grep -q 'Every strategy talked over TCP' '$dir/tcp/study.md'"
+# How many workers' headers in a strategy's log (DIR/<strategy>.log, both workers' output)
+# name the TCP transport, and how many of those say all_reduce went through shared memory.
+tcp_headers() { grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp' "$1" 2>/dev/null; }
+shm_headers() {
+  grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; all_reduce through shared memory' "$1" 2>/dev/null
+}
+bad=""
+for s in ddp allreduce gather-scatter ring param-server stepwise local-sgd:4; do
+  [ "$(tcp_headers "$dir/tcp/$s.log")" = 2 ] && [ "$(shm_headers "$dir/tcp/$s.log")" = 0 ] || bad+=" $s"
+done
+check "without --shm, both workers of every strategy use TCP, all_reduce included (not:$bad)" "[ -z '$bad' ]"
 
 # --shm: all_reduce through shared memory counts the ring's bytes (docs/dist.md).
 "$SYNC_STUDY" "${run[@]}" --out "$dir/shm" --shm --strategies ddp allreduce ring >"$dir/shm.txt" 2>&1
 check "--shm: the study runs" "[ $? -eq 0 ]"
 check "--shm: study.md says all_reduce went through shared memory" "grep -q 'shared memory (--shm)' '$dir/shm/study.md'"
+bad=""
+for s in ddp allreduce ring; do [ "$(shm_headers "$dir/shm/$s.log")" = 2 ] || bad+=" $s"; done
+check "--shm: both workers of ddp, allreduce and ring say all_reduce went through shared memory (not:$bad)" \
+  "[ -z '$bad' ]"
 sent() { grep -E "^($2)," "$1" | cut -d, -f1,4; }
 check "--shm: ddp, allreduce and ring send the bytes they sent over TCP" \
   "[ -n \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" ] &&
    [ \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" = \"\$(sent '$csv' 'ddp|allreduce|ring')\" ]"
-[ $fail -eq 0 ] || { cat "$csv"; cat "$dir/tcp/study.md"; }
+[ $fail -eq 0 ] || { cat "$csv"; cat "$dir/tcp/study.md"; grep -H 'process group' "$dir"/*/*.log; }
 exit $fail

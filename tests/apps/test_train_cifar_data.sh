@@ -17,6 +17,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # (CLI11 refuses a flag given twice: the runs below add what they vary.)
 common=(--model mlp --threads 1 --loader-workers 1 --log-every 100 --no-progress --seed 3)
 params() { grep -oE 'model mlp \([0-9]+ parameters\)' "$1" | grep -oE '[0-9]+'; }
+# The MLP's input width, from its parameter count (in x 512 x 256 x CLASSES, with biases).
+inputs() { local p; p=$(params "$1") && echo $(((p - 512 - 512 * 256 - 256 - 257 * $2) / 512)); }
 accuracy() { grep -oE 'test accuracy [0-9.]+ on' "$1" | grep -oE '[0-9.]+' | head -1; }
 above() { python3 -c "import sys; sys.exit(not float('$1' or 0) > $2)"; }
 losses() { grep -o '"loss":[^,]*' "$1"; }
@@ -70,8 +72,6 @@ check "folder: it learns (test accuracy $(accuracy "$dir/fo.txt") > 0.6)" "above
 "$TRAIN_CIFAR" "${common[@]}" --batch-size 16 --dataset folder --data "$dir/folder" --train-samples 32 --test-samples 12 --epochs 1 \
   >"$dir/fo32.txt" 2>&1
 check "folder: --train-samples 32 --test-samples 12" "grep -q 'dataset folder (32 train / 12 test).* 2 batches per epoch' '$dir/fo32.txt'"
-check "folder and cifar10 images have 3 channels, mnist 1 (the MLP's size says so)" \
-  "[ \"\$(params '$dir/fo.txt')\" -gt \"\$(params '$dir/mn.txt')\" ]"
 
 # 4. CIFAR-10's binary version: 80 training records over five files, 40 test records.
 python3 "$here/make_datasets.py" cifar10 "$dir/cifar" --train 80 --test 40
@@ -98,6 +98,11 @@ check "mnist: augmentation is off by default (same losses as --augment false)" \
   "[ -n \"\$(losses '$dir/mn1.jsonl')\" ] && diff <(losses '$dir/mn1.jsonl') <(losses '$dir/mn0.jsonl') >/dev/null"
 "$TRAIN_CIFAR" "${common[@]}" --batch-size 16 --dataset cifar10 >"$dir/cfd.txt" 2>&1
 check "cifar10 without --data is refused, naming --data" "[ $? -ne 0 ] && grep -q -- '--data' '$dir/cfd.txt'"
+# The images' size as the model sees it: mnist's 28x28 are padded to 32x32, folder's resized.
+check "folder and cifar10 images are 3x32x32 (3072 inputs), mnist 1x32x32 (1024): the MLP's size says \
+$(inputs "$dir/fo.txt" 3), $(inputs "$dir/cf.txt" 10) and $(inputs "$dir/mn.txt" 10)" \
+  "[ \"\$(inputs '$dir/fo.txt' 3)\" = 3072 ] && [ \"\$(inputs '$dir/cf.txt' 10)\" = 3072 ] &&
+   [ \"\$(inputs '$dir/mn.txt' 10)\" = 1024 ]"
 
 [ $fail -eq 0 ] || { for f in "$dir"/*.txt; do echo "== $f"; tail -5 "$f"; done; }
 exit $fail

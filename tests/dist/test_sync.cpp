@@ -1,8 +1,12 @@
 // The gradient-synchronisation strategies over real processes and Gloo: the five
 // gradient strategies end where one process on the whole batch ends, with identical
 // replicas; stepwise and local-sgd do what they define; the hand-written ring
-// all-reduce sums any size; bad specs are named.
+// all-reduce sums any size; a rank's wait is charged to the call it happened in
+// (last_comm()); bad specs are named.
 #include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
 
 #include "ddl.h"
 #include "dist/dist.h"
@@ -272,6 +276,90 @@ TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dis
       });
     }
   }
+}
+
+namespace {
+
+// The small CNN with a BatchNorm, so that DDP has buffers to broadcast in forward.
+std::shared_ptr<nn::Sequential> make_bn_cnn() {
+  manual_seed(7);
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::BatchNorm2d>(4),
+      std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(),
+      std::make_shared<nn::Linear>(4 * 4 * 4, 3)});
+}
+
+enum class Call { Forward, Backward, AfterBackward, Step };
+constexpr const char* kCalls[] = {"forward", "backward", "after_backward", "step"};
+constexpr const char* kFields[] = {"forward_ms", "backward_ms", "after_backward_ms", "step_ms", "after_step_ms"};
+
+// One training step; with `sleep`, this rank sleeps 150 ms just before `before`, so
+// its peer waits for it in whichever call next needs it. Returns last_comm() as
+// {forward, backward, after_backward, step, after_step} ms.
+std::vector<float> step_with_delay(SyncStrategy& s, optim::Optimizer& opt, const Data& d, int64_t begin, int64_t b,
+                                   bool sleep, Call before) {
+  const auto pause = [&](Call c) {
+    if (sleep && c == before) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  };
+  pause(Call::Forward);
+  Variable out = s.model().forward(Variable(d.x.narrow(0, begin, b)));
+  Variable loss = cross_entropy(out, d.y.narrow(0, begin, b));
+  opt.zero_grad();
+  pause(Call::Backward);
+  loss.backward();
+  pause(Call::AfterBackward);
+  s.after_backward();
+  pause(Call::Step);
+  s.step(opt);
+  s.after_step();
+  const StepComm& c = s.last_comm();
+  return {float(c.forward_ms), float(c.backward_ms), float(c.after_backward_ms), float(c.step_ms),
+          float(c.after_step_ms)};
+}
+
+}  // namespace
+
+TEST_CASE("last_comm() charges a wait for a late peer to the call it happened in", "[dist][sync]") {
+  struct Case {
+    const char* spec;
+    int sleeper;
+    Call before;
+    int waiter;
+    int field;  // index into kFields
+    const char* why;
+  };
+  const Case cases[] = {
+      {"param-server", 0, Call::Step, 1, 3, "the pull waits for rank 0's optimizer step"},
+      {"param-server", 1, Call::AfterBackward, 0, 2, "rank 0's gather waits for rank 1's push"},
+      {"ddp", 0, Call::Forward, 1, 0, "forward broadcasts rank 0's BatchNorm buffers"},
+      {"ddp", 0, Call::Backward, 1, 1, "backward waits for the buckets' all-reduces"},
+  };
+  run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
+    const int64_t b = 4;
+    const Data d = make_data(4 * b);
+    for (const Case& c : cases) {
+      auto model = make_bn_cnn();
+      auto sync = make_sync_strategy(c.spec, model, pg);
+      optim::SGD opt(model->parameters(), {.lr = 0.1});
+      step_with_delay(*sync, opt, d, rank * b, b, false, c.before);  // warm-up: connections, allocations
+      const auto mine = step_with_delay(*sync, opt, d, (2 + rank) * b, b, rank == c.sleeper, c.before);
+      const auto all = gather_all(*pg, mine);
+      const std::string what = std::string(c.spec) + ", rank " + std::to_string(c.sleeper) + " sleeps before " +
+                               kCalls[static_cast<int>(c.before)] + " (" + c.why + ")";
+      // A 150 ms sleep: the peer waits about that long, in that call and no other.
+      const float waited = all[c.waiter][c.field];
+      DIST_EXPECT(waited >= 50, what, ": rank ", c.waiter, "'s ", kFields[c.field], " is ", waited, " ms");
+      for (int r = 0; r < 2; ++r)
+        for (int f = 0; f < 5; ++f) {
+          if (r == c.waiter && f == c.field) continue;
+          DIST_EXPECT(all[r][f] < waited / 2, what, ": rank ", r, "'s ", kFields[f], " is ", all[r][f], " ms, rank ",
+                      c.waiter, "'s ", kFields[c.field], " ", waited, " ms");
+          // Calls in which a strategy does not communicate report exactly 0.
+          const bool used = std::string(c.spec) == "ddp" ? f <= 1 : (f == 2 || f == 3);
+          if (!used) DIST_EXPECT(all[r][f] == 0, what, ": rank ", r, "'s ", kFields[f], " is ", all[r][f], " ms");
+        }
+    }
+  });
 }
 
 TEST_CASE("make_sync_strategy names bad specs", "[dist][sync]") {
