@@ -1,0 +1,180 @@
+// Setting up the shared-memory segment (see shm_segment.h and shm_all_reduce.h): sizes,
+// mapping, /proc identities, futexes, and ShmAllReduce::connect, which agrees through the
+// store whether every rank can use it.
+#include "dist/shm_segment.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <random>
+#include <sstream>
+#include <utility>
+
+#include "dist/shm_all_reduce.h"
+
+namespace ddl::dist::detail {
+
+size_t shm_data_offset() { return (sizeof(ShmHeader) + kShmPage - 1) / kShmPage * kShmPage; }
+
+// 4 MiB pieces for small groups, keeping the segment near 32 MiB for large ones (Docker's
+// default /dev/shm is 64 MiB).
+size_t shm_slot_bytes(int n) {
+  size_t s = (16u << 20) / static_cast<size_t>(n);
+  s = std::clamp<size_t>(s, 256u << 10, 4u << 20);
+  return s / kShmPage * kShmPage;
+}
+
+size_t shm_segment_bytes(int n) { return shm_data_offset() + 2 * static_cast<size_t>(n) * shm_slot_bytes(n); }
+
+ProcState read_proc_stat(int pid) {
+  ProcState p;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return p;
+  const auto close = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return p;
+  std::istringstream in(line.substr(close + 1));
+  std::string skip;
+  in >> p.state;                            // field 3
+  for (int i = 4; i < 22; ++i) in >> skip;  // fields 4..21
+  in >> p.start_time;                       // field 22
+  p.found = static_cast<bool>(in);
+  return p;
+}
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t seen, Millis slice) {
+  timespec ts{static_cast<time_t>(slice.count() / 1000), static_cast<long>(slice.count() % 1000) * 1000000};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+namespace {
+std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+}  // namespace
+
+std::string map_segment(const std::string& name, size_t bytes, bool create, void** out) {
+  int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  if (fd < 0) return sys_error("shm_open(" + name + ")");
+  std::string err;
+  // Reserving the pages now turns a full /dev/shm into an error here, not a SIGBUS later.
+  if (create) {
+    if (int e = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); e != 0)
+      err = "reserving " + std::to_string(bytes >> 20) + " MiB in /dev/shm: " + std::strerror(e);
+  }
+  if (err.empty()) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+      err = sys_error("mmap(" + name + ")");
+    else
+      *out = p;
+  }
+  close(fd);
+  if (!err.empty() && create) shm_unlink(name.c_str());
+  return err;
+}
+
+std::string shm_agree(Store& store, const std::string& step, int rank, int size, const std::string& mine,
+                  Millis timeout) {
+  store.set("ddl-shm/" + step + "/" + std::to_string(rank), mine.empty() ? "ok" : "no " + mine);
+  for (int q = 0; q < size; ++q) {
+    std::string v = store.get("ddl-shm/" + step + "/" + std::to_string(q), timeout);
+    if (v != "ok") return "rank " + std::to_string(q) + ": " + v.substr(v.find(' ') + 1);
+  }
+  return "";
+}
+
+std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled,
+                                                    Millis timeout, std::string* why) {
+  const size_t bytes = shm_segment_bytes(size);
+  std::string err = !enabled ? "disabled (DDL_SHM=0)"
+                    : size > kShmMaxRanks ? "more than " + std::to_string(kShmMaxRanks) + " ranks"
+                                       : "";
+  void* base = nullptr;
+  struct Unmap {  // until the object owns the mapping (a store timeout throws)
+    void*& base;
+    size_t bytes;
+    ~Unmap() {
+      if (base) munmap(base, bytes);
+    }
+  } unmap{base, bytes};
+  // The name goes once every rank has opened the segment or given up, or on any error:
+  // mappings outlive it, and nothing is left in /dev/shm if a process dies.
+  struct Unlink {
+    std::string name;
+    ~Unlink() {
+      if (!name.empty()) shm_unlink(name.c_str());
+    }
+  } unlink_later;
+  std::string name;
+  uint64_t nonce = 0;
+  if (rank == 0) {
+    if (err.empty()) {
+      nonce = std::random_device{}() * 0x100000001ull + std::random_device{}();
+      std::ostringstream n;
+      n << "/ddl-shm-" << getpid() << "-" << std::hex << nonce;
+      name = n.str();
+      err = map_segment(name, bytes, /*create=*/true, &base);
+      if (err.empty()) unlink_later.name = name;
+    }
+    if (err.empty()) {
+      auto* h = new (base) ShmHeader{};
+      h->magic = kShmMagic;
+      h->nonce = nonce;
+      h->size = size;
+      h->slot_bytes = shm_slot_bytes(size);
+    }
+    std::ostringstream v;
+    v << (err.empty() ? name : "-") << " " << nonce;
+    store.set("ddl-shm/segment", v.str());
+  }
+  {
+    std::istringstream v(store.get("ddl-shm/segment", timeout));
+    v >> name >> nonce;
+  }
+  if (rank != 0 && err.empty()) {
+    if (name == "-") err = "rank 0 could not create the segment";
+    if (err.empty()) err = map_segment(name, bytes, /*create=*/false, &base);
+    // A different host or /dev/shm could still hold a segment of that name: check ours.
+    if (err.empty() && (static_cast<ShmHeader*>(base)->magic != kShmMagic ||
+                        static_cast<ShmHeader*>(base)->nonce != nonce))
+      err = "segment " + name + " is not rank 0's (another host or /dev/shm)";
+  }
+  if (err.empty()) {
+    RankState& me = static_cast<ShmHeader*>(base)->ranks[rank];
+    me.pid = getpid();
+    me.start_time = read_proc_stat(getpid()).start_time;
+    me.joined.store(1, std::memory_order_release);
+  }
+  std::string first = shm_agree(store, "mapped", rank, size, err, timeout);
+  if (!unlink_later.name.empty()) shm_unlink(std::exchange(unlink_later.name, "").c_str());
+  // Death detection reads /proc/<pid>: every peer's process must be visible from here.
+  if (first.empty()) {
+    auto* h = static_cast<ShmHeader*>(base);
+    for (int q = 0; q < size && err.empty(); ++q) {
+      const RankState& r = h->ranks[q];
+      ProcState p = read_proc_stat(r.pid);
+      if (r.joined.load(std::memory_order_acquire) != 1 || !p.found || p.start_time != r.start_time)
+        err = "cannot see rank " + std::to_string(q) + "'s process (pid namespaces differ?)";
+    }
+    first = shm_agree(store, "visible", rank, size, err, timeout);
+  }
+  if (!first.empty()) {
+    *why = first;
+    return nullptr;
+  }
+  return std::unique_ptr<ShmAllReduce>(
+      new ShmAllReduce(std::exchange(base, nullptr), bytes, rank, size, shm_slot_bytes(size)));
+}
+
+}  // namespace ddl::dist::detail
