@@ -111,9 +111,14 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
               " rank(s) within ", opts_.timeout.count(), " ms (this rank's address: ",
               opts_.iface.empty() ? attr.hostname : "interface " + opts_.iface, "): ", e.what());
   }
-  if (size > 1)
-    shm_ = detail::ShmAllReduce::connect(*store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
-                                         opts_.timeout, &shm_status_);
+  if (size > 1) {
+    try {
+      shm_ = detail::ShmAllReduce::connect(*store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
+                                           opts_.timeout, &shm_status_);
+    } catch (const std::exception& e) {  // a rank missed the store exchange
+      DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: setting up the shared-memory all-reduce: ", e.what());
+    }
+  }
   worker_ = std::thread([this] { worker_loop(); });
   p2p_worker_ = std::thread([this] { p2p_loop(); });
 }
