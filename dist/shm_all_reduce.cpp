@@ -162,19 +162,21 @@ void ShmAllReduce::check_same_call(const Tensor& t, ReduceOp op, uint64_t tag, C
   header_->ranks[rank_].calls[parity] =
       CallRecord{tag, t.numel(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(op)};
   barrier(deadline);
-  auto describe = [](const CallRecord& c) {
-    return "#" + std::to_string(c.tag) + " all_reduce(" + dtype_name(static_cast<DType>(c.dtype)) + " x " +
-           std::to_string(c.numel) + ", " + reduce_op_name(static_cast<ReduceOp>(c.op)) + ")";
+  const CallRecord& mine = header_->ranks[rank_].calls[parity];
+  auto same_as_mine = [&](const CallRecord& c) {
+    return c.tag == mine.tag && c.numel == mine.numel && c.dtype == mine.dtype && c.op == mine.op;
   };
-  const std::string mine = describe(header_->ranks[rank_].calls[parity]);
-  std::string all;
   bool same = true;
+  for (int q = 0; q < size_; ++q) same = same && same_as_mine(header_->ranks[q].calls[parity]);
+  if (same) return;  // the common case formats nothing
+  std::string all;
   for (int q = 0; q < size_; ++q) {
-    const std::string theirs = describe(header_->ranks[q].calls[parity]);
-    same = same && theirs == mine;
-    all += "; rank " + std::to_string(q) + ": " + theirs;
+    const CallRecord& c = header_->ranks[q].calls[parity];
+    all += "; rank " + std::to_string(q) + ": #" + std::to_string(c.tag) + " all_reduce(" +
+           dtype_name(static_cast<DType>(c.dtype)) + " x " + std::to_string(c.numel) + ", " +
+           reduce_op_name(static_cast<ReduceOp>(c.op)) + ")";
   }
-  if (!same) throw ShmError("shared-memory all-reduce: ranks called different all-reduces" + all);
+  throw ShmError("shared-memory all-reduce: ranks called different all-reduces" + all);
 }
 
 Traffic ShmAllReduce::move_pieces(const Tensor& t, ReduceOp op, Clock::time_point deadline) {

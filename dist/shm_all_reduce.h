@@ -46,7 +46,6 @@ class ShmAllReduce {
   Traffic all_reduce(const Tensor& t, ReduceOp op, uint64_t tag, Millis timeout);
   // Makes every pending and later call fail at once, on every rank (the group broke).
   void abort();
-  size_t slot_bytes() const { return slot_bytes_; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -146,9 +146,12 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     if (name == "-") err = "rank 0 could not create the segment";
     if (err.empty()) err = map_segment(name, bytes, /*create=*/false, &base);
     // A different host or /dev/shm could still hold a segment of that name: check ours.
-    if (err.empty() && (static_cast<ShmHeader*>(base)->magic != kShmMagic ||
-                        static_cast<ShmHeader*>(base)->nonce != nonce))
+    const auto* h = static_cast<const ShmHeader*>(base);
+    if (err.empty() && (h->magic != kShmMagic || h->nonce != nonce))
       err = "segment " + name + " is not rank 0's (another host or /dev/shm)";
+    if (err.empty() && (h->size != size || h->slot_bytes != shm_slot_bytes(size)))
+      err = "rank 0 made the segment for " + std::to_string(h->size) + " ranks, this rank expects " +
+            std::to_string(size);
   }
   if (err.empty()) {
     RankState& me = static_cast<ShmHeader*>(base)->ranks[rank];

@@ -9,6 +9,7 @@
 
 #include "tensor/error.h"
 #include "tensor/functors.h"  // DDL_HOST_DEVICE
+#include "tensor/shape.h"
 
 namespace ddl::softmax_math {
 
@@ -49,6 +50,16 @@ DDL_HOST_DEVICE T softmax_grad(const T& g, const T& y, double s) {
 template <typename T>
 DDL_HOST_DEVICE T log_softmax_grad(const T& g, const T& y, double s) {
   return static_cast<T>(g - std::exp(y) * s);
+}
+
+// x viewed as [outer, D, inner] around `dim` (host side: both backends launch over it).
+struct Dims3 {
+  int64_t outer = 1, d = 1, inner = 1;
+};
+inline Dims3 split_at(const Shape& s, int64_t dim) {
+  Dims3 r;
+  for (int64_t i = 0; i < s.size(); ++i) (i < dim ? r.outer : i == dim ? r.d : r.inner) *= s[i];
+  return r;
 }
 
 }  // namespace ddl::softmax_math

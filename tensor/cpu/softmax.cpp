@@ -16,15 +16,8 @@
 namespace ddl::cpu {
 namespace {
 
-// x viewed as [outer, D, inner] around `dim`.
-struct Dims3 {
-  int64_t outer = 1, d = 1, inner = 1;
-};
-Dims3 split_at(const Shape& s, int64_t dim) {
-  Dims3 r;
-  for (int64_t i = 0; i < s.size(); ++i) (i < dim ? r.outer : i == dim ? r.d : r.inner) *= s[i];
-  return r;
-}
+using softmax_math::Dims3;
+using softmax_math::split_at;
 
 // Columns of `inner` handled together: the D loop runs over a short contiguous
 // strip, so the inner loop vectorises when inner > 1 and is trivial when inner == 1.

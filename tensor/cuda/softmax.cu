@@ -41,15 +41,8 @@ struct RowMax {
   }
 };
 
-// x viewed as [outer, D, inner] around `dim`.
-struct Dims3 {
-  int64_t outer = 1, d = 1, inner = 1;
-};
-Dims3 split_at(const Shape& s, int64_t dim) {
-  Dims3 r;
-  for (int64_t i = 0; i < s.size(); ++i) (i < dim ? r.outer : i == dim ? r.d : r.inner) *= s[i];
-  return r;
-}
+using softmax_math::Dims3;
+using softmax_math::split_at;
 
 unsigned int grid_for(int64_t blocks) {
   return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
