@@ -1,15 +1,28 @@
 // gather-scatter (seed 002, part 2a): rank 0 gathers every rank's gradient, averages,
 // and scatters the average back. Rank 0 is a hub: it receives (N-1) gradients and sends
-// (N-1) averages while the other ranks wait, so its link carries N-1 times what a ring
-// rank's does. Kept per parameter, as in the seed, so that comparing it with
-// `allreduce` (also per parameter) isolates the communication pattern; `ring` and
-// `ddp` show what flattening and bucketing add.
+// (N-1) averages, so its link carries N-1 times what a ring rank's does. Kept per
+// parameter, as in the seed, so that comparing it with `allreduce` (also per parameter)
+// isolates the communication pattern; `ring` and `ddp` show what flattening and
+// bucketing add. See Note [Gather-scatter on send/recv].
+//
+// Note [Gather-scatter on send/recv]
+// Gloo's gather and scatter run one collective at a time, so the gather of every
+// parameter and the scatter of its average would take turns on the link: data towards the
+// hub, then data away from it, each direction idle half the time. Written on send/recv,
+// the pattern is the same but the phases overlap: every worker posts the receives of all
+// averages, then pushes all its gradients; the hub averages parameter p as soon as all of
+// its gradients are in and sends the average back while later gradients still arrive. On
+// one full-duplex link per host the hub's link then moves (N-1)·B each way at the same
+// time: (N-1)·B/rate instead of 2(N-1)·B/rate. The hub holds every worker's gradient at
+// once ((N-1)·B bytes), as a parameter server does.
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
 
 namespace ddl::dist::detail {
 
 namespace {
+
+constexpr int kGatherScatterTag = 1 << 24;  // p2p tags from here on belong to gather-scatter
 
 class GatherScatterSync final : public SyncStrategy {
  public:
@@ -23,26 +36,45 @@ class GatherScatterSync final : public SyncStrategy {
   void after_backward() override {
     comm_.after_backward_ms = 0;
     if (group_->size() == 1) return;
-    for (const Tensor& g : gradients_of(params_)) sync_one(g);
+    const std::vector<Tensor> grads = gradients_of(params_);
+    comm_.after_backward_ms = timed_ms([&] { group_->rank() == 0 ? serve(grads) : exchange(grads); });
   }
 
  private:
-  // g: the local gradient of one parameter, n elements. On rank 0,
-  // all: [N, n], row r = rank r's gradient; the same buffer then holds N copies of the average.
-  void sync_one(const Tensor& g) {
+  static int push_tag(size_t p) { return kGatherScatterTag + 2 * static_cast<int>(p); }
+  static int pull_tag(size_t p) { return push_tag(p) + 1; }
+
+  // A worker: announce the receive of every average first, then push every gradient. An
+  // average overwrites its gradient only after the hub has received that gradient.
+  void exchange(const std::vector<Tensor>& grads) {
+    std::vector<std::shared_ptr<Work>> pulls, pushes;
+    for (size_t p = 0; p < grads.size(); ++p) pulls.push_back(group_->recv_async(grads[p], 0, pull_tag(p)));
+    for (size_t p = 0; p < grads.size(); ++p) pushes.push_back(group_->send_async(grads[p], 0, push_tag(p)));
+    for (auto& w : pushes) w->wait();
+    for (auto& w : pulls) w->wait();
+  }
+
+  // The hub. rows[p]: [N-1, n_p], row r-1 = rank r's gradient of parameter p.
+  void serve(const std::vector<Tensor>& grads) {
     const int world = group_->size();
-    const bool root = group_->rank() == 0;
-    const Tensor all = root ? empty({world, g.numel()}, TensorOptions(g.dtype(), g.device())) : Tensor();
-    comm_.after_backward_ms += timed_ms([&] { group_->gather(all, g, 0); });
-    if (root) {
-      // Sum the rows in rank order (deterministic), divide, and copy the average into every row.
-      const Tensor avg = all.select(0, 0).clone();
-      for (int r = 1; r < world; ++r) avg.add_(all.select(0, r));
-      avg.div_(world);
-      for (int r = 0; r < world; ++r) all.select(0, r).copy_(avg);
+    std::vector<Tensor> rows;
+    std::vector<std::vector<std::shared_ptr<Work>>> gathered(grads.size());
+    for (size_t p = 0; p < grads.size(); ++p) {
+      const Tensor& g = grads[p];
+      rows.push_back(empty({world - 1, g.numel()}, TensorOptions(g.dtype(), g.device())));
+      for (int r = 1; r < world; ++r)
+        gathered[p].push_back(group_->recv_async(rows[p].select(0, r - 1), r, push_tag(p)));
     }
-    // Row r goes to rank r and overwrites its gradient; rank 0 "sends" itself row 0.
-    comm_.after_backward_ms += timed_ms([&] { group_->scatter(g, all, 0); });
+    std::vector<std::shared_ptr<Work>> scattered;
+    for (size_t p = 0; p < grads.size(); ++p) {
+      for (auto& w : gathered[p]) w->wait();
+      // Sum in rank order (deterministic), divide, send the average to every worker.
+      const Tensor& g = grads[p];
+      for (int r = 1; r < world; ++r) g.add_(rows[p].select(0, r - 1).view(g.shape()));
+      g.div_(world);
+      for (int r = 1; r < world; ++r) scattered.push_back(group_->send_async(g, r, pull_tag(p)));
+    }
+    for (auto& w : scattered) w->wait();
   }
 
   ModelPtr model_;

@@ -44,10 +44,22 @@
 //
 // No deadlock: a blocking send followed by a recv (seed 001's first sketch) can hang,
 // since with a rendezvous transport every rank sits in its send waiting for its right
-// neighbour, which sits in its own send. Here every send is asynchronous and every rank
-// posts a step's receives before waiting on anything of that step. The only other wait
-// is for the reduce-scatter sends, before the all-gather overwrites the chunks they
-// read; by then the right neighbour has posted every receive they need.
+// neighbour, which sits in its own send. Here every send and receive is asynchronous, and
+// a rank only ever waits for data its left neighbour can send without waiting on anyone.
+//
+// Note [Ring receives first]
+// Gloo sends a message only once the receiver has announced the matching receive, and that
+// announcement leaves the receiver the way its own outgoing data does (with two ranks on
+// the same TCP connection, with more through the same host link and its queue). A rank that
+// posts a step's sends before its receives lets megabytes of its data go first, its
+// announcement queues behind them, and its neighbour's data for that step cannot start
+// until they have drained: a real link then carries one direction at a time and the ring
+// takes twice as long (measured over a 100 Mbit/s link; bench/RESULTS.md). Here each
+// rank keeps the receives of the next kRingStepsAhead steps posted before it forwards any
+// data, so every announcement is on the wire before the data it unblocks is needed.
+// Receiving early into a chunk is safe: the finished chunk that lap 2 brings can only exist
+// after this rank's own contribution to it has reached its right neighbour, so nothing of
+// this rank still reads that memory when the data lands (causality, not a wait).
 #include "dist/sync/ring.h"
 
 #include <algorithm>
@@ -60,6 +72,8 @@ namespace ddl::dist {
 
 namespace {
 constexpr int kRingTag = 1000;  // p2p tags kRingTag.. belong to ring_all_reduce
+// Steps whose receives stay posted ahead of the data (see Note [Ring receives first]).
+constexpr int kRingStepsAhead = 2;
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 }  // namespace
@@ -92,30 +106,33 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
             sub_chunk_elems, " elements needs too many messages; use larger sub-chunks");
   auto tag = [&](int step, size_t piece) { return kRingTag + static_cast<int>(step * max_pieces + int64_t(piece)); };
 
-  // sends[k]: the sends that carry step k's data.
-  std::vector<std::vector<std::shared_ptr<Work>>> sends(steps);
-  const auto send_pieces = [&](const Tensor& t, int step) {
-    const auto ps = pieces(t);
-    for (size_t j = 0; j < ps.size(); ++j) sends[step].push_back(group.send_async(ps[j], right, tag(step, j)));
+  // sends[k] / recvs[k]: the transfers that carry step k's data; in[k]: where it lands.
+  std::vector<std::vector<std::shared_ptr<Work>>> sends(steps), recvs(steps);
+  std::vector<std::vector<Tensor>> in(steps);
+  // Lap 1 receives into scratch slots (then adds into place); a slot is reused only by a
+  // step posted after the step that read it. See Note [Ring receives first].
+  const int slots = std::min(world - 1, kRingStepsAhead + 1);
+  const int64_t chunk_max = (n + world - 1) / world;
+  const Tensor scratch = empty({slots, chunk_max}, TensorOptions(flat.dtype(), flat.device()));
+  // The chunk that arrives from the left at step k: r-k-1 in lap 1, then r, r-1, ... in lap 2.
+  auto arriving = [&](int k) { return chunk(k < world - 1 ? rank - k - 1 : rank - (k - (world - 1))); };
+  const auto post_recvs = [&](int k) {
+    if (k >= steps) return;
+    const Tensor dst = arriving(k);
+    in[k] = pieces(k < world - 1 ? scratch.select(0, k % slots).narrow(0, 0, dst.numel()) : dst);
+    for (size_t j = 0; j < in[k].size(); ++j) recvs[k].push_back(group.recv_async(in[k][j], left, tag(k, j)));
   };
 
-  // Scratch for the reduce-scatter: chunk c arrives here, then is added into place.
-  const Tensor scratch = empty({(n + world - 1) / world}, TensorOptions(flat.dtype(), flat.device()));
-  send_pieces(chunk(rank), 0);
+  for (int k = 0; k < kRingStepsAhead; ++k) post_recvs(k);
+  const auto first = pieces(chunk(rank));
+  for (size_t j = 0; j < first.size(); ++j) sends[0].push_back(group.send_async(first[j], right, tag(0, j)));
   for (int k = 0; k < steps; ++k) {
+    post_recvs(k + kRingStepsAhead);
     const bool reducing = k < world - 1;
-    if (k == world - 1)  // all-gather begins: the chunks sent in lap 1 are about to be overwritten
-      for (int s = 0; s < world - 1; ++s)
-        for (auto& w : sends[s]) w->wait();
-    // The chunk that arrives from the left: r-k-1 in lap 1, then r, r-1, ... in lap 2.
-    const Tensor dst = chunk(reducing ? rank - k - 1 : rank - (k - (world - 1)));
-    const auto dst_pieces = pieces(dst);
-    const auto in_pieces = pieces(reducing ? scratch.narrow(0, 0, dst.numel()) : dst);
-    std::vector<std::shared_ptr<Work>> recvs;
-    for (size_t j = 0; j < in_pieces.size(); ++j) recvs.push_back(group.recv_async(in_pieces[j], left, tag(k, j)));
-    for (size_t j = 0; j < recvs.size(); ++j) {
-      recvs[j]->wait();
-      if (reducing) dst_pieces[j].add_(in_pieces[j]);
+    const auto dst_pieces = pieces(arriving(k));
+    for (size_t j = 0; j < recvs[k].size(); ++j) {
+      recvs[k][j]->wait();
+      if (reducing) dst_pieces[j].add_(in[k][j]);
       // What just arrived is exactly what the right neighbour needs in the next step.
       if (k + 1 < steps) sends[k + 1].push_back(group.send_async(dst_pieces[j], right, tag(k + 1, j)));
     }

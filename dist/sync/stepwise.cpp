@@ -9,13 +9,17 @@
 //   Replicas are not identical: rank k follows the mean of ranks 0..k.
 // - Traffic: every rank but the last sends B bytes (the model), every rank but rank 0
 //   receives B: (N-1)·B in all, against 2(N-1)·B for a ring all-reduce of the model.
-// - Latency: N-1 hops in sequence, but nobody waits for a second lap. Sends do not
+// - Latency: N-1 hops in sequence, pipelined in pieces (rank k forwards a piece as soon as
+//   it has averaged it), and nobody waits for a second lap. Sends do not
 //   block: rank k waits only for the ranks before it, and rank 0 only for rank 1 to have
 //   taken its previous model (checked at its next step), so it runs at most a step ahead.
 // - It averages models, not gradients, so it is not the large-batch SGD of the gradient
 //   strategies; each rank's optimizer state (momentum) stays its own.
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
+#include <algorithm>
+
 #include "dist/sync/common.h"
+#include "dist/sync/ring.h"
 #include "tensor/factory.h"
 
 namespace ddl::dist::detail {
@@ -23,6 +27,14 @@ namespace ddl::dist::detail {
 namespace {
 
 constexpr int kStepwiseTag = 7;
+
+// t in consecutive pieces of kRingSubChunkBytes (the ring's pipelining unit).
+std::vector<Tensor> pieces(const Tensor& t) {
+  const int64_t n = std::max<int64_t>(1, kRingSubChunkBytes / int64_t(t.element_size()));
+  std::vector<Tensor> out;
+  for (int64_t off = 0; off < t.numel(); off += n) out.push_back(t.narrow(0, off, std::min(n, t.numel() - off)));
+  return out;
+}
 
 class StepwiseSync final : public SyncStrategy {
  public:
@@ -42,15 +54,27 @@ class StepwiseSync final : public SyncStrategy {
     const int world = group_->size(), k = group_->rank();
     comm_.after_step_ms = timed_ms([&] { wait_pending(); });
     if (world == 1) return;
+    int tag = kStepwiseTag;
     coalesced(floating_state(*model_), [&](const Tensor& mine) {
+      // Piece by piece, so rank k forwards the start of its average while the rest is
+      // still arriving: the chain costs about one model's transfer, not N-1 of them.
+      const std::vector<Tensor> parts = pieces(mine);
+      std::vector<Tensor> before;
+      std::vector<std::shared_ptr<Work>> recvs;
       if (k > 0) {
-        // running mean of ranks 0..k = (k · mean of 0..k-1 + mine) / (k + 1)
-        const Tensor before = empty_like(mine);
-        comm_.after_step_ms += timed_ms([&] { group_->recv(before, k - 1, kStepwiseTag); });
-        mine.add_(before, k).div_(k + 1);
+        before = pieces(empty_like(mine));
+        for (size_t j = 0; j < parts.size(); ++j) recvs.push_back(group_->recv_async(before[j], k - 1, tag + int(j)));
       }
-      // Send on without waiting: `mine` stays alive in pending_ until the next step.
-      if (k < world - 1) pending_.push_back({mine, group_->send_async(mine, k + 1, kStepwiseTag)});
+      for (size_t j = 0; j < parts.size(); ++j) {
+        if (k > 0) {
+          // running mean of ranks 0..k = (k · mean of 0..k-1 + mine) / (k + 1)
+          comm_.after_step_ms += timed_ms([&] { recvs[j]->wait(); });
+          parts[j].add_(before[j], k).div_(k + 1);
+        }
+        // Send on without waiting: `mine` stays alive in pending_ until the next step.
+        if (k < world - 1) pending_.push_back({mine, group_->send_async(parts[j], k + 1, tag + int(j))});
+      }
+      tag += static_cast<int>(parts.size());
     });
   }
 
