@@ -1,5 +1,5 @@
 // Distributed benchmarks, run under ddlrun (rank 0 prints one JSON line):
-//   ddlrun --nproc 2 build/bench/ddl-bench allreduce --numel 9231114 --iters 20
+//   ddlrun --nproc 2 build/bench/ddl-bench allreduce --numel 9231114 --iters 20 [--algo gloo|ring]
 //   ddlrun --nproc 2 build/bench/ddl-bench ddp-step --model vgg11_bn --batch 64 --threads 1 --steps 10 [--no-overlap]
 // ddp-step reports the median over steps of the slowest rank's step time; with
 // --no-overlap the gradients are all-reduced only after backward (one flat
@@ -13,6 +13,7 @@
 #include "ddl.h"
 #include "dist/dist.h"
 #include "dist/sync/common.h"
+#include "dist/sync/ring.h"
 
 namespace {
 
@@ -40,13 +41,21 @@ int allreduce_bench_main(int argc, char** argv) {
   auto group = dist::init_process_group("gloo");
   const int64_t numel = std::stoll(flag(argc, argv, "--numel", "9231114"));
   const int iters = std::stoi(flag(argc, argv, "--iters", "20"));
+  // gloo: the group's all_reduce (Gloo's ring, or shared memory on one host); ring: the
+  // hand-written ring of dist/sync/ring.h on send/recv.
+  const std::string algo = flag(argc, argv, "--algo", "gloo");
+  if (algo != "gloo" && algo != "ring") {
+    std::fprintf(stderr, "ddl-bench allreduce: --algo is gloo or ring, got '%s'\n", algo.c_str());
+    return 2;
+  }
   Tensor t = ones({numel});
-  group->all_reduce(t);  // warm-up: connections, buffers
+  const auto all_reduce = [&] { algo == "ring" ? dist::ring_all_reduce(*group, t) : group->all_reduce(t); };
+  all_reduce();  // warm-up: connections, buffers
   std::vector<double> times;
   for (int i = 0; i < iters; ++i) {
     group->barrier();
     const auto start = Clock::now();
-    group->all_reduce(t);
+    all_reduce();
     times.push_back(ms_since(start));
   }
   // The slowest rank's time per iteration.
@@ -54,8 +63,10 @@ int allreduce_bench_main(int argc, char** argv) {
   group->all_reduce(slowest, dist::ReduceOp::Max);
   const double ms = median(to_vector<double>(slowest));
   if (group->rank() == 0)
-    std::printf("{\"bench\":\"allreduce\",\"framework\":\"ddl\",\"world\":%d,\"numel\":%ld,\"ms\":%.2f,\"algbw_gbps\":%.3f}\n",
-                group->size(), static_cast<long>(numel), ms, static_cast<double>(numel) * 4 / (ms * 1e-3) / 1e9);
+    std::printf(
+        "{\"bench\":\"allreduce\",\"framework\":\"ddl\",\"algo\":\"%s\",\"world\":%d,\"numel\":%ld,\"ms\":%.2f,"
+        "\"algbw_gbps\":%.3f}\n",
+        algo.c_str(), group->size(), static_cast<long>(numel), ms, static_cast<double>(numel) * 4 / (ms * 1e-3) / 1e9);
   dist::destroy_process_group();
   return 0;
 }
@@ -99,10 +110,11 @@ int ddp_step_main(int argc, char** argv) {
   group->all_reduce(slowest, dist::ReduceOp::Max);
   const double ms = median(to_vector<double>(slowest));
   if (group->rank() == 0)
-    std::printf("{\"bench\":\"ddp-step\",\"framework\":\"ddl\",\"model\":\"%s\",\"world\":%d,\"batch\":%ld,\"threads\":%d,"
-                "\"overlap\":%s,\"ms_per_step\":%.1f,\"comm_wait_ms\":%.1f}\n",
-                model_name.c_str(), group->size(), static_cast<long>(batch), get_num_threads(), overlap ? "true" : "false",
-                ms, ddp ? ddp->stats().last_wait_ms : 0.0);
+    std::printf(
+        "{\"bench\":\"ddp-step\",\"framework\":\"ddl\",\"model\":\"%s\",\"world\":%d,\"batch\":%ld,\"threads\":%d,"
+        "\"overlap\":%s,\"ms_per_step\":%.1f,\"comm_wait_ms\":%.1f}\n",
+        model_name.c_str(), group->size(), static_cast<long>(batch), get_num_threads(), overlap ? "true" : "false", ms,
+        ddp ? ddp->stats().last_wait_ms : 0.0);
   ddp.reset();
   dist::destroy_process_group();
   return 0;
