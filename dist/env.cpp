@@ -1,8 +1,19 @@
-// Reading the launch environment (see env.h).
+// Reading the launch environment and the job token (see env.h). The token code is small on
+// purpose: SHA-256 for deriving per-job tokens from a per-user secret, no general crypto.
 #include "dist/env.h"
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "tensor/error.h"
 
@@ -18,8 +29,7 @@ int parse_int(const char* name, const char* value) {
   int v = 0;
   const char* end = value + std::char_traits<char>::length(value);
   auto [p, ec] = std::from_chars(value, end, v);
-  DDL_CHECK(ec == std::errc() && p == end, "dist: environment variable ", name, "='", value,
-            "' is not an integer");
+  DDL_CHECK(ec == std::errc() && p == end, "dist: environment variable ", name, "='", value, "' is not an integer");
   return v;
 }
 
@@ -39,9 +49,118 @@ int leading_int(const char* name, const char* value) {
   return v;
 }
 
+unsigned long long parse_u64(const char* name, const char* value) {
+  unsigned long long v = 0;
+  const char* end = value + std::char_traits<char>::length(value);
+  auto [p, ec] = std::from_chars(value, end, v);
+  DDL_CHECK(ec == std::errc() && p == end, "dist: environment variable ", name, "='", value,
+            "' is not a non-negative integer");
+  return v;
+}
+
+// Slurm's own step number for the batch script (SLURM_BATCH_SCRIPT in slurm.h), used when
+// a task runs outside any srun step and has no SLURM_STEP_ID.
+constexpr unsigned long long kSlurmBatchStep = 0xfffffffbULL;
+
+// Reads a file that holds a secret: it must be a regular file that neither the group nor
+// others may read or write (as ssh demands of its keys). Returns its first line.
+std::string read_private_file(const std::string& path, const std::string& what) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  DDL_CHECK(fd >= 0, "dist: cannot open ", what, " '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  fstat(fd, &st);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while (S_ISREG(st.st_mode) && text.size() < 65536 && (n = read(fd, buf, sizeof buf)) > 0) text.append(buf, n);
+  close(fd);
+  DDL_CHECK(S_ISREG(st.st_mode), "dist: ", what, " '", path, "' is not a regular file");
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+  DDL_CHECK((st.st_mode & 077) == 0, "dist: ", what, " '", path, "' has mode ", mode,
+            ": other users could read the job token in it and join your jobs. Make it private: chmod 600 ", path);
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  DDL_CHECK(!line.empty(), "dist: ", what, " '", path, "' is empty: write the token on its first line");
+  return line;
+}
+
 }  // namespace
 
+JobToken read_job_token() {
+  JobToken t;
+  if (const char* v = get("DDL_JOB_TOKEN")) {
+    t = {v, "DDL_JOB_TOKEN"};
+  } else if (const char* f = get("DDL_JOB_TOKEN_FILE")) {
+    t = {read_private_file(f, "DDL_JOB_TOKEN_FILE"), std::string("DDL_JOB_TOKEN_FILE=") + f};
+  }
+  DDL_CHECK(t.value.size() <= 1024, "dist: the job token from ", t.source, " has ", t.value.size(),
+            " bytes; the limit is 1024");
+  return t;
+}
+
 namespace detail {
+
+// Note [Job tokens]
+// A TCPStore bound beyond loopback accepts only clients that present the job's token
+// (docs/dist.md, "Who may join a job"). The token is, in order: DDL_JOB_TOKEN; the first
+// line of DDL_JOB_TOKEN_FILE (mode 0600); under Slurm or Open MPI, HMAC-SHA-256 keyed by a
+// per-user secret (~/.ddl/secret, 0600, created on first use; cluster home directories are
+// shared, so every node derives the same value) over the launcher's job id — for Slurm the
+// job and step ids, so a rank of one step is refused by another step's store. What it buys:
+// only processes that can read the secret (its owner, and root) can join or read the store;
+// what it does not: the token crosses the network in clear, once per connection, so anyone
+// who can sniff the cluster network learns that step's token (not the secret: HMAC).
+
+int slurm_port(unsigned long long job, unsigned long long step) {
+  return 20000 + static_cast<int>((job % 20000 + 7919 * (step % 20000)) % 20000);
+}
+
+std::string default_secret_path() {
+  std::string home;
+  if (const char* h = get("HOME"))
+    home = h;
+  else if (const passwd* pw = getpwuid(getuid()))
+    home = pw->pw_dir;
+  DDL_CHECK(!home.empty(), "dist: cannot find a home directory for ~/.ddl/secret (HOME is unset): set DDL_JOB_TOKEN");
+  return home + "/.ddl/secret";
+}
+
+std::string user_secret(const std::string& path) {
+  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+    // Many tasks on many nodes may get here at once: each writes its own temporary file and
+    // link() publishes exactly one of them (atomic, also on NFS); the others read the winner.
+    const std::string dir = path.substr(0, path.rfind('/'));
+    if (!dir.empty()) mkdir(dir.c_str(), 0700);
+    char host[256] = "host";
+    gethostname(host, sizeof host - 1);
+    const std::string tmp = path + ".tmp." + host + "." + std::to_string(getpid());
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    DDL_CHECK(fd >= 0, "dist: cannot create the per-user secret ", tmp, ": ", std::strerror(errno),
+              " (set DDL_JOB_TOKEN or DDL_JOB_TOKEN_FILE, the same on every node, instead)");
+    unsigned char bytes[32];
+    bool ok = getrandom(bytes, sizeof bytes, 0) == ssize_t(sizeof bytes);
+    std::string hex;
+    for (unsigned char b : bytes) {
+      hex += "0123456789abcdef"[b >> 4];
+      hex += "0123456789abcdef"[b & 15];
+    }
+    hex += "\n";
+    ok = ok && write(fd, hex.data(), hex.size()) == ssize_t(hex.size()) && fsync(fd) == 0;
+    close(fd);
+    int rc = ok ? link(tmp.c_str(), path.c_str()) : -1;
+    int err = errno;
+    unlink(tmp.c_str());
+    DDL_CHECK(ok && (rc == 0 || err == EEXIST), "dist: cannot create the per-user secret ", path, ": ",
+              std::strerror(err), " (set DDL_JOB_TOKEN or DDL_JOB_TOKEN_FILE, the same on every node, instead)");
+  }
+  return read_private_file(path, "the per-user secret");
+}
+
+std::string derive_job_token(const std::string& secret, const std::string& job_id) {
+  return hmac_sha256_hex(secret, "ddl job token v1: " + job_id);
+}
+
 std::string first_slurm_host(const std::string& list) {
   size_t cut = list.find_first_of(",[");
   if (cut == std::string::npos || list[cut] == ',') return list.substr(0, cut);
@@ -67,6 +186,15 @@ LaunchEnv read_launch_env() {
     read_int("OMPI_COMM_WORLD_SIZE", e.world_size);
     read_int("OMPI_COMM_WORLD_LOCAL_RANK", e.local_rank);
     read_int("OMPI_COMM_WORLD_LOCAL_SIZE", e.local_world_size);
+    // Open MPI documents no job id; its PMIx runtime gives every process of one mpirun the
+    // same PMIX_NAMESPACE (Open MPI 4 also OMPI_MCA_ess_base_jobid).
+    const char* ns = get("PMIX_NAMESPACE") ? get("PMIX_NAMESPACE") : get("OMPI_MCA_ess_base_jobid");
+    if (ns) {
+      e.job_id = std::string("Open MPI job ") + ns;
+      const std::string h = detail::sha256_hex(ns);
+      if (!get("MASTER_PORT"))
+        e.master_port = 20000 + static_cast<int>(std::stoul(h.substr(0, 8), nullptr, 16) % 20000);
+    }
   } else if (get("SLURM_PROCID")) {
     e.source = "slurm";
     read_int("SLURM_PROCID", e.rank);
@@ -80,26 +208,123 @@ LaunchEnv read_launch_env() {
     // nodes than the job holds), which only SLURM_STEP_NODELIST tells.
     const char* nodes = get("SLURM_STEP_NODELIST") ? get("SLURM_STEP_NODELIST") : get("SLURM_JOB_NODELIST");
     if (nodes && !get("MASTER_ADDR")) e.master_addr = detail::first_slurm_host(nodes);
-    // Every task of the job derives the same port from the job id.
-    if (const char* job = get("SLURM_JOB_ID"); job && !get("MASTER_PORT"))
-      e.master_port = 20000 + parse_int("SLURM_JOB_ID", job) % 20000;
+    // Every task of a step derives the same port and token from the job and step ids;
+    // steps running at once get different ones (see Note [Job tokens]).
+    if (const char* job = get("SLURM_JOB_ID")) {
+      const char* step_var = get("SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
+      const char* step = get(step_var);
+      const unsigned long long step_id = step ? parse_u64(step_var, step) : kSlurmBatchStep;
+      e.job_id = std::string("Slurm job ") + job + " step " + (step ? step : "batch");
+      if (!get("MASTER_PORT")) e.master_port = detail::slurm_port(parse_u64("SLURM_JOB_ID", job), step_id);
+    }
   }
   if (const char* v = get("MASTER_ADDR")) e.master_addr = v;
   read_int("MASTER_PORT", e.master_port);
   read_int("DDL_RESTART_COUNT", e.restart_count);
-  if (const char* v = get("DDL_JOB_TOKEN")) e.job_token = v;
+  JobToken token = read_job_token();
+  if (token.value.empty() && !e.job_id.empty()) {
+    const std::string path = detail::default_secret_path();
+    token = {detail::derive_job_token(detail::user_secret(path), e.job_id),
+             "derived from " + path + " and the " + e.job_id};
+  }
+  e.job_token = token.value;
+  e.token_source = token.source;
   if (const char* v = get("DDL_STORE_SERVED")) e.launcher_serves_store = std::string(v) == "1";
 
-  DDL_CHECK(e.world_size >= 1, "dist: world size must be >= 1, got ", e.world_size, " (from ",
-            e.source, " variables)");
-  DDL_CHECK(e.rank >= 0 && e.rank < e.world_size, "dist: rank ", e.rank,
-            " is outside [0, world size ", e.world_size, ") (from ", e.source, " variables)");
-  DDL_CHECK(e.local_rank >= 0 && e.local_world_size >= 1 && e.local_rank < e.local_world_size,
-            "dist: local rank ", e.local_rank, " is outside [0, local world size ",
-            e.local_world_size, ")");
+  DDL_CHECK(e.world_size >= 1, "dist: world size must be >= 1, got ", e.world_size, " (from ", e.source, " variables)");
+  DDL_CHECK(e.rank >= 0 && e.rank < e.world_size, "dist: rank ", e.rank, " is outside [0, world size ", e.world_size,
+            ") (from ", e.source, " variables)");
+  DDL_CHECK(e.local_rank >= 0 && e.local_world_size >= 1 && e.local_rank < e.local_world_size, "dist: local rank ",
+            e.local_rank, " is outside [0, local world size ", e.local_world_size, ")");
   DDL_CHECK(e.master_port >= 1 && e.master_port <= 65535, "dist: MASTER_PORT ", e.master_port,
             " is outside [1, 65535]");
   return e;
 }
+
+namespace detail {
+namespace {
+
+// SHA-256 (FIPS 180-4): the round constants and initial hash values.
+constexpr uint32_t kK[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+std::array<uint8_t, 32> sha256(std::string_view data) {
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  // Padding: 0x80, zeros up to 56 mod 64, then the bit length big-endian.
+  std::string msg(data);
+  const uint64_t bits = uint64_t(data.size()) * 8;
+  msg.push_back(char(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 7; i >= 0; --i) msg.push_back(char(bits >> (8 * i)));
+  for (size_t off = 0; off < msg.size(); off += 64) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      const auto* p = reinterpret_cast<const uint8_t*>(msg.data() + off + 4 * i);
+      w[i] = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+    }
+    for (int i = 16; i < 64; ++i) {
+      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+  std::array<uint8_t, 32> out;
+  for (int i = 0; i < 32; ++i) out[i] = uint8_t(h[i / 4] >> (24 - 8 * (i % 4)));
+  return out;
+}
+
+std::string to_hex(const std::array<uint8_t, 32>& d) {
+  std::string s;
+  for (uint8_t b : d) {
+    s += "0123456789abcdef"[b >> 4];
+    s += "0123456789abcdef"[b & 15];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  std::string k(key);
+  if (k.size() > 64) {
+    auto d = sha256(k);
+    k.assign(d.begin(), d.end());
+  }
+  k.resize(64, '\0');
+  std::string inner(64, '\0'), outer(64, '\0');
+  for (int i = 0; i < 64; ++i) {
+    inner[i] = char(k[i] ^ 0x36);
+    outer[i] = char(k[i] ^ 0x5c);
+  }
+  auto ih = sha256(inner + std::string(message));
+  return to_hex(sha256(outer + std::string(ih.begin(), ih.end())));
+}
+
+}  // namespace detail
 
 }  // namespace ddl::dist

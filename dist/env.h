@@ -2,9 +2,11 @@
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; srun (Slurm) and mpirun (Open MPI) set
 // their own variables, which are understood too, so any of the three can launch ddl.
 // Precedence: the torchrun names, then Open MPI's, then Slurm's, then a single process.
+// Also the job token the store asks for (see Note [Job tokens] in env.cpp, docs/dist.md).
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace ddl::dist {
 
@@ -15,19 +17,43 @@ struct LaunchEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  int restart_count = 0;          // DDL_RESTART_COUNT: which attempt of ddlrun --max-restarts
-  std::string job_token;          // DDL_JOB_TOKEN: required by the store when set
+  int restart_count = 0;               // DDL_RESTART_COUNT: which attempt of ddlrun --max-restarts
+  std::string job_token;               // what the store checks; "" = none (loopback-only stores)
+  std::string token_source;            // where job_token came from, for error messages
+  std::string job_id;                  // the launcher's id of this job ("slurm job 12 step 3"); "" = none
   bool launcher_serves_store = false;  // DDL_STORE_SERVED=1: ddlrun runs the TCPStore server
   std::string source = "default";      // "torchrun", "openmpi", "slurm" or "default"
 };
 
 // Reads the variables above. Throws ddl::Error naming the variable when one is malformed
-// (not an integer, rank outside [0, world size), port outside [1, 65535]).
+// (not an integer, rank outside [0, world size), port outside [1, 65535]) or a token file
+// is unreadable or readable by other users. Under Slurm or Open MPI without DDL_JOB_TOKEN(_FILE)
+// it derives the token from ~/.ddl/secret, creating that file (mode 0600) on first use.
 LaunchEnv read_launch_env();
+
+struct JobToken {
+  std::string value;   // "" when none was given
+  std::string source;  // "DDL_JOB_TOKEN", "DDL_JOB_TOKEN_FILE=/path"
+};
+// The token the user gave: DDL_JOB_TOKEN, else the first line of the file DDL_JOB_TOKEN_FILE
+// names, which must be readable by its owner only (else an error saying chmod 600).
+JobToken read_job_token();
 
 namespace detail {
 // The first host of a Slurm host list: "node[03-05,7],gpu1" → "node03".
 std::string first_slurm_host(const std::string& nodelist);
+// Store port of a Slurm job step: 20000 + (job + 7919 * step) % 20000. Steps of one job
+// that run at once never share a port (7919 is prime to 20000).
+int slurm_port(unsigned long long job, unsigned long long step);
+// The per-user secret file (default $HOME/.ddl/secret): read, or created 0600 with 256
+// random bits if absent. Throws if it is readable by others or cannot be made.
+std::string user_secret(const std::string& path);
+std::string default_secret_path();
+// The token of one launcher job: HMAC-SHA-256(secret, job id), hex.
+std::string derive_job_token(const std::string& secret, const std::string& job_id);
+// Lower-case hex SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104).
+std::string sha256_hex(std::string_view data);
+std::string hmac_sha256_hex(std::string_view key, std::string_view message);
 }  // namespace detail
 
 }  // namespace ddl::dist

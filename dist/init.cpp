@@ -148,6 +148,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
       TCPStoreOptions so;
       so.timeout = opts.timeout;
       so.token = env.job_token;
+      so.token_source = env.token_source;
       so.is_server = env.rank == 0 && !env.launcher_serves_store;
       auto tcp = std::make_shared<TCPStore>(host, port, so);
       if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = tcp->local_ip();

@@ -29,7 +29,9 @@ struct AddrInfo {
     int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &head);
     DDL_CHECK(rc == 0, "dist: cannot resolve address '", host, "': ", gai_strerror(rc));
   }
-  ~AddrInfo() { if (head) freeaddrinfo(head); }
+  ~AddrInfo() {
+    if (head) freeaddrinfo(head);
+  }
 };
 
 std::string format_sockaddr(const sockaddr_storage& ss) {
@@ -156,6 +158,28 @@ std::string local_ip(int fd) {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, ip, sizeof ip);
   }
   return ip;
+}
+
+bool is_loopback(const std::string& host) {
+  if (host.empty()) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* head = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &head) != 0) return false;
+  bool all = head != nullptr;
+  for (addrinfo* p = head; p; p = p->ai_next) {
+    if (p->ai_family == AF_INET) {
+      all &= (ntohl(reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+    } else if (p->ai_family == AF_INET6) {
+      const in6_addr& a = reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr;
+      all &= IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+    } else {
+      all = false;
+    }
+  }
+  freeaddrinfo(head);
+  return all;
 }
 
 int find_free_port(const std::string& host) {

@@ -25,6 +25,9 @@ std::string local_address(int fd);
 std::string peer_address(int fd);
 // Just the IP part of local_address: the address of the interface that reaches the peer.
 std::string local_ip(int fd);
+// Whether every address `host` resolves to is a loopback one (127.0.0.0/8, ::1): a server
+// bound there is reachable from this machine only. "" and "0.0.0.0" are not loopback.
+bool is_loopback(const std::string& host);
 // A free TCP port on host right now (bind port 0, read it, close). Racy by nature: prefer
 // letting a server bind port 0 itself.
 int find_free_port(const std::string& host = "127.0.0.1");

@@ -20,7 +20,8 @@ inline constexpr uint32_t kMaxKeysPerRequest = 1 << 16;
 inline constexpr uint32_t kMaxFrameBytes = kMaxValueBytes + 2 * kMaxKeyBytes + 64;
 
 enum class Op : uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4, Check = 5, Wait = 6 };
-enum class Status : uint8_t { Ok = 0, Timeout = 1, Error = 2 };
+// Refused: the HELLO's job token did not match (the client says so, then gives up).
+enum class Status : uint8_t { Ok = 0, Timeout = 1, Error = 2, Refused = 3 };
 
 struct WireError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -28,7 +29,10 @@ struct WireError : std::runtime_error {
 
 class WireWriter {
  public:
-  WireWriter& u8(uint8_t v) { buf_.push_back(static_cast<char>(v)); return *this; }
+  WireWriter& u8(uint8_t v) {
+    buf_.push_back(static_cast<char>(v));
+    return *this;
+  }
   WireWriter& u32(uint32_t v);
   WireWriter& i64(int64_t v);
   WireWriter& str(const std::string& s);

@@ -53,8 +53,14 @@ bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop) {
 
 }  // namespace
 
-TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token)
-    : token_(std::move(token)) {
+TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token) : token_(std::move(token)) {
+  // See Note [Job tokens] in env.cpp: beyond loopback, a store without a token is open to anyone.
+  DDL_CHECK(!token_.empty() || detail::is_loopback(host), "store: refusing to serve on ", host, ":", port,
+            " without a job token: other machines can reach that address, and anyone who reaches it could join "
+            "the job and read or overwrite its keys (the ranks' addresses included). Give every rank the same "
+            "token: DDL_JOB_TOKEN=<secret>, or DDL_JOB_TOKEN_FILE=<a file only you can read, chmod 600> "
+            "(ddlrun makes one; under Slurm or Open MPI it is derived from ~/.ddl/secret); or serve on "
+            "127.0.0.1 when every rank runs on this host");
   listen_fd_ = detail::tcp_listen(host, port, &port_);
   acceptor_ = std::thread([this] { accept_loop(); });
 }
@@ -104,9 +110,10 @@ void TCPStoreServer::serve(int fd) {
       throw WireError("protocol version " + std::to_string(version));
     }
     if (!token_.empty() && !same_token(token, token_)) {
-      std::string m = reply(Status::Error, "job token mismatch: set DDL_JOB_TOKEN to this job's token");
+      const char* why = token.empty() ? "no job token" : "wrong job token";
+      std::string m = reply(Status::Refused, why);
       detail::send_all(fd, m.data(), m.size());
-      throw WireError("wrong job token");
+      throw WireError(std::string("refused: ") + why);
     }
     std::string ok = reply(Status::Ok);
     detail::send_all(fd, ok.data(), ok.size());
@@ -116,7 +123,7 @@ void TCPStoreServer::serve(int fd) {
     }
   } catch (const WireError& e) {
     rejected_++;
-    std::cerr << "[ddl store] dropped client " << peer << ": " << e.what() << "\n";
+    std::cerr << "[ddl store] dropped client " << peer << " (" << e.what() << ")\n";
   } catch (const std::exception&) {
     // The client went away (closed socket): nothing to report.
   }
@@ -193,18 +200,19 @@ std::string TCPStoreServer::handle(const std::string& body) {
 }
 
 TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
-    : Store(opts.timeout), host_(std::move(host)), port_(port) {
+    : Store(opts.timeout),
+      host_(std::move(host)),
+      port_(port),
+      token_note_(opts.token.empty()
+                      ? "this rank has none"
+                      : "from " + (opts.token_source.empty() ? std::string("the caller") : opts.token_source)) {
   if (opts.is_server) {
     server_ = std::make_unique<TCPStoreServer>(host_, port_, opts.token);
     port_ = server_->port();
   }
   fd_ = detail::tcp_connect(host_, port_, detail::Clock::now() + opts.timeout);
-  std::string hello = WireWriter()
-                          .u8(uint8_t(Op::Hello))
-                          .u32(detail::kWireMagic)
-                          .u32(detail::kWireVersion)
-                          .str(opts.token)
-                          .frame();
+  std::string hello =
+      WireWriter().u8(uint8_t(Op::Hello)).u32(detail::kWireMagic).u32(detail::kWireVersion).str(opts.token).frame();
   try {
     request(hello, "connect", host_ + ":" + std::to_string(port_), opts.timeout);
   } catch (...) {
@@ -220,8 +228,7 @@ TCPStore::~TCPStore() {
 
 std::string TCPStore::local_ip() const { return detail::local_ip(fd_); }
 
-std::string TCPStore::request(const std::string& frame, const char* what,
-                              const std::string& key_desc, Millis timeout) {
+std::string TCPStore::request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string where = "store " + host_ + ":" + std::to_string(port_);
   DDL_CHECK(fd_ >= 0, "store: ", what, "(", key_desc, "): the connection to ", where,
@@ -253,29 +260,32 @@ std::string TCPStore::request(const std::string& frame, const char* what,
   } catch (const WireError& e) {
     DDL_CHECK(false, "store: malformed reply from ", where, ": ", e.what());
   }
+  DDL_CHECK(status != Status::Refused, "store: the store at ", host_, ":", port_, " refused this rank's job token (",
+            token_note_,
+            "). Every rank must present the token of the process "
+            "serving the store: the same DDL_JOB_TOKEN or DDL_JOB_TOKEN_FILE everywhere (node 0's ddlrun prints "
+            "one), or under Slurm and Open MPI the same ~/.ddl/secret on every node. A store of another job or "
+            "step on this port refuses too");
   DDL_CHECK(status != Status::Timeout, "store: timed out after ", timeout.count(), " ms in ", what,
             " waiting for key(s) ", key_desc, " on ", where,
             " (did every rank start? a rank that crashed before this point never sets its keys)");
-  DDL_CHECK(status == Status::Ok, "store: ", what, "(", key_desc, ") rejected by ", where, ": ",
-            payload);
+  DDL_CHECK(status == Status::Ok, "store: ", what, "(", key_desc, ") rejected by ", where, ": ", payload);
   return payload;
 }
 
 void TCPStore::set(const std::string& key, const std::string& value) {
-  DDL_CHECK(value.size() <= detail::kMaxValueBytes, "store: value for '", key, "' has ",
-            value.size(), " bytes, the limit is ", detail::kMaxValueBytes);
+  DDL_CHECK(value.size() <= detail::kMaxValueBytes, "store: value for '", key, "' has ", value.size(),
+            " bytes, the limit is ", detail::kMaxValueBytes);
   request(WireWriter().u8(uint8_t(Op::Set)).str(key).str(value).frame(), "set", key, timeout());
 }
 
 std::string TCPStore::get(const std::string& key, Millis timeout) {
-  return request(WireWriter().u8(uint8_t(Op::Get)).str(key).i64(timeout.count()).frame(), "get",
-                 key, timeout);
+  return request(WireWriter().u8(uint8_t(Op::Get)).str(key).i64(timeout.count()).frame(), "get", key, timeout);
 }
 
 int64_t TCPStore::add(const std::string& key, int64_t delta) {
   return detail::parse_counter(
-      key, request(WireWriter().u8(uint8_t(Op::Add)).str(key).i64(delta).frame(), "add", key,
-                   timeout()));
+      key, request(WireWriter().u8(uint8_t(Op::Add)).str(key).i64(delta).frame(), "add", key, timeout()));
 }
 
 bool TCPStore::check(const std::vector<std::string>& keys) {

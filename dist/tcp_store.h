@@ -1,7 +1,8 @@
 // TCPStore: the rendezvous store over TCP. One process (rank 0 or the ddlrun launcher)
 // runs a TCPStoreServer; every rank is a TCPStore client. The server binds to the address
 // it is given, speaks the checked protocol of store_wire.h and, when given a job token,
-// drops any client that does not present it. Timeouts are enforced server-side
+// refuses any client that does not present it; bound beyond loopback it requires one
+// (see Note [Job tokens] in env.cpp). The token is checked, not encrypted: no TLS. Timeouts are enforced server-side
 // (the reply says "timeout") and client-side (a dead server cannot hang a rank).
 #pragma once
 
@@ -19,7 +20,8 @@ namespace ddl::dist {
 // Serves keys to any number of clients, one thread per connection.
 class TCPStoreServer {
  public:
-  // Binds host:port (port 0 = a free port, read it back with port()). Token "" = no check.
+  // Binds host:port (port 0 = a free port, read it back with port()). Token "" = no check,
+  // allowed only on a loopback address (else throws, saying how to give a token).
   TCPStoreServer(const std::string& host, int port, std::string token = "");
   ~TCPStoreServer();  // stops accepting, disconnects clients, joins threads
   TCPStoreServer(const TCPStoreServer&) = delete;
@@ -27,7 +29,7 @@ class TCPStoreServer {
   int port() const { return port_; }
   // "ip:port" the listening socket is bound to ("127.0.0.1:29500", "0.0.0.0:29500", "[::1]:29500").
   std::string address() const;
-  // Clients dropped for a bad token or a malformed message (tests read it).
+  // Clients refused for a bad token or dropped for a malformed message (tests read it).
   int64_t rejected_clients() const { return rejected_.load(); }
 
  private:
@@ -49,7 +51,8 @@ class TCPStoreServer {
 
 struct TCPStoreOptions {
   Millis timeout = kDefaultTimeout;  // connect, get and wait
-  std::string token;                 // must match the server's (DDL_JOB_TOKEN)
+  std::string token;                 // must match the server's (LaunchEnv::job_token)
+  std::string token_source;          // where it came from ("DDL_JOB_TOKEN"), for the refusal message
   bool is_server = false;            // also start a TCPStoreServer on host:port
 };
 
@@ -58,6 +61,7 @@ class TCPStore : public Store {
   using Store::get;
   using Store::wait;
   // Connects to host:port (retrying until the timeout: the server may start later).
+  // Throws at once, "the store at host:port refused this rank's job token", on a wrong token.
   TCPStore(std::string host, int port, TCPStoreOptions opts = {});
   ~TCPStore() override;
   void set(const std::string& key, const std::string& value) override;
@@ -74,13 +78,13 @@ class TCPStore : public Store {
 
  private:
   // Sends one request, returns the reply body after its status byte; throws on errors.
-  std::string request(const std::string& frame, const char* what, const std::string& key_desc,
-                      Millis timeout);
+  std::string request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout);
 
   std::string host_;
   int port_;
   std::unique_ptr<TCPStoreServer> server_;
-  std::mutex mu_;  // one request on the socket at a time
+  std::string token_note_;  // "(this rank has none)" or "(from DDL_JOB_TOKEN)"
+  std::mutex mu_;           // one request on the socket at a time
   int fd_ = -1;
 };
 

@@ -131,8 +131,8 @@ TEST_CASE("store: the server binds the address it is given, and only that one", 
   const std::string port = std::to_string(local.port());
   CHECK(local.address() == "127.0.0.1:" + port);
   CHECK(can_connect("127.0.0.1", local.port()));
-  // Every interface, as ddlrun's node 0 does without --master-addr.
-  TCPStoreServer all("0.0.0.0", 0);
+  // Every interface, as ddlrun's node 0 does without --master-addr (so it needs a token).
+  TCPStoreServer all("0.0.0.0", 0, "token");
   CHECK(all.address() == "0.0.0.0:" + std::to_string(all.port()));
   CHECK(can_connect("127.0.0.1", all.port()));
 
@@ -145,7 +145,7 @@ TEST_CASE("store: the server binds the address it is given, and only that one", 
   CHECK(can_connect(other, all.port()));
   CHECK_FALSE(can_connect(other, local.port()));
   // And the converse: bound to the other address, not reachable through loopback.
-  TCPStoreServer there(other, 0);
+  TCPStoreServer there(other, 0, "token");
   CHECK(there.address() == other + ":" + std::to_string(there.port()));
   CHECK(can_connect(other, there.port()));
   CHECK_FALSE(can_connect("127.0.0.1", there.port()));
@@ -220,7 +220,7 @@ TEST_CASE("store: TCPStore job token", "[dist]") {
   TCPStoreOptions opts;
   opts.timeout = Millis(3000);
   opts.token = "wrong";
-  REQUIRE_THROWS_WITH(TCPStore("127.0.0.1", server.port(), opts), Contains("job token mismatch"));
+  REQUIRE_THROWS_WITH(TCPStore("127.0.0.1", server.port(), opts), Contains("refused this rank's job token"));
   opts.token = "";
   REQUIRE_THROWS_WITH(TCPStore("127.0.0.1", server.port(), opts), Contains("DDL_JOB_TOKEN"));
   opts.token = "s3cret";
