@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "dist/agreement.h"
 #include "tensor/error.h"
 
 namespace ddl::dist::detail {
@@ -44,10 +45,9 @@ std::string debug_mismatch_message(const std::string& log_prefix, const std::vec
   bool same = true;
   for (const auto& r : records) same = same && r == records[0];
   if (same) return {};
-  std::string msg = log_prefix + " DDL_DEBUG: ranks called different collectives:";
-  for (size_t r = 0; r < records.size(); ++r) msg += "\n  rank " + std::to_string(r) + ": " + records[r];
-  msg += "\nEvery rank must call the same collectives, in the same order, with the same sizes and dtypes.";
-  return msg;
+  return rank_lines_message(log_prefix + " DDL_DEBUG: ranks called different collectives", records,
+                            "Every rank must call the same collectives, in the same order, with the same sizes and "
+                            "dtypes.");
 }
 
 std::vector<std::string> store_exchange_records(Store& store, int rank, int size, int64_t seq,

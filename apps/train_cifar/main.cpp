@@ -9,6 +9,7 @@
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
+#include "apps/train_cifar/resume.h"
 #include "apps/train_cifar/run_report.h"
 #include "apps/train_cifar/snapshot.h"
 #include "apps/train_cifar/training.h"
@@ -54,12 +55,14 @@ int main(int argc, char** argv) try {
   const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
 
-  // 4. Resume from a snapshot when one exists.
+  // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
+  //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
   apps::TrainingPosition pos{.seed = o.seed, .world_size = world};
-  bool resumed = false;
-  if (!o.snapshot.empty() && (resumed = apps::load_snapshot(o.snapshot, *model, opt, pos))) {
+  const apps::ResumeOutcome resume = apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get());
+  const bool resumed = resume.resumed;
+  if (resumed) {
     schedule->set_step(pos.global_step);
-    report.resumed(o.snapshot, pos.epoch, pos.step_in_epoch, pos.global_step);
+    report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step, resume.note);
   }
 
   // 5. The training loop.

@@ -65,7 +65,10 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
     const bool snapshot = !o.eval_only && !o.snapshot.empty() && std::filesystem::exists(o.snapshot);
     const bool continues = restarts_ > 0 || snapshot;
     log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_, continues);
-    if (continues && !snapshot) log_->write("restart", {{"restart_count", restarts_}});
+    // Without a file here this rank may still resume from rank 0's (resume.h): then
+    // resumed() writes the marker, else start_epoch() writes "restart".
+    restart_pending_ = continues && !snapshot;
+    if (restart_pending_ && (o.eval_only || o.snapshot.empty() || world_ == 1)) write_restart_marker();
   }
   // The run's clock (convergence_s, wall_s) starts with the log's, not before it: the
   // time to a target accuracy is then never later than the "time" of that eval line.
@@ -90,7 +93,10 @@ void RunReport::say_lines(const std::string& text) {
   for (std::string line; std::getline(in, line);) say(line);
 }
 
-void RunReport::resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step) {
+void RunReport::resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step,
+                        const std::string& note) {
+  if (lead() && !note.empty()) say(note);
+  restart_pending_ = false;  // the "resume" line below marks where this run goes on
   say("resumed from " + snapshot + " at epoch " + std::to_string(epoch + 1) + ", step " +
       std::to_string(step_in_epoch));
   if (log_)
@@ -101,7 +107,13 @@ void RunReport::resumed(const std::string& snapshot, int64_t epoch, int64_t step
                            {"global_step", global_step}});
 }
 
+void RunReport::write_restart_marker() {
+  if (restart_pending_) log_->write("restart", {{"restart_count", restarts_}});
+  restart_pending_ = false;
+}
+
 void RunReport::start_epoch(int64_t epoch) {
+  write_restart_marker();
   epoch_ = epoch;
   loss_sum_ = 0;
   seen_ = correct_ = 0;

@@ -30,8 +30,10 @@ class RunReport {
 
   StepTimer& timer() { return timer_; }
   // Says where training resumes from a snapshot, and logs it: the "resume" line that
-  // marks where this run's metrics continue the interrupted run's.
-  void resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step);
+  // marks where this run's metrics continue the interrupted run's. Rank 0 also prints
+  // `note` (how the ranks came to agree on the snapshot) when it is not empty.
+  void resumed(const std::string& snapshot, int64_t epoch, int64_t step_in_epoch, int64_t global_step,
+               const std::string& note = {});
   // Opens the first step: its data phase starts here.
   void start_epoch(int64_t epoch);
   // After the optimizer step: closes the step's timing, logs every --log-every steps, and
@@ -50,6 +52,7 @@ class RunReport {
   void say(const std::string& line);        // every rank, with its prefix
   void say_lines(const std::string& text);  // the prefix on each line of a multi-line text
   bool lead() const { return rank_ == 0; }
+  void write_restart_marker();  // the "restart" line, when one is still pending
 
   const TrainOptions& o_;
   const DataSplits& splits_;
@@ -62,6 +65,7 @@ class RunReport {
   StepTimer timer_;
   ConvergenceTracker convergence_;
   std::unique_ptr<MetricsLog> log_;
+  bool restart_pending_ = false;  // a "restart" marker line is due unless this rank resumes
   std::unique_ptr<ProgressBar> bar_;
   double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(), last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;
