@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "tensor/dtype.h"
 #include "tensor/error.h"
@@ -27,15 +28,37 @@ void GlooStoreAdapter::set(const std::string& key, const std::vector<char>& data
 }
 
 std::vector<char> GlooStoreAdapter::get(const std::string& key) {
+  wait({key}, store_->timeout());
   std::string v = store_->get(key);
   return {v.begin(), v.end()};
 }
 
-void GlooStoreAdapter::wait(const std::vector<std::string>& keys) { store_->wait(keys); }
+void GlooStoreAdapter::wait(const std::vector<std::string>& keys) { wait(keys, store_->timeout()); }
 
-void GlooStoreAdapter::wait(const std::vector<std::string>& keys,
-                            const std::chrono::milliseconds& timeout) {
-  store_->wait(keys, timeout);
+// Polls rather than blocks, so that a fatal error another rank reports ends the wait at
+// once (a rank that cannot start must not leave the others waiting for the timeout).
+void GlooStoreAdapter::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = std::min(deadline_, Clock::now() + timeout);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_for_ = join_keys(keys);
+  }
+  auto pause = std::chrono::milliseconds(1);
+  while (!store_->check(keys)) {
+    if (store_->check({kFatalKey})) throw PeerStartupError(store_->get(kFatalKey));
+    DDL_CHECK(Clock::now() < deadline, "store: timed out after ", timeout.count(), " ms waiting for key(s) ",
+              join_keys(keys));
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - Clock::now()));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  waiting_for_.clear();
+}
+
+std::string GlooStoreAdapter::waiting_for() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_for_;
 }
 
 namespace {
@@ -50,13 +73,16 @@ void apply(void* c, const void* a, const void* b, size_t n, F f) {
   auto* y = static_cast<const T*>(b);
   for (size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
 }
-template <typename T> void sum_fn(void* c, const void* a, const void* b, size_t n) {
+template <typename T>
+void sum_fn(void* c, const void* a, const void* b, size_t n) {
   apply<T>(c, a, b, n, [](T x, T y) { return T(x + y); });
 }
-template <typename T> void max_fn(void* c, const void* a, const void* b, size_t n) {
+template <typename T>
+void max_fn(void* c, const void* a, const void* b, size_t n) {
   apply<T>(c, a, b, n, [](T x, T y) { return std::max(x, y); });
 }
-template <typename T> void min_fn(void* c, const void* a, const void* b, size_t n) {
+template <typename T>
+void min_fn(void* c, const void* a, const void* b, size_t n) {
   apply<T>(c, a, b, n, [](T x, T y) { return std::min(x, y); });
 }
 
@@ -64,9 +90,12 @@ template <typename T> void min_fn(void* c, const void* a, const void* b, size_t 
 template <typename T>
 ReduceFn reduce_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Max: return &max_fn<T>;
-    case ReduceOp::Min: return &min_fn<T>;
-    default: return &sum_fn<T>;
+    case ReduceOp::Max:
+      return &max_fn<T>;
+    case ReduceOp::Min:
+      return &min_fn<T>;
+    default:
+      return &sum_fn<T>;
   }
 }
 
@@ -200,8 +229,7 @@ Traffic gloo_barrier(const GlooCall& c) {
 Traffic gloo_reduce_scatter(const GlooCall& c, const Tensor& out, const Tensor& in, ReduceOp op) {
   const int n = c.ctx->size, r = c.ctx->rank;
   const size_t chunk = out.nbytes();
-  std::vector<char> acc(static_cast<const char*>(in.raw_data()),
-                        static_cast<const char*>(in.raw_data()) + in.nbytes());
+  std::vector<char> acc(static_cast<const char*>(in.raw_data()), static_cast<const char*>(in.raw_data()) + in.nbytes());
   std::vector<char> tmp(chunk);
   ReduceFn fn = nullptr;
   DDL_DISPATCH_NUMERIC(in.dtype(), "reduce_scatter", [&] { fn = reduce_fn<scalar_t>(op); });
@@ -214,8 +242,7 @@ Traffic gloo_reduce_scatter(const GlooCall& c, const Tensor& out, const Tensor& 
     tmp_buf->recv((r + n - 1) % n, slot, 0, chunk);
     acc_buf->send((r + 1) % n, slot, send_chunk * chunk, chunk);
     tmp_buf->waitRecv(c.timeout);
-    fn(acc.data() + recv_chunk * chunk, acc.data() + recv_chunk * chunk, tmp.data(),
-       out.numel());
+    fn(acc.data() + recv_chunk * chunk, acc.data() + recv_chunk * chunk, tmp.data(), out.numel());
     acc_buf->waitSend(c.timeout);
   }
   std::memcpy(out.raw_data(), acc.data() + r * chunk, chunk);
@@ -223,8 +250,7 @@ Traffic gloo_reduce_scatter(const GlooCall& c, const Tensor& out, const Tensor& 
   return pairwise_traffic(chunk, n);
 }
 
-std::vector<std::string> gloo_exchange_records(const GlooCall& c, const std::string& mine,
-                                               Traffic* traffic) {
+std::vector<std::string> gloo_exchange_records(const GlooCall& c, const std::string& mine, Traffic* traffic) {
   constexpr size_t kRecord = 256;
   std::vector<char> in(kRecord, 0), out(kRecord * c.ctx->size, 0);
   std::memcpy(in.data(), mine.data(), std::min(mine.size(), kRecord - 1));

@@ -9,10 +9,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "dist/process_group.h"
 #include "dist/store.h"
 #include "dist/traffic.h"
+#include "tensor/error.h"
 
 namespace gloo {
 class Context;
@@ -22,18 +26,34 @@ namespace ddl::dist::detail {
 
 class ShmAllReduce;
 
+// What a rendezvous wait throws when another rank reported that it could not start.
+class PeerStartupError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Gloo's rendezvous Store on top of ours. Implements wait(keys, timeout) too: Gloo's
-// connect step calls that overload, and the base version would ignore the timeout.
+// connect step calls that overload, and the base version would ignore the timeout. Every
+// wait also ends at `deadline` (the whole rendezvous gets one timeout, not one per peer)
+// and as soon as some rank reports a fatal start-up error under kFatalKey.
 class GlooStoreAdapter : public gloo::rendezvous::Store {
  public:
-  explicit GlooStoreAdapter(std::shared_ptr<dist::Store> store) : store_(std::move(store)) {}
+  static constexpr const char* kFatalKey = "fatal";
+  explicit GlooStoreAdapter(std::shared_ptr<dist::Store> store, std::chrono::steady_clock::time_point deadline =
+                                                                    std::chrono::steady_clock::time_point::max())
+      : store_(std::move(store)), deadline_(deadline) {}
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  // The keys a wait is blocked on now ("" when none): what a timeout message names.
+  std::string waiting_for() const;
 
  private:
   std::shared_ptr<dist::Store> store_;
+  std::chrono::steady_clock::time_point deadline_;
+  mutable std::mutex mu_;
+  std::string waiting_for_;
 };
 
 // Everything a collective needs besides its tensors. Tensors are contiguous CPU tensors.
@@ -54,7 +74,6 @@ Traffic gloo_scatter(const GlooCall& c, const Tensor& out, const Tensor& in, int
 Traffic gloo_all_to_all(const GlooCall& c, const Tensor& out, const Tensor& in);
 Traffic gloo_barrier(const GlooCall& c);
 // Exchanges a fixed-size record with every rank (for DDL_DEBUG): out[r] is rank r's record.
-std::vector<std::string> gloo_exchange_records(const GlooCall& c, const std::string& mine,
-                                               Traffic* traffic);
+std::vector<std::string> gloo_exchange_records(const GlooCall& c, const std::string& mine, Traffic* traffic);
 
 }  // namespace ddl::dist::detail

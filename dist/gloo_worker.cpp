@@ -9,11 +9,16 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 #include "dist/debug_check.h"
+#include "dist/gloo_abort.h"
 #include "dist/gloo_collectives.h"
+#include "dist/gloo_mesh.h"
 #include "dist/process_group_gloo.h"
 #include "dist/shm_all_reduce.h"
 #include "tensor/error.h"
@@ -35,86 +40,29 @@ bool option_or_env(int option, const char* var, bool unset_means) {
   return std::string(v) != "0";
 }
 
-// Note [Naming the failed peer]: Gloo's TCP errors quote the address of the peer whose
-// connection broke ("Read error [10.0.0.2]:41234: Connection reset by peer"). Depending on
-// which side opened the connection, that is the peer's listening address (published in
-// Gloo's rendezvous: store key "<rank>", one entry per peer) or the peer's end of the
-// connection (often an ephemeral port only the peer knows). So after connecting, every
-// rank publishes the local end of each of its connections too; with both, an address in
-// an error maps to its rank. Timeouts ("Timed out waiting 1000ms for recv operation")
-// quote no address: the message then names the ranks the operation talks to.
-class MeshContext final : public gloo::rendezvous::Context {
- public:
-  using gloo::rendezvous::Context::Context;
-  std::vector<std::vector<std::string>> peer_addresses;  // per rank, "[ip]:port"s; none for this rank
-
-  // Best effort: the names are a diagnostic, so what cannot be read is left out.
-  void exchange_addresses(Store& store, Millis timeout) {
-    peer_addresses.assign(size, {});
-    if (size < 2) return;
-    std::string mine;
-    for (int r = 0; r < size; ++r) mine += (r == rank ? "" : getPair(r)->address().str()) + "\n";
-    try {
-      store.set("pair_addresses/" + std::to_string(rank), mine);
-      for (int r = 0; r < size; ++r) {
-        if (r == rank) continue;
-        // Rank r's rendezvous entry for this rank (entries in rank order, skipping r).
-        const std::string all = store.get(std::to_string(r), timeout);
-        const size_t entry = all.size() / (size - 1), k = rank < r ? rank : rank - 1;
-        if (entry > 0 && entry <= gloo::transport::Address::kMaxByteSize)
-          peer_addresses[r].push_back(gloo::transport::tcp::Address(
-              std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry)).str());
-        // Rank r's end of its connection to this rank.
-        std::istringstream lines(store.get("pair_addresses/" + std::to_string(r), timeout));
-        std::string line;
-        for (int j = 0; j <= rank && std::getline(lines, line); ++j)
-          if (j == rank && !line.empty()) peer_addresses[r].push_back(line);
-      }
-    } catch (const std::exception&) {
-    }
-  }
-
-  // The rank one of whose addresses `what` quotes (and that address), or -1.
-  int peer_in_message(const std::string& what, std::string* address) const {
-    for (int r = 0; r < static_cast<int>(peer_addresses.size()); ++r)
-      for (const std::string& a : peer_addresses[r])
-        // "[127.0.0.1]:4087" must not match the start of "[127.0.0.1]:40873".
-        for (size_t pos = what.find(a); pos != std::string::npos; pos = what.find(a, pos + 1))
-          if (pos + a.size() == what.size() || !std::isdigit(static_cast<unsigned char>(what[pos + a.size()]))) {
-            *address = a;
-            return r;
-          }
-    return -1;
-  }
-};
 }  // namespace
 
-ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
-                                   GlooOptions opts)
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, GlooOptions opts)
     : ProcessGroup(rank, size), opts_(std::move(opts)) {
   debug_ = option_or_env(opts_.debug, "DDL_DEBUG", false);
+  // One deadline for the whole set-up: rendezvous, connections, the shared-memory exchange.
+  const auto deadline = std::chrono::steady_clock::now() + opts_.timeout;
   gloo::transport::tcp::attr attr;
   if (!opts_.iface.empty())
     attr.iface = opts_.iface;
   else
     attr.hostname = opts_.hostname.empty() ? "127.0.0.1" : opts_.hostname;
-  try {
-    auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto ctx = std::make_shared<MeshContext>(rank, size);
-    ctx->setTimeout(opts_.timeout);
-    detail::GlooStoreAdapter adapter(store);
-    ctx->connectFullMesh(adapter, device);
-    ctx->exchange_addresses(*store, opts_.timeout);
-    ctx_ = ctx;
-  } catch (const std::exception& e) {
-    DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: could not connect to the other ", size - 1,
-              " rank(s) within ", opts_.timeout.count(), " ms (this rank's address: ",
-              opts_.iface.empty() ? attr.hostname : "interface " + opts_.iface, "): ", e.what());
-  }
+  ctx_ = detail::connect_mesh(store, rank, size, attr, opts_.timeout, deadline, log_prefix());
+  last_heard_ = std::make_unique<std::atomic<int64_t>[]>(size);
+  heard_from_all();
+  detail::install_gloo_abort_handler();
+  in_flight_id_ = detail::register_in_flight([this] { return describe_in_flight(); });
   if (size > 1) {
     try {
-      shm_ = detail::ShmAllReduce::connect(*store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
-                                           opts_.timeout, &shm_status_);
+      shm_ = detail::ShmAllReduce::connect(
+          *store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
+          std::max(Millis(1), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now())),
+          &shm_status_);
     } catch (const std::exception& e) {  // a rank missed the store exchange
       DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: setting up the shared-memory all-reduce: ", e.what());
     }
@@ -124,6 +72,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
+  detail::unregister_in_flight(in_flight_id_);
   std::deque<Task> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -137,22 +86,20 @@ ProcessGroupGloo::~ProcessGroupGloo() {
   }
   cv_.notify_all();
   for (auto& t : dropped)
-    t.work->finish(std::make_exception_ptr(
-        Error(log_prefix() + " " + t.desc + ": the process group was destroyed first")));
+    t.work->finish(
+        std::make_exception_ptr(Error(log_prefix() + " " + t.desc + ": the process group was destroyed first")));
   worker_.join();  // a running collective ends by its own timeout at the latest
   p2p_worker_.join();
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::enqueue(OpKind kind, std::string desc,
-                                                std::string fingerprint, std::string peers,
-                                                RunFn run) {
+std::shared_ptr<Work> ProcessGroupGloo::enqueue(OpKind kind, std::string desc, std::string fingerprint,
+                                                std::string peers, RunFn run) {
   check_usable(desc);
   auto work = std::make_shared<Work>(desc);
   {
     std::lock_guard<std::mutex> lock(mu_);
     DDL_CHECK(!stop_, desc, ": the process group is shutting down");
-    queue_.push_back(Task{kind, std::move(desc), std::move(fingerprint), std::move(peers),
-                          std::move(run), work});
+    queue_.push_back(Task{kind, std::move(desc), std::move(fingerprint), std::move(peers), std::move(run), work});
   }
   cv_.notify_all();
   return work;
@@ -183,7 +130,16 @@ void ProcessGroupGloo::execute(Task& task) {
       debug_check(task, call);
     }
     call.tag = seq_++;
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      running_ = task.desc + " with " + task.peers;
+    }
     Traffic traffic = task.run(call);
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      running_.clear();
+    }
+    heard_from_all();
     count(task.kind, traffic);
     task.work->finish();
   } catch (const ddl::Error&) {
@@ -194,17 +150,23 @@ void ProcessGroupGloo::execute(Task& task) {
     // connections are in an unknown state, so the whole group is unusable from here on.
     const bool timed_out = is_timeout(e);
     const bool via_shm = dynamic_cast<const detail::ShmError*>(&e) != nullptr;
-    const auto& mesh = static_cast<const MeshContext&>(*ctx_);  // the constructor made it one
+    const auto& mesh = static_cast<const detail::MeshContext&>(*ctx_);  // connect_mesh made it one
     std::string address;
     const int peer = via_shm ? -1 : mesh.peer_in_message(e.what(), &address);
     std::string msg = log_prefix() + " " + task.desc;
     if (peer >= 0)  // See Note [Naming the failed peer]
       msg += " failed: the connection to rank " + std::to_string(peer) + " (" + address +
              ") broke: that rank exited, or closed its connections after a failure of its own";
-    else
-      msg += " failed while talking to " + task.peers +
-             (timed_out ? ": a peer did not respond within " + std::to_string(opts_.timeout.count()) + " ms"
-                        : ": a peer failed or closed its connection");
+    else if (timed_out) {
+      // Which peer went quiet is not in Gloo's message; when each last answered tells.
+      std::string heard;
+      for (int r = 0; r < size(); ++r)
+        if (r != rank()) heard += (heard.empty() ? "" : "; ") + last_heard(r);
+      msg += " failed while talking to " + task.peers + ": no answer within " + std::to_string(opts_.timeout.count()) +
+             " ms (" + heard + "): a rank hangs, waits in a different call, or the link to it is down";
+    } else {
+      msg += " failed while talking to " + task.peers + ": a peer failed or closed its connection";
+    }
     msg += (via_shm ? " (" : " (gloo: ") + std::string(e.what()) + ")";
     mark_broken(msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
@@ -223,8 +185,8 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
     all = detail::gloo_exchange_records(call, mine, &traffic);
   } catch (const std::exception& e) {
     std::string msg = log_prefix() + " DDL_DEBUG: the check before " + task.desc +
-                      " failed: not every rank reached a collective within " +
-                      std::to_string(opts_.timeout.count()) + " ms (gloo: " + e.what() + ")";
+                      " failed: not every rank reached a collective within " + std::to_string(opts_.timeout.count()) +
+                      " ms (gloo: " + e.what() + ")";
     mark_broken(msg);
     throw Error(msg);
   }
@@ -244,26 +206,34 @@ void ProcessGroupGloo::p2p_loop() {
       p2p_queue_.pop_front();
       p2p_current_ = stop_ ? nullptr : p.buffer.get();
     }
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      running_p2p_ = p.desc;
+    }
     const bool is_send = p.kind == OpKind::Send;
     // p's buffer dies with this iteration: clear p2p_current_ however the wait ends (a
     // timeout throws), or the destructor would abort a freed buffer.
     struct ClearCurrent {
       ProcessGroupGloo& pg;
       ~ClearCurrent() {
-        std::lock_guard<std::mutex> lock(pg.mu_);
-        pg.p2p_current_ = nullptr;
+        {
+          std::lock_guard<std::mutex> lock(pg.mu_);
+          pg.p2p_current_ = nullptr;
+        }
+        std::lock_guard<std::mutex> lock(pg.state_mu_);
+        pg.running_p2p_.clear();
       }
     };
     try {
       bool done;
       {
         ClearCurrent clear{*this};
-        done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout)
-                                        : p.buffer->waitRecv(opts_.timeout));
+        done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout) : p.buffer->waitRecv(opts_.timeout));
       }
       DDL_CHECK(done, log_prefix(), " ", p.desc, ": aborted, the process group was destroyed first");
       if (!is_send && !p.target.is_contiguous()) p.target.copy_(p.staged);
       const auto n = static_cast<int64_t>(p.staged.nbytes());
+      heard_from(p.peer);  // a send completes once the peer has announced its receive
       count(p.kind, is_send ? Traffic{n, 0} : Traffic{0, n});
       p.work->finish();
     } catch (const std::exception& e) {
@@ -273,15 +243,50 @@ void ProcessGroupGloo::p2p_loop() {
       }
       const bool timed_out = is_timeout(e);
       const std::string peer = "rank " + std::to_string(p.peer);
+      // A peer that went quiet cannot be told from one that waits in another call; say
+      // both, and when it last answered, rather than guess.
       std::string msg = log_prefix() + " " + p.desc + " failed: " +
-                        (timed_out ? peer + " did not post the matching " + (is_send ? "recv" : "send") +
-                                         " within " + std::to_string(opts_.timeout.count()) + " ms"
+                        (timed_out ? peer + " stopped answering: nothing from it within " +
+                                         std::to_string(opts_.timeout.count()) + " ms (" + last_heard(p.peer) +
+                                         "): it hangs, waits in a different call, or the link to it is down"
                                    : "the connection to " + peer + " broke") +
                         " (gloo: " + e.what() + ")";
       mark_broken(msg);
       p.work->finish(std::make_exception_ptr(Error(msg)));
     }
   }
+}
+
+void ProcessGroupGloo::heard_from(int peer) {
+  last_heard_[peer] = std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+void ProcessGroupGloo::heard_from_all() {
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  for (int r = 0; r < size(); ++r) last_heard_[r] = now;
+}
+
+std::string ProcessGroupGloo::last_heard(int peer) const {
+  using namespace std::chrono;
+  const auto age = steady_clock::now().time_since_epoch() - steady_clock::duration(last_heard_[peer].load());
+  const std::time_t when = system_clock::to_time_t(system_clock::now() - duration_cast<system_clock::duration>(age));
+  std::tm utc{};
+  gmtime_r(&when, &utc);
+  char clock[16];
+  std::strftime(clock, sizeof clock, "%H:%M:%S", &utc);
+  char text[128];
+  std::snprintf(text, sizeof text, "last heard from rank %d %.1f s ago, at %s UTC", peer, duration<double>(age).count(),
+                clock);
+  return text;
+}
+
+std::string ProcessGroupGloo::describe_in_flight() const {
+  std::unique_lock<std::mutex> lock(state_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return "";
+  std::string d = log_prefix() + " gloo group: ";
+  d += running_.empty() ? "no collective running" : "running " + running_;
+  if (!running_p2p_.empty()) d += "; waiting on " + running_p2p_;
+  return d;
 }
 
 std::string ProcessGroupGloo::mark_broken(const std::string& what) {
@@ -303,7 +308,8 @@ void ProcessGroupGloo::check_usable(const std::string& desc) const {
   std::lock_guard<std::mutex> lock(state_mu_);
   DDL_CHECK(broken_.empty(), log_prefix(), " ", desc,
             ": the process group is broken by an earlier failure and cannot be used; destroy it "
-            "and restart the job (ddlrun --max-restarts). First failure: ", broken_);
+            "and restart the job (ddlrun --max-restarts). First failure: ",
+            broken_);
 }
 
 void ProcessGroupGloo::count(OpKind kind, const Traffic& t) {
@@ -324,9 +330,7 @@ void ProcessGroupGloo::reset_stats() {
   stats_ = CommStats{};
 }
 
-std::string ProcessGroupGloo::transport() const {
-  return shm_ ? "tcp; all_reduce through shared memory" : "tcp";
-}
+std::string ProcessGroupGloo::transport() const { return shm_ ? "tcp; all_reduce through shared memory" : "tcp"; }
 
 bool ProcessGroupGloo::is_broken() const {
   std::lock_guard<std::mutex> lock(state_mu_);

@@ -17,9 +17,9 @@ struct InitOptions {
   // "env://" (MASTER_ADDR/MASTER_PORT), "tcp://host:port", or "file:///shared/dir" (a fresh
   // directory per job on a filesystem every rank sees).
   std::string init_method = "env://";
-  int rank = -1;        // >= 0 overrides the environment
-  int world_size = -1;  // >= 1 overrides the environment
-  Millis timeout = kDefaultTimeout;  // rendezvous and every collective
+  int rank = -1;                          // >= 0 overrides the environment
+  int world_size = -1;                    // >= 1 overrides the environment
+  Millis timeout = configured_timeout();  // rendezvous and every collective (DDL_TIMEOUT)
   // Where peers reach this rank. Default: DDL_GLOO_IFACE or GLOO_SOCKET_IFNAME when set,
   // else the local IP of the connection to the store (right on one node and across nodes).
   std::string hostname;
@@ -32,8 +32,7 @@ struct InitOptions {
 // backend: "gloo" (CPU tensors); "nccl" (CUDA tensors; needs a build with NCCL and a GPU,
 // and fails clearly without); "auto": the backend follows the tensors' device — gloo for
 // CPU tensors and, where nccl is available, nccl for CUDA tensors (ProcessGroupAuto).
-std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend = "auto",
-                                                 InitOptions opts = {});
+std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend = "auto", InitOptions opts = {});
 bool is_initialized();
 // The default group; throws ddl::Error when init_process_group has not been called.
 ProcessGroup& default_group();
@@ -47,15 +46,15 @@ int get_world_size();
 const LaunchEnv& launch_env();
 
 // Backends beyond gloo (a build with NCCL registers "nccl") plug in here.
-using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(
-    std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts)>;
+using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(std::shared_ptr<Store> store, int rank, int size,
+                                                                   const InitOptions& opts)>;
 void register_backend(const std::string& name, BackendFactory factory);
 // True when init_process_group(name) can work here: "gloo" and "auto" always; "nccl" when
 // the build has it and a GPU is usable.
 bool is_backend_available(const std::string& name);
 // A group of a named backend (or "auto") over `store`, without making it the default: for
 // extra groups and tests. Give each group its own PrefixStore.
-std::shared_ptr<ProcessGroup> new_group(const std::string& backend, std::shared_ptr<Store> store, int rank,
-                                        int size, const InitOptions& opts = {});
+std::shared_ptr<ProcessGroup> new_group(const std::string& backend, std::shared_ptr<Store> store, int rank, int size,
+                                        const InitOptions& opts = {});
 
 }  // namespace ddl::dist

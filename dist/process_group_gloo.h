@@ -6,6 +6,7 @@
 // fast too, and every later call throws the first error. See docs/dist.md.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -28,10 +29,10 @@ namespace ddl::dist {
 namespace detail {
 struct GlooCall;
 class ShmAllReduce;
-}
+}  // namespace detail
 
 struct GlooOptions {
-  Millis timeout = kDefaultTimeout;  // per operation, and for connecting
+  Millis timeout = configured_timeout();  // per operation, and for connecting (DDL_TIMEOUT)
   // The address peers use to reach this rank: an IP ("10.0.0.5"), or a host name that
   // resolves to one. Empty: 127.0.0.1. Never rely on /etc/hosts mapping your host name.
   std::string hostname;
@@ -92,8 +93,7 @@ class ProcessGroupGloo final : public ProcessGroup {
     std::shared_ptr<Work> work;
   };
 
-  std::shared_ptr<Work> enqueue(OpKind kind, std::string desc, std::string fingerprint,
-                                std::string peers, RunFn run);
+  std::shared_ptr<Work> enqueue(OpKind kind, std::string desc, std::string fingerprint, std::string peers, RunFn run);
   std::shared_ptr<Work> post_p2p(OpKind kind, const Tensor& t, int peer, int tag);
   void worker_loop();
   void execute(Task& task);
@@ -103,6 +103,12 @@ class ProcessGroupGloo final : public ProcessGroup {
   std::string mark_broken(const std::string& what);
   void count(OpKind kind, const detail::Traffic& t);
   void check_usable(const std::string& desc) const;
+  // Liveness, for messages: when an operation with each rank last completed.
+  void heard_from(int peer);
+  void heard_from_all();
+  std::string last_heard(int peer) const;  // "last heard from rank 1 31.2 s ago (at 10:41:07 UTC)"
+  // What this group is doing now, for the Gloo abort message (never blocks).
+  std::string describe_in_flight() const;
 
   GlooOptions opts_;
   bool debug_ = false;
@@ -123,6 +129,10 @@ class ProcessGroupGloo final : public ProcessGroup {
   mutable std::mutex state_mu_;
   CommStats stats_;
   std::string broken_;
+  std::string running_, running_p2p_;  // descriptions of the operations in progress
+
+  std::unique_ptr<std::atomic<int64_t>[]> last_heard_;  // per rank: steady-clock ns
+  int in_flight_id_ = -1;                               // registration with gloo_abort.h
 };
 
 }  // namespace ddl::dist

@@ -23,7 +23,7 @@
 namespace ddl::dist {
 
 struct NcclOptions {
-  Millis timeout = kDefaultTimeout;  // rendezvous, and each operation from launch to completion
+  Millis timeout = configured_timeout();  // rendezvous, and each operation from launch to completion
   // >= 0: create the communicator now, on this GPU. -1: on the first call, on its tensors'
   // GPU (barrier() before any tensor uses LOCAL_RANK modulo the GPU count).
   int device = -1;
@@ -105,7 +105,7 @@ class ProcessGroupNccl final : public ProcessGroup {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<Launch>> pending_;  // in launch order
+  std::deque<std::unique_ptr<Launch>> pending_;   // in launch order
   std::vector<std::unique_ptr<Launch>> aborted_;  // their tensors stay alive until destruction
   bool stop_ = false;
   std::thread watchdog_;

@@ -1,11 +1,25 @@
 // HashStore and PrefixStore (see store.h).
 #include "dist/store.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "tensor/error.h"
 
 namespace ddl::dist {
+
+Millis configured_timeout() {
+  const char* v = std::getenv("DDL_TIMEOUT");
+  if (!v || !*v) return kDefaultTimeout;
+  char* end = nullptr;
+  const double seconds = std::strtod(v, &end);
+  DDL_CHECK(end && *end == '\0' && std::isfinite(seconds) && seconds > 0 && seconds < 1e7, "dist: DDL_TIMEOUT='", v,
+            "' is not a positive number of seconds (e.g. DDL_TIMEOUT=60)");
+  return Millis(std::max<int64_t>(1, std::llround(seconds * 1000)));
+}
 
 namespace detail {
 std::string join_keys(const std::vector<std::string>& keys) {
@@ -65,8 +79,7 @@ void HashStore::wait(const std::vector<std::string>& keys, Millis timeout) {
     return true;
   };
   bool ok = cv_.wait_for(lock, timeout, all_there);
-  DDL_CHECK(ok, "store: timed out after ", timeout.count(), " ms waiting for key(s) ",
-            detail::join_keys(keys));
+  DDL_CHECK(ok, "store: timed out after ", timeout.count(), " ms waiting for key(s) ", detail::join_keys(keys));
 }
 
 PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> base)

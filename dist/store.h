@@ -18,6 +18,10 @@ namespace ddl::dist {
 using Millis = std::chrono::milliseconds;
 // Default wait for rendezvous and collectives: 5 minutes (torchrun's default too).
 inline constexpr Millis kDefaultTimeout{5 * 60 * 1000};
+// The timeout a job asked for: DDL_TIMEOUT in seconds ("30", "0.5"; ddlrun and train_cifar
+// set it with --timeout), else kDefaultTimeout. Throws ddl::Error naming the variable when
+// it is not a positive number.
+Millis configured_timeout();
 
 class Store {
  public:

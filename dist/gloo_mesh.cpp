@@ -1,0 +1,177 @@
+// Connecting a Gloo group (see gloo_mesh.h): interface checks, the full mesh under one
+// deadline, fatal start-up errors shared through the store, and the pairs' addresses.
+#include "dist/gloo_mesh.h"
+
+#include <arpa/inet.h>
+#include <gloo/transport/pair.h>
+#include <gloo/transport/tcp/address.h>
+#include <gloo/transport/tcp/device.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <cctype>
+#include <future>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "dist/gloo_collectives.h"
+#include "tensor/error.h"
+
+namespace ddl::dist::detail {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+Millis remaining(Clock::time_point deadline) {
+  return std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
+}
+}  // namespace
+
+// Note [Naming the failed peer]: Gloo's TCP errors quote the address of the peer whose
+// connection broke ("Read error [10.0.0.2]:41234: Connection reset by peer"). Depending on
+// which side opened the connection, that is the peer's listening address (published in
+// Gloo's rendezvous: store key "<rank>", one entry per peer) or the peer's end of the
+// connection (often an ephemeral port only the peer knows). So after connecting, every
+// rank publishes the local end of each of its connections too; with both, an address in
+// an error maps to its rank. Timeouts ("Timed out waiting 1000ms for recv operation")
+// quote no address: the message then names the ranks the operation talks to.
+void MeshContext::exchange_addresses(Store& store, Clock::time_point deadline) {
+  peer_addresses.assign(size, {});
+  if (size < 2) return;
+  std::string mine;
+  for (int r = 0; r < size; ++r) mine += (r == rank ? "" : getPair(r)->address().str()) + "\n";
+  try {
+    store.set("pair_addresses/" + std::to_string(rank), mine);
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      // Rank r's rendezvous entry for this rank (entries in rank order, skipping r).
+      const std::string all = store.get(std::to_string(r), remaining(deadline));
+      const size_t entry = all.size() / (size - 1), k = rank < r ? rank : rank - 1;
+      if (entry > 0 && entry <= gloo::transport::Address::kMaxByteSize)
+        peer_addresses[r].push_back(
+            gloo::transport::tcp::Address(std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry))
+                .str());
+      // Rank r's end of its connection to this rank.
+      std::istringstream lines(store.get("pair_addresses/" + std::to_string(r), remaining(deadline)));
+      std::string line;
+      for (int j = 0; j <= rank && std::getline(lines, line); ++j)
+        if (j == rank && !line.empty()) peer_addresses[r].push_back(line);
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+int MeshContext::peer_in_message(const std::string& what, std::string* address) const {
+  for (int r = 0; r < static_cast<int>(peer_addresses.size()); ++r)
+    for (const std::string& a : peer_addresses[r])
+      // "[127.0.0.1]:4087" must not match the start of "[127.0.0.1]:40873".
+      for (size_t pos = what.find(a); pos != std::string::npos; pos = what.find(a, pos + 1))
+        if (pos + a.size() == what.size() || !std::isdigit(static_cast<unsigned char>(what[pos + a.size()]))) {
+          *address = a;
+          return r;
+        }
+  return -1;
+}
+
+std::string describe_interfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "(getifaddrs failed)";
+  std::map<std::string, std::string> by_name;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    std::string& entry = by_name[a->ifa_name];
+    if (!a->ifa_addr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6)) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = a->ifa_addr->sa_family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    inet_ntop(a->ifa_addr->sa_family, raw, text, sizeof text);
+    entry += std::string(entry.empty() ? "" : " ") + text;
+  }
+  freeifaddrs(list);
+  std::string out;
+  for (const auto& [name, addrs] : by_name)
+    out += (out.empty() ? "" : ", ") + name + " " + (addrs.empty() ? "(no address)" : addrs);
+  return out.empty() ? "(none)" : out;
+}
+
+namespace {
+
+// Gloo's rendezvous keys are the ranks' numbers ("1", "rank_1"): name them as ranks.
+std::string ranks_in(const std::string& keys) {
+  std::string out;
+  for (char c : keys)
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == ' ') out += c;
+  return out;
+}
+
+std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int rank, int size,
+                                     const gloo::transport::tcp::attr& attr, Millis op_timeout,
+                                     Clock::time_point deadline, const std::string& where) {
+  DDL_CHECK(attr.iface.empty() || if_nametoindex(attr.iface.c_str()) != 0, "network interface '", attr.iface,
+            "' (DDL_GLOO_IFACE or GLOO_SOCKET_IFNAME) does not exist on this host; its interfaces are: ",
+            describe_interfaces());
+  std::shared_ptr<gloo::transport::Device> device;
+  try {
+    device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    DDL_CHECK(false, "cannot listen on ", where, " (this host's interfaces: ", describe_interfaces(), "): ", e.what());
+  }
+  auto ctx = std::make_shared<MeshContext>(rank, size);
+  ctx->setTimeout(op_timeout);
+  auto adapter = std::make_shared<GlooStoreAdapter>(store, deadline);
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> connected = done->get_future();
+  // A thread of its own, so this rank stops waiting at the deadline even where Gloo's pair
+  // connect would wait five times the operation timeout. The thread holds what it uses
+  // and ends by itself on Gloo's deadline at the latest.
+  std::thread([ctx, adapter, device, done]() mutable {
+    try {
+      ctx->connectFullMesh(*adapter, device);
+      done->set_value();
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (connected.wait_until(deadline) != std::future_status::ready) {
+    const std::string waiting = ranks_in(adapter->waiting_for());
+    DDL_CHECK(false, "could not connect to the other ", size - 1, " rank(s) within ", op_timeout.count(), " ms: ",
+              waiting.empty() ? "the connections to the addresses they published did not open (a firewall, an "
+                                "address other hosts cannot reach, or ranks of another job?)"
+                              : "still waiting for rank " + waiting +
+                                    " to publish its address in the store (not started yet, or using another job's "
+                                    "store?)");
+  }
+  try {
+    connected.get();
+  } catch (const Error&) {
+    throw;                             // another rank's fatal error, or the store's own message
+  } catch (const std::exception& e) {  // Gloo's
+    DDL_CHECK(false, "connecting to the other ranks failed: ", e.what());
+  }
+  ctx->exchange_addresses(*store, deadline);
+  return ctx;
+}
+
+}  // namespace
+
+std::shared_ptr<MeshContext> connect_mesh(const std::shared_ptr<Store>& store, int rank, int size,
+                                          const gloo::transport::tcp::attr& attr, Millis op_timeout,
+                                          Clock::time_point deadline, const std::string& log_prefix) {
+  const std::string where = attr.iface.empty() ? "address " + attr.hostname : "interface " + attr.iface;
+  try {
+    return connect(store, rank, size, attr, op_timeout, deadline, where);
+  } catch (const PeerStartupError& e) {
+    throw Error(log_prefix + " ProcessGroupGloo: stopping, another rank could not start: " + e.what());
+  } catch (const std::exception& e) {
+    const std::string msg = log_prefix + " ProcessGroupGloo (" + where + "): " + e.what();
+    try {  // tell the other ranks, so they stop waiting for this one now
+      if (!store->check({GlooStoreAdapter::kFatalKey})) store->set(GlooStoreAdapter::kFatalKey, msg);
+    } catch (const std::exception&) {
+    }
+    throw Error(msg);
+  }
+}
+
+}  // namespace ddl::dist::detail

@@ -1,0 +1,44 @@
+// Connecting a Gloo group: the full mesh of TCP pairs, bounded by one deadline, with a
+// clear message for a wrong interface, and each pair's addresses kept so an error that
+// quotes an address can name the rank behind it. Internal to ProcessGroupGloo.
+#pragma once
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/attr.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/store.h"
+
+namespace ddl::dist::detail {
+
+// See Note [Naming the failed peer] in gloo_mesh.cpp.
+class MeshContext final : public gloo::rendezvous::Context {
+ public:
+  using gloo::rendezvous::Context::Context;
+  std::vector<std::vector<std::string>> peer_addresses;  // per rank, "[ip]:port"s; none for this rank
+
+  // Publishes this rank's ends of its pairs and reads every peer's. Best effort: the
+  // names are a diagnostic, so what cannot be read by `deadline` is left out.
+  void exchange_addresses(Store& store, std::chrono::steady_clock::time_point deadline);
+  // The rank one of whose addresses `what` quotes (and that address), or -1.
+  int peer_in_message(const std::string& what, std::string* address) const;
+};
+
+// "lo 127.0.0.1, eth0 10.0.0.5": this host's interfaces and their addresses.
+std::string describe_interfaces();
+
+// Connects rank `rank` of `size` to every other rank through `store`, listening on the
+// address `attr` names. Returns once all pairs are connected, or throws ddl::Error by
+// `deadline` (Gloo's own connect waits five times the operation timeout; this does not),
+// or at once when `attr.iface` does not exist or another rank reported a fatal start-up
+// error. On any failure it reports the error in `store` for the other ranks first.
+std::shared_ptr<MeshContext> connect_mesh(const std::shared_ptr<Store>& store, int rank, int size,
+                                          const gloo::transport::tcp::attr& attr, Millis op_timeout,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          const std::string& log_prefix);
+
+}  // namespace ddl::dist::detail
