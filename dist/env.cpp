@@ -224,8 +224,7 @@ LaunchEnv read_launch_env() {
   JobToken token = read_job_token();
   if (token.value.empty() && !e.job_id.empty()) {
     const std::string path = detail::default_secret_path();
-    token = {detail::derive_job_token(detail::user_secret(path), e.job_id),
-             "derived from " + path + " and the " + e.job_id};
+    token = {detail::derive_job_token(detail::user_secret(path), e.job_id), path + " and the " + e.job_id};
   }
   e.job_token = token.value;
   e.token_source = token.source;

@@ -95,6 +95,15 @@ void TCPStoreServer::accept_loop() {
 void TCPStoreServer::serve(int fd) {
   const std::string peer = detail::peer_address(fd);
   std::string body;
+  bool counted = false;
+  // Counted before the reply goes out, so a refused client already sees itself counted.
+  auto refuse = [&](Status status, const std::string& why, const std::string& log) {
+    rejected_++;
+    counted = true;
+    std::string m = reply(status, why);
+    detail::send_all(fd, m.data(), m.size());
+    throw WireError(log);
+  };
   try {
     // The first message must be a HELLO with the right magic, version and token.
     if (!read_frame(fd, body, stop_)) return;
@@ -104,16 +113,11 @@ void TCPStoreServer::serve(int fd) {
     uint32_t version = r.u32();
     std::string token = r.str(detail::kMaxKeyBytes);
     r.finish();
-    if (version != detail::kWireVersion) {
-      std::string m = reply(Status::Error, "protocol version mismatch");
-      detail::send_all(fd, m.data(), m.size());
-      throw WireError("protocol version " + std::to_string(version));
-    }
+    if (version != detail::kWireVersion)
+      refuse(Status::Error, "protocol version mismatch", "protocol version " + std::to_string(version));
     if (!token_.empty() && !same_token(token, token_)) {
-      const char* why = token.empty() ? "no job token" : "wrong job token";
-      std::string m = reply(Status::Refused, why);
-      detail::send_all(fd, m.data(), m.size());
-      throw WireError(std::string("refused: ") + why);
+      const std::string why = token.empty() ? "no job token" : "wrong job token";
+      refuse(Status::Refused, why, "refused: " + why);
     }
     std::string ok = reply(Status::Ok);
     detail::send_all(fd, ok.data(), ok.size());
@@ -122,7 +126,7 @@ void TCPStoreServer::serve(int fd) {
       detail::send_all(fd, out.data(), out.size());
     }
   } catch (const WireError& e) {
-    rejected_++;
+    if (!counted) rejected_++;
     std::cerr << "[ddl store] dropped client " << peer << " (" << e.what() << ")\n";
   } catch (const std::exception&) {
     // The client went away (closed socket): nothing to report.

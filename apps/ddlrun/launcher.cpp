@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 
+#include "dist/env.h"
 #include "dist/socket.h"
 #include "dist/tcp_store.h"
 
@@ -56,8 +57,7 @@ std::string signal_name(int sig) {
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status))
-    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-           signal_name(WTERMSIG(status)) + ")";
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + signal_name(WTERMSIG(status)) + ")";
   return "stopped with raw status " + std::to_string(status);
 }
 
@@ -87,6 +87,47 @@ std::string random_token() {
   char buf[33];
   std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
   return buf;
+}
+
+// One word of a shell command line, quoted when it needs to be.
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The command line node 1 needs: this one, with its token, --node-rank 1 and node 0's address.
+std::string other_node_command(const Config& cfg, const std::string& token) {
+  std::vector<std::string> words{"DDL_JOB_TOKEN=" + token};
+  const size_t n_opts = cfg.argv.size() - std::min(cfg.argv.size(), cfg.command.size());
+  bool has_rank = false, has_addr = false;
+  for (size_t i = 0; i < n_opts; ++i) {
+    const std::string& a = cfg.argv[i];
+    if (a == "--node-rank" && i + 1 < n_opts) {
+      words.insert(words.end(), {a, "1"});
+      has_rank = true;
+      ++i;
+      continue;
+    }
+    if (a.rfind("--node-rank=", 0) == 0) {
+      words.push_back("--node-rank=1");
+      has_rank = true;
+      continue;
+    }
+    has_addr |= a == "--master-addr" || a.rfind("--master-addr=", 0) == 0;
+    words.push_back(a);
+  }
+  if (words.size() == 1) words.push_back("ddlrun");
+  if (!has_rank) words.insert(words.end(), {"--node-rank", "1"});
+  if (!has_addr) words.insert(words.end(), {"--master-addr", "ADDRESS_OF_NODE_0"});
+  words.insert(words.end(), cfg.command.begin(), cfg.command.end());
+  std::string line;
+  for (size_t i = 0; i < words.size(); ++i)
+    line += (i ? " " : "") + (i == 0 || words[i] == "ADDRESS_OF_NODE_0" ? words[i] : shell_quote(words[i]));
+  return line;
 }
 
 pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::string, std::string>>& env) {
@@ -137,10 +178,14 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     w.local_rank = i;
     w.rank = cfg.node_rank * cfg.nproc + i;
     spawn(cfg, w,
-          {{"RANK", std::to_string(w.rank)}, {"LOCAL_RANK", std::to_string(i)},
-           {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(cfg.nproc)},
-           {"MASTER_ADDR", cfg.master_addr}, {"MASTER_PORT", port},
-           {"DDL_RESTART_COUNT", std::to_string(attempt)}, {"DDL_JOB_TOKEN", token},
+          {{"RANK", std::to_string(w.rank)},
+           {"LOCAL_RANK", std::to_string(i)},
+           {"WORLD_SIZE", std::to_string(world)},
+           {"LOCAL_WORLD_SIZE", std::to_string(cfg.nproc)},
+           {"MASTER_ADDR", cfg.master_addr},
+           {"MASTER_PORT", port},
+           {"DDL_RESTART_COUNT", std::to_string(attempt)},
+           {"DDL_JOB_TOKEN", token},
            {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"}});
   }
   int failed = -1;
@@ -154,9 +199,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     if (!stopping) kill_at = Clock::now() + std::chrono::milliseconds(int(cfg.grace_seconds * 1000));
     stopping = true;
   };
-  auto prefix = [&](const Worker& w) {
-    return "[rank " + std::to_string(w.rank) + "/" + std::to_string(world) + "] ";
-  };
+  auto prefix = [&](const Worker& w) { return "[rank " + std::to_string(w.rank) + "/" + std::to_string(world) + "] "; };
   while (true) {
     bool any_running = false, any_open = false;
     for (auto& w : workers) {
@@ -205,8 +248,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          std::fprintf(stderr, "ddlrun: rank %d (local rank %d, pid %d) %s; stopping the other workers\n",
-                       w.rank, w.local_rank, int(pid), describe_status(status).c_str());
+          std::fprintf(stderr, "ddlrun: rank %d (local rank %d, pid %d) %s; stopping the other workers\n", w.rank,
+                       w.local_rank, int(pid), describe_status(status).c_str());
           stop_all(SIGTERM);
         }
       }
@@ -214,16 +257,15 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     if (g_forward_signal) {
       int sig = g_forward_signal;
       g_forward_signal = 0;
-      std::fprintf(stderr, "ddlrun: got %s, forwarding it to the workers\n",
-                   signal_name(sig).c_str());
+      std::fprintf(stderr, "ddlrun: got %s, forwarding it to the workers\n", signal_name(sig).c_str());
       stop_all(sig);
       interrupted_by = sig;  // no restart after an interrupt
     }
     if (stopping && Clock::now() > kill_at) {
       for (auto& w : workers)
         if (w.running) {
-          std::fprintf(stderr, "ddlrun: rank %d did not exit within %.1f s; sending SIGKILL\n",
-                       w.rank, cfg.grace_seconds);
+          std::fprintf(stderr, "ddlrun: rank %d did not exit within %.1f s; sending SIGKILL\n", w.rank,
+                       cfg.grace_seconds);
           kill(w.pid, SIGKILL);
         }
       kill_at = Clock::now() + std::chrono::hours(1);
@@ -250,35 +292,49 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
 
 int run(const Config& cfg) {
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe failed");
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaction(s, &sa, nullptr);
 
-  // The job token keeps stray processes out of the store; nodes share one from the environment.
-  std::string token = getenv("DDL_JOB_TOKEN") ? getenv("DDL_JOB_TOKEN") : "";
-  if (token.empty() && cfg.nnodes == 1) token = random_token();
+  // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):
+  // given by the user, else made here; across nodes, node 0 makes it and shows it once.
+  std::string token = dist::read_job_token().value;
+  if (token.empty() && cfg.nnodes > 1 && cfg.node_rank > 0) {
+    std::fprintf(stderr,
+                 "ddlrun: node %d of %d needs the job token that node 0's ddlrun printed: set DDL_JOB_TOKEN to it "
+                 "(or DDL_JOB_TOKEN_FILE to a chmod 600 file holding it)\n",
+                 cfg.node_rank, cfg.nnodes);
+    return 2;
+  }
+  const bool made_token = token.empty();
+  if (made_token) token = random_token();
   // Node 0 serves the store for the job's whole life, across restarts (keys are per attempt).
   std::unique_ptr<dist::TCPStoreServer> server;
   int port = cfg.master_port;
   if (cfg.node_rank == 0 && cfg.launcher_store) {
-    server = std::make_unique<dist::TCPStoreServer>(cfg.store_bind.empty() ? cfg.master_addr : cfg.store_bind,
-                                                    port, token);
+    server =
+        std::make_unique<dist::TCPStoreServer>(cfg.store_bind.empty() ? cfg.master_addr : cfg.store_bind, port, token);
     port = server->port();
   } else if (port == 0) {
     port = dist::detail::find_free_port(cfg.master_addr);
+  }
+  if (made_token && cfg.nnodes > 1) {
+    std::fprintf(stderr,
+                 "ddlrun: made this job's token; the store (port %d) accepts only ranks that present it. Start the "
+                 "other nodes with it in DDL_JOB_TOKEN, node 1 with:\n  %s\n",
+                 port, other_node_command(cfg, token).c_str());
+    if (cfg.nnodes > 2) std::fprintf(stderr, "ddlrun: and --node-rank 2 to %d on the others\n", cfg.nnodes - 1);
   }
   for (int attempt = 0;; ++attempt) {
     Outcome r = run_attempt(cfg, attempt, std::to_string(port), token);
     if (r.kind != Outcome::Failed) return r.exit_code;
     if (attempt >= cfg.max_restarts) {
-      if (cfg.max_restarts > 0)
-        std::fprintf(stderr, "ddlrun: giving up after %d attempts\n", attempt + 1);
+      if (cfg.max_restarts > 0) std::fprintf(stderr, "ddlrun: giving up after %d attempts\n", attempt + 1);
       return r.exit_code;
     }
-    std::fprintf(stderr, "ddlrun: restarting the group (restart %d of %d)\n", attempt + 1,
-                 cfg.max_restarts);
+    std::fprintf(stderr, "ddlrun: restarting the group (restart %d of %d)\n", attempt + 1, cfg.max_restarts);
   }
 }
 

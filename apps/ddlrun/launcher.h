@@ -22,6 +22,7 @@ struct Config {
   // needed to launch programs that bring their own store, e.g. PyTorch's for a comparison).
   bool launcher_store = true;
   std::vector<std::string> command;  // program and its arguments
+  std::vector<std::string> argv;     // ddlrun's own command line, to show other nodes theirs
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing

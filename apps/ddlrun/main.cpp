@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   cfg.command = app.remaining();
+  cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;
   if (cfg.command.empty()) {
     std::cerr << "ddlrun: no program given\n" << app.help();

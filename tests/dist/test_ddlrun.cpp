@@ -1,11 +1,11 @@
 // ddlrun: environment and output prefixes, a crashing worker stops the others and is
 // named, signals, restarts up to the limit, a real all-reduce job on one "node" and on two
-// (two launchers on localhost), and multi-node command lines without --master-addr.
+// (two launchers on localhost, sharing the token node 0 made), a node with the wrong token,
+// and multi-node command lines without --master-addr.
 // DDLRUN and DDL_TEST_HELPERS are set by apps/meson.build.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -69,10 +69,17 @@ TEST_CASE("ddlrun: environment and rank prefixes", "[dist]") {
 }
 
 TEST_CASE("ddlrun: multi-node ranks come from --node-rank", "[dist]") {
-  Result r = sh(ddlrun() + " --nproc 2 --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29999 " +
-                helper("print_env"));
+  const std::string args = " --nproc 2 --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29999 ";
+  Result r = sh("DDL_JOB_TOKEN=node0s " + ddlrun() + args + helper("print_env"));
   INFO(r.out);
   REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("[rank 2/4] TOKEN_SET=1"));
+  // Without the token node 0 made, node 1 starts nothing.
+  Result no_token = sh("unset DDL_JOB_TOKEN DDL_JOB_TOKEN_FILE; " + ddlrun() + args + helper("print_env"));
+  INFO(no_token.out);
+  CHECK(no_token.code == 2);
+  CHECK_THAT(no_token.out, Contains("node 1 of 2 needs the job token that node 0") && Contains("DDL_JOB_TOKEN"));
+  CHECK_THAT(no_token.out, !Contains("[rank"));
   CHECK_THAT(r.out, Contains("[rank 2/4] RANK=2"));
   CHECK_THAT(r.out, Contains("[rank 3/4] LOCAL_RANK=1"));
   CHECK_THAT(r.out, Contains("[rank 3/4] MASTER_PORT=29999"));
@@ -131,14 +138,39 @@ TEST_CASE("ddlrun: two launchers on localhost form one job of two nodes", "[dist
   // Node 0 with or without --master-addr (without it, its store listens on every interface).
   const std::string node0_addr = GENERATE(std::string(" --master-addr 127.0.0.1"), std::string(""));
   const std::string common = " --nproc 2 --nnodes 2 --master-port " + port;
-  Result r = sh("export DDL_JOB_TOKEN=two-nodes; " + ddlrun() + common + " --node-rank 0" + node0_addr + " " +
-                helper("allreduce_rank") + " & a=$!; " + ddlrun() + common + " --node-rank 1 --master-addr 127.0.0.1 " +
-                helper("allreduce_rank") + "; b=$?; wait $a; echo rc0=$? rc1=$b");
+  // As a user would: start node 0 with no token, copy the command line it prints for node 1
+  // (filling in node 0's address when it had none) and run that.
+  Result r = sh("unset DDL_JOB_TOKEN DDL_JOB_TOKEN_FILE; out=$(mktemp); " + ddlrun() + common + " --node-rank 0" +
+                node0_addr + " " + helper("allreduce_rank") +
+                " >$out 2>&1 & a=$!; "
+                "for i in $(seq 200); do line=$(grep -m1 \"^  DDL_JOB_TOKEN=\" $out) && break; sleep 0.05; done; "
+                "echo \"node 1 runs: $line\"; "
+                "eval \"$(echo \"$line\" | sed s/ADDRESS_OF_NODE_0/127.0.0.1/)\"; b=$?; "
+                "wait $a; echo rc0=$? rc1=$b; cat $out; rm -f $out");
   INFO(r.out);
   CHECK_THAT(r.out, Contains("rc0=0 rc1=0"));
+  CHECK_THAT(r.out, Contains("made this job's token"));
+  CHECK_THAT(r.out, Contains("node 1 runs:   DDL_JOB_TOKEN=") && Contains("--node-rank 1"));
   // Every worker of both nodes is in one group of 4: each saw the sum 0 + 1 + 2 + 3.
   for (int k = 0; k < 4; ++k) CHECK_THAT(r.out, Contains("[rank " + std::to_string(k) + "/4] sum ok"));
-  if (node0_addr.empty()) CHECK_THAT(r.out, Contains("warning") && Contains("every interface"));
+  if (node0_addr.empty())
+    CHECK_THAT(r.out,
+               Contains("warning") && Contains("every interface") && Contains("--master-addr ADDRESS_OF_NODE_0"));
+}
+
+TEST_CASE("ddlrun: a node with the wrong job token is refused within seconds", "[dist]") {
+  const std::string common = " --nproc 1 --nnodes 2 --master-addr 127.0.0.1 --grace 1 --master-port " +
+                             std::to_string(ddl::dist::detail::find_free_port());
+  Result r = sh("DDL_JOB_TOKEN=right " + ddlrun() + common + " --node-rank 0 " + helper("allreduce_rank") +
+                " & a=$!; s=$(date +%s%N); DDL_JOB_TOKEN=wrong " + ddlrun() + common + " --node-rank 1 " +
+                helper("allreduce_rank") + "; b=$?; e=$(date +%s%N); echo rc1=$b ms=$(( (e - s) / 1000000 )); " +
+                "kill $a; wait $a");
+  INFO(r.out);
+  CHECK_THAT(r.out, !Contains("rc1=0"));
+  CHECK_THAT(r.out, Contains("[rank 1/2] ") && Contains("refused this rank's job token (from DDL_JOB_TOKEN)"));
+  const size_t at = r.out.find("ms=");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(r.out.substr(at + 3)) < 5000);
 }
 
 TEST_CASE("ddlrun: several nodes without --master-addr", "[dist]") {
@@ -159,6 +191,7 @@ TEST_CASE("ddlrun: several nodes without --master-addr", "[dist]") {
   INFO(node0.out);
   CHECK(node0.code == 0);
   CHECK_THAT(node0.out, Contains("ddlrun: warning: --nnodes 2 without --master-addr"));
+  CHECK_THAT(node0.out, Contains("made this job's token"));
   CHECK_THAT(node0.out, Contains("[rank 0/2] MASTER_ADDR=127.0.0.1"));
 }
 
