@@ -11,6 +11,7 @@
 #include "dist/process_group_auto.h"
 #include "dist/process_group_gloo.h"
 #include "dist/tcp_store.h"
+#include "dist/torch_store.h"
 #include "tensor/devices.h"
 #include "tensor/error.h"
 
@@ -145,14 +146,29 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
       else
         DDL_CHECK(m == "env://", "init_process_group: init_method '", m,
                   "' is not env://, tcp://host:port or file:///dir");
-      TCPStoreOptions so;
-      so.timeout = opts.timeout;
-      so.token = env.job_token;
-      so.token_source = env.token_source;
-      so.is_server = env.rank == 0 && !env.launcher_serves_store;
-      auto tcp = std::make_shared<TCPStore>(host, port, so);
-      if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = tcp->local_ip();
-      store = tcp;
+      const std::string agent_store = env_or("TORCHELASTIC_USE_AGENT_STORE");
+      if (agent_store == "True" || agent_store == "true" || agent_store == "1") {
+        // Plain torchrun: its agent already serves a PyTorch TCPStore on MASTER_PORT, so no
+        // rank serves one; all are clients (torch_store.h). Its restarts get fresh keys below.
+        const std::string c = env_or("TORCHELASTIC_RESTART_COUNT");
+        if (!c.empty() && !std::getenv("DDL_RESTART_COUNT")) {
+          DDL_CHECK(c.size() < 9 && c.find_first_not_of("0123456789") == std::string::npos,
+                    "init_process_group: TORCHELASTIC_RESTART_COUNT='", c, "' is not a restart count");
+          env.restart_count = std::stoi(c);
+        }
+        auto torch = std::make_shared<TorchStore>(host, port, opts.timeout);
+        if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = torch->local_ip();
+        store = torch;
+      } else {
+        TCPStoreOptions so;
+        so.timeout = opts.timeout;
+        so.token = env.job_token;
+        so.token_source = env.token_source;
+        so.is_server = env.rank == 0 && !env.launcher_serves_store;
+        auto tcp = std::make_shared<TCPStore>(host, port, so);
+        if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = tcp->local_ip();
+        store = tcp;
+      }
     }
   }
   // Each attempt (ddlrun restart) and each group gets its own key space in the store.
