@@ -206,28 +206,25 @@ void ProcessGroupGloo::p2p_loop() {
       p2p_queue_.pop_front();
       p2p_current_ = stop_ ? nullptr : p.buffer.get();
     }
-    {
-      std::lock_guard<std::mutex> lock(state_mu_);
-      running_p2p_ = p.desc;
-    }
     const bool is_send = p.kind == OpKind::Send;
     // p's buffer dies with this iteration: clear p2p_current_ however the wait ends (a
     // timeout throws), or the destructor would abort a freed buffer.
     struct ClearCurrent {
       ProcessGroupGloo& pg;
+      uint64_t id;
       ~ClearCurrent() {
         {
           std::lock_guard<std::mutex> lock(pg.mu_);
           pg.p2p_current_ = nullptr;
         }
         std::lock_guard<std::mutex> lock(pg.state_mu_);
-        pg.running_p2p_.clear();
+        pg.p2p_pending_.erase(id);
       }
     };
     try {
       bool done;
       {
-        ClearCurrent clear{*this};
+        ClearCurrent clear{*this, p.id};
         done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout) : p.buffer->waitRecv(opts_.timeout));
       }
       DDL_CHECK(done, log_prefix(), " ", p.desc, ": aborted, the process group was destroyed first");
@@ -285,7 +282,10 @@ std::string ProcessGroupGloo::describe_in_flight() const {
   if (!lock.owns_lock()) return "";
   std::string d = log_prefix() + " gloo group: ";
   d += running_.empty() ? "no collective running" : "running " + running_;
-  if (!running_p2p_.empty()) d += "; waiting on " + running_p2p_;
+  int shown = 0;
+  for (const auto& [id, desc] : p2p_pending_)
+    if (shown++ < 4) d += (shown == 1 ? "; waiting on " : ", ") + desc;
+  if (shown > 4) d += " and " + std::to_string(shown - 4) + " more sends/recvs";
   return d;
 }
 

@@ -19,8 +19,7 @@ using detail::GlooCall;
 using detail::Traffic;
 
 bool supported(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 ||
-         t == DType::UInt8;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::UInt8;
 }
 
 void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
@@ -32,8 +31,8 @@ void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") 
 }
 
 void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
-  DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name,
-            ": ReduceOp::Avg needs a floating tensor, got ", describe(t), " (use Sum and divide)");
+  DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name, ": ReduceOp::Avg needs a floating tensor, got ",
+            describe(t), " (use Sum and divide)");
 }
 
 std::string sig(const Tensor& t) { return detail::debug_signature(t); }
@@ -58,14 +57,14 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& t, Reduce
   std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";
   const int n = size();
   // Through shared memory even when empty: there every call checks that all ranks agree.
-  return enqueue(OpKind::AllReduce, desc, fp, shm_ ? "every other rank" : ring_peers(rank(), n),
-                 [t, op, n](const GlooCall& c) {
-    if (n == 1 || (t.numel() == 0 && !c.shm)) return Traffic{};
-    Tensor buf = staged(t);
-    Traffic tr = c.shm ? c.shm->all_reduce(buf, op, c.tag, c.timeout) : detail::gloo_all_reduce(c, buf, op);
-    unstage(t, buf);
-    return tr;
-  });
+  return enqueue(
+      OpKind::AllReduce, desc, fp, shm_ ? "every other rank" : ring_peers(rank(), n), [t, op, n](const GlooCall& c) {
+        if (n == 1 || (t.numel() == 0 && !c.shm)) return Traffic{};
+        Tensor buf = staged(t);
+        Traffic tr = c.shm ? c.shm->all_reduce(buf, op, c.tag, c.timeout) : detail::gloo_all_reduce(c, buf, op);
+        unstage(t, buf);
+        return tr;
+      });
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::broadcast_async(const Tensor& t, int root) {
@@ -91,8 +90,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_async(const Tensor& t, int root, 
   std::string args = ", root=" + std::to_string(root) + ", " + reduce_op_name(op) + ")";
   const int n = size(), me = rank();
   return enqueue(OpKind::Reduce, "reduce(" + describe(t) + args, "reduce(" + sig(t) + args,
-                 ring_peers(me, n) + " and the root rank " + std::to_string(root),
-                 [t, root, op, n](const GlooCall& c) {
+                 ring_peers(me, n) + " and the root rank " + std::to_string(root), [t, root, op, n](const GlooCall& c) {
                    if (n == 1 || t.numel() == 0) return Traffic{};
                    Tensor buf = staged(t);
                    Traffic tr = detail::gloo_reduce(c, buf, root, op);
@@ -105,8 +103,8 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_async(const Tensor& out, cons
   check_tensor(in, "all_gather", "input");
   check_tensor(out, "all_gather", "output");
   DDL_CHECK(out.dtype() == in.dtype() && out.numel() == size() * in.numel(),
-            "all_gather: output must hold world size (", size(), ") x input, got output ",
-            describe(out), " for input ", describe(in));
+            "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out), " for input ",
+            describe(in));
   const int n = size();
   return enqueue(OpKind::AllGather, "all_gather(" + describe(in) + ")", "all_gather(" + sig(in) + ")",
                  ring_peers(rank(), n), [out, in, n](const GlooCall& c) {
@@ -121,19 +119,17 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_async(const Tensor& out, cons
                  });
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_async(const Tensor& out, const Tensor& in,
-                                                             ReduceOp op) {
+std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
   check_tensor(in, "reduce_scatter", "input");
   check_tensor(out, "reduce_scatter", "output");
   check_reduce_op(in, op, "reduce_scatter");
   DDL_CHECK(out.dtype() == in.dtype() && in.numel() == size() * out.numel(),
-            "reduce_scatter: input must hold world size (", size(), ") x output, got input ",
-            describe(in), " for output ", describe(out));
+            "reduce_scatter: input must hold world size (", size(), ") x output, got input ", describe(in),
+            " for output ", describe(out));
   const int n = size();
   std::string args = std::string(", ") + reduce_op_name(op) + ")";
-  return enqueue(OpKind::ReduceScatter, "reduce_scatter(" + describe(in) + args,
-                 "reduce_scatter(" + sig(in) + args, ring_peers(rank(), n),
-                 [out, in, op, n](const GlooCall& c) {
+  return enqueue(OpKind::ReduceScatter, "reduce_scatter(" + describe(in) + args, "reduce_scatter(" + sig(in) + args,
+                 ring_peers(rank(), n), [out, in, op, n](const GlooCall& c) {
                    Tensor src = staged(in), dst = staged(out);
                    Traffic tr;
                    if (n == 1 || out.numel() == 0)
@@ -152,8 +148,8 @@ std::shared_ptr<Work> ProcessGroupGloo::gather_async(const Tensor& out, const Te
   if (is_root) {
     check_tensor(out, "gather", "output");
     DDL_CHECK(out.dtype() == in.dtype() && out.numel() == size() * in.numel(),
-              "gather: the root's output must hold world size (", size(), ") x input, got output ",
-              describe(out), " for input ", describe(in));
+              "gather: the root's output must hold world size (", size(), ") x input, got output ", describe(out),
+              " for input ", describe(in));
   }
   const int n = size();
   std::string args = ", root=" + std::to_string(root) + ")";
@@ -179,8 +175,8 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter_async(const Tensor& out, const T
   if (is_root) {
     check_tensor(in, "scatter", "input");
     DDL_CHECK(in.dtype() == out.dtype() && in.numel() == size() * out.numel(),
-              "scatter: the root's input must hold world size (", size(), ") x output, got input ",
-              describe(in), " for output ", describe(out));
+              "scatter: the root's input must hold world size (", size(), ") x output, got input ", describe(in),
+              " for output ", describe(out));
   }
   const int n = size();
   std::string args = ", root=" + std::to_string(root) + ")";
@@ -204,7 +200,8 @@ std::shared_ptr<Work> ProcessGroupGloo::all_to_all_async(const Tensor& out, cons
   check_tensor(out, "all_to_all", "output");
   DDL_CHECK(in.dtype() == out.dtype() && in.numel() == out.numel() && in.numel() % size() == 0,
             "all_to_all: input and output must have the same dtype and numel, divisible by the "
-            "world size ", size(), "; got input ", describe(in), ", output ", describe(out));
+            "world size ",
+            size(), "; got input ", describe(in), ", output ", describe(out));
   const int n = size();
   return enqueue(OpKind::AllToAll, "all_to_all(" + describe(in) + ")", "all_to_all(" + sig(in) + ")",
                  "every other rank", [out, in, n](const GlooCall& c) {
@@ -251,6 +248,11 @@ std::shared_ptr<Work> ProcessGroupGloo::post_p2p(OpKind kind, const Tensor& t, i
     work->finish();
     return work;
   }
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    p.id = next_p2p_id_++;
+    p2p_pending_[p.id] = desc;
+  }
   // Posted here, on the caller's thread, so a send and its matching recv never wait on the
   // collective queue; the p2p thread only waits for completion.
   p.buffer = ctx_->createUnboundBuffer(p.staged.raw_data(), p.staged.nbytes());
@@ -261,6 +263,10 @@ std::shared_ptr<Work> ProcessGroupGloo::post_p2p(OpKind kind, const Tensor& t, i
     else
       p.buffer->recv(peer, slot);
   } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      p2p_pending_.erase(p.id);
+    }
     DDL_CHECK(false, log_prefix(), " ", desc, " failed: ", mark_broken(e.what()));
   }
   {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -90,6 +91,7 @@ class ProcessGroupGloo final : public ProcessGroup {
     std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
     Tensor staged, target;  // recv into staged, then copy to target when they differ
     int peer;
+    uint64_t id = 0;  // key in p2p_pending_
     std::shared_ptr<Work> work;
   };
 
@@ -129,7 +131,9 @@ class ProcessGroupGloo final : public ProcessGroup {
   mutable std::mutex state_mu_;
   CommStats stats_;
   std::string broken_;
-  std::string running_, running_p2p_;  // descriptions of the operations in progress
+  std::string running_;                          // the collective in progress
+  std::map<uint64_t, std::string> p2p_pending_;  // posted sends/recvs not yet completed
+  uint64_t next_p2p_id_ = 0;
 
   std::unique_ptr<std::atomic<int64_t>[]> last_heard_;  // per rank: steady-clock ns
   int in_flight_id_ = -1;                               // registration with gloo_abort.h
