@@ -34,14 +34,18 @@ std::string reply(Status s, const std::string& payload = "") {
 }
 
 // Reads one frame body; returns false when `stop` is raised while idle.
-bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop) {
+// `idle_limit` bounds the wait for the first byte (0: none, an idle client may stay).
+bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop, Millis idle_limit = Millis(0)) {
   char head[4];
   // Poll in slices so a stopping server never waits on an idle client.
+  const auto idle_until = detail::Clock::now() + idle_limit;
   while (true) {
     pollfd pfd{fd, POLLIN, 0};
     int rc = poll(&pfd, 1, 100);
     if (stop.load()) return false;
     if (rc > 0) break;
+    if (idle_limit.count() > 0 && detail::Clock::now() > idle_until)
+      throw WireError("no message within " + std::to_string(idle_limit.count()) + " ms");
   }
   auto deadline = detail::Clock::now() + std::chrono::seconds(30);
   if (!detail::recv_all(fd, head, 4, deadline)) throw WireError("timed out reading a header");
@@ -105,8 +109,9 @@ void TCPStoreServer::serve(int fd) {
     throw WireError(log);
   };
   try {
-    // The first message must be a HELLO with the right magic, version and token.
-    if (!read_frame(fd, body, stop_)) return;
+    // The first message must be a HELLO with the right magic, version and token, soon:
+    // a connection that never sends one would hold its thread forever.
+    if (!read_frame(fd, body, stop_, Millis(30000))) throw std::runtime_error("stopping");  // still closes fd
     WireReader r(body.data(), body.size());
     if (r.u8() != uint8_t(Op::Hello) || r.u32() != detail::kWireMagic)
       throw WireError("not a ddl store client (bad HELLO)");
