@@ -11,6 +11,15 @@ LINK_LARGEST_TENSOR=$((512 * 3 * 32 * 32 * 4))  # the MLP's first weight, [512, 
 link_port=29500  # a fresh store port per run (the last run's may linger in TIME_WAIT)
 
 link_run() {
+  local i
+  link_start "$@"
+  hosts_wait
+  for ((i = 0; i < HOSTS_N; i++)); do host_bytes "$i" >>"$2/bytes$i"; done
+}
+
+# link_start STRATEGY OUT [flags...]: link_run's first half; the ranks run on in the
+# background (their pids in HOSTS_PIDS) until hosts_wait.
+link_start() {
   local strategy=$1 out=$2 i n=$HOSTS_N
   shift 2
   mkdir -p "$out"
@@ -24,6 +33,4 @@ link_run() {
       --train-samples $((n * LINK_BATCH * LINK_STEPS)) --test-samples 32 --sync "$strategy" \
       --metrics "$out/m$i.jsonl" "$@"
   done
-  hosts_wait
-  for ((i = 0; i < n; i++)); do host_bytes "$i" >>"$out/bytes$i"; done
 }
