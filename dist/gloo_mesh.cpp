@@ -134,7 +134,19 @@ std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int ra
       done->set_exception(std::current_exception());
     }
   }).detach();
-  if (connected.wait_until(deadline) != std::future_status::ready) {
+  bool in_time = connected.wait_until(deadline) == std::future_status::ready;
+  if (in_time) {
+    try {
+      connected.get();
+    } catch (const PeerStartupError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A store wait that ran into the deadline is a timeout like any other, said below.
+      DDL_CHECK(Clock::now() >= deadline, "connecting to the other ranks failed: ", e.what());
+      in_time = false;
+    }
+  }
+  if (!in_time) {
     const std::string waiting = ranks_in(adapter->waiting_for());
     DDL_CHECK(false, "could not connect to the other ", size - 1, " rank(s) within ", op_timeout.count(), " ms: ",
               waiting.empty() ? "the connections to the addresses they published did not open (a firewall, an "
@@ -142,13 +154,6 @@ std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int ra
                               : "still waiting for rank " + waiting +
                                     " to publish its address in the store (not started yet, or using another job's "
                                     "store?)");
-  }
-  try {
-    connected.get();
-  } catch (const Error&) {
-    throw;                             // another rank's fatal error, or the store's own message
-  } catch (const std::exception& e) {  // Gloo's
-    DDL_CHECK(false, "connecting to the other ranks failed: ", e.what());
   }
   ctx->exchange_addresses(*store, deadline);
   return ctx;

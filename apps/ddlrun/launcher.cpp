@@ -177,16 +177,21 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     Worker& w = workers[i];
     w.local_rank = i;
     w.rank = cfg.node_rank * cfg.nproc + i;
-    spawn(cfg, w,
-          {{"RANK", std::to_string(w.rank)},
-           {"LOCAL_RANK", std::to_string(i)},
-           {"WORLD_SIZE", std::to_string(world)},
-           {"LOCAL_WORLD_SIZE", std::to_string(cfg.nproc)},
-           {"MASTER_ADDR", cfg.master_addr},
-           {"MASTER_PORT", port},
-           {"DDL_RESTART_COUNT", std::to_string(attempt)},
-           {"DDL_JOB_TOKEN", token},
-           {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"}});
+    std::vector<std::pair<std::string, std::string>> env = {{"RANK", std::to_string(w.rank)},
+                                                            {"LOCAL_RANK", std::to_string(i)},
+                                                            {"WORLD_SIZE", std::to_string(world)},
+                                                            {"LOCAL_WORLD_SIZE", std::to_string(cfg.nproc)},
+                                                            {"MASTER_ADDR", cfg.master_addr},
+                                                            {"MASTER_PORT", port},
+                                                            {"DDL_RESTART_COUNT", std::to_string(attempt)},
+                                                            {"DDL_JOB_TOKEN", token},
+                                                            {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"}};
+    if (cfg.timeout_seconds > 0) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
+      env.emplace_back("DDL_TIMEOUT", seconds);
+    }
+    spawn(cfg, w, env);
   }
   int failed = -1;
   bool stopping = false;

@@ -18,6 +18,7 @@ struct Config {
   int master_port = 0;    // 0: pick a free one (single node only)
   int max_restarts = 0;
   double grace_seconds = 5.0;  // between SIGTERM and SIGKILL
+  double timeout_seconds = 0;  // > 0: the workers' DDL_TIMEOUT (rendezvous and each collective)
   // Node 0's launcher serves the rendezvous store. Off: rank 0 serves it (torchrun's way,
   // needed to launch programs that bring their own store, e.g. PyTorch's for a comparison).
   bool launcher_store = true;

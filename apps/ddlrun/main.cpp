@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-restarts", cfg.max_restarts, "restart the whole group this many times")
       ->check(CLI::Range(0, 1000));
   app.add_option("--grace", cfg.grace_seconds, "seconds between SIGTERM and SIGKILL when stopping");
+  app.add_option("--timeout", cfg.timeout_seconds,
+                 "seconds each worker waits for the others (rendezvous, each collective) before failing; sets "
+                 "DDL_TIMEOUT (default: inherited, else 300)")
+      ->check(CLI::Range(0.0, 1e7));
   bool rank0_store = false;
   app.add_flag("--rank0-store", rank0_store,
                "let rank 0 serve the rendezvous store (for programs with their own store, e.g. PyTorch)");

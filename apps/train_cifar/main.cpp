@@ -27,7 +27,7 @@ int main(int argc, char** argv) try {
   // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1:
   //    gloo for CPU tensors, nccl for CUDA tensors.
   std::shared_ptr<dist::ProcessGroup> group;
-  if (env.world_size > 1) group = dist::init_process_group(apps::process_group_backend(o));
+  if (env.world_size > 1) group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.

@@ -66,6 +66,10 @@ TrainOptions parse_options(int argc, char** argv) {
   auto* aug = app.add_option("--augment", o.augment, "random crop (padding 4) and horizontal flip; default on for cifar10");
   app.add_option("--label-smoothing", o.label_smoothing, "cross-entropy label smoothing")->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", o.seed, "seed for initialisation, shuffling and augmentation")->capture_default_str();
+  app.add_option("--timeout", o.timeout,
+                 "seconds a rank waits for the others (rendezvous, each collective) before failing; "
+                 "0: DDL_TIMEOUT, else 300")
+      ->check(CLI::Range(0.0, 1e7));
   app.add_option("--threads", o.threads, "compute threads per worker (0: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")->check(CLI::Range(int64_t{0}, int64_t{64}))->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (under ddlrun, rank with LOCAL_RANK i uses GPU i)")

@@ -35,6 +35,7 @@ struct TrainOptions {
   int64_t train_samples = 0, test_samples = 0;  // 0: all
   double target_accuracy = 0;             // for convergence time; 0: none
   bool progress = true;
+  double timeout = 0;                     // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
   int64_t crash_at_step = 0;              // fault-injection for resume tests: exit(3) at this global step
 };
 

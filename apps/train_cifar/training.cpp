@@ -1,6 +1,7 @@
 // Device and backend choice, lr schedule construction, buffer synchronisation, shutdown.
 #include "apps/train_cifar/training.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dist/init.h"
@@ -23,6 +24,12 @@ std::string process_group_backend(const TrainOptions& o) {
             "--device cuda: this build has no nccl backend for multi-process training (configure with NCCL "
             "installed), or no GPU is usable");
   return "auto";
+}
+
+dist::InitOptions process_group_options(const TrainOptions& o) {
+  dist::InitOptions opts;
+  if (o.timeout > 0) opts.timeout = dist::Millis(std::max<int64_t>(1, std::llround(o.timeout * 1000)));
+  return opts;
 }
 
 namespace {

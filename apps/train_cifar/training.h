@@ -7,6 +7,7 @@
 #include <string>
 
 #include "apps/train_cifar/options.h"
+#include "dist/init.h"
 #include "dist/process_group.h"
 #include "nn/module.h"
 #include "optim/lr_scheduler.h"
@@ -22,6 +23,8 @@ Device training_device(const TrainOptions& o, int local_rank);
 // CUDA tensors (gradients, weights) over nccl and the host-side metrics over gloo.
 // Throws ddl::Error when this build or machine has no nccl.
 std::string process_group_backend(const TrainOptions& o);
+// init_process_group's options: --timeout when given, else the DDL_TIMEOUT default.
+dist::InitOptions process_group_options(const TrainOptions& o);
 
 // Stepped once per optimizer step: optional linear warm-up, then constant,
 // cosine (to 0 at the last step) or step (x0.1 at 50% and 75% of training).
