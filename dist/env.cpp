@@ -220,7 +220,8 @@ LaunchEnv read_launch_env() {
   }
   if (const char* v = get("MASTER_ADDR")) e.master_addr = v;
   read_int("MASTER_PORT", e.master_port);
-  read_int("DDL_RESTART_COUNT", e.restart_count);
+  // ddlrun's attempt number, or torchrun's (its agent restarts workers under --max-restarts).
+  if (!read_int("DDL_RESTART_COUNT", e.restart_count)) read_int("TORCHELASTIC_RESTART_COUNT", e.restart_count);
   JobToken token = read_job_token();
   if (token.value.empty() && !e.job_id.empty()) {
     const std::string path = detail::default_secret_path();

@@ -17,7 +17,7 @@ struct LaunchEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  int restart_count = 0;               // DDL_RESTART_COUNT: which attempt of ddlrun --max-restarts
+  int restart_count = 0;               // DDL_RESTART_COUNT (or torchrun's TORCHELASTIC_RESTART_COUNT): the attempt
   std::string job_token;               // what the store checks; "" = none (loopback-only stores)
   std::string token_source;            // where job_token came from, for error messages
   std::string job_id;                  // the launcher's id of this job ("slurm job 12 step 3"); "" = none

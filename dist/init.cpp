@@ -51,8 +51,7 @@ void parse_tcp_url(const std::string& url, std::string& host, int& port) {
   DDL_CHECK(port > 0 && port < 65536, "init_process_group: bad port in '", url, "'");
 }
 
-std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, int size,
-                                        const InitOptions& opts) {
+std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts) {
   GlooOptions g;
   g.timeout = opts.timeout;
   g.hostname = opts.hostname;
@@ -75,7 +74,8 @@ BackendFactory find_backend(State& s, const std::string& backend) {
     if (!has_nccl || !cuda::is_available()) return s.backends.at("gloo");
     // Each backend rendezvouses in its own key space of the group's store.
     return [gloo = s.backends.at("gloo"), nccl = s.backends.at("nccl")](
-               std::shared_ptr<Store> store, int rank, int size, const InitOptions& opts) -> std::shared_ptr<ProcessGroup> {
+               std::shared_ptr<Store> store, int rank, int size,
+               const InitOptions& opts) -> std::shared_ptr<ProcessGroup> {
       auto cpu = gloo(std::make_shared<PrefixStore>("gloo", store), rank, size, opts);
       auto cuda = nccl(std::make_shared<PrefixStore>("nccl", store), rank, size, opts);
       return std::make_shared<ProcessGroupAuto>(std::move(cpu), std::move(cuda));
@@ -122,10 +122,8 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   LaunchEnv env = read_launch_env();
   if (opts.rank >= 0) env.rank = opts.rank;
   if (opts.world_size >= 1) env.world_size = opts.world_size;
-  DDL_CHECK(env.rank < env.world_size, "init_process_group: rank ", env.rank,
-            " outside world size ", env.world_size);
-  if (opts.iface.empty() && opts.hostname.empty())
-    opts.iface = env_or("DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME");
+  DDL_CHECK(env.rank < env.world_size, "init_process_group: rank ", env.rank, " outside world size ", env.world_size);
+  if (opts.iface.empty() && opts.hostname.empty()) opts.iface = env_or("DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME");
 
   std::shared_ptr<Store> store = opts.store;
   if (!store) {
@@ -149,13 +147,8 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
       const std::string agent_store = env_or("TORCHELASTIC_USE_AGENT_STORE");
       if (agent_store == "True" || agent_store == "true" || agent_store == "1") {
         // Plain torchrun: its agent already serves a PyTorch TCPStore on MASTER_PORT, so no
-        // rank serves one; all are clients (torch_store.h). Its restarts get fresh keys below.
-        const std::string c = env_or("TORCHELASTIC_RESTART_COUNT");
-        if (!c.empty() && !std::getenv("DDL_RESTART_COUNT")) {
-          DDL_CHECK(c.size() < 9 && c.find_first_not_of("0123456789") == std::string::npos,
-                    "init_process_group: TORCHELASTIC_RESTART_COUNT='", c, "' is not a restart count");
-          env.restart_count = std::stoi(c);
-        }
+        // rank serves one; all are clients (torch_store.h). Its restarts get fresh keys below
+        // (TORCHELASTIC_RESTART_COUNT, read by read_launch_env).
         auto torch = std::make_shared<TorchStore>(host, port, opts.timeout);
         if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = torch->local_ip();
         store = torch;
@@ -172,8 +165,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
     }
   }
   // Each attempt (ddlrun restart) and each group gets its own key space in the store.
-  std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" +
-                       std::to_string(s.groups_created++);
+  std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" + std::to_string(s.groups_created++);
   auto group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
@@ -218,8 +210,7 @@ void destroy_process_group() {
       s.store->add("done", 1);
       if (s.group->rank() == 0) {
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (s.store->add("done", 0) < s.group->size() &&
-               std::chrono::steady_clock::now() < deadline)
+        while (s.store->add("done", 0) < s.group->size() && std::chrono::steady_clock::now() < deadline)
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     }

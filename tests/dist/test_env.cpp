@@ -40,6 +40,7 @@ void clear_env() {
                         "PMIX_NAMESPACE",
                         "OMPI_MCA_ess_base_jobid",
                         "DDL_RESTART_COUNT",
+                        "TORCHELASTIC_RESTART_COUNT",
                         "DDL_JOB_TOKEN",
                         "DDL_JOB_TOKEN_FILE",
                         "DDL_STORE_SERVED"})
@@ -112,6 +113,13 @@ TEST_CASE("env: torchrun / ddlrun variables", "[dist]") {
   CHECK(e.restart_count == 2);
   CHECK(e.launcher_serves_store);
   CHECK(e.source == "torchrun");
+  // torchrun's own restart counter counts when ddlrun's is absent.
+  setenv("TORCHELASTIC_RESTART_COUNT", "3", 1);
+  CHECK(read_launch_env().restart_count == 2);
+  unsetenv("DDL_RESTART_COUNT");
+  CHECK(read_launch_env().restart_count == 3);
+  setenv("TORCHELASTIC_RESTART_COUNT", "x", 1);
+  CHECK_THROWS_WITH(read_launch_env(), Catch::Contains("TORCHELASTIC_RESTART_COUNT"));
   clear_env();
 }
 
