@@ -26,6 +26,12 @@ for p in "$DDLRUN" "$TRAIN_CIFAR"; do [ -x "$p" ] || { echo "link_study: build f
 . tests/hosts/hosts.sh
 . tests/hosts/link_lib.sh
 LINK_STEPS=$steps
+snap=$(mktemp -d)
+HOSTS_EXIT_HOOK='rm -rf "$snap"'
+trap "$HOSTS_EXIT_HOOK" EXIT
+exec 9>/tmp/ddl-build.lock && flock 9  # copy the programs between builds, not during one
+link_snapshot "$snap"
+flock -u 9 && exec 9>&-
 rows=()
 for n in $host_counts; do
   hosts_up "$n" "${rates%% *}"

@@ -12,6 +12,9 @@
 #   host_run 1 hostname           # -> host1
 #   host_bytes 0                  # -> "RX_BYTES TX_BYTES" of host 0's eth0
 #
+# hosts_up replaces the script's EXIT, INT and TERM traps; put other clean-up in the
+# variable HOSTS_EXIT_HOOK (a command run on exit after hosts_down).
+#
 # Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), ip, tc with tbf, unshare: without them
 # hosts_up says what is missing and exits 1 (a test that cannot run fails, never skips).
 
@@ -82,7 +85,7 @@ hosts_up() {
   local n=$1 rate=$2 i ns sw err
   hosts_preflight
   hosts_rate_bits "$rate" >/dev/null
-  trap 'hosts_down' EXIT
+  trap 'hosts_down; eval "${HOSTS_EXIT_HOOK:-}"' EXIT
   trap 'hosts_down; exit 130' INT
   trap 'hosts_down; exit 143' TERM
   HOSTS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/$HOSTS_JOB.XXXXXX")

@@ -10,6 +10,17 @@ LINK_BATCH=32
 LINK_LARGEST_TENSOR=$((512 * 3 * 32 * 32 * 4))  # the MLP's first weight, [512, 3072]: 92% of its bytes
 link_port=29500  # a fresh store port per run (the last run's may linger in TIME_WAIT)
 
+# link_snapshot DIR: copies DDLRUN, TRAIN_CIFAR and the libddl.so beside them (RUNPATH
+# $ORIGIN/..) into DIR and points DDLRUN and TRAIN_CIFAR there, so a rebuild of build/
+# during the runs cannot pull the programs from under them.
+link_snapshot() {
+  local dir=$1 lib
+  lib=$(dirname "$TRAIN_CIFAR")/../libddl.so
+  mkdir -p "$dir/apps" && cp "$DDLRUN" "$TRAIN_CIFAR" "$dir/apps/" && cp "$lib" "$dir/" ||
+    { echo "FAIL cannot copy $DDLRUN, $TRAIN_CIFAR and $lib to $dir"; exit 1; }
+  DDLRUN=$dir/apps/$(basename "$DDLRUN") TRAIN_CIFAR=$dir/apps/$(basename "$TRAIN_CIFAR")
+}
+
 link_run() {
   local i
   link_start "$@"

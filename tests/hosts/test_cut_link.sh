@@ -20,6 +20,7 @@ export DDL_TIMEOUT=$CUT_TIMEOUT
 LINK_STEPS=100000  # until the cut
 LINK_TIMEOUT=$((CUT_TIMEOUT + MARGIN + 60))
 hosts_up 2 1gbit
+link_snapshot "$HOSTS_DIR/bin"
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 now() { date +%s.%N; }

@@ -28,6 +28,7 @@ command -v python3 >/dev/null || { echo "FAIL python3 is needed to read the metr
 . "$here/hosts.sh"
 . "$here/link_lib.sh"
 hosts_up 2 "$LINK_RATE"
+link_snapshot "$HOSTS_DIR/bin"
 fail=0
 for s in "${strategies[@]}"; do
   out=$HOSTS_DIR/$s
