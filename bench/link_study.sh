@@ -9,7 +9,7 @@
 # real link") and of the all-reduce bus bound T* = 2(n-1)/n · S / R.
 # Needs root. Usage: bench/link_study.sh [--hosts "2 3"] [--rates "100mbit 1gbit"] [--steps 6]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 host_counts="2 3" rates="100mbit 1gbit" steps=6 strategies="ddp allreduce ring gather-scatter param-server stepwise local-sgd:1"
 while [ $# -gt 0 ]; do

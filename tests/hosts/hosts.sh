@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are for the caller
 # Emulated hosts on one machine, for tests and benchmarks that need a real network link
 # (sourced by bash scripts). hosts_up N RATE makes N hosts, each a network namespace
 # with one veth to a bridge in a "switch" namespace of its own, rate-limited with tbf in

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are for the caller
 # train_cifar on emulated hosts (sourced after hosts.sh, with DDLRUN and TRAIN_CIFAR set).
 # link_run STRATEGY OUT [train_cifar flags...]: one rank on each of the HOSTS_N hosts, under
 # ddlrun --nnodes HOSTS_N, LINK_STEPS steps of the MLP (~6.8 MB of gradient) on synthetic
