@@ -47,7 +47,7 @@ for n in $host_counts; do
         continue
       fi
       r=$(python3 tests/hosts/link_stats.py --dir "$out" --strategy "$s" --hosts "$n" --rate "$rate" \
-        --largest-tensor "$LINK_LARGEST_TENSOR" --markdown)
+        --piece "$LINK_PIECE" --markdown)
       echo "$r" | head -1 >&2
       rows+=("$(echo "$r" | tail -1)")
     done

@@ -14,9 +14,11 @@ namespace ddl::dist::detail {
 namespace {
 
 std::mutex g_mu;
+// Never destroyed: groups held by other statics unregister during exit, after this
+// function's statics would have been destroyed.
 std::map<int, std::function<std::string()>>& groups() {
-  static std::map<int, std::function<std::string()>> g;
-  return g;
+  static auto* g = new std::map<int, std::function<std::string()>>;
+  return *g;
 }
 int g_next_id = 0;
 std::terminate_handler g_previous = nullptr;

@@ -44,6 +44,7 @@ void unstage(const Tensor& target, const Tensor& buf) {
 }
 
 std::string ring_peers(int rank, int n) {
+  if (n == 2) return "its ring neighbour rank " + std::to_string(1 - rank);
   return "its ring neighbours rank " + std::to_string((rank + n - 1) % n) + " and rank " +
          std::to_string((rank + 1) % n);
 }

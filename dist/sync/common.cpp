@@ -52,6 +52,14 @@ void coalesced(const std::vector<Tensor>& tensors, const std::function<void(cons
   }
 }
 
+std::vector<Tensor> pieces_of(const Tensor& t, int64_t elems) {
+  if (elems <= 0) elems = std::max<int64_t>(1, kRingSubChunkBytes / int64_t(t.element_size()));
+  std::vector<Tensor> out;
+  for (int64_t off = 0; off < t.numel(); off += elems)
+    out.push_back(t.narrow(0, off, std::min(elems, t.numel() - off)));
+  return out;
+}
+
 void broadcast_state(const nn::Module& model, ProcessGroup& group) {
   if (group.size() == 1) return;
   std::vector<Tensor> state;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "dist/sync/ring.h"
 #include "dist/sync/strategy.h"
 
 namespace ddl::dist::detail {
@@ -23,6 +24,10 @@ std::vector<Tensor> floating_state(const nn::Module& model);
 // Runs fn on one flat, contiguous copy per dtype of `tensors` (in order of first
 // appearance), then copies each flat buffer back into its tensors.
 void coalesced(const std::vector<Tensor>& tensors, const std::function<void(const Tensor& flat)>& fn);
+
+// A 1-D tensor cut into consecutive views of at most `elems` elements (kRingSubChunkBytes
+// worth when elems <= 0): the unit in which the hand-written strategies pipeline transfers.
+std::vector<Tensor> pieces_of(const Tensor& t, int64_t elems = 0);
 
 // Every rank's parameters and buffers ← rank 0's (one broadcast per dtype).
 void broadcast_state(const nn::Module& model, ProcessGroup& group);

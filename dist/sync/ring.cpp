@@ -94,12 +94,7 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
     return flat.narrow(0, begin, end - begin);
   };
   // A chunk's sub-chunks; the same split on every rank, since it depends only on the chunk.
-  auto pieces = [&](const Tensor& t) {
-    std::vector<Tensor> out;
-    for (int64_t off = 0; off < t.numel(); off += sub_chunk_elems)
-      out.push_back(t.narrow(0, off, std::min(sub_chunk_elems, t.numel() - off)));
-    return out;
-  };
+  auto pieces = [&](const Tensor& t) { return detail::pieces_of(t, sub_chunk_elems); };
   const int64_t max_pieces = ((n + world - 1) / world + sub_chunk_elems - 1) / sub_chunk_elems;
   const int steps = 2 * (world - 1);
   DDL_CHECK(kRingTag + int64_t(steps) * max_pieces < INT_MAX, "ring_all_reduce: ", describe(flat), " in sub-chunks of ",

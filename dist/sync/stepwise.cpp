@@ -16,10 +16,7 @@
 // - It averages models, not gradients, so it is not the large-batch SGD of the gradient
 //   strategies; each rank's optimizer state (momentum) stays its own.
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
-#include <algorithm>
-
 #include "dist/sync/common.h"
-#include "dist/sync/ring.h"
 #include "tensor/factory.h"
 
 namespace ddl::dist::detail {
@@ -27,14 +24,6 @@ namespace ddl::dist::detail {
 namespace {
 
 constexpr int kStepwiseTag = 7;
-
-// t in consecutive pieces of kRingSubChunkBytes (the ring's pipelining unit).
-std::vector<Tensor> pieces(const Tensor& t) {
-  const int64_t n = std::max<int64_t>(1, kRingSubChunkBytes / int64_t(t.element_size()));
-  std::vector<Tensor> out;
-  for (int64_t off = 0; off < t.numel(); off += n) out.push_back(t.narrow(0, off, std::min(n, t.numel() - off)));
-  return out;
-}
 
 class StepwiseSync final : public SyncStrategy {
  public:
@@ -58,11 +47,11 @@ class StepwiseSync final : public SyncStrategy {
     coalesced(floating_state(*model_), [&](const Tensor& mine) {
       // Piece by piece, so rank k forwards the start of its average while the rest is
       // still arriving: the chain costs about one model's transfer, not N-1 of them.
-      const std::vector<Tensor> parts = pieces(mine);
+      const std::vector<Tensor> parts = pieces_of(mine);
       std::vector<Tensor> before;
       std::vector<std::shared_ptr<Work>> recvs;
       if (k > 0) {
-        before = pieces(empty_like(mine));
+        before = pieces_of(empty_like(mine));
         for (size_t j = 0; j < parts.size(); ++j) recvs.push_back(group_->recv_async(before[j], k - 1, tag + int(j)));
       }
       for (size_t j = 0; j < parts.size(); ++j) {

@@ -4,6 +4,7 @@
 // all-reduce sums any size; a rank's wait is charged to the call it happened in
 // (last_comm()); bad specs are named.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -168,6 +169,24 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
       });
     }
   }
+}
+
+TEST_CASE("gather-scatter sends a large gradient in 1 MiB pieces and averages every piece", "[dist][sync]") {
+  run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+    // 600 x 600 floats is 1.37 MiB: two pieces; with the bias, three messages each way.
+    auto model = std::make_shared<nn::Linear>(600, 600);
+    auto sync = make_sync_strategy("gather-scatter", model, pg);
+    for (auto& p : model->parameters()) p.set_grad(full(p.shape(), float(rank + 1)));
+    pg->reset_stats();
+    sync->after_backward();
+    for (auto& p : model->parameters()) {
+      const auto g = to_vector<float>(p.grad());
+      DIST_EXPECT(std::all_of(g.begin(), g.end(), [](float v) { return v == 2.0f; }), "not the average (1+2+3)/3");
+    }
+    const CommStats st = pg->stats();
+    const int64_t messages = rank == 0 ? 3 * 2 : 3;  // the hub talks to both workers
+    DIST_EXPECT(st[OpKind::Send].calls == messages && st[OpKind::Recv].calls == messages, st.summary());
+  });
 }
 
 TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not", "[dist][sync]") {

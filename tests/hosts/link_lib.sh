@@ -8,7 +8,7 @@
 LINK_STEPS=${LINK_STEPS:-6}
 LINK_TIMEOUT=${LINK_TIMEOUT:-120}
 LINK_BATCH=32
-LINK_LARGEST_TENSOR=$((512 * 3 * 32 * 32 * 4))  # the MLP's first weight, [512, 3072]: 92% of its bytes
+LINK_PIECE=$((1 << 20))  # gather-scatter's unit: a gradient travels in 1 MiB pieces (dist/sync/gather_scatter.cpp)
 link_port=29500  # a fresh store port per run (the last run's may linger in TIME_WAIT)
 
 # link_snapshot DIR: copies DDLRUN, TRAIN_CIFAR and the libddl.so beside them (RUNPATH

@@ -17,9 +17,9 @@ does not list), these built-in values, the same as the table's, are used:
   gather-scatter                    n-1 (the hub's link, both ways) r=0: n-1, others 1
   param-server                      (n-1) + ceil(log2 n)            push 1 (r>0) + tree sends
   stepwise                          1 (a pipelined chain)           1, the last rank 0
-gather-scatter works per tensor: the hub sends a tensor's average back only once all of it
-has arrived, so with a largest tensor of L bytes (--largest-tensor) it needs at least
-(n-1)·(S + L)/R, whatever the table says; the larger of the two is its least time.
+gather-scatter works in pieces: the hub sends a piece's average back only once all of it
+has arrived, so with pieces of L bytes (--piece) it needs at least (n-1)·(S + L)/R; the
+larger of that and the table's bound is its least time.
 The achieved fraction is least / the measured comm wait per step (train_cifar's mean, first
 step excluded, slowest rank); "bus" is T* / comm wait for every strategy. The veth check
 compares each host's transmitted bytes with the algorithm's (plus the initial broadcast of
@@ -156,7 +156,7 @@ def main():
     ap.add_argument("--hosts", type=int, required=True)
     ap.add_argument("--rate", required=True)
     ap.add_argument("--doc", default=__file__.rsplit("/", 3)[0] + "/docs/sync.md", help="docs/sync.md")
-    ap.add_argument("--largest-tensor", type=int, default=0, help="bytes of the model's largest tensor")
+    ap.add_argument("--piece", type=int, default=0, help="bytes of gather-scatter's unit of transfer")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--min-fraction", type=float, default=0.7, help="of the strategy's own bound")
     ap.add_argument("--bytes-tolerance", type=float, default=0.10)
@@ -169,9 +169,9 @@ def main():
     S, R = 4 * params, rate_bits(a.rate) / 8
     comm = max(h["comm_s"] for h in hosts)
     least_units, source = least_time(strategy, n, doc_fractions(a.doc))
-    if strategy == "gather-scatter" and S and (n - 1) * (1 + a.largest_tensor / S) > least_units:
-        least_units = (n - 1) * (1 + a.largest_tensor / S)
-        source = f"per tensor, largest {100 * a.largest_tensor / S:.0f}% of S: (n-1)(S+L)/R"
+    if strategy == "gather-scatter" and S and (n - 1) * (1 + a.piece / S) > least_units:
+        least_units = (n - 1) * (1 + a.piece / S)
+        source = f"in pieces of {a.piece} bytes: (n-1)(S+L)/R"
     least = least_units * S / R
     bus = 2 * (n - 1) / n * S / R
     steps = hosts[0]["steps"]

@@ -40,6 +40,6 @@ for s in "${strategies[@]}"; do
     continue
   fi
   python3 "$here/link_stats.py" --dir "$out" --strategy "$s" --hosts 2 --rate "$LINK_RATE" --check \
-    --largest-tensor "$LINK_LARGEST_TENSOR" --min-fraction "${MIN_FRACTION[$s]}" || fail=1
+    --piece "$LINK_PIECE" --min-fraction "${MIN_FRACTION[$s]}" || fail=1
 done
 exit $fail
