@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 #include "tensor/tensor.h"
 
 namespace ddl::dist::detail {

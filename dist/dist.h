@@ -2,12 +2,12 @@
 #pragma once
 
 #include "dist/env.h"
-#include "dist/file_store.h"
-#include "dist/ddp.h"
+#include "dist/store/file_store.h"
+#include "dist/ddp/ddp.h"
 #include "dist/init.h"
 #include "dist/process_group.h"
-#include "dist/process_group_gloo.h"
-#include "dist/store.h"
+#include "dist/gloo/process_group_gloo.h"
+#include "dist/store/store.h"
 #include "dist/sync/sync.h"
-#include "dist/tcp_store.h"
+#include "dist/store/tcp_store.h"
 #include "dist/work.h"

@@ -51,9 +51,6 @@ std::string user_secret(const std::string& path);
 std::string default_secret_path();
 // The token of one launcher job: HMAC-SHA-256(secret, job id), hex.
 std::string derive_job_token(const std::string& secret, const std::string& job_id);
-// Lower-case hex SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104).
-std::string sha256_hex(std::string_view data);
-std::string hmac_sha256_hex(std::string_view key, std::string_view message);
 }  // namespace detail
 
 }  // namespace ddl::dist

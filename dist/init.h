@@ -9,7 +9,7 @@
 
 #include "dist/env.h"
 #include "dist/process_group.h"
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 namespace ddl::dist {
 

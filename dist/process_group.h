@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 #include "dist/work.h"
 #include "tensor/tensor.h"
 

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "dist/env.h"
-#include "dist/socket.h"
-#include "dist/tcp_store.h"
+#include "dist/store/socket.h"
+#include "dist/store/tcp_store.h"
 
 namespace ddl::launcher {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "dist/env.h"
 #include "dist/process_group_auto.h"
-#include "dist/process_group_gloo.h"
+#include "dist/gloo/process_group_gloo.h"
 #include "tensor/ops.h"
 
 namespace ddl::apps {

@@ -1,8 +1,8 @@
-// ddp: the bucketed, overlapped DistributedDataParallel (dist/ddp.h) behind the
+// ddp: the bucketed, overlapped DistributedDataParallel (dist/ddp/ddp.h) behind the
 // SyncStrategy interface. All the work happens inside backward (see Note [Buckets] in
-// dist/ddp.cpp); after_backward only reads how long forward (buffer broadcast) and
+// dist/ddp/ddp.cpp); after_backward only reads how long forward (buffer broadcast) and
 // backward (the last buckets) waited for the network.
-#include "dist/ddp.h"
+#include "dist/ddp/ddp.h"
 #include "dist/sync/common.h"
 
 namespace ddl::dist::detail {

@@ -7,8 +7,8 @@
 
 #include "apps/common/classification_report.h"
 #include "apps/common/rank_table.h"
-#include "dist/process_group_gloo.h"
-#include "dist/store.h"
+#include "dist/gloo/process_group_gloo.h"
+#include "dist/store/store.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;

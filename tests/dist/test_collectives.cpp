@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "dist/dist.h"
-#include "dist/socket.h"
+#include "dist/store/socket.h"
 #include "dist/traffic.h"
 #include "tests/common/collective_checks.h"
 #include "tests/common/harness.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/socket.h"
+#include "dist/store/socket.h"
 
 using Catch::Contains;
 

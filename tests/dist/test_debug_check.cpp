@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "dist/debug_check.h"
-#include "dist/store.h"
+#include "dist/store/store.h"
 #include "tensor/error.h"
 #include "tests/common/harness.h"
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "dist/env.h"
+#include "dist/store/sha256.h"
 #include "tensor/error.h"
 
 using namespace ddl::dist;

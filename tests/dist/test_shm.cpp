@@ -1,4 +1,4 @@
-// The shared-memory all-reduce (dist/shm_all_reduce.h) behind ProcessGroupGloo: buffers
+// The shared-memory all-reduce (dist/transport/shm_all_reduce.h) behind ProcessGroupGloo: buffers
 // of many pieces against folds computed here in the same rank order (so bit-exact), every
 // op and an integer dtype, the byte counters, agreement to fall back to TCP, and the
 // same results as Gloo's ring. A peer dying mid-all-reduce is in test_failures.cpp.

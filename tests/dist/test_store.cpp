@@ -14,11 +14,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "dist/file_store.h"
-#include "dist/gloo_collectives.h"
-#include "dist/socket.h"
-#include "dist/store_wire.h"
-#include "dist/tcp_store.h"
+#include "dist/store/file_store.h"
+#include "dist/gloo/gloo_collectives.h"
+#include "dist/store/socket.h"
+#include "dist/store/store_wire.h"
+#include "dist/store/tcp_store.h"
 #include "tensor/error.h"
 
 using ddl::Error;

@@ -13,8 +13,8 @@
 #include <fstream>
 
 #include "dist/env.h"
-#include "dist/socket.h"
-#include "dist/tcp_store.h"
+#include "dist/store/socket.h"
+#include "dist/store/tcp_store.h"
 #include "tensor/error.h"
 
 using namespace ddl::dist;

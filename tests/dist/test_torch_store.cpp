@@ -9,8 +9,8 @@
 #include <functional>
 #include <thread>
 
-#include "dist/socket.h"
-#include "dist/torch_store.h"
+#include "dist/store/socket.h"
+#include "dist/store/torch_store.h"
 #include "tensor/error.h"
 
 using namespace ddl::dist;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dist/dist.h"
-#include "dist/torch_store.h"
+#include "dist/store/torch_store.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
 

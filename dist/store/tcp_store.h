@@ -2,7 +2,7 @@
 // runs a TCPStoreServer; every rank is a TCPStore client. The server binds to the address
 // it is given, speaks the checked protocol of store_wire.h and, when given a job token,
 // refuses any client that does not present it; bound beyond loopback it requires one
-// (see Note [Job tokens] in env.cpp). The token is checked, not encrypted: no TLS. Timeouts are enforced server-side
+// (see Note [Job tokens] in dist/env.cpp). The token is checked, not encrypted: no TLS. Timeouts are enforced server-side
 // (the reply says "timeout") and client-side (a dead server cannot hang a rank).
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 namespace ddl::dist {
 

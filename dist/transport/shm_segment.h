@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 namespace ddl::dist::detail {
 

@@ -16,7 +16,7 @@
 // When backward ends, an end-of-backward callback launches what is left (or
 // names the parameters that got no gradient), waits for every bucket and
 // copies the averaged values back into each parameter's .grad.
-#include "dist/ddp.h"
+#include "dist/ddp/ddp.h"
 
 #include <chrono>
 

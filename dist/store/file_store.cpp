@@ -1,5 +1,5 @@
 // FileStore (see file_store.h). Readers poll for files with a short backoff.
-#include "dist/file_store.h"
+#include "dist/store/file_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>

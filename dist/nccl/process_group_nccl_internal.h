@@ -8,7 +8,7 @@
 
 #include <chrono>
 
-#include "dist/process_group_nccl.h"
+#include "dist/nccl/process_group_nccl.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {

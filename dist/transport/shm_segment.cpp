@@ -1,7 +1,7 @@
 // Setting up the shared-memory segment (see shm_segment.h and shm_all_reduce.h): sizes,
 // mapping, /proc identities, futexes, and ShmAllReduce::connect, which agrees through the
 // store whether every rank can use it.
-#include "dist/shm_segment.h"
+#include "dist/transport/shm_segment.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <utility>
 
-#include "dist/shm_all_reduce.h"
+#include "dist/transport/shm_all_reduce.h"
 
 namespace ddl::dist::detail {
 

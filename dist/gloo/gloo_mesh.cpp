@@ -1,6 +1,6 @@
 // Connecting a Gloo group (see gloo_mesh.h): interface checks, the full mesh under one
 // deadline, fatal start-up errors shared through the store, and the pairs' addresses.
-#include "dist/gloo_mesh.h"
+#include "dist/gloo/gloo_mesh.h"
 
 #include <arpa/inet.h>
 #include <gloo/transport/pair.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "dist/gloo_collectives.h"
+#include "dist/gloo/gloo_collectives.h"
 #include "tensor/error.h"
 
 namespace ddl::dist::detail {

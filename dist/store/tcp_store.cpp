@@ -1,5 +1,5 @@
 // TCPStoreServer and the TCPStore client (see tcp_store.h, store_wire.h).
-#include "dist/tcp_store.h"
+#include "dist/store/tcp_store.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "dist/socket.h"
-#include "dist/store_wire.h"
+#include "dist/store/socket.h"
+#include "dist/store/store_wire.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -58,7 +58,7 @@ bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop, Millis
 }  // namespace
 
 TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token) : token_(std::move(token)) {
-  // See Note [Job tokens] in env.cpp: beyond loopback, a store without a token is open to anyone.
+  // See Note [Job tokens] in dist/env.cpp: beyond loopback, a store without a token is open to anyone.
   DDL_CHECK(!token_.empty() || detail::is_loopback(host), "store: refusing to serve on ", host, ":", port,
             " without a job token: other machines can reach that address, and anyone who reaches it could join "
             "the job and read or overwrite its keys (the ranks' addresses included). Give every rank the same "

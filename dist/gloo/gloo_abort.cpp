@@ -1,5 +1,5 @@
 // The terminate handler for exceptions thrown in Gloo's network thread (see gloo_abort.h).
-#include "dist/gloo_abort.h"
+#include "dist/gloo/gloo_abort.h"
 
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>

@@ -1,14 +1,14 @@
 // The shared-memory all-reduce (see shm_all_reduce.h): futex barriers that notice dead
 // or departed peers, the same-call check, and the reduction itself. Setting up the
 // segment is in shm_segment.cpp.
-#include "dist/shm_all_reduce.h"
+#include "dist/transport/shm_all_reduce.h"
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "dist/shm_segment.h"
+#include "dist/transport/shm_segment.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
 

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "dist/process_group.h"
-#include "dist/store.h"
+#include "dist/store/store.h"
 #include "dist/traffic.h"
 
 namespace gloo {

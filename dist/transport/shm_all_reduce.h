@@ -15,7 +15,7 @@
 #include <string>
 
 #include "dist/process_group.h"
-#include "dist/store.h"
+#include "dist/store/store.h"
 #include "dist/traffic.h"
 
 namespace ddl::dist::detail {

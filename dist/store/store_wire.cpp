@@ -1,5 +1,5 @@
 // Encoding and checked decoding of TCPStore messages (see store_wire.h).
-#include "dist/store_wire.h"
+#include "dist/store/store_wire.h"
 
 #include <cstring>
 

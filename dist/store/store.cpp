@@ -1,5 +1,5 @@
 // HashStore and PrefixStore (see store.h).
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 #include <algorithm>
 #include <charconv>

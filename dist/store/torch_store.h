@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 namespace ddl::dist {
 

@@ -1,5 +1,5 @@
 // POSIX TCP helpers (see socket.h).
-#include "dist/socket.h"
+#include "dist/store/socket.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,10 +1,10 @@
 // TorchStore: the client side of PyTorch's TCPStore protocol (see torch_store.h).
-#include "dist/torch_store.h"
+#include "dist/store/torch_store.h"
 
 #include <unistd.h>
 
-#include "dist/socket.h"
-#include "dist/store_wire.h"
+#include "dist/store/socket.h"
+#include "dist/store/store_wire.h"
 #include "tensor/error.h"
 
 // Note [PyTorch TCPStore protocol]

@@ -3,7 +3,7 @@
 // launch issues (the launch path itself is in process_group_nccl.cpp; see Note [NCCL
 // stream ordering] there).
 #include "dist/debug_check.h"
-#include "dist/process_group_nccl_internal.h"
+#include "dist/nccl/process_group_nccl_internal.h"
 
 namespace ddl::dist {
 

@@ -1,15 +1,15 @@
 // ProcessGroupGloo's public calls: argument checks, staging of non-contiguous tensors,
 // and the Task each collective enqueues (see process_group_gloo.h). The worker thread,
 // error handling and DDL_DEBUG checks live in gloo_worker.cpp.
-#include "dist/process_group_gloo.h"
+#include "dist/gloo/process_group_gloo.h"
 
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
 #include "dist/debug_check.h"
-#include "dist/gloo_collectives.h"
-#include "dist/shm_all_reduce.h"
+#include "dist/gloo/gloo_collectives.h"
+#include "dist/transport/shm_all_reduce.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "dist/store.h"
+#include "dist/store/store.h"
 
 namespace ddl::dist {
 

@@ -16,11 +16,11 @@
 #include <sstream>
 
 #include "dist/debug_check.h"
-#include "dist/gloo_abort.h"
-#include "dist/gloo_collectives.h"
-#include "dist/gloo_mesh.h"
-#include "dist/process_group_gloo.h"
-#include "dist/shm_all_reduce.h"
+#include "dist/gloo/gloo_abort.h"
+#include "dist/gloo/gloo_collectives.h"
+#include "dist/gloo/gloo_mesh.h"
+#include "dist/gloo/process_group_gloo.h"
+#include "dist/transport/shm_all_reduce.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {

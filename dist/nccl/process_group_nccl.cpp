@@ -30,7 +30,7 @@
 #include "dist/debug_check.h"
 #include "dist/env.h"
 #include "dist/init.h"
-#include "dist/process_group_nccl_internal.h"
+#include "dist/nccl/process_group_nccl_internal.h"
 #include "tensor/devices.h"
 
 namespace ddl::dist {

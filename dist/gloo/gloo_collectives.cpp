@@ -1,6 +1,6 @@
 // Gloo calls for each collective (see gloo_collectives.h). Reductions are written here
 // rather than taken from gloo/math.h so int64 and every ReduceOp share one table.
-#include "dist/gloo_collectives.h"
+#include "dist/gloo/gloo_collectives.h"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
