@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "data/world.h"
-#include "dist/store/file_store.h"
-#include "dist/process_group_auto.h"
 #include "dist/gloo/process_group_gloo.h"
+#include "dist/process_group_auto.h"
+#include "dist/store/file_store.h"
 #include "dist/store/tcp_store.h"
 #include "dist/store/torch_store.h"
 #include "tensor/devices.h"

@@ -21,8 +21,18 @@ const char* reduce_op_name(ReduceOp op);
 
 // What the byte counters are kept per.
 enum class OpKind : uint8_t {
-  AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Gather, Scatter, AllToAll, Barrier,
-  Send, Recv, DebugCheck,
+  AllReduce,
+  Broadcast,
+  Reduce,
+  AllGather,
+  ReduceScatter,
+  Gather,
+  Scatter,
+  AllToAll,
+  Barrier,
+  Send,
+  Recv,
+  DebugCheck,
 };
 inline constexpr int kNumOpKinds = 12;
 const char* op_kind_name(OpKind k);

@@ -10,12 +10,12 @@
 namespace ddl::launcher {
 
 struct Config {
-  int nproc = 1;          // workers on this node
+  int nproc = 1;  // workers on this node
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   std::string store_bind;  // where node 0's store listens ("0.0.0.0": every interface); "": master_addr
-  int master_port = 0;    // 0: pick a free one (single node only)
+  int master_port = 0;     // 0: pick a free one (single node only)
   int max_restarts = 0;
   double grace_seconds = 5.0;  // between SIGTERM and SIGKILL
   double timeout_seconds = 0;  // > 0: the workers' DDL_TIMEOUT (rendezvous and each collective)

@@ -4,7 +4,6 @@
 // Each worker gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 // (see dist/env.h); ddl::dist::init_process_group() reads them.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "apps/ddlrun/launcher.h"
@@ -12,9 +11,7 @@
 int main(int argc, char** argv) {
   ddl::launcher::Config cfg;
   CLI::App app{"ddlrun: launch a ddl program as N ranks of a distributed job"};
-  app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")
-      ->required()
-      ->check(CLI::Range(1, 4096));
+  app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")->required()->check(CLI::Range(1, 4096));
   app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
   app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
   auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");

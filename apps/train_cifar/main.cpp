@@ -27,14 +27,15 @@ int main(int argc, char** argv) try {
   // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1:
   //    gloo for CPU tensors, nccl for CUDA tensors.
   std::shared_ptr<dist::ProcessGroup> group;
-  if (env.world_size > 1) group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
+  if (env.world_size > 1)
+    group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
   const apps::DataSplits splits = apps::make_datasets(o);
   auto sampler = std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
-  data::DataLoader train_loader(splits.train, {.batch_size = o.batch_size, .sampler = sampler,
-                                               .num_workers = o.loader_workers, .seed = o.seed});
+  data::DataLoader train_loader(
+      splits.train, {.batch_size = o.batch_size, .sampler = sampler, .num_workers = o.loader_workers, .seed = o.seed});
 
   // 3. Model, synchronisation strategy, optimizer, schedule. Same seed on every rank;
   //    the strategy also broadcasts rank 0's weights.
@@ -86,8 +87,10 @@ int main(int argc, char** argv) try {
       timer.start(apps::Phase::CommWait);
       if (strategy) strategy->after_backward();
       timer.start(apps::Phase::Optimizer);  // param-server also pulls the new weights in step()
-      if (strategy) strategy->step(opt);
-      else opt.step();
+      if (strategy)
+        strategy->step(opt);
+      else
+        opt.step();
       timer.start(apps::Phase::CommWait);
       if (strategy) strategy->after_step();
       const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
@@ -97,8 +100,10 @@ int main(int argc, char** argv) try {
       report.end_step(step - 1, loss.item(), logits.data(), y, lr, comm);
       ++pos.global_step;
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
-      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 && rank == 0)
-        apps::save_snapshot(o.snapshot, *model, opt, {epoch, step, pos.global_step, o.seed, world, default_generator().offset()});
+      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&
+          rank == 0)
+        apps::save_snapshot(o.snapshot, *model, opt,
+                            {epoch, step, pos.global_step, o.seed, world, default_generator().offset()});
     }
     pos.step_in_epoch = 0;
     report.end_epoch();
@@ -108,7 +113,8 @@ int main(int argc, char** argv) try {
                                              o.loader_workers, group.get()));
     }
     if (!o.snapshot.empty() && rank == 0 && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs))
-      apps::save_snapshot(o.snapshot, *model, opt, {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset()});
+      apps::save_snapshot(o.snapshot, *model, opt,
+                          {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset()});
   }
 
   // 6. Results: classification report, per-worker metrics, the final weights.

@@ -45,25 +45,38 @@ std::string check_sync_spec(const std::string& v) {
 
 TrainOptions parse_options(int argc, char** argv) {
   TrainOptions o;
-  CLI::App app{"Train a VGG (or ResNet-18/MLP) on CIFAR-10, Fashion-MNIST, MNIST, an image folder or synthetic data,\n"
-               "alone or under ddlrun with one of several gradient-synchronisation strategies."};
+  CLI::App app{
+      "Train a VGG (or ResNet-18/MLP) on CIFAR-10, Fashion-MNIST, MNIST, an image folder or synthetic data,\n"
+      "alone or under ddlrun with one of several gradient-synchronisation strategies."};
   app.add_option("--model", o.model, "vgg11|13|16|19[_bn], resnet18 or mlp")->capture_default_str();
   app.add_option("--dataset", o.dataset, "cifar10, fashion-mnist, mnist, folder or synthetic")
-      ->check(CLI::IsMember({"cifar10", "fashion-mnist", "mnist", "folder", "synthetic"}))->capture_default_str();
+      ->check(CLI::IsMember({"cifar10", "fashion-mnist", "mnist", "folder", "synthetic"}))
+      ->capture_default_str();
   app.add_option("--data", o.data,
                  std::string("dataset directory: required for mnist, cifar10 and folder; fashion-mnist "
                              "defaults to Debian's ") +
                      kFashionMnistDir + " (MNIST has no package)");
-  app.add_option("--epochs", o.epochs, "training epochs")->check(CLI::Range(int64_t{0}, int64_t{100000}))->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "batch size per worker")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")->check(CLI::Range(1e-12, 1e3))->capture_default_str();
+  app.add_option("--epochs", o.epochs, "training epochs")
+      ->check(CLI::Range(int64_t{0}, int64_t{100000}))
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "batch size per worker")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")
+      ->check(CLI::Range(1e-12, 1e3))
+      ->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--schedule", o.schedule, "lr schedule over epochs: constant, cosine or step (x0.1 at 50% and 75%)")
-      ->check(CLI::IsMember({"constant", "cosine", "step"}))->capture_default_str();
+      ->check(CLI::IsMember({"constant", "cosine", "step"}))
+      ->capture_default_str();
   app.add_option("--warmup-epochs", o.warmup_epochs, "linear lr warm-up, in epochs (fractions allowed)")
-      ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
-  auto* aug = app.add_option("--augment", o.augment, "random crop (padding 4) and horizontal flip; default on for cifar10");
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  auto* aug =
+      app.add_option("--augment", o.augment, "random crop (padding 4) and horizontal flip; default on for cifar10");
   app.add_option("--label-smoothing", o.label_smoothing, "cross-entropy label smoothing")->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", o.seed, "seed for initialisation, shuffling and augmentation")->capture_default_str();
   app.add_option("--timeout", o.timeout,
@@ -71,12 +84,17 @@ TrainOptions parse_options(int argc, char** argv) {
                  "0: DDL_TIMEOUT, else 300")
       ->check(CLI::Range(0.0, 1e7));
   app.add_option("--threads", o.threads, "compute threads per worker (0: all cores)")->check(CLI::Range(0, 1024));
-  app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")->check(CLI::Range(int64_t{0}, int64_t{64}))->capture_default_str();
+  app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")
+      ->check(CLI::Range(int64_t{0}, int64_t{64}))
+      ->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (under ddlrun, rank with LOCAL_RANK i uses GPU i)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--backend", o.backend, "process group backend: auto (gloo for cpu, nccl for cuda), gloo, or nccl "
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--backend", o.backend,
+                 "process group backend: auto (gloo for cpu, nccl for cuda), gloo, or nccl "
                  "(CUDA tensors over NCCL; host-side metrics still over gloo)")
-      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
   const CLI::Validator sync_spec([](std::string& v) { return check_sync_spec(v); }, "SPEC");
   app.add_option("--sync", o.sync,
                  "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K "
@@ -84,24 +102,35 @@ TrainOptions parse_options(int argc, char** argv) {
                      std::to_string(kMaxLocalSgdPeriod) + ")")
       ->check(sync_spec)
       ->capture_default_str();
-  app.add_option("--log-every", o.log_every, "print loss, accuracy and time every N batches")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  app.add_option("--eval-every", o.eval_every, "evaluate on the test set every N epochs")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
+  app.add_option("--log-every", o.log_every, "print loss, accuracy and time every N batches")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--eval-every", o.eval_every, "evaluate on the test set every N epochs")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   app.add_option("--snapshot", o.snapshot,
                  "snapshot file (safetensors with JSON metadata): every rank resumes from it "
                  "when it exists; rank 0 rewrites it atomically as training goes");
-  app.add_option("--snapshot-every", o.snapshot_every, "snapshot every N epochs")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--snapshot-every-steps", o.snapshot_every_steps, "also snapshot every N steps (0: off)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--snapshot-every", o.snapshot_every, "snapshot every N epochs")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--snapshot-every-steps", o.snapshot_every_steps, "also snapshot every N steps (0: off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--load", o.load, "load model weights (safetensors) before training or evaluating");
   app.add_option("--save", o.save, "save the final model weights (safetensors; rank 0)");
   app.add_flag("--eval-only", o.eval_only, "only evaluate the (loaded) model on the test set");
-  app.add_option("--metrics", o.metrics, "write per-worker metrics as JSON lines to FILE (rank r appends .rank<r> under ddlrun)");
-  app.add_option("--train-samples", o.train_samples, "use only the first N training samples (synthetic: generate N)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--test-samples", o.test_samples, "use only the first N test samples (synthetic: generate N)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--target-accuracy", o.target_accuracy, "report the time to reach this test accuracy (0-1)")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--metrics", o.metrics,
+                 "write per-worker metrics as JSON lines to FILE (rank r appends .rank<r> under ddlrun)");
+  app.add_option("--train-samples", o.train_samples, "use only the first N training samples (synthetic: generate N)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--test-samples", o.test_samples, "use only the first N test samples (synthetic: generate N)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--target-accuracy", o.target_accuracy, "report the time to reach this test accuracy (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_flag("!--no-progress", o.progress, "no progress bar even on a terminal");
   app.add_option("--crash-at-step", o.crash_at_step,
                  "fault injection: rank 0 exits with status 3 at this global step unless it resumed from a snapshot "
-                 "(to test --snapshot with ddlrun --max-restarts)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+                 "(to test --snapshot with ddlrun --max-restarts)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,31 +12,31 @@ struct TrainOptions {
   std::string dataset = "fashion-mnist";  // cifar10 | fashion-mnist | mnist | folder | synthetic
   std::string data;                       // directory; default per dataset
   int64_t epochs = 1;
-  int64_t batch_size = 128;               // per worker
+  int64_t batch_size = 128;  // per worker
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
-  std::string schedule = "constant";      // constant | cosine | step
+  std::string schedule = "constant";  // constant | cosine | step
   double warmup_epochs = 0;
-  bool augment = false;                   // random crop + flip (on by default for CIFAR)
+  bool augment = false;  // random crop + flip (on by default for CIFAR)
   bool augment_set = false;
   double label_smoothing = 0;
   uint64_t seed = 0;
-  int threads = 0;                        // 0: all cores
+  int threads = 0;  // 0: all cores
   int64_t loader_workers = 1;
-  std::string device = "cpu";             // cpu | cuda (cuda:LOCAL_RANK under ddlrun)
-  std::string backend = "auto";           // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
+  std::string device = "cpu";    // cpu | cuda (cuda:LOCAL_RANK under ddlrun)
+  std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
   int64_t log_every = 50;
-  int64_t eval_every = 1;                 // epochs
+  int64_t eval_every = 1;  // epochs
   std::string snapshot;
-  int64_t snapshot_every = 1;             // epochs
+  int64_t snapshot_every = 1;  // epochs
   int64_t snapshot_every_steps = 0;
   std::string load, save, metrics;
   bool eval_only = false;
   int64_t train_samples = 0, test_samples = 0;  // 0: all
-  double target_accuracy = 0;             // for convergence time; 0: none
+  double target_accuracy = 0;                   // for convergence time; 0: none
   bool progress = true;
-  double timeout = 0;                     // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
-  int64_t crash_at_step = 0;              // fault-injection for resume tests: exit(3) at this global step
+  double timeout = 0;         // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
+  int64_t crash_at_step = 0;  // fault-injection for resume tests: exit(3) at this global step
 };
 
 // Parses argv; prints --help and exits 0, or prints the bad flag and exits 2.

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "dist/env.h"
-#include "dist/process_group_auto.h"
 #include "dist/gloo/process_group_gloo.h"
+#include "dist/process_group_auto.h"
 #include "tensor/ops.h"
 
 namespace ddl::apps {
@@ -50,12 +50,19 @@ std::string describe_group(dist::ProcessGroup& group) {
 }
 }  // namespace
 
-RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
-                     int64_t batches_per_epoch)
-    : o_(o), splits_(splits), group_(group), rank_(group ? group->rank() : 0), world_(group ? group->size() : 1),
-      batches_per_epoch_(batches_per_epoch), start_(std::chrono::steady_clock::now()), convergence_(o.target_accuracy) {
+RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group,
+                     const nn::Module& model, int64_t batches_per_epoch)
+    : o_(o),
+      splits_(splits),
+      group_(group),
+      rank_(group ? group->rank() : 0),
+      world_(group ? group->size() : 1),
+      batches_per_epoch_(batches_per_epoch),
+      start_(std::chrono::steady_clock::now()),
+      convergence_(o.target_accuracy) {
   // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
-  if (!std::getenv("DDL_RESTART_COUNT")) prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
+  if (!std::getenv("DDL_RESTART_COUNT"))
+    prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
   restarts_ = dist::read_launch_env().restart_count;
   if (!o.metrics.empty()) {
     // A run that continues an earlier one (restarted by ddlrun --max-restarts, or resuming
@@ -75,17 +82,19 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
   start_ = std::chrono::steady_clock::now();
   std::ostringstream os;
   os << "model " << o.model << " (" << model.parameter_count() << " parameters), dataset " << o.dataset << " ("
-     << splits.train_size << " train / " << splits.test_size << " test), device " << o.device << ", world size " << world_
-     << ", sync " << (world_ > 1 ? o.sync : std::string("none")) << ", batch " << o.batch_size << " per worker, "
-     << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads, augmentation "
+     << splits.train_size << " train / " << splits.test_size << " test), device " << o.device << ", world size "
+     << world_ << ", sync " << (world_ > 1 ? o.sync : std::string("none")) << ", batch " << o.batch_size
+     << " per worker, " << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads, augmentation "
      << (o.augment ? "on (random crop, horizontal flip)" : "off");
   say(os.str());
   if (group_) say(describe_group(*group_));
 }
 
 void RunReport::say(const std::string& line) {
-  if (bar_) bar_->println(prefix_ + line);
-  else std::cout << prefix_ << line << std::endl;
+  if (bar_)
+    bar_->println(prefix_ + line);
+  else
+    std::cout << prefix_ << line << std::endl;
 }
 
 void RunReport::say_lines(const std::string& text) {
@@ -119,7 +128,8 @@ void RunReport::start_epoch(int64_t epoch) {
   seen_ = correct_ = 0;
   timer_.begin_epoch();
   timer_.start(Phase::Data);
-  if (o_.progress && lead()) bar_ = std::make_unique<ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
+  if (o_.progress && lead())
+    bar_ = std::make_unique<ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
 }
 
 void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
@@ -150,11 +160,12 @@ void RunReport::end_epoch() {
   const EpochTimes e = timer_.end_epoch();
   last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
   bar_.reset();
-  say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1), loss_sum_ / double(std::max<int64_t>(seen_, 1)),
-          double(correct_) / double(std::max<int64_t>(seen_, 1))) +
+  say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1),
+          loss_sum_ / double(std::max<int64_t>(seen_, 1)), double(correct_) / double(std::max<int64_t>(seen_, 1))) +
       fmt("avg batch time %.3f s (excluding the first), epoch time %.1f s", e.mean.total_s, e.wall_s));
-  say(fmt("  per step: data %.1f ms, forward %.1f ms, backward %.1f ms, comm wait %.1f ms", e.mean.phase(Phase::Data) * 1e3,
-          e.mean.phase(Phase::Forward) * 1e3, e.mean.phase(Phase::Backward) * 1e3, e.mean.phase(Phase::CommWait) * 1e3) +
+  say(fmt("  per step: data %.1f ms, forward %.1f ms, backward %.1f ms, comm wait %.1f ms",
+          e.mean.phase(Phase::Data) * 1e3, e.mean.phase(Phase::Forward) * 1e3, e.mean.phase(Phase::Backward) * 1e3,
+          e.mean.phase(Phase::CommWait) * 1e3) +
       fmt(", optimizer %.1f ms", e.mean.phase(Phase::Optimizer) * 1e3));
   if (log_) {
     log_->epoch(epoch_, e, {{"train_loss", loss_sum_ / double(std::max<int64_t>(seen_, 1))}});
@@ -193,8 +204,8 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
                         {"pg_ops", to_json(stats)},
                         {"steps", to_json(timer_.run())}});
-  const RankSummary mine = make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(),
-                                             r.accuracy, wall);
+  const RankSummary mine =
+      make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
   std::ostringstream table;
   print_rank_table(mine, group_, table);  // collective; only rank 0's stream gets the table
   if (!lead()) return;

@@ -67,7 +67,8 @@ class RunReport {
   std::unique_ptr<MetricsLog> log_;
   bool restart_pending_ = false;  // a "restart" marker line is due unless this rank resumes
   std::unique_ptr<ProgressBar> bar_;
-  double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(), last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
+  double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(),
+         last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;
 };
 

@@ -27,14 +27,14 @@
 namespace ddl::dist {
 
 struct DistributedDataParallel::Bucket {
-  Tensor flat;                    // all slots, contiguous
-  std::vector<size_t> params;     // parameter indices, in slot order
-  size_t pending = 0;             // slots not yet filled in this backward
+  Tensor flat;                 // all slots, contiguous
+  std::vector<size_t> params;  // parameter indices, in slot order
+  size_t pending = 0;          // slots not yet filled in this backward
   std::shared_ptr<Work> work;
 };
 
-DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group,
-                                                 DDPOptions opts)
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                                                 std::shared_ptr<ProcessGroup> group, DDPOptions opts)
     : nn::Module("DistributedDataParallel"), module_(std::move(module)), group_(std::move(group)), opts_(opts) {
   DDL_CHECK(module_ != nullptr && group_ != nullptr, "DistributedDataParallel: module and process group are required");
   register_module("module", module_);
@@ -156,8 +156,10 @@ void DistributedDataParallel::finish_backward() {
     b.flat.narrow(0, offset_of_[i], params_[i].numel()).zero_();
     --b.pending;
   }
-  DDL_CHECK(missing.empty(), group_->log_prefix(), " DistributedDataParallel: these parameters got no gradient in this "
-            "backward pass: ", missing, ". Use them in forward, or set find_unused_parameters = true");
+  DDL_CHECK(missing.empty(), group_->log_prefix(),
+            " DistributedDataParallel: these parameters got no gradient in this "
+            "backward pass: ",
+            missing, ". Use them in forward, or set find_unused_parameters = true");
   launch_ready_buckets();
 
   const auto start = std::chrono::steady_clock::now();
@@ -169,8 +171,10 @@ void DistributedDataParallel::finish_backward() {
   for (size_t i = 0; i < params_.size(); ++i) {
     const Bucket& b = *buckets_[bucket_of_[i]];
     const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
-    if (params_[i].grad().defined()) params_[i].grad().copy_(slot);
-    else params_[i].set_grad(slot.clone());
+    if (params_[i].grad().defined())
+      params_[i].grad().copy_(slot);
+    else
+      params_[i].set_grad(slot.clone());
   }
 }
 

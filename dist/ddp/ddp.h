@@ -14,17 +14,17 @@
 namespace ddl::dist {
 
 struct DDPOptions {
-  double bucket_cap_mb = 25;       // later buckets
-  double first_bucket_mb = 1;      // the first bucket is small so communication starts early
-  bool broadcast_buffers = true;   // rank 0's buffers (BatchNorm statistics) before each training forward
+  double bucket_cap_mb = 25;            // later buckets
+  double first_bucket_mb = 1;           // the first bucket is small so communication starts early
+  bool broadcast_buffers = true;        // rank 0's buffers (BatchNorm statistics) before each training forward
   bool find_unused_parameters = false;  // tolerate parameters that get no gradient (they count as zero)
 };
 
 // What DDP did, for reports.
 struct DDPStats {
-  std::vector<int64_t> bucket_bytes;   // in launch order
-  std::vector<size_t> bucket_params;   // parameters per bucket
-  double last_wait_ms = 0;             // time the last backward spent waiting for all-reduces
+  std::vector<int64_t> bucket_bytes;  // in launch order
+  std::vector<size_t> bucket_params;  // parameters per bucket
+  double last_wait_ms = 0;            // time the last backward spent waiting for all-reduces
   double total_wait_ms = 0;
   double last_broadcast_ms = 0;  // time the last forward spent broadcasting rank 0's buffers
   double total_broadcast_ms = 0;
@@ -34,7 +34,8 @@ struct DDPStats {
 class DistributedDataParallel : public nn::Module {
  public:
   // Broadcasts rank 0's parameters and buffers so every replica starts identical.
-  DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group, DDPOptions opts = {});
+  DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group,
+                          DDPOptions opts = {});
   ~DistributedDataParallel() override;
 
   Variable forward(const Variable& x) override;
@@ -75,10 +76,10 @@ class DistributedDataParallel : public nn::Module {
   std::vector<Variable> params_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<Bucket>> buckets_;
-  std::vector<size_t> bucket_of_;  // parameter index -> bucket
-  std::vector<int64_t> offset_of_; // parameter index -> offset in its bucket
+  std::vector<size_t> bucket_of_;   // parameter index -> bucket
+  std::vector<int64_t> offset_of_;  // parameter index -> offset in its bucket
   std::vector<int> hook_ids_;
-  std::vector<bool> ready_;        // this backward: has the parameter's gradient arrived
+  std::vector<bool> ready_;  // this backward: has the parameter's gradient arrived
   size_t next_launch_ = 0;
   size_t overlapped_buckets_ = 0;  // see last_overlapped_buckets()
   bool in_backward_ = false;

@@ -4,15 +4,14 @@
 //
 // Note [NCCL stream ordering]
 // The caller's kernels run on its current stream; NCCL runs on the group's own streams
-// (one per lane, see below, so point-to-point never queues behind a collective). Before an operation the NCCL stream waits on an event recorded on the
-// current stream, so the inputs are ready without a host sync. The launched tensors stay
-// referenced until the operation's end event fires: the caching allocator must not hand
-// their memory to another kernel while NCCL still reads or writes it. The watchdog thread
-// polls end events (and ncclCommGetAsyncError) and completes each Work; past the timeout
-// it aborts the communicators, which releases kernels stuck waiting for a dead peer, and
-// fails every pending Work with a message naming the operation and rank. Work::wait()
-// therefore blocks the host until the GPU finished the operation (PyTorch's wait() only
-// makes the current stream wait; our Work has no per-backend wait to do that).
+// (one per lane, see below, so point-to-point never queues behind a collective). Before an operation the NCCL stream
+// waits on an event recorded on the current stream, so the inputs are ready without a host sync. The launched tensors
+// stay referenced until the operation's end event fires: the caching allocator must not hand their memory to another
+// kernel while NCCL still reads or writes it. The watchdog thread polls end events (and ncclCommGetAsyncError) and
+// completes each Work; past the timeout it aborts the communicators, which releases kernels stuck waiting for a dead
+// peer, and fails every pending Work with a message naming the operation and rank. Work::wait() therefore blocks the
+// host until the GPU finished the operation (PyTorch's wait() only makes the current stream wait; our Work has no
+// per-backend wait to do that).
 //
 // Note [NCCL point-to-point lanes]
 // NCCL runs the operations of one communicator one after another, and a receive blocks its
@@ -43,7 +42,8 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int s
       store_(std::move(store)),
       opts_(opts),
       debug_(opts.debug < 0 ? detail::debug_from_env() : opts.debug > 0) {
-  DDL_CHECK(cuda::is_available(), log_prefix(), " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
+  DDL_CHECK(cuda::is_available(), log_prefix(),
+            " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
             "is usable here (ddl::cuda::device_count() is 0); use the gloo backend for CPU tensors");
   DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
   watchdog_ = std::thread([this] { watchdog_loop(); });
@@ -96,15 +96,16 @@ int ProcessGroupNccl::default_device() const {
 
 ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::string& desc) {
   if (comms_) {
-    DDL_CHECK(comms_->device == device, log_prefix(), " ", desc, ": this nccl group communicates on cuda:",
-              comms_->device, " but the tensor is on cuda:", device,
+    DDL_CHECK(comms_->device == device, log_prefix(), " ", desc,
+              ": this nccl group communicates on cuda:", comms_->device, " but the tensor is on cuda:", device,
               "; a group serves one GPU per process (move the tensor, or create another group)");
     return *comms_;
   }
   DDL_CHECK(device >= 0 && device < cuda::device_count(), log_prefix(), " ", desc, ": cuda:", device,
             " does not exist; this machine has ", cuda::device_count(), " GPU(s)");
-  const std::string what = log_prefix() + " ProcessGroupNccl: creating the communicators on cuda:" +
-                           std::to_string(device) + " (first call: " + desc + ")";
+  const std::string what = log_prefix() +
+                           " ProcessGroupNccl: creating the communicators on cuda:" + std::to_string(device) +
+                           " (first call: " + desc + ")";
   NcclDeviceGuard g(device);
   // Rank 0 makes the unique ids; the others read them from the store. Then every rank
   // checks in, so the blocking ncclCommInitRank below starts only once all are alive.
@@ -143,7 +144,8 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
       for (Lane& done : c->lanes)
         if (done.comm) ncclCommAbort(done.comm);
       cudaFree(c->scratch);
-      DDL_NCCL_CHECK(res, nullptr, what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
+      DDL_NCCL_CHECK(res, nullptr,
+                     what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
     }
   }
   std::lock_guard<std::mutex> lock(state_mu_);
@@ -286,7 +288,8 @@ void ProcessGroupNccl::watchdog_loop() {
         } else if (nccl_failed) {
           const char* last = ncclGetLastError(l.comm);
           failure += std::string(" failed: NCCL reported ") + ncclGetErrorString(async) +
-                     (last && *last ? std::string(": ") + last : std::string()) + " (a peer failed or the network broke)";
+                     (last && *last ? std::string(": ") + last : std::string()) +
+                     " (a peer failed or the network broke)";
         } else {
           failure += " did not complete within " + std::to_string(opts_.timeout.count()) +
                      " ms: a peer died, hangs, or called a different collective";
@@ -347,7 +350,8 @@ void ProcessGroupNccl::check_usable(const std::string& desc) const {
   std::lock_guard<std::mutex> lock(state_mu_);
   DDL_CHECK(broken_.empty(), log_prefix(), " ", desc,
             ": the process group is broken by an earlier failure and cannot be used; destroy it and "
-            "restart the job (ddlrun --max-restarts). First failure: ", broken_);
+            "restart the job (ddlrun --max-restarts). First failure: ",
+            broken_);
 }
 
 CommStats ProcessGroupNccl::stats() const {

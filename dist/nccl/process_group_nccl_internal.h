@@ -48,21 +48,23 @@ namespace detail {
 inline void check_cuda(cudaError_t err, const char* call, const std::string& what, const char* file, int line) {
   if (err == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error
-  ::ddl::detail::throw_error(file, line, ::ddl::detail::str_cat(what, ": CUDA call ", call, " failed: ",
-                                                                cudaGetErrorString(err), " (", int(err), ")"));
+  ::ddl::detail::throw_error(
+      file, line,
+      ::ddl::detail::str_cat(what, ": CUDA call ", call, " failed: ", cudaGetErrorString(err), " (", int(err), ")"));
 }
 
 inline void check_nccl(ncclResult_t res, ncclComm_t comm, const char* call, const std::string& what, const char* file,
                        int line) {
   if (res == ncclSuccess) return;
   const char* last = ncclGetLastError(comm);
-  ::ddl::detail::throw_error(file, line, ::ddl::detail::str_cat(what, ": ", call, " failed: ", ncclGetErrorString(res),
-                                                                " (", int(res), ")", last && *last ? ": " : "",
-                                                                last ? last : ""));
+  ::ddl::detail::throw_error(file, line,
+                             ::ddl::detail::str_cat(what, ": ", call, " failed: ", ncclGetErrorString(res), " (",
+                                                    int(res), ")", last && *last ? ": " : "", last ? last : ""));
 }
 
 #define DDL_NCCL_CUDA(expr, what) ::ddl::dist::detail::check_cuda((expr), #expr, (what), __FILE__, __LINE__)
-#define DDL_NCCL_CHECK(expr, comm, what) ::ddl::dist::detail::check_nccl((expr), (comm), #expr, (what), __FILE__, __LINE__)
+#define DDL_NCCL_CHECK(expr, comm, what) \
+  ::ddl::dist::detail::check_nccl((expr), (comm), #expr, (what), __FILE__, __LINE__)
 
 // Makes `device` current for the guard's lifetime.
 class NcclDeviceGuard {

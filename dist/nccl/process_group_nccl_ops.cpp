@@ -11,14 +11,22 @@ namespace {
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-    case DType::Float32: return ncclFloat32;
-    case DType::Float64: return ncclFloat64;
-    case DType::Int64: return ncclInt64;
-    case DType::Int32: return ncclInt32;
-    case DType::UInt8: return ncclUint8;
-    case DType::Float16: return ncclFloat16;
-    case DType::BFloat16: return ncclBfloat16;
-    default: break;
+    case DType::Float32:
+      return ncclFloat32;
+    case DType::Float64:
+      return ncclFloat64;
+    case DType::Int64:
+      return ncclInt64;
+    case DType::Int32:
+      return ncclInt32;
+    case DType::UInt8:
+      return ncclUint8;
+    case DType::Float16:
+      return ncclFloat16;
+    case DType::BFloat16:
+      return ncclBfloat16;
+    default:
+      break;
   }
   DDL_CHECK(false, "nccl: dtype ", t, " is not supported");
   return ncclFloat32;
@@ -26,29 +34,33 @@ ncclDataType_t nccl_type(DType t) {
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return ncclSum;
-    case ReduceOp::Avg: return ncclAvg;
-    case ReduceOp::Max: return ncclMax;
-    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Sum:
+      return ncclSum;
+    case ReduceOp::Avg:
+      return ncclAvg;
+    case ReduceOp::Max:
+      return ncclMax;
+    case ReduceOp::Min:
+      return ncclMin;
   }
   return ncclSum;
 }
 
 void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
   DDL_CHECK(t.defined(), op, ": the ", what, " is undefined");
-  DDL_CHECK(t.device().is_cuda(), op, ": the nccl backend works on CUDA tensors, got ", describe(t), " on ",
-            t.device(), " (move it with .to(Device::cuda(i)), or use the gloo backend for CPU tensors)");
+  DDL_CHECK(t.device().is_cuda(), op, ": the nccl backend works on CUDA tensors, got ", describe(t), " on ", t.device(),
+            " (move it with .to(Device::cuda(i)), or use the gloo backend for CPU tensors)");
   DDL_CHECK(t.dtype() != DType::Bool, op, ": dtype bool is not supported (use uint8)");
 }
 
 void check_pair(const Tensor& out, const Tensor& in, const char* op) {
-  DDL_CHECK(out.device() == in.device(), op, ": input and output must be on the same GPU, got ", in.device(),
-            " and ", out.device());
+  DDL_CHECK(out.device() == in.device(), op, ": input and output must be on the same GPU, got ", in.device(), " and ",
+            out.device());
 }
 
 void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
-  DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name,
-            ": ReduceOp::Avg needs a floating tensor, got ", describe(t), " (use Sum and divide)");
+  DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name, ": ReduceOp::Avg needs a floating tensor, got ",
+            describe(t), " (use Sum and divide)");
 }
 
 // "float32 x 1000": what DDL_DEBUG compares, as gloo does (sizes, not shapes or devices).
@@ -166,16 +178,15 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, cons
   check_tensor(out, "all_gather", "output");
   check_pair(out, in, "all_gather");
   DDL_CHECK(out.dtype() == in.dtype() && out.numel() == size() * in.numel(),
-            "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out),
-            " for input ", describe(in));
+            "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out), " for input ",
+            describe(in));
   std::string desc = "all_gather(" + describe(in) + ")";
   const std::string fp = "all_gather(" + sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(in.nbytes()) * (size() - 1);
   return launch(OpKind::AllGather, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst},
-                copy_back(out, dst), b, b, [src, dst](const Lane& l, const std::string& what) {
+                {src, dst}, copy_back(out, dst), b, b, [src, dst](const Lane& l, const std::string& what) {
                   DDL_NCCL_CHECK(ncclAllGather(src.raw_data(), dst.raw_data(), src.numel(), nccl_type(src.dtype()),
                                                l.comm, l.stream),
                                  l.comm, what);
@@ -196,10 +207,9 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, 
   const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(out.nbytes()) * (size() - 1);
   return launch(OpKind::ReduceScatter, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst},
-                copy_back(out, dst), b, b, [src, dst, op](const Lane& l, const std::string& what) {
-                  DDL_NCCL_CHECK(ncclReduceScatter(src.raw_data(), dst.raw_data(), dst.numel(),
-                                                   nccl_type(src.dtype()), nccl_op(op), l.comm, l.stream),
+                {src, dst}, copy_back(out, dst), b, b, [src, dst, op](const Lane& l, const std::string& what) {
+                  DDL_NCCL_CHECK(ncclReduceScatter(src.raw_data(), dst.raw_data(), dst.numel(), nccl_type(src.dtype()),
+                                                   nccl_op(op), l.comm, l.stream),
                                  l.comm, what);
                 });
 }
@@ -223,21 +233,23 @@ std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Te
   const Tensor src = staged(in), dst = is_root ? staged(out) : Tensor();
   const int64_t chunk = static_cast<int64_t>(in.nbytes()), n = size(), me = rank();
   return launch(OpKind::Gather, std::move(desc), fp,
-                is_root ? "every other rank" : "the root rank " + std::to_string(root),
-                in.device().index, kCollectiveLane, {src, dst}, is_root ? copy_back(out, dst) : std::vector<std::pair<Tensor, Tensor>>{},
+                is_root ? "every other rank" : "the root rank " + std::to_string(root), in.device().index,
+                kCollectiveLane, {src, dst}, is_root ? copy_back(out, dst) : std::vector<std::pair<Tensor, Tensor>>{},
                 is_root ? 0 : chunk, is_root ? chunk * (n - 1) : 0,
                 [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
                   const int64_t count = src.numel();
                   const ncclDataType_t dt = nccl_type(src.dtype());
                   if (is_root)
                     DDL_NCCL_CUDA(cudaMemcpyAsync(bytes_at(dst, count, me), src.raw_data(), src.nbytes(),
-                                                  cudaMemcpyDeviceToDevice, l.stream), what);
+                                                  cudaMemcpyDeviceToDevice, l.stream),
+                                  what);
                   NcclGroup group(l.comm, what);
                   for (int r = 0; r < n; ++r) {
                     if (is_root && r != me)
                       DDL_NCCL_CHECK(ncclRecv(bytes_at(dst, count, r), count, dt, r, l.comm, l.stream), l.comm, what);
                   }
-                  if (!is_root) DDL_NCCL_CHECK(ncclSend(src.raw_data(), count, dt, root, l.comm, l.stream), l.comm, what);
+                  if (!is_root)
+                    DDL_NCCL_CHECK(ncclSend(src.raw_data(), count, dt, root, l.comm, l.stream), l.comm, what);
                   group.end();
                 });
 }
@@ -259,20 +271,22 @@ std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const T
   const Tensor dst = staged(out), src = is_root ? staged(in) : Tensor();
   const int64_t chunk = static_cast<int64_t>(out.nbytes()), n = size(), me = rank();
   return launch(OpKind::Scatter, std::move(desc), fp,
-                is_root ? "every other rank" : "the root rank " + std::to_string(root),
-                out.device().index, kCollectiveLane, {src, dst}, copy_back(out, dst), is_root ? chunk * (n - 1) : 0,
-                is_root ? 0 : chunk, [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
+                is_root ? "every other rank" : "the root rank " + std::to_string(root), out.device().index,
+                kCollectiveLane, {src, dst}, copy_back(out, dst), is_root ? chunk * (n - 1) : 0, is_root ? 0 : chunk,
+                [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
                   const int64_t count = dst.numel();
                   const ncclDataType_t dt = nccl_type(dst.dtype());
                   if (is_root)
                     DDL_NCCL_CUDA(cudaMemcpyAsync(dst.raw_data(), bytes_at(src, count, me), dst.nbytes(),
-                                                  cudaMemcpyDeviceToDevice, l.stream), what);
+                                                  cudaMemcpyDeviceToDevice, l.stream),
+                                  what);
                   NcclGroup group(l.comm, what);
                   for (int r = 0; r < n; ++r) {
                     if (is_root && r != me)
                       DDL_NCCL_CHECK(ncclSend(bytes_at(src, count, r), count, dt, r, l.comm, l.stream), l.comm, what);
                   }
-                  if (!is_root) DDL_NCCL_CHECK(ncclRecv(dst.raw_data(), count, dt, root, l.comm, l.stream), l.comm, what);
+                  if (!is_root)
+                    DDL_NCCL_CHECK(ncclRecv(dst.raw_data(), count, dt, root, l.comm, l.stream), l.comm, what);
                   group.end();
                 });
 }
@@ -282,16 +296,15 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
   check_tensor(out, "all_to_all", "output");
   check_pair(out, in, "all_to_all");
   DDL_CHECK(in.dtype() == out.dtype() && in.numel() == out.numel() && in.numel() % size() == 0,
-            "all_to_all: input and output must have the same dtype and numel, divisible by the world size ",
-            size(), "; got input ", describe(in), ", output ", describe(out));
+            "all_to_all: input and output must have the same dtype and numel, divisible by the world size ", size(),
+            "; got input ", describe(in), ", output ", describe(out));
   std::string desc = "all_to_all(" + describe(in) + ")";
   const std::string fp = "all_to_all(" + sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const Tensor src = staged(in), dst = staged(out);
   const int64_t n = size(), me = rank(), b = static_cast<int64_t>(in.nbytes()) / n * (n - 1);
   return launch(OpKind::AllToAll, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst},
-                copy_back(out, dst), b, b, [src, dst, n, me](const Lane& l, const std::string& what) {
+                {src, dst}, copy_back(out, dst), b, b, [src, dst, n, me](const Lane& l, const std::string& what) {
                   const int64_t count = src.numel() / n;
                   const ncclDataType_t dt = nccl_type(src.dtype());
                   DDL_NCCL_CUDA(cudaMemcpyAsync(bytes_at(dst, count, me), bytes_at(src, count, me),
@@ -312,10 +325,9 @@ std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
   // after everything each rank launched on the collective stream before.
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
   return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
-                {}, b, b,
-                [](const Lane& l, const std::string& what) {
-                  DDL_NCCL_CHECK(ncclAllReduce(l.scratch, l.scratch, 1, ncclFloat32, ncclSum, l.comm, l.stream),
-                                 l.comm, what);
+                {}, b, b, [](const Lane& l, const std::string& what) {
+                  DDL_NCCL_CHECK(ncclAllReduce(l.scratch, l.scratch, 1, ncclFloat32, ncclSum, l.comm, l.stream), l.comm,
+                                 what);
                 });
 }
 
@@ -338,16 +350,17 @@ std::shared_ptr<Work> ProcessGroupNccl::p2p(OpKind kind, const Tensor& t, int pe
   // See Note [NCCL point-to-point lanes]: the lane of the message's direction.
   const int from = is_send ? rank() : peer, to = is_send ? peer : rank();
   const int lane = from < to ? kUpLane : kDownLane;
-  return launch(kind, std::move(desc), "", "peer rank " + std::to_string(peer), t.device().index, lane, {buf},
-                is_send ? std::vector<std::pair<Tensor, Tensor>>{} : copy_back(t, buf), is_send ? b : 0,
-                is_send ? 0 : b, [buf, peer, is_send](const Lane& l, const std::string& what) {
-                  if (is_send)
-                    DDL_NCCL_CHECK(ncclSend(buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), peer, l.comm, l.stream),
-                                   l.comm, what);
-                  else
-                    DDL_NCCL_CHECK(ncclRecv(buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), peer, l.comm, l.stream),
-                                   l.comm, what);
-                });
+  return launch(
+      kind, std::move(desc), "", "peer rank " + std::to_string(peer), t.device().index, lane, {buf},
+      is_send ? std::vector<std::pair<Tensor, Tensor>>{} : copy_back(t, buf), is_send ? b : 0, is_send ? 0 : b,
+      [buf, peer, is_send](const Lane& l, const std::string& what) {
+        if (is_send)
+          DDL_NCCL_CHECK(ncclSend(buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), peer, l.comm, l.stream), l.comm,
+                         what);
+        else
+          DDL_NCCL_CHECK(ncclRecv(buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), peer, l.comm, l.stream), l.comm,
+                         what);
+      });
 }
 
 }  // namespace ddl::dist

@@ -42,7 +42,7 @@ class DirLock {
   explicit DirLock(const std::string& path) {
     fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     DDL_CHECK(fd_ >= 0, "FileStore: cannot open lock file ", path, ": ", std::strerror(errno));
-    struct flock fl{};
+    struct flock fl {};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     while (fcntl(fd_, F_OFD_SETLKW, &fl) != 0) {
@@ -60,8 +60,7 @@ class DirLock {
 FileStore::FileStore(std::string dir, Millis timeout) : Store(timeout), dir_(std::move(dir)) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  DDL_CHECK(std::filesystem::is_directory(dir_), "FileStore: cannot create directory ", dir_, ": ",
-            ec.message());
+  DDL_CHECK(std::filesystem::is_directory(dir_), "FileStore: cannot create directory ", dir_, ": ", ec.message());
 }
 
 std::string FileStore::path(const std::string& key) const { return dir_ + "/k_" + hex(key); }
@@ -106,8 +105,8 @@ void FileStore::wait(const std::vector<std::string>& keys, Millis timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto backoff = Millis(1);
   while (!check(keys)) {
-    DDL_CHECK(std::chrono::steady_clock::now() < deadline, "FileStore: timed out after ",
-              timeout.count(), " ms waiting for key(s) ", detail::join_keys(keys), " in ", dir_);
+    DDL_CHECK(std::chrono::steady_clock::now() < deadline, "FileStore: timed out after ", timeout.count(),
+              " ms waiting for key(s) ", detail::join_keys(keys), " in ", dir_);
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, Millis(50));
   }

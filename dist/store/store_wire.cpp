@@ -30,8 +30,7 @@ std::string WireWriter::frame() const {
 
 void WireReader::need(size_t n) const {
   if (static_cast<size_t>(end_ - p_) < n)
-    throw WireError("message truncated: needs " + std::to_string(n) + " more bytes, has " +
-                    std::to_string(end_ - p_));
+    throw WireError("message truncated: needs " + std::to_string(n) + " more bytes, has " + std::to_string(end_ - p_));
 }
 
 uint8_t WireReader::u8() {
@@ -58,8 +57,7 @@ int64_t WireReader::i64() {
 std::string WireReader::str(uint32_t max_bytes) {
   uint32_t n = u32();
   if (n > max_bytes)
-    throw WireError("string of " + std::to_string(n) + " bytes exceeds the limit of " +
-                    std::to_string(max_bytes));
+    throw WireError("string of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(max_bytes));
   need(n);
   std::string s(p_, n);
   p_ += n;
@@ -74,8 +72,7 @@ uint32_t decode_frame_length(const char header[4]) {
   WireReader r(header, 4);
   uint32_t n = r.u32();
   if (n == 0 || n > kMaxFrameBytes)
-    throw WireError("frame length " + std::to_string(n) + " outside [1, " +
-                    std::to_string(kMaxFrameBytes) + "]");
+    throw WireError("frame length " + std::to_string(n) + " outside [1, " + std::to_string(kMaxFrameBytes) + "]");
   return n;
 }
 

@@ -2,8 +2,8 @@
 // runs a TCPStoreServer; every rank is a TCPStore client. The server binds to the address
 // it is given, speaks the checked protocol of store_wire.h and, when given a job token,
 // refuses any client that does not present it; bound beyond loopback it requires one
-// (see Note [Job tokens] in dist/env.cpp). The token is checked, not encrypted: no TLS. Timeouts are enforced server-side
-// (the reply says "timeout") and client-side (a dead server cannot hang a rank).
+// (see Note [Job tokens] in dist/env.cpp). The token is checked, not encrypted: no TLS. Timeouts are enforced
+// server-side (the reply says "timeout") and client-side (a dead server cannot hang a rank).
 #pragma once
 
 #include <atomic>

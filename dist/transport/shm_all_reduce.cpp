@@ -48,8 +48,13 @@ void cpu_relax() {
 }  // namespace
 
 ShmAllReduce::ShmAllReduce(void* base, size_t bytes, int rank, int size, size_t slot_bytes)
-    : base_(base), bytes_(bytes), header_(static_cast<ShmHeader*>(base)),
-      data_(static_cast<char*>(base) + shm_data_offset()), rank_(rank), size_(size), slot_bytes_(slot_bytes) {}
+    : base_(base),
+      bytes_(bytes),
+      header_(static_cast<ShmHeader*>(base)),
+      data_(static_cast<char*>(base) + shm_data_offset()),
+      rank_(rank),
+      size_(size),
+      slot_bytes_(slot_bytes) {}
 
 ShmAllReduce::~ShmAllReduce() {
   // A peer waiting for this rank at a barrier must not wait out its timeout.
@@ -132,9 +137,12 @@ void fold_op(ReduceOp op, const char* const* in, int n, int64_t count, char* sha
   T* s = reinterpret_cast<T*>(shared);
   T* o = reinterpret_cast<T*>(own);
   switch (op) {
-    case ReduceOp::Max: return fold<T>(in, n, count, s, o, [](T a, T b) { return std::max(a, b); });
-    case ReduceOp::Min: return fold<T>(in, n, count, s, o, [](T a, T b) { return std::min(a, b); });
-    default: return fold<T>(in, n, count, s, o, [](T a, T b) { return T(a + b); });  // Avg divides later
+    case ReduceOp::Max:
+      return fold<T>(in, n, count, s, o, [](T a, T b) { return std::max(a, b); });
+    case ReduceOp::Min:
+      return fold<T>(in, n, count, s, o, [](T a, T b) { return std::min(a, b); });
+    default:
+      return fold<T>(in, n, count, s, o, [](T a, T b) { return T(a + b); });  // Avg divides later
   }
 }
 
@@ -203,7 +211,8 @@ Traffic ShmAllReduce::move_pieces(const Tensor& t, ReduceOp op, Clock::time_poin
     if (e > s) {
       for (int q = 0; q < size_; ++q) in[q] = q == rank_ ? piece + s * es : slot(set, q) + s * es;
       char* shared = slot(set, rank_) + s * es;
-      DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce", [&] { fold_op<scalar_t>(op, in.data(), size_, e - s, shared, piece + s * es); });
+      DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce",
+                           [&] { fold_op<scalar_t>(op, in.data(), size_, e - s, shared, piece + s * es); });
     }
     barrier(deadline);
     for (int q = 0; q < size_; ++q)

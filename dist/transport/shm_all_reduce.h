@@ -33,8 +33,8 @@ class ShmAllReduce {
   // Collective over `store`: every rank of the group calls it, with its own `enabled`.
   // Returns null on every rank, with the reason in *why, unless every rank is enabled and
   // maps the same segment. Throws ddl::Error only when a rank misses the store exchange.
-  static std::unique_ptr<ShmAllReduce> connect(Store& store, int rank, int size, bool enabled,
-                                               Millis timeout, std::string* why);
+  static std::unique_ptr<ShmAllReduce> connect(Store& store, int rank, int size, bool enabled, Millis timeout,
+                                               std::string* why);
   ~ShmAllReduce();
   ShmAllReduce(const ShmAllReduce&) = delete;
   ShmAllReduce& operator=(const ShmAllReduce&) = delete;

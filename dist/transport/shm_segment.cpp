@@ -85,7 +85,7 @@ std::string map_segment(const std::string& name, size_t bytes, bool create, void
 }
 
 std::string shm_agree(Store& store, const std::string& step, int rank, int size, const std::string& mine,
-                  Millis timeout) {
+                      Millis timeout) {
   store.set("ddl-shm/" + step + "/" + std::to_string(rank), mine.empty() ? "ok" : "no " + mine);
   for (int q = 0; q < size; ++q) {
     std::string v = store.get("ddl-shm/" + step + "/" + std::to_string(q), timeout);
@@ -94,12 +94,12 @@ std::string shm_agree(Store& store, const std::string& step, int rank, int size,
   return "";
 }
 
-std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled,
-                                                    Millis timeout, std::string* why) {
+std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled, Millis timeout,
+                                                    std::string* why) {
   const size_t bytes = shm_segment_bytes(size);
-  std::string err = !enabled ? "disabled (DDL_SHM=0)"
+  std::string err = !enabled              ? "disabled (DDL_SHM=0)"
                     : size > kShmMaxRanks ? "more than " + std::to_string(kShmMaxRanks) + " ranks"
-                                       : "";
+                                          : "";
   void* base = nullptr;
   struct Unmap {  // until the object owns the mapping (a store timeout throws)
     void*& base;

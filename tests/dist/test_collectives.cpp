@@ -3,7 +3,6 @@
 // a FileStore; init_process_group from the environment and from file://; byte counters;
 // argument errors; DDL_DEBUG mismatch reports.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 
@@ -44,8 +43,8 @@ TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
         auto store = fresh_store();
         auto outs = test::run_threads(world, [&](int rank) {
           ProcessGroupGloo pg(store, rank, world, quick(debug, shm));
-          DIST_EXPECT((pg.transport() != "tcp") == (shm && world > 1), "transport ", pg.transport(),
-                      " (", pg.shm_status(), ")");
+          DIST_EXPECT((pg.transport() != "tcp") == (shm && world > 1), "transport ", pg.transport(), " (",
+                      pg.shm_status(), ")");
           test::check_all_collectives(pg);
         });
         INFO(describe(outs));
@@ -56,24 +55,24 @@ TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
 }
 
 TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]") {
-  for (int world : {2, 3, 4}) for (int shm : {0, 1}) {
-    DYNAMIC_SECTION("world " << world << " shm " << shm) {
-      // The parent serves the store, as ddlrun does; the ranks are real processes.
-      TCPStoreServer server("127.0.0.1", 0);
-      const int port = server.port();
-      auto outs = test::run_processes(world, [&](int rank) {
-        TCPStoreOptions so;
-        so.timeout = Millis(20000);
-        auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
-        ProcessGroupGloo pg(store, rank, world, quick(0, shm));
-        DIST_EXPECT((pg.transport() != "tcp") == bool(shm), "transport ", pg.transport(), " (",
-                    pg.shm_status(), ")");
-        test::check_all_collectives(pg);
-      });
-      INFO(describe(outs));
-      REQUIRE(all_ok(outs));
+  for (int world : {2, 3, 4})
+    for (int shm : {0, 1}) {
+      DYNAMIC_SECTION("world " << world << " shm " << shm) {
+        // The parent serves the store, as ddlrun does; the ranks are real processes.
+        TCPStoreServer server("127.0.0.1", 0);
+        const int port = server.port();
+        auto outs = test::run_processes(world, [&](int rank) {
+          TCPStoreOptions so;
+          so.timeout = Millis(20000);
+          auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
+          ProcessGroupGloo pg(store, rank, world, quick(0, shm));
+          DIST_EXPECT((pg.transport() != "tcp") == bool(shm), "transport ", pg.transport(), " (", pg.shm_status(), ")");
+          test::check_all_collectives(pg);
+        });
+        INFO(describe(outs));
+        REQUIRE(all_ok(outs));
+      }
     }
-  }
 }
 
 TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]") {
@@ -93,7 +92,8 @@ TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]")
     DIST_EXPECT(is_initialized() && get_rank() == rank && get_world_size() == world, "after init");
     Tensor t = full(Shape{10}, double(rank));
     default_group().all_reduce(t);
-    test::expect_values<float>(t, [](int64_t) { return 3; }, "all_reduce of ranks");
+    test::expect_values<float>(
+        t, [](int64_t) { return 3; }, "all_reduce of ranks");
     destroy_process_group();
     DIST_EXPECT(!is_initialized(), "after destroy");
   });
@@ -113,7 +113,8 @@ TEST_CASE("FileStore rendezvous: forked ranks, directly and through init_process
       ProcessGroupGloo pg(std::make_shared<PrefixStore>("g", store), rank, world, quick(0, 0));
       Tensor t = test::make<float>(100, [&](int64_t i) { return (rank + 1) * (i + 1); });
       pg.all_reduce(t);
-      test::expect_values<float>(t, [](int64_t i) { return 6 * (i + 1); }, "all_reduce over a FileStore group");
+      test::expect_values<float>(
+          t, [](int64_t i) { return 6 * (i + 1); }, "all_reduce over a FileStore group");
       pg.barrier();
     }
     // The same through init_process_group: no MASTER_ADDR/MASTER_PORT, only the directory.
@@ -129,8 +130,8 @@ TEST_CASE("FileStore rendezvous: forked ranks, directly and through init_process
     DIST_EXPECT(get_rank() == rank && get_world_size() == world, "rank ", get_rank(), " of ", get_world_size());
     Tensor t = test::make<double>(7, [&](int64_t i) { return rank * 10 + i; });
     default_group().all_reduce(t);
-    test::expect_values<double>(t, [](int64_t i) { return 30 + 3 * i; },
-                                "all_reduce after init_process_group(file://)");
+    test::expect_values<double>(
+        t, [](int64_t i) { return 30 + 3 * i; }, "all_reduce after init_process_group(file://)");
     destroy_process_group();
   });
   INFO(describe(outs));
@@ -166,7 +167,7 @@ TEST_CASE("byte counters follow the ring schedule", "[dist]") {
   std::vector<CommStats> stats(world);
   auto outs = test::run_threads(world, [&](int rank) {
     ProcessGroupGloo pg(store, rank, world, quick(0, 0));  // Gloo's ring (shm: see below)
-    pg.all_reduce(zeros(Shape{3000}));          // 12 000 bytes
+    pg.all_reduce(zeros(Shape{3000}));                     // 12 000 bytes
     pg.all_gather(zeros(Shape{3 * 10}), zeros(Shape{10}));
     pg.broadcast(zeros(Shape{100}), 0);
     pg.reduce_scatter(zeros(Shape{5}), zeros(Shape{15}));
@@ -205,8 +206,8 @@ TEST_CASE("collectives: argument errors name the operation", "[dist]") {
       try {
         fn();
       } catch (const Error& e) {
-        DIST_EXPECT(std::string(e.what()).find(needle) != std::string::npos, "message '", e.what(),
-                    "' lacks '", needle, "'");
+        DIST_EXPECT(std::string(e.what()).find(needle) != std::string::npos, "message '", e.what(), "' lacks '", needle,
+                    "'");
         return;
       }
       DIST_EXPECT(false, "no error for ", needle);
@@ -239,8 +240,10 @@ TEST_CASE("DDL_DEBUG: mismatched collectives raise on every rank", "[dist]") {
       DIST_EXPECT(false, "no mismatch error");
     } catch (const Error& e) {
       std::string m = e.what();
-      DIST_EXPECT(m.find("rank 0: #") != std::string::npos && m.find("all_reduce(float32 x 10, sum)") != std::string::npos &&
-                      m.find("rank 1: #") != std::string::npos && m.find("broadcast(float32 x 10, root=0)") != std::string::npos,
+      DIST_EXPECT(m.find("rank 0: #") != std::string::npos &&
+                      m.find("all_reduce(float32 x 10, sum)") != std::string::npos &&
+                      m.find("rank 1: #") != std::string::npos &&
+                      m.find("broadcast(float32 x 10, root=0)") != std::string::npos,
                   "message: ", m);
     }
     // Same operation, different sizes / dtypes.

@@ -3,7 +3,6 @@
 // sizes and dtypes raising on every rank, and a rank that never arrives named at the
 // timeout. The nccl group runs this same exchange before each collective (GPU-only there).
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstdlib>
 
@@ -110,9 +109,8 @@ TEST_CASE("DDL_DEBUG: mismatched calls raise on every rank, naming each rank's c
     }
   }
   SECTION("different operation, one rank of three") {
-    auto errors = check_all(3, 0, [](int r) {
-      return r == 2 ? "broadcast(float32 x 10, root=0)" : "all_reduce(float32 x 10, sum)";
-    });
+    auto errors = check_all(
+        3, 0, [](int r) { return r == 2 ? "broadcast(float32 x 10, root=0)" : "all_reduce(float32 x 10, sum)"; });
     for (int r = 0; r < 3; ++r) {
       INFO(errors[r]);
       CHECK(contains(errors[r], "rank 0: #0 all_reduce(float32 x 10, sum)"));

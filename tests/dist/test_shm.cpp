@@ -2,9 +2,8 @@
 // of many pieces against folds computed here in the same rank order (so bit-exact), every
 // op and an integer dtype, the byte counters, agreement to fall back to TCP, and the
 // same results as Gloo's ring. A peer dying mid-all-reduce is in test_failures.cpp.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -64,50 +63,53 @@ TEST_CASE("shm all_reduce: many pieces, every op, bit-exact against a rank-order
     DYNAMIC_SECTION("world " << world) {
       TCPStoreServer server("127.0.0.1", 0);
       const int port = server.port();
-      auto outs = test::run_processes(world, [&](int rank) {
-        ProcessGroupGloo pg(connect(port), rank, world, with_shm(1));
-        DIST_EXPECT(pg.transport() != "tcp", "shared memory not in use: ", pg.shm_status());
-        auto run = [&](ReduceOp op) {
-          Tensor t = from_vector<float>(input(rank, n), Shape{n});
-          pg.all_reduce(t, op);
-          return to_vector<float>(t);
-        };
-        auto sum = fold(world, n, [](float a, float b) { return a + b; });
-        int64_t bad = first_difference(run(ReduceOp::Sum), sum);
-        DIST_EXPECT(bad < 0, "sum differs at element ", bad);
-        std::vector<float> avg = sum;
-        for (float& v : avg) v = v / float(world);
-        bad = first_difference(run(ReduceOp::Avg), avg);
-        DIST_EXPECT(bad < 0, "avg differs at element ", bad);
-        bad = first_difference(run(ReduceOp::Max), fold(world, n, [](float a, float b) { return std::max(a, b); }));
-        DIST_EXPECT(bad < 0, "max differs at element ", bad);
-        bad = first_difference(run(ReduceOp::Min), fold(world, n, [](float a, float b) { return std::min(a, b); }));
-        DIST_EXPECT(bad < 0, "min differs at element ", bad);
+      auto outs = test::run_processes(
+          world,
+          [&](int rank) {
+            ProcessGroupGloo pg(connect(port), rank, world, with_shm(1));
+            DIST_EXPECT(pg.transport() != "tcp", "shared memory not in use: ", pg.shm_status());
+            auto run = [&](ReduceOp op) {
+              Tensor t = from_vector<float>(input(rank, n), Shape{n});
+              pg.all_reduce(t, op);
+              return to_vector<float>(t);
+            };
+            auto sum = fold(world, n, [](float a, float b) { return a + b; });
+            int64_t bad = first_difference(run(ReduceOp::Sum), sum);
+            DIST_EXPECT(bad < 0, "sum differs at element ", bad);
+            std::vector<float> avg = sum;
+            for (float& v : avg) v = v / float(world);
+            bad = first_difference(run(ReduceOp::Avg), avg);
+            DIST_EXPECT(bad < 0, "avg differs at element ", bad);
+            bad = first_difference(run(ReduceOp::Max), fold(world, n, [](float a, float b) { return std::max(a, b); }));
+            DIST_EXPECT(bad < 0, "max differs at element ", bad);
+            bad = first_difference(run(ReduceOp::Min), fold(world, n, [](float a, float b) { return std::min(a, b); }));
+            DIST_EXPECT(bad < 0, "min differs at element ", bad);
 
-        // int64, past 2^32, in a non-contiguous view (staged through a copy).
-        Tensor big = zeros(Shape{1001, 2}, DType::Int64);
-        int64_t* p = big.data<int64_t>();
-        for (int64_t i = 0; i < 2002; ++i) p[i] = (int64_t(rank + 1) << 33) + i;
-        Tensor column = big.narrow(1, 0, 1);
-        pg.all_reduce(column);
-        const int64_t ranks = int64_t(world) * (world + 1) / 2;
-        for (int64_t i = 0; i < 1001; ++i) {
-          DIST_EXPECT(p[2 * i] == (ranks << 33) + world * 2 * i, "int64 element ", i, " is ", p[2 * i]);
-          DIST_EXPECT(p[2 * i + 1] == (int64_t(rank + 1) << 33) + 2 * i + 1, "the other column changed");
-        }
+            // int64, past 2^32, in a non-contiguous view (staged through a copy).
+            Tensor big = zeros(Shape{1001, 2}, DType::Int64);
+            int64_t* p = big.data<int64_t>();
+            for (int64_t i = 0; i < 2002; ++i) p[i] = (int64_t(rank + 1) << 33) + i;
+            Tensor column = big.narrow(1, 0, 1);
+            pg.all_reduce(column);
+            const int64_t ranks = int64_t(world) * (world + 1) / 2;
+            for (int64_t i = 0; i < 1001; ++i) {
+              DIST_EXPECT(p[2 * i] == (ranks << 33) + world * 2 * i, "int64 element ", i, " is ", p[2 * i]);
+              DIST_EXPECT(p[2 * i + 1] == (int64_t(rank + 1) << 33) + 2 * i + 1, "the other column changed");
+            }
 
-        // Byte counters: what peers read of ours equals what we read of theirs, and over
-        // all ranks 2(n-1) x the buffer moves each way, as for a ring.
-        pg.reset_stats();
-        pg.all_reduce(zeros(Shape{n}));
-        const OpStats s = pg.stats()[OpKind::AllReduce];
-        DIST_EXPECT(s.bytes_sent == s.bytes_received, "sent ", s.bytes_sent, " received ", s.bytes_received);
-        Tensor all = zeros(Shape{world}, DType::Int64);
-        pg.all_gather(all, full(Shape{1}, double(s.bytes_sent), DType::Int64));
-        int64_t total = 0;
-        for (int64_t v : to_vector<int64_t>(all)) total += v;
-        DIST_EXPECT(total == 2 * (world - 1) * n * 4, "total sent ", total);
-      }, 120);
+            // Byte counters: what peers read of ours equals what we read of theirs, and over
+            // all ranks 2(n-1) x the buffer moves each way, as for a ring.
+            pg.reset_stats();
+            pg.all_reduce(zeros(Shape{n}));
+            const OpStats s = pg.stats()[OpKind::AllReduce];
+            DIST_EXPECT(s.bytes_sent == s.bytes_received, "sent ", s.bytes_sent, " received ", s.bytes_received);
+            Tensor all = zeros(Shape{world}, DType::Int64);
+            pg.all_gather(all, full(Shape{1}, double(s.bytes_sent), DType::Int64));
+            int64_t total = 0;
+            for (int64_t v : to_vector<int64_t>(all)) total += v;
+            DIST_EXPECT(total == 2 * (world - 1) * n * 4, "total sent ", total);
+          },
+          120);
       INFO(describe(outs));
       REQUIRE(test::all_ok(outs));
     }
@@ -199,8 +201,8 @@ TEST_CASE("shm all_reduce agrees with Gloo's TCP ring", "[dist]") {
       results.push_back(to_vector<float>(t));
     }
     for (int64_t i = 0; i < n; ++i)
-      DIST_EXPECT(std::abs(results[0][i] - results[1][i]) <= 1e-5f * (1 + std::abs(results[0][i])),
-                  "element ", i, ": tcp ", results[0][i], ", shm ", results[1][i]);
+      DIST_EXPECT(std::abs(results[0][i] - results[1][i]) <= 1e-5f * (1 + std::abs(results[0][i])), "element ", i,
+                  ": tcp ", results[0][i], ", shm ", results[1][i]);
   });
   INFO(describe(outs));
   REQUIRE(test::all_ok(outs));

@@ -2,8 +2,6 @@
 // (set/get/add/check/wait, blocking gets, timeouts); TCPStore also faces malformed
 // messages, wrong job tokens and a dying server, and binds only the address it is given;
 // the Gloo adapter honours timeouts.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -11,11 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
 
-#include "dist/store/file_store.h"
 #include "dist/gloo/gloo_collectives.h"
+#include "dist/store/file_store.h"
 #include "dist/store/socket.h"
 #include "dist/store/store_wire.h"
 #include "dist/store/tcp_store.h"

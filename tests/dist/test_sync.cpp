@@ -3,8 +3,8 @@
 // replicas; stepwise and local-sgd do what they define; the hand-written ring
 // all-reduce sums any size; a rank's wait is charged to the call it happened in
 // (last_comm()); bad specs are named.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
