@@ -2,6 +2,7 @@
 // comparison (study.csv, study.md with a generated paragraph).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,17 +10,27 @@ namespace ddl::apps {
 
 struct StudyRow {
   std::string strategy;
-  double step_ms = 0, comm_ms = 0;            // mean per iteration over workers
-  double sent_mb = 0, received_mb = 0;        // per worker, mean over workers
-  double cpu_percent = 0, peak_rss_mb = 0;    // mean over workers, max over workers
-  double train_loss = 0, test_accuracy = 0;   // rank 0's
+  double step_ms = 0, comm_ms = 0;           // mean per iteration over workers
+  double sent_mb = 0, received_mb = 0;       // per worker, mean over workers
+  double cpu_percent = 0, peak_rss_mb = 0;   // mean over workers, max over workers
+  double train_loss = 0, test_accuracy = 0;  // rank 0's
   double wall_s = 0;
+  // Over emulated hosts (sync_study --hosts): one rank per host, so the network counters
+  // (/proc/net/dev without loopback, the host's own namespace) are the host's link.
+  double net_tx_mb = 0, net_rx_mb = 0;  // per host, mean over hosts, the whole run
+  int64_t steps = 0;                    // training steps per rank
+  std::vector<double> received_bytes;   // per rank, through the process group
+  double busiest_mb_per_step = -1;      // see link_columns() in study_sweep.h; -1: not measured
+  double link_use = -1;                 // fraction; -1: not measured
 };
 
 // Reads the "summary" event of each rank's metrics file (metrics.rank<r>.jsonl).
 StudyRow read_study_row(const std::string& strategy, const std::string& metrics_path, int nproc);
-// `transport`: one sentence on how the workers talked (printed under the title).
+// `transport`: one sentence on how the workers talked (printed under the title). Writes
+// DIR/NAME.csv and DIR/NAME.md; with `link` (a link setting, e.g. "100mbit") the table
+// also has the link columns (bytes on each host's link, busiest link per step, link use).
 void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int nproc, const std::string& dataset,
-                 const std::string& model, const std::string& transport);
+                 const std::string& model, const std::string& transport, const std::string& name = "study",
+                 const std::string& link = "");
 
 }  // namespace ddl::apps

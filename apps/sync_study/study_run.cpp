@@ -1,0 +1,53 @@
+// One strategy's run (see study_run.h).
+#include "apps/sync_study/study_run.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/sync_study/study_sweep.h"
+
+namespace ddl::apps {
+
+namespace fs = std::filesystem;
+
+std::string train_command(const StudyConfig& cfg, const std::string& strategy, const std::string& metrics,
+                          const LinkSetting* link) {
+  const fs::path bin(cfg.bin_dir);
+  // DDL_SHM (docs/dist.md): ring, param-server and the rest use send/recv or other
+  // collectives, which always go over TCP; all_reduce would not, unless told. On emulated
+  // hosts each host has its own /dev/shm, so workers on different hosts cannot share it.
+  std::string cmd = std::string("DDL_SHM=") + (cfg.shm ? "1 " : "0 ") + (bin / "ddlrun").string();
+  if (link)
+    cmd += " --hosts " + std::to_string(cfg.hosts) + " --link " + link->ddlrun_arg;
+  else
+    cmd += " --nproc " + std::to_string(cfg.nproc);
+  cmd += " " + (bin / "train_cifar").string() + " --sync " + strategy + " --dataset " + cfg.dataset + " --model " +
+         cfg.model + " --epochs " + std::to_string(cfg.epochs) + " --batch-size " + std::to_string(cfg.batch) +
+         " --train-samples " + std::to_string(cfg.train_samples) + " --test-samples " +
+         std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
+         " --threads 1 --no-progress --metrics '" + metrics + "'";
+  for (const auto& e : cfg.extra) cmd += " '" + e + "'";
+  return cmd;
+}
+
+std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& strategy, const std::string& dir,
+                                     const LinkSetting* link) {
+  const std::string metrics = (fs::path(dir) / (strategy + ".jsonl")).string();
+  const std::string log = (fs::path(dir) / (strategy + ".log")).string();
+  std::cout << "sync_study: " << strategy << (link ? " at " + link->spec : "") << " ..." << std::flush;
+  const int status = std::system((train_command(cfg, strategy, metrics, link) + " > '" + log + "' 2>&1").c_str());
+  if (status != 0) {
+    std::cout << " failed (see " << log << ")\n";
+    return std::nullopt;
+  }
+  const int workers = link ? cfg.hosts : cfg.nproc;
+  StudyRow row = read_study_row(strategy, metrics, workers);
+  if (link) link_columns(row, params_from_log(log), link->rate_bits);
+  std::cout << " " << row.step_ms << " ms per iteration";
+  if (link) std::cout << ", comm wait " << row.comm_ms << " ms";
+  std::cout << "\n";
+  return row;
+}
+
+}  // namespace ddl::apps
