@@ -17,6 +17,8 @@
 #include <random>
 #include <string>
 
+#include "apps/ddlrun/hosts/cluster.h"
+#include "apps/ddlrun/hosts/network.h"
 #include "dist/env.h"
 #include "dist/store/socket.h"
 #include "dist/store/tcp_store.h"
@@ -148,6 +150,8 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    // On an emulated host the worker runs in its namespaces, one fork further down.
+    if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
     std::vector<char*> argv;
     for (const auto& a : cfg.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -175,12 +179,13 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   std::vector<Worker> workers(cfg.nproc);
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
-    w.local_rank = i;
     w.rank = cfg.node_rank * cfg.nproc + i;
+    w.local_rank = cfg.cluster ? i % cfg.ranks_per_host : i;
+    const int local_world = cfg.cluster ? cfg.ranks_per_host : cfg.nproc;
     std::vector<std::pair<std::string, std::string>> env = {{"RANK", std::to_string(w.rank)},
-                                                            {"LOCAL_RANK", std::to_string(i)},
+                                                            {"LOCAL_RANK", std::to_string(w.local_rank)},
                                                             {"WORLD_SIZE", std::to_string(world)},
-                                                            {"LOCAL_WORLD_SIZE", std::to_string(cfg.nproc)},
+                                                            {"LOCAL_WORLD_SIZE", std::to_string(local_world)},
                                                             {"MASTER_ADDR", cfg.master_addr},
                                                             {"MASTER_PORT", port},
                                                             {"DDL_RESTART_COUNT", std::to_string(attempt)},
@@ -190,6 +195,12 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
       env.emplace_back("DDL_TIMEOUT", seconds);
+    }
+    if (cfg.cluster) {
+      const int host = w.rank / cfg.ranks_per_host;
+      env.insert(env.end(), {{"DDL_GLOO_IFACE", hosts::kHostIface},
+                             {"DDL_HOST", cfg.cluster->host_name(host)},
+                             {"DDL_HOST_LINK", cfg.cluster->link_description(host)}});
     }
     spawn(cfg, w, env);
   }
@@ -253,8 +264,9 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          std::fprintf(stderr, "ddlrun: rank %d (local rank %d, pid %d) %s; stopping the other workers\n", w.rank,
-                       w.local_rank, int(pid), describe_status(status).c_str());
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          std::fprintf(stderr, "ddlrun: rank %d (%slocal rank %d, pid %d) %s; stopping the other workers\n", w.rank,
+                       host.c_str(), w.local_rank, int(pid), describe_status(status).c_str());
           stop_all(SIGTERM);
         }
       }
@@ -302,6 +314,12 @@ int run(const Config& cfg) {
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaction(s, &sa, nullptr);
+  // main() blocks SIGINT and SIGTERM while it builds emulated hosts; from here they are handled.
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
 
   // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):
   // given by the user, else made here; across nodes, node 0 makes it and shows it once.
@@ -319,9 +337,18 @@ int run(const Config& cfg) {
   std::unique_ptr<dist::TCPStoreServer> server;
   int port = cfg.master_port;
   if (cfg.node_rank == 0 && cfg.launcher_store) {
-    server =
-        std::make_unique<dist::TCPStoreServer>(cfg.store_bind.empty() ? cfg.master_addr : cfg.store_bind, port, token);
+    auto serve = [&] {
+      server = std::make_unique<dist::TCPStoreServer>(cfg.store_bind.empty() ? cfg.master_addr : cfg.store_bind, port,
+                                                      token);
+    };
+    // Emulated hosts: the store's socket belongs to host 0's network namespace.
+    if (cfg.cluster)
+      hosts::run_in_netns(cfg.cluster->netns_path(0), serve);
+    else
+      serve();
     port = server->port();
+  } else if (cfg.cluster && port == 0) {
+    hosts::run_in_netns(cfg.cluster->netns_path(0), [&] { port = dist::detail::find_free_port(cfg.master_addr); });
   } else if (port == 0) {
     port = dist::detail::find_free_port(cfg.master_addr);
   }

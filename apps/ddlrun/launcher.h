@@ -9,6 +9,10 @@
 
 namespace ddl::launcher {
 
+namespace hosts {
+class Cluster;
+}
+
 struct Config {
   int nproc = 1;  // workers on this node
   int nnodes = 1;
@@ -22,6 +26,10 @@ struct Config {
   // Node 0's launcher serves the rendezvous store. Off: rank 0 serves it (torchrun's way,
   // needed to launch programs that bring their own store, e.g. PyTorch's for a comparison).
   bool launcher_store = true;
+  // Emulated hosts (ddlrun --hosts, hosts/cluster.h): the nproc workers are the whole job,
+  // rank r on host r / ranks_per_host, the store in host 0's network namespace.
+  const hosts::Cluster* cluster = nullptr;
+  int ranks_per_host = 1;
   std::vector<std::string> command;  // program and its arguments
   std::vector<std::string> argv;     // ddlrun's own command line, to show other nodes theirs
 };

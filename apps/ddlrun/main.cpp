@@ -3,15 +3,91 @@
 //   ddlrun --nproc 4 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 prog
 // Each worker gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 // (see dist/env.h); ddl::dist::init_process_group() reads them.
+//   ddlrun --hosts 3 --link 100mbit build/apps/train_cifar ...   (emulated hosts: docs/cluster.md)
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
+#include <memory>
 
+#include "apps/ddlrun/hosts/cluster.h"
+#include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/launcher.h"
+
+namespace {
+// --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage
+// or privilege error), and points the launcher at them.
+int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, const std::vector<std::string>& links,
+                 const std::vector<std::string>& cpus, bool nproc_given,
+                 std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
+  namespace hosts = ddl::launcher::hosts;
+  if (nproc_given || cfg.nnodes > 1 || cfg.node_rank > 0) {
+    std::cerr << "ddlrun: --hosts makes the whole job on this machine: give --nproc-per-host, not --nproc, "
+                 "--nnodes or --node-rank\n";
+    return 2;
+  }
+  if (links.empty()) {
+    std::cerr << "ddlrun: --hosts needs --link RATE[,DELAY[,LOSS]] (e.g. --link 100mbit)\n";
+    return 2;
+  }
+  try {
+    for (const auto& l : links)
+      if (l.find('=') == std::string::npos) hosts::apply_link_flag(spec, l);
+    if (spec.link.rate.empty()) throw hosts::UsageError("--link: give every host's RATE (then hostI=RATE overrides)");
+    for (const auto& l : links)
+      if (l.find('=') != std::string::npos) hosts::apply_link_flag(spec, l);
+    for (const auto& c : cpus) hosts::apply_cpu_flag(spec, c);
+  } catch (const hosts::UsageError& e) {
+    std::cerr << "ddlrun: " << e.what() << "\n";
+    return 2;
+  }
+  if (std::string missing = hosts::missing_privilege(); !missing.empty()) {
+    std::cerr << "ddlrun: --hosts needs " << missing
+              << ", which this process lacks (to create network namespaces, veths and qdiscs, and to mount each "
+                 "host's /dev/shm). Run it as root (e.g. sudo ddlrun --hosts ...), or give the binary the "
+                 "capabilities: setcap cap_net_admin,cap_sys_admin+ep ddlrun. Rootless runs through a user "
+                 "namespace are not supported yet (they would also need unprivileged user namespaces: sysctl "
+                 "kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0).\n";
+    return 2;
+  }
+  // A SIGINT or SIGTERM while the hosts are being built waits until the launcher handles it,
+  // so the hosts are removed again (launcher.cpp unblocks them).
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stops, nullptr);
+  try {
+    cluster = std::make_unique<hosts::Cluster>(spec);
+  } catch (const std::exception& e) {
+    std::cerr << "ddlrun: building the emulated hosts failed: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << cluster->summary();
+  cfg.cluster = cluster.get();
+  cfg.nproc = spec.hosts * spec.nproc_per_host;
+  cfg.ranks_per_host = spec.nproc_per_host;
+  cfg.master_addr = hosts::host_address(0);
+  return 0;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   ddl::launcher::Config cfg;
   CLI::App app{"ddlrun: launch a ddl program as N ranks of a distributed job"};
-  app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")->required()->check(CLI::Range(1, 4096));
+  auto* nproc =
+      app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")->check(CLI::Range(1, 4096));
+  ddl::launcher::hosts::Spec spec;
+  std::vector<std::string> links, cpus;
+  bool cleanup = false;
+  app.add_option("--hosts", spec.hosts, "run the job on this many emulated hosts (docs/cluster.md; needs root)")
+      ->check(CLI::Range(1, 250));
+  app.add_option("--nproc-per-host", spec.nproc_per_host, "with --hosts: workers per host (default 1)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--link", links, "with --hosts: RATE[,DELAY[,LOSS]] of every link, or hostI=RATE[,...] for one")
+      ->allow_extra_args(false);
+  app.add_option("--cpu", cpus, "with --hosts: hostI=FRACTION, a CPU quota for that host's processes")
+      ->allow_extra_args(false);
+  app.add_flag("--cleanup", cleanup, "remove what killed --hosts launchers left behind, then exit");
   app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
   app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
   auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
@@ -34,9 +110,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (cleanup) return ddl::launcher::hosts::cleanup_stale();
   cfg.command = app.remaining();
   cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;
+  if (spec.hosts == 0 && nproc->count() == 0) {
+    std::cerr << "ddlrun: give --nproc (or --hosts)\n" << app.help();
+    return 2;
+  }
+  if (spec.hosts == 0 && (!links.empty() || !cpus.empty())) {
+    std::cerr << "ddlrun: --link and --cpu shape emulated hosts: give --hosts N too\n";
+    return 2;
+  }
   if (cfg.command.empty()) {
     std::cerr << "ddlrun: no program given\n" << app.help();
     return 2;
@@ -63,6 +148,9 @@ int main(int argc, char** argv) {
               << "--master-addr <an address of this node>\n";
     cfg.store_bind = "0.0.0.0";
   }
+  std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
+  if (spec.hosts > 0)
+    if (int rc = set_up_hosts(cfg, spec, links, cpus, nproc->count() > 0, cluster); rc != 0) return rc;
   try {
     return ddl::launcher::run(cfg);
   } catch (const std::exception& e) {

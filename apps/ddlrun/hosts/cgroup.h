@@ -1,0 +1,24 @@
+// A CPU quota per emulated host (--cpu hostI=FRACTION): a cgroup whose processes together
+// get FRACTION of one CPU per period. cgroup v2 (cpu.max) where its cpu controller is
+// available, else v1 (cpu.cfs_quota_us); see cgroups(7). Not memory or I/O limits.
+#pragma once
+
+#include <string>
+
+#include "apps/ddlrun/hosts/state.h"
+
+namespace ddl::launcher::hosts {
+
+struct CpuGroup {
+  std::string dir;      // the host's cgroup folder; its processes share the quota
+  std::string version;  // "cgroup v2 (cpu.max)" or "cgroup v1 (cpu.cfs_quota_us)"
+};
+
+// Makes /…/ddlrun-<job>/host<I> with the quota, recording the job's folder in `state`.
+CpuGroup make_cpu_group(const std::string& job, int host, double fraction, StateFile& state);
+
+// In a forked child: moves the calling process into `dir` (returns false and sets errno
+// on failure). Uses only open/write, so it is safe after fork.
+bool join_cgroup(const std::string& dir);
+
+}  // namespace ddl::launcher::hosts

@@ -1,0 +1,174 @@
+// Cluster: the order in which an emulated job's hosts are built and removed (see cluster.h).
+#include "apps/ddlrun/hosts/cluster.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "apps/ddlrun/hosts/cgroup.h"
+#include "apps/ddlrun/hosts/command.h"
+#include "apps/ddlrun/hosts/network.h"
+
+namespace ddl::launcher::hosts {
+
+std::string missing_privilege() {
+  std::ifstream f("/proc/self/status");
+  unsigned long long eff = 0;
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("CapEff:", 0) == 0) eff = std::stoull(line.substr(7), nullptr, 16);
+  std::string missing;
+  if (!(eff & (1ULL << 12))) missing += "CAP_NET_ADMIN";  // capabilities(7): bit 12
+  if (!(eff & (1ULL << 21))) missing += missing.empty() ? "CAP_SYS_ADMIN" : " and CAP_SYS_ADMIN";
+  return missing;
+}
+
+void run_in_netns(const std::string& netns_path, const std::function<void()>& fn) {
+  std::exception_ptr error;
+  std::thread t([&] {
+    try {
+      const int fd = open(netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || setns(fd, CLONE_NEWNET) != 0)
+        throw SetupError("cannot enter network namespace " + netns_path + ": " + std::strerror(errno));
+      close(fd);
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+namespace {
+
+std::string make_job_id() {
+  std::random_device rd;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "ddl%d-%04x", int(getpid()), rd() & 0xffff);
+  return buf;
+}
+
+// A TCP connection to a closed port is refused at once when the peer is reachable.
+bool reachable(const std::string& address) {
+  const int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(9);
+  inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  bool ok = false;
+  if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == EINPROGRESS) {
+    pollfd p{s, POLLOUT, 0};
+    if (poll(&p, 1, 5000) == 1) {
+      int err = 0;
+      socklen_t len = sizeof err;
+      getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
+      ok = err == ECONNREFUSED || err == 0;
+    }
+  } else {
+    ok = errno == ECONNREFUSED;
+  }
+  close(s);
+  return ok;
+}
+
+}  // namespace
+
+Cluster::Cluster(const Spec& spec) : spec_(spec), job_(make_job_id()) {
+  try {
+    build();
+  } catch (...) {
+    teardown();
+    throw;
+  }
+}
+
+Cluster::~Cluster() { teardown(); }
+
+std::string Cluster::netns_path(int host) const { return "/run/netns/" + job_ + "-host" + std::to_string(host); }
+
+std::string Cluster::link_description(int host) const {
+  const Link& l = spec_.link_for(host);
+  std::string d = l.rate;
+  if (l.delay.empty() && l.loss.empty()) return d;
+  if (netem_) return d + (l.delay.empty() ? "" : ", delay " + l.delay) + (l.loss.empty() ? "" : ", loss " + l.loss);
+  return d + " (" + (l.delay.empty() ? "" : "delay ") + (l.delay.empty() || l.loss.empty() ? "" : "and ") +
+         (l.loss.empty() ? "" : "loss ") + "not emulated: no netem)";
+}
+
+void Cluster::build() {
+  const std::string sw = job_ + "-sw";
+  state_ = std::make_unique<StateFile>(job_);
+  make_switch(sw, *state_);
+  bool wants_netem = false;
+  for (int h = 0; h < spec_.hosts; ++h) {
+    const Link& l = spec_.link_for(h);
+    wants_netem |= !l.delay.empty() || !l.loss.empty();
+  }
+  if (wants_netem) {
+    netem_ = netem_available(sw);
+    if (!netem_)
+      std::fprintf(stderr,
+                   "ddlrun: this kernel has no netem qdisc (tc: \"Specified qdisc kind is unknown\"): the links get "
+                   "their rate but no delay or loss (see docs/cluster.md)\n");
+  }
+  cgroup_of_.assign(spec_.hosts, "");
+  cpu_note_.assign(spec_.hosts, "");
+  for (int h = 0; h < spec_.hosts; ++h) {
+    const std::string ns = job_ + "-host" + std::to_string(h);
+    make_host_network(sw, ns, h, *state_);
+    shape_link(sw, ns, h, spec_.link_for(h), netem_);
+    if (auto it = spec_.cpu_of.find(h); it != spec_.cpu_of.end()) {
+      CpuGroup g = make_cpu_group(job_, h, it->second, *state_);
+      cgroup_of_[h] = g.dir;
+      char frac[32];
+      std::snprintf(frac, sizeof frac, "%g", it->second);
+      cpu_note_[h] = std::string(frac) + " CPU via " + g.version;
+    }
+    holders_.push_back(start_holder(ns, host_name(h)));
+  }
+  run_in_netns(netns_path(0), [&] {
+    for (int h = 1; h < spec_.hosts; ++h)
+      if (!reachable(host_address(h)))
+        throw SetupError("host0 cannot reach " + host_name(h) + " (" + host_address(h) + ") over the bridge in " + sw +
+                         ": see `ip -n " + sw + " link`");
+  });
+}
+
+std::string Cluster::summary() const {
+  std::string s = "ddlrun: job " + job_ + ": " + std::to_string(spec_.hosts) + " emulated hosts, " +
+                  std::to_string(spec_.nproc_per_host) + " rank(s) each (docs/cluster.md; `ddlrun --cleanup` " +
+                  "removes them if this launcher is killed)\n";
+  for (int h = 0; h < spec_.hosts; ++h) {
+    s += "ddlrun:   " + host_name(h) + " " + host_address(h) + " link " + link_description(h) + " both ways";
+    if (!cpu_note_[h].empty()) s += ", cpu " + cpu_note_[h];
+    s += "\n";
+  }
+  return s;
+}
+
+void Cluster::enter(int host) const { enter_host(holders_.at(host), cgroup_of_.at(host), host_name(host)); }
+
+void Cluster::teardown() {
+  for (Holder& h : holders_) stop_holder(h);
+  holders_.clear();
+  if (!state_) return;
+  const std::vector<std::string> problems = remove_resources(state_->resources());
+  for (const std::string& p : problems)
+    std::fprintf(stderr, "ddlrun: cleaning up job %s: %s (then run `ddlrun --cleanup`)\n", job_.c_str(), p.c_str());
+  if (problems.empty()) state_->remove();  // else kept for --cleanup
+  state_.reset();
+}
+
+}  // namespace ddl::launcher::hosts

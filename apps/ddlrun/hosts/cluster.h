@@ -1,0 +1,57 @@
+// ddlrun --hosts: N emulated hosts on this machine (docs/cluster.md). A Cluster builds the
+// switch, every host's network namespace, link shaping, CPU cgroups and holder processes,
+// records them for `ddlrun --cleanup`, and removes them all when destroyed. It does not
+// start workers: the launcher does, calling enter() in each forked worker.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/ddlrun/hosts/holder.h"
+#include "apps/ddlrun/hosts/spec.h"
+#include "apps/ddlrun/hosts/state.h"
+
+namespace ddl::launcher::hosts {
+
+// What --hosts lacks to run here ("" when nothing): CAP_NET_ADMIN and CAP_SYS_ADMIN.
+std::string missing_privilege();
+
+// Runs fn on a thread that joined the network namespace at netns_path: sockets it makes
+// belong to that namespace for their whole life. Rethrows what fn throws.
+void run_in_netns(const std::string& netns_path, const std::function<void()>& fn);
+
+class Cluster {
+ public:
+  // Builds every host; on failure removes what it made and throws SetupError.
+  explicit Cluster(const Spec& spec);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  const std::string& job() const { return job_; }
+  int hosts() const { return spec_.hosts; }
+  std::string host_name(int host) const { return "host" + std::to_string(host); }
+  std::string netns_path(int host) const;
+  // "100mbit", or "100mbit (delay not emulated: no netem)": the worker's DDL_HOST_LINK.
+  std::string link_description(int host) const;
+  // One line per host for ddlrun's start-up message.
+  std::string summary() const;
+  // In a forked worker: joins the host (see enter_host in holder.h).
+  void enter(int host) const;
+  // Removes everything; safe to call twice. Problems go to stderr.
+  void teardown();
+
+ private:
+  void build();
+  Spec spec_;
+  std::string job_;
+  bool netem_ = false;
+  std::unique_ptr<StateFile> state_;
+  std::vector<Holder> holders_;
+  std::vector<std::string> cgroup_of_;  // per host, "" when no --cpu
+  std::vector<std::string> cpu_note_;   // per host: how its quota was set
+};
+
+}  // namespace ddl::launcher::hosts

@@ -1,0 +1,42 @@
+// The record of what one emulated job created, in /run/ddlrun/<job>/state, written before
+// each thing is made so that `ddlrun --cleanup` can remove what a SIGKILLed launcher left
+// behind. A job whose launcher still runs (same pid and start time) is never touched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ddl::launcher::hosts {
+
+inline constexpr const char* kStateRoot = "/run/ddlrun";
+
+struct Resource {
+  std::string kind;  // "netns" (a named network namespace) or "cgroup" (a directory)
+  std::string name;
+};
+
+class StateFile {
+ public:
+  // Creates /run/ddlrun/<job>/state naming this process as the launcher.
+  explicit StateFile(const std::string& job);
+  void record(const Resource& r);
+  const std::vector<Resource>& resources() const { return resources_; }
+  void remove();  // the file and its folder, once everything is gone
+
+ private:
+  std::string dir_;
+  std::vector<Resource> resources_;
+};
+
+// Kills every process inside them, then deletes them, last made first. Returns the
+// problems met (empty when everything went).
+std::vector<std::string> remove_resources(const std::vector<Resource>& resources);
+
+// `ddlrun --cleanup`: removes the resources of every job whose launcher is gone, saying
+// what it removed on stdout. Returns 0, or 1 when something could not be removed.
+int cleanup_stale();
+
+// Field 22 of /proc/<pid>/stat (0 when the process does not exist).
+unsigned long long process_start_time(int pid);
+
+}  // namespace ddl::launcher::hosts
