@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <iostream>
+#include <thread>
 
 #include "dist/store/socket.h"
 #include "dist/store/store_wire.h"
@@ -80,6 +81,20 @@ TCPStoreServer::~TCPStoreServer() {
     threads.swap(conn_threads_);
   }
   for (auto& t : threads) t.join();  // each closes its own socket
+}
+
+int64_t TCPStoreServer::clients() const {
+  std::lock_guard<std::mutex> lock(conn_mu_);
+  return static_cast<int64_t>(conn_fds_.size());
+}
+
+bool TCPStoreServer::linger(Millis max, Millis at_least) const {
+  const auto start = detail::Clock::now(), deadline = start + max;
+  while (clients() > 0 || detail::Clock::now() < start + at_least) {
+    if (detail::Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(Millis(20));
+  }
+  return true;
 }
 
 std::string TCPStoreServer::address() const { return detail::local_address(listen_fd_); }

@@ -31,6 +31,13 @@ class TCPStoreServer {
   std::string address() const;
   // Clients refused for a bad token or dropped for a malformed message (tests read it).
   int64_t rejected_clients() const { return rejected_.load(); }
+  // Connections open now.
+  int64_t clients() const;
+  // Keeps serving for `at_least`, then until every client has disconnected or `max` has
+  // passed; true when none is left. A launcher whose job failed calls it so that ranks on
+  // other nodes, also those still starting, read why (the failed rank's message in the
+  // store) instead of finding the store gone.
+  bool linger(Millis max, Millis at_least = Millis(0)) const;
 
  private:
   void accept_loop();
@@ -43,7 +50,7 @@ class TCPStoreServer {
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> rejected_{0};
   std::thread acceptor_;
-  std::mutex conn_mu_;
+  mutable std::mutex conn_mu_;
   std::vector<int> conn_fds_;
   std::vector<std::thread> conn_threads_;
   HashStore data_;  // the keys themselves, with blocking get/wait

@@ -173,6 +173,24 @@ TEST_CASE("ddlrun: a node with the wrong job token is refused within seconds", "
   CHECK(std::stoi(r.out.substr(at + 3)) < 5000);
 }
 
+TEST_CASE("ddlrun: a node that cannot start stops the other nodes at once, with its reason", "[dist]") {
+  const std::string common = " --nproc 1 --nnodes 2 --master-addr 127.0.0.1 --grace 1 --master-port " +
+                             std::to_string(ddl::dist::detail::find_free_port());
+  // Node 0's rank fails at once (no such interface); node 1 starts a second later, after
+  // that, and must still learn why from node 0's store (which its launcher keeps up).
+  Result r = sh("export DDL_JOB_TOKEN=t; DDL_GLOO_IFACE=nosuchif0 " + ddlrun() + common + " --node-rank 0 " +
+                helper("allreduce_rank") + " & a=$!; sleep 1; s=$(date +%s%N); " + ddlrun() + common +
+                " --node-rank 1 " + helper("allreduce_rank") + "; b=$?; e=$(date +%s%N); wait $a; " +
+                "echo rc0=$? rc1=$b ms=$(( (e - s) / 1000000 ))");
+  INFO(r.out);
+  CHECK_THAT(r.out, !Contains("rc0=0") && !Contains("rc1=0"));
+  CHECK_THAT(r.out, Contains("[rank 0/2] ") && Contains("'nosuchif0'") && Contains("does not exist"));
+  CHECK_THAT(r.out, Contains("[rank 1/2] ") && Contains("another rank could not start"));
+  const size_t at = r.out.find("ms=");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(r.out.substr(at + 3)) < 10000);
+}
+
 TEST_CASE("ddlrun: several nodes without --master-addr", "[dist]") {
   const std::string args = " --nproc 1 --nnodes 2 --master-port " + std::to_string(ddl::dist::detail::find_free_port());
   // Elsewhere than node 0, 127.0.0.1 cannot be the store: a clear error, no workers.
