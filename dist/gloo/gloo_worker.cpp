@@ -132,12 +132,12 @@ void ProcessGroupGloo::execute(Task& task) {
     call.tag = seq_++;
     {
       std::lock_guard<std::mutex> lock(state_mu_);
-      running_ = task.desc + " with " + task.peers;
+      running_ = &task;  // described only if the process crashes: no string per call
     }
     Traffic traffic = task.run(call);
     {
       std::lock_guard<std::mutex> lock(state_mu_);
-      running_.clear();
+      running_ = nullptr;
     }
     heard_from_all();
     count(task.kind, traffic);
@@ -281,7 +281,7 @@ std::string ProcessGroupGloo::describe_in_flight() const {
   std::unique_lock<std::mutex> lock(state_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return "";
   std::string d = log_prefix() + " gloo group: ";
-  d += running_.empty() ? "no collective running" : "running " + running_;
+  d += running_ ? "running " + running_->desc + " with " + running_->peers : "no collective running";
   int shown = 0;
   for (const auto& [id, desc] : p2p_pending_)
     if (shown++ < 4) d += (shown == 1 ? "; waiting on " : ", ") + desc;

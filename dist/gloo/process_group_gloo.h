@@ -131,7 +131,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   mutable std::mutex state_mu_;
   CommStats stats_;
   std::string broken_;
-  std::string running_;                          // the collective in progress
+  const Task* running_ = nullptr;                // the collective in progress (the worker owns it)
   std::map<uint64_t, std::string> p2p_pending_;  // posted sends/recvs not yet completed
   uint64_t next_p2p_id_ = 0;
 
