@@ -88,6 +88,11 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
      << (o.augment ? "on (random crop, horizontal flip)" : "off");
   say(os.str());
   if (group_) say(describe_group(*group_));
+  // Under ddlrun --hosts: which emulated host this rank runs on, and its link (docs/cluster.md).
+  if (const char* host = std::getenv("DDL_HOST")) {
+    const char* link = std::getenv("DDL_HOST_LINK");
+    say(std::string("emulated host ") + host + ", link " + (link ? link : "?"));
+  }
 }
 
 void RunReport::say(const std::string& line) {

@@ -131,11 +131,14 @@ Holder start_holder(const std::string& netns, const std::string& hostname) {
 }
 
 void stop_holder(Holder& h) {
+  // The holder reaps the host's init and then exits; killing it first would leave init a
+  // zombie for the machine's pid 1 to reap.
   if (h.init_pid > 0) kill(h.init_pid, SIGKILL);
   if (h.pid > 0) {
-    kill(h.pid, SIGKILL);
-    while (waitpid(h.pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    for (int i = 0; i < 200 && waitpid(h.pid, nullptr, WNOHANG) == 0; ++i) usleep(10000);
+    if (kill(h.pid, SIGKILL) == 0)
+      while (waitpid(h.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
   }
   h = Holder{};
 }
