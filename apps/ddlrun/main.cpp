@@ -4,6 +4,8 @@
 // Each worker gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 // (see dist/env.h); ddl::dist::init_process_group() reads them.
 //   ddlrun --hosts 3 --link 100mbit build/apps/train_cifar ...   (emulated hosts: docs/cluster.md)
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
@@ -11,6 +13,7 @@
 
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
+#include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launcher.h"
 
 namespace {
@@ -40,13 +43,31 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
     std::cerr << "ddlrun: " << e.what() << "\n";
     return 2;
   }
-  if (std::string missing = hosts::missing_privilege(); !missing.empty()) {
+  // Root without the capabilities was restricted on purpose (setpriv, capsh, a container):
+  // only an ordinary user tries a user namespace of its own.
+  std::string missing = hosts::missing_privilege(), rootless_error;
+  if (!missing.empty() && geteuid() != 0) {
+    if (!spec.cpu_of.empty()) {
+      std::cerr << "ddlrun: --cpu needs root (cgroups are the machine's); without root, drop --cpu\n";
+      return 2;
+    }
+    rootless_error = hosts::enter_rootless();
+    if (rootless_error.empty()) {
+      missing = hosts::missing_privilege();
+      std::cerr << "ddlrun: not root: the hosts live in a user namespace of this job (rootless; docs/cluster.md)\n";
+    }
+  }
+  if (!missing.empty()) {
     std::cerr << "ddlrun: --hosts needs " << missing
               << ", which this process lacks (to create network namespaces, veths and qdiscs, and to mount each "
-                 "host's /dev/shm). Run it as root (e.g. sudo ddlrun --hosts ...), or give the binary the "
-                 "capabilities: setcap cap_net_admin,cap_sys_admin+ep ddlrun. Rootless runs through a user "
-                 "namespace are not supported yet (they would also need unprivileged user namespaces: sysctl "
-                 "kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0).\n";
+                 "host's /dev/shm). Run it as root (e.g. sudo ddlrun --hosts ...)";
+    if (geteuid() == 0)
+      std::cerr << "; this root process had them removed (its capability bounding set), so ddlrun does not try "
+                   "a user namespace\n";
+    else
+      std::cerr << ", or enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 where it "
+                   "exists, and user.max_user_namespaces > 0); a user namespace failed here: "
+                << rootless_error << "\n";
     return 2;
   }
   // A SIGINT or SIGTERM while the hosts are being built waits until the launcher handles it,

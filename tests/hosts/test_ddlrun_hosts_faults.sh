@@ -7,7 +7,9 @@
 #     host's identity (name, address);
 #  3. two jobs at once each get their link's rate; `ddlrun --cleanup` after a SIGKILLed
 #     launcher removes everything of that job and leaves a live job alone;
-#  4. without CAP_NET_ADMIN/CAP_SYS_ADMIN (setpriv, capsh): exit 2 and what is missing.
+#  4. root without CAP_NET_ADMIN/CAP_SYS_ADMIN (setpriv, capsh): exit 2 and what is missing;
+#  5. an ordinary user (nobody): rootless, in a user namespace of the job; --cpu refused
+#     (exit 2); a SIGKILLed rootless launcher leaves no process behind.
 # Needs root; fails (never skips) without it.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,5 +135,30 @@ capsh --drop=cap_net_admin,cap_sys_admin -- -c "'$DDLRUN' --hosts 2 --link 100mb
 code=$?
 check "capsh --drop=cap_net_admin,cap_sys_admin: exit 2 ($code)" \
   "[ $code = 2 ] && grep -q 'needs CAP_NET_ADMIN and CAP_SYS_ADMIN' '$tmp/nocap2'"
+# 5. Rootless, as nobody (needs unprivileged user namespaces, as on this machine).
+chmod 755 "$tmp" && chmod -R a+rX "$tmp/bin"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+as_nobody "$DDLRUN" --hosts 2 --link 100mbit "$DDL_BENCH" allreduce --numel 1000000 --iters 3 >"$tmp/rootless" 2>&1
+code=$?
+ms=$(sed -n 's/.*"ms":\([0-9.]*\).*/\1/p' "$tmp/rootless")
+check "rootless: exits 0 ($code), says so, all-reduces 4 MB in ${ms:-?} ms (100mbit: 320 ms, at most 1.5x)" \
+  "[ $code = 0 ] && grep -q 'user namespace of this job' '$tmp/rootless' && [ -n '$ms' ] &&
+   awk 'BEGIN { exit !($ms >= 320 && $ms <= 480) }'"
+as_nobody "$DDLRUN" --hosts 2 --link 100mbit --cpu host1=0.5 true >"$tmp/rootless_cpu" 2>&1
+code=$?
+check "rootless: --cpu is refused with exit 2 ($code)" "[ $code = 2 ] && grep -q 'cpu needs root' '$tmp/rootless_cpu'"
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$DDLRUN" --hosts 2 --link 100mbit sleep 100 \
+  >"$tmp/rootless_kill" 2>&1 &  # not as_nobody: $! must be ddlrun itself (setpriv execs it)
+BG_PIDS+=($!)
+pid=$!
+wait_for "$tmp/rootless_kill" 'host1 10' 30
+before=$(pgrep -u 65534 | wc -l)
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+sleep 1
+left=$(pgrep -u 65534 | tr '\n' ' ')
+check "rootless: a SIGKILLed launcher ($before processes before) leaves none running ($(alive $left))" \
+  "[ $before -ge 5 ] && [ -z \"\$(alive $left)\" ]"
+
 [ "$fail" = 0 ] || for f in cut killed live cleanup nocap; do echo "--- $f:"; grep -v 'batch' "$tmp/$f" | tail -n 8; done
 exit $fail
