@@ -82,10 +82,12 @@ int main(int argc, char** argv) try {
       if (!row) return 1;
       setting.rows.push_back(*row);
     }
-    const std::string transport =
+    std::string transport =
         "Each worker ran on its own emulated host (network namespace, private /dev/shm) "
         "and talked over TCP through its host's link, shaped to " +
         link.spec + " both ways; the hosts share this machine's cores (1 thread per worker).";
+    if (const std::string warning = link_warning(dir, strategies.front()); !warning.empty())
+      transport += " ddlrun said: " + warning;
     write_study(out, setting.rows, cfg.hosts, cfg.dataset, cfg.model, transport, "study-" + link.label, link.spec);
     std::cout << "sync_study: wrote " << (fs::path(out) / ("study-" + link.label + ".md")).string() << " and .csv\n";
     sweep.push_back(std::move(setting));

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "apps/sync_study/study_sweep.h"
@@ -48,6 +49,13 @@ std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& 
   if (link) std::cout << ", comm wait " << row.comm_ms << " ms";
   std::cout << "\n";
   return row;
+}
+
+std::string link_warning(const std::string& dir, const std::string& strategy) {
+  std::ifstream in(fs::path(dir) / (strategy + ".log"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("ddlrun: ", 0) == 0 && line.find("netem") != std::string::npos) return line.substr(8);
+  return "";
 }
 
 }  // namespace ddl::apps

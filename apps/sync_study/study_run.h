@@ -33,4 +33,8 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
 std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& strategy, const std::string& dir,
                                      const LinkSetting* link);
 
+// What ddlrun said, in a run's log (DIR/<strategy>.log), about a link setting it could not
+// emulate in full (e.g. no netem: the rate without the delay); empty when nothing.
+std::string link_warning(const std::string& dir, const std::string& strategy);
+
 }  // namespace ddl::apps
