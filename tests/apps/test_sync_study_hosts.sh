@@ -12,6 +12,7 @@ command -v python3 >/dev/null || { echo "FAIL python3 is needed to read the CSVs
 command -v ip >/dev/null || { echo "FAIL ip (iproute2) is needed"; exit 1; }
 [ "$(id -u)" = 0 ] || echo "test_sync_study_hosts: not root; ddlrun --hosts will say what is missing"
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/apps/lib.sh
 . "$here/lib.sh"
 slow=20mbit fast=200mbit
 "$SYNC_STUDY" --hosts 2 --links "$slow,$fast" --strategies ring stepwise --train-samples 256 --batch-size 32 \
@@ -68,5 +69,5 @@ check "each of the 4 runs named its ddlrun job ($(echo "$jobs" | grep -c .) foun
 left=""
 for j in $jobs; do left+=$(ip netns list | awk -v j="$j-" 'index($1, j) == 1 {printf "%s ", $1}'); done
 check "no network namespace of these jobs left behind (${left:-none})" "[ -z '$left' ]"
-[ $fail -eq 0 ] || { cat "$dir/out.txt"; cat "$dir/sweep/study-sweep.csv" 2>/dev/null; }
-exit $fail
+[ "$fail" -eq 0 ] || { cat "$dir/out.txt"; cat "$dir/sweep/study-sweep.csv" 2>/dev/null; }
+exit "$fail"
