@@ -39,7 +39,14 @@ std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& 
   std::cout << "sync_study: " << strategy << (link ? " at " + link->spec : "") << " ..." << std::flush;
   const int status = std::system((train_command(cfg, strategy, metrics, link) + " > '" + log + "' 2>&1").c_str());
   if (status != 0) {
-    std::cout << " failed (see " << log << ")\n";
+    std::cout << " failed (see " << log << "); its last lines:\n";
+    std::ifstream in(log);
+    std::vector<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+      tail.push_back(line);
+      if (tail.size() > 5) tail.erase(tail.begin());
+    }
+    for (const auto& line : tail) std::cout << "  " << line << "\n";
     return std::nullopt;
   }
   const int workers = link ? cfg.hosts : cfg.nproc;
