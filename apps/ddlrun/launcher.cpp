@@ -364,9 +364,10 @@ int run(const Config& cfg) {
     if (r.kind != Outcome::Failed) return r.exit_code;
     if (attempt >= cfg.max_restarts) {
       if (cfg.max_restarts > 0) std::fprintf(stderr, "ddlrun: giving up after %d attempts\n", attempt + 1);
-      // Ranks of other nodes may still be joining: keep the store up (bounded) so they read
-      // this job's failure from it and stop now, instead of finding the store gone.
-      if (server && cfg.nnodes > 1) {
+      // A rank could not start, and ranks of other nodes may still be joining: keep the store
+      // up (bounded) so they read why from it and stop now, instead of finding it gone. Not
+      // after other failures: a rank behind a cut link would hold the launcher the whole time.
+      if (server && cfg.nnodes > 1 && server->has_startup_failure()) {
         std::fprintf(stderr, "ddlrun: keeping the store up until the other nodes' ranks have left (3 to 30 s)\n");
         server->linger(std::chrono::seconds(30), std::chrono::seconds(3));
       }

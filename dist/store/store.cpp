@@ -46,6 +46,15 @@ void HashStore::set(const std::string& key, const std::string& value) {
   cv_.notify_all();
 }
 
+std::vector<std::string> HashStore::keys_ending_with(const std::string& suffix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : data_)
+    if (key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(key);
+  return out;
+}
+
 std::string HashStore::get(const std::string& key, Millis timeout) {
   wait({key}, timeout);
   std::lock_guard<std::mutex> lock(mu_);

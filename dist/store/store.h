@@ -59,6 +59,8 @@ class HashStore : public Store {
   int64_t add(const std::string& key, int64_t delta) override;
   bool check(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys, Millis timeout) override;
+  // The keys stored now that end with `suffix` (for a launcher looking at its own store).
+  std::vector<std::string> keys_ending_with(const std::string& suffix);
 
  private:
   std::mutex mu_;

@@ -88,6 +88,8 @@ int64_t TCPStoreServer::clients() const {
   return static_cast<int64_t>(conn_fds_.size());
 }
 
+bool TCPStoreServer::has_startup_failure() { return !data_.keys_ending_with("/fatal").empty(); }
+
 bool TCPStoreServer::linger(Millis max, Millis at_least) const {
   const auto start = detail::Clock::now(), deadline = start + max;
   while (clients() > 0 || detail::Clock::now() < start + at_least) {

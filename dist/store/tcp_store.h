@@ -33,6 +33,8 @@ class TCPStoreServer {
   int64_t rejected_clients() const { return rejected_.load(); }
   // Connections open now.
   int64_t clients() const;
+  // True when some rank reported that it could not start (a process group's "fatal" key).
+  bool has_startup_failure();
   // Keeps serving for `at_least`, then until every client has disconnected or `max` has
   // passed; true when none is left. A launcher whose job failed calls it so that ranks on
   // other nodes, also those still starting, read why (the failed rank's message in the
