@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 
+#include "apps/common/shell_quote.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "dist/env.h"
@@ -91,15 +92,7 @@ std::string random_token() {
   return buf;
 }
 
-// One word of a shell command line, quoted when it needs to be.
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using apps::shell_quote;
 
 // The command line node 1 needs: this one, with its token, --node-rank 1 and node 0's address.
 std::string other_node_command(const Config& cfg, const std::string& token) {
@@ -143,7 +136,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     // A worker must not outlive ddlrun (killed with SIGKILL, it cannot clean up).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
-    for (int s : {SIGINT, SIGTERM, SIGCHLD}) signal(s, SIG_DFL);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -313,12 +306,16 @@ int run(const Config& cfg) {
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaction(s, &sa, nullptr);
+  // A hang-up (a closed ssh session) stops the job like SIGTERM; a closed output pipe
+  // (`ddlrun ... | head`) must not kill ddlrun before it has cleaned up.
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaction(s, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
   // main() blocks SIGINT and SIGTERM while it builds emulated hosts; from here they are handled.
   sigset_t stops;
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);
   sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
   sigprocmask(SIG_UNBLOCK, &stops, nullptr);
 
   // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):

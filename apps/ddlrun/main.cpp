@@ -76,6 +76,7 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);
   sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
   sigprocmask(SIG_BLOCK, &stops, nullptr);
   try {
     cluster = std::make_unique<hosts::Cluster>(spec);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/common/shell_quote.h"
 #include "apps/sync_study/study_sweep.h"
 
 namespace ddl::apps {
@@ -18,17 +19,17 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
   // DDL_SHM (docs/dist.md): ring, param-server and the rest use send/recv or other
   // collectives, which always go over TCP; all_reduce would not, unless told. On emulated
   // hosts each host has its own /dev/shm, so workers on different hosts cannot share it.
-  std::string cmd = std::string("DDL_SHM=") + (cfg.shm ? "1 " : "0 ") + (bin / "ddlrun").string();
+  std::string cmd = std::string("DDL_SHM=") + (cfg.shm ? "1 " : "0 ") + shell_quote((bin / "ddlrun").string());
   if (link)
-    cmd += " --hosts " + std::to_string(cfg.hosts) + " --link " + link->ddlrun_arg;
+    cmd += " --hosts " + std::to_string(cfg.hosts) + " --link " + shell_quote(link->ddlrun_arg);
   else
     cmd += " --nproc " + std::to_string(cfg.nproc);
-  cmd += " " + (bin / "train_cifar").string() + " --sync " + strategy + " --dataset " + cfg.dataset + " --model " +
-         cfg.model + " --epochs " + std::to_string(cfg.epochs) + " --batch-size " + std::to_string(cfg.batch) +
-         " --train-samples " + std::to_string(cfg.train_samples) + " --test-samples " +
-         std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
-         " --threads 1 --no-progress --metrics '" + metrics + "'";
-  for (const auto& e : cfg.extra) cmd += " '" + e + "'";
+  cmd += " " + shell_quote((bin / "train_cifar").string()) + " --sync " + shell_quote(strategy) + " --dataset " +
+         shell_quote(cfg.dataset) + " --model " + shell_quote(cfg.model) + " --epochs " + std::to_string(cfg.epochs) +
+         " --batch-size " + std::to_string(cfg.batch) + " --train-samples " + std::to_string(cfg.train_samples) +
+         " --test-samples " + std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
+         " --threads 1 --no-progress --metrics " + shell_quote(metrics);
+  for (const auto& e : cfg.extra) cmd += " " + shell_quote(e);
   return cmd;
 }
 
@@ -37,7 +38,8 @@ std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& 
   const std::string metrics = (fs::path(dir) / (strategy + ".jsonl")).string();
   const std::string log = (fs::path(dir) / (strategy + ".log")).string();
   std::cout << "sync_study: " << strategy << (link ? " at " + link->spec : "") << " ..." << std::flush;
-  const int status = std::system((train_command(cfg, strategy, metrics, link) + " > '" + log + "' 2>&1").c_str());
+  const int status =
+      std::system((train_command(cfg, strategy, metrics, link) + " > " + shell_quote(log) + " 2>&1").c_str());
   if (status != 0) {
     std::cout << " failed (see " << log << "); its last lines:\n";
     std::ifstream in(log);

@@ -16,8 +16,16 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return {-1, std::string("pipe: ") + std::strerror(errno)};
   const pid_t pid = fork();
-  if (pid < 0) return {-1, std::string("fork: ") + std::strerror(errno)};
+  if (pid < 0) {
+    const std::string why = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return {-1, why};
+  }
   if (pid == 0) {
+    // A process group of its own: a Ctrl-C at the terminal is ddlrun's to handle (it then
+    // tears the hosts down with more of these commands), not a way to kill one halfway.
+    setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

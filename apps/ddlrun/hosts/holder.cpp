@@ -135,8 +135,10 @@ void stop_holder(Holder& h) {
   // zombie for the machine's pid 1 to reap.
   if (h.init_pid > 0) kill(h.init_pid, SIGKILL);
   if (h.pid > 0) {
-    for (int i = 0; i < 200 && waitpid(h.pid, nullptr, WNOHANG) == 0; ++i) usleep(10000);
-    if (kill(h.pid, SIGKILL) == 0)
+    // Once reaped, the pid may belong to another process: signal it only while it is ours.
+    pid_t got = 0;
+    for (int i = 0; i < 200 && (got = waitpid(h.pid, nullptr, WNOHANG)) == 0; ++i) usleep(10000);
+    if (got == 0 && kill(h.pid, SIGKILL) == 0)
       while (waitpid(h.pid, nullptr, 0) < 0 && errno == EINTR) {
       }
   }

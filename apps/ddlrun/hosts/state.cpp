@@ -101,11 +101,13 @@ std::vector<std::string> remove_resources(const std::vector<Resource>& resources
       CommandResult c = run_command({"ip", "netns", "del", r.name});
       if (c.status != 0) problems.push_back("`ip netns del " + r.name + "` failed: " + c.output);
     } else if (r.kind == "cgroup") {
-      if (!fs::exists(r.name)) continue;
-      // Children first (the job's folder holds one per host).
+      std::error_code ec;
+      if (!fs::exists(r.name, ec)) continue;
+      // Children first (the job's folder holds one per host). Never throws: this runs in
+      // destructors and concurrent clean-ups may remove folders under the iterator.
       std::vector<std::string> dirs{r.name};
-      for (const auto& e : fs::recursive_directory_iterator(r.name))
-        if (e.is_directory()) dirs.push_back(e.path());
+      for (fs::recursive_directory_iterator it(r.name, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_directory(ec)) dirs.push_back(it->path());
       for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
         kill_pids(cgroup_pids(*d));
         if (!settle([&] { return rmdir(d->c_str()) == 0 || errno == ENOENT; }))
@@ -119,7 +121,7 @@ std::vector<std::string> remove_resources(const std::vector<Resource>& resources
 int cleanup_stale() {
   int rc = 0, removed = 0;
   std::error_code ec;
-  if (!fs::exists(kStateRoot)) {
+  if (!fs::exists(kStateRoot, ec)) {
     std::printf("ddlrun --cleanup: nothing to do (%s does not exist)\n", kStateRoot);
     return 0;
   }
@@ -139,9 +141,12 @@ int cleanup_stale() {
       continue;
     }
     while (f >> kind >> name) resources.push_back({kind, name});
-    for (const std::string& p : remove_resources(resources)) {
-      std::fprintf(stderr, "ddlrun --cleanup: %s\n", p.c_str());
+    const std::vector<std::string> problems = remove_resources(resources);
+    for (const std::string& p : problems) std::fprintf(stderr, "ddlrun --cleanup: %s\n", p.c_str());
+    if (!problems.empty()) {  // keep the record, so another --cleanup can finish the job
+      std::fprintf(stderr, "ddlrun --cleanup: kept %s for another try\n", job.path().c_str());
       rc = 1;
+      continue;
     }
     for (const Resource& r : resources)
       std::printf("ddlrun --cleanup: removed %s %s\n", r.kind.c_str(), r.name.c_str());
