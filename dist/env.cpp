@@ -114,7 +114,7 @@ namespace detail {
 // who can sniff the cluster network learns that step's token (not the secret: HMAC).
 
 int slurm_port(unsigned long long job, unsigned long long step) {
-  return 20000 + static_cast<int>((job % 20000 + 7919 * (step % 20000)) % 20000);
+  return 20000 + static_cast<int>((job % kPortSpan + 7919 * (step % kPortSpan)) % kPortSpan);
 }
 
 std::string default_secret_path() {
@@ -194,7 +194,7 @@ LaunchEnv read_launch_env() {
       e.job_id = std::string("Open MPI job ") + ns;
       const std::string h = detail::sha256_hex(ns);
       if (!get("MASTER_PORT"))
-        e.master_port = 20000 + static_cast<int>(std::stoul(h.substr(0, 8), nullptr, 16) % 20000);
+        e.master_port = 20000 + static_cast<int>(std::stoul(h.substr(0, 8), nullptr, 16) % detail::kPortSpan);
     }
   } else if (get("SLURM_PROCID")) {
     e.source = "slurm";

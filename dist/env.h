@@ -42,8 +42,11 @@ JobToken read_job_token();
 namespace detail {
 // The first host of a Slurm host list: "node[03-05,7],gpu1" → "node03".
 std::string first_slurm_host(const std::string& nodelist);
-// Store port of a Slurm job step: 20000 + (job + 7919 * step) % 20000. Steps of one job
-// that run at once never share a port (7919 is prime to 20000).
+// Derived store ports lie in [20000, 20000 + kPortSpan): below Linux's ephemeral ports
+// (32768 and up, ip_local_port_range), which listeners on port 0 and outgoing connections take.
+inline constexpr unsigned long long kPortSpan = 12000;
+// Store port of a Slurm job step: 20000 + (job + 7919 * step) % kPortSpan. Steps of one job
+// that run at once never share a port (7919 is prime to 12000).
 int slurm_port(unsigned long long job, unsigned long long step);
 // The per-user secret file (default $HOME/.ddl/secret): read, or created 0600 with 256
 // random bits if absent. Throws if it is readable by others or cannot be made.

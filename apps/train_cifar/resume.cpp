@@ -21,8 +21,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -116,8 +119,14 @@ std::string read_file(const std::string& path) {
 // Rank 0's snapshot bytes, loaded through a temporary file that is removed afterwards.
 Record load_received(const std::string& bytes, const std::string& from, nn::Module& model, optim::Optimizer& opt,
                      TrainingPosition& pos) {
-  const std::filesystem::path tmp =
-      std::filesystem::temp_directory_path() / ("ddl-resume-" + std::to_string(::getpid()) + ".safetensors");
+  // mkstemp: a fresh file only this user can read, never one someone placed there first.
+  std::string name = (std::filesystem::temp_directory_path() / "ddl-resume-XXXXXX").string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0)
+    return {'E', from, "",
+            "cannot create a temporary file for rank 0's snapshot: " + std::string(std::strerror(errno))};
+  ::close(fd);
+  const std::filesystem::path tmp = name;
   struct Remove {
     const std::filesystem::path& p;
     ~Remove() {

@@ -49,8 +49,9 @@ void write_all(const std::string& s) {
     std::abort();
   }
   std::string msg = "ddl: Gloo's network thread failed: " + what +
-                    "\nddl: a message arrived that is larger than the buffer posted for it: the ranks called "
-                    "different operations or sizes (run with DDL_DEBUG=1 to have every collective checked first).";
+                    "\nddl: most likely a message arrived that is larger than the buffer posted for it, which "
+                    "means the ranks called different operations or sizes (run with DDL_DEBUG=1 to have every "
+                    "collective checked first).";
   // The registry is only read, and only if nobody holds its lock (the failing thread may).
   if (g_mu.try_lock()) {
     for (const auto& [id, describe] : groups())

@@ -39,7 +39,7 @@ void GlooStoreAdapter::wait(const std::vector<std::string>& keys) { wait(keys, s
 // once (a rank that cannot start must not leave the others waiting for the timeout).
 void GlooStoreAdapter::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = std::min(deadline_, Clock::now() + timeout);
+  const auto start = Clock::now(), deadline = std::min(deadline_, start + timeout);
   {
     std::lock_guard<std::mutex> lock(mu_);
     waiting_for_ = join_keys(keys);
@@ -47,8 +47,9 @@ void GlooStoreAdapter::wait(const std::vector<std::string>& keys, const std::chr
   auto pause = std::chrono::milliseconds(1);
   while (!store_->check(keys)) {
     if (store_->check({kFatalKey})) throw PeerStartupError(store_->get(kFatalKey));
-    DDL_CHECK(Clock::now() < deadline, "store: timed out after ", timeout.count(), " ms waiting for key(s) ",
-              join_keys(keys));
+    DDL_CHECK(Clock::now() < deadline, "store: timed out after ",
+              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count(),
+              " ms waiting for key(s) ", join_keys(keys));
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - Clock::now()));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }

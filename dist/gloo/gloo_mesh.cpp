@@ -37,24 +37,30 @@ Millis remaining(Clock::time_point deadline) {
 // rank publishes the local end of each of its connections too; with both, an address in
 // an error maps to its rank. Timeouts ("Timed out waiting 1000ms for recv operation")
 // quote no address: the message then names the ranks the operation talks to.
-void MeshContext::exchange_addresses(Store& store, Clock::time_point deadline) {
+void MeshContext::exchange_addresses(const std::shared_ptr<Store>& store, Clock::time_point deadline) {
   peer_addresses.assign(size, {});
   if (size < 2) return;
   std::string mine;
   for (int r = 0; r < size; ++r) mine += (r == rank ? "" : getPair(r)->address().str()) + "\n";
+  // Waits also end when another rank reports a fatal error (it will not publish its part).
+  GlooStoreAdapter waits(store, deadline);
+  const auto get = [&](const std::string& key) {
+    waits.wait({key}, remaining(deadline));
+    return store->get(key, remaining(deadline));
+  };
   try {
-    store.set("pair_addresses/" + std::to_string(rank), mine);
+    store->set("pair_addresses/" + std::to_string(rank), mine);
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
       // Rank r's rendezvous entry for this rank (entries in rank order, skipping r).
-      const std::string all = store.get(std::to_string(r), remaining(deadline));
+      const std::string all = get(std::to_string(r));
       const size_t entry = all.size() / (size - 1), k = rank < r ? rank : rank - 1;
       if (entry > 0 && entry <= gloo::transport::Address::kMaxByteSize)
         peer_addresses[r].push_back(
             gloo::transport::tcp::Address(std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry))
                 .str());
       // Rank r's end of its connection to this rank.
-      std::istringstream lines(store.get("pair_addresses/" + std::to_string(r), remaining(deadline)));
+      std::istringstream lines(get("pair_addresses/" + std::to_string(r)));
       std::string line;
       for (int j = 0; j <= rank && std::getline(lines, line); ++j)
         if (j == rank && !line.empty()) peer_addresses[r].push_back(line);
@@ -73,6 +79,13 @@ int MeshContext::peer_in_message(const std::string& what, std::string* address) 
           return r;
         }
   return -1;
+}
+
+void report_startup_failure(Store& store, const std::string& message) {
+  try {
+    if (!store.check({GlooStoreAdapter::kFatalKey})) store.set(GlooStoreAdapter::kFatalKey, message);
+  } catch (const std::exception&) {  // the store is gone too: nobody is left to tell
+  }
 }
 
 std::string describe_interfaces() {
@@ -155,7 +168,7 @@ std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int ra
                                     " to publish its address in the store (not started yet, or using another job's "
                                     "store?)");
   }
-  ctx->exchange_addresses(*store, deadline);
+  ctx->exchange_addresses(store, deadline);
   return ctx;
 }
 
@@ -171,10 +184,7 @@ std::shared_ptr<MeshContext> connect_mesh(const std::shared_ptr<Store>& store, i
     throw Error(log_prefix + " ProcessGroupGloo: stopping, another rank could not start: " + e.what());
   } catch (const std::exception& e) {
     const std::string msg = log_prefix + " ProcessGroupGloo (" + where + "): " + e.what();
-    try {  // tell the other ranks, so they stop waiting for this one now
-      if (!store->check({GlooStoreAdapter::kFatalKey})) store->set(GlooStoreAdapter::kFatalKey, msg);
-    } catch (const std::exception&) {
-    }
+    report_startup_failure(*store, msg);
     throw Error(msg);
   }
 }

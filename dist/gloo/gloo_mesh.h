@@ -23,10 +23,14 @@ class MeshContext final : public gloo::rendezvous::Context {
 
   // Publishes this rank's ends of its pairs and reads every peer's. Best effort: the
   // names are a diagnostic, so what cannot be read by `deadline` is left out.
-  void exchange_addresses(Store& store, std::chrono::steady_clock::time_point deadline);
+  void exchange_addresses(const std::shared_ptr<Store>& store, std::chrono::steady_clock::time_point deadline);
   // The rank one of whose addresses `what` quotes (and that address), or -1.
   int peer_in_message(const std::string& what, std::string* address) const;
 };
+
+// Publishes `message` under the group's fatal key (GlooStoreAdapter::kFatalKey) unless some
+// rank already did, so the other ranks stop waiting for this one. Best effort.
+void report_startup_failure(Store& store, const std::string& message);
 
 // "lo 127.0.0.1, eth0 10.0.0.5": this host's interfaces and their addresses.
 std::string describe_interfaces();

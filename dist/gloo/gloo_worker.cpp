@@ -52,11 +52,10 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     attr.iface = opts_.iface;
   else
     attr.hostname = opts_.hostname.empty() ? "127.0.0.1" : opts_.hostname;
+  detail::install_gloo_abort_handler();  // before Gloo's threads exist
   ctx_ = detail::connect_mesh(store, rank, size, attr, opts_.timeout, deadline, log_prefix());
   last_heard_ = std::make_unique<std::atomic<int64_t>[]>(size);
   heard_from_all();
-  detail::install_gloo_abort_handler();
-  in_flight_id_ = detail::register_in_flight([this] { return describe_in_flight(); });
   if (size > 1) {
     try {
       shm_ = detail::ShmAllReduce::connect(
@@ -64,15 +63,20 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
           std::max(Millis(1), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now())),
           &shm_status_);
     } catch (const std::exception& e) {  // a rank missed the store exchange
-      DDL_CHECK(false, log_prefix(), " ProcessGroupGloo: setting up the shared-memory all-reduce: ", e.what());
+      const std::string msg =
+          log_prefix() + " ProcessGroupGloo: setting up the shared-memory all-reduce: " + std::string(e.what());
+      detail::report_startup_failure(*store, msg);
+      throw Error(msg);
     }
   }
+  // Registered last: a constructor that throws never runs the destructor that unregisters.
+  in_flight_id_ = detail::register_in_flight([this] { return describe_in_flight(); });
   worker_ = std::thread([this] { worker_loop(); });
   p2p_worker_ = std::thread([this] { p2p_loop(); });
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
-  detail::unregister_in_flight(in_flight_id_);
+  detail::unregister_in_flight(in_flight_id_);  // first: the handler must not see a group being torn down
   std::deque<Task> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,14 +134,20 @@ void ProcessGroupGloo::execute(Task& task) {
       debug_check(task, call);
     }
     call.tag = seq_++;
+    // Described only if the process crashes (no string per call); cleared however run ends.
+    struct Running {
+      ProcessGroupGloo& pg;
+      Running(ProcessGroupGloo& g, const Task* t) : pg(g) { set(t); }
+      ~Running() { set(nullptr); }
+      void set(const Task* t) {
+        std::lock_guard<std::mutex> lock(pg.state_mu_);
+        pg.running_ = t;
+      }
+    };
+    Traffic traffic;
     {
-      std::lock_guard<std::mutex> lock(state_mu_);
-      running_ = &task;  // described only if the process crashes: no string per call
-    }
-    Traffic traffic = task.run(call);
-    {
-      std::lock_guard<std::mutex> lock(state_mu_);
-      running_ = nullptr;
+      Running running(*this, &task);
+      traffic = task.run(call);
     }
     heard_from_all();
     count(task.kind, traffic);

@@ -104,9 +104,14 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
   // sends[k] / recvs[k]: the transfers that carry step k's data; in[k]: where it lands.
   std::vector<std::vector<std::shared_ptr<Work>>> sends(steps), recvs(steps);
   std::vector<std::vector<Tensor>> in(steps);
+  // Receives posted ahead of the data: over Gloo (CPU tensors) see Note [Ring receives
+  // first]. NCCL runs a rank's receives from the left and sends to the right on one stream
+  // (Note [NCCL point-to-point lanes]), where a receive queued early would hold up the send
+  // before it and, from four ranks on, close a cycle: there each step posts its own.
+  const int ahead = flat.device().is_cpu() ? kRingStepsAhead : 0;
   // Lap 1 receives into scratch slots (then adds into place); a slot is reused only by a
-  // step posted after the step that read it. See Note [Ring receives first].
-  const int slots = std::min(world - 1, kRingStepsAhead + 1);
+  // step posted after the step that read it.
+  const int slots = std::min(world - 1, ahead + 1);
   const int64_t chunk_max = (n + world - 1) / world;
   const Tensor scratch = empty({slots, chunk_max}, TensorOptions(flat.dtype(), flat.device()));
   // The chunk that arrives from the left at step k: r-k-1 in lap 1, then r, r-1, ... in lap 2.
@@ -118,11 +123,11 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
     for (size_t j = 0; j < in[k].size(); ++j) recvs[k].push_back(group.recv_async(in[k][j], left, tag(k, j)));
   };
 
-  for (int k = 0; k < kRingStepsAhead; ++k) post_recvs(k);
+  for (int k = 0; k < ahead; ++k) post_recvs(k);
   const auto first = pieces(chunk(rank));
   for (size_t j = 0; j < first.size(); ++j) sends[0].push_back(group.send_async(first[j], right, tag(0, j)));
   for (int k = 0; k < steps; ++k) {
-    post_recvs(k + kRingStepsAhead);
+    post_recvs(k + ahead);
     const bool reducing = k < world - 1;
     const auto dst_pieces = pieces(arriving(k));
     for (size_t j = 0; j < recvs[k].size(); ++j) {

@@ -50,12 +50,20 @@ class StepwiseSync final : public SyncStrategy {
       const std::vector<Tensor> parts = pieces_of(mine);
       std::vector<Tensor> before;
       std::vector<std::shared_ptr<Work>> recvs;
+      // Over Gloo every receive is posted first (its sender waits for the announcement);
+      // NCCL queues a rank's receives and sends on one stream, so there each receive is
+      // posted just before the send it feeds (Note [NCCL point-to-point lanes]).
+      const bool post_all_first = mine.device().is_cpu();
+      const auto post = [&](size_t j) { recvs[j] = group_->recv_async(before[j], k - 1, tag + int(j)); };
       if (k > 0) {
         before = pieces_of(empty_like(mine));
-        for (size_t j = 0; j < parts.size(); ++j) recvs.push_back(group_->recv_async(before[j], k - 1, tag + int(j)));
+        recvs.resize(parts.size());
+        if (post_all_first)
+          for (size_t j = 0; j < parts.size(); ++j) post(j);
       }
       for (size_t j = 0; j < parts.size(); ++j) {
         if (k > 0) {
+          if (!post_all_first) post(j);
           // running mean of ranks 0..k = (k · mean of 0..k-1 + mine) / (k + 1)
           comm_.after_step_ms += timed_ms([&] { recvs[j]->wait(); });
           parts[j].add_(before[j], k).div_(k + 1);

@@ -155,7 +155,7 @@ TEST_CASE("env: Slurm variables, master from the node list, port from the job id
   CHECK(e.local_world_size == 2);
   CHECK(e.master_addr == "gpu07");
   // No SLURM_STEP_ID: the batch script's own step (Slurm numbers it 0xfffffffb).
-  CHECK(e.master_port == 20000 + (123456 + 7919ULL * (0xfffffffbULL % 20000)) % 20000);
+  CHECK(e.master_port == 20000 + (123456 + 7919ULL * (0xfffffffbULL % 12000)) % 12000);
   CHECK(e.job_id == "Slurm job 123456 step batch");
   CHECK(e.source == "slurm");
   // A step on part of the job's nodes: rank 0 runs on the step's first node.
@@ -191,7 +191,7 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
   slurm_task("4243", "0");
   LaunchEnv c = read_launch_env();
   CHECK(a.master_port == 20000 + 4242);
-  CHECK(b.master_port == 20000 + (4242 + 7919) % 20000);
+  CHECK(b.master_port == 20000 + (4242 + 7919) % 12000);
   CHECK(a.master_port != b.master_port);
   CHECK(a.master_port != c.master_port);
   REQUIRE(a.job_token.size() == 64);
@@ -204,8 +204,12 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
   slurm_task("4242", nullptr);
   setenv("SLURM_STEPID", "1", 1);
   CHECK(read_launch_env().job_token == b.job_token);
-  // Concurrent steps of one job never share a port (7919 is prime to 20000).
-  for (unsigned long long s = 1; s < 20000; ++s) REQUIRE(detail::slurm_port(99, 0) != detail::slurm_port(99, s));
+  // Concurrent steps of one job never share a port (7919 is prime to 12000), and no derived
+  // port is an ephemeral one (32768 and up).
+  for (unsigned long long s = 1; s < 12000; ++s) {
+    REQUIRE(detail::slurm_port(99, 0) != detail::slurm_port(99, s));
+    REQUIRE(detail::slurm_port(99, s) < 32768);
+  }
 
   // The secret was created 0600 on first use and is what the token is keyed with.
   const std::string secret_path = home.dir + "/.ddl/secret";
