@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "apps/common/link_rate.h"
 #include "tensor/error.h"
 
 namespace ddl::apps {
@@ -16,21 +17,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   for (std::string part; std::getline(in, part, sep);) parts.push_back(part);
   if (!s.empty() && s.back() == sep) parts.emplace_back();
   return parts;
-}
-
-// "100mbit" -> 1e8; 0 when it is not NUMBER followed by bit, kbit, mbit or gbit.
-double rate_bits(const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) return 0;
-  std::string unit = text.substr(digits);
-  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  double mult = 0;
-  if (unit == "bit") mult = 1;
-  if (unit == "kbit") mult = 1e3;
-  if (unit == "mbit") mult = 1e6;
-  if (unit == "gbit") mult = 1e9;
-  return std::stod(text.substr(0, digits)) * mult;
 }
 
 bool plain(const std::string& s) {  // safe in a file name and on a shell command line
@@ -49,9 +35,9 @@ std::vector<LinkSetting> parse_links(const std::string& list) {
               "' is not RATE[/DELAY[/LOSS]] (settings are separated by commas, e.g. 10mbit,100mbit/20ms,1gbit)");
     LinkSetting s;
     s.spec = spec;
-    s.rate_bits = rate_bits(parts[0]);
-    DDL_CHECK(s.rate_bits > 0, "sync_study --links: rate '", parts[0],
-              "' is not NUMBER followed by bit, kbit, mbit or gbit (e.g. 100mbit)");
+    s.rate_bits = static_cast<double>(link_rate_bits(parts[0]));  // the rates ddlrun --link accepts
+    DDL_CHECK(s.rate_bits >= 8000, "sync_study --links: rate '", parts[0],
+              "' is not NUMBER followed by bit, kbit, mbit or gbit between 8kbit and 1000gbit (e.g. 100mbit)");
     for (const auto& p : parts)
       DDL_CHECK(plain(p), "sync_study --links: '", p, "' in '", spec,
                 "' has characters other than letters, digits, . and %");

@@ -47,8 +47,8 @@ TEST_CASE("sync_study --links: rates, delays and losses, comma-separated", "[app
   CHECK(links[2].label == "1gbit-5ms-1pct");
   CHECK(links[2].rate_bits == 1e9);
   CHECK(links[3].rate_bits == 5e5);
-  for (const char* bad :
-       {"", "10mbit,", "10mbps", "mbit", "10mbit/1ms/1%/x", "10mbit,10mbit", "10mbit/$(x)", "1gbit//"})
+  for (const char* bad : {"", "10mbit,", "10mbps", "mbit", "10mbit/1ms/1%/x", "10mbit,10mbit", "10mbit/$(x)", "1gbit//",
+                          "1kbit", "99999999999gbit"})
     CHECK_THROWS_AS(parse_links(bad), ddl::Error);
 }
 

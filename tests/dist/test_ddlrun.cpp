@@ -226,4 +226,11 @@ TEST_CASE("ddlrun: bad command lines", "[dist]") {
   Result r = sh(ddlrun() + " --nproc 1 /nonexistent/program");
   CHECK(r.code == 127);
   CHECK_THAT(r.out, Contains("cannot execute /nonexistent/program"));
+  // Link rates are checked before anything is built (exit 2), overflowing ones included.
+  for (const char* rate : {"99999999999gbit", "10mbps", "1kbit"}) {
+    Result bad = sh(ddlrun() + " --hosts 2 --link " + rate + " true");
+    INFO(bad.out);
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.out, Contains("link rate"));
+  }
 }

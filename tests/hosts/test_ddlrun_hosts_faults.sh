@@ -67,7 +67,7 @@ check "SIGTERM: ddlrun exits 143 ($code), nothing of job $job remains" "[ $code 
 out=$tmp/restart
 "$DDLRUN" --hosts 2 --link 100mbit --max-restarts 1 sh -c \
   'echo "attempt $DDL_RESTART_COUNT: $(hostname) $(ip -br -4 addr show eth0 | tr -s " " | cut -d" " -f3)";
-   [ "$DDL_RESTART_COUNT" = 1 ] || [ "$RANK" = 0 ] || exit 3' >"$out" 2>&1
+   [ "$DDL_RESTART_COUNT" = 1 ] || [ "$RANK" = 0 ] || { sleep 1; exit 3; }' >"$out" 2>&1
 code=$?
 job=$(job_of "$out")
 for r in 0 1; do

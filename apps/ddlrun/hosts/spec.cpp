@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "apps/common/link_rate.h"
+
 namespace ddl::launcher::hosts {
 
 const Link& Spec::link_for(int host) const {
@@ -12,18 +14,10 @@ const Link& Spec::link_for(int host) const {
 }
 
 long long rate_bits(const std::string& rate) {
-  size_t digits = 0;
-  while (digits < rate.size() && std::isdigit(static_cast<unsigned char>(rate[digits]))) ++digits;
-  std::string unit = rate.substr(digits);
-  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const long long mult = unit == "" || unit == "bit" ? 1
-                         : unit == "kbit"            ? 1000LL
-                         : unit == "mbit"            ? 1000000LL
-                         : unit == "gbit"            ? 1000000000LL
-                                                     : 0;
-  if (digits == 0 || digits > 12 || mult == 0)
-    throw UsageError("link rate '" + rate + "': use NUMBER followed by bit, kbit, mbit or gbit (e.g. 100mbit)");
-  const long long bits = std::stoll(rate.substr(0, digits)) * mult;
+  const long long bits = apps::link_rate_bits(rate);
+  if (bits == 0)
+    throw UsageError("link rate '" + rate +
+                     "': use NUMBER followed by bit, kbit, mbit or gbit (e.g. 100mbit), at most 1000gbit");
   if (bits < 8000) throw UsageError("link rate '" + rate + "' is below 8kbit, too slow to run anything");
   return bits;
 }
