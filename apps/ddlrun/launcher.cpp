@@ -300,6 +300,13 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
 
 }  // namespace
 
+sigset_t stop_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&s, sig);
+  return s;
+}
+
 int run(const Config& cfg) {
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe failed");
   struct sigaction sa {};
@@ -311,11 +318,7 @@ int run(const Config& cfg) {
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaction(s, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   // main() blocks SIGINT and SIGTERM while it builds emulated hosts; from here they are handled.
-  sigset_t stops;
-  sigemptyset(&stops);
-  sigaddset(&stops, SIGINT);
-  sigaddset(&stops, SIGTERM);
-  sigaddset(&stops, SIGHUP);
+  const sigset_t stops = stop_signals();
   sigprocmask(SIG_UNBLOCK, &stops, nullptr);
 
   // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):

@@ -4,6 +4,7 @@
 // `max_restarts` reruns the whole group; node 0 also serves the rendezvous store.
 #pragma once
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,9 @@ struct Config {
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing
 // worker's status, or 128 + signal, otherwise).
 int run(const Config& cfg);
+
+// SIGINT, SIGTERM and SIGHUP: what stops a job. main() blocks them while it builds emulated
+// hosts; run() unblocks and handles them, so the hosts are always torn down again.
+sigset_t stop_signals();
 
 }  // namespace ddl::launcher

@@ -12,6 +12,7 @@
 #include "dist/env.h"
 #include "dist/store/sha256.h"
 #include "tensor/error.h"
+#include "tests/common/dist_fixtures.h"
 
 using namespace ddl::dist;
 
@@ -47,26 +48,6 @@ void clear_env() {
                         "DDL_STORE_SERVED"})
     unsetenv(v);
 }
-
-// A fresh HOME for the duration of a test, so ~/.ddl/secret is created there and not in
-// the real home directory.
-struct TempHome {
-  std::string dir, old;
-  TempHome() {
-    char tmpl[] = "/tmp/ddl_home_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    if (const char* h = std::getenv("HOME")) old = h;
-    setenv("HOME", dir.c_str(), 1);
-  }
-  ~TempHome() {
-    if (old.empty())
-      unsetenv("HOME");
-    else
-      setenv("HOME", old.c_str(), 1);
-    std::filesystem::remove_all(dir);
-  }
-};
 
 void slurm_task(const char* job, const char* step) {
   setenv("SLURM_PROCID", "1", 1);
@@ -141,7 +122,7 @@ TEST_CASE("env: Open MPI variables", "[dist]") {
 
 TEST_CASE("env: Slurm variables, master from the node list, port from the job id", "[dist]") {
   clear_env();
-  TempHome home;
+  ddl::test::TempHome home;
   setenv("SLURM_PROCID", "3", 1);
   setenv("SLURM_NTASKS", "4", 1);
   setenv("SLURM_LOCALID", "1", 1);
@@ -182,7 +163,7 @@ TEST_CASE("env: malformed values are named in the error", "[dist]") {
 
 TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share them", "[dist]") {
   clear_env();
-  TempHome home;
+  ddl::test::TempHome home;
   slurm_task("4242", "0");
   LaunchEnv a = read_launch_env();
   LaunchEnv a2 = read_launch_env();
@@ -221,7 +202,7 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
   CHECK(a.job_token == detail::derive_job_token(secret, "Slurm job 4242 step 0"));
   // Another user's secret (another home) gives another token for the same step.
   {
-    TempHome other;
+    ddl::test::TempHome other;
     slurm_task("4242", "0");
     CHECK(read_launch_env().job_token != a.job_token);
   }
@@ -239,7 +220,7 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
 
 TEST_CASE("env: Open MPI jobs derive a port and token from their PMIx namespace", "[dist]") {
   clear_env();
-  TempHome home;
+  ddl::test::TempHome home;
   setenv("OMPI_COMM_WORLD_RANK", "0", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
   LaunchEnv none = read_launch_env();
@@ -260,7 +241,7 @@ TEST_CASE("env: Open MPI jobs derive a port and token from their PMIx namespace"
 
 TEST_CASE("env: DDL_JOB_TOKEN_FILE must be private", "[dist]") {
   clear_env();
-  TempHome home;
+  ddl::test::TempHome home;
   const std::string path = home.dir + "/token";
   write_file(path, "file-token\n", 0600);
   setenv("DDL_JOB_TOKEN_FILE", path.c_str(), 1);

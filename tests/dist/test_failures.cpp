@@ -7,6 +7,7 @@
 
 #include "dist/dist.h"
 #include "tensor/factory.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -15,22 +16,10 @@ using ddl::test::describe;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+using test::contains;
 
-std::shared_ptr<TCPStore> connect(int port, Millis timeout) {
-  TCPStoreOptions so;
-  so.timeout = timeout;
-  return std::make_shared<TCPStore>("127.0.0.1", port, so);
-}
-
-// shm = 1: all_reduce through shared memory (these ranks share a host); 0: Gloo's TCP ring.
-GlooOptions with_timeout(Millis t, int shm = 1) {
-  GlooOptions o;
-  o.timeout = t;
-  o.debug = 0;
-  o.shm = shm;
-  return o;
-}
+std::shared_ptr<TCPStore> connect(int port, Millis timeout) { return test::store_client(port, timeout); }
+GlooOptions with_timeout(Millis t, int shm = 1) { return test::gloo_options(t, shm); }
 
 }  // namespace
 

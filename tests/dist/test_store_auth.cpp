@@ -16,6 +16,7 @@
 #include "dist/store/socket.h"
 #include "dist/store/tcp_store.h"
 #include "tensor/error.h"
+#include "tests/common/dist_fixtures.h"
 
 using namespace ddl::dist;
 using Catch::Contains;
@@ -38,13 +39,8 @@ TCPStoreOptions client(const std::string& token, const std::string& source = "")
 
 // Sets the environment of one Slurm task and a fresh HOME (for ~/.ddl/secret); undoes both.
 struct SlurmTask {
-  std::string home, old_home;
+  ddl::test::TempHome home;
   SlurmTask() {
-    char tmpl[] = "/tmp/ddl_home_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    home = tmpl;
-    if (const char* h = std::getenv("HOME")) old_home = h;
-    setenv("HOME", home.c_str(), 1);
     setenv("SLURM_PROCID", "1", 1);
     setenv("SLURM_NTASKS", "2", 1);
     setenv("SLURM_JOB_ID", "4242", 1);
@@ -55,11 +51,6 @@ struct SlurmTask {
   }
   ~SlurmTask() {
     for (const char* v : {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID", "SLURM_STEP_ID"}) unsetenv(v);
-    if (old_home.empty())
-      unsetenv("HOME");
-    else
-      setenv("HOME", old_home.c_str(), 1);
-    std::filesystem::remove_all(home);
   }
 };
 

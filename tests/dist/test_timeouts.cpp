@@ -9,6 +9,7 @@
 
 #include "dist/dist.h"
 #include "tensor/factory.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -17,24 +18,8 @@ using Catch::Contains;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::shared_ptr<TCPStore> connect(int port, Millis timeout) {
-  TCPStoreOptions so;
-  so.timeout = timeout;
-  return std::make_shared<TCPStore>("127.0.0.1", port, so);
-}
-
-GlooOptions options(Millis timeout, int shm = 0) {
-  GlooOptions o;
-  o.timeout = timeout;
-  o.debug = 0;
-  o.shm = shm;
-  return o;
 }
 
 std::string read_file(const std::string& path) {
@@ -66,7 +51,7 @@ TEST_CASE("timeouts: a rank whose peer never comes stops at its timeout, naming 
   TCPStoreServer server("127.0.0.1", 0);
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    ProcessGroupGloo pg(connect(server.port(), Millis(60000)), 1, 2, options(Millis(1500)));
+    ProcessGroupGloo pg(test::store_client(server.port(), Millis(60000)), 1, 2, test::gloo_options(Millis(1500), 0));
     FAIL("connected to nobody");
   } catch (const Error& e) {
     const double s = seconds_since(t0);
@@ -83,19 +68,21 @@ TEST_CASE("timeouts: a missing interface is named at once, and the other ranks s
   auto outs = test::run_processes(
       2,
       [&](int rank) {
-        GlooOptions o = options(Millis(60000));
+        GlooOptions o = test::gloo_options(Millis(60000), 0);
         if (rank == 0) o.iface = "nosuchif0";
         const auto t0 = std::chrono::steady_clock::now();
         try {
-          ProcessGroupGloo pg(connect(port, Millis(60000)), rank, 2, o);
+          ProcessGroupGloo pg(test::store_client(port, Millis(60000)), rank, 2, o);
           DIST_EXPECT(false, "the group was created");
         } catch (const Error& e) {
           const std::string m = e.what();
           DIST_EXPECT(seconds_since(t0) < 10, "took ", seconds_since(t0), " s: ", m);
-          DIST_EXPECT(contains(m, "'nosuchif0'") && contains(m, "does not exist") && contains(m, "lo 127.0.0.1"),
+          DIST_EXPECT(test::contains(m, "'nosuchif0'") && test::contains(m, "does not exist") &&
+                          test::contains(m, "lo 127.0.0.1"),
                       "message: ", m);
-          if (rank == 0) DIST_EXPECT(!contains(m, "60000 ms"), "claims a wait it did not do: ", m);
-          if (rank == 1) DIST_EXPECT(contains(m, "[rank 1/2]") && contains(m, "another rank could not start"), m);
+          if (rank == 0) DIST_EXPECT(!test::contains(m, "60000 ms"), "claims a wait it did not do: ", m);
+          if (rank == 1)
+            DIST_EXPECT(test::contains(m, "[rank 1/2]") && test::contains(m, "another rank could not start"), m);
         }
       },
       30);
@@ -117,7 +104,7 @@ TEST_CASE("timeouts: mismatched sizes over TCP end the processes with a message,
       [&](int rank) {
         // The message goes to stderr just before the process exits: keep it for the parent.
         if (!std::freopen((dir + "/stderr" + std::to_string(rank)).c_str(), "w", stderr)) throw Error("freopen");
-        ProcessGroupGloo pg(connect(port, Millis(20000)), rank, 2, options(Millis(20000)));
+        ProcessGroupGloo pg(test::store_client(port, Millis(20000)), rank, 2, test::gloo_options(Millis(20000), 0));
         const int64_t n = rank == 0 ? 100000 : 10;
         if (op == "all_reduce") {
           pg.all_reduce(ones({n}));
@@ -136,7 +123,7 @@ TEST_CASE("timeouts: mismatched sizes over TCP end the processes with a message,
     const std::string err = read_file(dir + "/stderr" + std::to_string(r));
     INFO("rank " << r << " stderr: " << err);
     CHECK(!outs[r].ok);
-    CHECK(!contains(outs[r].error, "signal"));
+    CHECK(!test::contains(outs[r].error, "signal"));
     CHECK(outs[r].seconds < 30);
     if (outs[r].error == "exit status 70") {
       ++exited;

@@ -1,0 +1,54 @@
+// Small pieces the dist tests share: a TCPStore client and GlooOptions with a given
+// timeout, a substring check for rank bodies, and a fresh HOME for tests that make
+// ~/.ddl/secret (so the real home directory is never touched).
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "dist/dist.h"
+
+namespace ddl::test {
+
+inline bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+inline std::shared_ptr<dist::TCPStore> store_client(int port, dist::Millis timeout) {
+  dist::TCPStoreOptions so;
+  so.timeout = timeout;
+  return std::make_shared<dist::TCPStore>("127.0.0.1", port, so);
+}
+
+// shm = 1: all_reduce through shared memory (ranks of one host); 0: Gloo's TCP ring.
+// DDL_DEBUG checks off, so tests see the transport's own behaviour.
+inline dist::GlooOptions gloo_options(dist::Millis timeout, int shm) {
+  dist::GlooOptions o;
+  o.timeout = timeout;
+  o.debug = 0;
+  o.shm = shm;
+  return o;
+}
+
+struct TempHome {
+  std::string dir, old;
+  TempHome() {
+    char tmpl[] = "/tmp/ddl_home_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    if (const char* h = std::getenv("HOME")) old = h;
+    setenv("HOME", dir.c_str(), 1);
+  }
+  ~TempHome() {
+    if (old.empty())
+      unsetenv("HOME");
+    else
+      setenv("HOME", old.c_str(), 1);
+    std::filesystem::remove_all(dir);
+  }
+  TempHome(const TempHome&) = delete;
+  TempHome& operator=(const TempHome&) = delete;
+};
+
+}  // namespace ddl::test
