@@ -30,8 +30,6 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  const std::string& job() const { return job_; }
-  int hosts() const { return spec_.hosts; }
   std::string host_name(int host) const { return "host" + std::to_string(host); }
   std::string netns_path(int host) const;
   // "100mbit", or "100mbit (delay not emulated: no netem)": the worker's DDL_HOST_LINK.
