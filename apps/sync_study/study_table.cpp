@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "apps/common/metrics_log.h"
+#include "report/metrics_log.h"
 #include "tensor/error.h"
 
 namespace ddl::apps {
@@ -27,7 +27,7 @@ StudyRow read_study_row(const std::string& strategy, const std::string& metrics_
   StudyRow row;
   row.strategy = strategy;
   for (int r = 0; r < nproc; ++r) {
-    const std::string path = metrics_path_for_rank(metrics_path, r, nproc);
+    const std::string path = report::metrics_path_for_rank(metrics_path, r, nproc);
     std::ifstream in(path);
     DDL_CHECK(in.good(), "sync_study: cannot read ", path);
     nlohmann::json summary;

@@ -11,7 +11,7 @@ using data::Transform;
 
 const std::vector<std::string> kFashionNames = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                                 "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
-const std::vector<std::string> kCifarNames = {"airplane", "automobile", "bird", "cat", "deer",
+const std::vector<std::string> kCifarNames = {"airplane", "automobile", "bird",  "cat",  "deer",
                                               "dog",      "frog",       "horse", "ship", "truck"};
 
 Transform compose(std::vector<Transform> ts) { return data::Compose(std::move(ts)); }
@@ -36,7 +36,8 @@ int64_t limit(int64_t n, int64_t wanted) { return wanted > 0 ? std::min(n, wante
 // Examples [offset, offset + n) of another dataset (its transform applies).
 class Slice : public data::Dataset {
  public:
-  Slice(std::shared_ptr<const data::Dataset> base, int64_t offset, int64_t n) : base_(std::move(base)), offset_(offset), n_(n) {}
+  Slice(std::shared_ptr<const data::Dataset> base, int64_t offset, int64_t n)
+      : base_(std::move(base)), offset_(offset), n_(n) {}
   int64_t size() const override { return n_; }
 
  protected:
@@ -90,7 +91,8 @@ DataSplits make_datasets(const TrainOptions& o) {
     s.class_names = train->classes();
     s.num_classes = static_cast<int64_t>(train->classes().size());
   } else {  // synthetic: learnable class patterns plus noise, generated from the seed
-    const int64_t n_train = o.train_samples > 0 ? o.train_samples : 2048, n_test = o.test_samples > 0 ? o.test_samples : 512;
+    const int64_t n_train = o.train_samples > 0 ? o.train_samples : 2048,
+                  n_test = o.test_samples > 0 ? o.test_samples : 512;
     const Transform t = compose({data::ToTensor(), data::Normalize({0.5, 0.5, 0.5}, {0.25, 0.25, 0.25})});
     // One generator of class patterns; the test split is later examples of the same classes.
     const auto all = std::make_shared<data::SyntheticDataset>(n_train + n_test, Shape{3, 32, 32}, 10, o.seed, t);

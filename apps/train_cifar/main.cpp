@@ -17,6 +17,7 @@
 #include "dist/dist.h"
 
 using namespace ddl;
+using ddl::report::Phase;
 
 int main(int argc, char** argv) try {
   const apps::TrainOptions o = apps::parse_options(argc, argv);
@@ -76,22 +77,22 @@ int main(int argc, char** argv) try {
     int64_t step = 0;
     for (const data::Batch& batch : train_loader) {
       if (step++ < pos.step_in_epoch) continue;  // resuming mid-epoch: these batches are done
-      apps::StepTimer& timer = report.timer();
+      auto& timer = report.timer();
       const Tensor x = batch.data.to(device), y = batch.target.to(device);
-      timer.start(apps::Phase::Forward);
+      timer.start(Phase::Forward);
       const Variable logits = net.forward(Variable(x));
       const Variable loss = cross_entropy(logits, y, ce);
-      timer.start(apps::Phase::Backward);
+      timer.start(Phase::Backward);
       opt.zero_grad();
       loss.backward();  // DDP all-reduces gradient buckets while this runs
-      timer.start(apps::Phase::CommWait);
+      timer.start(Phase::CommWait);
       if (strategy) strategy->after_backward();
-      timer.start(apps::Phase::Optimizer);  // param-server also pulls the new weights in step()
+      timer.start(Phase::Optimizer);  // param-server also pulls the new weights in step()
       if (strategy)
         strategy->step(opt);
       else
         opt.step();
-      timer.start(apps::Phase::CommWait);
+      timer.start(Phase::CommWait);
       if (strategy) strategy->after_step();
       const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
       schedule->step();

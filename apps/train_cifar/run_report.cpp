@@ -71,7 +71,8 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
     // resume from the snapshot, else "restart" (training starts over).
     const bool snapshot = !o.eval_only && !o.snapshot.empty() && std::filesystem::exists(o.snapshot);
     const bool continues = restarts_ > 0 || snapshot;
-    log_ = std::make_unique<MetricsLog>(metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_, continues);
+    log_ = std::make_unique<report::MetricsLog>(report::metrics_path_for_rank(o.metrics, rank_, world_), rank_, world_,
+                                                continues);
     // Without a file here this rank may still resume from rank 0's (resume.h): then
     // resumed() writes the marker, else start_epoch() writes "restart".
     restart_pending_ = continues && !snapshot;
@@ -132,19 +133,19 @@ void RunReport::start_epoch(int64_t epoch) {
   loss_sum_ = 0;
   seen_ = correct_ = 0;
   timer_.begin_epoch();
-  timer_.start(Phase::Data);
+  timer_.start(report::Phase::Data);
   if (o_.progress && lead())
-    bar_ = std::make_unique<ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
+    bar_ = std::make_unique<report::ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
 }
 
 void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
                          const dist::StepComm& comm) {
   // Waiting for the network is comm_wait wherever it happened: ddp's buffer broadcast in
   // forward and its last buckets in backward, param-server's weight pull in step().
-  timer_.move_time(Phase::Forward, Phase::CommWait, comm.forward_ms / 1e3);
-  timer_.move_time(Phase::Backward, Phase::CommWait, comm.backward_ms / 1e3);
-  timer_.move_time(Phase::Optimizer, Phase::CommWait, comm.step_ms / 1e3);
-  const StepTimes t = timer_.end_step();
+  timer_.move_time(report::Phase::Forward, report::Phase::CommWait, comm.forward_ms / 1e3);
+  timer_.move_time(report::Phase::Backward, report::Phase::CommWait, comm.backward_ms / 1e3);
+  timer_.move_time(report::Phase::Optimizer, report::Phase::CommWait, comm.step_ms / 1e3);
+  const report::StepTimes t = timer_.end_step();
   const int64_t n = target.numel();
   const int64_t ok = static_cast<int64_t>(sum(eq(argmax(logits, 1), target).to(DType::Int64)).item());
   loss_sum_ += loss * static_cast<double>(n);
@@ -155,23 +156,23 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
   if (step % o_.log_every == 0 || step + 1 == batches_per_epoch_)
     say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.3f", double(epoch_ + 1), double(step), loss,
             double(ok) / double(n)) +
-        fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(Phase::CommWait) * 1e3, lr));
+        fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, lr));
   // The wait for the next batch is that batch's data time, so its step opens now.
-  timer_.start(Phase::Data);
+  timer_.start(report::Phase::Data);
 }
 
 void RunReport::end_epoch() {
   timer_.discard_step();  // the data wait that found the epoch over belongs to no batch
-  const EpochTimes e = timer_.end_epoch();
+  const report::EpochTimes e = timer_.end_epoch();
   last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
   bar_.reset();
   say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1),
           loss_sum_ / double(std::max<int64_t>(seen_, 1)), double(correct_) / double(std::max<int64_t>(seen_, 1))) +
       fmt("avg batch time %.3f s (excluding the first), epoch time %.1f s", e.mean.total_s, e.wall_s));
   say(fmt("  per step: data %.1f ms, forward %.1f ms, backward %.1f ms, comm wait %.1f ms",
-          e.mean.phase(Phase::Data) * 1e3, e.mean.phase(Phase::Forward) * 1e3, e.mean.phase(Phase::Backward) * 1e3,
-          e.mean.phase(Phase::CommWait) * 1e3) +
-      fmt(", optimizer %.1f ms", e.mean.phase(Phase::Optimizer) * 1e3));
+          e.mean.phase(report::Phase::Data) * 1e3, e.mean.phase(report::Phase::Forward) * 1e3,
+          e.mean.phase(report::Phase::Backward) * 1e3, e.mean.phase(report::Phase::CommWait) * 1e3) +
+      fmt(", optimizer %.1f ms", e.mean.phase(report::Phase::Optimizer) * 1e3));
   if (log_) {
     log_->epoch(epoch_, e, {{"train_loss", loss_sum_ / double(std::max<int64_t>(seen_, 1))}});
     for (const auto& s : sampler_.take_new_samples()) log_->sample(s);
@@ -189,14 +190,14 @@ void RunReport::epoch_evaluation(const EvalResult& r) {
 
 void RunReport::final_evaluation(const EvalResult& r) {
   last_accuracy_ = r.accuracy;
-  ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
+  report::ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
   cm.add_counts(r.confusion);
   if (lead()) {
     say_lines(fmt("test loss %.4f, test accuracy %.4f on %.0f images\n", r.loss, r.accuracy, double(r.samples)) +
-              classification_report(cm).to_string() + "\nconfusion matrix (rows: true class, columns: predicted)\n" +
-              format_confusion_matrix(cm));
+              report::classification_report(cm).to_string() +
+              "\nconfusion matrix (rows: true class, columns: predicted)\n" + report::format_confusion_matrix(cm));
   }
-  const ResourceSummary res = sampler_.summary();
+  const report::ResourceSummary res = sampler_.summary();
   const double wall = seconds_since(start_);
   const dist::CommStats stats = group_ ? group_->stats() : dist::CommStats{};
   if (log_)
@@ -207,12 +208,12 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"wall_s", wall},
                         {"pg_bytes_sent", group_ ? stats.bytes_sent() : 0},
                         {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
-                        {"pg_ops", to_json(stats)},
-                        {"steps", to_json(timer_.run())}});
-  const RankSummary mine =
-      make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
+                        {"pg_ops", report::to_json(stats)},
+                        {"steps", report::to_json(timer_.run())}});
+  const report::RankSummary mine =
+      report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
   std::ostringstream table;
-  print_rank_table(mine, group_, table);  // collective; only rank 0's stream gets the table
+  report::print_rank_table(mine, group_, table);  // collective; only rank 0's stream gets the table
   if (!lead()) return;
   say_lines("\n" + table.str());
   if (group_) say_lines("rank 0's process-group traffic by operation:\n" + indented(stats.summary()));

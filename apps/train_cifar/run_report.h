@@ -10,16 +10,16 @@
 #include <fstream>
 #include <memory>
 
-#include "apps/common/classification_report.h"
-#include "apps/common/metrics_log.h"
-#include "apps/common/progress.h"
-#include "apps/common/rank_table.h"
-#include "apps/common/step_timer.h"
-#include "apps/common/worker_metrics.h"
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
 #include "dist/sync/strategy.h"
+#include "report/classification_report.h"
+#include "report/metrics_log.h"
+#include "report/progress.h"
+#include "report/rank_table.h"
+#include "report/step_timer.h"
+#include "report/worker_metrics.h"
 
 namespace ddl::apps {
 
@@ -28,7 +28,7 @@ class RunReport {
   RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
             int64_t batches_per_epoch);
 
-  StepTimer& timer() { return timer_; }
+  report::StepTimer& timer() { return timer_; }
   // Says where training resumes from a snapshot, and logs it: the "resume" line that
   // marks where this run's metrics continue the interrupted run's. Rank 0 also prints
   // `note` (how the ranks came to agree on the snapshot) when it is not empty.
@@ -61,12 +61,12 @@ class RunReport {
   std::string prefix_;
   int64_t batches_per_epoch_, epoch_ = 0;
   std::chrono::steady_clock::time_point start_;
-  ResourceSampler sampler_;
-  StepTimer timer_;
-  ConvergenceTracker convergence_;
-  std::unique_ptr<MetricsLog> log_;
+  report::ResourceSampler sampler_;
+  report::StepTimer timer_;
+  report::ConvergenceTracker convergence_;
+  std::unique_ptr<report::MetricsLog> log_;
   bool restart_pending_ = false;  // a "restart" marker line is due unless this rank resumes
-  std::unique_ptr<ProgressBar> bar_;
+  std::unique_ptr<report::ProgressBar> bar_;
   double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(),
          last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;

@@ -17,7 +17,7 @@ struct TrainingPosition {
   int64_t global_step = 0;    // optimizer steps so far (the lr schedule's position)
   uint64_t seed = 0;
   int64_t world_size = 1;
-  uint64_t rng_offset = 0;    // the default generator's position (dropout masks)
+  uint64_t rng_offset = 0;  // the default generator's position (dropout masks)
 };
 
 // Writes one safetensors file at PATH, atomically: model, optimizer state, position, and

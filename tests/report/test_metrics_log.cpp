@@ -8,9 +8,9 @@
 #include <fstream>
 #include <limits>
 
-#include "apps/common/metrics_log.h"
+#include "report/metrics_log.h"
 
-using namespace ddl::apps;
+using namespace ddl::report;
 using nlohmann::json;
 namespace fs = std::filesystem;
 

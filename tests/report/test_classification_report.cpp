@@ -4,11 +4,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "apps/common/classification_report.h"
+#include "report/classification_report.h"
 #include "tensor/factory.h"
 
 using namespace ddl;
-using namespace ddl::apps;
+using namespace ddl::report;
 
 namespace {
 

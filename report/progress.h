@@ -9,7 +9,7 @@
 #include <iostream>
 #include <string>
 
-namespace ddl::apps {
+namespace ddl::report {
 
 // The bar's text for `done` of `total` after `elapsed_s` (no ETA before the first item).
 std::string format_progress(const std::string& label, int64_t done, int64_t total, double elapsed_s,
@@ -44,4 +44,4 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

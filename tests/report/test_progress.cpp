@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "apps/common/progress.h"
+#include "report/progress.h"
 
-using namespace ddl::apps;
+using namespace ddl::report;
 
 TEST_CASE("format_progress: bar, counts, elapsed and ETA", "[apps]") {
   CHECK(format_progress("epoch 1", 25, 100, 10.0, "loss 0.53", 20) ==

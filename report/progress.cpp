@@ -1,12 +1,12 @@
 // ProgressBar: carriage return + "erase line" (ESC [K) redraws; throttled to 10 Hz.
-#include "apps/common/progress.h"
+#include "report/progress.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 
-namespace ddl::apps {
+namespace ddl::report {
 
 std::string format_duration(double seconds) {
   if (!(seconds >= 0)) seconds = 0;  // NaN too
@@ -84,4 +84,4 @@ void ProgressBar::finish() {
   out_ << '\n' << std::flush;
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

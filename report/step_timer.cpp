@@ -1,10 +1,10 @@
 // StepTimer: a phase clock per step and running sums per epoch and per run. Every step
 // is added to "all"; steps after an epoch's first also to "later", which means use.
-#include "apps/common/step_timer.h"
+#include "report/step_timer.h"
 
 #include <algorithm>
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 void accumulate(StepTimes& into, const StepTimes& s) {
@@ -160,4 +160,4 @@ StepTimer::Scope::~Scope() {
     timer_.stop();
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -5,14 +5,14 @@
 #include <cmath>
 #include <sstream>
 
-#include "apps/common/classification_report.h"
-#include "apps/common/rank_table.h"
+#include "report/classification_report.h"
+#include "report/rank_table.h"
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/store/store.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
-using namespace ddl::apps;
+using namespace ddl::report;
 
 namespace {
 

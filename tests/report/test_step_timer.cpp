@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
-#include "apps/common/step_timer.h"
+#include "report/step_timer.h"
 
-using namespace ddl::apps;
+using namespace ddl::report;
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "apps/common/proc_parse.h"
+#include "report/proc_parse.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 
 // One reading. Counters (net, disk) are deltas since the sampler started; -1 = n/a.
 struct ResourceSample {
@@ -102,4 +102,4 @@ class ResourceSampler {
 // "412.0 MB", or "n/a" for a negative count. MB = 1e6 bytes, as CommStats prints.
 std::string format_bytes(int64_t bytes);
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

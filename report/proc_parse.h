@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ddl::apps {
+namespace ddl::report {
 
 // /proc/self/stat: utime + stime (fields 14 and 15) in clock ticks. The command name
 // (field 2) may hold spaces and parentheses, so fields are counted after the last ')'.
@@ -45,4 +45,4 @@ std::optional<IoCounters> parse_proc_io(std::string_view text);
 // Reads a whole (possibly size-0 /proc) file; nullopt when it cannot be opened.
 std::optional<std::string> read_text_file(const std::string& path);
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

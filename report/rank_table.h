@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/step_timer.h"
-#include "apps/common/worker_metrics.h"
+#include "report/step_timer.h"
+#include "report/worker_metrics.h"
 #include "dist/process_group.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 
 // The fields, in wire order. Adding one changes the vector every rank sends: all ranks
 // must run the same build.
@@ -83,4 +83,4 @@ class ConvergenceTracker {
   double time_s_ = std::numeric_limits<double>::quiet_NaN();
 };
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -1,6 +1,6 @@
 // ResourceSampler: reads /proc through the parsers in proc_parse.h, turns counters into
 // deltas since start, and keeps every sample (one a second is ~100 B: hours fit easily).
-#include "apps/common/worker_metrics.h"
+#include "report/worker_metrics.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <limits>
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -164,4 +164,4 @@ ResourceSummary ResourceSampler::summary() {
   return sum;
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-namespace ddl::apps {
+namespace ddl::report {
 
 enum class Phase : uint8_t { Data, Forward, Backward, CommWait, Optimizer };
 inline constexpr int kNumPhases = 5;
@@ -97,4 +97,4 @@ class StepTimer {
   static EpochTimes finish(const Acc& a);
 };
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -1,13 +1,13 @@
 // Parsers for /proc/self/stat, /proc/self/status, /proc/net/dev and /proc/self/io.
 // Plain string scanning: no regex, no exceptions escape (malformed text → nullopt).
-#include "apps/common/proc_parse.h"
+#include "report/proc_parse.h"
 
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -129,4 +129,4 @@ std::optional<std::string> read_text_file(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

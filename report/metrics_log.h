@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "apps/common/step_timer.h"
-#include "apps/common/worker_metrics.h"
+#include "report/step_timer.h"
+#include "report/worker_metrics.h"
 #include "dist/process_group.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 
 // `path` itself for world 1; otherwise ".rank<r>" goes before the extension
 // ("m.jsonl" → "m.rank1.jsonl"), so ranks never write into one file.
@@ -59,4 +59,4 @@ nlohmann::json to_json(const EpochTimes& t);  // steps, wall_s, "total": {...}, 
 // Per operation kind with calls > 0: {"all_reduce": {"calls", "bytes_sent", "bytes_received"}, ...}
 nlohmann::json to_json(const dist::CommStats& s);
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

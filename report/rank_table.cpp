@@ -1,5 +1,5 @@
 // Per-rank summary: pack to doubles, all_gather as one float64 tensor, print aligned.
-#include "apps/common/rank_table.h"
+#include "report/rank_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "dist/process_group.h"
 #include "tensor/factory.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -169,4 +169,4 @@ void ConvergenceTracker::record(double elapsed_s, double accuracy) {
   if (target_ > 0 && std::isnan(time_s_) && accuracy >= target_) time_s_ = elapsed_s;
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

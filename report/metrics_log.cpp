@@ -1,11 +1,11 @@
 // MetricsLog: JSON lines through nlohmann::json, one fwrite + fflush per event.
-#include "apps/common/metrics_log.h"
+#include "report/metrics_log.h"
 
 #include <cmath>
 
 #include "tensor/error.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 using nlohmann::json;
@@ -126,4 +126,4 @@ void MetricsLog::summary(const ResourceSummary& s, json extra) {
   write("summary", std::move(j));
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "apps/common/worker_metrics.h"
+#include "report/worker_metrics.h"
 
-using namespace ddl::apps;
+using namespace ddl::report;
 namespace fs = std::filesystem;
 
 namespace {

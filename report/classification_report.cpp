@@ -1,6 +1,6 @@
 // Confusion matrix and scikit-learn style classification report. Every class in
 // [0, num_classes) is reported, as scikit-learn does when given labels=range(C).
-#include "apps/common/classification_report.h"
+#include "report/classification_report.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "dist/process_group.h"
 #include "tensor/factory.h"
 
-namespace ddl::apps {
+namespace ddl::report {
 namespace {
 
 double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / den : 0.0; }
@@ -185,4 +185,4 @@ std::string format_confusion_matrix(const ConfusionMatrix& cm) {
   return out;
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::report

@@ -14,7 +14,7 @@ namespace ddl::dist {
 class ProcessGroup;
 }
 
-namespace ddl::apps {
+namespace ddl::report {
 
 inline const std::vector<std::string> kCifar10ClassNames = {"airplane", "automobile", "bird",  "cat",  "deer",
                                                             "dog",      "frog",       "horse", "ship", "truck"};
@@ -79,4 +79,4 @@ ClassificationReport classification_report(const ConfusionMatrix& cm);
 // class indices, with row totals (the support) at the right.
 std::string format_confusion_matrix(const ConfusionMatrix& cm);
 
-}  // namespace ddl::apps
+}  // namespace ddl::report
