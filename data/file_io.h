@@ -9,8 +9,17 @@
 namespace ddl::data::detail {
 
 // The file's bytes, inflated when gzip-compressed. Throws ddl::Error naming
-// `format` and the path when the file is missing, unreadable or a corrupt gzip stream.
-std::vector<uint8_t> read_file(const std::string& path, const char* format);
+// `format` and the path when the file is missing, not a regular file, unreadable, a
+// corrupt gzip stream, or longer than `max_bytes` once inflated (a gzip bomb stops there).
+std::vector<uint8_t> read_file(const std::string& path, const char* format, uint64_t max_bytes);
+std::vector<uint8_t> read_file(const std::string& path, const char* format);  // max_bytes: max_file_bytes()
+
+// The first `n` bytes (fewer when the file is shorter), inflated when gzip-compressed.
+std::vector<uint8_t> read_head(const std::string& path, const char* format, size_t n);
+
+// The most bytes a dataset file may inflate to: DDL_DATA_MAX_BYTES when set (a positive
+// integer), else 4 GiB. Throws ddl::Error when the variable is malformed.
+uint64_t max_file_bytes();
 
 bool file_exists(const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <limits>
 
 #include "data/file_io.h"
 #include "tensor/factory.h"
@@ -24,11 +25,18 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-Tensor read_image(const std::string& path, int64_t channels) {
+Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels) {
   DDL_CHECK(channels >= 1 && channels <= 4, "read_image: channels must be 1 to 4, got ", channels);
   const std::vector<uint8_t> bytes = detail::read_file(path, "read_image");
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
+  DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
+            bytes.size(), " bytes, more than stb_image can read");
   int w = 0, h = 0, comp = 0;
+  // The header's size first: decoding is where a small file becomes gigabytes.
+  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp))
+    DDL_CHECK(int64_t{w} * h <= max_pixels, "read_image: '", path, "' is a ", w, "x", h, " image (", int64_t{w} * h,
+              " pixels), more than the ", max_pixels,
+              " allowed (ImageFolderOptions::max_pixels); a corrupt or hostile header?");
   uint8_t* pixels =
       stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp, static_cast<int>(channels));
   DDL_CHECK(pixels != nullptr, "read_image: cannot decode '", path, "' (", bytes.size(),
@@ -51,13 +59,21 @@ ImageFolder::ImageFolder(const std::string& root, Transform transform, ImageFold
             "ImageFolder: set both resize_height and resize_width, or neither");
   std::error_code ec;
   DDL_CHECK(fs::is_directory(root, ec), "ImageFolder: '", root, "' is not a directory (expected root/<class>/<image>)");
+  std::vector<std::string> folders;
   for (const auto& entry : fs::directory_iterator(root))
-    if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
-  std::sort(classes_.begin(), classes_.end());
-  DDL_CHECK(!classes_.empty(), "ImageFolder: '", root, "' has no class sub-folders (expected root/<class>/<image>)");
-  for (size_t c = 0; c < classes_.size(); ++c) {
+    if (entry.is_directory()) folders.push_back(entry.path().filename().string());
+  std::sort(folders.begin(), folders.end());
+  DDL_CHECK(!folders.empty(), "ImageFolder: '", root, "' has no class sub-folders (expected root/<class>/<image>)");
+  classes_ = options_.classes.empty() ? folders : options_.classes;
+  for (const std::string& folder : folders) {
+    const auto at = std::find(classes_.begin(), classes_.end(), folder);
+    DDL_CHECK(at != classes_.end(), "ImageFolder: '", (fs::path(root) / folder).string(), "' is not one of the ",
+              classes_.size(),
+              " classes given (those of the training split?); its images "
+              "would have no label");
+    const int64_t c = at - classes_.begin();
     std::vector<std::string> files;
-    const fs::path dir = fs::path(root) / classes_[c];
+    const fs::path dir = fs::path(root) / folder;
     for (const auto& entry : fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
       if (!entry.is_regular_file()) continue;
       const std::string ext = lower(entry.path().extension().string());
@@ -66,13 +82,13 @@ ImageFolder::ImageFolder(const std::string& root, Transform transform, ImageFold
     }
     DDL_CHECK(!files.empty(), "ImageFolder: class folder '", dir.string(), "' holds no image files");
     std::sort(files.begin(), files.end());
-    for (auto& f : files) samples_.emplace_back(std::move(f), static_cast<int64_t>(c));
+    for (auto& f : files) samples_.emplace_back(std::move(f), c);
   }
 }
 
 Example ImageFolder::load(int64_t index) const {
   const auto& [path, label] = samples_[static_cast<size_t>(index)];
-  Tensor image = read_image(path, options_.channels);
+  Tensor image = read_image(path, options_.channels, options_.max_pixels);
   if (options_.resize_height > 0 &&
       (image.size(1) != options_.resize_height || image.size(2) != options_.resize_width)) {
     TransformContext unused(0, 0, index);

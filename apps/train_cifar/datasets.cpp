@@ -87,6 +87,7 @@ DataSplits make_datasets(const TrainOptions& o) {
     fo.resize_height = fo.resize_width = 32;
     const auto train = std::make_shared<data::ImageFolder>(o.data + "/train", cifar_transform(o.augment), fo);
     s.train = train;
+    fo.classes = train->classes();  // test/ numbers its classes as train/ does, by name
     s.test = std::make_shared<data::ImageFolder>(o.data + "/test", cifar_transform(false), fo);
     s.class_names = train->classes();
     s.num_classes = static_cast<int64_t>(train->classes().size());

@@ -109,3 +109,32 @@ TEST_CASE("ImageFolder errors name the folder or the file", "[data][image][error
   REQUIRE_THROWS_WITH(ds.get(1), Catch::Contains(dir / "empty/ok.png") && Catch::Contains("no such file"));
   REQUIRE_THROWS_WITH(ds.get(2), Catch::Contains("index 2 out of range"));
 }
+
+TEST_CASE("a test split numbers its classes by the training split's names", "[data][image]") {
+  TempDir dir;
+  for (const char* c : {"train/cat", "train/dog", "train/frog", "test/cat", "test/frog"}) {
+    std::filesystem::create_directories(dir / c);
+    write_png(dir / (std::string(c) + "/x.png"), 2, 2, 0);
+  }
+  ImageFolder train(dir / "train");
+  ImageFolderOptions o;
+  o.classes = train.classes();
+  ImageFolder test(dir / "test", {}, o);
+  REQUIRE(test.classes() == std::vector<std::string>{"cat", "dog", "frog"});
+  REQUIRE(test.size() == 2);
+  REQUIRE(test.get(1).target.item<int64_t>() == 2);  // frog stays frog, not "dog"
+  // Without the list the folder numbers itself (frog would be 1): the reason for the option.
+  REQUIRE(ImageFolder(dir / "test").get(1).target.item<int64_t>() == 1);
+  std::filesystem::create_directories(dir / "test/horse");
+  write_png(dir / "test/horse/x.png", 2, 2, 0);
+  REQUIRE_THROWS_WITH(ImageFolder(dir / "test", {}, o),
+                      Catch::Contains(dir / "test/horse") && Catch::Contains("not one of the 3 classes"));
+}
+
+TEST_CASE("an image larger than max_pixels is refused before decoding", "[data][image][errors]") {
+  TempDir dir;
+  write_png(dir / "big.png", 100, 60, 0);
+  REQUIRE(read_image(dir / "big.png", 3, 6000).shape() == Shape{3, 60, 100});
+  REQUIRE_THROWS_WITH(read_image(dir / "big.png", 3, 5999),
+                      Catch::Contains(dir / "big.png") && Catch::Contains("100x60") && Catch::Contains("5999"));
+}

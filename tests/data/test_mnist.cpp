@@ -1,7 +1,11 @@
 // MNIST/Fashion-MNIST IDX reading: generated plain and gzipped files read back
 // exactly, corrupt files give errors naming file, offset and expectation, and
 // the installed Fashion-MNIST (when present) has its known first labels and sums.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 
 #include "data/mnist.h"
 #include "temp_dir.h"
@@ -105,6 +109,67 @@ TEST_CASE("MNIST rejects missing, short, mislabelled and corrupt files", "[data]
   gz.resize(gz.size() / 2);
   test::write_bytes(images + ".gz", gz);
   REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images + ".gz") && Catch::Contains("gzip"));
+}
+
+TEST_CASE("MNIST headers that promise more than the file holds are errors, never crashes", "[data][mnist][errors]") {
+  TempDir dir;
+  const std::string images = dir / "train-images-idx3-ubyte", labels = dir / "train-labels-idx1-ubyte";
+  test::write_bytes(labels, idx_labels(4));
+  // Extents whose product passes 64 bits: 0xFFFFFFFF^3.
+  std::vector<uint8_t> huge;
+  for (uint32_t v : {2051u, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}) test::append_be32(huge, v);
+  huge.resize(huge.size() + 100, 7);
+  test::write_bytes(images, huge);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()),
+                      Catch::Contains(images) && Catch::Contains("truncated") && Catch::Contains("more than 2^64"));
+  // A product that fits but is far beyond the file.
+  std::vector<uint8_t> big;
+  for (uint32_t v : {2051u, 100000u, 1000u, 1000u}) test::append_be32(big, v);
+  test::write_bytes(images, big);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images) && Catch::Contains("100000x1000x1000"));
+  // Images without pixels cannot feed a model.
+  test::write_bytes(images, idx_images(4, 0, 0));
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images) && Catch::Contains("0x0 pixels"));
+}
+
+TEST_CASE("MNIST labels outside the ten classes are errors naming file and record", "[data][mnist][errors]") {
+  TempDir dir;
+  const std::string labels = dir / "train-labels-idx1-ubyte";
+  test::write_bytes(dir / "train-images-idx3-ubyte", idx_images(4, 28, 28));
+  auto bad = idx_labels(4);
+  bad[8 + 2] = 12;
+  test::write_bytes(labels, bad);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(labels) && Catch::Contains("label record 2 at offset 10") &&
+                                            Catch::Contains("is 12") && Catch::Contains("below 10"));
+}
+
+TEST_CASE("a gzip bomb stops at the header's promise or the byte cap", "[data][mnist][errors]") {
+  TempDir dir;
+  const std::string images = dir / "train-images-idx3-ubyte.gz";
+  test::write_bytes(dir / "train-labels-idx1-ubyte", idx_labels(1));
+  // 64 MiB of zeros after a header that promises one image: compresses to ~64 KB.
+  auto bomb = idx_images(1, 28, 28);
+  bomb.resize(bomb.size() + (size_t{64} << 20), 0);
+  test::write_gzip(images, bomb);
+  REQUIRE(std::filesystem::file_size(images) < (size_t{1} << 20));
+  REQUIRE_THROWS_WITH(MNIST(dir.str()),
+                      Catch::Contains(images) && Catch::Contains("holds more than") && Catch::Contains("gzip bomb"));
+  // The cap itself, configurable.
+  test::write_gzip(images, idx_images(1, 28, 28));
+  setenv("DDL_DATA_MAX_BYTES", "100", 1);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("holds more than 100 bytes"));
+  setenv("DDL_DATA_MAX_BYTES", "12x", 1);
+  REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains("DDL_DATA_MAX_BYTES='12x'"));
+  unsetenv("DDL_DATA_MAX_BYTES");
+  REQUIRE(MNIST(dir.str()).size() == 1);
+}
+
+TEST_CASE("a FIFO in place of an IDX file is refused at once, not read", "[data][mnist][errors]") {
+  TempDir dir;
+  test::write_bytes(dir / "train-labels-idx1-ubyte", idx_labels(1));
+  const std::string fifo = dir / "train-images-idx3-ubyte";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE_THROWS_WITH(read_idx_images(fifo), Catch::Contains(fifo) && Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("the installed Fashion-MNIST has its known labels and pixel sums", "[data][mnist][fashion]") {
