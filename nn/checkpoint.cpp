@@ -1,7 +1,10 @@
 // Module state <-> safetensors.
 #include "nn/checkpoint.h"
 
+#include <cmath>
+
 #include "nn/safetensors.h"
+#include "tensor/factory.h"
 
 namespace ddl::nn {
 
@@ -11,7 +14,18 @@ void save_state(const Module& module, const std::string& path, const std::map<st
   save_safetensors(path, tensors, metadata);
 }
 
-std::map<std::string, std::string> load_state(Module& module, const std::string& path, bool strict) {
+std::pair<int64_t, int64_t> count_nonfinite(const Tensor& t) {
+  if (!is_floating(t.dtype())) return {0, 0};
+  int64_t nan = 0, inf = 0;
+  for (double v : to_vector<double>(t)) {
+    nan += std::isnan(v);
+    inf += std::isinf(v);
+  }
+  return {nan, inf};
+}
+
+std::map<std::string, std::string> load_state(Module& module, const std::string& path, bool strict,
+                                              bool allow_nonfinite) {
   const TensorFile file = load_safetensors(path);
   std::map<std::string, Tensor> by_name(file.tensors.begin(), file.tensors.end());
   const auto state = module.named_state();
@@ -25,12 +39,20 @@ std::map<std::string, std::string> load_state(Module& module, const std::string&
               " but the model expects ", v.shape());
     DDL_CHECK(t.dtype() == v.dtype() || (is_floating(t.dtype()) && is_floating(v.dtype())), "load_state: ", path,
               ": tensor '", name, "' is ", t.dtype(), " but the model expects ", v.dtype());
+    if (!allow_nonfinite) {
+      const auto [nan, inf] = count_nonfinite(t);
+      DDL_CHECK(nan + inf == 0, "load_state: ", path, ": tensor '", name, "' holds ", nan, " NaN and ", inf,
+                " infinite values (of ", t.numel(),
+                "): the weights of a diverged run? Refused unless loading with allow_nonfinite "
+                "(train_cifar --allow-nonfinite)");
+    }
   }
   if (strict) {
     for (const auto& [name, t] : file.tensors) {
       bool known = false;
       for (const auto& [n, v] : state) known = known || n == name;
-      DDL_CHECK(known, "load_state: ", path, " holds '", name, "', which the model does not have (pass strict=false to ignore)");
+      DDL_CHECK(known, "load_state: ", path, " holds '", name,
+                "', which the model does not have (pass strict=false to ignore)");
     }
   }
   for (const auto& [name, v] : state) v.data().copy_(by_name.at(name));

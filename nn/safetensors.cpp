@@ -3,6 +3,7 @@
 #include "nn/safetensors.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,22 +24,30 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // the format's own limit
 
 const char* st_dtype(DType t) {
   switch (t) {
-    case DType::Float32: return "F32";
-    case DType::Float64: return "F64";
-    case DType::Int64: return "I64";
-    case DType::Int32: return "I32";
-    case DType::UInt8: return "U8";
-    case DType::Bool: return "BOOL";
-    case DType::Float16: return "F16";
-    case DType::BFloat16: return "BF16";
+    case DType::Float32:
+      return "F32";
+    case DType::Float64:
+      return "F64";
+    case DType::Int64:
+      return "I64";
+    case DType::Int32:
+      return "I32";
+    case DType::UInt8:
+      return "U8";
+    case DType::Bool:
+      return "BOOL";
+    case DType::Float16:
+      return "F16";
+    case DType::BFloat16:
+      return "BF16";
   }
   return "?";
 }
 
 bool parse_dtype(const std::string& s, DType& out) {
-  static const std::map<std::string, DType> m = {{"F32", DType::Float32}, {"F64", DType::Float64}, {"I64", DType::Int64},
-                                                 {"I32", DType::Int32},   {"U8", DType::UInt8},     {"BOOL", DType::Bool},
-                                                 {"F16", DType::Float16}, {"BF16", DType::BFloat16}};
+  static const std::map<std::string, DType> m = {
+      {"F32", DType::Float32}, {"F64", DType::Float64}, {"I64", DType::Int64},   {"I32", DType::Int32},
+      {"U8", DType::UInt8},    {"BOOL", DType::Bool},   {"F16", DType::Float16}, {"BF16", DType::BFloat16}};
   auto it = m.find(s);
   if (it == m.end()) return false;
   out = it->second;
@@ -69,7 +78,8 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
     DDL_CHECK(t.defined(), "save_safetensors: tensor '", name, "' is undefined");
     DDL_CHECK(names.insert(name).second, "save_safetensors: duplicate tensor name '", name, "'");
     const Tensor c = t.to(Device::cpu()).contiguous();
-    header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape().vec()}, {"data_offsets", {offset, offset + c.nbytes()}}};
+    header[name] = {
+        {"dtype", st_dtype(c.dtype())}, {"shape", c.shape().vec()}, {"data_offsets", {offset, offset + c.nbytes()}}};
     offset += c.nbytes();
     blobs.push_back(c);
   }
@@ -101,14 +111,23 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
 }
 
 TensorFile load_safetensors(const std::string& path) {
+  // Regular files only: a FIFO would block the open forever, a directory "opens" and
+  // reads nothing (its header length came from uninitialised bytes).
+  struct stat st {};
+  DDL_CHECK(::stat(path.c_str(), &st) == 0, "load_safetensors: cannot open ", path, ": ", std::strerror(errno));
+  DDL_CHECK(S_ISREG(st.st_mode), "load_safetensors: ", path, " is ",
+            S_ISDIR(st.st_mode) ? "a directory" : (S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file"),
+            ", expected a safetensors file");
   std::ifstream in(path, std::ios::binary);
   DDL_CHECK(in.good(), "load_safetensors: cannot open ", path);
   in.seekg(0, std::ios::end);
   const uint64_t file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
-  DDL_CHECK(file_size >= 8, "load_safetensors: ", path, " is ", file_size, " bytes, too short for the 8-byte header length");
+  DDL_CHECK(file_size >= 8, "load_safetensors: ", path, " is ", file_size,
+            " bytes, too short for the 8-byte header length");
   unsigned char len[8];
   in.read(reinterpret_cast<char*>(len), 8);
+  DDL_CHECK(in.gcount() == 8, "load_safetensors: ", path, ": cannot read the 8-byte header length");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
   DDL_CHECK(n <= kMaxHeaderBytes && n <= file_size - 8, "load_safetensors: ", path, " declares a ", n,
@@ -168,10 +187,12 @@ TensorFile load_safetensors(const std::string& path) {
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
-    DDL_CHECK(ranges[i].first >= ranges[i - 1].second, "load_safetensors: ", path, ": tensors overlap in the data section");
+    DDL_CHECK(ranges[i].first >= ranges[i - 1].second, "load_safetensors: ", path,
+              ": tensors overlap in the data section");
   // Keep the file's order (by offset) rather than JSON key order.
   std::sort(out.tensors.begin(), out.tensors.end(), [&](const auto& a, const auto& b) {
-    return header[a.first]["data_offsets"][0].template get<uint64_t>() < header[b.first]["data_offsets"][0].template get<uint64_t>();
+    return header[a.first]["data_offsets"][0].template get<uint64_t>() <
+           header[b.first]["data_offsets"][0].template get<uint64_t>();
   });
   return out;
 }

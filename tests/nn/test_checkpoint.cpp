@@ -1,10 +1,13 @@
 // safetensors checkpoints: round trips, atomic writes, and bad files rejected clearly.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "ddl.h"
 
@@ -89,7 +92,8 @@ TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor
   REQUIRE_THROWS_WITH(load_state(lin, tmp_path("missing.safetensors")), Catch::Contains("cannot open"));
 
   Linear other(5, 3);
-  REQUIRE_THROWS_WITH(load_state(other, good), Catch::Contains("tensor 'weight' has shape [3, 4] but the model expects [3, 5]"));
+  REQUIRE_THROWS_WITH(load_state(other, good),
+                      Catch::Contains("tensor 'weight' has shape [3, 4] but the model expects [3, 5]"));
   save_safetensors(bad, {{"weight", zeros({3, 4})}});
   REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("has no tensor 'bias'"));
   save_safetensors(bad, {{"weight", zeros({3, 4})}, {"bias", zeros({3})}, {"extra", zeros({1})}});
@@ -100,4 +104,35 @@ TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor
   REQUIRE(to_vector<float>(lin.weight.data()) == before);
   load_state(lin, bad, false);
   REQUIRE(to_vector<float>(lin.weight.data()) == std::vector<float>(12, 0));
+}
+
+TEST_CASE("load_state refuses non-finite weights unless allowed, naming the tensor", "[nn][checkpoint]") {
+  manual_seed(0);
+  Linear lin(4, 3);
+  const std::string path = tmp_path("nan.safetensors");
+  Tensor w = zeros({3, 4});
+  w.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  w.data<float>()[7] = std::numeric_limits<float>::infinity();
+  save_safetensors(path, {{"weight", w}, {"bias", zeros({3})}});
+  const auto before = to_vector<float>(lin.weight.data());
+  REQUIRE_THROWS_WITH(load_state(lin, path), Catch::Contains(path) && Catch::Contains("tensor 'weight'") &&
+                                                 Catch::Contains("1 NaN and 1 infinite values (of 12)") &&
+                                                 Catch::Contains("--allow-nonfinite"));
+  REQUIRE(to_vector<float>(lin.weight.data()) == before);
+  load_state(lin, path, true, /*allow_nonfinite=*/true);
+  REQUIRE(std::isnan(lin.weight.data().data<float>()[5]));
+  REQUIRE(count_nonfinite(lin.weight.data()) == std::pair<int64_t, int64_t>{1, 1});
+}
+
+TEST_CASE("load_state refuses directories and FIFOs at once", "[nn][checkpoint]") {
+  Linear lin(4, 3);
+  const std::string dir = tmp_path("a_directory");
+  std::filesystem::create_directories(dir);
+  REQUIRE_THROWS_WITH(load_state(lin, dir), Catch::Contains(dir) && Catch::Contains("is a directory"));
+  const std::string fifo = tmp_path("a_fifo");
+  std::filesystem::remove(fifo);
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE_THROWS_WITH(load_state(lin, fifo), Catch::Contains(fifo) && Catch::Contains("is a FIFO"));
+  std::filesystem::remove(fifo);
+  std::filesystem::remove(dir);
 }
