@@ -3,12 +3,15 @@
 #include "nn/safetensors.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -65,6 +68,30 @@ void write_all(int fd, const void* data, size_t n, const std::string& path) {
   }
 }
 
+// Removes `path`.tmp.PID files whose writer no longer exists (killed mid-write): one
+// would otherwise stay per kill, forever. A live writer's file is left alone. PIDs are
+// this host's: on a filesystem shared between hosts, another host's writer could be
+// mistaken for a dead one here, so only files at least a minute old are removed.
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code age_ec;
+    const auto written = fs::last_write_time(it->path(), age_ec);
+    if (age_ec || fs::file_time_type::clock::now() - written < std::chrono::minutes(1)) continue;
+    fs::remove(it->path(), age_ec);
+  }
+}
+
 }  // namespace
 
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
@@ -89,6 +116,7 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
 
+  remove_stale_temporaries(path);
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   DDL_CHECK(fd >= 0, "save_safetensors: cannot create ", tmp, ": ", std::strerror(errno));

@@ -1,5 +1,7 @@
 // safetensors checkpoints: round trips, atomic writes, and bad files rejected clearly.
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -135,4 +137,22 @@ TEST_CASE("load_state refuses directories and FIFOs at once", "[nn][checkpoint]"
   REQUIRE_THROWS_WITH(load_state(lin, fifo), Catch::Contains(fifo) && Catch::Contains("is a FIFO"));
   std::filesystem::remove(fifo);
   std::filesystem::remove(dir);
+}
+
+TEST_CASE("a save removes the temporaries of killed writers, not of live ones", "[nn][checkpoint]") {
+  const std::string path = tmp_path("stale.safetensors");
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  REQUIRE(waitpid(dead, nullptr, 0) == dead);  // reaped: its PID names no process now
+  const std::string of_dead = path + ".tmp." + std::to_string(dead),
+                    of_live = path + ".tmp." + std::to_string(getppid()), fresh_dead = path + ".tmp.999999";
+  for (const auto& f : {of_dead, of_live, fresh_dead}) write_file(f, "partial");
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
+  std::filesystem::last_write_time(of_dead, old);
+  std::filesystem::last_write_time(of_live, old);
+  save_safetensors(path, {{"a", zeros({2})}});
+  REQUIRE_FALSE(std::filesystem::exists(of_dead));
+  REQUIRE(std::filesystem::exists(of_live));     // its writer still runs
+  REQUIRE(std::filesystem::exists(fresh_dead));  // too recent to judge (another host's writer?)
+  for (const auto& f : {of_live, fresh_dead, path}) std::filesystem::remove(f);
 }
