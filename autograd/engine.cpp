@@ -25,8 +25,10 @@ std::map<int, std::function<void()>> end_callbacks;
 int next_end_callback = 0;
 
 void add_into(Tensor& buffer, Tensor g) {
-  if (!buffer.defined()) buffer = std::move(g);
-  else buffer = add(buffer, g);
+  if (!buffer.defined())
+    buffer = std::move(g);
+  else
+    buffer = add(buffer, g);
 }
 
 void accumulate_leaf(const std::shared_ptr<VariableImpl>& leaf_ptr, Tensor g) {
@@ -44,6 +46,30 @@ void accumulate_leaf(const std::shared_ptr<VariableImpl>& leaf_ptr, Tensor g) {
   for (auto& [id, hook] : leaf.post_accumulate_hooks) hook(handle);
 }
 
+// Backward spans per module scope: the top-level block and the innermost module, each open
+// while consecutive nodes belong to it. See Note [Module scopes] in autograd/scope.cpp.
+class ScopeSpans {
+ public:
+  void enter(const ScopeLabel* s) {
+    if (s == inner_ || !trace::enabled()) [[likely]]
+      return;
+    const int64_t now = trace::now_ns();
+    const char* top = s ? s->backward_top : nullptr;
+    if (inner_ && inner_->name != inner_->top) trace::complete(inner_->backward_name, "backward", inner_t0_, now);
+    if (top_ && top_ != top) trace::complete(top_, "backward", top_t0_, now);
+    if (top != top_) top_t0_ = now;
+    top_ = top;
+    inner_ = s;
+    inner_t0_ = now;
+  }
+  ~ScopeSpans() { enter(nullptr); }
+
+ private:
+  const ScopeLabel* inner_ = nullptr;
+  const char* top_ = nullptr;
+  int64_t inner_t0_ = 0, top_t0_ = 0;
+};
+
 struct ReadyOrder {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
@@ -53,6 +79,7 @@ struct ReadyOrder {
 void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& grads_in, bool retain_graph) {
   DDL_CHECK(roots.size() == grads_in.size(), "backward: ", roots.size(), " roots but ", grads_in.size(), " gradients");
   DDL_CHECK(queued_callbacks == nullptr, "backward: called re-entrantly from a hook");
+  DDL_TRACE_SPAN("autograd backward", "backward");
 
   std::unordered_map<Node*, int> deps;
   std::unordered_map<VariableImpl*, int> leaf_deps;
@@ -67,8 +94,9 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
   };
   for (const Variable& r : roots) {
     DDL_CHECK(r.defined(), "backward: undefined root");
-    DDL_CHECK(r.requires_grad(), "backward: the variable does not require grad and has no grad_fn; "
-                                 "did you forget requires_grad_() on a parameter, or call it under NoGradGuard?");
+    DDL_CHECK(r.requires_grad(),
+              "backward: the variable does not require grad and has no grad_fn; "
+              "did you forget requires_grad_() on a parameter, or call it under NoGradGuard?");
     if (r.grad_fn()) visit(r.grad_fn());
   }
   while (!stack.empty()) {
@@ -94,7 +122,8 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
                 r.shape(), "; pass a gradient tensor");
       g = ones_like(r.data());
     }
-    DDL_CHECK(g.shape() == r.shape(), "backward: gradient ", describe(g), " does not match output ", describe(r.data()));
+    DDL_CHECK(g.shape() == r.shape(), "backward: gradient ", describe(g), " does not match output ",
+              describe(r.data()));
     if (r.grad_fn()) {
       add_into(node_grads[r.grad_fn().get()], g);
     } else {
@@ -120,9 +149,11 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
       leaf_grads.erase(leaf.get());
     }
 
+  ScopeSpans spans;
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
+    spans.enter(n->scope());
     const auto& edges = n->next_edges();
     // A node that received no gradient still releases its inputs' dependency counts.
     std::vector<Tensor> grads(edges.size());
@@ -151,6 +182,7 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
     }
   }
 
+  spans.enter(nullptr);
   for (auto& cb : callbacks) cb();
   std::vector<std::function<void()>> persistent;
   {

@@ -12,16 +12,22 @@ std::atomic<uint64_t> next_sequence_nr{0};
 }
 
 Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn)
-    : name_(std::move(name)), next_(std::move(next)), input_shapes_(std::move(input_shapes)), fn_(std::move(fn)),
-      seq_(next_sequence_nr++) {}
+    : name_(std::move(name)),
+      next_(std::move(next)),
+      input_shapes_(std::move(input_shapes)),
+      fn_(std::move(fn)),
+      seq_(next_sequence_nr++),
+      scope_(trace::enabled() ? current_scope() : nullptr) {}
 
 std::vector<Tensor> Node::apply(const Tensor& grad_out) {
-  DDL_CHECK(!released_, name_, ": trying to backward through the graph a second time; its saved tensors were freed. "
-                               "Pass retain_graph=true to the first backward() if you need to");
+  DDL_CHECK(!released_, name_,
+            ": trying to backward through the graph a second time; its saved tensors were freed. "
+            "Pass retain_graph=true to the first backward() if you need to");
   std::vector<bool> needs(next_.size());
   for (size_t i = 0; i < next_.size(); ++i) needs[i] = next_[i].valid();
   std::vector<Tensor> grads = fn_(grad_out, needs);
-  DDL_ASSERT(grads.size() == next_.size(), name_, " returned ", grads.size(), " gradients for ", next_.size(), " inputs");
+  DDL_ASSERT(grads.size() == next_.size(), name_, " returned ", grads.size(), " gradients for ", next_.size(),
+             " inputs");
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!needs[i] || !grads[i].defined()) continue;
     DDL_ASSERT(grads[i].shape() == input_shapes_[i], name_, ": gradient ", i, " has shape ", grads[i].shape(),
@@ -45,8 +51,10 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
   for (const Variable* v : inputs) {
     Edge e;
     if (v->defined() && v->requires_grad()) {
-      if (v->grad_fn()) e.node = v->grad_fn();
-      else e.leaf = v->impl_ptr();
+      if (v->grad_fn())
+        e.node = v->grad_fn();
+      else
+        e.leaf = v->impl_ptr();
     }
     edges.push_back(std::move(e));
     shapes.push_back(v->defined() ? v->shape() : Shape{});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/scope.h"
 #include "autograd/variable.h"
 #include "tensor/tensor.h"
 
@@ -19,7 +20,7 @@ namespace ddl::autograd {
 class Node;
 
 struct Edge {
-  std::shared_ptr<Node> node;         // set when the input came from another op
+  std::shared_ptr<Node> node;          // set when the input came from another op
   std::shared_ptr<VariableImpl> leaf;  // set when the input is a leaf that requires grad
   bool valid() const { return node || leaf; }
 };
@@ -40,6 +41,8 @@ class Node {
   std::vector<Tensor> apply(const Tensor& grad_out);
   // Frees the closure and what it saved; a second backward through it then fails clearly.
   void release();
+  // The module scope it was created in, while tracing (else nullptr). See Note [Module scopes].
+  const ScopeLabel* scope() const { return scope_; }
 
  private:
   std::string name_;
@@ -47,6 +50,7 @@ class Node {
   std::vector<Shape> input_shapes_;
   BackwardFn fn_;
   uint64_t seq_;
+  const ScopeLabel* scope_;
   bool released_ = false;
 };
 

@@ -11,6 +11,7 @@
 
 #include "tensor/devices.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::data {
 
@@ -64,7 +65,11 @@ class DataLoader::Epoch {
     num_batches_ = drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
     const int64_t threads = std::min(num_workers, num_batches_);
     try {
-      for (int64_t w = 0; w < threads; ++w) workers_.emplace_back([this] { work(); });
+      for (int64_t w = 0; w < threads; ++w)
+        workers_.emplace_back([this, w] {
+          trace::set_thread_name("data loader " + std::to_string(w));  // its track in --trace files
+          work();
+        });
     } catch (...) {
       shutdown();  // a thread failed to start: join the ones that did
       throw;
@@ -82,6 +87,7 @@ class DataLoader::Epoch {
     }
     Slot slot;
     {
+      trace::Span wait("wait for batch", "data", {{"batch", next_}});
       std::unique_lock<std::mutex> lock(mu_);
       ready_cv_.wait(lock, [&] { return ready_.count(next_) > 0; });
       auto it = ready_.find(next_);
@@ -102,6 +108,7 @@ class DataLoader::Epoch {
   };
 
   Batch load(int64_t b) const {
+    trace::Span span("load batch", "data", {{"batch", b}});
     const int64_t begin = b * batch_size_;
     const int64_t end = std::min<int64_t>(begin + batch_size_, static_cast<int64_t>(indices_.size()));
     std::vector<Example> examples;
@@ -202,8 +209,7 @@ int64_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() const {
   return Iterator(std::make_shared<Epoch>(dataset_, sampler_->indices(), options_.batch_size, options_.drop_last,
                                           options_.seed, sampler_->epoch(), options_.num_workers,
-                                          options_.prefetch_factor,
-                                          options_.pin_memory && cuda::is_available()));
+                                          options_.prefetch_factor, options_.pin_memory && cuda::is_available()));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) { ++*this; }

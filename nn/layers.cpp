@@ -30,9 +30,11 @@ std::string Linear::extra_repr() const {
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv2dOptions opts)
     : Module("Conv2d"), in_(in_channels), out_(out_channels), k_(kernel_size), opts_(opts) {
-  DDL_CHECK(in_channels > 0 && out_channels > 0 && kernel_size > 0, "Conv2d: channels and kernel size must be positive");
+  DDL_CHECK(in_channels > 0 && out_channels > 0 && kernel_size > 0,
+            "Conv2d: channels and kernel size must be positive");
   DDL_CHECK(opts.groups > 0 && in_channels % opts.groups == 0 && out_channels % opts.groups == 0,
-            "Conv2d: groups=", opts.groups, " must divide in_channels=", in_channels, " and out_channels=", out_channels);
+            "Conv2d: groups=", opts.groups, " must divide in_channels=", in_channels,
+            " and out_channels=", out_channels);
   weight = register_parameter("weight", empty({out_channels, in_channels / opts.groups, kernel_size, kernel_size}));
   if (opts.bias) bias = register_parameter("bias", empty({out_channels}));
   init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
@@ -60,8 +62,13 @@ std::string Conv2d::extra_repr() const {
 
 BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_features, double eps, double momentum,
                      bool affine, bool track)
-    : Module(type_name), expected_dims_(expected_dims), num_features_(num_features), eps_(eps), momentum_(momentum),
-      affine_(affine), track_(track) {
+    : Module(type_name),
+      expected_dims_(expected_dims),
+      num_features_(num_features),
+      eps_(eps),
+      momentum_(momentum),
+      affine_(affine),
+      track_(track) {
   DDL_CHECK(num_features > 0, type_name, ": num_features must be positive, got ", num_features);
   if (affine) {
     weight = register_parameter("weight", ones({num_features}));
@@ -76,10 +83,10 @@ BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_f
 
 Variable BatchNorm::forward(const Variable& x) {
   const bool ok_rank = expected_dims_ == 4 ? x.dim() == 4 : (x.dim() == 2 || x.dim() == 3);
-  DDL_CHECK(ok_rank, type_name(), ": expected a ", expected_dims_ == 4 ? "4-D [N, C, H, W]" : "2-D [N, C] or 3-D [N, C, L]",
-            " input, got ", x.shape());
-  DDL_CHECK(x.size(1) == num_features_, type_name(), ": input ", x.shape(), " has ", x.size(1),
-            " channels, expected ", num_features_);
+  DDL_CHECK(ok_rank, type_name(), ": expected a ",
+            expected_dims_ == 4 ? "4-D [N, C, H, W]" : "2-D [N, C] or 3-D [N, C, L]", " input, got ", x.shape());
+  DDL_CHECK(x.size(1) == num_features_, type_name(), ": input ", x.shape(), " has ", x.size(1), " channels, expected ",
+            num_features_);
   const bool use_batch_stats = is_training() || !track_;
   if (is_training() && track_) num_batches_tracked.data().add_(1.0);
   return batch_norm(x, weight, bias, track_ ? running_mean.data() : Tensor(), track_ ? running_var.data() : Tensor(),
@@ -107,10 +114,12 @@ std::string pool_repr(const Pool2dParams& p) {
 }
 }  // namespace
 
-MaxPool2d::MaxPool2d(int64_t k, int64_t stride, int64_t padding) : Module("MaxPool2d"), params_(pool_params(k, stride, padding)) {}
+MaxPool2d::MaxPool2d(int64_t k, int64_t stride, int64_t padding)
+    : Module("MaxPool2d"), params_(pool_params(k, stride, padding)) {}
 std::string MaxPool2d::extra_repr() const { return pool_repr(params_) + ", dilation=1, ceil_mode=False"; }
 
-AvgPool2d::AvgPool2d(int64_t k, int64_t stride, int64_t padding) : Module("AvgPool2d"), params_(pool_params(k, stride, padding)) {}
+AvgPool2d::AvgPool2d(int64_t k, int64_t stride, int64_t padding)
+    : Module("AvgPool2d"), params_(pool_params(k, stride, padding)) {}
 std::string AvgPool2d::extra_repr() const { return pool_repr(params_); }
 
 Variable AdaptiveAvgPool2d::forward(const Variable& x) {
@@ -133,7 +142,9 @@ Dropout::Dropout(double p, Generator* gen) : Module("Dropout"), p_(p), gen_(gen)
   DDL_CHECK(p >= 0 && p <= 1, "Dropout: probability must be in [0, 1], got ", p);
 }
 
-Variable Dropout::forward(const Variable& x) { return dropout(x, p_, is_training(), gen_ ? *gen_ : default_generator()); }
+Variable Dropout::forward(const Variable& x) {
+  return dropout(x, p_, is_training(), gen_ ? *gen_ : default_generator());
+}
 
 std::string Dropout::extra_repr() const {
   std::ostringstream os;
@@ -153,7 +164,7 @@ void Sequential::push_back(std::shared_ptr<Module> m) { add_child(std::to_string
 
 Variable Sequential::forward(const Variable& x) {
   Variable h = x;
-  for (auto& [name, m] : named_children()) h = m->forward(h);
+  for (auto& [name, m] : named_children()) h = call_child(*m, name, h);
   return h;
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/scope.h"
 #include "autograd/variable.h"
 
 namespace ddl::nn {
@@ -77,8 +78,28 @@ class Module {
   std::vector<std::pair<std::string, Variable>> parameters_;
   std::vector<std::pair<std::string, Variable>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  // The timeline's name for this module and the scope it was named under (call_child).
+  const autograd::ScopeLabel* trace_label_ = nullptr;
+  const autograd::ScopeLabel* trace_parent_ = nullptr;
+  friend Variable call_child(Module& child, const std::string& name, const Variable& x);
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// child.forward(x), run as the child `name` of the module whose forward is running: while
+// tracing, a "forward" span named by its dotted path, and its nodes' backward spans (see
+// Note [Module scopes] in autograd/scope.cpp). Exactly child.forward(x) when tracing is off.
+inline Variable call_child(Module& child, const std::string& name, const Variable& x) {
+  if (!trace::enabled()) [[likely]]
+    return child.forward(x);
+  const autograd::ScopeLabel* parent = autograd::current_scope();
+  if (!child.trace_label_ || child.trace_parent_ != parent) {
+    const std::string path = parent ? std::string(parent->name) + "." + name : name;
+    child.trace_label_ = autograd::scope_label(path, parent ? std::string_view(parent->top) : std::string_view(path));
+    child.trace_parent_ = parent;
+  }
+  autograd::ScopeGuard scope(child.trace_label_);
+  return child.forward(x);
+}
 
 }  // namespace ddl::nn

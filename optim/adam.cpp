@@ -6,11 +6,13 @@
 #include "autograd/grad_mode.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::optim {
 
 Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
-    : Optimizer({{"lr", o.lr}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps}, {"weight_decay", o.weight_decay}}),
+    : Optimizer(
+          {{"lr", o.lr}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps}, {"weight_decay", o.weight_decay}}),
       decoupled_(decoupled) {
   DDL_CHECK(o.lr >= 0 && o.eps >= 0 && o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
             decoupled ? "AdamW" : "Adam", ": invalid hyper-parameters (need lr, eps >= 0 and betas in [0, 1))");
@@ -18,6 +20,7 @@ Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
 }
 
 void Adam::step() {
+  DDL_TRACE_SPAN("adam step", "optimizer");
   NoGradGuard no_grad;
   size_t index = 0;
   for (auto& group : groups_) {
@@ -36,8 +39,10 @@ void Adam::step() {
       const double t = state["step"].item() + 1;
       state["step"].fill_(t);
       if (wd != 0) {
-        if (decoupled_) w.mul_(1 - lr * wd);
-        else g = add(g, w, wd);
+        if (decoupled_)
+          w.mul_(1 - lr * wd);
+        else
+          g = add(g, w, wd);
       }
       Tensor& m = state["exp_avg"];
       Tensor& v = state["exp_avg_sq"];

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "trace/trace.h"
+
 namespace ddl::report {
 namespace {
 
@@ -62,6 +64,9 @@ void StepTimer::begin_step() {
 }
 
 void StepTimer::close_phase(Clock::time_point now) {
+  if (phase_ >= 0 && trace::enabled()) [[unlikely]]  // the phase as a span: apps get the timeline's phases for free
+    trace::complete(phase_name(static_cast<Phase>(phase_)), "phase", trace::to_trace_ns(phase_start_),
+                    trace::to_trace_ns(now));
   if (phase_ >= 0) step_.phase_s[phase_] += std::chrono::duration<double>(now - phase_start_).count();
   phase_ = -1;
 }
@@ -88,6 +93,8 @@ StepTimes StepTimer::end_step() {
   auto now = Clock::now();
   close_phase(now);
   step_.total_s = std::chrono::duration<double>(now - step_start_).count();
+  if (trace::enabled()) [[unlikely]]
+    trace::complete("step", "phase", trace::to_trace_ns(step_start_), trace::to_trace_ns(now));
   in_step_ = false;
   add_step(step_);
   closed_ = step_;

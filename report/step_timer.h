@@ -2,7 +2,8 @@
 // communication wait, optimizer) and accumulates per-epoch and whole-run totals and means.
 // Means exclude the first step of each epoch (warm-up: allocation, caches, lazy init).
 // Host clock only: on CUDA, synchronise before switching phase if the split must be exact.
-// Not thread-safe: one timer per training loop.
+// Not thread-safe: one timer per training loop. While trace::enabled(), each phase and
+// each step is also a span on the calling thread's track ("phase" category).
 #pragma once
 
 #include <array>

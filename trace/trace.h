@@ -55,6 +55,11 @@ inline int64_t now_ns() {
          detail::g_skew_ns;
 }
 
+// A steady_clock time point on the trace clock (for code that already reads steady_clock).
+inline int64_t to_trace_ns(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count() + detail::g_skew_ns;
+}
+
 // Starts recording, dropping whatever an earlier trace kept. Throws ddl::Error when the cap
 // (from options or DDL_TRACE_MAX_EVENTS) is not in 1..kMaxEventsLimit.
 void start(const Options& options = {});
@@ -110,6 +115,11 @@ class Span {
 inline void instant(const char* name, const char* category, std::initializer_list<Arg> args = {}) {
   if (enabled()) [[unlikely]]
     detail::record('i', name, category, now_ns(), 0, 0, args);
+}
+// A complete span with explicit times (now_ns() values), for spans that no scope delimits.
+inline void complete(const char* name, const char* category, int64_t t0_ns, int64_t t1_ns) {
+  if (enabled()) [[unlikely]]
+    detail::record_span(name, category, t0_ns, t1_ns, nullptr, 0);
 }
 // A counter track `name` with one series per argument ("C"), e.g. {{"sent", s}, {"received", r}}.
 inline void counter(const char* name, std::initializer_list<Arg> series) {

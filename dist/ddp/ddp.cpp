@@ -23,6 +23,7 @@
 #include "autograd/engine.h"
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -93,6 +94,7 @@ void DistributedDataParallel::build_buckets(const DDPOptions& opts) {
     bucket->params = g;
     stats_.bucket_bytes.push_back(static_cast<int64_t>(bucket->flat.nbytes()));
     stats_.bucket_params.push_back(g.size());
+    bucket_trace_names_.push_back(trace::intern("bucket " + std::to_string(buckets_.size())));
     buckets_.push_back(std::move(bucket));
   }
 }
@@ -105,6 +107,7 @@ Variable DistributedDataParallel::forward(const Variable& x) {
     for (auto& [n, v] : module_->named_buffers()) buffers.push_back(v.data());
     // Timed so that callers can count it as communication, not as forward compute.
     const auto start = std::chrono::steady_clock::now();
+    DDL_TRACE_SPAN("broadcast buffers", "ddp");
     broadcast_coalesced(buffers);
     stats_.last_broadcast_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -125,6 +128,7 @@ void DistributedDataParallel::on_grad_ready(size_t i) {
   }
   DDL_CHECK(!ready_[i], "DistributedDataParallel: parameter '", names_[i], "' got its gradient twice in one backward");
   ready_[i] = true;
+  trace::instant("grad ready", "ddp", {{"param", static_cast<int64_t>(i)}, {"bucket", int64_t(bucket_of_[i])}});
   Bucket& b = *buckets_[bucket_of_[i]];
   const Variable& p = params_[i];
   const Tensor slot = b.flat.narrow(0, offset_of_[i], p.numel()).view(p.shape());
@@ -136,8 +140,21 @@ void DistributedDataParallel::on_grad_ready(size_t i) {
 
 void DistributedDataParallel::launch_ready_buckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_]->pending == 0) {
-    Bucket& b = *buckets_[next_launch_++];
+    const size_t k = next_launch_++;
+    Bucket& b = *buckets_[k];
+    const bool traced = trace::enabled();
+    const int64_t bytes = static_cast<int64_t>(b.flat.nbytes());
+    const uint64_t id = traced ? ++trace_launches_ : 0;
+    if (traced) [[unlikely]] {
+      // Launch to completion as an async span: it overlaps the rest of backward.
+      trace::instant("bucket launch", "ddp", {{"bucket", static_cast<int64_t>(k)}, {"bytes", bytes}});
+      trace::async_begin(bucket_trace_names_[k], "ddp", id, {{"bucket", static_cast<int64_t>(k)}, {"bytes", bytes}});
+    }
     b.work = group_->all_reduce_async(b.flat, ReduceOp::Sum);
+    if (traced) [[unlikely]]
+      b.work->on_completion([name = bucket_trace_names_[k], id, bytes](Work&) {
+        trace::async_end(name, "ddp", id, {{"bytes", bytes}});
+      });
   }
 }
 
@@ -163,7 +180,10 @@ void DistributedDataParallel::finish_backward() {
   launch_ready_buckets();
 
   const auto start = std::chrono::steady_clock::now();
-  for (auto& b : buckets_) b->work->wait();
+  {
+    DDL_TRACE_SPAN("wait for buckets", "ddp");
+    for (auto& b : buckets_) b->work->wait();
+  }
   stats_.last_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   stats_.total_wait_ms += stats_.last_wait_ms;
   ++stats_.synced_steps;

@@ -85,6 +85,8 @@ class DistributedDataParallel : public nn::Module {
   bool in_backward_ = false;
   bool sync_ = true;
   DDPStats stats_;
+  std::vector<const char*> bucket_trace_names_;  // "bucket k", interned for the timeline
+  uint64_t trace_launches_ = 0;                  // async-span ids: one per launch
 };
 
 }  // namespace ddl::dist

@@ -22,6 +22,7 @@
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/transport/shm_all_reduce.h"
 #include "tensor/error.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -71,8 +72,14 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   }
   // Registered last: a constructor that throws never runs the destructor that unregisters.
   in_flight_id_ = detail::register_in_flight([this] { return describe_in_flight(); });
-  worker_ = std::thread([this] { worker_loop(); });
-  p2p_worker_ = std::thread([this] { p2p_loop(); });
+  worker_ = std::thread([this] {
+    trace::set_thread_name("comm");  // collectives run here: their spans form this track
+    worker_loop();
+  });
+  p2p_worker_ = std::thread([this] {
+    trace::set_thread_name("comm p2p");
+    p2p_loop();
+  });
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
@@ -146,8 +153,11 @@ void ProcessGroupGloo::execute(Task& task) {
     };
     Traffic traffic;
     {
+      trace::Span span(op_kind_name(task.kind), "comm");
       Running running(*this, &task);
       traffic = task.run(call);
+      span.arg("bytes_sent", traffic.sent);
+      span.arg("bytes_received", traffic.received);
     }
     heard_from_all();
     count(task.kind, traffic);
@@ -234,6 +244,8 @@ void ProcessGroupGloo::p2p_loop() {
     try {
       bool done;
       {
+        trace::Span span(is_send ? "send" : "recv", "comm",
+                         {{"bytes", static_cast<int64_t>(p.staged.nbytes())}, {"peer", p.peer}});
         ClearCurrent clear{*this, p.id};
         done = p2p_current_ && (is_send ? p.buffer->waitSend(opts_.timeout) : p.buffer->waitRecv(opts_.timeout));
       }
@@ -328,6 +340,8 @@ void ProcessGroupGloo::count(OpKind kind, const Traffic& t) {
   s.calls += 1;
   s.bytes_sent += t.sent;
   s.bytes_received += t.received;
+  if (trace::enabled()) [[unlikely]]  // the running totals, as a counter track beside the comm threads
+    trace::counter("traffic bytes", {{"sent", stats_.bytes_sent()}, {"received", stats_.bytes_received()}});
 }
 
 CommStats ProcessGroupGloo::stats() const {

@@ -3,6 +3,7 @@
 // pays one network round per parameter and waits for all of them after backward
 // (compare ddp, which buckets them and overlaps them with backward).
 #include "dist/sync/common.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -20,6 +21,7 @@ class AllReduceSync final : public SyncStrategy {
   void after_backward() override {
     const int world = group_->size();
     comm_.after_backward_ms = 0;
+    DDL_TRACE_SPAN("allreduce sync gradients", "sync");
     for (const Tensor& g : gradients_of(params_)) {
       comm_.after_backward_ms += timed_ms([&] { group_->all_reduce(g, ReduceOp::Sum); });
       g.div_(world);  // sum of the ranks' mean losses' gradients / N = gradient of the global mean

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -65,6 +66,7 @@ void broadcast_state(const nn::Module& model, ProcessGroup& group) {
   std::vector<Tensor> state;
   for (auto& [name, v] : model.named_state()) state.push_back(v.data());
   if (state.empty()) return;
+  DDL_TRACE_SPAN("broadcast state", "sync");
   coalesced(state, [&](const Tensor& flat) { group.broadcast(flat, 0); });
 }
 

@@ -18,6 +18,7 @@
 // once ((N-1)·B bytes), as a parameter server does.
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -53,6 +54,7 @@ class GatherScatterSync final : public SyncStrategy {
   // A worker: announce the receive of every average first, then push every gradient. An
   // average overwrites its gradient only after the hub has received that gradient.
   void exchange(const std::vector<Tensor>& grads) {
+    DDL_TRACE_SPAN("gather-scatter push and pull", "sync");
     std::vector<std::shared_ptr<Work>> pulls, pushes;
     for (size_t u = 0; u < grads.size(); ++u) pulls.push_back(group_->recv_async(grads[u], 0, pull_tag(u)));
     for (size_t u = 0; u < grads.size(); ++u) pushes.push_back(group_->send_async(grads[u], 0, push_tag(u)));
@@ -62,6 +64,7 @@ class GatherScatterSync final : public SyncStrategy {
 
   // The hub. rows[u]: [N-1, n_u], row r-1 = rank r's piece u of the gradients.
   void serve(const std::vector<Tensor>& grads) {
+    DDL_TRACE_SPAN("gather-scatter serve", "sync");
     const int world = group_->size();
     std::vector<Tensor> rows;
     std::vector<std::vector<std::shared_ptr<Work>>> gathered(grads.size());

@@ -4,6 +4,7 @@
 // drift apart. Optimizer state (momentum) stays local. K = 1 is model averaging after
 // every step, which for plain SGD (no momentum) equals gradient averaging.
 #include "dist/sync/common.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -21,6 +22,7 @@ class LocalSGDSync final : public SyncStrategy {
   void after_step() override {
     comm_.after_step_ms = 0;
     if (++steps_ % k_ != 0 || group_->size() == 1) return;
+    DDL_TRACE_SPAN("local-sgd average models", "sync");
     coalesced(floating_state(*model_), [&](const Tensor& flat) {
       comm_.after_step_ms += timed_ms([&] { group_->all_reduce(flat, ReduceOp::Sum); });
       flat.div_(group_->size());

@@ -6,6 +6,7 @@
 // a step and holds N of them (N·P floats) while it averages.
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -27,6 +28,7 @@ class ParamServerSync final : public SyncStrategy {
     const int world = group_->size();
     if (world == 1) return;
     const bool server = group_->rank() == 0;
+    DDL_TRACE_SPAN("param-server push", "sync");
     coalesced(gradients_of(params_), [&](const Tensor& flat) {
       // all: [N, n] on rank 0, row r = rank r's gradient.
       const Tensor all = server ? empty({world, flat.numel()}, TensorOptions(flat.dtype(), flat.device())) : Tensor();
@@ -43,6 +45,7 @@ class ParamServerSync final : public SyncStrategy {
   // a caller timing step() as optimizer work can count it as communication instead.
   void step(optim::Optimizer& opt) override {
     if (group_->rank() == 0) opt.step();
+    DDL_TRACE_SPAN("param-server pull", "sync");
     comm_.step_ms = timed_ms([&] { broadcast_state(*model_, *group_); });
   }
 

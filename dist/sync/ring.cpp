@@ -67,6 +67,7 @@
 
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -129,6 +130,10 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
   for (int k = 0; k < steps; ++k) {
     post_recvs(k + ahead);
     const bool reducing = k < world - 1;
+    trace::Span span(reducing ? "ring reduce-scatter step" : "ring all-gather step", "sync",
+                     {{"step", k},
+                      {"bytes", trace::enabled() ? static_cast<int64_t>(arriving(k).nbytes()) : 0},
+                      {"from_rank", left}});
     const auto dst_pieces = pieces(arriving(k));
     for (size_t j = 0; j < recvs[k].size(); ++j) {
       recvs[k][j]->wait();
@@ -137,6 +142,7 @@ void ring_all_reduce(ProcessGroup& group, const Tensor& flat, int64_t sub_chunk_
       if (k + 1 < steps) sends[k + 1].push_back(group.send_async(dst_pieces[j], right, tag(k + 1, j)));
     }
   }
+  DDL_TRACE_SPAN("ring wait for sends", "sync");
   for (auto& step_sends : sends)
     for (auto& w : step_sends) w->wait();
 }
@@ -157,7 +163,9 @@ class RingSync final : public SyncStrategy {
   // last_comm_ms includes the additions the ring does on the way: they are part of it.
   void after_backward() override {
     comm_.after_backward_ms = 0;
+    DDL_TRACE_SPAN("ring sync gradients", "sync");
     coalesced(gradients_of(params_), [&](const Tensor& flat) {
+      trace::Span span("ring all_reduce", "sync", {{"bytes", static_cast<int64_t>(flat.nbytes())}});
       comm_.after_backward_ms += timed_ms([&] { ring_all_reduce(*group_, flat); });
       flat.div_(group_->size());
     });

@@ -18,6 +18,7 @@
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
 #include "dist/sync/common.h"
 #include "tensor/factory.h"
+#include "trace/trace.h"
 
 namespace ddl::dist::detail {
 
@@ -41,6 +42,7 @@ class StepwiseSync final : public SyncStrategy {
 
   void after_step() override {
     const int world = group_->size(), k = group_->rank();
+    DDL_TRACE_SPAN("stepwise average models", "sync");
     comm_.after_step_ms = timed_ms([&] { wait_pending(); });
     if (world == 1) return;
     int tag = kStepwiseTag;

@@ -4,9 +4,12 @@
 namespace ddl::nn {
 
 BasicBlock::BasicBlock(int64_t in_planes, int64_t planes, int64_t stride) : Module("BasicBlock") {
-  conv1 = register_module("conv1", std::make_shared<Conv2d>(in_planes, planes, 3, Conv2dOptions{.stride = stride, .padding = 1, .bias = false}));
+  conv1 = register_module(
+      "conv1",
+      std::make_shared<Conv2d>(in_planes, planes, 3, Conv2dOptions{.stride = stride, .padding = 1, .bias = false}));
   bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(planes));
-  conv2 = register_module("conv2", std::make_shared<Conv2d>(planes, planes, 3, Conv2dOptions{.padding = 1, .bias = false}));
+  conv2 =
+      register_module("conv2", std::make_shared<Conv2d>(planes, planes, 3, Conv2dOptions{.padding = 1, .bias = false}));
   bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(planes));
   shortcut = register_module("shortcut", std::make_shared<Sequential>());
   if (stride != 1 || in_planes != planes) {
@@ -16,9 +19,9 @@ BasicBlock::BasicBlock(int64_t in_planes, int64_t planes, int64_t stride) : Modu
 }
 
 Variable BasicBlock::forward(const Variable& x) {
-  Variable out = relu(bn1->forward(conv1->forward(x)));
-  out = bn2->forward(conv2->forward(out));
-  return relu(out + shortcut->forward(x));
+  Variable out = relu(call_child(*bn1, "bn1", call_child(*conv1, "conv1", x)));
+  out = call_child(*bn2, "bn2", call_child(*conv2, "conv2", out));
+  return relu(out + call_child(*shortcut, "shortcut", x));
 }
 
 namespace {
@@ -32,7 +35,8 @@ std::shared_ptr<Sequential> make_layer(int64_t& in_planes, int64_t planes, int64
 }  // namespace
 
 ResNet18::ResNet18(int64_t num_classes, int64_t in_channels) : Module("ResNet18") {
-  conv1 = register_module("conv1", std::make_shared<Conv2d>(in_channels, 64, 3, Conv2dOptions{.padding = 1, .bias = false}));
+  conv1 = register_module("conv1",
+                          std::make_shared<Conv2d>(in_channels, 64, 3, Conv2dOptions{.padding = 1, .bias = false}));
   bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(64));
   int64_t in_planes = 64;
   layer1 = register_module("layer1", make_layer(in_planes, 64, 1));
@@ -43,9 +47,10 @@ ResNet18::ResNet18(int64_t num_classes, int64_t in_channels) : Module("ResNet18"
 }
 
 Variable ResNet18::forward(const Variable& x) {
-  Variable out = relu(bn1->forward(conv1->forward(x)));
-  out = layer4->forward(layer3->forward(layer2->forward(layer1->forward(out))));
-  return linear->forward(mean(out, {2, 3}));
+  Variable out = relu(call_child(*bn1, "bn1", call_child(*conv1, "conv1", x)));
+  for (auto [layer, name] : {std::pair{layer1, "layer1"}, {layer2, "layer2"}, {layer3, "layer3"}, {layer4, "layer4"}})
+    out = call_child(*layer, name, out);
+  return call_child(*linear, "linear", mean(out, {2, 3}));
 }
 
 }  // namespace ddl::nn

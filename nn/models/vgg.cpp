@@ -16,7 +16,8 @@ const std::map<int, std::vector<int>>& configs() {
       {11, {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool}},
       {13, {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool}},
       {16, {64, 64, kPool, 128, 128, kPool, 256, 256, 256, kPool, 512, 512, 512, kPool, 512, 512, 512, kPool}},
-      {19, {64, 64, kPool, 128, 128, kPool, 256, 256, 256, 256, kPool, 512, 512, 512, 512, kPool, 512, 512, 512, 512, kPool}},
+      {19, {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
+            512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool}},
   };
   return cfg;
 }
@@ -41,20 +42,23 @@ VGG::VGG(int depth, bool batch_norm, int64_t num_classes, int64_t in_channels) :
 }
 
 Variable VGG::forward(const Variable& x) {
-  DDL_CHECK(x.dim() == 4 && x.size(2) == 32 && x.size(3) == 32, "VGG: expected [N, C, 32, 32] input (CIFAR variant), got ",
-            x.shape());
-  return classifier->forward(features->forward(x).flatten(1));
+  DDL_CHECK(x.dim() == 4 && x.size(2) == 32 && x.size(3) == 32,
+            "VGG: expected [N, C, 32, 32] input (CIFAR variant), got ", x.shape());
+  return call_child(*classifier, "classifier", call_child(*features, "features", x).flatten(1));
 }
 
-std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes, int64_t in_channels, int64_t image_size) {
+std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes, int64_t in_channels,
+                                   int64_t image_size) {
   for (int depth : {11, 13, 16, 19}) {
     const std::string base = "vgg" + std::to_string(depth);
     if (name == base) return std::make_shared<VGG>(depth, false, num_classes, in_channels);
     if (name == base + "_bn") return std::make_shared<VGG>(depth, true, num_classes, in_channels);
   }
-  if (name == "mlp") return std::make_shared<MLP>(in_channels * image_size * image_size, std::vector<int64_t>{512, 256}, num_classes);
+  if (name == "mlp")
+    return std::make_shared<MLP>(in_channels * image_size * image_size, std::vector<int64_t>{512, 256}, num_classes);
   if (name == "resnet18") return std::make_shared<ResNet18>(num_classes, in_channels);
-  DDL_CHECK(false, "make_model: unknown model '", name, "'; expected vgg11|13|16|19 with optional _bn, mlp or resnet18");
+  DDL_CHECK(false, "make_model: unknown model '", name,
+            "'; expected vgg11|13|16|19 with optional _bn, mlp or resnet18");
   return nullptr;
 }
 
