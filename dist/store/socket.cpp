@@ -2,6 +2,7 @@
 #include "dist/store/socket.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +18,8 @@
 
 namespace ddl::dist::detail {
 namespace {
+
+using Millis = std::chrono::milliseconds;
 
 struct AddrInfo {
   addrinfo* head = nullptr;
@@ -79,25 +82,60 @@ int tcp_listen(const std::string& host, int port, int* bound_port) {
   return -1;
 }
 
+namespace {
+
+// One non-blocking connect, waiting at most `wait`: a host that drops SYNs costs the time
+// left, never the kernel's own SYN timeout (~2 min per try). Returns the fd, or -1 with *error.
+int connect_once(const addrinfo* p, Millis wait, std::string* error) {
+  int fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, p->ai_protocol);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return -1;
+  }
+  int rc = connect(fd, p->ai_addr, p->ai_addrlen);
+  if (rc != 0 && errno == EINPROGRESS) {
+    pollfd pfd{fd, POLLOUT, 0};
+    do rc = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(wait.count(), 1 << 30)));
+    while (rc < 0 && errno == EINTR);
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (rc == 0)
+      err = ETIMEDOUT;
+    else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+      err = errno;
+    errno = err;
+    rc = err == 0 ? 0 : -1;
+  }
+  if (rc != 0) {
+    *error = errno == ETIMEDOUT ? "no answer (the address may drop connections: a firewall, or no such host)"
+                                : std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+}  // namespace
+
 int tcp_connect(const std::string& host, int port, Clock::time_point deadline) {
   std::string last_error;
   auto backoff = std::chrono::milliseconds(10);
+  bool first = true;
   while (true) {
     AddrInfo ai(host, port, false);
     for (addrinfo* p = ai.head; p; p = p->ai_next) {
-      int fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
-      if (fd < 0) continue;
-      if (connect(fd, p->ai_addr, p->ai_addrlen) == 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        return fd;
-      }
-      last_error = std::strerror(errno);
-      close(fd);
+      // The first try gets a moment even when the deadline has passed (a deadline of now = one try).
+      auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+      int fd = connect_once(p, std::max(left, first ? Millis(100) : Millis(0)), &last_error);
+      if (fd >= 0) return fd;
     }
+    first = false;
     DDL_CHECK(Clock::now() < deadline, "dist: cannot connect to ", host, ":", port, ": ", last_error,
               " (is rank 0 / the launcher running, and MASTER_ADDR/MASTER_PORT right?)");
-    std::this_thread::sleep_for(backoff);
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
   }
 }

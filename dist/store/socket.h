@@ -1,6 +1,6 @@
 // Thin POSIX TCP helpers for the store and the launcher: listen, connect with
 // retries, and exact-size reads and writes with deadlines. Internal (ddl::detail);
-// errors throw ddl::Error naming the address. No TLS, no non-blocking machinery.
+// errors throw ddl::Error naming the address. No TLS.
 #pragma once
 
 #include <chrono>
@@ -13,7 +13,8 @@ using Clock = std::chrono::steady_clock;
 
 // Binds to host:port (port 0 = any free port) and listens. Returns the fd; *bound_port gets the port.
 int tcp_listen(const std::string& host, int port, int* bound_port);
-// Connects to host:port, retrying refused connections until `deadline`.
+// Connects to host:port, retrying refused connections until `deadline`; each try is a
+// non-blocking connect bounded by the time left, so the call returns (or throws) by `deadline`.
 int tcp_connect(const std::string& host, int port, Clock::time_point deadline);
 // Writes all n bytes (no SIGPIPE). Throws on error.
 void send_all(int fd, const void* data, size_t n);

@@ -18,6 +18,9 @@ inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxValueBytes = 64u << 20;  // 64 MiB
 inline constexpr uint32_t kMaxKeysPerRequest = 1 << 16;
 inline constexpr uint32_t kMaxFrameBytes = kMaxValueBytes + 2 * kMaxKeyBytes + 64;
+// HELLO: op, magic, version, token (a string no longer than a key). The only frame a server
+// accepts before the token is checked.
+inline constexpr uint32_t kMaxHelloBytes = 1 + 4 + 4 + 4 + kMaxKeyBytes;
 
 enum class Op : uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4, Check = 5, Wait = 6 };
 // Refused: the HELLO's job token did not match (the client says so, then gives up).

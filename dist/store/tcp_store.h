@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,12 +18,22 @@
 
 namespace ddl::dist {
 
-// Serves keys to any number of clients, one thread per connection.
+// What one server lets connections cost (docs/dist.md, "Store limits"). Until its HELLO is
+// checked a connection holds no thread and at most one HELLO's bytes.
+struct TCPStoreLimits {
+  Millis hello_timeout{10000};    // a connection must complete its HELLO within this, or is closed
+  int max_unauthenticated = 256;  // connections owing a HELLO; beyond it the oldest is closed
+  int max_clients = 4096;         // authenticated connections, one thread each; beyond it refused
+};
+
+// Serves keys to any number of clients: one event-loop thread checks HELLOs (see Note
+// [Store before authentication] in store_server.cpp), then one thread per authenticated
+// connection, joined as soon as it ends.
 class TCPStoreServer {
  public:
   // Binds host:port (port 0 = a free port, read it back with port()). Token "" = no check,
   // allowed only on a loopback address (else throws, saying how to give a token).
-  TCPStoreServer(const std::string& host, int port, std::string token = "");
+  TCPStoreServer(const std::string& host, int port, std::string token = "", TCPStoreLimits limits = {});
   ~TCPStoreServer();  // stops accepting, disconnects clients, joins threads
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
@@ -31,7 +42,7 @@ class TCPStoreServer {
   std::string address() const;
   // Clients refused for a bad token or dropped for a malformed message (tests read it).
   int64_t rejected_clients() const { return rejected_.load(); }
-  // Connections open now.
+  // Connections open now (authenticated or still owing a HELLO).
   int64_t clients() const;
   // True when some rank reported that it could not start (a process group's "fatal" key).
   bool has_startup_failure();
@@ -42,19 +53,32 @@ class TCPStoreServer {
   bool linger(Millis max, Millis at_least = Millis(0)) const;
 
  private:
+  struct Pending;  // a connection owing its HELLO (store_server.cpp)
+  struct Client {  // an authenticated connection and the thread serving it
+    int fd = -1;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
   void accept_loop();
-  void serve(int fd);
+  void accept_new(std::vector<Pending>& pending);
+  bool advance(Pending& p);  // reads what it can; false once the connection is finished with
+  void admit(int fd, const std::string& peer);
+  void drop(const std::string& peer, const std::string& why);
+  void reap();  // joins the threads of connections that ended
+  void serve(int fd, const std::string& peer);
   std::string handle(const std::string& body);  // one request → one reply frame
 
   int listen_fd_ = -1;
   int port_ = 0;
   std::string token_;
+  TCPStoreLimits limits_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> rejected_{0};
+  std::atomic<int64_t> pending_count_{0};
+  std::atomic<int64_t> logged_drops_{0};
   std::thread acceptor_;
   mutable std::mutex conn_mu_;
-  std::vector<int> conn_fds_;
-  std::vector<std::thread> conn_threads_;
+  std::list<Client> clients_;
   HashStore data_;  // the keys themselves, with blocking get/wait
 };
 

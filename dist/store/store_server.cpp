@@ -1,0 +1,369 @@
+// TCPStoreServer (see tcp_store.h): an event loop that admits connections by their HELLO,
+// and one thread per admitted connection serving requests with blocking get/wait. The
+// client lives in tcp_store.cpp; the wire format in store_wire.h.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <iostream>
+
+#include "dist/store/socket.h"
+#include "dist/store/store_wire.h"
+#include "dist/store/tcp_store.h"
+#include "tensor/error.h"
+
+namespace ddl::dist {
+
+using detail::Clock;
+using detail::Op;
+using detail::Status;
+using detail::WireError;
+using detail::WireReader;
+using detail::WireWriter;
+
+// Note [Store before authentication]: anyone who reaches the port can connect, so nothing
+// a connection costs before its HELLO is checked may grow with what it claims or with how
+// many came before it. The acceptor thread holds every such connection in one poll loop:
+// no thread of its own, a buffer of at most one HELLO (a longer first frame is dropped as
+// soon as its header is read), a deadline (limits.hello_timeout) and a cap
+// (limits.max_unauthenticated, the oldest closed first, so a flood cannot lock ranks out
+// for longer than the flood lasts). Only a connection that presents the job token gets a
+// thread; that thread is joined as soon as the connection ends (not at shutdown), and at
+// most limits.max_clients exist. Authenticated connections are not closed when idle (a
+// rank may not touch the store for hours), but TCP keepalive closes those whose host is gone.
+struct TCPStoreServer::Pending {
+  int fd;
+  std::string peer;
+  Clock::time_point deadline;
+  std::string buf;  // the HELLO frame so far, header included
+};
+
+namespace {
+
+// Constant-time comparison, so a token cannot be guessed byte by byte from reply timings.
+bool same_token(const std::string& a, const std::string& b) {
+  unsigned diff = a.size() != b.size();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) diff |= unsigned(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string reply(Status s, const std::string& payload = "") {
+  return WireWriter().u8(static_cast<uint8_t>(s)).str(payload).frame();
+}
+
+// A reply of a few bytes to a connection that is then closed: best effort, never blocks.
+void send_small(int fd, const std::string& m) { (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
+
+void set_blocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
+
+// Dead hosts' connections end after ~2 min of silence instead of holding a thread forever.
+void keep_alive(int fd) {
+  int on = 1, idle = 60, interval = 10, count = 6;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+// Reads one frame body of an authenticated client; returns false when `stop` is raised while idle.
+bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop) {
+  char head[4];
+  while (true) {  // poll in slices so a stopping server never waits on an idle client
+    pollfd pfd{fd, POLLIN, 0};
+    int rc = poll(&pfd, 1, 100);
+    if (stop.load()) return false;
+    if (rc > 0) break;
+  }
+  auto deadline = Clock::now() + std::chrono::seconds(30);
+  if (!detail::recv_all(fd, head, 4, deadline)) throw WireError("timed out reading a header");
+  body.resize(detail::decode_frame_length(head));
+  if (!detail::recv_all(fd, body.data(), body.size(), deadline))
+    throw WireError("timed out reading a " + std::to_string(body.size()) + "-byte message");
+  return true;
+}
+
+}  // namespace
+
+TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token, TCPStoreLimits limits)
+    : token_(std::move(token)), limits_(limits) {
+  // See Note [Job tokens] in dist/env.cpp: beyond loopback, a store without a token is open to anyone.
+  DDL_CHECK(!token_.empty() || detail::is_loopback(host), "store: refusing to serve on ", host, ":", port,
+            " without a job token: other machines can reach that address, and anyone who reaches it could join "
+            "the job and read or overwrite its keys (the ranks' addresses included). Give every rank the same "
+            "token: DDL_JOB_TOKEN=<secret>, or DDL_JOB_TOKEN_FILE=<a file only you can read, chmod 600> "
+            "(ddlrun makes one; under Slurm or Open MPI it is derived from ~/.ddl/secret); or serve on "
+            "127.0.0.1 when every rank runs on this host");
+  DDL_CHECK(limits_.max_unauthenticated > 0 && limits_.max_clients > 0 && limits_.hello_timeout.count() > 0,
+            "store: limits must be positive");
+  listen_fd_ = detail::tcp_listen(host, port, &port_);
+  fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);  // accept_new takes what is there
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+TCPStoreServer::~TCPStoreServer() {
+  stop_ = true;
+  acceptor_.join();  // closes the connections still owing a HELLO
+  close(listen_fd_);
+  std::list<Client> clients;
+  {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    for (Client& c : clients_) shutdown(c.fd, SHUT_RDWR);
+    clients.swap(clients_);
+  }
+  for (Client& c : clients) {
+    c.thread.join();
+    close(c.fd);
+  }
+}
+
+int64_t TCPStoreServer::clients() const {
+  std::lock_guard<std::mutex> lock(conn_mu_);
+  return static_cast<int64_t>(clients_.size()) + pending_count_.load();
+}
+
+bool TCPStoreServer::has_startup_failure() { return !data_.keys_ending_with("/fatal").empty(); }
+
+bool TCPStoreServer::linger(Millis max, Millis at_least) const {
+  const auto start = Clock::now(), deadline = start + max;
+  while (clients() > 0 || Clock::now() < start + at_least) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(Millis(20));
+  }
+  return true;
+}
+
+std::string TCPStoreServer::address() const { return detail::local_address(listen_fd_); }
+
+void TCPStoreServer::drop(const std::string& peer, const std::string& why) {
+  rejected_++;
+  // A flood must not flood the log either.
+  const int64_t n = logged_drops_++;
+  if (n < 20)
+    std::cerr << "[ddl store] dropped client " << peer << " (" << why << ")\n";
+  else if (n == 20)
+    std::cerr << "[ddl store] further dropped clients are counted, not logged\n";
+}
+
+void TCPStoreServer::reap() {
+  std::list<Client> ended;
+  {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      auto next = std::next(it);
+      if (it->done.load()) ended.splice(ended.end(), clients_, it);
+      it = next;
+    }
+  }
+  for (Client& c : ended) {
+    c.thread.join();
+    close(c.fd);
+  }
+}
+
+void TCPStoreServer::accept_loop() {
+  std::vector<Pending> pending;
+  std::vector<pollfd> fds;
+  while (!stop_) {
+    reap();
+    fds.assign(1, pollfd{listen_fd_, POLLIN, 0});
+    auto wake = Clock::now() + Millis(100);
+    for (const Pending& p : pending) {
+      fds.push_back(pollfd{p.fd, POLLIN, 0});
+      wake = std::min(wake, p.deadline);
+    }
+    const auto wait_ms = std::chrono::duration_cast<Millis>(wake - Clock::now()).count();
+    if (poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0) + 1)) < 0 && errno != EINTR) break;
+    // Advance or expire the connections owing a HELLO (fds[i + 1] is pending[i]).
+    const auto now = Clock::now();
+    size_t kept = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      bool keep = true;
+      if (fds[i + 1].revents != 0) {
+        keep = advance(p);
+      } else if (now >= p.deadline) {
+        drop(p.peer, "no HELLO within " + std::to_string(limits_.hello_timeout.count()) + " ms");
+        keep = false;
+      }
+      if (!keep && p.fd >= 0) close(p.fd);
+      if (keep && kept++ != i) pending[kept - 1] = std::move(p);
+    }
+    pending.resize(kept);
+    if (fds[0].revents & POLLIN) accept_new(pending);
+    pending_count_ = static_cast<int64_t>(pending.size());
+  }
+  for (Pending& p : pending) close(p.fd);
+  pending_count_ = 0;
+}
+
+void TCPStoreServer::accept_new(std::vector<Pending>& pending) {
+  for (int n = 0; n < 64; ++n) {  // a bounded batch, so the pending ones are not starved
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;  // EAGAIN, or a connection reset before it was accepted
+    if (static_cast<int>(pending.size()) >= limits_.max_unauthenticated) {
+      drop(pending.front().peer, "more than " + std::to_string(limits_.max_unauthenticated) +
+                                     " connections without a HELLO; closing the oldest");
+      close(pending.front().fd);
+      pending.erase(pending.begin());
+    }
+    pending.push_back(Pending{fd, detail::peer_address(fd), Clock::now() + limits_.hello_timeout, {}});
+  }
+}
+
+bool TCPStoreServer::advance(Pending& p) {
+  try {
+    // Never read past the HELLO's own bytes: the header first, then what it announced.
+    size_t want = 4;
+    if (p.buf.size() >= 4) {
+      const uint32_t n = detail::decode_frame_length(p.buf.data());
+      if (n > detail::kMaxHelloBytes)
+        throw WireError("a first message of " + std::to_string(n) + " bytes; a HELLO has at most " +
+                        std::to_string(detail::kMaxHelloBytes));
+      want = 4 + n;
+    }
+    char chunk[512];
+    const ssize_t k = ::recv(p.fd, chunk, std::min(sizeof chunk, want - p.buf.size()), 0);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    if (k <= 0) return false;  // gone before saying anything useful: nothing to report
+    p.buf.append(chunk, static_cast<size_t>(k));
+    if (p.buf.size() == 4) return advance(p);  // checks the announced length at once
+    if (p.buf.size() < want) return true;
+
+    WireReader r(p.buf.data() + 4, p.buf.size() - 4);
+    if (r.u8() != uint8_t(Op::Hello) || r.u32() != detail::kWireMagic)
+      throw WireError("not a ddl store client (bad HELLO)");
+    const uint32_t version = r.u32();
+    const std::string token = r.str(detail::kMaxKeyBytes);
+    r.finish();
+    std::string refusal, log;
+    Status status = Status::Error;
+    if (version != detail::kWireVersion) {
+      refusal = "protocol version mismatch";
+      log = "protocol version " + std::to_string(version);
+    } else if (!token_.empty() && !same_token(token, token_)) {
+      refusal = token.empty() ? "no job token" : "wrong job token";
+      log = "refused: " + refusal;
+      status = Status::Refused;
+    } else {
+      std::lock_guard<std::mutex> lock(conn_mu_);
+      if (static_cast<int>(clients_.size()) >= limits_.max_clients) {
+        refusal = "the store serves at most " + std::to_string(limits_.max_clients) + " clients";
+        log = refusal;
+      }
+    }
+    if (!refusal.empty()) {
+      drop(p.peer, log);  // counted before the reply goes out, so a refused client already sees itself counted
+      send_small(p.fd, reply(status, refusal));
+      return false;
+    }
+    admit(p.fd, p.peer);
+    p.fd = -1;  // the client's thread owns it now
+    return false;
+  } catch (const WireError& e) {
+    drop(p.peer, e.what());
+    return false;
+  }
+}
+
+void TCPStoreServer::admit(int fd, const std::string& peer) {
+  set_blocking(fd);
+  keep_alive(fd);
+  std::lock_guard<std::mutex> lock(conn_mu_);
+  Client& c = clients_.emplace_back();
+  c.fd = fd;
+  c.thread = std::thread([this, &c, fd, peer] {
+    serve(fd, peer);
+    c.done = true;
+  });
+}
+
+void TCPStoreServer::serve(int fd, const std::string& peer) {
+  std::string body;
+  try {
+    std::string ok = reply(Status::Ok);
+    detail::send_all(fd, ok.data(), ok.size());
+    while (read_frame(fd, body, stop_)) {
+      std::string out = handle(body);
+      detail::send_all(fd, out.data(), out.size());
+    }
+  } catch (const WireError& e) {
+    drop(peer, e.what());
+  } catch (const std::exception&) {
+    // The client went away (closed socket): nothing to report.
+  }
+  // The fd stays open until the thread is reaped: the destructor may still shut it down.
+  shutdown(fd, SHUT_RDWR);
+}
+
+std::string TCPStoreServer::handle(const std::string& body) {
+  WireReader r(body.data(), body.size());
+  auto op = static_cast<Op>(r.u8());
+  auto read_keys = [&] {
+    uint32_t n = r.u32();
+    if (n > detail::kMaxKeysPerRequest) throw WireError("too many keys: " + std::to_string(n));
+    std::vector<std::string> keys;
+    for (uint32_t i = 0; i < n; ++i) keys.push_back(r.str(detail::kMaxKeyBytes));
+    return keys;
+  };
+  // Blocking waits run in 100 ms slices so a stopping server is never stuck behind them.
+  auto wait_keys = [&](const std::vector<std::string>& keys, int64_t timeout_ms) {
+    if (timeout_ms < 0) throw WireError("negative timeout");
+    auto deadline = Clock::now() + Millis(timeout_ms);
+    while (!data_.check(keys)) {
+      if (stop_ || Clock::now() >= deadline) return false;
+      try {
+        data_.wait(keys, Millis(100));
+      } catch (const Error&) {
+      }
+    }
+    return true;
+  };
+  auto stopped_or_timeout = [&] {
+    return stop_ ? reply(Status::Error, "the store server is shutting down") : reply(Status::Timeout);
+  };
+  switch (op) {
+    case Op::Set: {
+      std::string key = r.str(detail::kMaxKeyBytes);
+      std::string value = r.str(detail::kMaxValueBytes);
+      r.finish();
+      data_.set(key, value);
+      return reply(Status::Ok);
+    }
+    case Op::Get: {
+      std::string key = r.str(detail::kMaxKeyBytes);
+      int64_t timeout_ms = r.i64();
+      r.finish();
+      if (!wait_keys({key}, timeout_ms)) return stopped_or_timeout();
+      return reply(Status::Ok, data_.get(key, Millis(0)));
+    }
+    case Op::Add: {
+      std::string key = r.str(detail::kMaxKeyBytes);
+      int64_t delta = r.i64();
+      r.finish();
+      try {
+        return reply(Status::Ok, std::to_string(data_.add(key, delta)));
+      } catch (const Error& e) {
+        return reply(Status::Error, e.what());
+      }
+    }
+    case Op::Check: {
+      auto keys = read_keys();
+      r.finish();
+      return reply(Status::Ok, data_.check(keys) ? "1" : "0");
+    }
+    case Op::Wait: {
+      auto keys = read_keys();
+      int64_t timeout_ms = r.i64();
+      r.finish();
+      return wait_keys(keys, timeout_ms) ? reply(Status::Ok) : stopped_or_timeout();
+    }
+    default:
+      throw WireError("unknown opcode " + std::to_string(int(op)));
+  }
+}
+
+}  // namespace ddl::dist

@@ -1,0 +1,184 @@
+// The store server's limits before and after authentication (docs/dist.md, "Store limits"):
+// connection churn leaves its threads and descriptors bounded, first frames larger than a
+// HELLO are dropped without being allocated, silent connections are closed at their
+// deadline, floods close the oldest, and authenticated clients are served throughout.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "dist/store/socket.h"
+#include "dist/store/store_wire.h"
+#include "dist/store/tcp_store.h"
+#include "tensor/error.h"
+
+using namespace ddl::dist;
+using Catch::Contains;
+
+namespace {
+
+int64_t count_entries(const char* dir) {
+  int64_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+int64_t threads_now() { return count_entries("/proc/self/task"); }
+int64_t fds_now() { return count_entries("/proc/self/fd"); }
+// Memory mappings: an ended but unjoined thread leaves its stack and guard page mapped.
+int64_t maps_now() {
+  std::ifstream in("/proc/self/maps");
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Resident memory of this process in KiB (VmRSS in /proc/self/status).
+int64_t rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  int64_t value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> value;
+      return value;
+    }
+    in.ignore(1 << 12, '\n');
+  }
+  return -1;
+}
+
+int raw_connect(int port) { return detail::tcp_connect("127.0.0.1", port, detail::Clock::now() + Millis(5000)); }
+
+// Whether the server closes `fd` within `within` (reads until EOF; any bytes it sends are skipped).
+bool closed_by_server(int fd, Millis within) {
+  char buf[64];
+  const auto deadline = detail::Clock::now() + within;
+  try {
+    while (detail::recv_all(fd, buf, 1, deadline)) {
+    }
+  } catch (const ddl::Error&) {
+    return true;  // "connection closed by ..."
+  }
+  return false;  // still open at the deadline
+}
+
+// Waits up to 5 s for `pred`.
+template <class F>
+bool eventually(F pred) {
+  for (int i = 0; i < 250 && !pred(); ++i) std::this_thread::sleep_for(Millis(20));
+  return pred();
+}
+
+TCPStore client(int port) {
+  TCPStoreOptions o;
+  o.timeout = Millis(5000);
+  return TCPStore("127.0.0.1", port, o);
+}
+
+}  // namespace
+
+TEST_CASE("store limits: connect-and-close churn leaves threads and descriptors bounded", "[dist]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  TCPStore steady = client(server.port());  // one authenticated client, used throughout
+  steady.set("k", "0");
+  const int64_t threads0 = threads_now(), fds0 = fds_now(), maps0 = maps_now();
+  for (int i = 0; i < 2000; ++i) close(raw_connect(server.port()));
+  // And authenticated clients coming and going: each had a thread, joined when it left.
+  for (int i = 0; i < 200; ++i) client(server.port()).set("churn", std::to_string(i));
+  CHECK(eventually([&] { return server.clients() == 1; }));
+  CHECK(eventually([&] { return threads_now() <= threads0 + 1 && fds_now() <= fds0 + 1 && maps_now() <= maps0 + 64; }));
+  INFO("threads " << threads0 << " -> " << threads_now() << ", fds " << fds0 << " -> " << fds_now() << ", mappings "
+                  << maps0 << " -> " << maps_now());
+  CHECK(threads_now() <= threads0 + 1);
+  CHECK(fds_now() <= fds0 + 1);
+  // malloc arenas of the joined threads stay mapped (a fixed number); unjoined threads grew ~2 per connection
+  CHECK(maps_now() <= maps0 + 64);
+  steady.set("k", "1");
+  CHECK(steady.get("k") == "1");
+  CHECK(client(server.port()).get("churn") == "199");
+}
+
+TEST_CASE("store limits: first frames larger than a HELLO are dropped unread", "[dist]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  TCPStore steady = client(server.port());
+  const int64_t rss0 = rss_kib();
+  std::vector<int> fds;
+  // Each announces a 64 MiB SET, the largest frame the protocol allows, and starts sending it.
+  const std::string body(1 << 16, 'x');
+  for (int i = 0; i < 40; ++i) {
+    int fd = raw_connect(server.port());
+    std::string head = detail::WireWriter().u32(detail::kMaxValueBytes).frame().substr(4);
+    detail::send_all(fd, head.data(), head.size());
+    (void)::send(fd, body.data(), body.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    fds.push_back(fd);
+  }
+  for (int fd : fds) {
+    CHECK(closed_by_server(fd, Millis(5000)));
+    close(fd);
+  }
+  const int64_t grown = rss_kib() - rss0;
+  INFO("RSS grew by " << grown << " KiB");
+  CHECK(grown < 8 * 1024);  // the old server grew by ~2.5 GiB here
+  CHECK(server.rejected_clients() == 40);
+  steady.set("after", "flood");
+  CHECK(steady.get("after") == "flood");
+}
+
+TEST_CASE("store limits: a connection that never says HELLO is closed at its deadline", "[dist]") {
+  TCPStoreLimits limits;
+  limits.hello_timeout = Millis(300);
+  TCPStoreServer server("127.0.0.1", 0, "", limits);
+  int silent = raw_connect(server.port());
+  // Half a HELLO, then nothing: also closed.
+  int halfway = raw_connect(server.port());
+  const std::string hello =
+      detail::WireWriter().u8(1).u32(detail::kWireMagic).u32(detail::kWireVersion).str("").frame();
+  detail::send_all(halfway, hello.data(), hello.size() / 2);
+  const auto t0 = detail::Clock::now();
+  CHECK(closed_by_server(silent, Millis(3000)));
+  CHECK(closed_by_server(halfway, Millis(3000)));
+  const auto waited = std::chrono::duration_cast<Millis>(detail::Clock::now() - t0);
+  CHECK(waited >= Millis(250));
+  CHECK(waited < Millis(2000));
+  CHECK(server.rejected_clients() == 2);
+  close(silent);
+  close(halfway);
+  // A client that does say HELLO is served, and stays connected while idle past that deadline.
+  TCPStore ok = client(server.port());
+  std::this_thread::sleep_for(Millis(600));
+  ok.set("idle", "fine");
+  CHECK(ok.get("idle") == "fine");
+}
+
+TEST_CASE("store limits: a flood of silent connections cannot lock ranks out", "[dist]") {
+  TCPStoreLimits limits;
+  limits.max_unauthenticated = 8;
+  TCPStoreServer server("127.0.0.1", 0, "", limits);
+  std::vector<int> flood;
+  for (int i = 0; i < 50; ++i) flood.push_back(raw_connect(server.port()));
+  CHECK(eventually([&] { return server.clients() <= 8; }));
+  // The oldest were closed to make room; a rank arriving now gets in.
+  TCPStore rank = client(server.port());
+  rank.set("in", "yes");
+  CHECK(rank.get("in") == "yes");
+  CHECK(closed_by_server(flood.front(), Millis(1000)));
+  for (int fd : flood) close(fd);
+}
+
+TEST_CASE("store limits: clients beyond max_clients are refused by name", "[dist]") {
+  TCPStoreLimits limits;
+  limits.max_clients = 2;
+  TCPStoreServer server("127.0.0.1", 0, "", limits);
+  {
+    TCPStore a = client(server.port()), b = client(server.port());
+    REQUIRE_THROWS_WITH(client(server.port()), Contains("at most 2 clients"));
+  }
+  // Once they leave (their threads joined), there is room again.
+  CHECK(eventually([&] { return server.clients() == 0; }));
+  TCPStore c = client(server.port());
+  c.set("x", "1");
+  CHECK(c.get("x") == "1");
+}
