@@ -18,6 +18,7 @@ svg text { font-size: 11px; fill: #333; } svg .grid { stroke: #e4e4e4; } svg .ba
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
 th:first-child, td:first-child { text-align: left; } caption { font-weight: bold; text-align: left; }
+pre { font-size: 0.85em; background: #f7f7f7; padding: 0.5em; overflow-x: auto; }
 )";
 
 // Records uncaught errors and console.error calls on the root element, so a headless
@@ -62,6 +63,11 @@ void HtmlReport::add(const HtmlTable& t) {
     body_ += "</tr>\n";
   }
   body_ += "</table>\n";
+}
+
+void HtmlReport::preformatted(const std::string& id, const std::string& title, const std::string& text) {
+  body_ += "<figure class=\"text\"><figcaption>" + html_escape(title) + "</figcaption>\n<pre data-table=\"" +
+           html_escape(id) + "\">" + html_escape(text) + "</pre></figure>\n";
 }
 
 void HtmlReport::add(const LineChart& c) { body_ += svg_line_chart(c); }

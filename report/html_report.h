@@ -28,6 +28,8 @@ class HtmlReport {
   void key_values(const std::string& id, const std::string& title,
                   const std::vector<std::pair<std::string, std::string>>& kv);
   void add(const HtmlTable& t);
+  // A text table exactly as the console prints it (<pre data-table=ID>).
+  void preformatted(const std::string& id, const std::string& title, const std::string& text);
   void add(const LineChart& c);
   void add(const BarChart& c);
   void add(const HeatMap& h);

@@ -93,8 +93,8 @@ MetricsLog::~MetricsLog() {
 void MetricsLog::write(const std::string& event, json fields) {
   if (!file_) return;
   json line = {{"event", event}, {"rank", rank_}, {"world", world_}};
-  line["time"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  line["unix_time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  line["time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  line["unix_time_s"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (fields.is_object()) line.update(fields);
   // Replace invalid UTF-8 (a class name, a path) rather than throw mid-training.
   std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

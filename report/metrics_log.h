@@ -1,6 +1,7 @@
 // MetricsLog: the `--metrics FILE` writer. One JSON object per line per event ("sample",
 // "step", "epoch", "eval", "summary", or the caller's own), each carrying "event", "rank",
-// "world", "time" (seconds since the log opened) and "unix_time". n/a values are null.
+// "world", "time_s" (seconds since the log opened) and "unix_time_s". n/a values are null;
+// every key with a unit names it (_s, _bytes, _pct, _percent).
 // Each line is flushed at once, so a killed run keeps what it logged. Thread-safe.
 // It does not aggregate across ranks: each rank writes its own file (metrics_path_for_rank).
 #pragma once
@@ -12,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dist/process_group.h"
 #include "report/step_timer.h"
 #include "report/worker_metrics.h"
-#include "dist/process_group.h"
 
 namespace ddl::report {
 

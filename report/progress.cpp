@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace ddl::report {
 
@@ -37,10 +40,27 @@ std::string format_progress(const std::string& label, int64_t done, int64_t tota
   return s;
 }
 
+std::string format_train_status(double loss, double images_per_s, double slowest_step_s) {
+  std::string s;
+  char buf[64];
+  if (std::isfinite(loss)) std::snprintf(buf, sizeof buf, "loss %.4f", loss), s += buf;
+  if (std::isfinite(images_per_s))
+    std::snprintf(buf, sizeof buf, "%s%.0f img/s", s.empty() ? "" : ", ", images_per_s), s += buf;
+  if (std::isfinite(slowest_step_s))
+    std::snprintf(buf, sizeof buf, "%sslowest rank %.3f s/step", s.empty() ? "" : ", ", slowest_step_s), s += buf;
+  return s;
+}
+
+bool progress_wanted(const char* env, bool is_terminal) {
+  if (env && std::strcmp(env, "1") == 0) return true;
+  if (env && std::strcmp(env, "0") == 0) return false;
+  return is_terminal;
+}
+
 ProgressBar::ProgressBar(int64_t total, std::string label, int enabled, std::ostream& out)
     : total_(total),
       label_(std::move(label)),
-      enabled_(enabled < 0 ? isatty(STDOUT_FILENO) != 0 : enabled != 0),
+      enabled_(enabled < 0 ? progress_wanted(std::getenv("DDL_PROGRESS"), isatty(STDOUT_FILENO) != 0) : enabled != 0),
       out_(out),
       start_(std::chrono::steady_clock::now()) {}
 

@@ -1,7 +1,8 @@
 // ProgressBar: one self-redrawing line "label [#####.....] 45/100 45% 0:12<0:15 status"
-// with elapsed time and ETA, drawn only when stdout is a terminal (isatty), so logs and
-// pipes (ddlrun, CI) stay clean. It is not a logger: println() just keeps log lines and
-// the bar from overwriting each other, and prints the line even when the bar is off.
+// with elapsed time and ETA. By default it draws when DDL_PROGRESS=1 (ddlrun sets it for
+// rank 0 on a terminal), never when DDL_PROGRESS=0, else when stdout is a terminal, so
+// logs and pipes stay clean. It is not a logger: println() keeps log lines and the bar
+// from overwriting each other, and prints the line even when the bar is off.
 #pragma once
 
 #include <chrono>
@@ -16,10 +17,16 @@ std::string format_progress(const std::string& label, int64_t done, int64_t tota
                             const std::string& status = "", int bar_width = 30);
 // "1:05", "1:02:03".
 std::string format_duration(double seconds);
+// A training bar's status: "loss 0.532, 1234 img/s, slowest rank 0.123 s/step"; a value
+// that is not finite (not measured yet, or one rank) is left out.
+std::string format_train_status(double loss, double images_per_s, double slowest_step_s);
+// Whether a bar with enabled = -1 draws: DDL_PROGRESS "1" yes, "0" no, else `is_terminal`.
+bool progress_wanted(const char* ddl_progress_env, bool is_terminal);
 
 class ProgressBar {
  public:
-  // enabled: 1 draw, 0 never, -1 when stdout is a terminal. `out` must outlive the bar.
+  // enabled: 1 draw, 0 never, -1 progress_wanted(DDL_PROGRESS, isatty(stdout)).
+  // `out` must outlive the bar.
   explicit ProgressBar(int64_t total, std::string label = "", int enabled = -1, std::ostream& out = std::cout);
   ~ProgressBar();  // finish()
   ProgressBar(const ProgressBar&) = delete;

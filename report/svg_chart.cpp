@@ -33,7 +33,8 @@ struct Range {
   }
   void fix() {  // empty or flat ranges get a width, so ticks and scales are defined
     if (!(lo <= hi)) lo = 0, hi = 1;
-    if (hi == lo) lo -= 0.5 * std::max(1.0, std::fabs(lo)), hi += 0.5 * std::max(1.0, std::fabs(hi));
+    const double pad = lo != 0 ? 0.5 * std::fabs(lo) : 0.5;  // a constant lr: half its value either side
+    if (hi == lo) lo -= pad, hi += pad;
   }
 };
 
@@ -187,7 +188,8 @@ std::string svg_bar_chart(const BarChart& c) {
       open_figure(c.id, c.stacked ? "stacked-bars" : "grouped-bars", c.title) + axes(y, c.x_label, c.y_label);
   const auto py = [&](double v) { return kTop + kPlotH * (1 - (v - y.lo) / (y.hi - y.lo)); };
   const double slot = kPlotW / static_cast<double>(std::max<size_t>(n, 1));
-  const double bar = slot * 0.7 / (c.stacked ? 1.0 : static_cast<double>(std::max<size_t>(c.series.size(), 1)));
+  const double group = std::min(slot * 0.7, 160.0);  // one rank's bar stays bar-shaped
+  const double bar = group / (c.stacked ? 1.0 : static_cast<double>(std::max<size_t>(c.series.size(), 1)));
   out += "<g class=\"axis x\">\n";
   for (size_t i = 0; i < n; ++i) out += text(kLeft + slot * (i + 0.5), kTop + kPlotH + 16, c.categories[i]);
   out += "</g>\n";
@@ -197,7 +199,7 @@ std::string svg_bar_chart(const BarChart& c) {
     out += "<g class=\"series\" data-series=\"" + html_escape(s.name) + "\" fill=\"" + colour(k) + "\">\n";
     for (size_t i = 0; i < n && i < s.y.size(); ++i) {
       const double v = std::isfinite(s.y[i]) ? s.y[i] : 0;
-      const double x0 = kLeft + slot * i + slot * 0.15 + (c.stacked ? 0 : bar * static_cast<double>(k));
+      const double x0 = kLeft + slot * (i + 0.5) - group / 2 + (c.stacked ? 0 : bar * static_cast<double>(k));
       const double top = py(base[i] + v), bottom = py(base[i]);
       out += "<rect class=\"bar\" data-category=\"" + html_escape(c.categories[i]) + "\" data-value=\"" +
              format_number(s.y[i]) + "\" x=\"" + num(x0) + "\" y=\"" + num(std::min(top, bottom)) + "\" width=\"" +

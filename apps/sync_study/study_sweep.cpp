@@ -83,13 +83,13 @@ void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settin
   namespace fs = std::filesystem;
   std::ofstream csv(fs::path(dir) / "study-sweep.csv");
   csv << "link,link_bits_per_s,strategy,step_ms,comm_wait_ms,link_sent_mb_per_host,link_received_mb_per_host,"
-         "busiest_link_mb_per_step,link_use_percent,cpu_percent,peak_rss_mb,train_loss,test_accuracy\n";
+         "busiest_link_mb_per_step,link_use_percent,cpu_percent,peak_rss_mb,train_loss,test_accuracy_pct\n";
   for (const auto& s : settings)
     for (const auto& r : s.rows)
       csv << s.link.spec << ',' << static_cast<int64_t>(s.link.rate_bits) << ',' << r.strategy << ',' << r.step_ms
           << ',' << r.comm_ms << ',' << r.net_tx_mb << ',' << r.net_rx_mb << ',' << r.busiest_mb_per_step << ','
           << 100 * r.link_use << ',' << r.cpu_percent << ',' << r.peak_rss_mb << ',' << r.train_loss << ','
-          << r.test_accuracy << '\n';
+          << r.test_accuracy_pct << '\n';
   if (settings.empty() || settings.front().rows.empty()) return;
 
   std::ofstream md(fs::path(dir) / "study-sweep.md");
@@ -108,17 +108,17 @@ void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settin
   pivot(md, settings, "CPU %", [](const StudyRow& r) { return f(r.cpu_percent); });
   pivot(md, settings, "peak RSS MB", [](const StudyRow& r) { return f(r.peak_rss_mb); });
   pivot(md, settings, "train loss", [](const StudyRow& r) { return f(r.train_loss, 4); });
-  pivot(md, settings, "test accuracy %", [](const StudyRow& r) { return f(100 * r.test_accuracy, 2); });
+  pivot(md, settings, "test accuracy %", [](const StudyRow& r) { return f(r.test_accuracy_pct, 2); });
 
   md << "Winners:\n";
   for (const auto& s : settings) {
     const StudyRow* best = fastest(s.rows, false);
     const StudyRow* best_exact = fastest(s.rows, true);
     md << "- at " << s.link.spec << ": " << best->strategy << " was fastest (" << f(best->step_ms)
-       << " ms per iteration, " << f(100 * best->test_accuracy, 2) << "% test accuracy)";
+       << " ms per iteration, " << f(best->test_accuracy_pct, 2) << "% test accuracy)";
     if (best_exact && best_exact != best)
       md << "; of the exact strategies, " << best_exact->strategy << " (" << f(best_exact->step_ms) << " ms, "
-         << f(100 * best_exact->test_accuracy, 2) << "%)";
+         << f(best_exact->test_accuracy_pct, 2) << "%)";
     md << ".\n";
   }
 }

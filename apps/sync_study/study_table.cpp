@@ -48,7 +48,7 @@ StudyRow read_study_row(const std::string& strategy, const std::string& metrics_
     row.net_rx_mb += num(summary, "net_rx_bytes") / 1e6 / nproc;
     row.received_bytes.push_back(num(summary, "pg_bytes_received"));
     if (r == 0) row.steps = static_cast<int64_t>(num(summary["steps"], "steps"));
-    if (r == 0) row.train_loss = num(summary, "train_loss"), row.test_accuracy = num(summary, "test_accuracy");
+    if (r == 0) row.train_loss = num(summary, "train_loss"), row.test_accuracy_pct = num(summary, "test_accuracy_pct");
   }
   return row;
 }
@@ -60,13 +60,14 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
   const bool links = !link.empty();
   std::ofstream csv(fs::path(dir) / (name + ".csv"));
   csv << "strategy,step_ms,comm_wait_ms,sent_mb_per_worker,received_mb_per_worker,cpu_percent,peak_rss_mb,train_loss,"
-         "test_accuracy,wall_s"
+         "test_accuracy_pct,wall_s"
       << (links ? ",link,link_sent_mb_per_host,link_received_mb_per_host,busiest_link_mb_per_step,link_use_percent"
                 : "")
       << '\n';
   for (const auto& r : rows) {
     csv << r.strategy << ',' << r.step_ms << ',' << r.comm_ms << ',' << r.sent_mb << ',' << r.received_mb << ','
-        << r.cpu_percent << ',' << r.peak_rss_mb << ',' << r.train_loss << ',' << r.test_accuracy << ',' << r.wall_s;
+        << r.cpu_percent << ',' << r.peak_rss_mb << ',' << r.train_loss << ',' << r.test_accuracy_pct << ','
+        << r.wall_s;
     if (links)
       csv << ',' << link << ',' << r.net_tx_mb << ',' << r.net_rx_mb << ',' << r.busiest_mb_per_step << ','
           << 100 * r.link_use;
@@ -94,7 +95,7 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
        << f(r.received_mb) << " | ";
     if (links) md << f(r.net_tx_mb) << " | " << f(r.busiest_mb_per_step, 2) << " | " << f(100 * r.link_use, 0) << " | ";
     md << f(r.cpu_percent) << " | " << f(r.peak_rss_mb) << " | " << f(r.train_loss, 4) << " | "
-       << f(100 * r.test_accuracy, 2) << "% |\n";
+       << f(r.test_accuracy_pct, 2) << "% |\n";
   }
   if (rows.size() >= 2) {
     auto sorted = rows;

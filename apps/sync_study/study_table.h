@@ -10,10 +10,10 @@ namespace ddl::apps {
 
 struct StudyRow {
   std::string strategy;
-  double step_ms = 0, comm_ms = 0;           // mean per iteration over workers
-  double sent_mb = 0, received_mb = 0;       // per worker, mean over workers
-  double cpu_percent = 0, peak_rss_mb = 0;   // mean over workers, max over workers
-  double train_loss = 0, test_accuracy = 0;  // rank 0's
+  double step_ms = 0, comm_ms = 0;               // mean per iteration over workers
+  double sent_mb = 0, received_mb = 0;           // per worker, mean over workers
+  double cpu_percent = 0, peak_rss_mb = 0;       // mean over workers, max over workers
+  double train_loss = 0, test_accuracy_pct = 0;  // rank 0's; accuracy in percent
   double wall_s = 0;
   // Over emulated hosts (sync_study --hosts): one rank per host, so the network counters
   // (/proc/net/dev without loopback, the host's own namespace) are the host's link.

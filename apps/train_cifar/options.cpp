@@ -124,8 +124,12 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--test-samples", o.test_samples, "use only the first N test samples (synthetic: generate N)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--target-accuracy", o.target_accuracy, "report the time to reach this test accuracy (0-1)")
-      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--target-accuracy", o.target_accuracy,
+                 "report the time to reach this test accuracy, in percent (0-100, e.g. 85)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--report", o.report,
+                 "write an HTML report to FILE (curves, per-rank step times, bytes per operation, confusion matrix; "
+                 "rank 0)");
   app.add_flag("!--no-progress", o.progress, "no progress bar even on a terminal");
   app.add_option("--crash-at-step", o.crash_at_step,
                  "fault injection: rank 0 exits with status 3 at this global step unless it resumed from a snapshot "

@@ -31,9 +31,10 @@ struct TrainOptions {
   int64_t snapshot_every = 1;  // epochs
   int64_t snapshot_every_steps = 0;
   std::string load, save, metrics;
+  std::string report;  // --report FILE.html (rank 0 writes it)
   bool eval_only = false;
   int64_t train_samples = 0, test_samples = 0;  // 0: all
-  double target_accuracy = 0;                   // for convergence time; 0: none
+  double target_accuracy = 0;                   // percent, for convergence time; 0: none
   bool progress = true;
   double timeout = 0;         // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
   int64_t crash_at_step = 0;  // fault-injection for resume tests: exit(3) at this global step

@@ -10,6 +10,7 @@
 #include "dist/env.h"
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/process_group_auto.h"
+#include "tensor/factory.h"
 #include "tensor/ops.h"
 
 namespace ddl::apps {
@@ -20,6 +21,17 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
   std::snprintf(buf, sizeof buf, f, a, b, c, d);
   return buf;
 }
+double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(std::max<int64_t>(whole, 1)); }
+
+// Note [Slowest rank]
+// The progress bar and the step lines show the slowest rank's step time, which only the
+// other ranks know. Every kSlowestEvery steps each rank all-reduces (max) its last step's
+// time: one float64, after the strategy's own collectives, on the same steps everywhere
+// (the schedule depends on the step count alone, never on the rank or its terminal), so
+// the collective sequence stays valid. Its bytes are kept out of the counters the
+// report prints as the strategy's traffic.
+constexpr int64_t kSlowestEvery = 10;
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -59,7 +71,9 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       world_(group ? group->size() : 1),
       batches_per_epoch_(batches_per_epoch),
       start_(std::chrono::steady_clock::now()),
-      convergence_(o.target_accuracy) {
+      convergence_(o.target_accuracy),
+      history_(batches_per_epoch) {
+  exchange_ = world_ > 1 && (o.progress || !o.metrics.empty());
   // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
   if (!std::getenv("DDL_RESTART_COUNT"))
     prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
@@ -67,7 +81,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
   if (!o.metrics.empty()) {
     // A run that continues an earlier one (restarted by ddlrun --max-restarts, or resuming
     // from a snapshot) keeps that run's lines and appends its own after one marker line,
-    // where "time" starts again from 0: "resume" (written by resumed()) when training will
+    // where "time_s" starts again from 0: "resume" (written by resumed()) when training will
     // resume from the snapshot, else "restart" (training starts over).
     const bool snapshot = !o.eval_only && !o.snapshot.empty() && std::filesystem::exists(o.snapshot);
     const bool continues = restarts_ > 0 || snapshot;
@@ -79,7 +93,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
     if (restart_pending_ && (o.eval_only || o.snapshot.empty() || world_ == 1)) write_restart_marker();
   }
   // The run's clock (convergence_s, wall_s) starts with the log's, not before it: the
-  // time to a target accuracy is then never later than the "time" of that eval line.
+  // time to a target accuracy is then never later than the "time_s" of that eval line.
   start_ = std::chrono::steady_clock::now();
   std::ostringstream os;
   os << "model " << o.model << " (" << model.parameter_count() << " parameters), dataset " << o.dataset << " ("
@@ -132,6 +146,7 @@ void RunReport::start_epoch(int64_t epoch) {
   epoch_ = epoch;
   loss_sum_ = 0;
   seen_ = correct_ = 0;
+  epoch_start_ = std::chrono::steady_clock::now();
   timer_.begin_epoch();
   timer_.start(report::Phase::Data);
   if (o_.progress && lead())
@@ -151,41 +166,82 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
   loss_sum_ += loss * static_cast<double>(n);
   seen_ += n;
   correct_ += ok;
-  if (log_) log_->step(epoch_, step, t, {{"loss", loss}, {"accuracy", double(ok) / double(n)}, {"lr", lr}});
-  if (bar_) bar_->update(step + 1, fmt("loss %.3f", loss));
+  const double slowest = exchange_slowest(t.total_s);
+  if (log_) {
+    nlohmann::json extra = {{"loss", loss}, {"accuracy_pct", pct(ok, n)}, {"lr", lr}, {"images", n}};
+    if (std::isfinite(slowest)) extra["slowest_rank_step_s"] = slowest;
+    log_->step(epoch_, step, t, std::move(extra));
+  }
+  if (lead()) history_.step(epoch_, step, loss, pct(ok, n), lr);
+  if (bar_) {
+    // Every rank trains on an equal shard (DistributedSampler), so the job's rate is world x ours.
+    const double rate = double(seen_) * world_ / std::max(seconds_since(epoch_start_), 1e-9);
+    bar_->update(step + 1, report::format_train_status(loss, rate, slowest_s_));
+  }
   if (step % o_.log_every == 0 || step + 1 == batches_per_epoch_)
-    say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.3f", double(epoch_ + 1), double(step), loss,
-            double(ok) / double(n)) +
+    say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.2f%%", double(epoch_ + 1), double(step), loss,
+            pct(ok, n)) +
         fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, lr));
   // The wait for the next batch is that batch's data time, so its step opens now.
   timer_.start(report::Phase::Data);
+}
+
+double RunReport::exchange_slowest(double step_s) {
+  if (!exchange_ || ++steps_done_ % kSlowestEvery != 0) return std::numeric_limits<double>::quiet_NaN();
+  const dist::CommStats before = group_->stats();
+  Tensor t = full({1}, step_s, DType::Float64);
+  group_->all_reduce(t, dist::ReduceOp::Max);
+  const dist::CommStats after = group_->stats();
+  const dist::OpStats& a = before[dist::OpKind::AllReduce];
+  const dist::OpStats& b = after[dist::OpKind::AllReduce];
+  exchange_stats_.calls += b.calls - a.calls;
+  exchange_stats_.bytes_sent += b.bytes_sent - a.bytes_sent;
+  exchange_stats_.bytes_received += b.bytes_received - a.bytes_received;
+  return slowest_s_ = t.item();
+}
+
+dist::CommStats RunReport::strategy_stats() const {
+  dist::CommStats s = group_ ? group_->stats() : dist::CommStats{};
+  dist::OpStats& ar = s[dist::OpKind::AllReduce];
+  ar.calls -= exchange_stats_.calls;
+  ar.bytes_sent -= exchange_stats_.bytes_sent;
+  ar.bytes_received -= exchange_stats_.bytes_received;
+  return s;
 }
 
 void RunReport::end_epoch() {
   timer_.discard_step();  // the data wait that found the epoch over belongs to no batch
   const report::EpochTimes e = timer_.end_epoch();
   last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
+  last_train_accuracy_ = pct(correct_, seen_);
   bar_.reset();
-  say(fmt("epoch %.0f: train loss %.4f, train accuracy %.4f, ", double(epoch_ + 1),
-          loss_sum_ / double(std::max<int64_t>(seen_, 1)), double(correct_) / double(std::max<int64_t>(seen_, 1))) +
+  say(fmt("epoch %.0f: train loss %.4f, train accuracy %.2f%%, ", double(epoch_ + 1), last_train_loss_,
+          last_train_accuracy_) +
       fmt("avg batch time %.3f s (excluding the first), epoch time %.1f s", e.mean.total_s, e.wall_s));
   say(fmt("  per step: data %.1f ms, forward %.1f ms, backward %.1f ms, comm wait %.1f ms",
           e.mean.phase(report::Phase::Data) * 1e3, e.mean.phase(report::Phase::Forward) * 1e3,
           e.mean.phase(report::Phase::Backward) * 1e3, e.mean.phase(report::Phase::CommWait) * 1e3) +
       fmt(", optimizer %.1f ms", e.mean.phase(report::Phase::Optimizer) * 1e3));
   if (log_) {
-    log_->epoch(epoch_, e, {{"train_loss", loss_sum_ / double(std::max<int64_t>(seen_, 1))}});
+    log_->epoch(epoch_, e, {{"train_loss", last_train_loss_}, {"train_accuracy_pct", last_train_accuracy_}});
     for (const auto& s : sampler_.take_new_samples()) log_->sample(s);
   }
+  if (lead()) history_.epoch(epoch_, last_train_loss_, last_train_accuracy_);
 }
 
 void RunReport::epoch_evaluation(const EvalResult& r) {
   last_accuracy_ = r.accuracy;
-  convergence_.record(seconds_since(start_), r.accuracy);
-  if (log_) log_->write("eval", {{"epoch", epoch_}, {"test_loss", r.loss}, {"test_accuracy", r.accuracy}});
-  if (lead())
-    say(fmt("epoch %.0f: test loss %.4f, test accuracy %.4f (%.0f images)", double(epoch_ + 1), r.loss, r.accuracy,
-            double(r.samples)));
+  convergence_.record(seconds_since(start_), 100 * r.accuracy);
+  if (log_)
+    log_->write("eval", {{"epoch", epoch_},
+                         {"test_loss", r.loss},
+                         {"test_accuracy_pct", 100 * r.accuracy},
+                         {"test_images", r.samples}});
+  if (lead()) {
+    history_.eval(epoch_, r.loss, 100 * r.accuracy);
+    say(fmt("epoch %.0f: test loss %.4f, test accuracy %.2f%% (%.0f images)", double(epoch_ + 1), r.loss,
+            100 * r.accuracy, double(r.samples)));
+  }
 }
 
 void RunReport::final_evaluation(const EvalResult& r) {
@@ -193,30 +249,67 @@ void RunReport::final_evaluation(const EvalResult& r) {
   report::ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
   cm.add_counts(r.confusion);
   if (lead()) {
-    say_lines(fmt("test loss %.4f, test accuracy %.4f on %.0f images\n", r.loss, r.accuracy, double(r.samples)) +
-              report::classification_report(cm).to_string() +
-              "\nconfusion matrix (rows: true class, columns: predicted)\n" + report::format_confusion_matrix(cm));
+    say_lines(
+        fmt("test loss %.4f, test accuracy %.2f%% on %.0f images\n", r.loss, 100 * r.accuracy, double(r.samples)) +
+        report::classification_report(cm).to_string() + "\nconfusion matrix (rows: true class, columns: predicted)\n" +
+        report::format_confusion_matrix(cm));
   }
   const report::ResourceSummary res = sampler_.summary();
   const double wall = seconds_since(start_);
-  const dist::CommStats stats = group_ ? group_->stats() : dist::CommStats{};
+  const dist::CommStats stats = strategy_stats();
   if (log_)
-    log_->summary(res, {{"test_accuracy", r.accuracy},
+    log_->summary(res, {{"test_accuracy_pct", 100 * r.accuracy},
                         {"test_loss", r.loss},
+                        {"test_images", r.samples},
                         {"train_loss", last_train_loss_},
+                        {"train_accuracy_pct", last_train_accuracy_},
                         {"convergence_s", convergence_.time_s()},
                         {"wall_s", wall},
                         {"pg_bytes_sent", group_ ? stats.bytes_sent() : 0},
                         {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
                         {"pg_ops", report::to_json(stats)},
-                        {"steps", report::to_json(timer_.run())}});
+                        {"steps", report::to_json(timer_.run())},
+                        {"slowest_rank_exchange",
+                         {{"calls", exchange_stats_.calls},
+                          {"bytes_sent", exchange_stats_.bytes_sent},
+                          {"bytes_received", exchange_stats_.bytes_received}}}});
   const report::RankSummary mine =
       report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
-  std::ostringstream table;
-  report::print_rank_table(mine, group_, table);  // collective; only rank 0's stream gets the table
+  const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective
   if (!lead()) return;
-  say_lines("\n" + table.str());
+  say_lines("\n" + report::format_rank_table(ranks));
   if (group_) say_lines("rank 0's process-group traffic by operation:\n" + indented(stats.summary()));
+  if (!o_.report.empty()) write_html(r, cm, ranks, stats);
+}
+
+void RunReport::write_html(const EvalResult& r, const report::ConfusionMatrix& cm,
+                           const std::vector<report::RankSummary>& ranks, const dist::CommStats& stats) {
+  const auto num = [](const char* f, double v) { return fmt(f, v); };
+  report::TrainingReportInputs in;
+  in.title = "train_cifar: " + o_.model + " on " + o_.dataset;
+  in.settings = {{"model", o_.model},
+                 {"dataset", o_.dataset + " (" + std::to_string(splits_.train_size) + " train / " +
+                                 std::to_string(splits_.test_size) + " test)"},
+                 {"world size", std::to_string(world_)},
+                 {"sync", world_ > 1 ? o_.sync : std::string("none")},
+                 {"batch per worker", std::to_string(o_.batch_size)},
+                 {"epochs", std::to_string(o_.epochs)},
+                 {"learning rate (peak)", num("%g", o_.lr)},
+                 {"schedule", o_.schedule},
+                 {"device", o_.device},
+                 {"seed", std::to_string(o_.seed)}};
+  in.results = {{"test loss", num("%.4f", r.loss)},
+                {"test accuracy (%)", num("%.2f", 100 * r.accuracy)},
+                {"test images", std::to_string(r.samples)},
+                {"train loss (last epoch)", num("%.4f", last_train_loss_)},
+                {"train accuracy (last epoch, %)", num("%.2f", last_train_accuracy_)},
+                {"wall time (s)", num("%.1f", seconds_since(start_))}};
+  in.history = &history_;
+  in.ranks = ranks;
+  in.comm = group_ ? &stats : nullptr;
+  in.confusion = &cm;
+  report::training_report(in).write(o_.report);
+  say("wrote the report to " + o_.report);
 }
 
 }  // namespace ddl::apps

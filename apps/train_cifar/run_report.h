@@ -1,13 +1,15 @@
 // What train_cifar prints and records: the per-rank header, step logs (loss,
 // batch accuracy, batch time), epoch summaries, test results with the
 // classification report and confusion matrix, the per-worker metrics table,
-// and the JSON lines of --metrics. Every line is prefixed "[rank r/N]" (by
-// ddlrun, or here when run alone); only rank 0 prints evaluation results and the
-// final tables. A restarted or resuming run appends to its metrics file.
+// the JSON lines of --metrics and the --report HTML file. Every line is prefixed
+// "[rank r/N]" (by ddlrun, or here when run alone); only rank 0 prints evaluation
+// results and the final tables and writes the report. Accuracy is shown in percent.
+// A restarted or resuming run appends to its metrics file.
 #pragma once
 
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "apps/train_cifar/datasets.h"
@@ -19,6 +21,7 @@
 #include "report/progress.h"
 #include "report/rank_table.h"
 #include "report/step_timer.h"
+#include "report/training_report.h"
 #include "report/worker_metrics.h"
 
 namespace ddl::apps {
@@ -53,6 +56,12 @@ class RunReport {
   void say_lines(const std::string& text);  // the prefix on each line of a multi-line text
   bool lead() const { return rank_ == 0; }
   void write_restart_marker();  // the "restart" line, when one is still pending
+  // Every kSlowestEvery steps, on every rank: the slowest rank's last step time (a one-value
+  // all_reduce(max)); NaN on the other steps or alone. See Note [Slowest rank].
+  double exchange_slowest(double step_s);
+  dist::CommStats strategy_stats() const;  // the group's counters less the exchange's own
+  void write_html(const EvalResult& r, const report::ConfusionMatrix& cm, const std::vector<report::RankSummary>& ranks,
+                  const dist::CommStats& stats);
 
   const TrainOptions& o_;
   const DataSplits& splits_;
@@ -68,8 +77,15 @@ class RunReport {
   bool restart_pending_ = false;  // a "restart" marker line is due unless this rank resumes
   std::unique_ptr<report::ProgressBar> bar_;
   double loss_sum_ = 0, last_train_loss_ = std::numeric_limits<double>::quiet_NaN(),
+         last_train_accuracy_ = std::numeric_limits<double>::quiet_NaN(),
          last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;
+  report::TrainingHistory history_;  // rank 0's, for --report
+  bool exchange_ = false;            // whether ranks exchange their step times
+  int64_t steps_done_ = 0;           // steps this process ran (the exchange's schedule)
+  double slowest_s_ = std::numeric_limits<double>::quiet_NaN();
+  dist::OpStats exchange_stats_;  // what the exchange moved, left out of the strategy's counters
+  std::chrono::steady_clock::time_point epoch_start_;
 };
 
 }  // namespace ddl::apps

@@ -35,14 +35,14 @@ def lines_of(path):
 
 def cmd_report(a):
     lines = lines_of(a.out)
-    final = [(i, m) for i, m in enumerate(re.match(r"test loss ([0-9.]+), test accuracy ([0-9.]+) on (\d+) images", l)
+    final = [(i, m) for i, m in enumerate(re.match(r"test loss ([0-9.]+), test accuracy ([0-9.]+)% on (\d+) images", l)
                                           for l in lines) if m]
-    check("the final 'test loss .., test accuracy .. on N images' line is printed once", len(final) == 1,
+    check("the final 'test loss .., test accuracy ..% on N images' line is printed once", len(final) == 1,
           "%d times" % len(final))
     if not final:
         return
     i, m = final[0]
-    printed_acc, images = float(m.group(2)), int(m.group(3))
+    printed_acc, images = float(m.group(2)) / 100, int(m.group(3))  # printed in %
     check("it counts --test-samples images", images == a.images, "%d, expected %d" % (images, a.images))
 
     # The report: a header, one row per class, then accuracy / macro avg / weighted avg.
@@ -136,13 +136,13 @@ def cmd_ranks(a):
 
 # ---- --metrics JSON lines -------------------------------------------------------------
 
-COMMON = {"event", "rank", "world", "time", "unix_time"}
+COMMON = {"event", "rank", "world", "time_s", "unix_time_s"}
 PHASES = {"data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s", "other_s", "total_s"}
-STEP = COMMON | PHASES | {"epoch", "step", "loss", "accuracy", "lr"}
-EPOCH = COMMON | {"epoch", "steps", "mean_steps", "wall_s", "total", "mean", "train_loss"}
-EVAL = COMMON | {"epoch", "test_loss", "test_accuracy"}
+STEP = COMMON | PHASES | {"epoch", "step", "loss", "accuracy_pct", "lr", "images"}
+EPOCH = COMMON | {"epoch", "steps", "mean_steps", "wall_s", "total", "mean", "train_loss", "train_accuracy_pct"}
+EVAL = COMMON | {"epoch", "test_loss", "test_accuracy_pct", "test_images"}
 OP_KEYS = ("calls", "bytes_sent", "bytes_received")
-SUMMARY = COMMON | {"test_accuracy", "test_loss", "train_loss", "convergence_s", "wall_s", "pg_bytes_sent",
+SUMMARY = COMMON | {"test_accuracy_pct", "test_loss", "test_images", "train_loss", "train_accuracy_pct", "convergence_s", "wall_s", "pg_bytes_sent",
                     "pg_bytes_received", "steps", "duration_s", "samples", "mean_cpu_percent", "max_cpu_percent",
                     "rss_bytes", "peak_rss_bytes", "net_rx_bytes", "net_tx_bytes", "lo_rx_bytes", "lo_tx_bytes",
                     "disk_read_bytes", "disk_write_bytes", "disk_source"}
@@ -159,7 +159,7 @@ def missing(event, keys):
 
 def cmd_metrics(a):
     ev = read_events(a.file)
-    check("every line has event, rank, world, time and unix_time", all(not missing(e, COMMON) for e in ev))
+    check("every line has event, rank, world, time_s and unix_time_s", all(not missing(e, COMMON) for e in ev))
     check("every line carries this rank and world size",
           all(e.get("rank") == a.rank and e.get("world") == a.world for e in ev))
     steps, epochs, evals, summaries = ([e for e in ev if e["event"] == k] for k in ("step", "epoch", "eval", "summary"))
@@ -237,17 +237,17 @@ def cmd_resumed(a):
 
 
 def cmd_steplog(a):
-    # "epoch E batch S: loss L, batch accuracy A, batch time T s (comm C ms), lr R" against
-    # the metrics line of (E-1, S), as printed with %.4f / %.3f / %.4g.
+    # "epoch E batch S: loss L, batch accuracy A%, batch time T s (comm C ms), lr R" against
+    # the metrics line of (E-1, S), as printed with %.4f / %.2f / %.4g.
     steps = {(e["epoch"], e["step"]): e for e in read_events(a.file) if e["event"] == "step"}
-    printed = [re.match(r"epoch (\d+) batch +(\d+): loss ([0-9.]+), batch accuracy ([0-9.]+), .*, lr (\S+)$", l)
+    printed = [re.match(r"epoch (\d+) batch +(\d+): loss ([0-9.]+), batch accuracy ([0-9.]+)%, .*, lr (\S+)$", l)
                for l in lines_of(a.out)]
     printed = [m for m in printed if m]
     check("step lines are printed", bool(printed))
     bad = []
     for m in printed:
         e = steps.get((int(m.group(1)) - 1, int(m.group(2))))
-        if (e is None or m.group(3) != "%.4f" % e["loss"] or m.group(4) != "%.3f" % e["accuracy"] or
+        if (e is None or m.group(3) != "%.4f" % e["loss"] or m.group(4) != "%.2f" % e["accuracy_pct"] or
                 m.group(5) != "%.4g" % e["lr"]):
             bad.append(m.group(0))
     check("each printed step line shows its metrics line's loss, accuracy and lr", not bad, "; ".join(bad[:3]))

@@ -86,8 +86,8 @@ TEST_CASE("sync_study: a table per setting and the summary across them", "[apps]
   for (const auto& link : parse_links("10mbit,1gbit")) {
     const double scale = link.rate_bits == 1e7 ? 100 : 1;
     SweepSetting s{link, {row("ring", 10 * scale, 9 * scale), row("local-sgd:4", 4 * scale, 3 * scale)}};
-    s.rows[1].test_accuracy = 0.5;
-    s.rows[0].test_accuracy = 0.6;
+    s.rows[1].test_accuracy_pct = 50;
+    s.rows[0].test_accuracy_pct = 60;
     write_study(dir.string(), s.rows, 2, "synthetic", "mlp", "Over emulated links.", "study-" + link.label, link.spec);
     sweep.push_back(s);
   }

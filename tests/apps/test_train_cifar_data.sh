@@ -19,7 +19,7 @@ common=(--model mlp --threads 1 --loader-workers 1 --log-every 100 --no-progress
 params() { grep -oE 'model mlp \([0-9]+ parameters\)' "$1" | grep -oE '[0-9]+'; }
 # The MLP's input width, from its parameter count (in x 512 x 256 x CLASSES, with biases).
 inputs() { local p; p=$(params "$1") && echo $(((p - 512 - 512 * 256 - 256 - 257 * $2) / 512)); }
-accuracy() { grep -oE 'test accuracy [0-9.]+ on' "$1" | grep -oE '[0-9.]+' | head -1; }
+accuracy() { grep -oE 'test accuracy [0-9.]+% on' "$1" | grep -oE '[0-9.]+' | head -1; }
 above() { python3 -c "import sys; sys.exit(not float('$1' or 0) > $2)"; }
 losses() { grep -o '"loss":[^,]*' "$1"; }
 
@@ -53,8 +53,8 @@ check "mnist: the header counts 80 train / 40 test, 5 batches per epoch" \
   "grep -q 'dataset mnist (80 train / 40 test).* 5 batches per epoch' '$dir/mn.txt'"
 check "mnist: classes 0..9, report and matrix consistent" \
   "checks report '$dir/mn.txt' --images 40 --classes 0,1,2,3,4,5,6,7,8,9"
-check "mnist: it learns the labelled patterns (test accuracy $(accuracy "$dir/mn.txt") > 0.5)" \
-  "above '$(accuracy "$dir/mn.txt")' 0.5"
+check "mnist: it learns the labelled patterns (test accuracy $(accuracy "$dir/mn.txt") > 50%)" \
+  "above '$(accuracy "$dir/mn.txt")' 50"
 "$TRAIN_CIFAR" "${common[@]}" --batch-size 16 --dataset mnist --data "$dir/mnist" --train-samples 48 --test-samples 24 --epochs 1 \
   >"$dir/mn48.txt" 2>&1
 check "mnist: --train-samples 48 --test-samples 24" "grep -q 'dataset mnist (48 train / 24 test).* 3 batches per epoch' '$dir/mn48.txt'"
@@ -68,7 +68,7 @@ check "folder: runs on the PNGs (exit 0)" "[ $? -eq 0 ]"
 check "folder: the header counts 48 train / 24 test" "grep -q 'dataset folder (48 train / 24 test)' '$dir/fo.txt'"
 check "folder: three classes named after the folders, report and matrix consistent" \
   "checks report '$dir/fo.txt' --images 24 --classes circle,square,star --support 8,8,8"
-check "folder: it learns (test accuracy $(accuracy "$dir/fo.txt") > 0.6)" "above '$(accuracy "$dir/fo.txt")' 0.6"
+check "folder: it learns (test accuracy $(accuracy "$dir/fo.txt") > 60%)" "above '$(accuracy "$dir/fo.txt")' 60"
 "$TRAIN_CIFAR" "${common[@]}" --batch-size 16 --dataset folder --data "$dir/folder" --train-samples 32 --test-samples 12 --epochs 1 \
   >"$dir/fo32.txt" 2>&1
 check "folder: --train-samples 32 --test-samples 12" "grep -q 'dataset folder (32 train / 12 test).* 2 batches per epoch' '$dir/fo32.txt'"
@@ -82,7 +82,7 @@ check "cifar10: the header counts 80 train / 40 test, 5 batches per epoch" \
   "grep -q 'dataset cifar10 (80 train / 40 test).* 5 batches per epoch' '$dir/cf.txt'"
 check "cifar10: CIFAR's class names, report and matrix consistent" \
   "checks report '$dir/cf.txt' --images 40 --classes airplane,automobile,bird,cat,deer,dog,frog,horse,ship,truck"
-check "cifar10: it learns (test accuracy $(accuracy "$dir/cf.txt") > 0.3)" "above '$(accuracy "$dir/cf.txt")' 0.3"
+check "cifar10: it learns (test accuracy $(accuracy "$dir/cf.txt") > 30%)" "above '$(accuracy "$dir/cf.txt")' 30"
 cf --train-samples 48 --test-samples 24 --epochs 1 >"$dir/cf48.txt" 2>&1
 check "cifar10: --train-samples 48 --test-samples 24" "grep -q 'dataset cifar10 (48 train / 24 test).* 3 batches per epoch' '$dir/cf48.txt'"
 cf --epochs 2 --augment true --metrics "$dir/cft.jsonl" >/dev/null 2>&1

@@ -26,7 +26,7 @@ meta() {
 f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
 print(json.loads(f.read(n))["__metadata__"][sys.argv[2]])' "$1" "$2"
 }
-test_line() { grep -o 'test loss [0-9.]*, test accuracy [0-9.]* on [0-9]* images' "$1"; }
+test_line() { grep -o 'test loss [0-9.]*, test accuracy [0-9.]*% on [0-9]* images' "$1"; }
 # Rank 0's "converged s" in the step-times table, without the "[rank 0/1] " prefix; fails
 # when there is no such row.
 converged() {
@@ -76,19 +76,19 @@ check "the printed step lines show the loss and lr of their metrics lines" "chec
 
 # 4. --target-accuracy: evaluate every epoch; the first evaluation at or above the target
 #    sets the convergence time (the summary's convergence_s, the table's "converged s").
-tc --epochs 4 --lr 0.01 --target-accuracy 0.9 --metrics "$dir/ta.jsonl" >"$dir/ta.txt" 2>&1
-check "--target-accuracy 0.9: convergence_s is the time of the first evaluation reaching 0.9" "python3 -c '
+tc --epochs 4 --lr 0.01 --target-accuracy 90 --metrics "$dir/ta.jsonl" >"$dir/ta.txt" 2>&1
+check "--target-accuracy 90: convergence_s is the time of the first evaluation reaching 90%" "python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(\"$dir/ta.jsonl\")]
 evals = [e for e in ev if e[\"event\"] == \"eval\"]
 c = [e for e in ev if e[\"event\"] == \"summary\"][0][\"convergence_s\"]
-hit = [i for i, e in enumerate(evals) if e[\"test_accuracy\"] >= 0.9]
-print(\"  accuracies\", [e[\"test_accuracy\"] for e in evals], \"convergence_s\", c)
-ok = hit and c is not None and 0 < c <= evals[hit[0]][\"time\"] + 1e-3 and (hit[0] == 0 or c > evals[hit[0] - 1][\"time\"])
+hit = [i for i, e in enumerate(evals) if e[\"test_accuracy_pct\"] >= 90]
+print(\"  accuracies\", [e[\"test_accuracy_pct\"] for e in evals], \"convergence_s\", c)
+ok = hit and c is not None and 0 < c <= evals[hit[0]][\"time_s\"] + 1e-3 and (hit[0] == 0 or c > evals[hit[0] - 1][\"time_s\"])
 sys.exit(0 if ok else 1)'"
 check "--target-accuracy: the table's 'converged s' ($(converged "$dir/ta.txt")) is convergence_s to 0.1 s" \
   "c=\$(converged '$dir/ta.txt') && [ \"\$c\" != n/a ] && [ \"\$c\" = \"\$(convergence '$dir/ta.jsonl')\" ]"
-tc --epochs 1 --lr 1e-6 --target-accuracy 1.0 --metrics "$dir/tn.jsonl" >"$dir/tn.txt" 2>&1
+tc --epochs 1 --lr 1e-6 --target-accuracy 100 --metrics "$dir/tn.jsonl" >"$dir/tn.txt" 2>&1
 check "an unreached target: convergence_s is null and the table says n/a" \
   "grep -q '\"convergence_s\":null' '$dir/tn.jsonl' && [ \"\$(converged '$dir/tn.txt')\" = n/a ]"
 

@@ -56,8 +56,8 @@ TEST_CASE("MetricsLog: events parse back as JSON lines", "[apps]") {
   for (const auto& j : lines) {
     CHECK(j["rank"] == 1);
     CHECK(j["world"] == 2);
-    CHECK(j["time"].get<double>() >= 0);
-    CHECK(j["unix_time"].get<double>() > 1.6e9);
+    CHECK(j["time_s"].get<double>() >= 0);
+    CHECK(j["unix_time_s"].get<double>() > 1.6e9);
   }
   CHECK(lines[0]["event"] == "sample");
   CHECK(lines[0]["cpu_percent"].get<double>() == 97.5);

@@ -1,6 +1,8 @@
 // ProgressBar: the line's text (bar, counts, percent, elapsed<ETA, status), nothing at
 // all when disabled except println's lines, and clean redraws when enabled.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "report/progress.h"
@@ -39,4 +41,37 @@ TEST_CASE("ProgressBar: enabled, redraws in place and ends the line", "[apps]") 
   CHECK_THAT(s, Catch::Contains("4/4 100%"));
   CHECK(s.back() == '\n');
   CHECK(s.find("4/4 100%") != std::string::npos);
+}
+
+TEST_CASE("format_train_status: loss, images/s and the slowest rank's step time", "[report]") {
+  CHECK(format_train_status(0.53214, 1234.4, 0.1234) == "loss 0.5321, 1234 img/s, slowest rank 0.123 s/step");
+  // One rank, or before the first exchange: the slowest rank is left out, as is any n/a value.
+  CHECK(format_train_status(0.5, 99.6, NAN) == "loss 0.5000, 100 img/s");
+  CHECK(format_train_status(NAN, NAN, 2.0) == "slowest rank 2.000 s/step");
+  CHECK(format_progress("epoch 2", 5, 10, 5.0, format_train_status(1.0, 50, 0.5), 10) ==
+        "epoch 2 [#####.....] 5/10  50% 0:05<0:05 loss 1.0000, 50 img/s, slowest rank 0.500 s/step");
+}
+
+TEST_CASE("progress_wanted: DDL_PROGRESS from ddlrun decides, else the terminal", "[report]") {
+  CHECK(progress_wanted("1", false));
+  CHECK_FALSE(progress_wanted("0", true));
+  CHECK(progress_wanted(nullptr, true));
+  CHECK_FALSE(progress_wanted(nullptr, false));
+  CHECK(progress_wanted("", true));  // anything else: the terminal decides
+}
+
+TEST_CASE("ProgressBar(enabled=-1) follows DDL_PROGRESS", "[report]") {
+  setenv("DDL_PROGRESS", "1", 1);
+  std::ostringstream on;
+  ProgressBar drawn(2, "e", -1, on);
+  drawn.update(2);
+  CHECK_THAT(on.str(), Catch::Contains("\re [####"));
+  setenv("DDL_PROGRESS", "0", 1);
+  std::ostringstream off;
+  {
+    ProgressBar silent(2, "e", -1, off);
+    silent.update(2);
+  }
+  CHECK(off.str().empty());
+  unsetenv("DDL_PROGRESS");
 }
