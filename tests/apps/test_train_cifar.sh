@@ -51,7 +51,7 @@ for r in 0 1; do
 done
 
 # 4. Save, load, evaluate.
-acc=$(grep -o 'test accuracy [0-9.]* on' "$dir/a1.txt" | tail -1)
+acc=$(grep -o 'test accuracy [0-9.]*% on' "$dir/a1.txt" | tail -1)
 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 --save "$dir/m.safetensors" >/dev/null 2>&1
 "$TRAIN_CIFAR" "${common[@]}" --load "$dir/m.safetensors" --eval-only >"$dir/e.txt" 2>&1
 check "eval-only of saved weights gives the trained accuracy ($acc)" "[ -n '$acc' ] && grep -qF '$acc' '$dir/e.txt'"
