@@ -10,4 +10,5 @@
 #include "dist/store/store.h"
 #include "dist/store/tcp_store.h"
 #include "dist/sync/sync.h"
+#include "dist/trace_merge.h"
 #include "dist/work.h"

@@ -21,7 +21,8 @@ namespace {
 struct State {
   std::mutex mu;
   std::shared_ptr<ProcessGroup> group;
-  std::shared_ptr<Store> store;  // the job's store, without the per-group prefix
+  std::shared_ptr<Store> store;       // the job's store, without the per-group prefix
+  std::shared_ptr<Store> user_store;  // default_store()
   LaunchEnv env;
   int groups_created = 0;
   std::map<std::string, BackendFactory> backends;
@@ -169,6 +170,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   auto group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
+  s.user_store = std::make_shared<PrefixStore>(prefix + "/user", store);
   s.env = env;
   data::set_default_world(env.rank, env.world_size);
   return group;
@@ -199,6 +201,12 @@ int get_world_size() {
 
 const LaunchEnv& launch_env() { return state().env; }
 
+std::shared_ptr<Store> default_store() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  DDL_CHECK(state().user_store, "dist: no store: call ddl::dist::init_process_group() first");
+  return state().user_store;
+}
+
 void destroy_process_group() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -219,6 +227,7 @@ void destroy_process_group() {
   }
   s.group.reset();
   s.store.reset();
+  s.user_store.reset();
   data::clear_default_world();
 }
 

@@ -42,6 +42,9 @@ void destroy_process_group();
 // Rank and world size of the default group: 0 and 1 before init (single-process runs).
 int get_rank();
 int get_world_size();
+// The default group's own key space in the job's store, for small exchanges beside the
+// group (the trace's clock alignment). Throws ddl::Error before init_process_group.
+std::shared_ptr<Store> default_store();
 // The environment init_process_group read (valid after init).
 const LaunchEnv& launch_env();
 
