@@ -138,29 +138,36 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
 }
 
 std::string svg_line_chart(const LineChart& c) {
+  // On a log scale the chart works in log10(x); ticks are labelled with x itself.
+  const auto pos = [&](double v) { return c.log_x ? (v > 0 ? std::log10(v) : NAN) : v; };
   Range x, y;
   for (const auto& s : c.series)
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
-      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) x.add(s.x[i]), y.add(s.y[i]);
+      if (std::isfinite(pos(s.x[i])) && std::isfinite(s.y[i])) x.add(pos(s.x[i])), y.add(s.y[i]);
   x.fix(), y.fix();
   std::string out = open_figure(c.id, "line", c.title) + axes(y, c.x_label, c.y_label);
   const auto px = [&](double v) { return kLeft + kPlotW * (v - x.lo) / (x.hi - x.lo); };
   const auto py = [&](double v) { return kTop + kPlotH * (1 - (v - y.lo) / (y.hi - y.lo)); };
   out += "<g class=\"axis x\">\n";
-  for (double t : nice_ticks(x.lo, x.hi))
-    if (t >= x.lo && t <= x.hi) out += text(px(t), kTop + kPlotH + 16, format_number(t));
+  std::vector<double> xticks = nice_ticks(x.lo, x.hi);
+  if (c.log_x) {  // whole powers of ten
+    xticks.clear();
+    for (double t = std::ceil(x.lo); t <= x.hi; t += 1) xticks.push_back(t);
+  }
+  for (double t : xticks)
+    if (t >= x.lo && t <= x.hi) out += text(px(t), kTop + kPlotH + 16, format_number(c.log_x ? std::pow(10, t) : t));
   out += "</g>\n";
   for (size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     std::string points, dots;
     size_t count = 0;
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      points += (count++ ? " " : "") + num(px(s.x[i])) + "," + num(py(s.y[i]));
+      if (!std::isfinite(pos(s.x[i])) || !std::isfinite(s.y[i])) continue;
+      points += (count++ ? " " : "") + num(px(pos(s.x[i]))) + "," + num(py(s.y[i]));
       // Markers only where they stay readable; the polyline lists every point anyway.
-      dots += "<circle class=\"marker\" cx=\"" + num(px(s.x[i])) + "\" cy=\"" + num(py(s.y[i])) + "\" r=\"3\" fill=\"" +
-              colour(k) + "\"><title>" + html_escape(s.name) + ": " + format_number(s.x[i]) + ", " +
-              format_number(s.y[i]) + "</title></circle>\n";
+      dots += "<circle class=\"marker\" cx=\"" + num(px(pos(s.x[i]))) + "\" cy=\"" + num(py(s.y[i])) +
+              "\" r=\"3\" fill=\"" + colour(k) + "\"><title>" + html_escape(s.name) + ": " + format_number(s.x[i]) +
+              ", " + format_number(s.y[i]) + "</title></circle>\n";
     }
     out += "<g class=\"series\" data-series=\"" + html_escape(s.name) +
            "\">\n<polyline class=\"line\" fill=\"none\" stroke=\"" + colour(k) + "\" stroke-width=\"1.5\" points=\"" +

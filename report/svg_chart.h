@@ -21,6 +21,7 @@ struct LineChart {
   std::string id, title;         // id: data-chart, a short name ("loss"); title: the caption
   std::string x_label, y_label;  // with units: "step", "time (ms)", "accuracy (%)"
   std::vector<Series> series;    // points whose x or y is not finite are left out
+  bool log_x = false;            // x on a log10 scale (link rates); points with x <= 0 are left out
 };
 
 struct BarChart {

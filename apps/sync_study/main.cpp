@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/sync_study/study_html.h"
 #include "apps/sync_study/study_run.h"
 #include "apps/sync_study/study_sweep.h"
 
@@ -66,7 +67,9 @@ int main(int argc, char** argv) try {
             ? "all_reduce went through shared memory (--shm); every other collective and send/recv over TCP loopback."
             : "Every strategy talked over TCP loopback (Gloo), all_reduce included (run with --shm for shared memory).";
     write_study(out, rows, cfg.nproc, cfg.dataset, cfg.model, transport);
-    std::cout << "sync_study: wrote " << (fs::path(out) / "study.md").string() << " and study.csv\n";
+    write_study_html(out, rows,
+                     "sync_study: " + std::to_string(cfg.nproc) + " workers, " + cfg.model + " on " + cfg.dataset);
+    std::cout << "sync_study: wrote " << (fs::path(out) / "study.md").string() << ", study.csv and study.html\n";
     return 0;
   }
 
@@ -93,7 +96,10 @@ int main(int argc, char** argv) try {
     sweep.push_back(std::move(setting));
   }
   write_sweep(out, sweep, cfg.hosts, cfg.dataset, cfg.model);
-  std::cout << "sync_study: wrote " << (fs::path(out) / "study-sweep.md").string() << " and study-sweep.csv\n";
+  write_sweep_html(out, sweep,
+                   "sync_study: " + std::to_string(cfg.hosts) + " hosts, " + cfg.model + " on " + cfg.dataset);
+  std::cout << "sync_study: wrote " << (fs::path(out) / "study-sweep.md").string()
+            << ", study-sweep.csv and study.html\n";
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "sync_study: error: " << e.what() << "\n";

@@ -1,13 +1,14 @@
 // sync_study's sweep parts without a network: --links parsing (RATE[/DELAY[/LOSS]],
 // comma-separated), the link columns of a row (busiest link per step without the start-up
 // broadcast, link use against rate × comm wait), the parameter count from a worker's
-// header, and the files write_study / write_sweep produce for two settings.
+// header, and the files write_study / write_sweep / write_sweep_html produce for two settings.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "apps/sync_study/link_setting.h"
+#include "apps/sync_study/study_html.h"
 #include "apps/sync_study/study_sweep.h"
 #include "tensor/error.h"
 
@@ -105,5 +106,20 @@ TEST_CASE("sync_study: a table per setting and the summary across them", "[apps]
   CHECK(md.find("| ring | 1000.0 | 10.0 |") != std::string::npos);
   CHECK(md.find("- at 10mbit: local-sgd:4 was fastest (400.0 ms per iteration, 50.00% test accuracy); of the exact "
                 "strategies, ring (1000.0 ms, 60.00%).") != std::string::npos);
+
+  // study.html: lines over the link rate (one per strategy, a point per setting), then
+  // each setting's bars, whose values are the rows' own.
+  write_sweep_html(dir.string(), sweep, "sweep");
+  const std::string html = slurp(dir / "study.html");
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const char* id : {"sweep-step-time", "sweep-comm-wait", "sweep-link-use", "step-time-10mbit", "bytes-1gbit"})
+    CHECK(count(std::string("data-chart=\"") + id + "\"") == 1);
+  CHECK(count("<polyline") == 6);  // 3 charts x 2 strategies
+  CHECK(html.find("data-category=\"ring\" data-value=\"1000\"") != std::string::npos);
+  CHECK(html.find("data-category=\"local-sgd:4\" data-value=\"50\"") != std::string::npos);  // accuracy %
   fs::remove_all(dir);
 }
