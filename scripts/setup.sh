@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgloo-dev zlib1g-dev
-          libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist)
+          libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist
+          chromium)  # chromium: the test suite renders the HTML reports headless (tests/report)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
