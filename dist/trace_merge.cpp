@@ -83,6 +83,14 @@ ClockEstimate estimate_clock_offset(Store& store, int rank, int world, int round
   return best;
 }
 
+void start_trace(const std::string& path, const trace::Options& options) {
+  if (get_rank() == 0) {
+    std::ofstream f(path, std::ios::app);
+    DDL_CHECK(f, "start_trace: cannot write the trace file '", path, "' (does its directory exist?)");
+  }
+  trace::start(options);
+}
+
 void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
   trace::stop();
   const int rank = group.rank(), world = group.size();

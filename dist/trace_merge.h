@@ -10,6 +10,7 @@
 
 #include "dist/process_group.h"
 #include "dist/store/store.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -27,6 +28,11 @@ struct ClockEstimate {
 // one. Throws ddl::Error (naming the rank and key) when a rank does not answer in time.
 ClockEstimate estimate_clock_offset(Store& store, int rank, int world, int rounds = 10,
                                     const std::function<int64_t()>& clock = {});
+
+// Starts tracing for a job whose trace write_trace(path) will write: rank 0 first checks
+// that it can write `path` (creating it), so a bad path fails before the run, not after.
+// Throws ddl::Error naming the file, or trace::start's error about the cap.
+void start_trace(const std::string& path, const trace::Options& options = {});
 
 // Stops tracing and writes the job's trace to `path` on rank 0 (other ranks write nothing).
 // Collective over the group when it has several ranks; a single process writes its own

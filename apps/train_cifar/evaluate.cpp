@@ -5,6 +5,7 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "trace/trace.h"
 
 namespace ddl::apps {
 
@@ -16,6 +17,7 @@ std::vector<int64_t> RangeSampler::indices() const {
 
 EvalResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset>& test, int64_t test_size,
                     int64_t num_classes, int64_t batch_size, int64_t loader_workers, dist::ProcessGroup* group) {
+  DDL_TRACE_SPAN("evaluate", "eval");
   const int64_t rank = group ? group->rank() : 0, world = group ? group->size() : 1;
   const int64_t begin = test_size * rank / world, end = test_size * (rank + 1) / world;
   data::DataLoaderOptions lo;

@@ -31,6 +31,14 @@ int main(int argc, char** argv) try {
   if (env.world_size > 1)
     group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
+  // --trace: record from here; at the end every rank sends its events to rank 0 (docs/trace.md).
+  if (!o.trace.empty()) dist::start_trace(o.trace);
+  trace::set_thread_name("compute");
+  auto write_trace = [&] {
+    if (o.trace.empty()) return;
+    dist::write_trace(o.trace);
+    if (rank == 0) std::cout << "trace: " << o.trace << " (open in ui.perfetto.dev or chrome://tracing)" << std::endl;
+  };
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
   const apps::DataSplits splits = apps::make_datasets(o);
@@ -48,6 +56,7 @@ int main(int argc, char** argv) try {
   if (o.eval_only) {
     report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                            o.loader_workers, group.get()));
+    write_trace();
     apps::shut_down(group);
     return 0;
   }
@@ -122,6 +131,7 @@ int main(int argc, char** argv) try {
   report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                          o.loader_workers, group.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
+  write_trace();
   apps::shut_down(group);
   return 0;
 } catch (const std::exception& e) {

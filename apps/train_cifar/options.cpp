@@ -130,6 +130,9 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--report", o.report,
                  "write an HTML report to FILE (curves, per-rank step times, bytes per operation, confusion matrix; "
                  "rank 0)");
+  app.add_option("--trace", o.trace,
+                 "record a timeline and write it to FILE as Chrome trace-event JSON (open in ui.perfetto.dev or "
+                 "chrome://tracing); under ddlrun the ranks' traces are merged into FILE by rank 0 (docs/trace.md)");
   app.add_flag("!--no-progress", o.progress, "no progress bar even on a terminal");
   app.add_option("--crash-at-step", o.crash_at_step,
                  "fault injection: rank 0 exits with status 3 at this global step unless it resumed from a snapshot "

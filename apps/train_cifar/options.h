@@ -32,6 +32,7 @@ struct TrainOptions {
   int64_t snapshot_every_steps = 0;
   std::string load, save, metrics;
   std::string report;  // --report FILE.html (rank 0 writes it)
+  std::string trace;   // --trace FILE.json: the job's merged timeline (rank 0 writes it)
   bool eval_only = false;
   int64_t train_samples = 0, test_samples = 0;  // 0: all
   double target_accuracy = 0;                   // percent, for convergence time; 0: none

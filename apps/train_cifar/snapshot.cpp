@@ -8,6 +8,7 @@
 #include "nn/checkpoint.h"
 #include "nn/safetensors.h"
 #include "tensor/random.h"
+#include "trace/trace.h"
 
 namespace ddl::apps {
 
@@ -17,6 +18,7 @@ const std::string kOpt = "optimizer.";
 
 void save_snapshot(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
                    const TrainingPosition& pos) {
+  DDL_TRACE_SPAN("save snapshot", "snapshot");
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const auto& [name, v] : model.named_state()) tensors.emplace_back(name, v.data());
   for (const auto& [name, t] : opt.state_tensors()) tensors.emplace_back(kOpt + name, t);
@@ -38,6 +40,7 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
 
 bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos) {
   if (!std::filesystem::exists(path)) return false;
+  DDL_TRACE_SPAN("load snapshot", "snapshot");
   const nn::TensorFile file = nn::load_safetensors(path);
   auto get = [&](const char* key) {
     auto it = file.metadata.find(key);

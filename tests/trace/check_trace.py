@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Checks a merged --trace file of train_cifar (tests/trace/test_trace_job.sh).
+
+check_trace.py FILE WORLD [--ddp] [--ring] [--skew-rank R --skew-us US] [--host NAME]
+Prints one line per failed check and exits 1 if any failed.
+"""
+import argparse
+import collections
+import json
+import sys
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def spans(events, pid, tid=None, name=None, cat=None):
+    return [e for e in events if e["ph"] == "X" and e["pid"] == pid and (tid is None or e["tid"] == tid)
+            and (name is None or e["name"] == name) and (cat is None or e.get("cat") == cat)]
+
+
+def inside(t, span):
+    return span["ts"] <= t <= span["ts"] + span["dur"]
+
+
+def check_nesting(events):
+    by_track = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            by_track[(e["pid"], e["tid"])].append(e)
+    for track, xs in by_track.items():
+        xs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in xs:
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"] + 0.0005:
+                stack.pop()
+            if stack:
+                parent = stack[-1]
+                ok = e["ts"] + e["dur"] <= parent["ts"] + parent["dur"] + 0.0015  # µs rounding
+                check(ok, f"track {track}: '{e['name']}' at {e['ts']} crosses the end of '{parent['name']}'")
+                if not ok:
+                    return
+            stack.append(e)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("world", type=int)
+    ap.add_argument("--ddp", action="store_true")
+    ap.add_argument("--ring", action="store_true")
+    ap.add_argument("--skew-rank", type=int, default=-1)
+    ap.add_argument("--skew-us", type=float, default=0)
+    ap.add_argument("--host", default="")
+    a = ap.parse_args()
+
+    with open(a.file) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    meta = doc["otherData"]["ddl_trace"]
+    procs = {p["pid"]: p for p in meta["processes"]}
+    check(sorted(procs) == list(range(a.world)), f"one process entry per rank in otherData, got {sorted(procs)}")
+    names = {}
+    threads = collections.defaultdict(dict)
+    for e in events:
+        check("pid" in e and "ph" in e and "name" in e, f"event without pid/ph/name: {e}")
+        if e["ph"] == "M" and e["name"] == "process_name":
+            names[e["pid"]] = e["args"]["name"]
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            threads[e["pid"]][e["args"]["name"]] = e["tid"]
+        if e["ph"] != "M":
+            check(e["ts"] >= 0, f"negative timestamp {e['ts']} ({e['name']})")
+    for r in range(a.world):
+        want = f"rank {r}" + (f" ({a.host})" if a.host else "")
+        check(names.get(r) == want, f"process {r} is named '{names.get(r)}', expected '{want}'")
+        for t in ("compute", "data loader 0") + (("comm",) if a.world > 1 else ()):
+            check(t in threads[r], f"rank {r} has no '{t}' thread track (has {sorted(threads[r])})")
+        compute = threads[r].get("compute")
+        for phase in ("data", "forward", "backward", "optimizer", "step"):
+            check(len(spans(events, r, compute, phase, "phase")) > 0, f"rank {r}: no '{phase}' phase span on compute")
+        check(len(spans(events, r, compute, "sgd step", "optimizer")) > 0, f"rank {r}: no optimizer span")
+        check(len(spans(events, r, compute, "features", "forward")) > 0, f"rank {r}: no forward span of 'features'")
+        check(len(spans(events, r, compute, "features (backward)", "backward")) > 0,
+              f"rank {r}: no backward span of 'features'")
+        check(len(spans(events, r, threads[r].get("data loader 0"), "load batch", "data")) > 0,
+              f"rank {r}: no batch span on the data loader thread")
+        if a.world > 1:
+            comm = spans(events, r, threads[r].get("comm"), cat="comm")
+            check(any(s["args"].get("bytes_sent", 0) > 0 for s in comm), f"rank {r}: no comm span with bytes sent")
+            check(any(e["ph"] == "C" and e["pid"] == r and e["args"].get("sent", 0) > 0 for e in events),
+                  f"rank {r}: no traffic counter")
+        check(procs[r]["dropped_events"] == 0, f"rank {r} dropped events")
+
+        backward = spans(events, r, compute, "backward", "phase")
+        if a.ddp:
+            begins = [e for e in events if e["ph"] == "b" and e["pid"] == r and e["cat"] == "ddp"]
+            ends = [e for e in events if e["ph"] == "e" and e["pid"] == r and e["cat"] == "ddp"]
+            check(len(begins) > 0 and len(begins) == len(ends), f"rank {r}: {len(begins)} bucket begins, {len(ends)} ends")
+            check(all(b["args"]["bytes"] > 0 for b in begins), f"rank {r}: a bucket span without bytes")
+            in_bwd = [b for b in begins if any(inside(b["ts"], s) for s in backward)]
+            check(len(in_bwd) > 0, f"rank {r}: no bucket launched during a backward span (overlap not visible)")
+            ready = [e for e in events if e["ph"] == "i" and e["pid"] == r and e["name"] == "grad ready"]
+            check(len(ready) > 0 and all(any(inside(e["ts"], s) for s in backward) for e in ready),
+                  f"rank {r}: gradient-ready instants outside backward spans")
+            launches = [e for e in events if e["ph"] == "i" and e["pid"] == r and e["name"] == "bucket launch"]
+            check(len(launches) == len(begins), f"rank {r}: {len(launches)} launch instants, {len(begins)} buckets")
+        if a.ring:
+            steps = [s for s in spans(events, r, compute, cat="sync") if s["name"].startswith("ring ")]
+            check(any(s["name"] == "ring reduce-scatter step" for s in steps), f"rank {r}: no ring reduce-scatter step")
+            check(any(s["name"] == "ring all-gather step" for s in steps), f"rank {r}: no ring all-gather step")
+            p2p = [s for s in events if s["ph"] == "X" and s["pid"] == r and s["name"] in ("send", "recv")]
+            check(any(s["args"].get("bytes", 0) > 0 and "peer" in s["args"] for s in p2p),
+                  f"rank {r}: no send/recv span with bytes and peer")
+    if a.skew_rank >= 0:
+        p = procs[a.skew_rank]
+        err = abs(p["clock_offset_us"] - a.skew_us)
+        check(err <= p["clock_offset_error_us"] + 1,
+              f"rank {a.skew_rank}: offset {p['clock_offset_us']} us, injected {a.skew_us} us, bound "
+              f"{p['clock_offset_error_us']} us")
+        # Aligned: each step's last all-reduce ends at nearly the same time on every rank.
+        ends = {r: sorted(s["ts"] + s["dur"] for s in spans(events, r, name="wait for buckets")) for r in range(a.world)}
+        if all(ends.values()) and len(set(len(v) for v in ends.values())) == 1:
+            gap = max(abs(x - y) for x, y in zip(ends[0], ends[a.skew_rank]))
+            check(gap < 50_000, f"after alignment the ranks' bucket waits end {gap:.0f} us apart")
+        else:
+            check(False, f"'wait for buckets' spans missing or unequal: { {r: len(v) for r, v in ends.items()} }")
+    check_nesting(events)
+    print(f"{a.file}: {len(events)} events, {len(failures)} failed checks")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
