@@ -19,7 +19,9 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
   // DDL_SHM (docs/dist.md): ring, param-server and the rest use send/recv or other
   // collectives, which always go over TCP; all_reduce would not, unless told. On emulated
   // hosts each host has its own /dev/shm, so workers on different hosts cannot share it.
-  std::string cmd = std::string("DDL_SHM=") + (cfg.shm ? "1 " : "0 ") + shell_quote((bin / "ddlrun").string());
+  // --all-ranks: the run's log keeps every worker's lines (each names its transport), not rank 0's alone.
+  std::string cmd =
+      std::string("DDL_SHM=") + (cfg.shm ? "1 " : "0 ") + shell_quote((bin / "ddlrun").string()) + " --all-ranks";
   if (link)
     cmd += " --hosts " + std::to_string(cfg.hosts) + " --link " + shell_quote(link->ddlrun_arg);
   else
