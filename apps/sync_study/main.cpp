@@ -49,6 +49,9 @@ int main(int argc, char** argv) try {
   app.add_flag("--shm", cfg.shm,
                "let all_reduce run through shared memory (faster for ddp and allreduce on one host; by default "
                "every strategy uses TCP, so they compare on one transport)");
+  app.add_option("--trace", cfg.trace,
+                 "write each run's timeline (train_cifar --trace) to FILE with the strategy, and in a sweep the link, "
+                 "before the extension: t.json -> t.ring.json, t.ring.100mbit.json (docs/trace.md)");
   app.add_option("extra", cfg.extra, "more train_cifar flags, after --");
   CLI11_PARSE(app, argc, argv);
   if (cfg.hosts > 0 && links.empty()) throw CLI::RequiredError("--links (with --hosts)");
@@ -70,6 +73,8 @@ int main(int argc, char** argv) try {
     write_study_html(out, rows,
                      "sync_study: " + std::to_string(cfg.nproc) + " workers, " + cfg.model + " on " + cfg.dataset);
     std::cout << "sync_study: wrote " << (fs::path(out) / "study.md").string() << ", study.csv and study.html\n";
+    if (!cfg.trace.empty())
+      std::cout << "sync_study: timelines in " << trace_path(cfg.trace, "<strategy>", nullptr) << "\n";
     return 0;
   }
 
@@ -100,6 +105,11 @@ int main(int argc, char** argv) try {
                    "sync_study: " + std::to_string(cfg.hosts) + " hosts, " + cfg.model + " on " + cfg.dataset);
   std::cout << "sync_study: wrote " << (fs::path(out) / "study-sweep.md").string()
             << ", study-sweep.csv and study.html\n";
+  if (!cfg.trace.empty()) {
+    LinkSetting any;
+    any.label = "<link>";
+    std::cout << "sync_study: timelines in " << trace_path(cfg.trace, "<strategy>", &any) << "\n";
+  }
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "sync_study: error: " << e.what() << "\n";

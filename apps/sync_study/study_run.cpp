@@ -13,6 +13,13 @@ namespace ddl::apps {
 
 namespace fs = std::filesystem;
 
+std::string trace_path(const std::string& trace, const std::string& strategy, const LinkSetting* link) {
+  const fs::path p(trace);
+  const std::string tag = "." + strategy + (link ? "." + link->label : "");
+  return (p.parent_path() / (p.stem().string() + tag + (p.has_extension() ? p.extension().string() : ".json")))
+      .string();
+}
+
 std::string train_command(const StudyConfig& cfg, const std::string& strategy, const std::string& metrics,
                           const LinkSetting* link) {
   const fs::path bin(cfg.bin_dir);
@@ -31,6 +38,7 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
          " --batch-size " + std::to_string(cfg.batch) + " --train-samples " + std::to_string(cfg.train_samples) +
          " --test-samples " + std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
          " --threads 1 --no-progress --metrics " + shell_quote(metrics);
+  if (!cfg.trace.empty()) cmd += " --trace " + shell_quote(trace_path(cfg.trace, strategy, link));
   for (const auto& e : cfg.extra) cmd += " " + shell_quote(e);
   return cmd;
 }

@@ -21,7 +21,12 @@ struct StudyConfig {
   int64_t epochs = 1, batch = 32, train_samples = 1024, test_samples = 256, seed = 0;
   bool shm = false;
   std::vector<std::string> extra;  // more train_cifar flags
+  std::string trace;               // --trace FILE.json: one timeline per run (trace_path)
 };
+
+// Where the run of `strategy` (at `link`) writes its timeline: `trace` with the strategy and
+// the link's label before the extension, e.g. t.json -> t.ring.json or t.ring.100mbit.json.
+std::string trace_path(const std::string& trace, const std::string& strategy, const LinkSetting* link);
 
 // The shell command that trains with `strategy`, writing metrics to `metrics`.
 std::string train_command(const StudyConfig& cfg, const std::string& strategy, const std::string& metrics,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a merged --trace file of train_cifar (tests/trace/test_trace_job.sh).
 
-check_trace.py FILE WORLD [--ddp] [--ring] [--skew-rank R --skew-us US] [--host NAME]
+check_trace.py FILE WORLD [--ddp] [--ring] [--skew-rank R --skew-us US] [--host NAME] [--module TOP]
 Prints one line per failed check and exits 1 if any failed.
 """
 import argparse
@@ -56,6 +56,7 @@ def main():
     ap.add_argument("--skew-rank", type=int, default=-1)
     ap.add_argument("--skew-us", type=float, default=0)
     ap.add_argument("--host", default="")
+    ap.add_argument("--module", default="features", help="a top-level block of the model")
     a = ap.parse_args()
 
     with open(a.file) as f:
@@ -83,9 +84,9 @@ def main():
         for phase in ("data", "forward", "backward", "optimizer", "step"):
             check(len(spans(events, r, compute, phase, "phase")) > 0, f"rank {r}: no '{phase}' phase span on compute")
         check(len(spans(events, r, compute, "sgd step", "optimizer")) > 0, f"rank {r}: no optimizer span")
-        check(len(spans(events, r, compute, "features", "forward")) > 0, f"rank {r}: no forward span of 'features'")
-        check(len(spans(events, r, compute, "features (backward)", "backward")) > 0,
-              f"rank {r}: no backward span of 'features'")
+        check(len(spans(events, r, compute, a.module, "forward")) > 0, f"rank {r}: no forward span of '{a.module}'")
+        check(len(spans(events, r, compute, a.module + " (backward)", "backward")) > 0,
+              f"rank {r}: no backward span of '{a.module}'")
         check(len(spans(events, r, threads[r].get("data loader 0"), "load batch", "data")) > 0,
               f"rank {r}: no batch span on the data loader thread")
         if a.world > 1:

@@ -4,9 +4,10 @@
 # spans that overlap backward (ddp) or ring steps with their sends and receives (ring);
 # a clock skew injected into rank 1 is recovered within the file's own error bound and
 # the ranks line up after the shift; DDL_HOST names the tracks; a lone process writes its
-# own file; an unwritable path is an error naming it.
+# own file; an unwritable path is an error naming it; sync_study --trace writes one file
+# per strategy.
 set -u
-: "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
+: "${TRAIN_CIFAR:?}" "${DDLRUN:?}" "${SYNC_STUDY:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read the trace files"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
@@ -40,4 +41,10 @@ check "a single process writes its own trace" "python3 '$here/check_trace.py' '$
 rc=$?
 check "an unwritable trace path fails before training, naming the file" \
   "[ $rc -ne 0 ] && grep -q '/nonexistent-dir/t.json' '$dir/bad.txt' && ! grep -q 'batch *0: loss' '$dir/bad.txt'"
+run "$SYNC_STUDY" --nproc 2 --train-samples 64 --test-samples 32 --batch-size 16 --strategies ddp ring \
+  --out "$dir/study" --trace "$dir/study/tl.json"
+check "sync_study says where the timelines are" "grep -q 'timelines in $dir/study/tl.<strategy>.json' '$dir/out.txt'"
+check "sync_study: ddp's timeline (an mlp: blocks 0..4)" \
+  "python3 '$here/check_trace.py' '$dir/study/tl.ddp.json' 2 --ddp --module 0"
+check "sync_study: ring's timeline" "python3 '$here/check_trace.py' '$dir/study/tl.ring.json' 2 --ring --module 4"
 exit $fail
