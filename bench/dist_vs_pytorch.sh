@@ -17,7 +17,8 @@ while [ $# -gt 0 ]; do
 done
 [ -x build/bench/ddl-bench ] || scripts/setup.sh >/dev/null
 root=$PWD
-run() { "$root/build/apps/ddlrun" --nproc 2 "$@" 2>&1 | grep '^\[rank 0/2\] {' | sed 's/^\[rank 0\/2\] //'; }
+# Rank 0's JSON line (unprefixed: ddlrun shows rank 0's lines as they are).
+run() { "$root/build/apps/ddlrun" --nproc 2 "$@" 2>&1 | grep '^{'; }
 field() { sed "s/.*\"$1\": *\([0-9.]*\).*/\1/"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ar_ddl=() ar_pt=() st_ddl=() st_no=() st_pt=()

@@ -1,10 +1,12 @@
 // ddlrun's supervisor loop (see launcher.h). One poll() loop watches the workers' output
-// pipes and a self-pipe that the SIGCHLD/SIGINT/SIGTERM handlers write to, so signals,
-// exits and output are handled in one thread without races.
+// (a pty and a pipe each) and a self-pipe that the SIGCHLD/SIGINT/SIGTERM handlers write
+// to, so signals, exits and output are handled in one thread without races. What is shown
+// of the output, and where it is logged, is output_relay.h's business.
 #include "apps/ddlrun/launcher.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +20,10 @@
 #include <string>
 
 #include "apps/common/shell_quote.h"
+#include "apps/ddlrun/child_pty.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
+#include "apps/ddlrun/output_relay.h"
 #include "dist/env.h"
 #include "dist/store/socket.h"
 #include "dist/store/tcp_store.h"
@@ -38,18 +42,13 @@ void on_signal(int sig) {
   [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &c, 1);
 }
 
-struct Stream {
-  int fd = -1;
-  FILE* sink = nullptr;
-  std::string partial;  // an unfinished line
-};
-
 struct Worker {
   int rank = 0, local_rank = 0;
   pid_t pid = -1;
   bool running = false;
+  bool signalled = false;  // ddlrun told it to stop: its failure is not its own
   int status = 0;
-  Stream out, err;
+  int fds[2] = {-1, -1};  // stdout (a pty), stderr (a pipe): see child_pty.h
 };
 
 std::string signal_name(int sig) {
@@ -70,19 +69,26 @@ int exit_code(int status) {
   return 1;
 }
 
-// Writes every complete line of `s` with the rank prefix; `flush_all` also the remainder.
-void emit(Stream& s, const std::string& prefix, bool flush_all) {
-  size_t start = 0, nl;
-  while ((nl = s.partial.find('\n', start)) != std::string::npos) {
-    std::fprintf(s.sink, "%s%.*s\n", prefix.c_str(), int(nl - start), s.partial.data() + start);
-    start = nl + 1;
+// Relays what worker i's stream holds now (one read, or every byte when `until_empty`);
+// at its end (0 from a pipe, EIO from a pty nobody writes to) closes it.
+void pump(Worker& w, int i, StreamKind kind, OutputRelay& relay, bool until_empty) {
+  int& fd = w.fds[int(kind)];
+  char buf[65536];
+  while (fd >= 0) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      relay.data(i, kind, std::string_view(buf, n));
+      if (!until_empty) return;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      return;
+    } else {
+      relay.close(i, kind);
+      close(fd);
+      fd = -1;
+    }
   }
-  s.partial.erase(0, start);
-  if (flush_all && !s.partial.empty()) {
-    std::fprintf(s.sink, "%s%s\n", prefix.c_str(), s.partial.c_str());
-    s.partial.clear();
-  }
-  std::fflush(s.sink);
 }
 
 std::string random_token() {
@@ -125,13 +131,25 @@ std::string other_node_command(const Config& cfg, const std::string& token) {
   return line;
 }
 
-pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::string, std::string>>& env) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::string, std::string>>& env,
+            const winsize* size, OutputRelay& relay, int i) {
+  std::string why;
+  const OutputChannel out = open_output_channel(size, &why);
+  OutputChannel err;
+  try {
+    err = open_pipe_channel();
+  } catch (...) {
+    close(out.read_fd);
+    close(out.write_fd);
+    throw;
+  }
+  if (!why.empty()) relay.message("ddlrun: rank " + std::to_string(w.rank) + ": " + why, i);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    for (int fd : {out.read_fd, out.write_fd, err.read_fd, err.write_fd}) close(fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     // A worker must not outlive ddlrun (killed with SIGKILL, it cannot clean up).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -140,8 +158,8 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
+    dup2(out.write_fd, STDOUT_FILENO);
+    dup2(err.write_fd, STDERR_FILENO);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     // On an emulated host the worker runs in its namespaces, one fork further down.
     if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
@@ -152,13 +170,31 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     std::fprintf(stderr, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
-  close(out[1]);
-  close(err[1]);
-  w.out = {out[0], stdout, ""};
-  w.err = {err[0], stderr, ""};
+  close(out.write_fd);
+  close(err.write_fd);
+  w.fds[0] = out.read_fd;
+  w.fds[1] = err.read_fd;
   w.pid = pid;
   w.running = true;
   return pid;
+}
+
+RelayOptions relay_options(const Config& cfg) {
+  RelayOptions o;
+  o.all_ranks = cfg.all_ranks;
+  o.console_tty = isatty(STDOUT_FILENO);
+  o.world = cfg.nproc * cfg.nnodes;
+  o.log_dir = cfg.log_dir;
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  for (int i = 0; i < cfg.nproc; ++i) {
+    o.ranks.push_back(cfg.node_rank * cfg.nproc + i);
+    o.hosts.push_back(cfg.cluster ? cfg.cluster->host_name(i / cfg.ranks_per_host) : name);
+  }
+  for (size_t i = 0; i < cfg.command.size(); ++i) o.command += (i ? " " : "") + shell_quote(cfg.command[i]);
+  // The command goes on one line of its own in each log: a newline in it is written as \n.
+  for (size_t at; (at = o.command.find('\n')) != std::string::npos;) o.command.replace(at, 1, "\\n");
+  return o;
 }
 
 struct Outcome {
@@ -167,8 +203,16 @@ struct Outcome {
 };
 
 // One attempt: start every worker, supervise, return when all have exited.
-Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token) {
+Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
+                    OutputRelay& relay) {
   const int world = cfg.nproc * cfg.nnodes;
+  relay.begin_attempt(attempt);
+  // Workers' ptys get the console's size, so what they lay out fits it.
+  winsize console_size{};
+  const bool sized = isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &console_size) == 0;
+  // DDL_PROGRESS=0 given to ddlrun turns rank 0's bar off too.
+  const char* user_progress = std::getenv("DDL_PROGRESS");
+  const bool bar_off = user_progress && std::string(user_progress) == "0";
   std::vector<Worker> workers(cfg.nproc);
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
@@ -183,7 +227,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                                                             {"MASTER_PORT", port},
                                                             {"DDL_RESTART_COUNT", std::to_string(attempt)},
                                                             {"DDL_JOB_TOKEN", token},
-                                                            {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"}};
+                                                            {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"},
+                                                            {"DDL_PROGRESS", bar_off ? "0" : relay.progress_env(i)}};
     if (cfg.timeout_seconds > 0) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
@@ -195,7 +240,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                              {"DDL_HOST", cfg.cluster->host_name(host)},
                              {"DDL_HOST_LINK", cfg.cluster->link_description(host)}});
     }
-    spawn(cfg, w, env);
+    spawn(cfg, w, env, sized ? &console_size : nullptr, relay, i);
   }
   int failed = -1;
   bool stopping = false;
@@ -204,47 +249,37 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   Clock::time_point kill_at{};
   auto stop_all = [&](int sig) {
     for (auto& w : workers)
-      if (w.running) kill(w.pid, sig);
+      if (w.running) {
+        kill(w.pid, sig);
+        w.signalled = true;
+      }
     if (!stopping) kill_at = Clock::now() + std::chrono::milliseconds(int(cfg.grace_seconds * 1000));
     stopping = true;
   };
-  auto prefix = [&](const Worker& w) { return "[rank " + std::to_string(w.rank) + "/" + std::to_string(world) + "] "; };
   while (true) {
     bool any_running = false, any_open = false;
     for (auto& w : workers) {
       any_running |= w.running;
-      any_open |= w.out.fd >= 0 || w.err.fd >= 0;
+      any_open |= w.fds[0] >= 0 || w.fds[1] >= 0;
     }
     if (!any_running && !any_open) break;
     std::vector<pollfd> fds{{g_signal_pipe[0], POLLIN, 0}};
-    std::vector<Stream*> streams{nullptr};
-    for (auto& w : workers)
-      for (Stream* s : {&w.out, &w.err})
-        if (s->fd >= 0) {
-          fds.push_back({s->fd, POLLIN, 0});
-          streams.push_back(s);
+    std::vector<std::pair<int, StreamKind>> streams{{-1, StreamKind::Out}};
+    for (int i = 0; i < cfg.nproc; ++i)
+      for (StreamKind kind : {StreamKind::Out, StreamKind::Err})
+        if (workers[i].fds[int(kind)] >= 0) {
+          fds.push_back({workers[i].fds[int(kind)], POLLIN, 0});
+          streams.emplace_back(i, kind);
         }
     poll(fds.data(), fds.size(), 100);
     if (fds[0].revents & POLLIN) {
       char buf[64];
       [[maybe_unused]] ssize_t n = read(g_signal_pipe[0], buf, sizeof buf);
     }
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Stream& s = *streams[i];
-      const Worker* owner = nullptr;
-      for (auto& w : workers)
-        if (&w.out == &s || &w.err == &s) owner = &w;
-      char buf[65536];
-      ssize_t n = read(s.fd, buf, sizeof buf);
-      if (n > 0) {
-        s.partial.append(buf, n);
-        emit(s, prefix(*owner), false);
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        emit(s, prefix(*owner), true);
-        close(s.fd);
-        s.fd = -1;
-      }
+    for (size_t k = 1; k < fds.size(); ++k) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const auto [i, kind] = streams[k];
+      pump(workers[i], i, kind, relay, false);
     }
     int status;
     pid_t pid;
@@ -254,28 +289,36 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         if (w.pid != pid) continue;
         w.running = false;
         w.status = status;
+        // What it wrote before it exited is all in its pty or pipe now.
+        for (StreamKind kind : {StreamKind::Out, StreamKind::Err}) pump(w, i, kind, relay, true);
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
           const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
-          std::fprintf(stderr, "ddlrun: rank %d (%slocal rank %d, pid %d) %s; stopping the other workers\n", w.rank,
-                       host.c_str(), w.local_rank, int(pid), describe_status(status).c_str());
-          stop_all(SIGTERM);
+          relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
+                            std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +
+                            describe_status(status) + "; stopping the other workers",
+                        i);
         }
+        if (!ok && !w.signalled) relay.show_hidden_tail(i);
+        if (failed == i && !stopping) stop_all(SIGTERM);
       }
     }
     if (g_forward_signal) {
       int sig = g_forward_signal;
       g_forward_signal = 0;
-      std::fprintf(stderr, "ddlrun: got %s, forwarding it to the workers\n", signal_name(sig).c_str());
+      relay.message("ddlrun: got " + signal_name(sig) + ", forwarding it to the workers");
       stop_all(sig);
       interrupted_by = sig;  // no restart after an interrupt
     }
     if (stopping && Clock::now() > kill_at) {
       for (auto& w : workers)
         if (w.running) {
-          std::fprintf(stderr, "ddlrun: rank %d did not exit within %.1f s; sending SIGKILL\n", w.rank,
-                       cfg.grace_seconds);
+          char grace[32];
+          std::snprintf(grace, sizeof grace, "%.1f", cfg.grace_seconds);
+          relay.message(
+              "ddlrun: rank " + std::to_string(w.rank) + " did not exit within " + grace + " s; sending SIGKILL",
+              int(&w - workers.data()));
           kill(w.pid, SIGKILL);
         }
       kill_at = Clock::now() + std::chrono::hours(1);
@@ -287,11 +330,12 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       break;
     }
   }
-  for (auto& w : workers)
-    for (Stream* s : {&w.out, &w.err})
-      if (s->fd >= 0) {
-        emit(*s, prefix(w), true);
-        close(s->fd);
+  for (int i = 0; i < cfg.nproc; ++i)
+    for (StreamKind kind : {StreamKind::Out, StreamKind::Err})
+      if (int& fd = workers[i].fds[int(kind)]; fd >= 0) {
+        relay.close(i, kind);
+        close(fd);
+        fd = -1;
       }
   if (interrupted_by) return {Outcome::Interrupted, 128 + interrupted_by};
   if (failed >= 0) return {Outcome::Failed, exit_code(workers[failed].status)};
@@ -359,21 +403,23 @@ int run(const Config& cfg) {
                  port, other_node_command(cfg, token).c_str());
     if (cfg.nnodes > 2) std::fprintf(stderr, "ddlrun: and --node-rank 2 to %d on the others\n", cfg.nnodes - 1);
   }
+  OutputRelay relay(relay_options(cfg));
   for (int attempt = 0;; ++attempt) {
-    Outcome r = run_attempt(cfg, attempt, std::to_string(port), token);
+    Outcome r = run_attempt(cfg, attempt, std::to_string(port), token, relay);
     if (r.kind != Outcome::Failed) return r.exit_code;
     if (attempt >= cfg.max_restarts) {
-      if (cfg.max_restarts > 0) std::fprintf(stderr, "ddlrun: giving up after %d attempts\n", attempt + 1);
+      if (cfg.max_restarts > 0) relay.message("ddlrun: giving up after " + std::to_string(attempt + 1) + " attempts");
       // A rank could not start, and ranks of other nodes may still be joining: keep the store
       // up (bounded) so they read why from it and stop now, instead of finding it gone. Not
       // after other failures: a rank behind a cut link would hold the launcher the whole time.
       if (server && cfg.nnodes > 1 && server->has_startup_failure()) {
-        std::fprintf(stderr, "ddlrun: keeping the store up until the other nodes' ranks have left (3 to 30 s)\n");
+        relay.message("ddlrun: keeping the store up until the other nodes' ranks have left (3 to 30 s)");
         server->linger(std::chrono::seconds(30), std::chrono::seconds(3));
       }
       return r.exit_code;
     }
-    std::fprintf(stderr, "ddlrun: restarting the group (restart %d of %d)\n", attempt + 1, cfg.max_restarts);
+    relay.message("ddlrun: restarting the group (restart " + std::to_string(attempt + 1) + " of " +
+                  std::to_string(cfg.max_restarts) + ")");
   }
 }
 

@@ -1,6 +1,7 @@
-// The ddlrun supervisor: starts the workers of one node, prefixes their output with
-// "[rank r/N] ", forwards SIGINT/SIGTERM, and when one worker fails stops the rest
-// (SIGTERM, then SIGKILL after a grace period) and reports which rank failed and how.
+// The ddlrun supervisor: starts the workers of one node, relays their output (rank 0's as
+// is, other ranks' problems prefixed "[rank r/N] "; output_relay.h), forwards SIGINT/SIGTERM,
+// and when one worker fails stops the rest (SIGTERM, then SIGKILL after a grace period) and
+// reports which rank failed and how.
 // `max_restarts` reruns the whole group; node 0 also serves the rendezvous store.
 #pragma once
 
@@ -31,6 +32,9 @@ struct Config {
   // rank r on host r / ranks_per_host, the store in host 0's network namespace.
   const hosts::Cluster* cluster = nullptr;
   int ranks_per_host = 1;
+  // What the console shows and where output is kept: see Note [Worker output] (output_relay.h).
+  bool all_ranks = false;            // --all-ranks / --verbose: every rank's lines, prefixed
+  std::string log_dir;               // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
   std::vector<std::string> command;  // program and its arguments
   std::vector<std::string> argv;     // ddlrun's own command line, to show other nodes theirs
 };

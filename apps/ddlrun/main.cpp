@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -118,6 +120,10 @@ int main(int argc, char** argv) {
                  "seconds each worker waits for the others (rendezvous, each collective) before failing; sets "
                  "DDL_TIMEOUT (default: inherited, else 300)")
       ->check(CLI::Range(0.0, 1e7));
+  app.add_flag("--all-ranks,-v,--verbose", cfg.all_ranks,
+               "show every rank's output, each line prefixed [rank r/N] (default: rank 0's, and other ranks' "
+               "stderr and warning or error lines)");
+  app.add_option("--log-dir", cfg.log_dir, "write each rank's whole output to DIR/rank<r>.log (DIR is created)");
   bool rank0_store = false;
   app.add_flag("--rank0-store", rank0_store,
                "let rank 0 serve the rendezvous store (for programs with their own store, e.g. PyTorch)");
@@ -165,6 +171,15 @@ int main(int argc, char** argv) {
               << "every interface of this node, port " << cfg.master_port << "; give the other nodes "
               << "--master-addr <an address of this node>\n";
     cfg.store_bind = "0.0.0.0";
+  }
+  if (!cfg.log_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.log_dir, ec);
+    if (ec || access(cfg.log_dir.c_str(), W_OK | X_OK) != 0) {
+      std::cerr << "ddlrun: --log-dir " << cfg.log_dir << ": cannot "
+                << (ec ? "create it: " + ec.message() : std::string("write there: ") + std::strerror(errno)) << "\n";
+      return 2;
+    }
   }
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)

@@ -8,7 +8,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-"$DDLRUN" --nproc 2 --timeout 7.5 sh -c 'echo "timeout=$DDL_TIMEOUT"' >"$dir/env.txt" 2>&1
+"$DDLRUN" --nproc 2 --all-ranks --timeout 7.5 sh -c 'echo "timeout=$DDL_TIMEOUT"' >"$dir/env.txt" 2>&1
 check "ddlrun --timeout 7.5 reaches both workers" '[ "$(grep -c "timeout=7.5$" "$dir/env.txt")" = 2 ]'
 DDL_TIMEOUT=soon "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" --dataset synthetic --model mlp --train-samples 32 \
   --test-samples 16 --batch-size 8 --threads 1 --no-progress >"$dir/bad.txt" 2>&1
@@ -17,7 +17,7 @@ check "a malformed DDL_TIMEOUT fails, naming the variable" \
   '[ "$bad_status" -ne 0 ] && grep -q "DDL_TIMEOUT=.soon. is not a positive number of seconds" "$dir/bad.txt"'
 
 start=$(date +%s.%N)
-"$DDLRUN" --nproc 2 sh -c '[ "$RANK" = 1 ] && sleep 60; exec "$0" "$@"' "$TRAIN_CIFAR" --timeout 2 \
+"$DDLRUN" --nproc 2 --all-ranks sh -c '[ "$RANK" = 1 ] && sleep 60; exec "$0" "$@"' "$TRAIN_CIFAR" --timeout 2 \
   --dataset synthetic --model mlp --train-samples 32 --test-samples 16 --batch-size 8 --threads 1 --no-progress \
   >"$dir/late.txt" 2>&1
 status=$?

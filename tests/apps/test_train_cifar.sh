@@ -28,8 +28,8 @@ check "a local-sgd:K too large for int64 is refused (exit 2) naming --sync" "[ $
 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/a1.txt" 2>&1
 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/a2.txt" 2>&1
 check "one process: identical loss curves" "[ -n \"\$(losses $dir/a1.txt)\" ] && diff <(losses $dir/a1.txt) <(losses $dir/a2.txt) >/dev/null"
-"$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d1.txt" 2>&1
-"$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d2.txt" 2>&1
+"$DDLRUN" --nproc 2 --all-ranks "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d1.txt" 2>&1
+"$DDLRUN" --nproc 2 --all-ranks "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/d2.txt" 2>&1
 # Both ranks print a header naming a 2-rank ddp group, and the table has two ranks that sent bytes.
 two_rank_group() {
   [ "$(grep -cE '^\[rank [01]/2\] model .*world size 2, sync ddp' "$1")" -eq 2 ] &&

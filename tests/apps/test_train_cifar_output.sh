@@ -43,7 +43,7 @@ check "--log-every 4: batches 0 4 8 11 of each epoch are printed" \
 check "one process: no process group line" "! grep -q 'process group' '$dir/one.txt'"
 
 # 1-5, two ranks (ddp), all_reduce through shared memory (the default on one host).
-"$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --metrics "$dir/two.jsonl" >"$dir/two.txt" 2>&1
+"$DDLRUN" --nproc 2 --all-ranks "$TRAIN_CIFAR" "${common[@]}" --metrics "$dir/two.jsonl" >"$dir/two.txt" 2>&1
 check "two ranks: exit 0" "[ $? -eq 0 ]"
 b=$(batches "$dir/two.txt")
 check "two ranks: each rank's header says world size 2, 6 batches per epoch" \
@@ -68,7 +68,7 @@ check "two ranks: each rank names the transport (tcp; all_reduce through shared 
   "[ \$(grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; all_reduce through shared memory' '$dir/two.txt') -eq 2 ]"
 
 # 5. The same run with DDL_SHM=0: all_reduce over Gloo's TCP ring, same byte counts.
-DDL_SHM=0 "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --metrics "$dir/tcp.jsonl" >"$dir/tcp.txt" 2>&1
+DDL_SHM=0 "$DDLRUN" --nproc 2 --all-ranks "$TRAIN_CIFAR" "${common[@]}" --metrics "$dir/tcp.jsonl" >"$dir/tcp.txt" 2>&1
 check "DDL_SHM=0: each rank's header says tcp, no shared memory" \
   "[ \$(grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; no shared memory' '$dir/tcp.txt') -eq 2 ]"
 check "DDL_SHM=0: all_reduce bytes equal those counted through shared memory" \

@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tc_path=$(realpath "$TRAIN_CIFAR")
 common=(--dataset synthetic --model mlp --train-samples 96 --test-samples 32 --batch-size 16 --threads 1
         --loader-workers 1 --log-every 100 --no-progress --epochs 4)
-run2() { "$DDLRUN" --nproc 2 "$@"; }
+run2() { "$DDLRUN" --nproc 2 --all-ranks "$@"; }  # both ranks' lines are checked
 # Each rank runs in node$RANK and leaves its exit status in node$RANK/rc. It ignores the
 # SIGTERM ddlrun sends the others once one rank fails, so each rank must stop on its own.
 cat >"$dir/node.sh" <<EOF

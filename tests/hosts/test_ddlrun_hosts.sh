@@ -21,7 +21,7 @@ for n in 2 3; do
     out=$tmp/$n-$s
     mkdir -p "$out"
     # shellcheck disable=SC2046
-    timeout 120 "$DDLRUN" --hosts "$n" --link 1gbit "$TRAIN_CIFAR" $(train_flags "$n" 4) --sync "$s" \
+    timeout 120 "$DDLRUN" --hosts "$n" --link 1gbit --all-ranks "$TRAIN_CIFAR" $(train_flags "$n" 4) --sync "$s" \
       --metrics "$out/m.jsonl" --save "$out/w.st" >"$out/log" 2>&1
     code=$?
     job=$(job_of "$out/log")
@@ -63,7 +63,7 @@ done
 probe='touch /dev/shm/r$RANK; echo $$ >/dev/shm/pid$RANK; sleep 1; other=$((RANK ^ 1));
   echo "shm $(ls /dev/shm | grep "^r" | tr "\n" " ")sees $( [ -d /proc/$(cat /dev/shm/pid$other) ] && echo yes || echo no)";
   sleep 2'
-timeout 60 "$DDLRUN" --hosts 2 --nproc-per-host 2 --link 1gbit sh -c "$probe" >"$tmp/probe" 2>&1
+timeout 60 "$DDLRUN" --hosts 2 --nproc-per-host 2 --link 1gbit --all-ranks sh -c "$probe" >"$tmp/probe" 2>&1
 code=$?
 check "2 hosts x 2 ranks: ddlrun exits 0 ($code)" "[ $code = 0 ]"
 check "  ranks 0 and 1 share host0's /dev/shm and see each other's process" \
@@ -72,13 +72,13 @@ check "  ranks 2 and 3 share host1's, and neither host sees the other's files" \
   "[ \$(grep -cE '^\[rank [23]/4\] shm r2 r3 sees yes' '$tmp/probe') = 2 ]"
 check "  nothing of job $(job_of "$tmp/probe") remains" "[ -z \"\$(leftovers '$(job_of "$tmp/probe")')\" ]"
 # shellcheck disable=SC2046
-timeout 60 "$DDLRUN" --hosts 2 --nproc-per-host 2 --link 1gbit "$TRAIN_CIFAR" $(train_flags 4 2) --sync ddp \
+timeout 60 "$DDLRUN" --hosts 2 --nproc-per-host 2 --link 1gbit --all-ranks "$TRAIN_CIFAR" $(train_flags 4 2) --sync ddp \
   >"$tmp/2x2" 2>&1
 code=$?
 check "2 hosts x 2 ranks, train_cifar ddp: exits 0 ($code), ranks 0,1 on host0 and 2,3 on host1" \
   "[ $code = 0 ] && [ \$(grep -cE '^\[rank [01]/4\] emulated host host0|^\[rank [23]/4\] emulated host host1' '$tmp/2x2') = 4 ]"
 # shellcheck disable=SC2046
-timeout 60 "$DDLRUN" --hosts 1 --nproc-per-host 2 --link 1gbit "$TRAIN_CIFAR" $(train_flags 2 2) --sync ddp \
+timeout 60 "$DDLRUN" --hosts 1 --nproc-per-host 2 --link 1gbit --all-ranks "$TRAIN_CIFAR" $(train_flags 2 2) --sync ddp \
   >"$tmp/1x2" 2>&1
 code=$?
 check "1 host x 2 ranks: exits 0 ($code); both headers say all_reduce through shared memory" \

@@ -29,7 +29,7 @@ shm_before=$(ls /dev/shm)
 # 1. A cut link.
 out=$tmp/cut
 # shellcheck disable=SC2046
-"$DDLRUN" --hosts 2 --link 1gbit --cpu host1=0.9 --timeout 5 "$TRAIN_CIFAR" $(train_flags 2 100000) --sync ring \
+"$DDLRUN" --hosts 2 --link 1gbit --cpu host1=0.9 --timeout 5 --all-ranks "$TRAIN_CIFAR" $(train_flags 2 100000) --sync ring \
   --log-every 1 >"$out" 2>&1 &
 BG_PIDS+=($!)
 pid=$!
@@ -65,7 +65,7 @@ wait "$pid"
 code=$?
 check "SIGTERM: ddlrun exits 143 ($code), nothing of job $job remains" "[ $code = 143 ] && [ -z \"\$(leftovers '$job')\" ]"
 out=$tmp/restart
-"$DDLRUN" --hosts 2 --link 100mbit --max-restarts 1 sh -c \
+"$DDLRUN" --hosts 2 --link 100mbit --max-restarts 1 --all-ranks sh -c \
   'echo "attempt $DDL_RESTART_COUNT: $(hostname) $(ip -br -4 addr show eth0 | tr -s " " | cut -d" " -f3)";
    [ "$DDL_RESTART_COUNT" = 1 ] || [ "$RANK" = 0 ] || { sleep 1; exit 3; }' >"$out" 2>&1
 code=$?

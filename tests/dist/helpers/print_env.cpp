@@ -4,8 +4,8 @@
 #include <initializer_list>
 
 int main() {
-  for (const char* v : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-                        "MASTER_PORT", "DDL_RESTART_COUNT", "DDL_STORE_SERVED"}) {
+  for (const char* v : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                        "DDL_RESTART_COUNT", "DDL_STORE_SERVED", "DDL_PROGRESS"}) {
     const char* value = std::getenv(v);
     std::printf("%s=%s\n", v, value ? value : "(unset)");
   }
