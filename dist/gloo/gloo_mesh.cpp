@@ -9,14 +9,18 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include "dist/gloo/gloo_collectives.h"
+#include "dist/store/socket.h"
 #include "tensor/error.h"
 
 namespace ddl::dist::detail {
@@ -27,7 +31,69 @@ using Clock = std::chrono::steady_clock;
 Millis remaining(Clock::time_point deadline) {
   return std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
 }
+
+bool same_end(const sockaddr_storage& a, const sockaddr_storage& b) {
+  if (a.ss_family != b.ss_family) return false;
+  if (a.ss_family == AF_INET) {
+    const auto &x = reinterpret_cast<const sockaddr_in&>(a), &y = reinterpret_cast<const sockaddr_in&>(b);
+    return x.sin_port == y.sin_port && x.sin_addr.s_addr == y.sin_addr.s_addr;
+  }
+  const auto &x = reinterpret_cast<const sockaddr_in6&>(a), &y = reinterpret_cast<const sockaddr_in6&>(b);
+  return x.sin6_port == y.sin6_port && std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof x.sin6_addr) == 0;
+}
+
+// "ip:port" of whatever is connected to this process at `local` ("" if nothing is). Gloo
+// keeps its pairs' sockets private, so this looks through the process's descriptors.
+std::string remote_end_at(const sockaddr_storage& local) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_storage ss{}, peer{};
+    socklen_t len = sizeof ss, peer_len = sizeof peer;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 || !same_end(ss, local)) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) return peer_address(fd);
+  }
+  return "";
+}
+
+// Rank r's rendezvous entry for `rank` (Gloo's key "<r>": one address per peer, in rank order).
+std::unique_ptr<gloo::transport::tcp::Address> published_for(Store& store, int r, int rank, int size) {
+  if (!store.check({std::to_string(r)})) return nullptr;
+  const std::string all = store.get(std::to_string(r), Millis(0));
+  const size_t entry = all.size() / (size - 1), k = rank < r ? rank : rank - 1;
+  if (entry == 0 || entry > gloo::transport::Address::kMaxByteSize) return nullptr;
+  return std::make_unique<gloo::transport::tcp::Address>(
+      std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry));
+}
+
 }  // namespace
+
+// Note [Stray connections]: in this Gloo (the 2022 snapshot Debian packages) every pair
+// listens on a port of its own, and Pair::handleListening accepts the first connection
+// there, closes the listening socket and treats that connection as the peer: no handshake,
+// in Gloo's own network thread, with no hook to check or refuse it. So any program that
+// connects to a published port during rendezvous (a port scanner, a health check) takes
+// that rank's place: the real peer's connect is refused at once, while this side believes
+// it is connected. It cannot be repaired from outside short of tearing the whole mesh down
+// and starting again on new ports. What ddl does instead is say so, truthfully and at once:
+// the refused rank names the rank that refused it, and that rank, told through the store,
+// names the address of the connection it accepted in the peer's place.
+std::string MeshContext::stray_note(const std::shared_ptr<Store>& store, const std::string& failure) const {
+  std::string note;
+  if (failure.find("Connection refused") == std::string::npos) return note;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    const auto mine = published_for(*store, rank, r, size);
+    // Only the pair whose published port refused rank r (Gloo's message spells it str()).
+    if (!mine || failure.find(mine->str()) == std::string::npos) continue;
+    const std::string from = remote_end_at(mine->getSockaddr());
+    if (!from.empty())
+      note += "; the connection this rank accepted for rank " + std::to_string(r) + " came from " + from +
+              ", not from rank " + std::to_string(r) + " (it was refused): an unexpected connection from " + from +
+              " took its place at once (see Note [Stray connections] in gloo_mesh.cpp)";
+  }
+  return note;
+}
 
 // Note [Naming the failed peer]: Gloo's TCP errors quote the address of the peer whose
 // connection broke ("Read error [10.0.0.2]:41234: Connection reset by peer"). Depending on
@@ -65,6 +131,9 @@ void MeshContext::exchange_addresses(const std::shared_ptr<Store>& store, Clock:
       for (int j = 0; j <= rank && std::getline(lines, line); ++j)
         if (j == rank && !line.empty()) peer_addresses[r].push_back(line);
     }
+  } catch (const PeerStartupError& e) {
+    // The peer failed after this rank's pairs connected: to whom, then, did this rank connect?
+    throw PeerStartupError(e.what() + stray_note(store, e.what()));
   } catch (const std::exception&) {
   }
 }
@@ -111,6 +180,30 @@ std::string describe_interfaces() {
 
 namespace {
 
+// When Gloo's connect was refused by a rank's published address, names that rank and why
+// that happens (see Note [Stray connections]).
+std::string refused_note(Store& store, int rank, int size, const std::string& what) {
+  if (what.find("Connection refused") == std::string::npos) return "";
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    const auto theirs = published_for(store, r, rank, size);
+    // Gloo's message quotes Address::str(), so match that spelling.
+    if (!theirs || what.find(theirs->str()) == std::string::npos) continue;
+    const auto& sa = theirs->getSockaddr();
+    char ip[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(sa.ss_family,
+              sa.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in&>(sa).sin_addr)
+                                      : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6&>(sa).sin6_addr),
+              ip, sizeof ip);
+    const int port = ntohs(sa.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(sa).sin_port
+                                                   : reinterpret_cast<const sockaddr_in6&>(sa).sin6_port);
+    return " (rank " + std::to_string(r) + " refused the connection on " + ip + ":" + std::to_string(port) +
+           ", the port it published for this rank: it had exited, or had already accepted another connection "
+           "there, which Gloo takes as this rank without a handshake; see docs/dist.md, \"Stray connections\")";
+  }
+  return "";
+}
+
 // Gloo's rendezvous keys are the ranks' numbers ("1", "rank_1"): name them as ranks.
 std::string ranks_in(const std::string& keys) {
   std::string out;
@@ -155,7 +248,8 @@ std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int ra
       throw;
     } catch (const std::exception& e) {
       // A store wait that ran into the deadline is a timeout like any other, said below.
-      DDL_CHECK(Clock::now() >= deadline, "connecting to the other ranks failed: ", e.what());
+      DDL_CHECK(Clock::now() >= deadline, "connecting to the other ranks failed at once: ", e.what(),
+                refused_note(*store, rank, size, e.what()));
       in_time = false;
     }
   }
