@@ -50,6 +50,22 @@ std::string debug_mismatch_message(const std::string& log_prefix, const std::vec
                             "dtypes.");
 }
 
+std::string debug_exchange_failure(const std::string& log_prefix, const std::string& desc, int peer,
+                                   const std::string& address, bool timed_out, Millis timeout,
+                                   const std::string& what) {
+  std::string msg = log_prefix + " DDL_DEBUG: the check before " + desc + " failed: ";
+  if (peer >= 0)
+    msg += "the connection to rank " + std::to_string(peer) + " (" + address +
+           ") broke: that rank exited, or closed its connections after a failure of its own";
+  else if (timed_out)
+    msg += "not every rank reached it within " + std::to_string(timeout.count()) +
+           " ms (a rank hangs, or called fewer collectives; every rank must call the same collectives in the same "
+           "order)";
+  else
+    msg += "a peer failed or closed its connection";
+  return msg + " (gloo: " + what + ")";
+}
+
 std::vector<std::string> store_exchange_records(Store& store, int rank, int size, int64_t seq,
                                                 const std::string& record, const std::string& desc, Millis timeout) {
   DDL_ASSERT(size >= 1 && rank >= 0 && rank < size, "store_exchange_records: rank ", rank, " of ", size);

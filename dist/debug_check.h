@@ -28,6 +28,13 @@ std::string debug_record(int64_t seq, const std::string& fingerprint);
 // "<log_prefix> DDL_DEBUG: ranks called different collectives:\n  rank 0: #7 ...".
 std::string debug_mismatch_message(const std::string& log_prefix, const std::vector<std::string>& records);
 
+// The error when a backend's own record exchange fails (`what`: its exception). A peer the
+// caller identified (peer >= 0, at `address`) is named as gone; a timeout as ranks that did
+// not arrive within `timeout`; anything else as a peer that failed. Never claims a wait that
+// did not happen.
+std::string debug_exchange_failure(const std::string& log_prefix, const std::string& desc, int peer,
+                                   const std::string& address, bool timed_out, Millis timeout, const std::string& what);
+
 // Every rank sets "ddl-debug/<seq>/<rank>" to its record, then waits up to `timeout` for the
 // others' and returns all of them (out[r] is rank r's). Throws ddl::Error naming `desc` and
 // the ranks that never arrived. With size 1 it touches no store. Every rank must call it with

@@ -204,9 +204,10 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
   try {
     all = detail::gloo_exchange_records(call, mine, &traffic);
   } catch (const std::exception& e) {
-    std::string msg = log_prefix() + " DDL_DEBUG: the check before " + task.desc +
-                      " failed: not every rank reached a collective within " + std::to_string(opts_.timeout.count()) +
-                      " ms (gloo: " + e.what() + ")";
+    std::string address;  // a dead peer is named as dead (see Note [Naming the failed peer])
+    const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(e.what(), &address);
+    std::string msg = detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(e),
+                                                     opts_.timeout, e.what());
     mark_broken(msg);
     throw Error(msg);
   }

@@ -7,8 +7,11 @@
 #include <cstdlib>
 
 #include "dist/debug_check.h"
+#include "dist/dist.h"
 #include "dist/store/store.h"
 #include "tensor/error.h"
+#include "tensor/factory.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -174,4 +177,35 @@ TEST_CASE("DDL_DEBUG: a rank that never arrives is named at the timeout", "[dist
     CHECK(waited[r] >= 0.45);
     CHECK(waited[r] < 5.0);
   }
+}
+
+TEST_CASE("DDL_DEBUG: a peer that dies is named as dead, not as late", "[dist]") {
+  TCPStoreServer server("127.0.0.1", 0);
+  const int port = server.port();
+  auto outs = test::run_processes(
+      2,
+      [&](int rank) {
+        GlooOptions o = test::gloo_options(Millis(30000), 0);
+        o.debug = 1;
+        ProcessGroupGloo pg(test::store_client(port, Millis(30000)), rank, 2, o);
+        Tensor t = ones({8});
+        pg.all_reduce(t);         // one good round, checked
+        if (rank == 1) _exit(3);  // gone before the next check
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          pg.all_reduce(t);
+          DIST_EXPECT(false, "all_reduce went through without rank 1");
+        } catch (const Error& e) {
+          const std::string m = e.what();
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          DIST_EXPECT(s < 10, "took ", s, " s (timeout 30 s): ", m);
+          DIST_EXPECT(test::contains(m, "DDL_DEBUG") && test::contains(m, "rank 1") && test::contains(m, "exited") &&
+                          !test::contains(m, "not every rank reached"),
+                      "message: ", m);
+        }
+      },
+      60);
+  INFO(test::describe(outs));
+  CHECK(outs[0].ok);
+  CHECK(!outs[1].ok);
 }
