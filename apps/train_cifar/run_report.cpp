@@ -189,8 +189,10 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
 double RunReport::exchange_slowest(double step_s) {
   if (!exchange_ || ++steps_done_ % kSlowestEvery != 0) return std::numeric_limits<double>::quiet_NaN();
   const dist::CommStats before = group_->stats();
+  const auto t0 = std::chrono::steady_clock::now();
   Tensor t = full({1}, step_s, DType::Float64);
   group_->all_reduce(t, dist::ReduceOp::Max);
+  exchange_s_ += seconds_since(t0);
   const dist::CommStats after = group_->stats();
   const dist::OpStats& a = before[dist::OpKind::AllReduce];
   const dist::OpStats& b = after[dist::OpKind::AllReduce];
@@ -272,7 +274,8 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"slowest_rank_exchange",
                          {{"calls", exchange_stats_.calls},
                           {"bytes_sent", exchange_stats_.bytes_sent},
-                          {"bytes_received", exchange_stats_.bytes_received}}}});
+                          {"bytes_received", exchange_stats_.bytes_received},
+                          {"time_s", exchange_s_}}}});
   const report::RankSummary mine =
       report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
   const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective

@@ -85,6 +85,7 @@ class RunReport {
   int64_t steps_done_ = 0;           // steps this process ran (the exchange's schedule)
   double slowest_s_ = std::numeric_limits<double>::quiet_NaN();
   dist::OpStats exchange_stats_;  // what the exchange moved, left out of the strategy's counters
+  double exchange_s_ = 0;         // and the time it took (it waits for the slowest rank)
   std::chrono::steady_clock::time_point epoch_start_;
 };
 
