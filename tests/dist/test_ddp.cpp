@@ -21,8 +21,11 @@ std::shared_ptr<nn::Sequential> make_cnn() { return test::make_small_cnn(); }
 struct WithUnusedHead : nn::Module {
   std::shared_ptr<nn::Sequential> body = register_module("body", make_cnn());
   std::shared_ptr<nn::Linear> unused_head = register_module("unused_head", std::make_shared<nn::Linear>(3, 3));
+  bool use_head = false;  // true: a step where the head does get a gradient
   WithUnusedHead() : nn::Module("WithUnusedHead") {}
-  Variable forward(const Variable& x) override { return body->forward(x); }
+  Variable forward(const Variable& x) override {
+    return use_head ? unused_head->forward(body->forward(x)) : body->forward(x);
+  }
 };
 
 struct Data {
@@ -57,7 +60,8 @@ std::vector<float> train(nn::Module& model, nn::Module& params_of, const Data& d
 
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
+  for (size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
   return m;
 }
 
@@ -86,7 +90,8 @@ TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dis
         auto pg = connect(port, rank, world);
         auto model = make_cnn();
         DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
-        DIST_EXPECT(ddp.stats().bucket_bytes.size() >= 2, "expected several buckets, got ", ddp.stats().bucket_bytes.size());
+        DIST_EXPECT(ddp.stats().bucket_bytes.size() >= 2, "expected several buckets, got ",
+                    ddp.stats().bucket_bytes.size());
         const auto got = train(ddp, *model, d, steps, global_b, rank, world, &ddp);
         DIST_EXPECT(ddp.stats().synced_steps == steps, "synced ", ddp.stats().synced_steps, " steps");
         const double diff = max_rel_diff(got, ref);
@@ -150,8 +155,19 @@ TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist
       auto model = std::make_shared<WithUnusedHead>();
       DistributedDataParallel ddp(model, pg, {.find_unused_parameters = true});
       cross_entropy(ddp(Variable(d.x.narrow(0, rank * 2, 2))), d.y.narrow(0, rank * 2, 2)).backward();
-      for (auto& [name, p] : model->named_parameters())
-        DIST_EXPECT(p.grad().defined(), name, " has no gradient");
+      for (auto& [name, p] : model->named_parameters()) DIST_EXPECT(p.grad().defined(), name, " has no gradient");
+      // A step that uses the head leaves its gradient in the bucket; the next step, which
+      // does not, must give the head zeros, not that stale gradient.
+      model->use_head = true;
+      model->zero_grad();
+      cross_entropy(ddp(Variable(d.x.narrow(0, rank * 2, 2))), d.y.narrow(0, rank * 2, 2)).backward();
+      DIST_EXPECT(sum(abs(model->unused_head->weight.grad())).item() > 0, "the head got no gradient when used");
+      model->use_head = false;
+      model->zero_grad();
+      cross_entropy(ddp(Variable(d.x.narrow(0, rank * 2, 2))), d.y.narrow(0, rank * 2, 2)).backward();
+      for (const Variable& p : model->unused_head->parameters())
+        DIST_EXPECT(sum(abs(p.grad())).item() == 0,
+                    "an unused parameter's gradient is not zero: ", sum(abs(p.grad())).item());
     }
     auto model = std::make_shared<WithUnusedHead>();
     DistributedDataParallel ddp(model, pg);
@@ -161,8 +177,8 @@ TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist
     } catch (const std::exception& e) {
       message = e.what();
     }
-    DIST_EXPECT(message.find("unused_head.weight") != std::string::npos, "expected an error naming unused_head.weight, got: ",
-                message);
+    DIST_EXPECT(message.find("unused_head.weight") != std::string::npos,
+                "expected an error naming unused_head.weight, got: ", message);
   });
   INFO(test::describe(outs));
   REQUIRE(test::all_ok(outs));
@@ -327,8 +343,8 @@ TEST_CASE("DDP overlap: buckets are launched from gradient hooks while backward 
     cross_entropy(ddp(Variable(xb)), yb).backward();
     DIST_EXPECT(launched_at_last_grad >= 1 && launched_at_last_grad < buckets, "when the last gradient arrived ",
                 launched_at_last_grad, " of ", buckets, " buckets were launched; expected some but not all");
-    DIST_EXPECT(static_cast<int64_t>(ddp.last_overlapped_buckets()) == buckets, "only ",
-                ddp.last_overlapped_buckets(), " of ", buckets, " buckets were launched before backward ended");
+    DIST_EXPECT(static_cast<int64_t>(ddp.last_overlapped_buckets()) == buckets, "only ", ddp.last_overlapped_buckets(),
+                " of ", buckets, " buckets were launched before backward ended");
     DIST_EXPECT(static_cast<int64_t>(ddp.buckets_launched()) == buckets, "buckets_launched after backward");
     first.remove_hook(hook);
 
