@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -94,6 +96,13 @@ std::string shm_agree(Store& store, const std::string& step, int rank, int size,
   return "";
 }
 
+// Note [Segment names]: rank 0 creates the segment under a fresh name and the others open it
+// by that name; once every rank has mapped it, the name can go (mappings keep the memory).
+// A rank 0 killed between creating it and the others mapping it (SIGKILL runs no destructor)
+// used to leave it in /dev/shm for good. So rank 0 publishes the name in the store before it
+// creates the segment, and every rank that read it unlinks it when set-up ends, whether it
+// succeeded, failed or timed out waiting for a dead rank 0: the first unlink wins, the rest
+// find nothing (ENOENT, ignored). Only if every rank is killed before set-up ends does the name stay.
 std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled, Millis timeout,
                                                     std::string* why) {
   const size_t bytes = shm_segment_bytes(size);
@@ -108,8 +117,8 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
       if (base) munmap(base, bytes);
     }
   } unmap{base, bytes};
-  // The name goes once every rank has opened the segment or given up, or on any error:
-  // mappings outlive it, and nothing is left in /dev/shm if a process dies.
+  // See Note [Segment names]: every rank that knows the name removes it when it is done
+  // with set-up, however set-up ends; mappings outlive the name.
   struct Unlink {
     std::string name;
     ~Unlink() {
@@ -124,8 +133,13 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
       std::ostringstream n;
       n << "/ddl-shm-" << getpid() << "-" << std::hex << nonce;
       name = n.str();
+      store.set("ddl-shm/name", name);  // before it exists: see Note [Segment names]
       err = map_segment(name, bytes, /*create=*/true, &base);
       if (err.empty()) unlink_later.name = name;
+      // Test hook (docs/dist.md, test-only): die where only the store knows the segment.
+      if (err.empty() && std::getenv("DDL_TEST_SHM_KILL_AFTER_CREATE")) raise(SIGKILL);
+    } else {
+      store.set("ddl-shm/name", "-");
     }
     if (err.empty()) {
       auto* h = new (base) ShmHeader{};
@@ -137,6 +151,11 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     std::ostringstream v;
     v << (err.empty() ? name : "-") << " " << nonce;
     store.set("ddl-shm/segment", v.str());
+  }
+  if (rank != 0) {
+    // Known before rank 0 creates it, so a rank 0 that dies from here on leaves nothing behind.
+    const std::string planned = store.get("ddl-shm/name", timeout);
+    if (planned != "-") unlink_later.name = planned;
   }
   {
     std::istringstream v(store.get("ddl-shm/segment", timeout));
@@ -160,7 +179,7 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     me.joined.store(1, std::memory_order_release);
   }
   std::string first = shm_agree(store, "mapped", rank, size, err, timeout);
-  if (!unlink_later.name.empty()) shm_unlink(std::exchange(unlink_later.name, "").c_str());
+  if (!unlink_later.name.empty()) shm_unlink(std::exchange(unlink_later.name, "").c_str());  // ENOENT is fine
   // Death detection reads /proc/<pid>: every peer's process must be visible from here.
   if (first.empty()) {
     auto* h = static_cast<ShmHeader*>(base);

@@ -6,11 +6,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "dist/dist.h"
+#include "dist/transport/shm_all_reduce.h"
 #include "tensor/factory.h"
 #include "tensor/random.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -206,4 +209,38 @@ TEST_CASE("shm all_reduce agrees with Gloo's TCP ring", "[dist]") {
   });
   INFO(describe(outs));
   REQUIRE(test::all_ok(outs));
+}
+
+TEST_CASE("shm all_reduce: a rank 0 killed right after creating the segment leaves nothing in /dev/shm", "[dist]") {
+  // See Note [Segment names] in dist/transport/shm_segment.cpp; the hook is test-only.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    INFO("attempt " << attempt);
+    TCPStoreServer server("127.0.0.1", 0);
+    const int port = server.port();
+    auto outs = test::run_processes(
+        2,
+        [&](int rank) {
+          auto store = test::store_client(port, Millis(3000));
+          if (rank == 0) {
+            store->set("pid0", std::to_string(getpid()));
+            setenv("DDL_TEST_SHM_KILL_AFTER_CREATE", "1", 1);
+          }
+          std::string why;
+          try {
+            auto shm = dist::detail::ShmAllReduce::connect(*store, rank, 2, true, Millis(1500), &why);
+            DIST_EXPECT(shm == nullptr, "set up without rank 0");
+          } catch (const Error&) {  // rank 1: the store wait for rank 0 timed out
+          }
+        },
+        30);
+    INFO(describe(outs));
+    REQUIRE(outs[0].error == "killed by signal 9");
+    REQUIRE(outs[1].ok);
+    const std::string prefix = "ddl-shm-" + test::store_client(port, Millis(3000))->get("pid0") + "-";
+    std::vector<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+      if (e.path().filename().string().rfind(prefix, 0) == 0) left.push_back(e.path());
+    CHECK(left.empty());
+    for (const auto& f : left) std::filesystem::remove(f);  // do not leave them for the next test
+  }
 }
