@@ -53,8 +53,7 @@ void OutputRelay::begin_attempt(int attempt) {
 
 void OutputRelay::data(int i, StreamKind s, std::string_view bytes) {
   if (raw(i, s)) {
-    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-    std::fflush(stdout);
+    put(stdout, bytes);
     for (char c : bytes) {
       if (c == '\n') {
         line_open_ = false;
@@ -75,6 +74,7 @@ void OutputRelay::data(int i, StreamKind s, std::string_view bytes) {
     start = nl + 1;
   }
   partial.erase(0, start);
+  flush();
 }
 
 void OutputRelay::close(int i, StreamKind s) {
@@ -82,15 +82,13 @@ void OutputRelay::close(int i, StreamKind s) {
   if (!partial.empty()) line(i, s, partial);
   partial.clear();
   if (raw(i, s)) end_open_line();
+  flush();
 }
 
 void OutputRelay::line(int i, StreamKind s, std::string_view raw_line) {
   Worker& w = workers_[i];
   const std::string text = collapse_line(raw_line);
-  if (w.log) {
-    std::fprintf(w.log, "%s\n", text.c_str());
-    std::fflush(w.log);
-  }
+  if (w.log) std::fprintf(w.log, "%s\n", text.c_str());
   if (raw(i, s)) return;  // already on the console, byte by byte
   const bool shown = opts_.all_ranks || opts_.ranks[i] == 0 || s == StreamKind::Err || looks_like_problem(text);
   if (shown) {
@@ -114,37 +112,44 @@ void OutputRelay::show_hidden_tail(int i) {
                            " lines of output (not shown before):");
   for (const auto& text : w.hidden) console_line(stderr, prefix(i) + text);
   w.hidden.clear();
+  flush();
 }
 
 void OutputRelay::message(const std::string& text, int i) {
   console_line(stderr, text);
-  if (i >= 0 && workers_[i].log) {
-    std::fprintf(workers_[i].log, "%s\n", text.c_str());
-    std::fflush(workers_[i].log);
-  }
+  if (i >= 0 && workers_[i].log) std::fprintf(workers_[i].log, "%s\n", text.c_str());
+  flush();
 }
 
 // A line of its own while a bar is drawn: clear the bar's line, print, redraw the bar.
 void OutputRelay::console_line(FILE* sink, const std::string& text) {
-  if (line_open_) {
-    std::fputs("\r\033[K", stdout);
-    std::fflush(stdout);
-  }
-  std::fprintf(sink, "%s\n", text.c_str());
-  std::fflush(sink);
-  if (line_open_) {
-    std::fputs(bar_.c_str(), stdout);
-    std::fflush(stdout);
-  }
+  if (line_open_) put(stdout, "\r\033[K");
+  put(sink, text + "\n");
+  if (line_open_) put(stdout, bar_);
 }
 
 // Rank 0's output ended mid-line: what follows starts on a line of its own.
 void OutputRelay::end_open_line() {
   if (!line_open_) return;
-  std::fputs("\n", stdout);
-  std::fflush(stdout);
+  put(stdout, "\n");
   line_open_ = false;
   bar_.clear();
+  flush();
+}
+
+// Console writes stay in stdio's buffers until flush(), once per chunk read; switching
+// between stdout and stderr flushes the other first, so a shared terminal keeps the order.
+void OutputRelay::put(FILE* sink, std::string_view text) {
+  if (last_sink_ && last_sink_ != sink) std::fflush(last_sink_);
+  last_sink_ = sink;
+  std::fwrite(text.data(), 1, text.size(), sink);
+}
+
+void OutputRelay::flush() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  for (auto& w : workers_)
+    if (w.log) std::fflush(w.log);
 }
 
 }  // namespace ddl::launcher

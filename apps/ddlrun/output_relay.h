@@ -69,11 +69,14 @@ class OutputRelay {
   void line(int i, StreamKind s, std::string_view raw_line);
   void console_line(FILE* sink, const std::string& text);
   void end_open_line();
+  void put(FILE* sink, std::string_view text);
+  void flush();
 
   RelayOptions opts_;
   std::vector<Worker> workers_;
   bool line_open_ = false;  // rank 0's raw output left the cursor mid-line (a bar)
   std::string bar_;         // what that line shows since its last "\r"
+  FILE* last_sink_ = nullptr;
 };
 
 }  // namespace ddl::launcher
