@@ -52,12 +52,15 @@ int allreduce_bench_main(int argc, char** argv) {
   const auto all_reduce = [&] { algo == "ring" ? dist::ring_all_reduce(*group, t) : group->all_reduce(t); };
   all_reduce();  // warm-up: connections, buffers
   std::vector<double> times;
+  const std::string trace_file = flag(argc, argv, "--trace", "");
+  if (!trace_file.empty()) dist::start_trace(trace_file);
   for (int i = 0; i < iters; ++i) {
     group->barrier();
     const auto start = Clock::now();
     all_reduce();
     times.push_back(ms_since(start));
   }
+  if (!trace_file.empty()) dist::write_trace(trace_file);
   // The slowest rank's time per iteration.
   Tensor slowest = from_vector(times);
   group->all_reduce(slowest, dist::ReduceOp::Max);
@@ -101,11 +104,14 @@ int ddp_step_main(int argc, char** argv) {
   };
   step();
   std::vector<double> times;
+  const std::string trace_file = flag(argc, argv, "--trace", "");
+  if (!trace_file.empty()) dist::start_trace(trace_file);
   for (int i = 0; i < steps; ++i) {
     const auto start = Clock::now();
     step();
     times.push_back(ms_since(start));
   }
+  if (!trace_file.empty()) dist::write_trace(trace_file);  // collective: before the max below
   Tensor slowest = from_vector(times);
   group->all_reduce(slowest, dist::ReduceOp::Max);
   const double ms = median(to_vector<double>(slowest));

@@ -10,21 +10,31 @@
 
 #include "bench/bench_util.h"
 #include "ddl.h"
+#include "dist/trace_merge.h"
 
 int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";
   int64_t batch = 64, steps = 10, in_channels = 3, image = 32;
   bool eval = false;
+  std::string trace_file;
   ddl::Device device = ddl::Device::cpu();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--model") model_name = next();
-    else if (a == "--batch") batch = std::stoll(next());
-    else if (a == "--steps") steps = std::stoll(next());
-    else if (a == "--eval") eval = true;
-    else if (a == "--device") device = ddl::Device::parse(next());
-    else if (a == "--threads" || a == "--clock") next();
+    if (a == "--model")
+      model_name = next();
+    else if (a == "--batch")
+      batch = std::stoll(next());
+    else if (a == "--steps")
+      steps = std::stoll(next());
+    else if (a == "--eval")
+      eval = true;
+    else if (a == "--device")
+      device = ddl::Device::parse(next());
+    else if (a == "--trace")
+      trace_file = next();
+    else if (a == "--threads" || a == "--clock")
+      next();
     else {
       std::fprintf(stderr, "train-step: unknown flag %s\n", a.c_str());
       return 1;
@@ -44,6 +54,7 @@ int train_step_main(int argc, char** argv) {
     if (device.is_cuda()) ddl::cuda::synchronize(device.index);
   };
   if (eval) model->eval();
+  if (!trace_file.empty()) ddl::dist::start_trace(trace_file);
   const double secs = ddl::bench::median_seconds(static_cast<int>(steps), [&] {
     if (eval) {
       ddl::NoGradGuard no_grad;
@@ -57,12 +68,13 @@ int train_step_main(int argc, char** argv) {
     opt.step();
     sync();
   });
+  if (!trace_file.empty()) ddl::dist::write_trace(trace_file);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"batch\":%ld,\"threads\":%d,"
-              "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
-              eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), static_cast<long>(batch), threads,
-              secs * 1e3,
-              static_cast<double>(batch) / secs, static_cast<double>(ru.ru_maxrss) / 1024.0);
+  std::printf(
+      "{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"batch\":%ld,\"threads\":%d,"
+      "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
+      eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), static_cast<long>(batch), threads,
+      secs * 1e3, static_cast<double>(batch) / secs, static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }
