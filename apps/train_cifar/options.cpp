@@ -153,6 +153,11 @@ TrainOptions parse_options(int argc, char** argv) {
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
   o.augment_set = aug->count() > 0;
   if (!o.augment_set) o.augment = o.dataset == "cifar10";
+  // Accuracy is a percentage everywhere; a fraction is most likely the old unit.
+  if (o.target_accuracy > 0 && o.target_accuracy <= 1)
+    std::cerr << "train_cifar: warning: --target-accuracy " << o.target_accuracy << " means " << o.target_accuracy
+              << " % (the flag takes a percentage); for " << o.target_accuracy * 100 << " % pass "
+              << o.target_accuracy * 100 << "\n";
   return o;
 }
 
