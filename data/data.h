@@ -10,4 +10,3 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "data/transforms.h"
-#include "data/world.h"

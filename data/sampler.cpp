@@ -3,7 +3,6 @@
 
 #include <numeric>
 
-#include "data/world.h"
 #include "tensor/factory.h"
 #include "tensor/random.h"
 

@@ -4,11 +4,9 @@
 // PyTorch's torch.utils.data.DistributedSampler does (see Note [Distributed partition]).
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 #include <vector>
 
-#include "data/world.h"
 
 namespace ddl::data {
 
@@ -68,12 +66,6 @@ class DistributedSampler : public Sampler {
   // Requires num_replicas >= 1, 0 <= rank < num_replicas.
   DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank, bool shuffle = true, uint64_t seed = 0,
                      bool drop_last = false);
-  // Rank and world size from default_world() (data/world.h). `shuffle` must be
-  // a real bool, so DistributedSampler(n, replicas, rank) never lands here.
-  explicit DistributedSampler(int64_t dataset_size) : DistributedSampler(dataset_size, true) {}
-  template <std::same_as<bool> Bool>
-  DistributedSampler(int64_t dataset_size, Bool shuffle, uint64_t seed = 0, bool drop_last = false)
-      : DistributedSampler(dataset_size, default_world(), shuffle, seed, drop_last) {}
   std::vector<int64_t> indices() const override;
   int64_t size() const override { return num_samples_; }  // per rank
   int64_t total_size() const { return num_samples_ * num_replicas_; }
@@ -81,9 +73,6 @@ class DistributedSampler : public Sampler {
   int64_t rank() const { return rank_; }
 
  private:
-  DistributedSampler(int64_t dataset_size, World world, bool shuffle, uint64_t seed, bool drop_last)
-      : DistributedSampler(dataset_size, world.world_size, world.rank, shuffle, seed, drop_last) {}
-
   int64_t n_, num_replicas_, rank_;
   bool shuffle_;
   uint64_t seed_;

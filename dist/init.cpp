@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include "data/world.h"
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/process_group_auto.h"
 #include "dist/store/file_store.h"
@@ -172,7 +171,6 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
   s.user_store = std::make_shared<PrefixStore>(prefix + "/user", store);
   s.env = env;
-  data::set_default_world(env.rank, env.world_size);
   return group;
 }
 
@@ -228,7 +226,6 @@ void destroy_process_group() {
   s.group.reset();
   s.store.reset();
   s.user_store.reset();
-  data::clear_default_world();
 }
 
 }  // namespace ddl::dist

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "data/sampler.h"
-#include "data/world.h"
 #include "tensor/error.h"
 
 using namespace ddl;
@@ -123,34 +122,4 @@ TEST_CASE("sampler arguments are checked", "[sampler][errors]") {
   REQUIRE_THROWS_WITH(DistributedSampler(10, 3, 3), Catch::Contains("rank 3") && Catch::Contains("num_replicas 3"));
   REQUIRE_THROWS_WITH(DistributedSampler(10, 0, 0), Catch::Contains("DistributedSampler"));
   REQUIRE_THROWS_WITH(SequentialSampler(-1), Catch::Contains("non-negative"));
-}
-
-TEST_CASE("default world: set_default_world, then RANK/WORLD_SIZE, then (0, 1)", "[sampler][world]") {
-  clear_default_world();
-  ::unsetenv("RANK");
-  ::unsetenv("WORLD_SIZE");
-  REQUIRE(default_world().rank == 0);
-  REQUIRE(default_world().world_size == 1);
-
-  ::setenv("RANK", "2", 1);
-  ::setenv("WORLD_SIZE", "3", 1);
-  REQUIRE(default_world().rank == 2);
-  REQUIRE(default_world().world_size == 3);
-  DistributedSampler from_env(10, false);
-  REQUIRE(from_env.rank() == 2);
-  REQUIRE(from_env.indices() == std::vector<int64_t>{2, 5, 8, 1});
-
-  set_default_world(1, 4);  // overrides the environment
-  DistributedSampler from_hook(10, false);
-  REQUIRE(from_hook.num_replicas() == 4);
-  REQUIRE(from_hook.indices() == std::vector<int64_t>{1, 5, 9});
-
-  clear_default_world();
-  ::setenv("RANK", "5", 1);
-  REQUIRE_THROWS_WITH(default_world(), Catch::Contains("RANK=5") && Catch::Contains("WORLD_SIZE=3"));
-  ::setenv("RANK", "x", 1);
-  REQUIRE_THROWS_WITH(default_world(), Catch::Contains("RANK='x'"));
-  REQUIRE_THROWS_WITH(set_default_world(2, 2), Catch::Contains("set_default_world"));
-  ::unsetenv("RANK");
-  ::unsetenv("WORLD_SIZE");
 }
