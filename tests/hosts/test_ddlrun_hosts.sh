@@ -73,10 +73,17 @@ check "  ranks 2 and 3 share host1's, and neither host sees the other's files" \
 check "  nothing of job $(job_of "$tmp/probe") remains" "[ -z \"\$(leftovers '$(job_of "$tmp/probe")')\" ]"
 # shellcheck disable=SC2046
 timeout 60 "$DDLRUN" --hosts 2 --nproc-per-host 2 --link 1gbit --all-ranks "$TRAIN_CIFAR" $(train_flags 4 2) --sync ddp \
-  >"$tmp/2x2" 2>&1
+  --trace "$tmp/2x2.json" >"$tmp/2x2" 2>&1
 code=$?
 check "2 hosts x 2 ranks, train_cifar ddp: exits 0 ($code), ranks 0,1 on host0 and 2,3 on host1" \
   "[ $code = 0 ] && [ \$(grep -cE '^\[rank [01]/4\] emulated host host0|^\[rank [23]/4\] emulated host host1' '$tmp/2x2') = 4 ]"
+# The merged timeline names each rank's track after its emulated host (docs/trace.md).
+tracks=$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(";".join(sorted(e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name")))' \
+  "$tmp/2x2.json" 2>&1)
+check "  its merged --trace has one track per rank under its host name ($tracks)" \
+  "[ '$tracks' = 'rank 0 (host0);rank 1 (host0);rank 2 (host1);rank 3 (host1)' ]"
 # shellcheck disable=SC2046
 timeout 60 "$DDLRUN" --hosts 1 --nproc-per-host 2 --link 1gbit --all-ranks "$TRAIN_CIFAR" $(train_flags 2 2) --sync ddp \
   >"$tmp/1x2" 2>&1
