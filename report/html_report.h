@@ -36,9 +36,12 @@ class HtmlReport {
 
   // The whole document.
   std::string html() const;
-  // Writes html() to `path` (via a temporary file, then rename: never half a report);
-  // throws ddl::Error naming the path when it cannot.
+  // Writes html() to `path` (via PATH.tmp, then rename: never half a report); throws
+  // ddl::Error naming the path when it cannot, and leaves no PATH.tmp behind.
   void write(const std::string& path) const;
+  // Whether write(path) could create its files: creates and removes PATH.tmp. Call it
+  // before a long run so that a bad path fails at once; throws ddl::Error naming it.
+  static void check_writable(const std::string& path);
 
  private:
   std::string title_, body_;

@@ -24,7 +24,7 @@ std::string format_duration(double seconds) {
 }
 
 std::string format_progress(const std::string& label, int64_t done, int64_t total, double elapsed_s,
-                            const std::string& status, int bar_width) {
+                            const std::string& status, int bar_width, int64_t start) {
   double frac = total > 0 ? std::clamp(static_cast<double>(done) / total, 0.0, 1.0) : 0.0;
   int filled = static_cast<int>(frac * bar_width);
   std::string s = label.empty() ? "" : label + " ";
@@ -33,7 +33,9 @@ std::string format_progress(const std::string& label, int64_t done, int64_t tota
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3d%%", static_cast<int>(frac * 100));
   s += pct;
-  std::string eta = done > 0 && total > done ? format_duration(elapsed_s / done * (total - done)) : "?";
+  const int64_t timed = done - start;  // items done since the clock started
+  std::string eta =
+      timed > 0 && total > done ? format_duration(elapsed_s / static_cast<double>(timed) * (total - done)) : "?";
   if (done >= total) eta = "0:00";
   s += " " + format_duration(elapsed_s) + "<" + eta;
   if (!status.empty()) s += " " + status;
@@ -66,6 +68,11 @@ ProgressBar::ProgressBar(int64_t total, std::string label, int enabled, std::ost
 
 ProgressBar::~ProgressBar() { finish(); }
 
+void ProgressBar::start_at(int64_t done) {
+  done_ = start_done_ = done;
+  start_ = std::chrono::steady_clock::now();
+}
+
 void ProgressBar::update(int64_t done, const std::string& status) {
   done_ = done;
   status_ = status;
@@ -77,7 +84,7 @@ void ProgressBar::update(int64_t done, const std::string& status) {
 
 void ProgressBar::draw() {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  out_ << '\r' << format_progress(label_, done_, total_, elapsed, status_) << "\033[K" << std::flush;
+  out_ << '\r' << format_progress(label_, done_, total_, elapsed, status_, 30, start_done_) << "\033[K" << std::flush;
   drawn_ = true;
   last_draw_ = std::chrono::steady_clock::now();
 }

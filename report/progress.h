@@ -12,9 +12,11 @@
 
 namespace ddl::report {
 
-// The bar's text for `done` of `total` after `elapsed_s` (no ETA before the first item).
+// The bar's text for `done` of `total` after `elapsed_s`. `start`: items already done when
+// the clock started (a resumed run); the ETA extrapolates from the done - start items of
+// elapsed_s alone, and is "?" until one of them is done.
 std::string format_progress(const std::string& label, int64_t done, int64_t total, double elapsed_s,
-                            const std::string& status = "", int bar_width = 30);
+                            const std::string& status = "", int bar_width = 30, int64_t start = 0);
 // "1:05", "1:02:03".
 std::string format_duration(double seconds);
 // A training bar's status: "loss 0.532, 1234 img/s, slowest rank 0.123 s/step"; a value
@@ -33,6 +35,9 @@ class ProgressBar {
   ProgressBar& operator=(const ProgressBar&) = delete;
 
   bool enabled() const { return enabled_; }
+  // `done` items were done before now (a run resumed mid-epoch skipped them): the bar
+  // starts there and its clock restarts, so elapsed time and ETA count only later items.
+  void start_at(int64_t done);
   // Sets progress; redraws at most every 100 ms, and always at the last item.
   void update(int64_t done, const std::string& status = "");
   // Clears the bar, writes `line` and a newline, redraws the bar.
@@ -44,7 +49,7 @@ class ProgressBar {
   void draw();
   void clear();
 
-  int64_t total_, done_ = 0;
+  int64_t total_, done_ = 0, start_done_ = 0;
   std::string label_, status_;
   bool enabled_, drawn_ = false, finished_ = false;
   std::ostream& out_;

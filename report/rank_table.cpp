@@ -20,7 +20,6 @@ struct Column {
   const char* header;
   RankField field;
   int decimals;
-  double scale = 1.0;
 };
 
 // Two tables so each fits a terminal; units in the headers (MB = 1e6 bytes).
@@ -40,7 +39,7 @@ const std::vector<Column> kTimeColumns = {
     {"step ms", RankField::StepMs, 2},
     {"wall s", RankField::WallS, 1},
     {"converged s", RankField::ConvergenceS, 1},
-    {"final acc %", RankField::FinalAccuracy, 2, 100.0},
+    {"final acc %", RankField::FinalAccuracyPct, 2},
 };
 
 std::string cell(double v, int decimals) {
@@ -68,12 +67,12 @@ std::string table(const std::vector<RankSummary>& ranks, const std::vector<Colum
   rows.push_back(head);
   for (size_t r = 0; r < ranks.size(); ++r) {
     std::vector<std::string> row = {std::to_string(r)};
-    for (const auto& c : cols) row.push_back(cell(ranks[r][c.field] * c.scale, c.decimals));
+    for (const auto& c : cols) row.push_back(cell(ranks[r][c.field], c.decimals));
     rows.push_back(row);
   }
   if (ranks.size() > 1) {
     std::vector<std::string> row = {"mean"};
-    for (const auto& c : cols) row.push_back(cell(mean_known(ranks, c.field) * c.scale, c.decimals));
+    for (const auto& c : cols) row.push_back(cell(mean_known(ranks, c.field), c.decimals));
     rows.push_back(row);
   }
   std::vector<size_t> width(head.size(), 0);
@@ -96,7 +95,7 @@ static_assert(static_cast<int>(RankField::WallS) + 1 == kNumRankFields, "kNumRan
 RankSummary::RankSummary() { values.fill(kNaN); }
 
 RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& times, const dist::CommStats* comm,
-                              double convergence_s, double final_accuracy, double wall_s) {
+                              double convergence_s, double final_accuracy_pct, double wall_s) {
   RankSummary s;
   s[RankField::MeanCpuPercent] = res.mean_cpu_percent;
   s[RankField::PeakRssMB] = mb(res.peak_rss_bytes);
@@ -120,7 +119,7 @@ RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& time
     s[RankField::StepMs] = 1e3 * times.mean.total_s;
   }
   s[RankField::ConvergenceS] = convergence_s;
-  s[RankField::FinalAccuracy] = final_accuracy;
+  s[RankField::FinalAccuracyPct] = final_accuracy_pct;
   s[RankField::WallS] = wall_s;
   return s;
 }
@@ -165,8 +164,8 @@ void print_rank_table(const RankSummary& mine, dist::ProcessGroup* pg, std::ostr
   if (pg == nullptr || pg->rank() == 0) os << format_rank_table(ranks) << std::flush;
 }
 
-void ConvergenceTracker::record(double elapsed_s, double accuracy) {
-  if (target_ > 0 && std::isnan(time_s_) && accuracy >= target_) time_s_ = elapsed_s;
+void ConvergenceTracker::record(double elapsed_s, double accuracy_pct) {
+  if (target_ > 0 && std::isnan(time_s_) && accuracy_pct >= target_) time_s_ = elapsed_s;
 }
 
 }  // namespace ddl::report

@@ -38,7 +38,7 @@ enum class RankField : int {
   OptimizerMs,
   StepMs,
   ConvergenceS,
-  FinalAccuracy,
+  FinalAccuracyPct,
   WallS,
 };
 inline constexpr int kNumRankFields = 20;
@@ -51,11 +51,10 @@ struct RankSummary {
 };
 
 // Fills a summary. comm: the process group's counters (null: n/a); times: StepTimer::run()
-// (means exclude each epoch's first step); final_accuracy in [0, 1]; convergence_s and
-// final_accuracy NaN when unknown;
-// wall_s: the run's wall time.
+// (means exclude each epoch's first step); final_accuracy_pct in percent (0-100);
+// convergence_s and final_accuracy_pct NaN when unknown; wall_s: the run's wall time.
 RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& times, const dist::CommStats* comm,
-                              double convergence_s, double final_accuracy, double wall_s);
+                              double convergence_s, double final_accuracy_pct, double wall_s);
 
 // Every rank's summary, rank 0 first. A collective when pg is non-null and has more than
 // one rank: every rank must call it. Null pg: {mine}.
@@ -68,13 +67,13 @@ std::string format_rank_table(const std::vector<RankSummary>& ranks);
 // nothing. Collective, as above.
 void print_rank_table(const RankSummary& mine, dist::ProcessGroup* pg, std::ostream& os);
 
-// Time to reach a target accuracy: record(elapsed, accuracy) after each evaluation;
-// time_s() is the elapsed time of the first record at or above the target, NaN before
-// that or when no target was given (target <= 0).
+// Time to reach a target accuracy, in percent: record(elapsed, accuracy_pct) after each
+// evaluation; time_s() is the elapsed time of the first record at or above the target,
+// NaN before that or when no target was given (target <= 0).
 class ConvergenceTracker {
  public:
-  explicit ConvergenceTracker(double target_accuracy = 0) : target_(target_accuracy) {}
-  void record(double elapsed_s, double accuracy);
+  explicit ConvergenceTracker(double target_accuracy_pct = 0) : target_(target_accuracy_pct) {}
+  void record(double elapsed_s, double accuracy_pct);
   double time_s() const { return time_s_; }
   double target() const { return target_; }
 

@@ -26,6 +26,16 @@ std::string num(double v) {  // coordinates: two decimals are enough on screen
   return buf;
 }
 
+// A flat range, or one so narrow for its magnitude that steps within it would be lost to
+// rounding (hi and lo an ulp apart) or be subnormal, is widened by half its value either
+// side (a constant lr), or to [-0.5, 0.5] around 0.
+void widen_if_flat(double& lo, double& hi) {
+  const double mid = 0.5 * (lo + hi), mag = std::max(std::fabs(lo), std::fabs(hi));
+  if (hi - lo > std::max(1e-9 * mag, 1e-300)) return;
+  const double pad = mid != 0 ? 0.5 * std::fabs(mid) : 0.5;
+  lo = mid - pad, hi = mid + pad;
+}
+
 struct Range {
   double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
   void add(double v) {
@@ -33,10 +43,27 @@ struct Range {
   }
   void fix() {  // empty or flat ranges get a width, so ticks and scales are defined
     if (!(lo <= hi)) lo = 0, hi = 1;
-    const double pad = lo != 0 ? 0.5 * std::fabs(lo) : 0.5;  // a constant lr: half its value either side
-    if (hi == lo) lo -= pad, hi += pad;
+    widen_if_flat(lo, hi);
   }
 };
+
+// Tick positions for a log10 x axis over [lo, hi] (in log10 units): whole powers of ten;
+// when fewer than two fall inside, 1-2-5 steps; when still fewer, the data's own x values.
+std::vector<double> log_ticks(double lo, double hi, const std::vector<double>& data) {
+  std::vector<double> ticks;
+  for (double d = std::ceil(lo); d <= hi && ticks.size() < 20; d += 1) ticks.push_back(d);
+  if (ticks.size() >= 2) return ticks;
+  ticks.clear();
+  for (double d = std::floor(lo); d <= std::ceil(hi) && ticks.size() < 20; d += 1)
+    for (double m : {1.0, 2.0, 5.0})
+      if (const double t = d + std::log10(m); t >= lo && t <= hi) ticks.push_back(t);
+  if (ticks.size() >= 2) return ticks;
+  ticks = data;
+  std::sort(ticks.begin(), ticks.end());
+  ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
+  if (ticks.size() > 10) ticks.resize(10);
+  return ticks;
+}
 
 std::string open_figure(const std::string& id, const std::string& kind, const std::string& title) {
   return "<figure class=\"chart\" data-chart=\"" + html_escape(id) + "\" data-kind=\"" + kind + "\">\n<figcaption>" +
@@ -120,7 +147,9 @@ std::string format_number(double v) {
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int n) {
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
+  if (!(hi >= lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
+  if (hi == lo) return {lo};
+  widen_if_flat(lo, hi);  // else the step could be below an ulp and never move t
   const double raw = (hi - lo) / std::max(n, 1);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
@@ -129,10 +158,13 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
       step = m * mag;
       break;
     }
+  // By index, not t += step: no rounding drift, and a hard cap on the count.
+  const double first = std::floor(lo / step) * step;
   std::vector<double> ticks;
-  for (double t = std::floor(lo / step) * step; t <= hi + step * 0.999; t += step) {
+  for (int i = 0; i < 4 * std::max(n, 1) + 4; ++i) {
+    const double t = first + i * step;
     ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
-    if (ticks.back() >= hi) break;
+    if (t >= hi) break;
   }
   return ticks;
 }
@@ -149,11 +181,12 @@ std::string svg_line_chart(const LineChart& c) {
   const auto px = [&](double v) { return kLeft + kPlotW * (v - x.lo) / (x.hi - x.lo); };
   const auto py = [&](double v) { return kTop + kPlotH * (1 - (v - y.lo) / (y.hi - y.lo)); };
   out += "<g class=\"axis x\">\n";
-  std::vector<double> xticks = nice_ticks(x.lo, x.hi);
-  if (c.log_x) {  // whole powers of ten
-    xticks.clear();
-    for (double t = std::ceil(x.lo); t <= x.hi; t += 1) xticks.push_back(t);
-  }
+  std::vector<double> xs;  // the data's x positions, for log_ticks' last resort
+  if (c.log_x)
+    for (const auto& s : c.series)
+      for (double v : s.x)
+        if (std::isfinite(pos(v))) xs.push_back(pos(v));
+  const std::vector<double> xticks = c.log_x ? log_ticks(x.lo, x.hi, xs) : nice_ticks(x.lo, x.hi);
   for (double t : xticks)
     if (t >= x.lo && t <= x.hi) out += text(px(t), kTop + kPlotH + 16, format_number(c.log_x ? std::pow(10, t) : t));
   out += "</g>\n";

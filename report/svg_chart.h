@@ -22,6 +22,7 @@ struct LineChart {
   std::string x_label, y_label;  // with units: "step", "time (ms)", "accuracy (%)"
   std::vector<Series> series;    // points whose x or y is not finite are left out
   bool log_x = false;            // x on a log10 scale (link rates); points with x <= 0 are left out
+                                 // (ticks at powers of ten, else at 1-2-5 steps, else at the data's x)
 };
 
 struct BarChart {
@@ -41,7 +42,8 @@ struct HeatMap {
 std::string html_escape(const std::string& s);
 // "1.5", "20", "1e+06": a number as an axis tick or a value shows it (%.4g).
 std::string format_number(double v);
-// Ticks for [lo, hi]: about `n` round values (1, 2 or 5 times a power of ten).
+// Ticks for [lo, hi]: about `n` round values (1, 2 or 5 times a power of ten), at most
+// 4n + 4 of them. A range narrow for its magnitude is first widened as a flat one is.
 std::vector<double> nice_ticks(double lo, double hi, int n = 5);
 
 // Each returns a <figure class="chart" data-chart=ID data-kind=...> element.

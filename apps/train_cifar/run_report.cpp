@@ -276,8 +276,8 @@ void RunReport::final_evaluation(const EvalResult& r) {
                           {"bytes_sent", exchange_stats_.bytes_sent},
                           {"bytes_received", exchange_stats_.bytes_received},
                           {"time_s", exchange_s_}}}});
-  const report::RankSummary mine =
-      report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr, convergence_.time_s(), r.accuracy, wall);
+  const report::RankSummary mine = report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr,
+                                                             convergence_.time_s(), 100 * r.accuracy, wall);
   const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective
   if (!lead()) return;
   say_lines("\n" + report::format_rank_table(ranks));

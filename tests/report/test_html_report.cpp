@@ -26,6 +26,17 @@ TEST_CASE("nice_ticks: round steps that cover the range", "[report]") {
   CHECK(t.front() <= 0.37);
   CHECK(t.back() >= 2.31);
   CHECK(t == std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5});
+  // Ends an ulp apart: the step would be below half an ulp and never move (it hung).
+  for (double v : {1.0, 1e-300, -7.5e12, 0.0}) {
+    const double next = std::nextafter(v, 1e308);
+    const auto tiny = nice_ticks(v, next);
+    INFO(v);
+    REQUIRE(tiny.size() >= 2);
+    CHECK(tiny.size() <= 24);
+    CHECK(tiny.front() <= v);
+    CHECK(tiny.back() >= next);
+  }
+  CHECK(nice_ticks(0, 1e9, 5).size() <= 24);
   CHECK(format_number(1234567) == "1.235e+06");
   CHECK(format_number(NAN) == "n/a");
 }
@@ -47,6 +58,36 @@ TEST_CASE("line chart: one series group each, every finite point in the polyline
     rest = m.suffix();
   }
   CHECK(points == std::vector<size_t>{3, 1});  // the NaN point is left out
+}
+
+namespace {
+std::vector<std::string> x_labels(const std::string& svg) {  // the x axis group's <text>s
+  std::vector<std::string> out;
+  const size_t axis = svg.find("<g class=\"axis x\">", svg.find("<g class=\"axis x\">") + 1);
+  const std::string g = svg.substr(axis, svg.find("</g>", axis) - axis);
+  std::smatch m;
+  for (auto it = g.cbegin(); std::regex_search(it, g.cend(), m, std::regex(">([^<]*)</text>")); it = m.suffix().first)
+    out.push_back(m[1].str());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("line chart: a y range an ulp wide draws (it hung) and is not NaN", "[report]") {
+  LineChart c{"lr", "lr", "step", "lr", {}};
+  c.series.push_back({"lr", {0, 1}, {0.1, std::nextafter(0.1, 1.0)}});
+  const std::string svg = svg_line_chart(c);
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(count(svg, "class=\"grid\"") >= 2);
+}
+
+TEST_CASE("log-scale x: labels at powers of ten, else 1-2-5 steps, else the data's x", "[report]") {
+  LineChart c{"sweep", "sweep", "rate", "ms", {}, true};
+  c.series.push_back({"ddp", {10, 100, 1000}, {3, 2, 1}});
+  CHECK(x_labels(svg_line_chart(c)) == std::vector<std::string>{"10", "100", "1000"});
+  c.series[0].x = {20, 50};  // no power of ten inside [20, 50]
+  CHECK(x_labels(svg_line_chart(c)) == std::vector<std::string>{"20", "50"});
+  c.series[0].x = {30, 40};  // no 1-2-5 step either
+  CHECK(x_labels(svg_line_chart(c)) == std::vector<std::string>{"30", "40"});
 }
 
 TEST_CASE("stacked bars: one rect per category and series, stacked in order", "[report]") {
@@ -91,5 +132,15 @@ TEST_CASE("HtmlReport: a self-contained document, written whole", "[report]") {
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == html);
   CHECK_FALSE(std::filesystem::exists(dir / "r.html.tmp"));
   CHECK_THROWS_AS(r.write((dir / "missing" / "r.html").string()), ddl::Error);
+  // The rename fails (the target is a directory): the temporary file goes too.
+  std::filesystem::create_directories(dir / "taken.html");
+  CHECK_THROWS_AS(r.write((dir / "taken.html").string()), ddl::Error);
+  CHECK_FALSE(std::filesystem::exists(dir / "taken.html.tmp"));
+  // check_writable: a run checks its --report path before it trains, and leaves nothing.
+  CHECK_NOTHROW(HtmlReport::check_writable((dir / "new.html").string()));
+  CHECK_FALSE(std::filesystem::exists(dir / "new.html.tmp"));
+  CHECK_FALSE(std::filesystem::exists(dir / "new.html"));
+  CHECK_THROWS_AS(HtmlReport::check_writable((dir / "missing" / "r.html").string()), ddl::Error);
+  CHECK_THROWS_AS(HtmlReport::check_writable((dir / "taken.html").string()), ddl::Error);
   std::filesystem::remove_all(dir);
 }

@@ -15,6 +15,22 @@ TEST_CASE("format_progress: bar, counts, elapsed and ETA", "[apps]") {
   CHECK(format_progress("", 0, 10, 0.0, "", 4) == "[....] 0/10   0% 0:00<?");
   CHECK(format_progress("", 10, 10, 3725.0, "", 4) == "[####] 10/10 100% 1:02:05<0:00");
   CHECK(format_duration(59.6) == "1:00");
+  // Resumed at item 80: 10 more items in 5 s leave 10 items, 5 s (not 80 + 10 in 5 s).
+  CHECK(format_progress("", 90, 100, 5.0, "", 4, /*start=*/80) == "[###.] 90/100  90% 0:05<0:05");
+  CHECK(format_progress("", 80, 100, 0.0, "", 4, /*start=*/80) == "[###.] 80/100  80% 0:00<?");
+}
+
+TEST_CASE("ProgressBar::start_at: the skipped items fill the bar, not the rate", "[report]") {
+  std::ostringstream os;
+  ProgressBar bar(100, "e", /*enabled=*/1, os);
+  bar.start_at(80);
+  bar.update(100);  // the last item always draws; at once, so elapsed 0:00
+  CHECK_THAT(os.str(), Catch::Contains("100/100 100% 0:00<0:00"));
+  std::ostringstream os2;
+  ProgressBar fresh(100, "e", 1, os2);
+  fresh.start_at(50);
+  fresh.println("x");  // draws the bar at 50, ETA unknown yet
+  CHECK_THAT(os2.str(), Catch::Contains("50/100  50% 0:00<?"));
 }
 
 TEST_CASE("ProgressBar: silent when disabled, println still prints", "[apps]") {

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "report/classification_report.h"
-#include "report/rank_table.h"
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/store/store.h"
+#include "report/classification_report.h"
+#include "report/rank_table.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -36,9 +36,9 @@ TEST_CASE("rank table: world 1 without a group prints every column", "[apps]") {
   dist::CommStats comm;
   comm[dist::OpKind::AllReduce].bytes_sent = 3'000'000;
   comm[dist::OpKind::AllReduce].bytes_received = 1'500'000;
-  RankSummary mine = make_rank_summary(sampler.summary(), timer.run(), &comm, std::nan(""), 0.9137, 12.5);
+  RankSummary mine = make_rank_summary(sampler.summary(), timer.run(), &comm, std::nan(""), 91.37, 12.5);
   CHECK(mine[RankField::PgSentMB] == Approx(3.0));
-  CHECK(mine[RankField::FinalAccuracy] == Approx(0.9137));
+  CHECK(mine[RankField::FinalAccuracyPct] == Approx(91.37));
 
   std::ostringstream os;
   print_rank_table(mine, nullptr, os);
@@ -99,13 +99,14 @@ TEST_CASE("rank table: two ranks gather to rank 0, confusion matrices sum", "[ap
 }
 
 TEST_CASE("ConvergenceTracker: first time at or above the target", "[apps]") {
-  ConvergenceTracker t(0.9);
-  t.record(10, 0.5);
+  ConvergenceTracker t(90);  // percent, as every accuracy in the API
+  t.record(10, 50);
+  t.record(15, 0.95);  // a fraction would be far below the target
   CHECK(std::isnan(t.time_s()));
-  t.record(20, 0.9);
-  t.record(30, 0.95);
+  t.record(20, 90);
+  t.record(30, 95);
   CHECK(t.time_s() == 20);
   ConvergenceTracker none;
-  none.record(5, 1.0);
+  none.record(5, 100);
   CHECK(std::isnan(none.time_s()));
 }
