@@ -58,6 +58,7 @@ int main(int argc, char** argv) try {
                                            o.loader_workers, group.get()));
     write_trace();
     apps::shut_down(group);
+    report.write_report();
     return 0;
   }
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
@@ -83,11 +84,14 @@ int main(int argc, char** argv) try {
     train_loader.set_epoch(epoch);
     report.start_epoch(epoch);
     net.train();
-    int64_t step = 0;
-    for (const data::Batch& batch : train_loader) {
-      if (step++ < pos.step_in_epoch) continue;  // resuming mid-epoch: these batches are done
+    // Resuming mid-epoch: the epoch's first pos.step_in_epoch batches are done; skip them.
+    auto batch = train_loader.begin();
+    int64_t step = 0;  // this epoch's batch index
+    for (; step < pos.step_in_epoch && batch != train_loader.end(); ++step) ++batch;
+    report.start_at_step(step);
+    for (; batch != train_loader.end(); ++batch, ++step) {
       auto& timer = report.timer();
-      const Tensor x = batch.data.to(device), y = batch.target.to(device);
+      const Tensor x = batch->data.to(device), y = batch->target.to(device);
       timer.start(Phase::Forward);
       const Variable logits = net.forward(Variable(x));
       const Variable loss = cross_entropy(logits, y, ce);
@@ -103,17 +107,18 @@ int main(int argc, char** argv) try {
         opt.step();
       timer.start(Phase::CommWait);
       if (strategy) strategy->after_step();
+      timer.stop();  // the rest of the step (loss.item(), the schedule, logging) is "other"
       const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
       schedule->step();
       // Where the strategy communicated (inside forward, backward, step): counted as comm wait.
       const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
-      report.end_step(step - 1, loss.item(), logits.data(), y, lr, comm);
+      report.end_step(step, loss.item(), logits.data(), y, lr, comm);
       ++pos.global_step;
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&
           rank == 0)
         apps::save_snapshot(o.snapshot, *model, opt,
-                            {epoch, step, pos.global_step, o.seed, world, default_generator().offset()});
+                            {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset()});
     }
     pos.step_in_epoch = 0;
     report.end_epoch();
@@ -127,12 +132,14 @@ int main(int argc, char** argv) try {
                           {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset()});
   }
 
-  // 6. Results: classification report, per-worker metrics, the final weights.
+  // 6. Results: classification report, per-worker metrics, the final weights; the HTML
+  //    report last, so that a failure to write it loses nothing else.
   report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                          o.loader_workers, group.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
   write_trace();
   apps::shut_down(group);
+  report.write_report();
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "train_cifar: error: " << e.what() << "\n";

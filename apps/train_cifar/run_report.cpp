@@ -25,15 +25,21 @@ double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(s
 
 // Note [Slowest rank]
 // The progress bar and the step lines show the slowest rank's step time, which only the
-// other ranks know. Every kSlowestEvery steps each rank all-reduces (max) its last step's
-// time: one float64, after the strategy's own collectives, on the same steps everywhere
-// (the schedule depends on the step count alone, never on the rank or its terminal), so
-// the collective sequence stays valid. Its bytes are kept out of the counters the
+// other ranks know. Every kSlowestEvery steps each rank all-reduces (max) its step time
+// so far (all but the exchange itself): one float64, after the strategy's own
+// collectives, on the same steps everywhere (the schedule depends on the step count
+// alone, never on the rank or its terminal), so the collective sequence stays valid.
+// The exchange runs inside the step, so its wait is in that step's time (as "other",
+// not comm_wait, which stays the strategy's); its bytes are kept out of the counters the
 // report prints as the strategy's traffic.
 constexpr int64_t kSlowestEvery = 10;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+nlohmann::json own_json(const dist::OpStats& s, double time_s) {
+  return {{"calls", s.calls}, {"bytes_sent", s.bytes_sent}, {"bytes_received", s.bytes_received}, {"time_s", time_s}};
 }
 
 std::string indented(const std::string& lines) {
@@ -73,7 +79,9 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       start_(std::chrono::steady_clock::now()),
       convergence_(o.target_accuracy),
       history_(batches_per_epoch) {
-  exchange_ = world_ > 1 && (o.progress || !o.metrics.empty());
+  exchanging_ = world_ > 1 && (o.progress || !o.metrics.empty());
+  // A path the report cannot be written to fails now, not after the training.
+  if (lead() && !o.report.empty()) report::HtmlReport::check_writable(o.report);
   // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
   if (!std::getenv("DDL_RESTART_COUNT"))
     prefix_ = "[rank " + std::to_string(rank_) + "/" + std::to_string(world_) + "] ";
@@ -146,11 +154,19 @@ void RunReport::start_epoch(int64_t epoch) {
   epoch_ = epoch;
   loss_sum_ = 0;
   seen_ = correct_ = 0;
-  epoch_start_ = std::chrono::steady_clock::now();
+  epoch_start_ = step_start_ = std::chrono::steady_clock::now();
   timer_.begin_epoch();
   timer_.start(report::Phase::Data);
   if (o_.progress && lead())
     bar_ = std::make_unique<report::ProgressBar>(batches_per_epoch_, "epoch " + std::to_string(epoch + 1));
+}
+
+void RunReport::start_at_step(int64_t step) {
+  if (step == 0) return;
+  timer_.discard_step();  // the wait for skipped batches is no step's data time
+  epoch_start_ = step_start_ = std::chrono::steady_clock::now();
+  timer_.start(report::Phase::Data);
+  if (bar_) bar_->start_at(step);
 }
 
 void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
@@ -160,13 +176,16 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
   timer_.move_time(report::Phase::Forward, report::Phase::CommWait, comm.forward_ms / 1e3);
   timer_.move_time(report::Phase::Backward, report::Phase::CommWait, comm.backward_ms / 1e3);
   timer_.move_time(report::Phase::Optimizer, report::Phase::CommWait, comm.step_ms / 1e3);
-  const report::StepTimes t = timer_.end_step();
+  timer_.stop();  // from here to end_step: "other" (the accuracy, the exchange)
   const int64_t n = target.numel();
   const int64_t ok = static_cast<int64_t>(sum(eq(argmax(logits, 1), target).to(DType::Int64)).item());
   loss_sum_ += loss * static_cast<double>(n);
   seen_ += n;
   correct_ += ok;
-  const double slowest = exchange_slowest(t.total_s);
+  // step_start_ is taken just before the timer's own step start: the time sent is never
+  // less than the sum of this step's phases. See Note [Slowest rank].
+  const double slowest = exchange_slowest(seconds_since(step_start_));
+  const report::StepTimes t = timer_.end_step();
   if (log_) {
     nlohmann::json extra = {{"loss", loss}, {"accuracy_pct", pct(ok, n)}, {"lr", lr}, {"images", n}};
     if (std::isfinite(slowest)) extra["slowest_rank_step_s"] = slowest;
@@ -183,37 +202,52 @@ void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const 
             pct(ok, n)) +
         fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, lr));
   // The wait for the next batch is that batch's data time, so its step opens now.
+  step_start_ = std::chrono::steady_clock::now();
   timer_.start(report::Phase::Data);
 }
 
 double RunReport::exchange_slowest(double step_s) {
-  if (!exchange_ || ++steps_done_ % kSlowestEvery != 0) return std::numeric_limits<double>::quiet_NaN();
+  if (!exchanging_ || ++steps_done_ % kSlowestEvery != 0) return std::numeric_limits<double>::quiet_NaN();
+  Tensor t = full({1}, step_s, DType::Float64);
+  own_all_reduce(t, dist::ReduceOp::Max, exchange_);
+  return slowest_s_ = t.item();
+}
+
+void RunReport::own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours) {
   const dist::CommStats before = group_->stats();
   const auto t0 = std::chrono::steady_clock::now();
-  Tensor t = full({1}, step_s, DType::Float64);
-  group_->all_reduce(t, dist::ReduceOp::Max);
-  exchange_s_ += seconds_since(t0);
+  group_->all_reduce(t, op);
+  ours.time_s += seconds_since(t0);
   const dist::CommStats after = group_->stats();
   const dist::OpStats& a = before[dist::OpKind::AllReduce];
   const dist::OpStats& b = after[dist::OpKind::AllReduce];
-  exchange_stats_.calls += b.calls - a.calls;
-  exchange_stats_.bytes_sent += b.bytes_sent - a.bytes_sent;
-  exchange_stats_.bytes_received += b.bytes_received - a.bytes_received;
-  return slowest_s_ = t.item();
+  ours.stats.calls += b.calls - a.calls;
+  ours.stats.bytes_sent += b.bytes_sent - a.bytes_sent;
+  ours.stats.bytes_received += b.bytes_received - a.bytes_received;
 }
 
 dist::CommStats RunReport::strategy_stats() const {
   dist::CommStats s = group_ ? group_->stats() : dist::CommStats{};
   dist::OpStats& ar = s[dist::OpKind::AllReduce];
-  ar.calls -= exchange_stats_.calls;
-  ar.bytes_sent -= exchange_stats_.bytes_sent;
-  ar.bytes_received -= exchange_stats_.bytes_received;
+  for (const OwnCollective* own : {&exchange_, &totals_}) {
+    ar.calls -= own->stats.calls;
+    ar.bytes_sent -= own->stats.bytes_sent;
+    ar.bytes_received -= own->stats.bytes_received;
+  }
   return s;
 }
 
 void RunReport::end_epoch() {
   timer_.discard_step();  // the data wait that found the epoch over belongs to no batch
   const report::EpochTimes e = timer_.end_epoch();
+  // The job's train loss and accuracy, not rank 0's shard: every rank ends each epoch
+  // here, so the sums' all_reduce lines up.
+  if (group_ && world_ > 1) {
+    Tensor sums = from_vector(std::vector<double>{loss_sum_, double(seen_), double(correct_)}, Shape{3});
+    own_all_reduce(sums, dist::ReduceOp::Sum, totals_);
+    const std::vector<double> v = to_vector<double>(sums);
+    loss_sum_ = v[0], seen_ = std::llround(v[1]), correct_ = std::llround(v[2]);
+  }
   last_train_loss_ = loss_sum_ / double(std::max<int64_t>(seen_, 1));
   last_train_accuracy_ = pct(correct_, seen_);
   bar_.reset();
@@ -257,7 +291,7 @@ void RunReport::final_evaluation(const EvalResult& r) {
         report::format_confusion_matrix(cm));
   }
   const report::ResourceSummary res = sampler_.summary();
-  const double wall = seconds_since(start_);
+  const double wall = seconds_since(start_);  // one wall time for the log, the tables and the page
   const dist::CommStats stats = strategy_stats();
   if (log_)
     log_->summary(res, {{"test_accuracy_pct", 100 * r.accuracy},
@@ -271,22 +305,25 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
                         {"pg_ops", report::to_json(stats)},
                         {"steps", report::to_json(timer_.run())},
-                        {"slowest_rank_exchange",
-                         {{"calls", exchange_stats_.calls},
-                          {"bytes_sent", exchange_stats_.bytes_sent},
-                          {"bytes_received", exchange_stats_.bytes_received},
-                          {"time_s", exchange_s_}}}});
+                        {"slowest_rank_exchange", own_json(exchange_.stats, exchange_.time_s)},
+                        {"train_totals_exchange", own_json(totals_.stats, totals_.time_s)}});
   const report::RankSummary mine = report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr,
                                                              convergence_.time_s(), 100 * r.accuracy, wall);
   const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective
   if (!lead()) return;
   say_lines("\n" + report::format_rank_table(ranks));
   if (group_) say_lines("rank 0's process-group traffic by operation:\n" + indented(stats.summary()));
-  if (!o_.report.empty()) write_html(r, cm, ranks, stats);
+  if (!o_.report.empty()) build_html(r, cm, ranks, stats, wall);
 }
 
-void RunReport::write_html(const EvalResult& r, const report::ConfusionMatrix& cm,
-                           const std::vector<report::RankSummary>& ranks, const dist::CommStats& stats) {
+void RunReport::write_report() {
+  if (!html_) return;
+  html_->write(o_.report);
+  say("wrote the report to " + o_.report);
+}
+
+void RunReport::build_html(const EvalResult& r, const report::ConfusionMatrix& cm,
+                           const std::vector<report::RankSummary>& ranks, const dist::CommStats& stats, double wall_s) {
   const auto num = [](const char* f, double v) { return fmt(f, v); };
   report::TrainingReportInputs in;
   in.title = "train_cifar: " + o_.model + " on " + o_.dataset;
@@ -304,15 +341,14 @@ void RunReport::write_html(const EvalResult& r, const report::ConfusionMatrix& c
   in.results = {{"test loss", num("%.4f", r.loss)},
                 {"test accuracy (%)", num("%.2f", 100 * r.accuracy)},
                 {"test images", std::to_string(r.samples)},
-                {"train loss (last epoch)", num("%.4f", last_train_loss_)},
-                {"train accuracy (last epoch, %)", num("%.2f", last_train_accuracy_)},
-                {"wall time (s)", num("%.1f", seconds_since(start_))}};
+                {"train loss (last epoch, all ranks)", num("%.4f", last_train_loss_)},
+                {"train accuracy (last epoch, all ranks, %)", num("%.2f", last_train_accuracy_)},
+                {"wall time (s)", num("%.1f", wall_s)}};
   in.history = &history_;
   in.ranks = ranks;
   in.comm = group_ ? &stats : nullptr;
   in.confusion = &cm;
-  report::training_report(in).write(o_.report);
-  say("wrote the report to " + o_.report);
+  html_ = std::make_unique<report::HtmlReport>(report::training_report(in));
 }
 
 }  // namespace ddl::apps

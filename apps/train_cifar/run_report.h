@@ -39,29 +39,44 @@ class RunReport {
                const std::string& note = {});
   // Opens the first step: its data phase starts here.
   void start_epoch(int64_t epoch);
-  // After the optimizer step: closes the step's timing, logs every --log-every steps, and
-  // opens the next step's data phase. comm: the sync strategy's communication in this step;
-  // what ran inside forward, backward and step() moves from those phases to comm_wait.
+  // A run resumed mid-epoch skipped the epoch's first `step` batches: the first step's
+  // data phase, the progress bar's clock and the images/s clock restart here, and the bar
+  // starts at `step`. Does nothing for step 0.
+  void start_at_step(int64_t step);
+  // After the optimizer step: exchanges the slowest rank's step time (when due), closes the
+  // step's timing, logs every --log-every steps, and opens the next step's data phase.
+  // comm: the sync strategy's communication in this step; what ran inside forward,
+  // backward and step() moves from those phases to comm_wait.
   void end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
                 const dist::StepComm& comm);
   // Drops the data phase opened by the last end_step (no batch came), closes the epoch.
+  // The epoch's train loss and accuracy are summed over the ranks (a collective).
   void end_epoch();
   void epoch_evaluation(const EvalResult& r);
   // The classification report, confusion matrix and the per-rank metrics table
-  // (a collective: every rank must call it).
+  // (a collective: every rank must call it). Rank 0 builds --report's page here.
   void final_evaluation(const EvalResult& r);
+  // Rank 0 writes --report's page, last of all (after --save and --trace, once no
+  // collective is left), so a failure here loses nothing else. Throws ddl::Error.
+  void write_report();
 
  private:
   void say(const std::string& line);        // every rank, with its prefix
   void say_lines(const std::string& text);  // the prefix on each line of a multi-line text
   bool lead() const { return rank_ == 0; }
   void write_restart_marker();  // the "restart" line, when one is still pending
-  // Every kSlowestEvery steps, on every rank: the slowest rank's last step time (a one-value
-  // all_reduce(max)); NaN on the other steps or alone. See Note [Slowest rank].
+  // Every kSlowestEvery steps, on every rank: the slowest rank's step time so far (a
+  // one-value all_reduce(max)); NaN on the other steps or alone. See Note [Slowest rank].
   double exchange_slowest(double step_s);
-  dist::CommStats strategy_stats() const;  // the group's counters less the exchange's own
-  void write_html(const EvalResult& r, const report::ConfusionMatrix& cm, const std::vector<report::RankSummary>& ranks,
-                  const dist::CommStats& stats);
+  // The report's own collectives, counted apart from the strategy's (into `ours`).
+  struct OwnCollective {
+    dist::OpStats stats;
+    double time_s = 0;
+  };
+  void own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours);
+  dist::CommStats strategy_stats() const;  // the group's counters less the report's own
+  void build_html(const EvalResult& r, const report::ConfusionMatrix& cm, const std::vector<report::RankSummary>& ranks,
+                  const dist::CommStats& stats, double wall_s);
 
   const TrainOptions& o_;
   const DataSplits& splits_;
@@ -81,12 +96,13 @@ class RunReport {
          last_accuracy_ = std::numeric_limits<double>::quiet_NaN();
   int64_t seen_ = 0, correct_ = 0;
   report::TrainingHistory history_;  // rank 0's, for --report
-  bool exchange_ = false;            // whether ranks exchange their step times
+  bool exchanging_ = false;          // whether ranks exchange their step times
   int64_t steps_done_ = 0;           // steps this process ran (the exchange's schedule)
   double slowest_s_ = std::numeric_limits<double>::quiet_NaN();
-  dist::OpStats exchange_stats_;  // what the exchange moved, left out of the strategy's counters
-  double exchange_s_ = 0;         // and the time it took (it waits for the slowest rank)
-  std::chrono::steady_clock::time_point epoch_start_;
+  OwnCollective exchange_;  // the slowest-rank exchange: left out of the strategy's counters
+  OwnCollective totals_;    // the per-epoch train loss and accuracy sums: likewise
+  std::chrono::steady_clock::time_point epoch_start_, step_start_;
+  std::unique_ptr<report::HtmlReport> html_;  // --report's page, built by final_evaluation
 };
 
 }  // namespace ddl::apps
