@@ -1,6 +1,7 @@
 // study.html (see study_html.h).
 #include "apps/sync_study/study_html.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "report/html_report.h"
@@ -10,6 +11,12 @@ namespace {
 
 using report::BarChart;
 using report::Series;
+
+// What a link setting adds to its rate: "20ms", "20ms/1%", or "" (the rate alone).
+std::string variant(const LinkSetting& link) {
+  const size_t slash = link.spec.find('/');
+  return slash == std::string::npos ? "" : link.spec.substr(slash + 1);
+}
 
 // The per-strategy charts and table of one setting; `suffix` keeps chart ids unique.
 void strategy_charts(report::HtmlReport& r, const std::vector<StudyRow>& rows, const std::string& suffix) {
@@ -75,15 +82,26 @@ void write_sweep_html(const std::string& dir, const std::vector<SweepSetting>& s
   report::HtmlReport r(title);
   if (settings.empty()) return;
   r.section("Across link rates");
+  // One line per strategy and delay/loss variant, its points in order of rate: settings
+  // that differ only in delay or loss are separate lines, never joined into one.
+  std::vector<std::string> variants;
+  for (const auto& setting : settings)
+    if (std::find(variants.begin(), variants.end(), variant(setting.link)) == variants.end())
+      variants.push_back(variant(setting.link));
   const auto across = [&](const std::string& id, const std::string& caption, const std::string& y_label,
                           double (*value)(const StudyRow&)) {
     report::LineChart c{id, caption, "link rate (Mbit/s, log scale)", y_label, {}, true};
-    for (size_t k = 0; k < settings.front().rows.size(); ++k) {
-      Series s{settings.front().rows[k].strategy, {}, {}};
-      for (const auto& setting : settings)
-        if (k < setting.rows.size()) s.x.push_back(setting.link.rate_bits / 1e6), s.y.push_back(value(setting.rows[k]));
-      c.series.push_back(s);
-    }
+    for (const std::string& v : variants)
+      for (size_t k = 0; k < settings.front().rows.size(); ++k) {
+        std::vector<std::pair<double, double>> points;
+        for (const auto& setting : settings)
+          if (variant(setting.link) == v && k < setting.rows.size())
+            points.emplace_back(setting.link.rate_bits / 1e6, value(setting.rows[k]));
+        std::sort(points.begin(), points.end());
+        Series s{settings.front().rows[k].strategy + (v.empty() ? "" : " (" + v + ")"), {}, {}};
+        for (const auto& [x, y] : points) s.x.push_back(x), s.y.push_back(y);
+        c.series.push_back(s);
+      }
     r.add(c);
   };
   across("sweep-step-time", "Time per iteration", "time (ms)", [](const StudyRow& x) { return x.step_ms; });

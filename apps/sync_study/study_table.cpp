@@ -2,10 +2,13 @@
 #include "apps/sync_study/study_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "report/metrics_log.h"
 #include "tensor/error.h"
@@ -13,14 +16,27 @@
 namespace ddl::apps {
 
 namespace {
-double num(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// summary[key] of `path`: a number, NaN for null (n/a: the run could not measure it); a
+// missing key (or a non-number) is an error, never a 0 that reads like a measurement.
+double num(const nlohmann::json& j, const char* key, const std::string& path, const char* where = "") {
+  DDL_CHECK(j.is_object() && j.contains(key) && (j[key].is_number() || j[key].is_null()), "sync_study: ", path,
+            ": the summary line has no number for '", where, key, "'");
+  return j[key].is_null() ? kNaN : j[key].get<double>();
 }
-std::string f(double v, int digits = 1) {
+// The larger of two values, n/a when either is (std::max would drop a NaN).
+double max_known(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b); }
+std::string f(double v, int digits = 1) {  // study.md's cells
+  if (!std::isfinite(v)) return "n/a";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
+struct Csv {  // study.csv's cells: n/a as in study.md, else the stream's 6 digits
+  double v;
+  friend std::ostream& operator<<(std::ostream& os, Csv c) { return std::isfinite(c.v) ? os << c.v : os << "n/a"; }
+};
 }  // namespace
 
 StudyRow read_study_row(const std::string& strategy, const std::string& metrics_path, int nproc) {
@@ -36,19 +52,22 @@ StudyRow read_study_row(const std::string& strategy, const std::string& metrics_
       if (!j.is_discarded() && j.value("event", "") == "summary") summary = j;
     }
     DDL_CHECK(summary.is_object(), "sync_study: ", path, " has no summary line (did the run finish?)");
-    const auto& mean = summary["steps"]["mean"];
-    row.step_ms += num(mean, "total_s") * 1e3 / nproc;
-    row.comm_ms += num(mean, "comm_wait_s") * 1e3 / nproc;
-    row.sent_mb += num(summary, "pg_bytes_sent") / 1e6 / nproc;
-    row.received_mb += num(summary, "pg_bytes_received") / 1e6 / nproc;
-    row.cpu_percent += num(summary, "mean_cpu_percent") / nproc;
-    row.peak_rss_mb = std::max(row.peak_rss_mb, num(summary, "peak_rss_bytes") / 1e6);
-    row.wall_s = std::max(row.wall_s, num(summary, "wall_s"));
-    row.net_tx_mb += num(summary, "net_tx_bytes") / 1e6 / nproc;
-    row.net_rx_mb += num(summary, "net_rx_bytes") / 1e6 / nproc;
-    row.received_bytes.push_back(num(summary, "pg_bytes_received"));
-    if (r == 0) row.steps = static_cast<int64_t>(num(summary["steps"], "steps"));
-    if (r == 0) row.train_loss = num(summary, "train_loss"), row.test_accuracy_pct = num(summary, "test_accuracy_pct");
+    const auto get = [&](const char* key) { return num(summary, key, path); };
+    DDL_CHECK(summary.contains("steps") && summary["steps"].contains("mean"), "sync_study: ", path,
+              ": the summary line has no 'steps.mean'");
+    const auto& steps = summary["steps"];
+    row.step_ms += num(steps["mean"], "total_s", path, "steps.mean.") * 1e3 / nproc;
+    row.comm_ms += num(steps["mean"], "comm_wait_s", path, "steps.mean.") * 1e3 / nproc;
+    row.sent_mb += get("pg_bytes_sent") / 1e6 / nproc;
+    row.received_mb += get("pg_bytes_received") / 1e6 / nproc;
+    row.cpu_percent += get("mean_cpu_percent") / nproc;
+    row.peak_rss_mb = max_known(row.peak_rss_mb, get("peak_rss_bytes") / 1e6);
+    row.wall_s = max_known(row.wall_s, get("wall_s"));
+    row.net_tx_mb += get("net_tx_bytes") / 1e6 / nproc;
+    row.net_rx_mb += get("net_rx_bytes") / 1e6 / nproc;
+    row.received_bytes.push_back(get("pg_bytes_received"));
+    if (r == 0) row.steps = static_cast<int64_t>(num(steps, "steps", path, "steps."));
+    if (r == 0) row.train_loss = get("train_loss"), row.test_accuracy_pct = get("test_accuracy_pct");
   }
   return row;
 }
@@ -65,12 +84,12 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
                 : "")
       << '\n';
   for (const auto& r : rows) {
-    csv << r.strategy << ',' << r.step_ms << ',' << r.comm_ms << ',' << r.sent_mb << ',' << r.received_mb << ','
-        << r.cpu_percent << ',' << r.peak_rss_mb << ',' << r.train_loss << ',' << r.test_accuracy_pct << ','
-        << r.wall_s;
+    csv << r.strategy << ',' << Csv{r.step_ms} << ',' << Csv{r.comm_ms} << ',' << Csv{r.sent_mb} << ','
+        << Csv{r.received_mb} << ',' << Csv{r.cpu_percent} << ',' << Csv{r.peak_rss_mb} << ',' << Csv{r.train_loss}
+        << ',' << Csv{r.test_accuracy_pct} << ',' << Csv{r.wall_s};
     if (links)
-      csv << ',' << link << ',' << r.net_tx_mb << ',' << r.net_rx_mb << ',' << r.busiest_mb_per_step << ','
-          << 100 * r.link_use;
+      csv << ',' << link << ',' << Csv{r.net_tx_mb} << ',' << Csv{r.net_rx_mb} << ',' << Csv{r.busiest_mb_per_step}
+          << ',' << Csv{100 * r.link_use};
     csv << '\n';
   }
 

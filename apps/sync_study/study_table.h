@@ -24,7 +24,9 @@ struct StudyRow {
   double link_use = -1;                 // fraction; -1: not measured
 };
 
-// Reads the "summary" event of each rank's metrics file (metrics.rank<r>.jsonl).
+// Reads the "summary" event of each rank's metrics file (metrics.rank<r>.jsonl). A null
+// value (n/a) makes its column NaN, shown as "n/a" in study.md, study.csv and study.html;
+// a missing key throws ddl::Error naming the file and the key.
 StudyRow read_study_row(const std::string& strategy, const std::string& metrics_path, int nproc);
 // `transport`: one sentence on how the workers talked (printed under the title). Writes
 // DIR/NAME.csv and DIR/NAME.md; with `link` (a link setting, e.g. "100mbit") the table

@@ -2,7 +2,9 @@
 // comma-separated), the link columns of a row (busiest link per step without the start-up
 // broadcast, link use against rate × comm wait), the parameter count from a worker's
 // header, and the files write_study / write_sweep / write_sweep_html produce for two settings.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -121,5 +123,55 @@ TEST_CASE("sync_study: a table per setting and the summary across them", "[apps]
   CHECK(count("<polyline") == 6);  // 3 charts x 2 strategies
   CHECK(html.find("data-category=\"ring\" data-value=\"1000\"") != std::string::npos);
   CHECK(html.find("data-category=\"local-sgd:4\" data-value=\"50\"") != std::string::npos);  // accuracy %
+  fs::remove_all(dir);
+}
+
+// Review fixes of study.html and study_table (issue 14): sweep lines sorted by rate, one
+// per delay/loss variant; a missing summary key is an error, a null one "n/a".
+TEST_CASE("study.html: sweep lines in order of rate, one per delay/loss variant", "[apps]") {
+  const fs::path dir = fs::temp_directory_path() / "ddl_test_sync_study_sweep_lines";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<SweepSetting> sweep;
+  for (const auto& link : parse_links("1gbit,10mbit/20ms,100mbit,10mbit"))
+    sweep.push_back({link, {row("ring", 1e9 / link.rate_bits, 1)}});
+  write_sweep_html(dir.string(), sweep, "sweep");
+  const std::string html = slurp(dir / "study.html");
+  const size_t chart = html.find("data-chart=\"sweep-step-time\"");
+  const auto xs_of = [&](const std::string& series) {  // the polyline's x coordinates, in order
+    const size_t g = html.find("data-series=\"" + series + "\"", chart);
+    const size_t at = html.find("points=\"", g) + 8;
+    std::istringstream points(html.substr(at, html.find('"', at) - at));
+    std::vector<double> xs;
+    for (std::string p; points >> p;) xs.push_back(std::stod(p.substr(0, p.find(','))));
+    return xs;
+  };
+  const std::vector<double> plain = xs_of("ring"), delayed = xs_of("ring (20ms)");
+  CHECK(plain.size() == 3);  // 10mbit, 100mbit, 1gbit: the 20 ms setting is not among them
+  CHECK(std::is_sorted(plain.begin(), plain.end()));
+  CHECK(delayed.size() == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("read_study_row: a missing key is an error, a null one n/a", "[apps]") {
+  const fs::path dir = fs::temp_directory_path() / "ddl_test_sync_study_row";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string full =
+      R"({"event":"summary","steps":{"steps":4,"mean":{"total_s":0.01,"comm_wait_s":0.002}},"pg_bytes_sent":1e6,)"
+      R"("pg_bytes_received":2e6,"mean_cpu_percent":null,"peak_rss_bytes":5e7,"wall_s":3,"net_tx_bytes":0,)"
+      R"("net_rx_bytes":0,"train_loss":0.5,"test_accuracy_pct":90})";
+  std::ofstream((dir / "m.jsonl").string()) << full << "\n";
+  const StudyRow r = read_study_row("ddp", (dir / "m.jsonl").string(), 1);
+  CHECK(r.step_ms == Approx(10));
+  CHECK(std::isnan(r.cpu_percent));
+  write_study(dir.string(), {r}, 1, "synthetic", "mlp", "");
+  CHECK(slurp(dir / "study.md").find("| n/a |") != std::string::npos);
+  CHECK(slurp(dir / "study.csv").find(",n/a,") != std::string::npos);
+  std::string cut = full;
+  cut.erase(cut.find("\"wall_s\":3,"), 11);
+  std::ofstream((dir / "m.jsonl").string()) << cut << "\n";
+  CHECK_THROWS_WITH(read_study_row("ddp", (dir / "m.jsonl").string(), 1),
+                    Catch::Contains("'wall_s'") && Catch::Contains("m.jsonl"));
   fs::remove_all(dir);
 }
