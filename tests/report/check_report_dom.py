@@ -1,13 +1,16 @@
 # Checks an HTML report's DOM as Chromium rendered it (--dump-dom) against the run's own
 # files: which charts exist, how many series and points each draws (counted from the SVG:
 # a polyline's points, one rect per bar or cell), values against the metrics and CSV, no
-# script errors (report/html_report.cpp marks them on <html data-errors>) and nothing
-# loaded from elsewhere. Standard library only. Prints "ok"/"FAIL" lines; exit 1 on a FAIL.
+# script errors (report/html_report.cpp marks them on <html data-errors>), no console
+# message in the browser's log, no NaN or infinite SVG coordinate and nothing loaded from
+# elsewhere. Standard library only. Prints "ok"/"FAIL" lines; exit 1 on a FAIL.
 #   python3 check_report_dom.py errors DOM [--log STDERR]
 #   python3 check_report_dom.py train DOM --metrics M.jsonl [--world W] --classes C
 #   python3 check_report_dom.py study DOM --csv study.csv
 import argparse
 import json
+import math
+import re
 import sys
 from html.parser import HTMLParser
 
@@ -26,7 +29,7 @@ class Dom(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.charts, self.root, self.external, self.tables = {}, {}, [], {}
+        self.charts, self.root, self.external, self.tables, self.bad_numbers = {}, {}, [], {}, []
         self.chart = self.series = self.table = None
         self.cell = None
 
@@ -37,6 +40,9 @@ class Dom(HTMLParser):
         for key in ("src", "href"):
             if a.get(key) and not a[key].startswith("#"):
                 self.external.append(a[key])
+        for key in NUMERIC_ATTRS & set(a):
+            if re.search(r"nan|inf", a[key] or "", re.I):
+                self.bad_numbers.append('<%s %s="%s">' % (tag, key, a[key]))
         if tag == "figure" and "chart" in a.get("class", "").split():
             self.chart = self.charts.setdefault(a.get("data-chart"), {"kind": a.get("data-kind"), "series": []})
         elif tag == "g" and self.chart is not None and a.get("class") == "series":
@@ -70,6 +76,11 @@ class Dom(HTMLParser):
             self.cell += data
 
 
+# SVG attributes that hold numbers: a NaN or infinity there draws nothing, silently.
+NUMERIC_ATTRS = {"x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "width", "height", "points", "viewBox",
+                 "transform", "data-value"}
+
+
 def parse(path):
     d = Dom()
     with open(path, errors="replace") as f:
@@ -81,6 +92,13 @@ def g4(v):  # report/svg_chart.cpp's format_number
     return "%.4g" % (0.0 if abs(v) < 1e-12 else v)
 
 
+def same(shown, written):
+    """A chart's value and a CSV cell agree: both n/a, or equal to 1e-3 relative."""
+    if "n/a" in (shown, written):
+        return shown == written
+    return math.isclose(float(shown), float(written), rel_tol=1e-3, abs_tol=1e-9)
+
+
 def series(d, chart, name):
     return next((s for s in d.charts.get(chart, {}).get("series", []) if s["name"] == name), None)
 
@@ -90,9 +108,14 @@ def cmd_errors(a):
     check("the page ran its scripts without errors", "data-errors" not in d.root,
           "%s error(s), last: %s" % (d.root.get("data-errors"), d.root.get("data-last-error")))
     if a.log:
+        # Chromium's --enable-logging=stderr writes every console message at INFO
+        # ("INFO:CONSOLE:LINE] "Error: <rect> attribute height: ..."", "Uncaught ..."),
+        # whatever its level, so the level cannot be told; the report never logs, so any
+        # console line is a defect.
         with open(a.log, errors="replace") as f:
-            uncaught = [l.strip() for l in f if "CONSOLE" in l and "Uncaught" in l]
-        check("the browser's log has no uncaught exceptions", not uncaught, uncaught[:2])
+            console = [l.strip() for l in f if re.search(r":CONSOLE[:(]", l)]
+        check("the browser's log has no console messages (errors, warnings, exceptions)", not console, console[:2])
+    check("no SVG coordinate or value is NaN or infinite", not d.bad_numbers, d.bad_numbers[:3])
     check("nothing is loaded from elsewhere (no src or href)", not d.external, d.external[:3])
     return d
 
@@ -143,6 +166,34 @@ def cmd_train(a):
     results = dict(r for r in d.tables.get("results", []) if len(r) == 2)
     check("the results table's test accuracy is the summary's (%.2f%%)" % summary["test_accuracy_pct"],
           results.get("test accuracy (%)") == "%.2f" % summary["test_accuracy_pct"], results)
+    check("the results table's wall time is the summary's (%.1f s)" % summary["wall_s"],
+          results.get("wall time (s)") == "%.1f" % summary["wall_s"], results)
+    if a.world > 1:
+        check_exchange(a, len(steps))
+
+
+def check_exchange(a, steps):
+    """The slowest-rank exchange (apps/train_cifar/run_report.cpp, Note [Slowest rank]): every
+    10th step of the run, on every rank, the same value, never below the sum of that step's
+    phases on any rank (it is the max of the ranks' step times up to the exchange)."""
+    due = steps // 10
+    per_rank = []
+    for r in range(a.world):
+        path = a.metrics.replace(".rank0.", ".rank%d." % r)
+        with open(path) as f:
+            ev = [json.loads(l) for l in f if l.strip()]
+        summary = [e for e in ev if e["event"] == "summary"][-1]
+        lines = [e for e in ev if e["event"] == "step" and "slowest_rank_step_s" in e]
+        per_rank.append({(e["epoch"], e["step"]): e["slowest_rank_step_s"] for e in lines})
+        calls = summary["slowest_rank_exchange"]["calls"]
+        check("rank %d: %d exchange steps of %d (every 10th), %d step lines with slowest_rank_step_s, %d calls" %
+              (r, due, steps, len(lines), calls), len(lines) == due == calls)
+        phases = ("data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s")
+        low = [(e["step"], e["slowest_rank_step_s"]) for e in lines
+               if e["slowest_rank_step_s"] < sum(e[p] for p in phases) - 1e-9]
+        check("rank %d: slowest_rank_step_s >= the step's own phases" % r, not low, low[:3])
+    check("every rank logged the same slowest_rank_step_s on the same steps",
+          all(p == per_rank[0] for p in per_rank), per_rank)
 
 
 def cmd_study(a):
@@ -157,9 +208,10 @@ def cmd_study(a):
         s = series(d, chart, name)
         check("%s: '%s' has a bar per strategy of study.csv" % (chart, name),
               s and [c for c, _ in s["bars"]] == names, s and s["bars"])
+        # The bars say %.4g, study.csv 6 significant digits: equal within rounding.
         check("%s: its values are study.csv's %s" % (chart, col),
-              s and [v for _, v in s["bars"]] == [g4(float(r[col])) for r in rows],
-              s and "%s vs %s" % ([v for _, v in s["bars"]], [g4(float(r[col])) for r in rows]))
+              s and len(s["bars"]) == len(rows) and all(same(v, r[col]) for (_, v), r in zip(s["bars"], rows)),
+              s and "%s vs %s" % ([v for _, v in s["bars"]], [r[col] for r in rows]))
 
 
 def main():

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The HTML reports in a real browser: train_cifar --report (2 ranks under ddlrun, 2 epochs,
 # synthetic data) and sync_study's study.html, rendered by headless Chromium. From the
-# DOM after load (check_report_dom.py): no script errors, nothing loaded from elsewhere,
-# every chart with the series and points the run's metrics file and study.csv imply. A
-# page with a deliberate script error must be flagged, or the error check proves nothing.
+# DOM after load (check_report_dom.py): no script errors or console messages, no NaN
+# coordinate, nothing loaded from elsewhere, every chart with the series and points the
+# run's metrics file and study.csv imply; the slowest-rank exchange's counts and values.
+# Pages with a deliberate script error and a NaN attribute must be flagged, or the checks
+# prove nothing. An unwritable --report path fails before training.
 # Screenshots are kept under $ARTIFACTS (build/meson-logs/artifacts). Skipped (77) without
 # chromium or python3.
 set -uo pipefail
@@ -35,6 +37,17 @@ browse "$dir/train.html" "$dir/train"
 check "chromium renders the training report" "grep -q 'data-chart=\"loss\"' '$dir/train.dom'"
 check "the training report's DOM: charts, series, points and values match the metrics" \
   "dom train '$dir/train.dom' --log '$dir/train.log' --metrics '$dir/m.rank0.jsonl' --world 2 --classes 10"
+
+# The exchange's all_reduce is not the strategy's: the same job without it (no --metrics,
+# no bar) prints the same all_reduce count, and the summary's pg_ops holds that count.
+"$DDLRUN" --nproc 2 "$TRAIN_CIFAR" --dataset synthetic --model mlp --epochs 2 --batch-size 16 --train-samples 256 \
+  --test-samples 64 --threads 1 --no-progress >"$dir/plain.txt" 2>&1
+calls() { sed -n 's/^.*all_reduce: \([0-9]*\) calls.*$/\1/p' "$1" | head -1; }
+with=$(calls "$dir/train.txt") without=$(calls "$dir/plain.txt")
+logged=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]['pg_ops']['all_reduce']['calls'])" \
+  "$dir/m.rank0.jsonl" 2>/dev/null)
+check "all_reduce calls: $with with the exchange = $without without it = $logged in pg_ops" \
+  "[ -n '$with' ] && [ '$with' = '$without' ] && [ '$with' = '$logged' ]"
 cp "$dir/train.png" "$artifacts/train_report.png" 2>/dev/null
 check "a screenshot of the training report ($artifacts/train_report.png)" "[ -s '$artifacts/train_report.png' ]"
 
@@ -44,6 +57,22 @@ browse "$dir/broken.html" "$dir/broken"
 check "a page with a script error is flagged" "! python3 '$here/check_report_dom.py' errors '$dir/broken.dom' \
   --log '$dir/broken.log' >'$dir/broken.check'"
 check "  ... by the page's own error mark" "grep -q 'FAIL the page ran its scripts without errors' '$dir/broken.check'"
+# An SVG attribute that is NaN: Chromium logs it as a console error, and the DOM shows it.
+sed 's|</body>|<svg width="10" height="10"><rect x="0" y="0" width="5" height="NaN"/></svg></body>|' \
+  "$dir/train.html" >"$dir/nan.html"
+browse "$dir/nan.html" "$dir/nan"
+check "a page with a NaN attribute is flagged" "! python3 '$here/check_report_dom.py' errors '$dir/nan.dom' \
+  --log '$dir/nan.log' >'$dir/nan.check'"
+check "  ... by the browser's log" "grep -q 'FAIL the browser.s log has no console messages' '$dir/nan.check'"
+check "  ... and by the DOM scan" "grep -q 'FAIL no SVG coordinate or value is NaN' '$dir/nan.check'"
+[ $fail = 0 ] || cat "$dir/nan.check"
+
+# An unwritable --report path fails at start-up, before any training step.
+"$TRAIN_CIFAR" --dataset synthetic --model mlp --train-samples 256 --test-samples 64 --batch-size 16 --threads 1 \
+  --no-progress --report "$dir/no/such/dir/r.html" >"$dir/bad.txt" 2>&1
+check "train_cifar --report into a missing directory exits 1, naming the path" \
+  "[ $? -eq 1 ] && grep -q 'no/such/dir/r.html' '$dir/bad.txt'"
+check "  ... before training (no step line)" "! grep -q 'epoch 1 batch' '$dir/bad.txt'"
 
 # 3. sync_study's study.html: two strategies, 2 workers, 4 steps each.
 "$SYNC_STUDY" --nproc 2 --strategies ddp ring --train-samples 128 --test-samples 64 --batch-size 16 \
