@@ -1,8 +1,11 @@
 // A user's own training loop with the library's reporting (docs/report.md): a progress
-// bar, step timing, JSON-lines metrics, a classification report, the HTML report and a
-// Chrome trace, each in a few lines. It trains a small MLP on synthetic data (4 classes,
-// labels from a fixed random linear map), one process, and writes into DIR:
+// bar, step timing, resource sampling, JSON-lines metrics, a classification report, the
+// per-rank table, the HTML report and a Chrome trace, each in a few lines. It trains a
+// small MLP on synthetic data (4 classes, labels from a fixed random linear map; 2048
+// samples to train on, 512 held out to test), one process, and writes into DIR:
 //   build/apps/custom_training DIR   ->  DIR/metrics.jsonl, DIR/report.html, DIR/trace.json
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -11,6 +14,7 @@
 #include "report/classification_report.h"
 #include "report/metrics_log.h"
 #include "report/progress.h"
+#include "report/rank_table.h"
 #include "report/step_timer.h"
 #include "report/training_report.h"
 #include "trace/json_writer.h"
@@ -20,11 +24,13 @@ using namespace ddl;
 
 int main(int argc, char** argv) try {
   const std::string dir = argc > 1 ? argv[1] : ".";
-  constexpr int64_t kClasses = 4, kFeatures = 16, kSamples = 2048, kBatch = 64, kEpochs = 3;
+  constexpr int64_t kClasses = 4, kFeatures = 16, kSamples = 2048, kTest = 512, kBatch = 64, kEpochs = 3;
   const int64_t steps_per_epoch = kSamples / kBatch;
   Generator gen(0);
-  const Tensor x = randn({kSamples, kFeatures}, gen);
-  const Tensor y = argmax(matmul(x, randn({kFeatures, kClasses}, gen)), 1);  // a separable task
+  const Tensor all_x = randn({kSamples + kTest, kFeatures}, gen);
+  const Tensor all_y = argmax(matmul(all_x, randn({kFeatures, kClasses}, gen)), 1);  // a separable task
+  const Tensor x = all_x.narrow(0, 0, kSamples), y = all_y.narrow(0, 0, kSamples);   // the training set
+  const Tensor test_x = all_x.narrow(0, kSamples, kTest).contiguous(), test_y = all_y.narrow(0, kSamples, kTest);
 
   manual_seed(0);
   auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
@@ -32,7 +38,9 @@ int main(int argc, char** argv) try {
       std::make_shared<nn::Linear>(64, kClasses)});
   optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
 
-  trace::start();                                                           // the timeline
+  trace::start();                   // the timeline
+  report::ResourceSampler sampler;  // CPU, memory, I/O from /proc
+  const auto start = std::chrono::steady_clock::now();
   report::MetricsLog log(dir + "/metrics.jsonl", /*rank=*/0, /*world=*/1);  // JSON lines
   report::StepTimer timer;                                                  // data / forward / backward / optimizer
   report::TrainingHistory history(steps_per_epoch);                         // for the HTML report
@@ -70,17 +78,29 @@ int main(int argc, char** argv) try {
     bar.println(line);
   }
 
-  // Evaluation (on the training data, for brevity): a confusion matrix and its report.
+  // Evaluation on the held-out samples: a confusion matrix and its report.
   report::ConfusionMatrix cm(kClasses);
-  cm.add(argmax(model->forward(Variable(x)).data(), 1), y);
+  const Variable test_logits = model->forward(Variable(test_x));
+  cm.add(argmax(test_logits.data(), 1), test_y);
+  const double test_loss = cross_entropy(test_logits, test_y).item();
   std::cout << report::classification_report(cm).to_string();
-  log.write("eval", {{"epoch", kEpochs - 1}, {"test_accuracy_pct", 100 * cm.accuracy()}, {"test_images", cm.total()}});
-  history.eval(kEpochs - 1, std::nan(""), 100 * cm.accuracy());
+  log.write("eval", {{"epoch", kEpochs - 1},
+                     {"test_loss", test_loss},
+                     {"test_accuracy_pct", 100 * cm.accuracy()},
+                     {"test_images", cm.total()}});
+  history.eval(kEpochs - 1, test_loss, 100 * cm.accuracy());
+
+  // The per-rank table (one rank here; under ddlrun gather_rank_summaries collects all).
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const report::RankSummary mine =
+      report::make_rank_summary(sampler.summary(), timer.run(), nullptr, NAN, 100 * cm.accuracy(), wall_s);
+  std::cout << report::format_rank_table({mine});
 
   report::TrainingReportInputs in;
   in.title = "custom_training: an MLP on synthetic data";
   in.settings = {{"model", "MLP 16-64-4"}, {"samples", std::to_string(kSamples)}, {"batch", std::to_string(kBatch)}};
   in.history = &history;
+  in.ranks = {mine};
   in.confusion = &cm;
   report::training_report(in).write(dir + "/report.html");
   trace::write_file(dir + "/trace.json");  // stops the recording
