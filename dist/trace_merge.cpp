@@ -1,24 +1,45 @@
-// Clock alignment through the store and the gather of every rank's rendered trace to rank 0.
+// Clock alignment through the store and the merge of every rank's rendered trace on rank 0.
 // Note [Trace clock alignment]: rank r stamps t0, sets a ping key, blocks on the pong key
 // that rank 0 sets with its own clock ts, and stamps t1. Rank 0's stamp was taken at some
 // instant inside [t0, t1] of rank r's clock, so offset = (t0 + t1) / 2 - ts is off by at
 // most (t1 - t0) / 2 whatever the delays on the way; the shortest of several rounds wins.
+// Clocks drift apart (~10 ppm is common: 36 ms an hour), so start_trace estimates once
+// before the trace and write_trace once after it, and times in between are interpolated.
 #include "dist/trace_merge.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "dist/init.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
 #include "trace/json_writer.h"
+#include "trace/snapshot.h"
 
 namespace ddl::dist {
 namespace {
 
 constexpr int kTraceTag = 0x7ace;  // p2p tags of the gather to rank 0
+
+// The estimate start_trace made, for the trace it started.
+struct StartEstimate {
+  std::mutex mu;
+  bool valid = false;
+  ClockEstimate estimate;
+  int64_t trace_start_ns = 0;  // which trace it belongs to
+};
+StartEstimate& start_estimate() {
+  static StartEstimate s;
+  return s;
+}
 
 std::string host_name() {
   const char* h = std::getenv("DDL_HOST");
@@ -30,19 +51,63 @@ std::string track_name(int rank, const std::string& host) {
 }
 
 const char* clock_note(int world) {
-  return world > 1 ? "steady_clock of each rank, shifted onto rank 0's by its clock_offset_us (NTP-style "
-                     "estimate through the store, true offset within +-clock_offset_error_us); time zero = "
-                     "the earliest rank's trace start"
+  return world > 1 ? "steady_clock of each rank, mapped onto rank 0's through the line between two NTP-style "
+                     "offset estimates through the store (clock_offset_us before the trace, clock_offset_end_us "
+                     "after it; clock_estimates = 1: one estimate, a constant offset); mapped times are within "
+                     "+-clock_offset_error_us if the drift was constant; time zero = the earliest rank's trace start"
                    : "steady_clock; time zero = the trace start";
 }
 
-void write_file(const std::string& path, const std::vector<std::string>& parts, const std::vector<std::string>& infos,
-                int world) {
+// The merge moves text as CPU tensors: a group without a CPU backend cannot carry it.
+void check_group(const ProcessGroup& group, const char* op) {
+  DDL_CHECK(group.backend() != "nccl", op, ": the trace merge sends each rank's events to rank 0 as CPU tensors, ",
+            "which a pure nccl process group cannot move; use backend auto (gloo for CPU, nccl for CUDA) or gloo, ",
+            "or write each rank's own file with trace::write_file");
+}
+
+// Rank 0 learns before the run whether it can write `path`, without creating it: an
+// existing file is opened for appending (nothing written), otherwise a probe beside it is
+// created and removed.
+void probe_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const char* hint = " (does its directory exist, and may this user write there?)";
+  if (fs::exists(path, ec)) {
+    DDL_CHECK(!fs::is_directory(path, ec), "start_trace: the trace file '", path, "' is a directory");
+    std::ofstream f(path, std::ios::app);
+    DDL_CHECK(f, "start_trace: cannot write the trace file '", path, "'", hint);
+    return;
+  }
+  const std::string probe = path + ".probe-" + std::to_string(::getpid());
+  bool ok = false;
+  {
+    std::ofstream f(probe);
+    ok = static_cast<bool>(f);
+  }
+  std::remove(probe.c_str());
+  DDL_CHECK(ok, "start_trace: cannot write the trace file '", path, "'", hint);
+}
+
+std::ofstream open_output(const std::string& path) {
   std::ofstream f(path);
   DDL_CHECK(f, "write_trace: cannot open '", path, "' for writing");
-  trace::write_document(f, parts, infos, clock_note(world));
+  return f;
+}
+
+void close_output(std::ofstream& f, const std::string& path) {
   f.flush();
   DDL_CHECK(f, "write_trace: writing '", path, "' failed (disk full?)");
+}
+
+// One line on rank 0 when any rank dropped events: the file lacks them.
+void warn_dropped(const std::vector<int64_t>& dropped, int64_t cap, const std::string& path) {
+  int64_t total = 0;
+  for (int64_t d : dropped) total += d;
+  if (total == 0) return;
+  std::cerr << "[rank 0/" << dropped.size() << "] trace: warning: events dropped past the cap (" << cap
+            << " per process on rank 0; Options::max_events or DDL_TRACE_MAX_EVENTS):";
+  for (size_t r = 0; r < dropped.size(); ++r) std::cerr << (r ? "," : "") << " rank " << r << " " << dropped[r];
+  std::cerr << "; '" << path << "' lacks them\n";
 }
 
 }  // namespace
@@ -59,13 +124,17 @@ ClockEstimate estimate_clock_offset(Store& store, int rank, int world, int round
   };
   ClockEstimate best;
   best.rounds = rounds;
-  if (world <= 1) return best;
+  if (world <= 1) {
+    best.at_ns = clock();
+    return best;
+  }
   if (rank == 0) {
     for (int r = 1; r < world; ++r)
       for (int i = 0; i < rounds; ++i) {
         store.get(key(r, i, "ping"));
         store.set(key(r, i, "pong"), std::to_string(clock()));
       }
+    best.at_ns = clock();
     return best;
   }
   int64_t best_rtt = std::numeric_limits<int64_t>::max();
@@ -76,7 +145,8 @@ ClockEstimate estimate_clock_offset(Store& store, int rank, int world, int round
     const int64_t t1 = clock();
     if (t1 - t0 < best_rtt) {  // See Note [Trace clock alignment].
       best_rtt = t1 - t0;
-      best.offset_ns = t0 + (t1 - t0) / 2 - ts;
+      best.at_ns = t0 + (t1 - t0) / 2;
+      best.offset_ns = best.at_ns - ts;
       best.error_ns = (t1 - t0 + 1) / 2;
     }
   }
@@ -84,61 +154,86 @@ ClockEstimate estimate_clock_offset(Store& store, int rank, int world, int round
 }
 
 void start_trace(const std::string& path, const trace::Options& options) {
-  if (get_rank() == 0) {
-    std::ofstream f(path, std::ios::app);
-    DDL_CHECK(f, "start_trace: cannot write the trace file '", path, "' (does its directory exist?)");
+  ClockEstimate first;
+  const bool job = is_initialized() && get_world_size() > 1;
+  if (job) {
+    check_group(default_group(), "start_trace");
+    first = estimate_clock_offset(*default_store(), get_rank(), get_world_size());
   }
+  // After the estimate: a rank 0 that fails here leaves no rank waiting for its pongs.
+  if (get_rank() == 0) probe_writable(path);
   trace::start(options);
+  StartEstimate& s = start_estimate();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.valid = job;
+  s.estimate = first;
+  s.trace_start_ns = trace::snapshot().start_ns;
 }
 
 void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
   trace::stop();
+  check_group(group, "write_trace");
   const int rank = group.rank(), world = group.size();
-  const ClockEstimate clock = estimate_clock_offset(store, rank, world);
-  const trace::Snapshot s = trace::snapshot();
+  const ClockEstimate last = estimate_clock_offset(store, rank, world);
+  trace::Snapshot s = trace::snapshot();
+  trace::TrackOptions o;
+  {
+    StartEstimate& st = start_estimate();
+    std::lock_guard<std::mutex> lock(st.mu);
+    o.clock =
+        st.valid && st.trace_start_ns == s.start_ns ? trace::clock_map(st.estimate, last) : trace::clock_map(last);
+  }
 
   // Time zero: the earliest start on rank 0's clock (Perfetto rejects negative times).
   const Tensor starts = empty({world}, TensorOptions(DType::Int64));
   const Tensor mine = empty({1}, TensorOptions(DType::Int64));
-  mine.data<int64_t>()[0] = s.start_ns - clock.offset_ns;
+  mine.data<int64_t>()[0] = o.clock.to_reference(s.start_ns);
   group.all_gather(starts, mine);
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (int r = 0; r < world; ++r) origin = std::min(origin, starts.data<int64_t>()[r]);
 
-  trace::TrackOptions o;
   o.pid = rank;
   o.host = host_name();
   o.process_name = track_name(rank, o.host);
-  o.offset_ns = clock.offset_ns;
-  o.offset_error_ns = clock.error_ns;
   o.origin_ns = origin;
-  const std::string events = trace::render_events(s, o), info = trace::render_process_info(s, o);
+  const std::string info = trace::render_process_info(s, o);
 
-  // Rank 0 learns every part's size, then receives the parts (ranks in order).
-  const Tensor sizes = empty({2 * world}, TensorOptions(DType::Int64));
-  const Tensor my_sizes = empty({2}, TensorOptions(DType::Int64));
+  // Rank 0 learns every part's size and drops; the other ranks render their events and send
+  // them, and rank 0 appends one rank at a time (it holds at most one rank's text).
+  const Tensor sizes = empty({3 * world}, TensorOptions(DType::Int64));
+  const Tensor my_sizes = empty({3}, TensorOptions(DType::Int64));
+  std::string events;
+  if (rank != 0) events = trace::render_events(s, o);
   my_sizes.data<int64_t>()[0] = static_cast<int64_t>(events.size());
   my_sizes.data<int64_t>()[1] = static_cast<int64_t>(info.size());
+  my_sizes.data<int64_t>()[2] = s.dropped;
   group.all_gather(sizes, my_sizes);
   if (rank != 0) {
+    s = trace::Snapshot();  // the text is all that is sent
     const std::string both = events + info;
-    if (both.empty()) return;
+    events.clear();
     const Tensor bytes = empty({static_cast<int64_t>(both.size())}, TensorOptions(DType::UInt8));
     std::copy(both.begin(), both.end(), bytes.data<uint8_t>());
     group.send(bytes, 0, kTraceTag);
     return;
   }
-  std::vector<std::string> parts{events}, infos{info};
+  std::ofstream f = open_output(path);
+  trace::DocumentWriter doc(f);
+  doc.add_events(s, o);
+  std::vector<std::string> infos{info};
+  std::vector<int64_t> dropped{s.dropped};
   for (int r = 1; r < world; ++r) {
-    const int64_t n_events = sizes.data<int64_t>()[2 * r], n_info = sizes.data<int64_t>()[2 * r + 1];
-    if (n_events + n_info == 0) continue;
+    const int64_t n_events = sizes.data<int64_t>()[3 * r], n_info = sizes.data<int64_t>()[3 * r + 1];
+    dropped.push_back(sizes.data<int64_t>()[3 * r + 2]);
     const Tensor bytes = empty({n_events + n_info}, TensorOptions(DType::UInt8));
     group.recv(bytes, r, kTraceTag);
     const char* p = reinterpret_cast<const char*>(bytes.data<uint8_t>());
-    parts.emplace_back(p, static_cast<size_t>(n_events));
+    doc.add_events(std::string_view(p, static_cast<size_t>(n_events)));
     infos.emplace_back(p + n_events, static_cast<size_t>(n_info));
   }
-  write_file(path, parts, infos, world);
+  doc.finish(infos, clock_note(world));
+  close_output(f, path);
+  warn_dropped(dropped, s.max_events, path);
 }
 
 void write_trace(const std::string& path) {
@@ -152,7 +247,12 @@ void write_trace(const std::string& path) {
   o.host = host_name();
   o.process_name = track_name(0, o.host);
   o.origin_ns = s.start_ns;
-  write_file(path, {trace::render_events(s, o)}, {trace::render_process_info(s, o)}, 1);
+  std::ofstream f = open_output(path);
+  trace::DocumentWriter doc(f);
+  doc.add_events(s, o);
+  doc.finish({trace::render_process_info(s, o)}, clock_note(1));
+  close_output(f, path);
+  warn_dropped({s.dropped}, s.max_events, path);
 }
 
 }  // namespace ddl::dist

@@ -1,7 +1,8 @@
-// The recorder behind trace.h: one buffer per live thread, grown in chunks taken from a
-// global budget (the cap), thread tracks named by set_thread_name, and snapshot().
-// Recording takes no lock: a thread appends to its own buffer and publishes the new size
-// with a release store; locks guard only thread start/exit, naming and start().
+// The recorder behind trace.h: one buffer per live thread, grown in chunks taken from the
+// trace's budget (the cap), thread tracks named by set_thread_name, and snapshot().
+// An event takes no lock: a thread appends to its own buffer and publishes the new size
+// with a release store. The lock guards a thread's first event of a trace (its buffer),
+// thread exit, naming, start() and snapshot(); every 1,024th event allocates a chunk.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "tensor/error.h"
@@ -32,12 +34,25 @@ namespace {
 
 constexpr int64_t kChunk = 1024;  // events per allocation: ~96 KiB
 
+// One trace's cap and its accounting. Buffers hold the budget of the trace they were made
+// for, so a writer that raced a restart charges the old trace, never the new one's count.
+struct Budget {
+  const int64_t max_events;
+  const int64_t start_ns;  // events stamped earlier belong to no part of this trace
+  std::atomic<int64_t> reserved{0};
+  std::atomic<int64_t> dropped{0};
+  Budget(int64_t cap, int64_t start) : max_events(cap), start_ns(start) {}
+};
+
 struct Buffer {
+  std::shared_ptr<Budget> budget;
   std::vector<Event*> chunks;  // reserved when created, so readers never see it move
   std::atomic<int64_t> size{0};
   int64_t capacity = 0;
   Buffer(const Buffer&) = delete;
-  explicit Buffer(int64_t max_events) { chunks.reserve(static_cast<size_t>(max_events / kChunk + 1)); }
+  explicit Buffer(std::shared_ptr<Budget> b) : budget(std::move(b)) {
+    chunks.reserve(static_cast<size_t>(budget->max_events / kChunk + 1));
+  }
   ~Buffer() {
     for (Event* c : chunks) delete[] c;
   }
@@ -48,21 +63,26 @@ struct Track {
   bool in_use = false;
 };
 
-// Note [Trace generations]: start() retires every buffer and bumps `gen`; a thread whose
-// buffer is of an older generation takes a fresh one at its next event. Retired buffers
-// are freed one start() later, so a writer that raced a restart never writes freed memory.
+struct ThreadState;
+
+// Note [Trace generations]: start() bumps `gen`; a thread whose buffer is of an older
+// generation takes a fresh one at its next event. A thread writes only inside a busy
+// section: it sets its `busy` flag, then checks the generation (both sequentially
+// consistent). start() bumps `gen`, then waits until it has seen every thread's flag clear
+// once: a writer that set its flag after that sees the new generation, so none can still
+// be inside an old buffer, and start() frees them at once. A busy section holds no lock
+// and calls no user code (a chunk allocation at most), so the wait is short.
 struct Registry {
   std::mutex mu;
-  std::vector<std::unique_ptr<Buffer>> buffers, retired;
-  std::vector<Buffer*> free;  // buffers of exited threads, reused with their events
-  std::vector<Track> tracks;  // index = tid - 1
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<Buffer*> free;          // buffers of exited threads, reused with their events
+  std::vector<ThreadState*> writers;  // threads that have recorded: their busy flags
+  std::vector<Track> tracks;          // index = tid - 1
   std::set<std::string, std::less<>> interned;
   std::string process_name = "process " + std::to_string(::getpid());
-  int64_t start_ns = 0, stop_ns = 0;
-  int64_t max_events = kDefaultMaxEvents;
+  int64_t stop_ns = 0;
+  std::shared_ptr<Budget> budget = std::make_shared<Budget>(kDefaultMaxEvents, 0);
   std::atomic<uint64_t> gen{1};
-  std::atomic<int64_t> reserved{0};
-  std::atomic<int64_t> dropped{0};
 };
 
 Registry& reg() {
@@ -85,11 +105,14 @@ struct ThreadState {
   Buffer* buf = nullptr;
   uint64_t gen = 0;
   int32_t tid = 0;
+  bool registered = false;
+  std::atomic<int> busy{0};  // See Note [Trace generations].
   ~ThreadState() {
     Registry& r = reg();
     std::lock_guard<std::mutex> lock(r.mu);
     if (tid > 0) r.tracks[tid - 1].in_use = false;
     if (buf && gen == r.gen.load()) r.free.push_back(buf);
+    std::erase(r.writers, this);
   }
 };
 thread_local ThreadState tls;
@@ -101,52 +124,80 @@ void ensure_tid(Registry& r, ThreadState& t) {
   t.tid = take_tid(r, main_thread ? std::string("main") : "thread " + std::to_string(r.tracks.size() + 1));
 }
 
-Buffer* buffer_for(ThreadState& t) {
+// The slow path, outside any busy section: a buffer of the current generation.
+void refresh_buffer(ThreadState& t) {
   Registry& r = reg();
-  const uint64_t g = r.gen.load(std::memory_order_acquire);
-  if (t.buf && t.gen == g) [[likely]]
-    return t.buf;
   std::lock_guard<std::mutex> lock(r.mu);
   ensure_tid(r, t);
+  if (!t.registered) {
+    r.writers.push_back(&t);
+    t.registered = true;
+  }
   t.gen = r.gen.load();
   if (!r.free.empty()) {
     t.buf = r.free.back();
     r.free.pop_back();
   } else {
-    r.buffers.push_back(std::make_unique<Buffer>(r.max_events));
+    r.buffers.push_back(std::make_unique<Buffer>(r.budget));
     t.buf = r.buffers.back().get();
   }
-  return t.buf;
 }
 
-// Takes up to one chunk of the global budget; false when the cap is reached.
-bool grow(Registry& r, Buffer& b) {
+// Takes up to one chunk of the buffer's budget; false when the cap is reached.
+bool grow(Buffer& b) {
   if (b.chunks.size() == b.chunks.capacity()) return false;
-  int64_t cur = r.reserved.load(std::memory_order_relaxed);
+  Budget& budget = *b.budget;
+  int64_t cur = budget.reserved.load(std::memory_order_relaxed);
   int64_t take = 0;
   do {
-    take = std::min(kChunk, r.max_events - cur);
+    take = std::min(kChunk, budget.max_events - cur);
     if (take <= 0) return false;
-  } while (!r.reserved.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
+  } while (!budget.reserved.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
   b.chunks.push_back(new Event[kChunk]);
   b.capacity += take;
   return true;
 }
 
-// The calling thread's next free slot, or nullptr (counted as dropped) past the cap.
-Event* claim(Buffer*& buf, int64_t& n) {
-  ThreadState& t = tls;
-  buf = buffer_for(t);
-  n = buf->size.load(std::memory_order_relaxed);
-  Registry& r = reg();
-  if (n == buf->capacity && !grow(r, *buf)) [[unlikely]] {
-    r.dropped.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+// A busy section (Note [Trace generations]) around one event: slot() is the calling
+// thread's next free slot in a buffer of the current trace, or nullptr when the event is
+// past the cap (counted as dropped) or stamped before the trace started (not counted:
+// a span opened in an earlier trace). The destructor publishes a filled slot.
+class Slot {
+ public:
+  explicit Slot(int64_t ts) : t_(tls) {
+    Registry& r = reg();
+    for (;;) {
+      t_.busy.store(1, std::memory_order_seq_cst);
+      if (t_.buf && t_.gen == r.gen.load(std::memory_order_seq_cst)) [[likely]]
+        break;
+      t_.busy.store(0, std::memory_order_release);
+      refresh_buffer(t_);
+    }
+    buf_ = t_.buf;
+    if (ts < buf_->budget->start_ns) [[unlikely]]
+      return;
+    n_ = buf_->size.load(std::memory_order_relaxed);
+    if (n_ == buf_->capacity && !grow(*buf_)) [[unlikely]] {
+      buf_->budget->dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    e_ = &buf_->chunks[n_ / kChunk][n_ % kChunk];
+    e_->tid = t_.tid;
   }
-  Event* e = &buf->chunks[n / kChunk][n % kChunk];
-  e->tid = t.tid;
-  return e;
-}
+  ~Slot() {
+    if (e_) buf_->size.store(n_ + 1, std::memory_order_release);
+    t_.busy.store(0, std::memory_order_release);
+  }
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+  Event* get() const { return e_; }
+
+ private:
+  ThreadState& t_;
+  Buffer* buf_ = nullptr;
+  Event* e_ = nullptr;
+  int64_t n_ = 0;
+};
 
 int64_t resolve_cap(const Options& o) {
   int64_t cap = o.max_events;
@@ -184,9 +235,8 @@ namespace detail {
 
 void record(char phase, const char* name, const char* cat, int64_t ts, int64_t dur, uint64_t id,
             std::initializer_list<Arg> args) {
-  Buffer* buf = nullptr;
-  int64_t n = 0;
-  Event* e = claim(buf, n);
+  Slot slot(ts);
+  Event* e = slot.get();
   if (!e) return;
   e->phase = phase;
   e->name = name;
@@ -198,13 +248,11 @@ void record(char phase, const char* name, const char* cat, int64_t ts, int64_t d
   for (const Arg& a : args)
     if (k < kMaxArgs) e->args[k++] = a;
   e->nargs = static_cast<uint8_t>(k);
-  buf->size.store(n + 1, std::memory_order_release);
 }
 
 void record_span(const char* name, const char* cat, int64_t t0, int64_t t1, const Arg* args, int nargs) {
-  Buffer* buf = nullptr;
-  int64_t n = 0;
-  Event* e = claim(buf, n);
+  Slot slot(t0);
+  Event* e = slot.get();
   if (!e) return;
   e->phase = 'X';
   e->name = name;
@@ -214,7 +262,6 @@ void record_span(const char* name, const char* cat, int64_t t0, int64_t t1, cons
   e->id = 0;
   for (int k = 0; k < nargs; ++k) e->args[k] = args[k];
   e->nargs = static_cast<uint8_t>(nargs);
-  buf->size.store(n + 1, std::memory_order_release);
 }
 
 }  // namespace detail
@@ -225,15 +272,13 @@ void start(const Options& options) {
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
   detail::g_on.store(false);
-  r.retired = std::move(r.buffers);  // See Note [Trace generations].
+  r.budget = std::make_shared<Budget>(cap, now_ns());
+  r.gen.fetch_add(1, std::memory_order_seq_cst);  // See Note [Trace generations].
+  for (ThreadState* t : r.writers)
+    while (t->busy.load(std::memory_order_seq_cst)) std::this_thread::yield();
   r.buffers.clear();
   r.free.clear();
-  r.max_events = cap;
-  r.reserved = 0;
-  r.dropped = 0;
-  r.gen.fetch_add(1);
   if (!options.process_name.empty()) r.process_name = options.process_name;
-  r.start_ns = now_ns();
   r.stop_ns = 0;
   detail::g_on.store(true, std::memory_order_release);
 }
@@ -267,6 +312,31 @@ const char* intern(std::string_view s) {
   return it->c_str();
 }
 
+namespace {
+
+// Note [Event order]: by start time; at equal starts the longer span first, because
+// viewers nest complete events in file order and a child written before its parent of the
+// same start (a block's first module) is drawn beside it. Equal spans of one thread are
+// written last-recorded first: spans close innermost first, so that is the parent.
+void sort_events(std::vector<Event>& events) {
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    if (a.dur_ns != b.dur_ns) return a.dur_ns > b.dur_ns;
+    return a.tid < b.tid;
+  });
+  const auto same = [](const Event& a, const Event& b) {
+    return a.phase == 'X' && b.phase == 'X' && a.ts_ns == b.ts_ns && a.dur_ns == b.dur_ns && a.tid == b.tid;
+  };
+  for (size_t i = 0; i < events.size();) {
+    size_t j = i + 1;
+    while (j < events.size() && same(events[i], events[j])) ++j;
+    std::reverse(events.begin() + static_cast<std::ptrdiff_t>(i), events.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j;
+  }
+}
+
+}  // namespace
+
 Snapshot snapshot() {
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -279,13 +349,13 @@ Snapshot snapshot() {
       tids.insert(s.events.back().tid);
     }
   }
-  std::stable_sort(s.events.begin(), s.events.end(), [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
+  sort_events(s.events);  // See Note [Event order].
   for (int32_t tid : tids) s.threads.push_back(ThreadTrack{tid, r.tracks[tid - 1].name});
   s.process_name = r.process_name;
-  s.start_ns = r.start_ns;
+  s.start_ns = r.budget->start_ns;
   s.stop_ns = r.stop_ns ? r.stop_ns : now_ns();
-  s.max_events = r.max_events;
-  s.dropped = r.dropped.load();
+  s.max_events = r.budget->max_events;
+  s.dropped = r.budget->dropped.load();
   return s;
 }
 

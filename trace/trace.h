@@ -1,9 +1,10 @@
 // ddl::trace: a timeline recorder for training runs (docs/trace.md). Spans, instants,
 // counters and async spans go into per-thread buffers with a global cap, and are written
 // as Chrome trace-event JSON (json_writer.h; dist/trace_merge.h merges a job's ranks).
-// Off, every call costs one relaxed atomic load; on, an event is a clock read and a
-// copy into a preallocated slot: no lock, no allocation (names must outlive the trace:
-// string literals, or intern() for names built at run time). Std only: every layer uses it.
+// Off, every call costs one relaxed atomic load; on, an event is a clock read and a copy
+// into the thread's own buffer, without a lock except a thread's first event of a trace,
+// and allocating only at every 1,024th (a new chunk). Names must outlive the trace: string
+// literals, or intern() for names built at run time. Std only: every layer uses it.
 #pragma once
 
 #include <atomic>
@@ -15,8 +16,9 @@
 
 namespace ddl::trace {
 
-// Events kept at most, over all threads, when Options::max_events is 0 and
-// DDL_TRACE_MAX_EVENTS is unset: 524,288 events × 96 B ≈ 48 MiB at most.
+// Events kept at most, over all threads of a process, when Options::max_events is 0 and
+// DDL_TRACE_MAX_EVENTS is unset: 524,288 events × 96 B ≈ 48 MiB per process for the
+// recorder's buffers (writing the file copies them once more: snapshot.h).
 inline constexpr int64_t kDefaultMaxEvents = int64_t{1} << 19;
 // The largest cap accepted (start() throws above it).
 inline constexpr int64_t kMaxEventsLimit = int64_t{1} << 26;
@@ -60,10 +62,13 @@ inline int64_t to_trace_ns(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count() + detail::g_skew_ns;
 }
 
-// Starts recording, dropping whatever an earlier trace kept. Throws ddl::Error when the cap
-// (from options or DDL_TRACE_MAX_EVENTS) is not in 1..kMaxEventsLimit.
+// Starts recording, dropping whatever an earlier trace kept; safe while other threads
+// record. Events stamped before this call (a Span opened in an earlier trace) are not
+// recorded. Throws ddl::Error when the cap (from options or DDL_TRACE_MAX_EVENTS) is not
+// in 1..kMaxEventsLimit.
 void start(const Options& options = {});
-// Stops recording; the events stay readable (snapshot(), json_writer.h) until the next start().
+// Stops recording; the events stay readable (snapshot(), json_writer.h) until the next
+// start(). A Span open at stop() is still recorded when it closes.
 void stop();
 
 // Names the calling thread's track ("compute", "data loader 0", "comm"). Threads that share

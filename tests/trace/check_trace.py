@@ -10,6 +10,9 @@ import json
 import sys
 
 failures = []
+# Times are exact nanoseconds written as microseconds with three decimals; sums of parsed
+# floats may differ by an ulp, far below the 1 ns a real crossing takes.
+EPS_US = 1e-4
 
 
 def check(ok, what):
@@ -28,23 +31,66 @@ def inside(t, span):
 
 
 def check_nesting(events):
+    """Per track, in file order (as viewers read it): starts never go back, and each complete
+    event either starts after the enclosing one ends or ends inside it. A child written
+    before its parent of the same start fails here (viewers draw it beside the parent)."""
     by_track = collections.defaultdict(list)
     for e in events:
         if e["ph"] == "X":
+            check(e["dur"] >= 0, f"'{e['name']}' at {e['ts']} has a negative duration {e['dur']}")
             by_track[(e["pid"], e["tid"])].append(e)
     for track, xs in by_track.items():
-        xs.sort(key=lambda e: (e["ts"], -e["dur"]))
         stack = []
-        for e in xs:
-            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"] + 0.0005:
+        for prev, e in zip([None] + xs, xs):
+            if prev is not None and e["ts"] < prev["ts"]:
+                check(False, f"track {track}: '{e['name']}' at {e['ts']} is written after '{prev['name']}' at {prev['ts']}")
+                return
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"] + EPS_US:
                 stack.pop()
             if stack:
                 parent = stack[-1]
-                ok = e["ts"] + e["dur"] <= parent["ts"] + parent["dur"] + 0.0015  # µs rounding
-                check(ok, f"track {track}: '{e['name']}' at {e['ts']} crosses the end of '{parent['name']}'")
+                ok = e["ts"] + e["dur"] <= parent["ts"] + parent["dur"] + EPS_US
+                check(ok, f"track {track}: '{e['name']}' at {e['ts']} (dur {e['dur']}) crosses the end of "
+                          f"'{parent['name']}' at {parent['ts']} (dur {parent['dur']})")
                 if not ok:
                     return
             stack.append(e)
+
+
+def check_buckets(events, r):
+    """DDP's bucket async spans: each end pairs with a begin of the same name and id, never
+    before it; returns the begins."""
+    open_by_key = collections.defaultdict(list)
+    begins = []
+    for e in events:
+        if e["pid"] != r or e.get("cat") != "ddp" or e["ph"] not in ("b", "e"):
+            continue
+        key = (e["name"], json.dumps(e["id2"], sort_keys=True))
+        if e["ph"] == "b":
+            open_by_key[key].append(e)
+            begins.append(e)
+        elif not open_by_key[key]:
+            check(False, f"rank {r}: '{e['name']}' ends at {e['ts']} without a begin of id {key[1]}")
+        else:
+            b = open_by_key[key].pop()
+            check(e["ts"] >= b["ts"], f"rank {r}: '{e['name']}' ends at {e['ts']}, before its begin at {b['ts']}")
+            check("unfinished" not in e.get("args", {}), f"rank {r}: '{e['name']}' closed at the trace end")
+    unended = [k for k, v in open_by_key.items() if v]
+    check(not unended, f"rank {r}: bucket spans without an end: {unended}")
+    return begins
+
+
+def check_clock(p, r):
+    """Two estimates, before and after the trace; on one machine the true drift is 0, so the
+    drift found is no larger than what the two error bounds allow over their distance."""
+    check(p.get("clock_estimates") == 2, f"rank {r}: {p.get('clock_estimates')} clock estimates, expected 2")
+    if p.get("clock_estimates") != 2:
+        return
+    check(p["clock_offset_error_us"] == max(p["clock_offset_start_error_us"], p["clock_offset_end_error_us"]),
+          f"rank {r}: the bound is not the larger estimate's error")
+    allowed_ppm = 1e6 * (p["clock_offset_start_error_us"] + p["clock_offset_end_error_us"] + 0.002) / p["clock_estimates_apart_us"]
+    check(abs(p["clock_drift_ppm"]) <= allowed_ppm + 0.001,
+          f"rank {r}: drift {p['clock_drift_ppm']} ppm on one machine, more than the bounds allow ({allowed_ppm:.3f})")
 
 
 def main():
@@ -95,12 +141,13 @@ def main():
             check(any(e["ph"] == "C" and e["pid"] == r and e["args"].get("sent", 0) > 0 for e in events),
                   f"rank {r}: no traffic counter")
         check(procs[r]["dropped_events"] == 0, f"rank {r} dropped events")
+        if a.world > 1:
+            check_clock(procs[r], r)
 
         backward = spans(events, r, compute, "backward", "phase")
         if a.ddp:
-            begins = [e for e in events if e["ph"] == "b" and e["pid"] == r and e["cat"] == "ddp"]
-            ends = [e for e in events if e["ph"] == "e" and e["pid"] == r and e["cat"] == "ddp"]
-            check(len(begins) > 0 and len(begins) == len(ends), f"rank {r}: {len(begins)} bucket begins, {len(ends)} ends")
+            begins = check_buckets(events, r)
+            check(len(begins) > 0, f"rank {r}: no bucket spans")
             check(all(b["args"]["bytes"] > 0 for b in begins), f"rank {r}: a bucket span without bytes")
             in_bwd = [b for b in begins if any(inside(b["ts"], s) for s in backward)]
             check(len(in_bwd) > 0, f"rank {r}: no bucket launched during a backward span (overlap not visible)")
