@@ -47,6 +47,7 @@ struct Worker {
   pid_t pid = -1;
   bool running = false;
   bool signalled = false;  // ddlrun told it to stop: its failure is not its own
+  int sent = 0;            // the last signal ddlrun sent it
   int status = 0;
   int fds[2] = {-1, -1};  // stdout (a pty), stderr (a pipe): see child_pty.h
 };
@@ -147,6 +148,7 @@ RelayOptions relay_options(const Config& cfg) {
   o.console_tty = isatty(STDOUT_FILENO);
   o.world = cfg.nproc * cfg.nnodes;
   o.log_dir = cfg.log_dir;
+  o.logs = cfg.logs;
   char name[256] = "";
   gethostname(name, sizeof name - 1);
   for (int i = 0; i < cfg.nproc; ++i) {
@@ -214,9 +216,20 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       if (w.running) {
         kill(w.pid, sig);
         w.signalled = true;
+        w.sent = sig;
       }
     if (!stopping) kill_at = Clock::now() + std::chrono::milliseconds(int(cfg.grace_seconds * 1000));
     stopping = true;
+  };
+  // A Ctrl-C reaches the workers (the terminal's process group) as it reaches ddlrun: it is
+  // handled before any worker it killed is reaped, so that worker is not blamed for it.
+  auto handle_forward_signal = [&] {
+    if (!g_forward_signal) return;
+    const int sig = g_forward_signal;
+    g_forward_signal = 0;
+    relay.message("ddlrun: got " + signal_name(sig) + ", forwarding it to the workers");
+    stop_all(sig);
+    interrupted_by = sig;  // no restart after an interrupt
   };
   while (true) {
     bool any_running = false, any_open = false;
@@ -243,9 +256,11 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       const auto [i, kind] = streams[k];
       pump(workers[i], i, kind, relay, false);
     }
+    handle_forward_signal();
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      handle_forward_signal();  // one that arrived while waitpid ran
       for (int i = 0; i < cfg.nproc; ++i) {
         Worker& w = workers[i];
         if (w.pid != pid) continue;
@@ -263,15 +278,10 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                         i);
         }
         if (!ok && !w.signalled) relay.show_hidden_tail(i);
+        relay.note(i, "ddlrun: rank " + std::to_string(w.rank) + " " + describe_status(status) +
+                          (w.signalled ? " (ddlrun had sent it " + signal_name(w.sent) + ")" : ""));
         if (failed == i && !stopping) stop_all(SIGTERM);
       }
-    }
-    if (g_forward_signal) {
-      int sig = g_forward_signal;
-      g_forward_signal = 0;
-      relay.message("ddlrun: got " + signal_name(sig) + ", forwarding it to the workers");
-      stop_all(sig);
-      interrupted_by = sig;  // no restart after an interrupt
     }
     if (stopping && Clock::now() > kill_at) {
       for (auto& w : workers)
@@ -282,6 +292,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
               "ddlrun: rank " + std::to_string(w.rank) + " did not exit within " + grace + " s; sending SIGKILL",
               int(&w - workers.data()));
           kill(w.pid, SIGKILL);
+          w.sent = SIGKILL;
         }
       kill_at = Clock::now() + std::chrono::hours(1);
     }

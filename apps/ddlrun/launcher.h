@@ -6,6 +6,8 @@
 #pragma once
 
 #include <csignal>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,10 +35,11 @@ struct Config {
   const hosts::Cluster* cluster = nullptr;
   int ranks_per_host = 1;
   // What the console shows and where output is kept: see Note [Worker output] (output_relay.h).
-  bool all_ranks = false;            // --all-ranks / --verbose: every rank's lines, prefixed
-  std::string log_dir;               // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
-  std::vector<std::string> command;  // program and its arguments
-  std::vector<std::string> argv;     // ddlrun's own command line, to show other nodes theirs
+  bool all_ranks = false;                   // --all-ranks / --verbose: every rank's lines, prefixed
+  std::string log_dir;                      // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
+  std::vector<std::shared_ptr<FILE>> logs;  // those files, opened by main (open_rank_logs, output_relay.h)
+  std::vector<std::string> command;         // program and its arguments
+  std::vector<std::string> argv;            // ddlrun's own command line, to show other nodes theirs
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing

@@ -17,6 +17,7 @@
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launcher.h"
+#include "apps/ddlrun/output_relay.h"
 
 namespace {
 // --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage
@@ -132,7 +133,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help prints and exits 0; every flag error (unknown, missing value, out of range) is a usage error: 2.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
   }
   if (cleanup) return ddl::launcher::hosts::cleanup_stale();
   cfg.command = app.remaining();
@@ -178,6 +181,17 @@ int main(int argc, char** argv) {
     if (ec || access(cfg.log_dir.c_str(), W_OK | X_OK) != 0) {
       std::cerr << "ddlrun: --log-dir " << cfg.log_dir << ": cannot "
                 << (ec ? "create it: " + ec.message() : std::string("write there: ") + std::strerror(errno)) << "\n";
+      return 2;
+    }
+    // Opened before anything is set up (hosts, the store, the token banner): a file that
+    // cannot be written is a usage error like the directory.
+    std::vector<int> ranks;
+    const int local = spec.hosts > 0 ? spec.hosts * spec.nproc_per_host : cfg.nproc;
+    for (int i = 0; i < local; ++i) ranks.push_back((spec.hosts > 0 ? 0 : cfg.node_rank) * local + i);
+    try {
+      cfg.logs = ddl::launcher::open_rank_logs(cfg.log_dir, ranks);
+    } catch (const std::exception& e) {
+      std::cerr << "ddlrun: " << e.what() << "\n";
       return 2;
     }
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What ddlrun shows of its workers' output (suite "dist"; docs/dist.md "Output"): rank 0's
-# lines as they are, other ranks' only on stderr or when they warn, --all-ranks prefixes all,
-# --log-dir keeps everything, a failing rank's hidden tail, live lines from a program that
-# never flushes, and DDL_PROGRESS with the progress bar's relay under a terminal (script(1)).
+# What ddlrun shows of its workers' output (suite "dist"; docs/dist.md "What ddlrun shows"):
+# rank 0's bytes verbatim, other ranks' lines only on stderr or when they warn, --all-ranks
+# prefixes all, --log-dir keeps everything (and says when it cannot), a failing rank's hidden
+# tail, Ctrl-C blames no rank, live lines from a program that never flushes, multi-MB lines
+# and long bars in bounded memory, and the progress bar's relay under a terminal (script(1)).
 set -uo pipefail
 : "${DDLRUN:?}" "${UNFLUSHED_PRINT:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,16 +39,69 @@ for r in 0 1; do
   check "--log-dir: rank$r.log names rank, host and command" \
     "head -1 '$dir/logs/job/rank$r.log' | grep -q '^ddlrun: rank $r/2 on host .*: sh -c '"
   check "--log-dir: rank$r.log has all of rank $r's lines, the bar as its last state" \
-    "[ \"\$(tail -n +2 '$dir/logs/job/rank$r.log' | LC_ALL=C sort | tr '\n' ,)\" = \
+    "[ \"\$(sed '1d;\$d' '$dir/logs/job/rank$r.log' | LC_ALL=C sort | tr '\n' ,)\" = \
 'Warning: rank $r is slow,bar 100%,plain line of rank $r,some ERROR in rank $r,stderr line of rank $r,' ]"
+  check "--log-dir: rank$r.log ends with how rank $r exited" \
+    "[ \"\$(tail -1 '$dir/logs/job/rank$r.log')\" = 'ddlrun: rank $r exited with status 0' ]"
 done
 "$DDLRUN" --nproc 1 --log-dir /proc/no/such/dir true >"$dir/badlog" 2>&1
 code=$?
 check "--log-dir that cannot be made: status 2, saying why" \
   '[ $code = 2 ] && grep -q "^ddlrun: --log-dir /proc/no/such/dir: cannot create it" "$dir/badlog"'
+mkdir -p "$dir/dirlog/rank1.log"
+"$DDLRUN" --nproc 2 --log-dir "$dir/dirlog" sh -c 'echo ran' >"$dir/dirlog.out" 2>&1
+code=$?
+check "a rank<r>.log that cannot be opened: status 2, saying which, before any worker starts" \
+  '[ $code = 2 ] && grep -q "cannot write $dir/dirlog/rank1.log" "$dir/dirlog.out" && ! grep -qx ran "$dir/dirlog.out"'
+mkdir "$dir/full" && ln -s /dev/full "$dir/full/rank0.log"
+"$DDLRUN" --nproc 1 --log-dir "$dir/full" sh -c 'echo one; sleep 0.2; echo two' >"$dir/full.out" 2>"$dir/full.err"
+code=$?
+sed 's/^/  | /' "$dir/full.err"
+check "a log that cannot be written (/dev/full): said once, the job goes on" \
+  '[ $code = 0 ] && [ "$(grep -c "rank0.log failed (No space left on device)" "$dir/full.err")" = 1 ] &&
+   [ "$(cat "$dir/full.out")" = "$(printf "one\ntwo")" ]'
+
+# Rank 0 verbatim: a NUL, "\r", colours, and an unfinished last line (no newline added);
+# its stderr's "\r" kept too. Other ranks' lines are collapsed, the bytes after a NUL kept.
+verb='if [ "$RANK" = 0 ]; then printf "a\0b\r\033[1mc\033[0m\n"; printf "e\rf\n" >&2; printf tail;
+else printf "x\0y\n" >&2; fi'
+"$DDLRUN" --nproc 2 sh -c "$verb" >"$dir/verb.out" 2>"$dir/verb.err"
+printf 'a\0b\r\033[1mc\033[0m\ntail' >"$dir/verb.want"
+od -c "$dir/verb.out" | sed 's/^/  | /'
+check "rank 0's stdout byte for byte" 'cmp "$dir/verb.out" "$dir/verb.want"'
+check "rank 0's stderr line as it is" 'grep -qx "$(printf "e\rf")" "$dir/verb.err"'
+check "rank 1's line with a NUL: the bytes after it relayed" 'grep -qx "\[rank 1/2\] xy" "$dir/verb.err"'
+
+# A line of 8 MB without a newline until its end, from rank 0 (verbatim) and on rank 1's
+# stderr (prefixed, cut into lines of at most ~1 MiB with a marker), and in the logs:
+# every byte arrives and ddlrun's memory stays bounded (it grew with the line, and the
+# collapsed copy cost ~32 bytes per character). Memory is the peak RSS over a trivial job's
+# (ddlrun maps large libraries: ~200 MiB to start with).
+printf '%s\n' 'import resource, subprocess, sys' 'code = subprocess.run(sys.argv[2:]).returncode' \
+  'open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))' \
+  'sys.exit(code)' >"$dir/rss.py"
+python3 "$dir/rss.py" "$dir/base.rss" "$DDLRUN" --nproc 2 --log-dir "$dir/baselogs" true
+base=$(cat "$dir/base.rss")
+long='if [ "$RANK" = 0 ]; then head -c 8000000 /dev/zero | tr "\0" x; echo; echo end;
+else { head -c 8000000 /dev/zero | tr "\0" y; echo; } >&2; fi'
+python3 "$dir/rss.py" "$dir/long.rss" "$DDLRUN" --nproc 2 --log-dir "$dir/longlogs" sh -c "$long" \
+  >"$dir/long.out" 2>"$dir/long.err"
+code=$?
+{ head -c 8000000 /dev/zero | tr '\0' x; printf '\nend\n'; } >"$dir/long.want"
+rss=$(($(cat "$dir/long.rss") - base))
+# The x and y bytes of lines starting with $1 and one of them, prefix, markers and newlines removed.
+bytes_of() { grep "^$1[xy]" "$2" | sed "s/^$1//; s/ \[ddlrun: line longer than 1048576 characters; continued on the next line\]\$//" |
+  tr -d '\n' | wc -c; }
+check "an 8 MB line: rank 0's relayed byte for byte" '[ $code = 0 ] && cmp "$dir/long.out" "$dir/long.want"'
+check "rank 1's, prefixed, in lines of at most ~1 MiB, every byte there" \
+  '[ "$(bytes_of "\[rank 1\/2\] " "$dir/long.err")" = 8000000 ] && [ "$(grep -c "continued on the next line" "$dir/long.err")" -ge 7 ] &&
+   [ "$(awk "length > 1200000" "$dir/long.err" | wc -l)" = 0 ]'
+check "both in the logs" '[ "$(bytes_of "" "$dir/longlogs/rank0.log")" = 8000000 ] &&
+   [ "$(bytes_of "" "$dir/longlogs/rank1.log")" = 8000000 ] && grep -qx end "$dir/longlogs/rank0.log"'
+check "ddlrun's peak memory grows by a bounded amount (${rss:-?} KiB < 32 MiB)" '[ "$rss" -lt 32768 ]'
 
 # A rank that fails on its own: its last 20 hidden lines are shown; a rank ddlrun stopped: not.
-"$DDLRUN" --nproc 3 --grace 2 sh -c 'for i in $(seq 30); do echo "line $i of rank $RANK"; done
+"$DDLRUN" --nproc 3 --grace 2 --log-dir "$dir/faillogs" sh -c 'for i in $(seq 30); do echo "line $i of rank $RANK"; done
   [ "$RANK" = 1 ] && exit 3; exec sleep 30' >"$dir/fail" 2>&1
 code=$?
 sed 's/^/  | /' "$dir/fail" | tail -24
@@ -57,9 +111,29 @@ check "its last 20 lines, prefixed, under a heading" \
    [ "$(grep -c "^\[rank 1/3\] line [0-9]* of rank 1$" "$dir/fail")" = 20 ] &&
    grep -qx "\[rank 1/3\] line 30 of rank 1" "$dir/fail" && ! grep -q "line 10 of rank 1$" "$dir/fail"'
 check "not the tail of rank 2, which ddlrun stopped" '! grep -q "of rank 2" "$dir/fail"'
+check "the logs end with how each rank ended: its own status, or ddlrun's signal" \
+  '[ "$(tail -1 "$dir/faillogs/rank1.log")" = "ddlrun: rank 1 exited with status 3" ] &&
+   [ "$(tail -1 "$dir/faillogs/rank2.log")" = "ddlrun: rank 2 was killed by signal 15 (SIGTERM) (ddlrun had sent it SIGTERM)" ]'
+
+# Ctrl-C: the terminal sends SIGINT to ddlrun and its workers at once (one process group).
+# A worker it killed is not a failing rank: no "stopping the other workers", no hidden tail.
+for round in 1 2 3; do
+  setsid "$DDLRUN" --nproc 3 sh -c 'echo "hidden line of rank $RANK"; echo started; exec sleep 30' \
+    >"$dir/int$round.out" 2>"$dir/int$round.err" &
+  pid=$!
+  for _ in $(seq 100); do grep -q started "$dir/int$round.out" && break; sleep 0.05; done
+  sleep 0.2
+  kill -INT -- -"$pid"
+  wait "$pid"
+  echo "$?" >"$dir/int$round.code"
+done
+sed 's/^/  | /' "$dir/int1.err"
+check "Ctrl-C (3 times): status 130, forwarded, no rank blamed" \
+  'for r in 1 2 3; do [ "$(cat "$dir/int$r.code")" = 130 ] && grep -q "got SIGINT" "$dir/int$r.err" &&
+   ! grep -q "stopping the other workers\|lines of output" "$dir/int$r.err" || exit 1; done'
 
 # A program that prints with printf and never flushes: the line arrives while it sleeps.
-"$DDLRUN" --nproc 1 "$UNFLUSHED_PRINT" 3 | while IFS= read -r line; do echo "$(date +%s%3N) $line"; done >"$dir/live"
+"$DDLRUN" --nproc 1 "$UNFLUSHED_PRINT" 3 | while IFS= read -r line || [ -n "$line" ]; do echo "$(date +%s%3N) $line"; done >"$dir/live"
 end=$(date +%s%3N)
 sed 's/^/  | /' "$dir/live"
 first=$(awk 'NR == 1 { print $1 }' "$dir/live")
@@ -83,4 +157,18 @@ od -c "$dir/bar" | sed 's/^/  | /' | head -12
 check "the bar's redraws reach the terminal as they are" 'grep -q $'"'"'\rstep 1/3\rstep 2/3'"'"' "$dir/bar"'
 check "rank 1's line clears the bar's line, then the bar is redrawn" \
   'grep -q $'"'"'step 2/3\r\e\[K\[rank 1/2\] warning: rank 1 lags\r\nstep 2/3\rstep 3/3'"'"' "$dir/bar"'
+
+# A bar redrawn 2 million times without a newline (52 MB): on the terminal it ends in its
+# last state, in the log it is one line, and ddlrun never holds its redraws.
+printf '%s\n' "awk 'BEGIN { for (i = 1; i <= 2000000; i++) printf \"\\rstep %d/2000000 loss 0.25\", i; printf \"\\n\" }'" \
+  >"$dir/bar.sh"
+script -qec "python3 '$dir/rss.py' '$dir/bar.rss' '$DDLRUN' --nproc 1 sh '$dir/bar.sh'" /dev/null >"$dir/longbar" 2>&1
+script -qec "python3 '$dir/rss.py' '$dir/barlog.rss' '$DDLRUN' --nproc 1 --log-dir '$dir/barlogs' sh '$dir/bar.sh'" \
+  /dev/null >/dev/null 2>&1
+rss=$(($(cat "$dir/bar.rss") - base)) rss_log=$(($(cat "$dir/barlog.rss") - base))
+check "a long-running bar reaches the terminal, ending in its last state" \
+  '[ "$(tail -c 40 "$dir/longbar" | tr "\r" "\n" | grep -c "^step 2000000/2000000 loss 0.25$")" = 1 ]'
+check "its log holds the last state only" '[ "$(sed -n 2p "$dir/barlogs/rank0.log")" = "step 2000000/2000000 loss 0.25" ]'
+check "ddlrun's peak memory grows by a bounded amount (${rss:-?} KiB, ${rss_log:-?} KiB with --log-dir; < 16 MiB)" \
+  '[ "$rss" -lt 16384 ] && [ "$rss_log" -lt 16384 ]'
 exit $fail

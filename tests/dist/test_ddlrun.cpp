@@ -225,8 +225,15 @@ TEST_CASE("ddlrun: a real job all-reduces its ranks", "[dist]") {
 }
 
 TEST_CASE("ddlrun: bad command lines", "[dist]") {
-  CHECK(sh(ddlrun() + " --nproc 2").code != 0);
-  CHECK(sh(ddlrun() + " --nproc 0 true").code != 0);
+  // Every flag error is a usage error, status 2 (CLI11's own codes, e.g. 105, never leak out).
+  for (const char* args :
+       {" --nproc 2", " --nproc 0 true", " --nproc x true", " --nproc", " --nproc 1 --master-port 70000 true",
+        " --nproc 1 --timeout -1 true", " --hosts 0 true", " --nproc 1 --grace true"}) {
+    Result bad = sh(ddlrun() + args);
+    INFO("ddlrun" << args << "\n" << bad.out);
+    CHECK(bad.code == 2);
+  }
+  CHECK(sh(ddlrun() + " --help").code == 0);
   Result r = sh(ddlrun() + " --nproc 1 /nonexistent/program");
   CHECK(r.code == 127);
   CHECK_THAT(r.out, Contains("cannot execute /nonexistent/program"));

@@ -185,7 +185,10 @@ void enter_host(const Holder& h, const std::string& cgroup_dir, const std::strin
     if (getppid() != 0) _exit(127);    // the parent is outside this PID namespace: 0 while the relay lives
     return;
   }
-  // The relay: the worker's pid for ddlrun.
+  // The relay: the worker's pid for ddlrun. It never execs, so it drops what it inherited
+  // (earlier workers' pty masters, the store's sockets) by hand; it keeps stdin, stdout, stderr.
+  if (close_range(3, ~0U, 0) != 0)
+    for (int fd = 3; fd < 65536; ++fd) close(fd);
   g_child = child;
   struct sigaction sa {};
   sa.sa_handler = forward;
