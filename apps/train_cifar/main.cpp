@@ -4,6 +4,7 @@
 // Each rank trains on its DistributedSampler shard; --sync picks how replicas
 // stay consistent (dist/sync/). Rank 0 prints the summary and writes files.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "apps/train_cifar/datasets.h"
@@ -50,7 +51,12 @@ int main(int argc, char** argv) try {
   //    the strategy also broadcasts rank 0's weights.
   manual_seed(o.seed);
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, splits.num_classes, splits.in_channels);
-  if (!o.load.empty()) nn::load_state(*model, o.load);
+  if (!o.load.empty()) apps::load_weights(o.load, *model, o.allow_nonfinite);
+  if (o.eval_only && !o.snapshot.empty()) {  // evaluate a snapshot's model, which must exist
+    DDL_CHECK(std::filesystem::is_regular_file(o.snapshot), "--eval-only --snapshot ", o.snapshot,
+              ": no such snapshot file to evaluate");
+    apps::load_weights(o.snapshot, *model);
+  }
   model->to(device);
   apps::RunReport report(o, splits, group.get(), *model, train_loader.size());
   if (o.eval_only) {
@@ -69,7 +75,7 @@ int main(int argc, char** argv) try {
 
   // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
   //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
-  apps::TrainingPosition pos{.seed = o.seed, .world_size = world};
+  apps::TrainingPosition pos{.seed = o.seed, .world_size = world, .batch_size = o.batch_size};
   const apps::ResumeOutcome resume = apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get());
   const bool resumed = resume.resumed;
   if (resumed) {
@@ -117,8 +123,9 @@ int main(int argc, char** argv) try {
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&
           rank == 0)
-        apps::save_snapshot(o.snapshot, *model, opt,
-                            {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset()});
+        apps::save_snapshot(
+            o.snapshot, *model, opt,
+            {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
     }
     pos.step_in_epoch = 0;
     report.end_epoch();
@@ -129,7 +136,7 @@ int main(int argc, char** argv) try {
     }
     if (!o.snapshot.empty() && rank == 0 && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs))
       apps::save_snapshot(o.snapshot, *model, opt,
-                          {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset()});
+                          {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
   }
 
   // 6. Results: classification report, per-worker metrics, the final weights; the HTML

@@ -115,9 +115,13 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--snapshot-every-steps", o.snapshot_every_steps, "also snapshot every N steps (0: off)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--load", o.load, "load model weights (safetensors) before training or evaluating");
+  app.add_option("--load", o.load,
+                 "load model weights (safetensors: a --save file, or a --snapshot file's model) before training or "
+                 "evaluating");
+  app.add_flag("--allow-nonfinite", o.allow_nonfinite, "--load weights even when they hold NaN or infinite values");
   app.add_option("--save", o.save, "save the final model weights (safetensors; rank 0)");
-  app.add_flag("--eval-only", o.eval_only, "only evaluate the (loaded) model on the test set");
+  app.add_flag("--eval-only", o.eval_only,
+               "only evaluate the model on the test set: the --load weights, or the --snapshot's (which must exist)");
   app.add_option("--metrics", o.metrics,
                  "write per-worker metrics as JSON lines to FILE (rank r appends .rank<r> under ddlrun)");
   app.add_option("--train-samples", o.train_samples, "use only the first N training samples (synthetic: generate N)")
@@ -151,6 +155,8 @@ TrainOptions parse_options(int argc, char** argv) {
                                                                      : nullptr;
   if (mismatch) usage_error(mismatch);
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
+  if (o.eval_only && !o.load.empty() && !o.snapshot.empty())
+    usage_error("--eval-only evaluates either --load or --snapshot, not both");
   o.augment_set = aug->count() > 0;
   if (!o.augment_set) o.augment = o.dataset == "cifar10";
   // Accuracy is a percentage everywhere; a fraction is most likely the old unit.

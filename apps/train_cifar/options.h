@@ -34,6 +34,7 @@ struct TrainOptions {
   std::string report;  // --report FILE.html (rank 0 writes it)
   std::string trace;   // --trace FILE.json: the job's merged timeline (rank 0 writes it)
   bool eval_only = false;
+  bool allow_nonfinite = false;                 // --load: accept NaN/Inf weights
   int64_t train_samples = 0, test_samples = 0;  // 0: all
   double target_accuracy = 0;                   // percent, for convergence time; 0: none
   bool progress = true;

@@ -3,7 +3,12 @@
 // written atomically (temporary file, fsync, rename) by save_safetensors.
 #include "apps/train_cifar/snapshot.h"
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
 
 #include "nn/checkpoint.h"
 #include "nn/safetensors.h"
@@ -14,7 +19,63 @@ namespace ddl::apps {
 
 namespace {
 const std::string kOpt = "optimizer.";
+
+// The metadata value of `key`, parsed whole as a decimal integer in [lo, hi].
+int64_t integer_field(const std::map<std::string, std::string>& meta, const std::string& path, const char* key,
+                      int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max()) {
+  auto it = meta.find(key);
+  DDL_CHECK(it != meta.end(), "snapshot ", path, " lacks '", key, "' in its metadata");
+  const std::string& text = it->second;
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  DDL_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(), "snapshot ", path, ": metadata '",
+            key, "' is \"", text, "\", not an integer");
+  DDL_CHECK(v >= lo && v <= hi, "snapshot ", path, ": metadata '", key, "' is ", v, ", outside [", lo, ", ", hi, "]");
+  return v;
 }
+
+uint64_t unsigned_field(const std::map<std::string, std::string>& meta, const std::string& path, const char* key) {
+  auto it = meta.find(key);
+  DDL_CHECK(it != meta.end(), "snapshot ", path, " lacks '", key, "' in its metadata");
+  const std::string& text = it->second;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  DDL_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(), "snapshot ", path, ": metadata '",
+            key, "' is \"", text, "\", not an unsigned integer");
+  return v;
+}
+
+// The command-line flag that sets an optimizer option, for messages.
+std::string flag_of(const std::string& option) {
+  std::string flag = "--" + option;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+// The optimizer's hyperparameters in the snapshot, other than lr (the schedule sets it from
+// global_step), must be this run's: Optimizer::load_state restores them, as PyTorch's
+// load_state_dict does, which would silently override the flags.
+void check_hyperparameters(const std::map<std::string, std::string>& meta, const std::string& path,
+                           const optim::Optimizer& opt) {
+  const auto& groups = opt.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (const auto& [option, value] : groups[g].options) {
+      if (option == "lr" || option == "initial_lr") continue;
+      const std::string key = kOpt + "group." + std::to_string(g) + "." + option;
+      auto it = meta.find(key);
+      if (it == meta.end()) continue;
+      double saved = 0;
+      const std::string& text = it->second;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), saved);
+      DDL_CHECK(ec == std::errc() && end == text.data() + text.size() && std::isfinite(saved), "snapshot ", path,
+                ": metadata '", key, "' is \"", text, "\", not a finite number");
+      DDL_CHECK(saved == value, "snapshot ", path, " was taken with ", option, " ", saved, " but this run has ",
+                flag_of(option), " ", value, ": pass ", flag_of(option), " ", saved,
+                " to resume it, or delete the snapshot to start afresh");
+    }
+}
+}  // namespace
 
 void save_snapshot(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
                    const TrainingPosition& pos) {
@@ -27,7 +88,8 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
                                              {"global_step", std::to_string(pos.global_step)},
                                              {"seed", std::to_string(pos.seed)},
                                              {"world_size", std::to_string(pos.world_size)},
-                                             {"rng_offset", std::to_string(pos.rng_offset)}};
+                                             {"rng_offset", std::to_string(pos.rng_offset)},
+                                             {"batch_size", std::to_string(pos.batch_size)}};
   // What the file holds no state for, and how a resume rebuilds it, for a reader of the file.
   meta["scheduler"] = "rebuilt from global_step (the schedule is a function of the step)";
   meta["sampler"] =
@@ -42,21 +104,24 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
   if (!std::filesystem::exists(path)) return false;
   DDL_TRACE_SPAN("load snapshot", "snapshot");
   const nn::TensorFile file = nn::load_safetensors(path);
-  auto get = [&](const char* key) {
-    auto it = file.metadata.find(key);
-    DDL_CHECK(it != file.metadata.end(), "snapshot ", path, " lacks '", key, "' in its metadata");
-    return it->second;
-  };
   TrainingPosition saved;
-  saved.epoch = std::stoll(get("epoch"));
-  saved.step_in_epoch = std::stoll(get("step_in_epoch"));
-  saved.global_step = std::stoll(get("global_step"));
-  saved.seed = std::stoull(get("seed"));
-  saved.world_size = std::stoll(get("world_size"));
-  saved.rng_offset = std::stoull(get("rng_offset"));
+  const auto& meta = file.metadata;
+  saved.epoch = integer_field(meta, path, "epoch", 0);
+  saved.step_in_epoch = integer_field(meta, path, "step_in_epoch", 0);
+  saved.global_step = integer_field(meta, path, "global_step", 0);
+  saved.seed = unsigned_field(meta, path, "seed");
+  saved.world_size = integer_field(meta, path, "world_size", 1);
+  saved.rng_offset = unsigned_field(meta, path, "rng_offset");
+  saved.batch_size = meta.count("batch_size") ? integer_field(meta, path, "batch_size", 0) : 0;
   DDL_CHECK(saved.seed == pos.seed && saved.world_size == pos.world_size, "snapshot ", path, " was taken with seed ",
             saved.seed, " and world size ", saved.world_size, "; this run has seed ", pos.seed, " and world size ",
             pos.world_size, ". Delete it or match the settings");
+  // step_in_epoch counts batches: with another batch size the skipped batches would not be
+  // the ones trained, and samples would be skipped untrained or trained twice.
+  DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size, "snapshot ", path,
+            " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ", pos.batch_size,
+            ": pass --batch-size ", saved.batch_size, " to resume it, or delete the snapshot to start afresh");
+  check_hyperparameters(meta, path, opt);
   nn::load_state(model, path, /*strict=*/false);  // the optimizer's tensors are the only extras
   std::vector<std::pair<std::string, Tensor>> opt_tensors;
   std::map<std::string, std::string> opt_meta;
@@ -69,8 +134,22 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
     if (k.rfind(kOpt, 0) == 0) opt_meta[k.substr(kOpt.size())] = v;
   opt.load_state(opt_tensors, opt_meta);
   default_generator().set_offset(saved.rng_offset);
+  if (saved.batch_size == 0) saved.batch_size = pos.batch_size;
   pos = saved;
   return true;
+}
+
+void load_weights(const std::string& path, nn::Module& model, bool allow_nonfinite) {
+  const nn::TensorFile file = nn::load_safetensors(path);
+  const bool snapshot = file.metadata.count("global_step") > 0;
+  if (snapshot) {
+    std::set<std::string> state;
+    for (const auto& [name, v] : model.named_state()) state.insert(name);
+    for (const auto& [name, t] : file.tensors)
+      DDL_CHECK(name.rfind(kOpt, 0) == 0 || state.count(name) > 0, "--load ", path, ": the snapshot holds '", name,
+                "', which the model does not have (another --model?)");
+  }
+  nn::load_state(model, path, /*strict=*/!snapshot, allow_nonfinite);
 }
 
 }  // namespace ddl::apps

@@ -18,6 +18,7 @@ struct TrainingPosition {
   uint64_t seed = 0;
   int64_t world_size = 1;
   uint64_t rng_offset = 0;  // the default generator's position (dropout masks)
+  int64_t batch_size = 0;   // per worker; 0: unknown (a snapshot from before it was recorded)
 };
 
 // Writes one safetensors file at PATH, atomically: model, optimizer state, position, and
@@ -25,7 +26,15 @@ struct TrainingPosition {
 void save_snapshot(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
                    const TrainingPosition& pos);
 
-// True and fills everything when a snapshot exists; checks seed and world size match.
+// True and fills everything when a snapshot exists. Every metadata field is validated
+// (a ddl::Error names the file and key); seed, world size, batch size and the optimizer's
+// hyperparameters other than lr (momentum, weight decay, ...) must match this run's, or
+// the error says which flag differs: resuming with others would silently change the run.
 bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos);
+
+// Loads model weights from `path`: a --save file (exactly the model's tensors) or a
+// snapshot (the model's tensors plus the optimizer's, which are ignored). Any other
+// tensor the model lacks is an error; NaN/Inf weights are refused unless allow_nonfinite.
+void load_weights(const std::string& path, nn::Module& model, bool allow_nonfinite = false);
 
 }  // namespace ddl::apps

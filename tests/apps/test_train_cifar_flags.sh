@@ -9,7 +9,8 @@
 #  5. --load then training starts from the loaded weights, alone and under ddlrun;
 #  6. --snapshot-every N (epochs): a run killed mid-epoch resumes from the last epoch snapshot
 #     and ends with the same weights as an uninterrupted run;
-#  7. a snapshot of another seed or world size is refused, naming both;
+#  7. a snapshot of another seed, world size, batch size, momentum or weight decay is
+#     refused, naming both values; nonsense metadata is refused naming file and key;
 #  8. only rank 0 writes the snapshot and the --save file.
 set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
@@ -140,6 +141,59 @@ check "the message names both seeds" "grep -q 'taken with seed 5 .*this run has 
 "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --epochs 3 --snapshot "$dir/e1.snap" >"$dir/world.txt" 2>&1
 check "a snapshot of another world size is refused under ddlrun" "[ $? -ne 0 ]"
 check "the message names both world sizes" "grep -q 'world size 1;.*world size 2' '$dir/world.txt'"
+"$TRAIN_CIFAR" "${common[@]}" --epochs 3 --momentum 0.5 --snapshot "$dir/e1.snap" >"$dir/momentum.txt" 2>&1
+check "a snapshot of another momentum is refused, naming both and the flag" \
+  "[ $? -eq 1 ] && grep -q 'taken with momentum 0.9 but this run has --momentum 0.5: pass --momentum 0.9' '$dir/momentum.txt'"
+"$TRAIN_CIFAR" "${common[@]}" --epochs 3 --weight-decay 0.01 --snapshot "$dir/e1.snap" >"$dir/wd.txt" 2>&1
+check "a snapshot of another weight decay is refused" \
+  "[ $? -eq 1 ] && grep -q 'but this run has --weight-decay 0.01' '$dir/wd.txt'"
+"$TRAIN_CIFAR" "${base[@]/#16/8}" --seed 5 --epochs 3 --snapshot "$dir/e1.snap" >"$dir/batch.txt" 2>&1  # base with batch 8
+check "a snapshot of another batch size is refused (its step count would skip other samples)" \
+  "[ $? -eq 1 ] && grep -q 'taken with --batch-size 16 but this run has --batch-size 8' '$dir/batch.txt'"
+# Nonsense metadata: each field is validated, naming the file and the key.
+set_meta() {
+  python3 -c 'import json, struct, sys
+src, dst, key, value = sys.argv[1:5]
+b = open(src, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); h["__metadata__"][key] = value
+t = json.dumps(h).encode(); t += b" " * ((8 - len(t) % 8) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])' "$@"
+}
+for bad in "epoch|-3|is -3, outside" "global_step|0xyz|is \"0xyz\", not an integer" \
+           "optimizer.group.0.momentum|nan|is \"nan\", not a finite number"; do
+  IFS='|' read -r key value said <<<"$bad"
+  set_meta "$dir/e1.snap" "$dir/bad.snap" "$key" "$value"
+  tc --epochs 3 --snapshot "$dir/bad.snap" >"$dir/bad.txt" 2>&1
+  code=$?
+  expect="bad.snap: metadata '$key' $said"
+  check "snapshot metadata $key=$value is refused naming file and key ($code)" \
+    "[ $code -eq 1 ] && grep -qF -- \"\$expect\" '$dir/bad.txt'"
+done
+
+# 7b. Evaluating a snapshot: --eval-only --snapshot S and --load S score S's model (the
+#     same as its run's --save file), not a fresh one; a missing S is an error.
+tc --eval-only --load "$dir/e1.safetensors" >"$dir/eval_saved.txt" 2>&1
+tc --eval-only --snapshot "$dir/e1.snap" >"$dir/eval_snap.txt" 2>&1
+tc --eval-only --load "$dir/e1.snap" >"$dir/eval_load_snap.txt" 2>&1
+tc --eval-only >"$dir/eval_fresh.txt" 2>&1
+check "--eval-only --snapshot and --load of a snapshot score the snapshot's model ($(test_line "$dir/eval_snap.txt"))" \
+  "[ -n \"\$(test_line '$dir/eval_saved.txt')\" ] &&
+   [ \"\$(test_line '$dir/eval_snap.txt')\" = \"\$(test_line '$dir/eval_saved.txt')\" ] &&
+   [ \"\$(test_line '$dir/eval_load_snap.txt')\" = \"\$(test_line '$dir/eval_saved.txt')\" ] &&
+   [ \"\$(test_line '$dir/eval_fresh.txt')\" != \"\$(test_line '$dir/eval_saved.txt')\" ]"
+tc --eval-only --snapshot "$dir/none.snap" >"$dir/eval_none.txt" 2>&1
+check "--eval-only --snapshot of a missing file is an error" \
+  "[ $? -eq 1 ] && grep -q 'no such snapshot file to evaluate' '$dir/eval_none.txt'"
+# Non-finite weights: refused naming the tensor, loaded with --allow-nonfinite.
+python3 -c 'import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read()); n = struct.unpack("<Q", b[:8])[0]
+b[8 + n:8 + n + 4] = struct.pack("<f", float("nan")); open(sys.argv[2], "wb").write(b)' \
+  "$dir/e1.safetensors" "$dir/nan.safetensors"
+tc --eval-only --load "$dir/nan.safetensors" >"$dir/nan.txt" 2>&1
+check "--load of weights holding a NaN is refused naming the tensor" \
+  "[ $? -eq 1 ] && grep -q \"tensor '.*' holds 1 NaN\" '$dir/nan.txt'"
+tc --eval-only --load "$dir/nan.safetensors" --allow-nonfinite >"$dir/nan_ok.txt" 2>&1
+check "--allow-nonfinite loads them anyway" "[ $? -eq 0 ]"
 
 # 8. Each rank runs in its own directory with relative paths, so a file written by
 #    rank 1 would land in rank1/.
