@@ -7,7 +7,7 @@
 //   ddlrun --nproc 2 ddl-bench allreduce --numel N --iters I
 //   ddlrun --nproc 2 ddl-bench ddp-step --model M --batch B --threads T --steps S [--no-overlap]
 //   ddl-bench loader [--workers N]  DataLoader throughput, CIFAR-shaped images with augmentation
-//   ddl-bench trace-overhead --model M --batch B --threads N --rounds R --steps S   --trace off vs on
+//   ddl-bench trace-overhead --model M --batch B --threads N --steps S   train steps with --trace off vs on
 // train-step, allreduce and ddp-step take --trace FILE.json: the timeline of the timed steps.
 #include <cstdio>
 #include <cstring>

@@ -3,6 +3,7 @@
 // drift and other load hit both modes alike) and reports both medians; also the cost of
 // one instrumented site while tracing is off (a relaxed load and a branch), measured over
 // many calls, times the sites a step passes (the events it records when on).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ int trace_overhead_main(int argc, char** argv) {
       std::fprintf(stderr, "trace-overhead: unknown flag %s\n", a.c_str());
       return 1;
     }
+  }
+  if (batch < 1 || steps < 1) {
+    std::fprintf(stderr, "trace-overhead: --batch and --steps must be at least 1\n");
+    return 1;
   }
   const int threads = bench::threads_arg(argc, argv, get_num_threads());
   set_num_threads(threads);

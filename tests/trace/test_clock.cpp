@@ -1,12 +1,19 @@
 // dist/trace_merge.h's clock estimate: ranks as threads over one in-memory store, each with
-// an injected clock skew; the estimate must land within its own error bound of the skew
-// (and the bound must be small: the store is in memory). Rank 0 is the reference.
+// an injected clock skew (and drift); the estimate must land within its own error bound
+// (small: the store is in memory), and the map through two estimates must follow a
+// drifting clock. Rank 0 is the reference. Also start_trace's path check.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <thread>
 
 #include "../common/harness.h"
 #include "dist/store/store.h"
 #include "dist/trace_merge.h"
+#include "trace/clock_map.h"
 #include "trace/trace.h"
 
 using namespace ddl;
@@ -46,4 +53,72 @@ TEST_CASE("clock offset: a second call uses fresh keys", "[trace]") {
 TEST_CASE("clock offset: rounds below 1 are an error", "[trace]") {
   dist::HashStore store;
   CHECK_THROWS_WITH(dist::estimate_clock_offset(store, 0, 2, 0), Catch::Contains("rounds"));
+}
+
+TEST_CASE("clock offset: a drifting clock is mapped within the bound between two estimates", "[trace]") {
+  // Rank 1's clock runs 2 s ahead and gains 1% (1000x a real oscillator's error, so that
+  // 100 ms show it clearly). Estimates before and after; times in between map onto rank 0's.
+  const int64_t base = trace::now_ns();
+  const auto clock1 = [base] {
+    const int64_t t = trace::now_ns();
+    return t + 2'000'000'000 + (t - base) / 100;
+  };
+  auto store = std::make_shared<dist::HashStore>(std::chrono::seconds(20));
+  dist::ClockEstimate first[2], last[2];
+  int64_t probe_local = 0, probe_ref = 0;
+  auto outcomes = test::run_threads(2, [&](int rank) {
+    const std::function<int64_t()> clock = rank ? std::function<int64_t()>(clock1) : trace::now_ns;
+    first[rank] = dist::estimate_clock_offset(*store, rank, 2, 10, clock);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (rank == 1) {
+      const int64_t ref = trace::now_ns();
+      probe_local = clock1();  // read right after: within a few µs on rank 1's clock
+      probe_ref = ref;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    last[rank] = dist::estimate_clock_offset(*store, rank, 2, 10, clock);
+  });
+  for (auto& o : outcomes) REQUIRE(o.ok);
+  const trace::ClockMap m = trace::clock_map(first[1], last[1]);
+  INFO("offsets " << first[1].offset_ns << " .. " << last[1].offset_ns << " ns, bounds " << first[1].error_ns << ", "
+                  << last[1].error_ns << ", drift " << m.drift * 1e6 << " ppm");
+  CHECK(m.estimates == 2);
+  CHECK(m.error_ns == std::max(first[1].error_ns, last[1].error_ns));
+  const double apart = static_cast<double>(last[1].at_ns - first[1].at_ns);
+  const double drift = 0.01 / 1.01;  // offset gained per ns of rank 1's own clock
+  CHECK(std::abs(m.drift - drift) * apart <= static_cast<double>(first[1].error_ns + last[1].error_ns) * 1.01 + 2);
+  // The probe pair was read a few µs apart: allow that on top of the bound.
+  CHECK(std::llabs(m.to_reference(probe_local) - probe_ref) <= m.error_ns + 200'000);
+  // A constant offset from the last estimate alone is off by the drift in between (~500 µs).
+  const trace::ClockMap flat = trace::clock_map(last[1]);
+  CHECK(std::llabs(flat.to_reference(probe_local) - probe_ref) > std::llabs(m.to_reference(probe_local) - probe_ref));
+}
+
+TEST_CASE("clock map: exact arithmetic, never decreasing", "[trace]") {
+  trace::ClockEstimate a{1000, 10, 0, 1}, b{1000 + 50, 20, 1'000'000, 1};  // +50 ns per ms: 50 ppm
+  const trace::ClockMap m = trace::clock_map(a, b);
+  CHECK(m.to_reference(0) == -1000);
+  CHECK(m.to_reference(1'000'000) == 1'000'000 - 1050);
+  CHECK(m.to_reference(500'000) == 500'000 - 1025);
+  CHECK(m.error_ns == 20);
+  for (int64_t t = 0; t < 100'000; ++t) REQUIRE(m.to_reference(t + 1) >= m.to_reference(t));
+  const trace::ClockMap back = trace::clock_map(b, a);  // out of order: the later one alone
+  CHECK(back.estimates == 1);
+  CHECK(back.to_reference(123) == 123 - 1000);
+}
+
+TEST_CASE("start_trace: checks the path without creating it; write_trace writes it", "[trace]") {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "ddl_test_clock_XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const std::string path = tmpl + "/t.json";
+  dist::start_trace(path);
+  CHECK_FALSE(fs::exists(path));  // a run that fails later leaves no empty file
+  CHECK(std::distance(fs::directory_iterator(tmpl), fs::directory_iterator()) == 0);  // the probe is gone
+  { DDL_TRACE_SPAN("work", "test"); }
+  dist::write_trace(path);
+  CHECK(fs::file_size(path) > 0);
+  CHECK_THROWS_WITH(dist::start_trace(tmpl + "/missing/t.json"), Catch::Contains(tmpl + "/missing/t.json"));
+  CHECK_THROWS_WITH(dist::start_trace(tmpl), Catch::Contains("directory"));
+  fs::remove_all(tmpl);
 }
