@@ -1,6 +1,7 @@
 // Optimizer groups, state save/restore, gradient clipping.
 #include "optim/optimizer.h"
 
+#include <charconv>
 #include <cmath>
 
 #include "tensor/elementwise.h"
@@ -14,8 +15,7 @@ void Optimizer::zero_grad(bool set_to_none) {
 }
 
 void Optimizer::add_param_group(std::vector<Variable> params, std::map<std::string, double> options) {
-  for (const auto& [k, v] : options)
-    DDL_CHECK(defaults_.count(k), "add_param_group: unknown option '", k, "'");
+  for (const auto& [k, v] : options) DDL_CHECK(defaults_.count(k), "add_param_group: unknown option '", k, "'");
   for (const auto& [k, v] : defaults_) options.emplace(k, v);
   for (const auto& p : params) {
     DDL_CHECK(p.defined() && p.is_leaf(), "add_param_group: parameters must be defined leaves");
@@ -46,14 +46,36 @@ std::map<std::string, std::string> Optimizer::state_metadata() const {
   return out;
 }
 
+namespace {
+
+// A checkpoint's text fields, parsed whole: a malformed one is a ddl::Error naming it, never
+// std::stoul's invalid_argument (nor "-1" read as 2^64 - 1, nor "3x" read as 3).
+size_t parse_count(const std::string& text, const std::string& what) {
+  size_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  DDL_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(), "optimizer load_state: ", what,
+            " is \"", text, "\", not a non-negative integer");
+  return v;
+}
+
+double parse_finite(const std::string& text, const std::string& what) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  DDL_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(v),
+            "optimizer load_state: ", what, " is \"", text, "\", not a finite number");
+  return v;
+}
+
+}  // namespace
+
 void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& tensors,
                            const std::map<std::string, std::string>& metadata) {
   size_t total = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const std::string key = "group." + std::to_string(g) + ".num_params";
     auto it = metadata.find(key);
-    DDL_CHECK(it != metadata.end() && std::stoul(it->second) == groups_[g].params.size(), "optimizer load_state: group ",
-              g, " has ", groups_[g].params.size(), " parameters but the checkpoint ",
+    DDL_CHECK(it != metadata.end() && parse_count(it->second, key) == groups_[g].params.size(),
+              "optimizer load_state: group ", g, " has ", groups_[g].params.size(), " parameters but the checkpoint ",
               it == metadata.end() ? std::string("has no such group") : "has " + it->second);
     total += groups_[g].params.size();
   }
@@ -64,7 +86,7 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& te
     DDL_CHECK(name.rfind("state.", 0) == 0, "optimizer load_state: unexpected tensor '", name, "'");
     const size_t dot = name.find('.', 6);
     DDL_CHECK(dot != std::string::npos, "optimizer load_state: malformed name '", name, "'");
-    const size_t index = std::stoul(name.substr(6, dot - 6));
+    const size_t index = parse_count(name.substr(6, dot - 6), "the parameter index of '" + name + "'");
     DDL_CHECK(index < total, "optimizer load_state: '", name, "' refers to parameter ", index, " of ", total);
     const std::string field = name.substr(dot + 1);
     DDL_CHECK(t.numel() == 1 || t.shape() == flat[index].shape(), "optimizer load_state: '", name, "' has shape ",
@@ -73,8 +95,9 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& te
   }
   for (size_t g = 0; g < groups_.size(); ++g)
     for (auto& [k, v] : groups_[g].options) {
-      auto it = metadata.find("group." + std::to_string(g) + "." + k);
-      if (it != metadata.end()) v = std::stod(it->second);
+      const std::string key = "group." + std::to_string(g) + "." + k;
+      auto it = metadata.find(key);
+      if (it != metadata.end()) v = parse_finite(it->second, key);
     }
   state_ = std::move(state);
 }

@@ -301,7 +301,9 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
         const bool split_m = nmb % nth == 0 || nmb >= 4 * nth;
         for (int64_t ib = split_m ? tid : 0; ib < nmb; ib += split_m ? nth : 1) {
           const int64_t ic = ib * mc, mb = std::min(mc, M - ic);
-          const auto [j0, j1] = split_m ? std::pair<int64_t, int64_t>{0, np} : split(np, nth, tid);
+          // Plain variables, not a structured binding: clang before 16 cannot capture those.
+          const std::pair<int64_t, int64_t> js = split_m ? std::pair<int64_t, int64_t>{0, np} : split(np, nth, tid);
+          const int64_t j0 = js.first, j1 = js.second;
           if (j0 == j1) continue;
           const float* a = A + ic * rsa + pc * csa;
           if (pa) pack_a(mb, kb, a, rsa, csa, apack);

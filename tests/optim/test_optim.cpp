@@ -140,3 +140,25 @@ TEST_CASE("optimizer state saved mid-run resumes identically", "[optim][checkpoi
   }
   std::filesystem::remove(path);
 }
+
+// Found by tests/fuzz/fuzz_snapshot: std::stoul on a checkpoint's text threw
+// std::invalid_argument (past every catch of ddl::Error) and read "-1" as 2^64 - 1.
+TEST_CASE("optimizer load_state rejects malformed metadata with a ddl::Error", "[optim][checkpoint]") {
+  Variable w(from_vector<double>({1, -2}), true);
+  SGD opt({w}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+  const std::map<std::string, std::string> good = opt.state_metadata();
+  auto with = [&](const std::string& key, const std::string& value) {
+    auto m = good;
+    m[key] = value;
+    return m;
+  };
+  REQUIRE_NOTHROW(opt.load_state({}, good));
+  for (const char* bad : {"", "x", "-1", "1x", " 1", "99999999999999999999999"})
+    REQUIRE_THROWS_AS(opt.load_state({}, with("group.0.num_params", bad)), ddl::Error);
+  for (const char* bad : {"", "fast", "nan", "inf", "0.1.2"})
+    REQUIRE_THROWS_AS(opt.load_state({}, with("group.0.momentum", bad)), ddl::Error);
+  const Tensor buf = from_vector<double>({0, 0});
+  for (const char* name : {"state.x.momentum_buffer", "state.-1.momentum_buffer", "state..momentum_buffer"})
+    REQUIRE_THROWS_AS(opt.load_state({{name, buf}}, good), ddl::Error);
+  REQUIRE_NOTHROW(opt.load_state({{"state.0.momentum_buffer", buf}}, good));
+}
