@@ -122,3 +122,43 @@ TEST_CASE("start_trace: checks the path without creating it; write_trace writes 
   CHECK_THROWS_WITH(dist::start_trace(tmpl), Catch::Contains("directory"));
   fs::remove_all(tmpl);
 }
+
+namespace {
+// A group that says it is nccl and fails any collective: the merge must refuse it first.
+class NcclOnlyGroup final : public dist::ProcessGroup {
+ public:
+  NcclOnlyGroup() : ProcessGroup(0, 2) {}
+  std::string backend() const override { return "nccl"; }
+  std::shared_ptr<dist::Work> all_reduce_async(const Tensor&, dist::ReduceOp) override { return fail(); }
+  std::shared_ptr<dist::Work> broadcast_async(const Tensor&, int) override { return fail(); }
+  std::shared_ptr<dist::Work> reduce_async(const Tensor&, int, dist::ReduceOp) override { return fail(); }
+  std::shared_ptr<dist::Work> all_gather_async(const Tensor&, const Tensor&) override { return fail(); }
+  std::shared_ptr<dist::Work> reduce_scatter_async(const Tensor&, const Tensor&, dist::ReduceOp) override {
+    return fail();
+  }
+  std::shared_ptr<dist::Work> gather_async(const Tensor&, const Tensor&, int) override { return fail(); }
+  std::shared_ptr<dist::Work> scatter_async(const Tensor&, const Tensor&, int) override { return fail(); }
+  std::shared_ptr<dist::Work> all_to_all_async(const Tensor&, const Tensor&) override { return fail(); }
+  std::shared_ptr<dist::Work> barrier_async() override { return fail(); }
+  std::shared_ptr<dist::Work> send_async(const Tensor&, int, int) override { return fail(); }
+  std::shared_ptr<dist::Work> recv_async(const Tensor&, int, int) override { return fail(); }
+  dist::CommStats stats() const override { return {}; }
+  void reset_stats() override {}
+  bool is_broken() const override { return false; }
+  std::string broken_reason() const override { return ""; }
+
+ private:
+  static std::shared_ptr<dist::Work> fail() { throw std::logic_error("the merge reached a collective"); }
+};
+}  // namespace
+
+TEST_CASE("write_trace: a pure nccl group is refused before any exchange, naming the fix", "[trace]") {
+  NcclOnlyGroup group;
+  dist::HashStore store(std::chrono::seconds(1));  // nobody answers: an exchange would time out
+  trace::start();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ddl_test_clock_nccl_" + std::to_string(::getpid()) + ".json"))
+          .string();
+  CHECK_THROWS_WITH(dist::write_trace(path, group, store), Catch::Contains("nccl") && Catch::Contains("auto"));
+  CHECK_FALSE(std::filesystem::exists(path));
+}
