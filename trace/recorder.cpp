@@ -1,8 +1,9 @@
-// The recorder behind trace.h: one buffer per live thread, grown in chunks taken from the
-// trace's budget (the cap), thread tracks named by set_thread_name, and snapshot().
-// An event takes no lock: a thread appends to its own buffer and publishes the new size
-// with a release store. The lock guards a thread's first event of a trace (its buffer),
-// thread exit, naming, start() and snapshot(); every 1,024th event allocates a chunk.
+// The recorder behind trace.h: one buffer per live thread, grown in chunks and charged to
+// the trace's budget (the cap) 64 events at a time, thread tracks named by set_thread_name,
+// and snapshot(). An event takes no lock: a thread appends to its own buffer and publishes
+// the new size with a release store. The lock guards a thread's first event of a trace
+// (its buffer), thread exit, naming, start() and snapshot(); every 1,024th event allocates
+// a chunk and every 64th takes budget with a compare-and-swap.
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,8 @@ int64_t g_skew_ns = read_skew_env();
 namespace {
 
 constexpr int64_t kChunk = 1024;  // events per allocation: ~96 KiB
+constexpr int64_t kTake = 64;     // events of the cap charged at a time (divides kChunk)
+static_assert(kChunk % kTake == 0);
 
 // One trace's cap and its accounting. Buffers hold the budget of the trace they were made
 // for, so a writer that raced a restart charges the old trace, never the new one's count.
@@ -143,17 +146,20 @@ void refresh_buffer(ThreadState& t) {
   }
 }
 
-// Takes up to one chunk of the buffer's budget; false when the cap is reached.
+// Takes up to kTake more events of the buffer's budget, allocating a chunk when the last
+// one is full; false when the cap is reached. The budget is charged in small steps, not
+// whole chunks, so a small cap is not held by the first threads to record.
 bool grow(Buffer& b) {
-  if (b.chunks.size() == b.chunks.capacity()) return false;
+  const bool need_chunk = b.capacity == static_cast<int64_t>(b.chunks.size()) * kChunk;
+  if (need_chunk && b.chunks.size() == b.chunks.capacity()) return false;
   Budget& budget = *b.budget;
   int64_t cur = budget.reserved.load(std::memory_order_relaxed);
   int64_t take = 0;
   do {
-    take = std::min(kChunk, budget.max_events - cur);
+    take = std::min(kTake, budget.max_events - cur);
     if (take <= 0) return false;
   } while (!budget.reserved.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
-  b.chunks.push_back(new Event[kChunk]);
+  if (need_chunk) b.chunks.push_back(new Event[kChunk]);
   b.capacity += take;
   return true;
 }

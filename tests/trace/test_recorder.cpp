@@ -140,6 +140,22 @@ TEST_CASE("trace: the cap holds and every dropped event is counted", "[trace]") 
   std::remove(path.c_str());
 }
 
+TEST_CASE("trace: a small cap is shared by the threads that record, not held by the first", "[trace]") {
+  trace::Options o;
+  o.max_events = 800;  // below one chunk: charged in small steps, all 3 x 200 events fit
+  trace::start(o);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 200; ++i) trace::instant("tick", "test");
+    });
+  for (auto& t : threads) t.join();
+  trace::stop();
+  const trace::Snapshot s = trace::snapshot();
+  CHECK(s.events.size() == 600);
+  CHECK(s.dropped == 0);
+}
+
 TEST_CASE("trace: a bad cap is an error naming the setting", "[trace]") {
   trace::Options o;
   o.max_events = -5;

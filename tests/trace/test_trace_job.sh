@@ -3,7 +3,8 @@
 # track per rank, compute/comm/data loader threads, phase, module, optimizer and DDP bucket
 # spans that overlap backward (ddp) or ring steps with their sends and receives (ring);
 # a clock skew injected into rank 1 is recovered within the file's own error bound and
-# the ranks line up after the shift; DDL_HOST names the tracks; a lone process writes its
+# the ranks line up after the shift; a cap too small warns and leaves no bucket slice
+# open; DDL_HOST names the tracks; a lone process writes its
 # own file; an unwritable path is an error naming it; sync_study --trace writes one file
 # per strategy.
 set -u
@@ -30,6 +31,16 @@ skewed='if [ "$RANK" = 1 ]; then export DDL_TRACE_TEST_CLOCK_SKEW_US=3000000; fi
 run "$DDLRUN" --nproc 2 bash -c "$skewed" "$TRAIN_CIFAR" "${common[@]}" --sync ddp --trace "$dir/skew.json"
 check "skew: recovered within its bound, ranks aligned" \
   "python3 '$here/check_trace.py' '$dir/skew.json' 2 --ddp --skew-rank 1 --skew-us 3000000"
+
+# A cap far below what the run records: rank 0 names every rank's drops, and no bucket
+# slice is left without an end in the file.
+run env DDL_TRACE_MAX_EVENTS=300 "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --sync ddp --trace "$dir/cap.json"
+check "capped: rank 0 warns with each rank's drops" \
+  "grep -q 'trace: warning: events dropped.* rank 0 [1-9][0-9]*, rank 1 [1-9]' '$dir/out.txt'"
+check "capped: every async begin has an end" "python3 -c '
+import json, sys, collections
+n = collections.Counter((e[\"pid\"], e[\"ph\"]) for e in json.load(open(sys.argv[1]))[\"traceEvents\"] if e[\"ph\"] in \"be\")
+sys.exit(0 if n and all(n[(p, \"b\")] == n[(p, \"e\")] for p in (0, 1)) else 1)' '$dir/cap.json'"
 
 run env DDL_HOST=node-a "$DDLRUN" --nproc 2 "$TRAIN_CIFAR" "${common[@]}" --sync ddp --trace "$dir/host.json"
 check "DDL_HOST names the rank tracks" "python3 '$here/check_trace.py' '$dir/host.json' 2 --host node-a"
