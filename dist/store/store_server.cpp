@@ -5,11 +5,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <iostream>
+#include <cstring>
 
 #include "dist/store/socket.h"
 #include "dist/store/store_wire.h"
@@ -35,6 +37,9 @@ using detail::WireWriter;
 // thread; that thread is joined as soon as the connection ends (not at shutdown), and at
 // most limits.max_clients exist. Authenticated connections are not closed when idle (a
 // rank may not touch the store for hours), but TCP keepalive closes those whose host is gone.
+// Nothing may escape the acceptor thread (that would std::terminate the launcher and the
+// job): a client that cannot get a thread is dropped by name, and when the process runs
+// out of descriptors (EMFILE) the listener rests for kAcceptPause instead of spinning on it.
 struct TCPStoreServer::Pending {
   int fd;
   std::string peer;
@@ -43,6 +48,27 @@ struct TCPStoreServer::Pending {
 };
 
 namespace {
+
+constexpr Millis kAcceptPause{100};
+constexpr int kSpareFds = 64;  // left for everything else the process opens
+
+// One write(2) per line, so a line from a server thread is never split by other output.
+void log_line(const std::string& line) {
+  const std::string text = line + "\n";
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+}
+
+// The soft descriptor limit raised to the hard one (a server needs one per client); returns it.
+int64_t raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? int64_t(1) << 30 : static_cast<int64_t>(r.rlim_cur);
+}
 
 // Constant-time comparison, so a token cannot be guessed byte by byte from reply timings.
 bool same_token(const std::string& a, const std::string& b) {
@@ -99,6 +125,10 @@ TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string to
             "127.0.0.1 when every rank runs on this host");
   DDL_CHECK(limits_.max_unauthenticated > 0 && limits_.max_clients > 0 && limits_.hello_timeout.count() > 0,
             "store: limits must be positive");
+  // Each client holds a descriptor: never admit more than the process may open.
+  const int64_t fds = raise_fd_limit();
+  limits_.max_clients =
+      static_cast<int>(std::clamp<int64_t>(fds - kSpareFds - limits_.max_unauthenticated, 1, limits_.max_clients));
   listen_fd_ = detail::tcp_listen(host, port, &port_);
   fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);  // accept_new takes what is there
   acceptor_ = std::thread([this] { accept_loop(); });
@@ -143,9 +173,9 @@ void TCPStoreServer::drop(const std::string& peer, const std::string& why) {
   // A flood must not flood the log either.
   const int64_t n = logged_drops_++;
   if (n < 20)
-    std::cerr << "[ddl store] dropped client " << peer << " (" << why << ")\n";
+    log_line("[ddl store] dropped client " + peer + " (" + why + ")");
   else if (n == 20)
-    std::cerr << "[ddl store] further dropped clients are counted, not logged\n";
+    log_line("[ddl store] further dropped clients are counted, not logged");
 }
 
 void TCPStoreServer::reap() {
@@ -168,41 +198,62 @@ void TCPStoreServer::accept_loop() {
   std::vector<Pending> pending;
   std::vector<pollfd> fds;
   while (!stop_) {
-    reap();
-    fds.assign(1, pollfd{listen_fd_, POLLIN, 0});
-    auto wake = Clock::now() + Millis(100);
-    for (const Pending& p : pending) {
-      fds.push_back(pollfd{p.fd, POLLIN, 0});
-      wake = std::min(wake, p.deadline);
+    try {
+      accept_round(pending, fds);
+    } catch (const std::exception& e) {  // bad_alloc, or a system_error from the library
+      log_line(std::string("[ddl store] acceptor: ") + e.what() + "; going on");
+      std::this_thread::sleep_for(Millis(10));
     }
-    const auto wait_ms = std::chrono::duration_cast<Millis>(wake - Clock::now()).count();
-    if (poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0) + 1)) < 0 && errno != EINTR) break;
-    // Advance or expire the connections owing a HELLO (fds[i + 1] is pending[i]).
-    const auto now = Clock::now();
-    size_t kept = 0;
-    for (size_t i = 0; i < pending.size(); ++i) {
-      Pending& p = pending[i];
-      bool keep = true;
-      if (fds[i + 1].revents != 0) {
-        keep = advance(p);
-      } else if (now >= p.deadline) {
-        drop(p.peer, "no HELLO within " + std::to_string(limits_.hello_timeout.count()) + " ms");
-        keep = false;
-      }
-      if (!keep && p.fd >= 0) close(p.fd);
-      if (keep && kept++ != i) pending[kept - 1] = std::move(p);
-    }
-    pending.resize(kept);
-    if (fds[0].revents & POLLIN) accept_new(pending);
-    pending_count_ = static_cast<int64_t>(pending.size());
   }
   for (Pending& p : pending) close(p.fd);
   pending_count_ = 0;
 }
 
+void TCPStoreServer::accept_round(std::vector<Pending>& pending, std::vector<pollfd>& fds) {
+  reap();
+  // While out of descriptors the listener is left out of poll (a negative fd is ignored).
+  const bool resting = Clock::now() < accept_paused_until_;
+  fds.assign(1, pollfd{resting ? -1 : listen_fd_, POLLIN, 0});
+  auto wake = Clock::now() + Millis(100);
+  for (const Pending& p : pending) {
+    fds.push_back(pollfd{p.fd, POLLIN, 0});
+    wake = std::min(wake, p.deadline);
+  }
+  const auto wait_ms = std::chrono::duration_cast<Millis>(wake - Clock::now()).count();
+  if (poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0) + 1)) < 0 && errno != EINTR)
+    throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+  // Advance or expire the connections owing a HELLO (fds[i + 1] is pending[i]).
+  const auto now = Clock::now();
+  size_t kept = 0;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    bool keep = true;
+    if (fds[i + 1].revents != 0) {
+      keep = advance(p);
+    } else if (now >= p.deadline) {
+      drop(p.peer, "no HELLO within " + std::to_string(limits_.hello_timeout.count()) + " ms");
+      keep = false;
+    }
+    if (!keep && p.fd >= 0) close(p.fd);
+    if (keep && kept++ != i) pending[kept - 1] = std::move(p);
+  }
+  pending.resize(kept);
+  if (fds[0].revents & POLLIN) accept_new(pending);
+  pending_count_ = static_cast<int64_t>(pending.size());
+}
+
 void TCPStoreServer::accept_new(std::vector<Pending>& pending) {
   for (int n = 0; n < 64; ++n) {  // a bounded batch, so the pending ones are not starved
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+      // The connection stays queued and the listener readable: rest instead of spinning on it.
+      if (!fd_exhaustion_logged_)
+        log_line(std::string("[ddl store] cannot accept connections: ") + std::strerror(errno) + "; retrying every " +
+                 std::to_string(kAcceptPause.count()) + " ms (logged once)");
+      fd_exhaustion_logged_ = true;
+      accept_paused_until_ = Clock::now() + kAcceptPause;
+      return;
+    }
     if (fd < 0) return;  // EAGAIN, or a connection reset before it was accepted
     if (static_cast<int>(pending.size()) >= limits_.max_unauthenticated) {
       drop(pending.front().peer, "more than " + std::to_string(limits_.max_unauthenticated) +
@@ -210,7 +261,12 @@ void TCPStoreServer::accept_new(std::vector<Pending>& pending) {
       close(pending.front().fd);
       pending.erase(pending.begin());
     }
-    pending.push_back(Pending{fd, detail::peer_address(fd), Clock::now() + limits_.hello_timeout, {}});
+    try {
+      pending.push_back(Pending{fd, detail::peer_address(fd), Clock::now() + limits_.hello_timeout, {}});
+    } catch (...) {
+      close(fd);
+      throw;
+    }
   }
 }
 
@@ -263,7 +319,7 @@ bool TCPStoreServer::advance(Pending& p) {
     admit(p.fd, p.peer);
     p.fd = -1;  // the client's thread owns it now
     return false;
-  } catch (const WireError& e) {
+  } catch (const std::exception& e) {  // a WireError, or no memory for its bytes
     drop(p.peer, e.what());
     return false;
   }
@@ -272,13 +328,29 @@ bool TCPStoreServer::advance(Pending& p) {
 void TCPStoreServer::admit(int fd, const std::string& peer) {
   set_blocking(fd);
   keep_alive(fd);
-  std::lock_guard<std::mutex> lock(conn_mu_);
-  Client& c = clients_.emplace_back();
-  c.fd = fd;
-  c.thread = std::thread([this, &c, fd, peer] {
-    serve(fd, peer);
-    c.done = true;
-  });
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    try {
+      Client& c = clients_.emplace_back();
+      c.fd = fd;
+      try {
+        c.thread = std::thread([this, &c, fd, peer] {
+          serve(fd, peer);
+          c.done = true;
+        });
+        return;
+      } catch (...) {
+        clients_.pop_back();
+        throw;
+      }
+    } catch (const std::exception& e) {  // no thread (EAGAIN: a thread or memory limit), or no memory
+      why = e.what();
+    }
+  }
+  drop(peer, "cannot serve it: " + why);
+  send_small(fd, reply(Status::Error, "the store cannot serve another client now (" + why + ")"));
+  close(fd);
 }
 
 void TCPStoreServer::serve(int fd, const std::string& peer) {

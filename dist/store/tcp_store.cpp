@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <thread>
+
 #include "dist/store/socket.h"
 #include "dist/store/store_wire.h"
 #include "tensor/error.h"
@@ -26,14 +28,35 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
     server_ = std::make_unique<TCPStoreServer>(host_, port_, opts.token);
     port_ = server_->port();
   }
-  fd_ = detail::tcp_connect(host_, port_, detail::Clock::now() + opts.timeout);
-  std::string hello =
+  // A connection closed before the HELLO's reply was evicted by a flood of connections that
+  // never say HELLO (Note [Store before authentication] in store_server.cpp): connect again
+  // until the deadline, so a flood locks a rank out no longer than it lasts.
+  const auto deadline = detail::Clock::now() + opts.timeout;
+  const std::string hello =
       WireWriter().u8(uint8_t(Op::Hello)).u32(detail::kWireMagic).u32(detail::kWireVersion).str(opts.token).frame();
-  try {
-    request(hello, "connect", host_ + ":" + std::to_string(port_), opts.timeout);
-  } catch (...) {
-    if (fd_ >= 0) close(fd_);
-    throw;
+  const std::string where = host_ + ":" + std::to_string(port_);
+  for (Millis pause(10);; pause = std::min(pause * 2, Millis(500))) {
+    fd_ = detail::tcp_connect(host_, port_, deadline);
+    std::string body;
+    try {
+      body = exchange(hello, deadline);
+    } catch (const std::exception& e) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = -1;
+      DDL_CHECK(detail::Clock::now() + pause < deadline, "store: connect(", where, ") on store ", where,
+                " failed: ", e.what(), " (the server kept closing the connection before its reply for ",
+                opts.timeout.count(), " ms)");
+      std::this_thread::sleep_for(pause);
+      continue;
+    }
+    try {
+      check_reply(body, "connect", where, opts.timeout);
+    } catch (...) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = -1;
+      throw;
+    }
+    return;
   }
 }
 
@@ -44,28 +67,40 @@ TCPStore::~TCPStore() {
 
 std::string TCPStore::local_ip() const { return detail::local_ip(fd_); }
 
+std::string TCPStore::exchange(const std::string& frame, detail::Clock::time_point deadline) {
+  detail::send_all(fd_, frame.data(), frame.size());
+  char head[4];
+  std::string body;
+  bool ok = detail::recv_all(fd_, head, 4, deadline);
+  if (ok) {
+    body.resize(detail::decode_frame_length(head));
+    ok = detail::recv_all(fd_, body.data(), body.size(), deadline);
+  }
+  DDL_CHECK(ok, "no reply by the deadline");
+  return body;
+}
+
 std::string TCPStore::request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string where = "store " + host_ + ":" + std::to_string(port_);
   DDL_CHECK(fd_ >= 0, "store: ", what, "(", key_desc, "): the connection to ", where,
             " was lost after an earlier error");
   // The server answers a timed wait itself; the extra margin only catches a dead server.
-  auto deadline = detail::Clock::now() + timeout + std::chrono::seconds(10);
   std::string body;
   try {
-    detail::send_all(fd_, frame.data(), frame.size());
-    char head[4];
-    bool ok = detail::recv_all(fd_, head, 4, deadline);
-    if (ok) {
-      body.resize(detail::decode_frame_length(head));
-      ok = detail::recv_all(fd_, body.data(), body.size(), deadline);
-    }
-    DDL_CHECK(ok, "no reply within ", timeout.count(), " ms");
+    body = exchange(frame, detail::Clock::now() + timeout + std::chrono::seconds(10));
   } catch (const std::exception& e) {
     close(fd_);
     fd_ = -1;
-    DDL_CHECK(false, "store: ", what, "(", key_desc, ") on ", where, " failed: ", e.what());
+    DDL_CHECK(false, "store: ", what, "(", key_desc, ") on ", where, " failed: ", e.what(), " (timeout ",
+              timeout.count(), " ms)");
   }
+  return check_reply(body, what, key_desc, timeout);
+}
+
+std::string TCPStore::check_reply(const std::string& body, const char* what, const std::string& key_desc,
+                                  Millis timeout) {
+  const std::string where = "store " + host_ + ":" + std::to_string(port_);
   WireReader r(body.data(), body.size());
   std::string payload;
   Status status;

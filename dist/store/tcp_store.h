@@ -24,6 +24,7 @@ struct TCPStoreLimits {
   Millis hello_timeout{10000};    // a connection must complete its HELLO within this, or is closed
   int max_unauthenticated = 256;  // connections owing a HELLO; beyond it the oldest is closed
   int max_clients = 4096;         // authenticated connections, one thread each; beyond it refused
+                                  // (lowered to fit the descriptor limit, whose soft value is raised to the hard one)
 };
 
 // Serves keys to any number of clients: one event-loop thread checks HELLOs (see Note
@@ -60,6 +61,7 @@ class TCPStoreServer {
     std::atomic<bool> done{false};
   };
   void accept_loop();
+  void accept_round(std::vector<Pending>& pending, std::vector<struct pollfd>& fds);
   void accept_new(std::vector<Pending>& pending);
   bool advance(Pending& p);  // reads what it can; false once the connection is finished with
   void admit(int fd, const std::string& peer);
@@ -76,6 +78,8 @@ class TCPStoreServer {
   std::atomic<int64_t> rejected_{0};
   std::atomic<int64_t> pending_count_{0};
   std::atomic<int64_t> logged_drops_{0};
+  std::chrono::steady_clock::time_point accept_paused_until_{};  // acceptor thread only
+  bool fd_exhaustion_logged_ = false;                            // acceptor thread only
   std::thread acceptor_;
   mutable std::mutex conn_mu_;
   std::list<Client> clients_;
@@ -93,7 +97,8 @@ class TCPStore : public Store {
  public:
   using Store::get;
   using Store::wait;
-  // Connects to host:port (retrying until the timeout: the server may start later).
+  // Connects to host:port (retrying until the timeout: the server may start later, or close
+  // the connection before its HELLO's reply while flooded).
   // Throws at once, "the store at host:port refused this rank's job token", on a wrong token.
   TCPStore(std::string host, int port, TCPStoreOptions opts = {});
   ~TCPStore() override;
@@ -112,6 +117,10 @@ class TCPStore : public Store {
  private:
   // Sends one request, returns the reply body after its status byte; throws on errors.
   std::string request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout);
+  // Sends `frame` and reads the reply frame's body by `deadline`; throws on a lost connection.
+  std::string exchange(const std::string& frame, std::chrono::steady_clock::time_point deadline);
+  // The payload of a reply; throws naming what was refused, timed out or rejected.
+  std::string check_reply(const std::string& body, const char* what, const std::string& key_desc, Millis timeout);
 
   std::string host_;
   int port_;

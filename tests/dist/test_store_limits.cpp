@@ -1,13 +1,21 @@
 // The store server's limits before and after authentication (docs/dist.md, "Store limits"):
 // connection churn leaves its threads and descriptors bounded, first frames larger than a
 // HELLO are dropped without being allocated, silent connections are closed at their
-// deadline, floods close the oldest, and authenticated clients are served throughout.
+// deadline, floods close the oldest (and a rank evicted by one tries again), and
+// authenticated clients are served throughout; a server out of threads or descriptors
+// drops clients by name and neither dies nor spins.
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "dist/store/socket.h"
@@ -76,6 +84,53 @@ TCPStore client(int port) {
   TCPStoreOptions o;
   o.timeout = Millis(5000);
   return TCPStore("127.0.0.1", port, o);
+}
+
+// A server in a child process, which `squeeze` then limits (so the limit cannot hit this
+// process); returns its pid and port. The child lives until killed.
+template <class F>
+std::pair<pid_t, int> server_process(F squeeze) {
+  int p[2];
+  REQUIRE(pipe(p) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives a failed test
+    close(p[0]);
+    TCPStoreServer server("127.0.0.1", 0);
+    client(server.port()).set("warm", "1");                               // the acceptor thread has run and allocated
+    while (server.clients() > 0) std::this_thread::sleep_for(Millis(5));  // and joined that client's thread
+    squeeze();
+    const int port = server.port();
+    if (write(p[1], &port, sizeof port) != sizeof port) _exit(1);
+    while (true) pause();
+  }
+  close(p[1]);
+  int port = 0;
+  REQUIRE(read(p[0], &port, sizeof port) == sizeof port);
+  close(p[0]);
+  return {pid, port};
+}
+
+// CPU time (user + system) of process `pid` in clock ticks.
+int64_t cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  int64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  return utime + stime;
+}
+
+bool alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
+
+void end_process(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
 }
 
 }  // namespace
@@ -166,6 +221,99 @@ TEST_CASE("store limits: a flood of silent connections cannot lock ranks out", "
   CHECK(rank.get("in") == "yes");
   CHECK(closed_by_server(flood.front(), Millis(1000)));
   for (int fd : flood) close(fd);
+}
+
+TEST_CASE("store limits: ranks connecting during a flood get in", "[dist]") {
+  TCPStoreLimits limits;
+  limits.max_unauthenticated = 2;
+  TCPStoreServer server("127.0.0.1", 0, "", limits);
+  // Silent connections from 4 threads as fast as they can be made, while the ranks connect:
+  // a rank's own connection is often closed as the oldest before its HELLO is read, and it
+  // must then connect again (it failed at once before).
+  std::atomic<bool> flooding{true};
+  std::atomic<int64_t> made{0};
+  std::vector<std::thread> flood;
+  for (int t = 0; t < 4; ++t)
+    flood.emplace_back([&] {
+      std::vector<int> fds;
+      while (flooding) {
+        fds.push_back(raw_connect(server.port()));
+        ++made;
+        if (fds.size() > 100) {
+          close(fds.front());
+          fds.erase(fds.begin());
+        }
+      }
+      for (int fd : fds) close(fd);
+    });
+  int in = 0;
+  std::string errors;
+  for (int i = 0; i < 40; ++i) {
+    try {
+      client(server.port()).set("rank" + std::to_string(i), "in");
+      ++in;
+    } catch (const ddl::Error& e) {
+      errors += std::string(e.what()) + "\n";
+    }
+  }
+  flooding = false;
+  for (auto& t : flood) t.join();
+  INFO(made.load() << " flood connections, " << server.rejected_clients() << " dropped; errors:\n" << errors);
+  CHECK(server.rejected_clients() > 0);  // the flood did evict connections
+  CHECK(in == 40);
+}
+
+TEST_CASE("store limits: a client the server cannot give a thread is dropped and the server lives", "[dist]") {
+  // The child's address space is capped just above its size and its cached thread stacks
+  // are taken: a client thread's 8 MiB stack no longer fits, so std::thread throws inside
+  // the acceptor (which was std::terminate, ending the launcher and the job).
+  auto [pid, port] = server_process([] {
+    std::ifstream in("/proc/self/statm");
+    int64_t pages = 0;
+    in >> pages;
+    const rlim_t bytes = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (rlim_t(4) << 20);
+    rlimit r{bytes, bytes};
+    setrlimit(RLIMIT_AS, &r);
+    // Stacks of threads joined earlier are cached for reuse: take them all.
+    static std::vector<std::thread> hogs;
+    hogs.reserve(4096);
+    try {
+      while (hogs.size() < hogs.capacity()) hogs.emplace_back([] { pause(); });
+    } catch (const std::exception&) {
+    }
+  });
+  for (int i = 0; i < 3; ++i) {
+    TCPStoreOptions o;
+    o.timeout = Millis(2000);
+    REQUIRE_THROWS_WITH(TCPStore("127.0.0.1", port, o), Contains("cannot serve another client now"));
+  }
+  CHECK(alive(pid));
+  end_process(pid);
+}
+
+TEST_CASE("store limits: out of descriptors the acceptor rests instead of spinning", "[dist]") {
+  // The child may open only a few more descriptors than it holds: connections beyond them
+  // stay queued (accept4 fails with EMFILE), which left the listener readable and the
+  // acceptor spinning at 100% CPU.
+  auto [pid, port] = server_process([] {
+    const auto open_fds = std::distance(std::filesystem::directory_iterator("/proc/self/fd"), {});
+    rlimit r{};
+    getrlimit(RLIMIT_NOFILE, &r);
+    r.rlim_cur = static_cast<rlim_t>(open_fds + 2);
+    setrlimit(RLIMIT_NOFILE, &r);
+  });
+  std::vector<int> fds;
+  for (int i = 0; i < 10; ++i) fds.push_back(raw_connect(port));
+  std::this_thread::sleep_for(Millis(300));
+  const int64_t t0 = cpu_ticks(pid);
+  std::this_thread::sleep_for(Millis(2000));
+  const int64_t used = cpu_ticks(pid) - t0;
+  const int64_t hz = sysconf(_SC_CLK_TCK);
+  INFO("the server used " << used << " ticks of CPU in 2 s (" << hz << " ticks a second)");
+  CHECK(used < hz / 5);  // under 10% of one core; spinning took all 2 s
+  CHECK(alive(pid));
+  for (int fd : fds) close(fd);
+  end_process(pid);
 }
 
 TEST_CASE("store limits: clients beyond max_clients are refused by name", "[dist]") {
