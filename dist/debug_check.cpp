@@ -53,17 +53,24 @@ std::string debug_mismatch_message(const std::string& log_prefix, const std::vec
 std::string debug_exchange_failure(const std::string& log_prefix, const std::string& desc, int peer,
                                    const std::string& address, bool timed_out, Millis timeout,
                                    const std::string& what) {
-  std::string msg = log_prefix + " DDL_DEBUG: the check before " + desc + " failed: ";
+  return peer_failure_message(log_prefix + " DDL_DEBUG: the check before " + desc, "", peer, address, timed_out,
+                              "not every rank reached it within " + std::to_string(timeout.count()) +
+                                  " ms (a rank hangs, or called fewer collectives; every rank must call the same "
+                                  "collectives in the same order)",
+                              "gloo: " + what);
+}
+
+std::string peer_failure_message(const std::string& what_failed, const std::string& peers, int peer,
+                                 const std::string& address, bool timed_out, const std::string& timeout_reason,
+                                 const std::string& cause) {
+  std::string msg = what_failed;
   if (peer >= 0)
-    msg += "the connection to rank " + std::to_string(peer) + " (" + address +
-           ") broke: that rank exited, or closed its connections after a failure of its own";
-  else if (timed_out)
-    msg += "not every rank reached it within " + std::to_string(timeout.count()) +
-           " ms (a rank hangs, or called fewer collectives; every rank must call the same collectives in the same "
-           "order)";
+    msg += " failed: the connection to rank " + std::to_string(peer) + (address.empty() ? "" : " (" + address + ")") +
+           " broke: that rank exited, or closed its connections after a failure of its own";
   else
-    msg += "a peer failed or closed its connection";
-  return msg + " (gloo: " + what + ")";
+    msg += (peers.empty() ? std::string(" failed: ") : " failed while talking to " + peers + ": ") +
+           (timed_out ? timeout_reason : "a peer failed or closed its connection");
+  return msg + " (" + cause + ")";
 }
 
 std::vector<std::string> store_exchange_records(Store& store, int rank, int size, int64_t seq,

@@ -35,6 +35,15 @@ std::string debug_mismatch_message(const std::string& log_prefix, const std::vec
 std::string debug_exchange_failure(const std::string& log_prefix, const std::string& desc, int peer,
                                    const std::string& address, bool timed_out, Millis timeout, const std::string& what);
 
+// "<what_failed> failed...: <reason> (<cause>)" for a Gloo failure, shared by collectives,
+// point-to-point calls and the DDL_DEBUG check: a peer known from the message (peer >= 0,
+// at `address` when not "") broke its connection; a timeout says `timeout_reason` (what the
+// caller knows of who went quiet); anything else is a peer that failed. `peers` ("" or
+// "ranks 1, 2") is who the call talked to, said when the peer is not known.
+std::string peer_failure_message(const std::string& what_failed, const std::string& peers, int peer,
+                                 const std::string& address, bool timed_out, const std::string& timeout_reason,
+                                 const std::string& cause);
+
 // Every rank sets "ddl-debug/<seq>/<rank>" to its record, then waits up to `timeout` for the
 // others' and returns all of them (out[r] is rank r's). Throws ddl::Error naming `desc` and
 // the ranks that never arrived. With size 1 it touches no store. Every rank must call it with

@@ -68,6 +68,20 @@ std::unique_ptr<gloo::transport::tcp::Address> published_for(Store& store, int r
 
 }  // namespace
 
+bool mentions_address(const std::string& text, const std::string& address) {
+  if (address.empty()) return false;
+  const auto part_of_address = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == ']';
+  };
+  for (size_t pos = text.find(address); pos != std::string::npos; pos = text.find(address, pos + 1)) {
+    const size_t end = pos + address.size();
+    const bool starts = pos == 0 || !part_of_address(text[pos - 1]);
+    const bool ends = end == text.size() || !std::isdigit(static_cast<unsigned char>(text[end]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 // Note [Stray connections]: in this Gloo (the 2022 snapshot Debian packages) every pair
 // listens on a port of its own, and Pair::handleListening accepts the first connection
 // there, closes the listening socket and treats that connection as the peer: no handshake,
@@ -85,7 +99,7 @@ std::string MeshContext::stray_note(const std::shared_ptr<Store>& store, const s
     if (r == rank) continue;
     const auto mine = published_for(*store, rank, r, size);
     // Only the pair whose published port refused rank r (Gloo's message spells it str()).
-    if (!mine || failure.find(mine->str()) == std::string::npos) continue;
+    if (!mine || !mentions_address(failure, mine->str())) continue;
     const std::string from = remote_end_at(mine->getSockaddr());
     if (!from.empty())
       note += "; the connection this rank accepted for rank " + std::to_string(r) + " came from " + from +
@@ -142,11 +156,10 @@ int MeshContext::peer_in_message(const std::string& what, std::string* address) 
   for (int r = 0; r < static_cast<int>(peer_addresses.size()); ++r)
     for (const std::string& a : peer_addresses[r])
       // "[127.0.0.1]:4087" must not match the start of "[127.0.0.1]:40873".
-      for (size_t pos = what.find(a); pos != std::string::npos; pos = what.find(a, pos + 1))
-        if (pos + a.size() == what.size() || !std::isdigit(static_cast<unsigned char>(what[pos + a.size()]))) {
-          *address = a;
-          return r;
-        }
+      if (mentions_address(what, a)) {
+        *address = a;
+        return r;
+      }
   return -1;
 }
 
@@ -188,7 +201,7 @@ std::string refused_note(Store& store, int rank, int size, const std::string& wh
     if (r == rank) continue;
     const auto theirs = published_for(store, r, rank, size);
     // Gloo's message quotes Address::str(), so match that spelling.
-    if (!theirs || what.find(theirs->str()) == std::string::npos) continue;
+    if (!theirs || !mentions_address(what, theirs->str())) continue;
     const auto& sa = theirs->getSockaddr();
     char ip[INET6_ADDRSTRLEN] = "?";
     inet_ntop(sa.ss_family,

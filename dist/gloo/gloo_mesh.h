@@ -48,4 +48,8 @@ std::shared_ptr<MeshContext> connect_mesh(const std::shared_ptr<Store>& store, i
                                           std::chrono::steady_clock::time_point deadline,
                                           const std::string& log_prefix);
 
+// Whether `text` quotes `address` ("[127.0.0.1]:4087") as a whole token: not as the start
+// of a longer port ("[127.0.0.1]:40873") nor the tail of a longer address.
+bool mentions_address(const std::string& text, const std::string& address);
+
 }  // namespace ddl::dist::detail

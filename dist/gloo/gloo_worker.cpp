@@ -173,21 +173,16 @@ void ProcessGroupGloo::execute(Task& task) {
     const auto& mesh = static_cast<const detail::MeshContext&>(*ctx_);  // connect_mesh made it one
     std::string address;
     const int peer = via_shm ? -1 : mesh.peer_in_message(e.what(), &address);
-    std::string msg = log_prefix() + " " + task.desc;
-    if (peer >= 0)  // See Note [Naming the failed peer]
-      msg += " failed: the connection to rank " + std::to_string(peer) + " (" + address +
-             ") broke: that rank exited, or closed its connections after a failure of its own";
-    else if (timed_out) {
-      // Which peer went quiet is not in Gloo's message; when each last answered tells.
-      std::string heard;
-      for (int r = 0; r < size(); ++r)
-        if (r != rank()) heard += (heard.empty() ? "" : "; ") + last_heard(r);
-      msg += " failed while talking to " + task.peers + ": no answer within " + std::to_string(opts_.timeout.count()) +
-             " ms (" + heard + "): a rank hangs, waits in a different call, or the link to it is down";
-    } else {
-      msg += " failed while talking to " + task.peers + ": a peer failed or closed its connection";
-    }
-    msg += (via_shm ? " (" : " (gloo: ") + std::string(e.what()) + ")";
+    // See Note [Naming the failed peer]. Which peer went quiet is not in Gloo's timeout
+    // message; when each last answered tells.
+    std::string heard;
+    for (int r = 0; r < size() && timed_out; ++r)
+      if (r != rank()) heard += (heard.empty() ? "" : "; ") + last_heard(r);
+    const std::string msg =
+        detail::peer_failure_message(log_prefix() + " " + task.desc, task.peers, peer, address, timed_out,
+                                     "no answer within " + std::to_string(opts_.timeout.count()) + " ms (" + heard +
+                                         "): a rank hangs, waits in a different call, or the link to it is down",
+                                     (via_shm ? "" : "gloo: ") + std::string(e.what()));
     mark_broken(msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
   }
@@ -206,8 +201,8 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
   } catch (const std::exception& e) {
     std::string address;  // a dead peer is named as dead (see Note [Naming the failed peer])
     const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(e.what(), &address);
-    std::string msg = detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(e),
-                                                     opts_.timeout, e.what());
+    std::string msg =
+        detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(e), opts_.timeout, e.what());
     mark_broken(msg);
     throw Error(msg);
   }
@@ -262,15 +257,14 @@ void ProcessGroupGloo::p2p_loop() {
         continue;
       }
       const bool timed_out = is_timeout(e);
-      const std::string peer = "rank " + std::to_string(p.peer);
       // A peer that went quiet cannot be told from one that waits in another call; say
       // both, and when it last answered, rather than guess.
-      std::string msg = log_prefix() + " " + p.desc + " failed: " +
-                        (timed_out ? peer + " stopped answering: nothing from it within " +
-                                         std::to_string(opts_.timeout.count()) + " ms (" + last_heard(p.peer) +
-                                         "): it hangs, waits in a different call, or the link to it is down"
-                                   : "the connection to " + peer + " broke") +
-                        " (gloo: " + e.what() + ")";
+      const std::string msg = detail::peer_failure_message(
+          log_prefix() + " " + p.desc, "", timed_out ? -1 : p.peer, "", timed_out,
+          "rank " + std::to_string(p.peer) + " stopped answering: nothing from it within " +
+              std::to_string(opts_.timeout.count()) + " ms (" + last_heard(p.peer) +
+              "): it hangs, waits in a different call, or the link to it is down",
+          std::string("gloo: ") + e.what());
       mark_broken(msg);
       p.work->finish(std::make_exception_ptr(Error(msg)));
     }
