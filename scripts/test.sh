@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
-# Builds (via setup.sh) and runs every test; ends with "N passed, N failed".
+# Builds (via setup.sh) and runs every test; ends with "N passed, N failed". Then the
+# sanitizer builds (tests/sanitize/run.sh): build-asan (ASan + UBSan, and the fuzz targets,
+# DDL_FUZZ_SECONDS each) and build-tsan (ThreadSanitizer on the threaded parts), whose
+# tests count in the same line. DDL_SANITIZERS="" skips them ("asan" by default; "asan tsan" adds build-tsan).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
+rm -f build/meson-logs/testlog.json
 meson test -C build --print-errorlogs --num-processes 2 "$@"
 status=$?
 
-log=build/meson-logs/testlog.json
-if [ ! -s "$log" ]; then
-  echo "0 passed, 1 failed"
-  exit 1
-fi
 # One JSON object per test; SKIP (exit code 77) counts as neither.
-passed=$(grep -c '"result": "OK"' "$log" || true)
-failed=$(grep -Ec '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
-skipped=$(grep -c '"result": "SKIP"' "$log" || true)
+passed=0 failed=0 skipped=0
+count() {  # count LOG: adds its results; a missing log (the build failed) is one failure
+  local log=$1
+  if [ ! -s "$log" ]; then
+    echo "test.sh: no results in $log" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  passed=$((passed + $(grep -c '"result": "OK"' "$log")))
+  failed=$((failed + $(grep -Ec '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")))
+  skipped=$((skipped + $(grep -c '"result": "SKIP"' "$log")))
+}
+count build/meson-logs/testlog.json
+
+for kind in ${DDL_SANITIZERS-asan}; do
+  echo "test.sh: sanitizer build $kind (tests/sanitize/run.sh)"
+  rm -f "build-$kind/meson-logs/testlog.json"
+  tests/sanitize/run.sh "$kind" || status=1
+  count "build-$kind/meson-logs/testlog.json"
+done
+
 [ "$skipped" -gt 0 ] && echo "($skipped skipped: they need hardware this machine lacks)"
 echo "$passed passed, $failed failed"
 [ "$status" -eq 0 ] && [ "$failed" -eq 0 ]

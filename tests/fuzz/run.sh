@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for DDL_FUZZ_SECONDS (default 30) from its seed corpus, writing
+# new inputs to a scratch folder (the repo's corpus is never touched) and any crashing
+# input to $DDL_FUZZ_ARTIFACTS (default: the current folder). Exit status: libFuzzer's.
+set -uo pipefail
+exe=$1 seeds=$2
+name=$(basename "$exe")
+work=$(mktemp -d "${TMPDIR:-/tmp}/$name-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+artifacts=${DDL_FUZZ_ARTIFACTS:-$PWD}
+mkdir -p "$artifacts"
+# halt_on_error: a UBSan report must fail the run, not scroll past.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+"$exe" -max_total_time="${DDL_FUZZ_SECONDS:-30}" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$artifacts/$name-" "$work" "$seeds"
