@@ -13,6 +13,7 @@ namespace {
 
 constexpr uint32_t kImageMagic = 2051, kLabelMagic = 2049;
 constexpr int64_t kNumClasses = 10;
+constexpr uint64_t kMaxImagePixels = uint64_t{1} << 31;
 
 // Picks `root/name` or `root/name.gz`, whichever exists (the plain one first).
 std::string find_idx(const std::string& root, const std::string& name) {
@@ -80,6 +81,11 @@ Tensor read_idx_images(const std::string& path) {
   const auto dims = idx_header(b, path, kImageMagic, 3, "image");
   DDL_CHECK(dims[1] > 0 && dims[2] > 0, "MNIST: '", path, "' holds images of ", dims[1], "x", dims[2],
             " pixels; a model needs images with at least one row and one column");
+  // With 0 images the size check passes whatever rows x cols claims; the tensor's strides
+  // must still fit in 64 bits (found by tests/fuzz/fuzz_idx).
+  DDL_CHECK(static_cast<uint64_t>(dims[1]) * static_cast<uint64_t>(dims[2]) <= kMaxImagePixels, "MNIST: '", path,
+            "' holds images of ", dims[1], "x", dims[2], " pixels, more than the ", kMaxImagePixels,
+            " an IDX image may have here; a corrupt header?");
   Tensor out = empty({dims[0], dims[1], dims[2]}, DType::UInt8);
   if (out.numel() > 0) std::memcpy(out.data<uint8_t>(), b.data() + 16, static_cast<size_t>(out.numel()));
   return out;

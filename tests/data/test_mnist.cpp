@@ -130,6 +130,12 @@ TEST_CASE("MNIST headers that promise more than the file holds are errors, never
   // Images without pixels cannot feed a model.
   test::write_bytes(images, idx_images(4, 0, 0));
   REQUIRE_THROWS_WITH(MNIST(dir.str()), Catch::Contains(images) && Catch::Contains("0x0 pixels"));
+  // Zero images of an absurd size: the size check passes (0 bytes promised, 0 present), but
+  // the strides would overflow 64 bits (found by tests/fuzz/fuzz_idx).
+  std::vector<uint8_t> none;
+  for (uint32_t v : {2051u, 0u, 4294964992u, 3253207039u}) test::append_be32(none, v);
+  test::write_bytes(images, none);
+  REQUIRE_THROWS_WITH(read_idx_images(images), Catch::Contains(images) && Catch::Contains("4294964992x3253207039"));
 }
 
 TEST_CASE("MNIST labels outside the ten classes are errors naming file and record", "[data][mnist][errors]") {
