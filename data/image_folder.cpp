@@ -31,6 +31,12 @@ Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels)
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");
+  // stb_image 2.27 (Debian's) reads past its buffer converting a 16-bit PNM (maxval > 255)
+  // to 8 bits, found by tests/fuzz/fuzz_image: refuse those before it decodes them.
+  const bool pnm = bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6');
+  DDL_CHECK(!(pnm && stbi_is_16_bit_from_memory(bytes.data(), static_cast<int>(bytes.size()))), "read_image: '", path,
+            "' is a 16-bit PNM image (maxval above 255), which this build's stb_image cannot decode safely; "
+            "convert it to 8 bits (e.g. pnmdepth 255)");
   int w = 0, h = 0, comp = 0;
   // The header's size first: decoding is where a small file becomes gigabytes.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp))

@@ -66,7 +66,9 @@ int64_t HashStore::add(const std::string& key, int64_t delta) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = data_.find(key);
-    v = (it == data_.end() ? 0 : detail::parse_counter(key, it->second)) + delta;
+    const int64_t old = it == data_.end() ? 0 : detail::parse_counter(key, it->second);
+    DDL_CHECK(!__builtin_add_overflow(old, delta, &v), "store: add(", key, ", ", delta, ") to ", old,
+              " overflows a 64-bit counter");
     data_[key] = std::to_string(v);
   }
   cv_.notify_all();

@@ -384,7 +384,9 @@ std::string TCPStoreServer::handle(const std::string& body) {
   // Blocking waits run in 100 ms slices so a stopping server is never stuck behind them.
   auto wait_keys = [&](const std::vector<std::string>& keys, int64_t timeout_ms) {
     if (timeout_ms < 0) throw WireError("negative timeout");
-    auto deadline = Clock::now() + Millis(timeout_ms);
+    // A client's timeout is at most a year: Clock::now() + a larger one overflows.
+    constexpr int64_t kMaxTimeoutMs = int64_t{365} * 24 * 3600 * 1000;
+    auto deadline = Clock::now() + Millis(std::min(timeout_ms, kMaxTimeoutMs));
     while (!data_.check(keys)) {
       if (stop_ || Clock::now() >= deadline) return false;
       try {

@@ -138,3 +138,13 @@ TEST_CASE("an image larger than max_pixels is refused before decoding", "[data][
   REQUIRE_THROWS_WITH(read_image(dir / "big.png", 3, 5999),
                       Catch::Contains(dir / "big.png") && Catch::Contains("100x60") && Catch::Contains("5999"));
 }
+
+TEST_CASE("a 16-bit PNM image is refused before stb decodes it", "[data][image][errors]") {
+  TempDir dir;
+  // A fuzzer's find: P6, 2x2, maxval 702 (16-bit samples); stb 2.27 overreads converting it.
+  const std::string header = "P6\n2 2\n702\n";
+  std::vector<uint8_t> ppm(header.begin(), header.end());
+  ppm.insert(ppm.end(), 2 * 2 * 3 * 2, 0x7f);
+  test::write_bytes(dir / "deep.ppm", ppm);
+  REQUIRE_THROWS_WITH(read_image(dir / "deep.ppm"), Catch::Contains(dir / "deep.ppm") && Catch::Contains("16-bit PNM"));
+}

@@ -38,7 +38,8 @@ GlooOptions quick(int debug = 0, int shm = 1) {
 
 TEST_CASE("collectives: closed forms with thread ranks", "[dist]") {
   for (int world : {1, 2, 3, 4}) {
-    for (auto [debug, shm] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
+    for (const auto& mode : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
+      const int debug = mode.first, shm = mode.second;  // not a structured binding: lambdas capture them
       DYNAMIC_SECTION("world " << world << " debug " << debug << " shm " << shm) {
         auto store = fresh_store();
         auto outs = test::run_threads(world, [&](int rank) {

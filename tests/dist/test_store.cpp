@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "dist/gloo/gloo_collectives.h"
@@ -156,6 +157,16 @@ TEST_CASE("store: HashStore and PrefixStore", "[dist]") {
   check_store(a, a);
   CHECK(base->check({"job/a"}));
   CHECK_FALSE(base->check({"a"}));
+}
+
+TEST_CASE("store: a counter that would overflow is an error, left unchanged", "[dist]") {
+  HashStore s;
+  const int64_t big = std::numeric_limits<int64_t>::max() - 1;
+  CHECK(s.add("n", big) == big);
+  CHECK_THROWS_WITH(s.add("n", 2), Catch::Contains("overflows") && Catch::Contains("add(n, 2)"));
+  CHECK(s.add("n", 1) == big + 1);
+  s.add("m", std::numeric_limits<int64_t>::min());
+  CHECK_THROWS_WITH(s.add("m", -1), Catch::Contains("overflows"));
 }
 
 TEST_CASE("store: FileStore on a fresh directory", "[dist]") {

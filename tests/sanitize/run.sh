@@ -17,9 +17,13 @@ case $kind in
     setup=(env CC=clang CXX=clang++ CXXFLAGS="-gline-tables-only -fno-omit-frame-pointer -Wno-unknown-warning-option"
            meson setup "$dir" --buildtype=release -Db_ndebug=false -Db_sanitize=address,undefined -Db_lundef=false
            -Dcuda=disabled -Dfuzz=true)
-    # -dist_collectives: clang 14 cannot capture its structured bindings in a lambda (C++20,
-    # clang 16+); it runs under ThreadSanitizer (g++) until that loop names its variables.
-    suites=(unit trace nn optim data dist report fuzz -dist_collectives)
+    # Left out: the tests whose ranks are forked from a parent that runs a store server's
+    # threads. Clang 14's ASan takes no allocator locks around fork(), so such a child can
+    # hang on a lock a parent thread held (fixed in LLVM 18 by installing pthread_atfork:
+    # llvm-project PR 75290); seen here as a rank that never publishes its address. They
+    # run in the normal build; their thread-rank cases are in dist_collectives' threads.
+    suites=(unit trace nn optim data dist report fuzz -dist_ddp -dist_sync -dist_rendezvous_stray -dist_failures
+            -dist_shm -dist_timeouts -dist_debug_check -dist_collectives)
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string_checks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     ;;
