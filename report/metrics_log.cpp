@@ -1,7 +1,9 @@
 // MetricsLog: JSON lines through nlohmann::json, one fwrite + fflush per event.
 #include "report/metrics_log.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include "tensor/error.h"
 
@@ -99,8 +101,11 @@ void MetricsLog::write(const std::string& event, json fields) {
   // Replace invalid UTF-8 (a class name, a path) rather than throw mid-training.
   std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
-  std::fwrite(text.data(), 1, text.size(), file_);
-  std::fflush(file_);
+  // A full disk must not end a run "successfully" with a truncated log: fail naming the file.
+  errno = 0;
+  const bool written = std::fwrite(text.data(), 1, text.size(), file_) == text.size() && std::fflush(file_) == 0;
+  DDL_CHECK(written, "MetricsLog: writing '", path_, "' failed: ", errno ? std::strerror(errno) : "short write",
+            " (disk full?); the metrics file is incomplete");
 }
 
 void MetricsLog::sample(const ResourceSample& s) { write("sample", to_json(s)); }

@@ -36,7 +36,9 @@ class MetricsLog {
   bool enabled() const { return file_ != nullptr; }
   const std::string& path() const { return path_; }
 
-  // Writes `fields` plus the common keys as one line.
+  // Writes `fields` plus the common keys as one line. Throws ddl::Error naming the file when
+  // the line cannot be written whole (a full disk), so a run never ends with a silently
+  // truncated log.
   void write(const std::string& event, nlohmann::json fields = nlohmann::json::object());
   void sample(const ResourceSample& s);
   // extra: the caller's values (loss, accuracy, lr, ...), merged into the line.

@@ -99,3 +99,9 @@ TEST_CASE("MetricsLog: disabled log, unwritable path, per-rank names", "[apps]")
   CHECK(metrics_path_for_rank("run.d/metrics", 3, 4) == "run.d/metrics.rank3");
   CHECK(metrics_path_for_rank(".hidden", 0, 2) == ".hidden.rank0");
 }
+
+TEST_CASE("MetricsLog: a write that fails (a full disk) is an error naming the file", "[apps]") {
+  MetricsLog full("/dev/full", 0, 1);  // every write fails with ENOSPC
+  REQUIRE_THROWS_WITH(full.write("step", {{"loss", 1.0}}),
+                      Catch::Contains("/dev/full") && Catch::Contains("No space left on device"));
+}
