@@ -1,6 +1,9 @@
 // OutputRelay (see output_relay.h and its Note [Worker output]).
 #include "apps/ddlrun/output_relay.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -29,6 +32,10 @@ std::vector<std::shared_ptr<FILE>> open_rank_logs(const std::string& dir, const 
 }
 
 OutputRelay::OutputRelay(RelayOptions opts) : opts_(std::move(opts)), workers_(opts_.ranks.size()) {
+  struct stat out {
+  }, err{};
+  if (fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0)
+    one_console_ = out.st_dev == err.st_dev && out.st_ino == err.st_ino;
   for (size_t i = 0; i < workers_.size() && i < opts_.logs.size(); ++i) {
     workers_[i].log = opts_.logs[i].get();
     log_line(int(i), "ddlrun: rank " + std::to_string(opts_.ranks[i]) + "/" + std::to_string(opts_.world) +
@@ -222,7 +229,7 @@ void OutputRelay::console_line(FILE* to, std::string_view text) {
     put(stdout, bar_);
     return;
   }
-  end_open_line();
+  if (open_stream_ >= 0 && (one_console_ || sink(StreamKind(open_stream_)) == to)) end_open_line();
   put(to, text);
   put(to, "\n");
 }

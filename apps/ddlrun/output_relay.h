@@ -110,6 +110,9 @@ class OutputRelay {
   bool bar_ok_ = true;
   std::string bar_;
   FILE* last_sink_ = nullptr;
+  // stdout and stderr are one file (a terminal, or 2>&1): a line on either lands after
+  // rank 0's unfinished one, which must end first. Separate files keep rank 0's bytes as sent.
+  bool one_console_ = true;
 };
 
 }  // namespace ddl::launcher
