@@ -32,8 +32,8 @@ bool Variable::requires_grad() const { return impl_ && impl_->requires_grad; }
 Variable& Variable::requires_grad_(bool requires_grad) {
   VariableImpl& v = checked(impl_, "requires_grad_");
   DDL_CHECK(is_leaf() || requires_grad, "requires_grad_: only leaves can stop requiring grad; use detach()");
-  DDL_CHECK(!requires_grad || is_floating(v.data.dtype()), "requires_grad_: only float tensors can require gradients, got ",
-            describe(v.data));
+  DDL_CHECK(!requires_grad || is_floating(v.data.dtype()),
+            "requires_grad_: only float tensors can require gradients, got ", describe(v.data));
   v.requires_grad = requires_grad;
   return *this;
 }
@@ -50,8 +50,10 @@ void Variable::set_grad(Tensor grad) {
 
 void Variable::zero_grad(bool set_to_none) {
   VariableImpl& v = checked(impl_, "zero_grad");
-  if (set_to_none || !v.grad.defined()) v.grad = Tensor();
-  else v.grad.zero_();
+  if (set_to_none || !v.grad.defined())
+    v.grad = Tensor();
+  else
+    v.grad.zero_();
 }
 
 const std::shared_ptr<autograd::Node>& Variable::grad_fn() const { return checked(impl_, "grad_fn").grad_fn; }
@@ -70,7 +72,8 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
 
 int Variable::register_post_accumulate_grad_hook(Hook hook) {
   VariableImpl& v = checked(impl_, "register_post_accumulate_grad_hook");
-  DDL_CHECK(is_leaf() && v.requires_grad, "register_post_accumulate_grad_hook: only leaves that require grad accumulate gradients");
+  DDL_CHECK(is_leaf() && v.requires_grad,
+            "register_post_accumulate_grad_hook: only leaves that require grad accumulate gradients");
   const int id = v.next_hook_id++;
   v.post_accumulate_hooks.emplace(id, std::move(hook));
   return id;
@@ -81,8 +84,10 @@ void Variable::remove_hook(int id) { checked(impl_, "remove_hook").post_accumula
 std::ostream& operator<<(std::ostream& os, const Variable& v) {
   if (!v.defined()) return os << "Variable(undefined)";
   os << v.data();
-  if (v.grad_fn()) os << " grad_fn=" << v.grad_fn()->name();
-  else if (v.requires_grad()) os << " requires_grad=true";
+  if (v.grad_fn())
+    os << " grad_fn=" << v.grad_fn()->name();
+  else if (v.requires_grad())
+    os << " requires_grad=true";
   return os;
 }
 

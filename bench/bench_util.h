@@ -25,7 +25,8 @@ inline void clock_arg(int argc, char** argv) {
 }
 
 inline double now_seconds() {
-  if (!use_cpu_clock()) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!use_cpu_clock())
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;

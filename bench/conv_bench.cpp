@@ -34,10 +34,14 @@ int conv_bench_main(int argc, char** argv) {
   int threads = ddl::get_num_threads(), reps = 7;
   int64_t batch = 64;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--batch")) batch = std::atoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--clock")) ++i;
+    if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reps"))
+      reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--batch"))
+      batch = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--clock"))
+      ++i;
   }
   ddl::set_num_threads(std::max(threads, 1));
   ddl::Generator gen(42);
@@ -68,8 +72,9 @@ int conv_bench_main(int argc, char** argv) {
                   bwd_in, bwd_w, flops / ms * 1e-6);
     layers += buf;
   }
-  std::printf("{\"bench\":\"conv2d\",\"threads\":%d,\"batch\":%lld,\"layers\":[%s],\"total_gflops\":%.1f,"
-              "\"total_ms\":%.3f}\n",
-              ddl::get_num_threads(), (long long)batch, layers.c_str(), total_flops / total_ms * 1e-6, total_ms);
+  std::printf(
+      "{\"bench\":\"conv2d\",\"threads\":%d,\"batch\":%lld,\"layers\":[%s],\"total_gflops\":%.1f,"
+      "\"total_ms\":%.3f}\n",
+      ddl::get_num_threads(), (long long)batch, layers.c_str(), total_flops / total_ms * 1e-6, total_ms);
   return 0;
 }

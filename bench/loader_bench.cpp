@@ -16,10 +16,9 @@ int loader_bench_main(int argc, char** argv) {
   Generator gen(0);
   const Tensor images = randint(0, 256, {n, 3, 32, 32}, gen, DType::Int64).to(DType::UInt8);
   const Tensor labels = randint(0, 10, {n}, gen);
-  auto ds = std::make_shared<TensorDataset>(
-      images, labels,
-      Compose({RandomCrop(32, 32, 4), RandomHorizontalFlip(), ToTensor(),
-               Normalize({0.4914, 0.4822, 0.4465}, {0.2470, 0.2435, 0.2616})}));
+  auto ds = std::make_shared<TensorDataset>(images, labels,
+                                            Compose({RandomCrop(32, 32, 4), RandomHorizontalFlip(), ToTensor(),
+                                                     Normalize({0.4914, 0.4822, 0.4465}, {0.2470, 0.2435, 0.2616})}));
   std::printf("{\"bench\": \"loader\", \"images\": %lld, \"batch\": 64", static_cast<long long>(n));
   for (int64_t workers : {0, 1, 2}) {
     DataLoader loader(ds, {.batch_size = 64, .shuffle = true, .num_workers = workers});

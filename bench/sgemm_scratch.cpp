@@ -3,10 +3,10 @@
 //   g++ -std=c++20 -O3 -march=native -fopenmp -I. -I/usr/include/eigen3
 //       bench/sgemm_scratch.cpp tensor/cpu/sgemm.cpp -o /tmp/sgemm_scratch
 //   /tmp/sgemm_scratch [check|bench|all]
-#include <Eigen/Core>
 #include <immintrin.h>
 #include <omp.h>
 
+#include <Eigen/Core>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,8 +34,7 @@ std::vector<float> rand_vec(size_t n) {
 }
 
 // One correctness case; returns false on mismatch.
-bool check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
-                int64_t pad) {
+bool check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, int64_t pad) {
   const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
   const auto A = rand_vec(size_t((ta ? K : M) * lda + 1));
   const auto B = rand_vec(size_t((tb ? N : K) * ldb + 1));
@@ -76,8 +75,8 @@ bool check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
       }
       const double err = std::fabs(got - ref), tol = 4e-7 * (K + 4) * (mag + 1e-30);
       if (!(err <= tol)) {
-        std::printf("  MISMATCH ta=%d tb=%d M=%ld N=%ld K=%ld a=%g b=%g pad=%ld at (%ld,%ld): %g vs %g\n",
-                    ta, tb, M, N, K, alpha, beta, pad, i, j, got, ref);
+        std::printf("  MISMATCH ta=%d tb=%d M=%ld N=%ld K=%ld a=%g b=%g pad=%ld at (%ld,%ld): %g vs %g\n", ta, tb, M, N,
+                    K, alpha, beta, pad, i, j, got, ref);
         return false;
       }
       max_err = std::max(max_err, err / (mag + 1e-30));
@@ -97,9 +96,11 @@ int run_checks() {
     fails += !check_case(ta, tb, M, N, K, al, be, (it / 36) % 3 == 0 ? 0 : 5);
     ++n;
   }
-  struct S { int64_t m, n, k; };
-  for (const S s : {S{1000, 17, 300}, S{65, 1000, 513}, S{300, 300, 1000}, S{129, 4, 4608},
-                    S{512, 16, 700}, S{3, 1000, 127}, S{257, 70, 2305}, S{8, 8, 8}, S{1, 1, 1}})
+  struct S {
+    int64_t m, n, k;
+  };
+  for (const S s : {S{1000, 17, 300}, S{65, 1000, 513}, S{300, 300, 1000}, S{129, 4, 4608}, S{512, 16, 700},
+                    S{3, 1000, 127}, S{257, 70, 2305}, S{8, 8, 8}, S{1, 1, 1}})
     for (int t = 0; t < 4; ++t)
       for (float be : {0.f, 0.5f}) {
         fails += !check_case(t & 1, t & 2, s.m, s.n, s.k, 1.5f, be, t == 1 ? 0 : 3);
@@ -128,8 +129,7 @@ int run_checks() {
     sgemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C1.data(), N);
 #pragma omp parallel num_threads(2)
     {
-      if (omp_get_thread_num() == 0)
-        sgemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C2.data(), N);
+      if (omp_get_thread_num() == 0) sgemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C2.data(), N);
     }
     fails += std::memcmp(C1.data(), C2.data(), C1.size() * 4) != 0;
     ++n;
@@ -169,8 +169,8 @@ void wait_idle() {
   auto sample = [](long long& idle, long long& total) {
     FILE* f = std::fopen("/proc/stat", "r");
     long long v[8] = {};
-    if (!f || std::fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2],
-                          &v[3], &v[4], &v[5], &v[6], &v[7]) != 8) {
+    if (!f || std::fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                          &v[6], &v[7]) != 8) {
       idle = total = 0;
     } else {
       idle = v[3];
@@ -201,10 +201,20 @@ double fma_peak(int nt) {
       __m512 x = _mm512_set1_ps(0.9999999f), y = _mm512_set1_ps(1e-8f);
       __m512 a0 = x, a1 = x, a2 = x, a3 = x, a4 = x, a5 = x, a6 = x, a7 = x, a8 = x, a9 = x;
       for (long i = 0; i < iters; ++i) {
-#define F(r) r = _mm512_fmadd_ps(r, x, y);
-        F(a0) F(a1) F(a2) F(a3) F(a4) F(a5) F(a6) F(a7) F(a8) F(a9)
-        __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5),
-                         "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9));
+#define F(r) r = _mm512_fmadd_ps(r, x, y)
+        F(a0);
+        F(a1);
+        F(a2);
+        F(a3);
+        F(a4);
+        F(a5);
+        F(a6);
+        F(a7);
+        F(a8);
+        F(a9);
+        __asm__ volatile(""
+                         : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                           "+v"(a9));
       }
       a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                          _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
@@ -238,19 +248,20 @@ double time_gflops(F&& f, double flops) {
 void run_bench() {
   const double peak[3] = {0, fma_peak(1), fma_peak(2)};
   std::printf("FMA peak: 1 thread %.1f GFLOP/s, 2 threads %.1f GFLOP/s\n", peak[1], peak[2]);
-  struct S { const char* name; bool ta, tb; int64_t m, n, k; };
+  struct S {
+    const char* name;
+    bool ta, tb;
+    int64_t m, n, k;
+  };
   const S shapes[] = {
-      {"square", 0, 0, 1024, 1024, 1024},
-      {"img c1", 0, 0, 64, 1024, 27},     {"img c2", 0, 0, 128, 256, 576},
-      {"img c3", 0, 0, 256, 64, 1152},    {"img c4", 0, 0, 256, 64, 2304},
-      {"img c5", 0, 0, 512, 16, 2304},    {"img c6", 0, 0, 512, 16, 4608},
-      {"img c7", 0, 0, 512, 4, 4608},     {"batch c1", 0, 0, 64, 65536, 27},
-      {"batch c2", 0, 0, 128, 16384, 576}, {"batch c3", 0, 0, 256, 4096, 1152},
-      {"batch c4", 0, 0, 256, 4096, 2304}, {"batch c5", 0, 0, 512, 1024, 2304},
-      {"batch c6", 0, 0, 512, 1024, 4608}, {"batch c7", 0, 0, 512, 256, 4608},
-      {"dW (tB)", 0, 1, 256, 2304, 4096}, {"dX (tA)", 1, 0, 2304, 4096, 256}};
-  std::printf("%-9s %5s %6s %5s | %-22s | %-22s\n", "shape", "M", "N", "K",
-              "1 thr: ours / eigen", "2 thr: ours / eigen");
+      {"square", 0, 0, 1024, 1024, 1024},  {"img c1", 0, 0, 64, 1024, 27},      {"img c2", 0, 0, 128, 256, 576},
+      {"img c3", 0, 0, 256, 64, 1152},     {"img c4", 0, 0, 256, 64, 2304},     {"img c5", 0, 0, 512, 16, 2304},
+      {"img c6", 0, 0, 512, 16, 4608},     {"img c7", 0, 0, 512, 4, 4608},      {"batch c1", 0, 0, 64, 65536, 27},
+      {"batch c2", 0, 0, 128, 16384, 576}, {"batch c3", 0, 0, 256, 4096, 1152}, {"batch c4", 0, 0, 256, 4096, 2304},
+      {"batch c5", 0, 0, 512, 1024, 2304}, {"batch c6", 0, 0, 512, 1024, 4608}, {"batch c7", 0, 0, 512, 256, 4608},
+      {"dW (tB)", 0, 1, 256, 2304, 4096},  {"dX (tA)", 1, 0, 2304, 4096, 256}};
+  std::printf("%-9s %5s %6s %5s | %-22s | %-22s\n", "shape", "M", "N", "K", "1 thr: ours / eigen",
+              "2 thr: ours / eigen");
   using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Map = Eigen::Map<Mat>;
   // SGEMM_ONLY=substr restricts the shapes; SGEMM_NOEIGEN=1 skips Eigen (tuning).
@@ -268,16 +279,20 @@ void run_bench() {
     for (int nt : {1, 2}) {
       omp_set_num_threads(nt);
       Eigen::setNbThreads(nt);
-      const double ours = time_gflops([&] {
-        sgemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, A.data(), lda, B.data(), ldb, 1.f, C.data(), s.n);
-      }, flops);
-      const double eig = no_eigen ? 0.0 : time_gflops([&] {
-        if (s.ta) c.noalias() += a.transpose() * b;
-        else if (s.tb) c.noalias() += a * b.transpose();
-        else c.noalias() += a * b;
-      }, flops);
-      std::printf(" %5.1f (%3.0f%%) / %5.1f (%3.0f%%) |", ours, 100 * ours / peak[nt], eig,
-                  100 * eig / peak[nt]);
+      const double ours = time_gflops(
+          [&] { sgemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, A.data(), lda, B.data(), ldb, 1.f, C.data(), s.n); }, flops);
+      const double eig = no_eigen ? 0.0
+                                  : time_gflops(
+                                        [&] {
+                                          if (s.ta)
+                                            c.noalias() += a.transpose() * b;
+                                          else if (s.tb)
+                                            c.noalias() += a * b.transpose();
+                                          else
+                                            c.noalias() += a * b;
+                                        },
+                                        flops);
+      std::printf(" %5.1f (%3.0f%%) / %5.1f (%3.0f%%) |", ours, 100 * ours / peak[nt], eig, 100 * eig / peak[nt]);
     }
     std::printf("\n");
     std::fflush(stdout);

@@ -31,7 +31,7 @@ struct DataLoaderOptions {
   // later .to(Device::cuda()) is an asynchronous DMA. Ignored without a GPU (as
   // in PyTorch), so one configuration runs everywhere.
   bool pin_memory = false;
-  uint64_t seed = 0;                   // seeds shuffling and random transforms
+  uint64_t seed = 0;  // seeds shuffling and random transforms
 };
 
 // Stacks examples (same data shape and dtype, same target shape and dtype) into a Batch.

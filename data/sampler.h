@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-
 namespace ddl::data {
 
 class Sampler {

@@ -9,18 +9,22 @@ namespace ddl::dist {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Avg: return "avg";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Avg:
+      return "avg";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
   }
   return "?";
 }
 
 const char* op_kind_name(OpKind k) {
-  static const char* names[kNumOpKinds] = {
-      "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "gather",
-      "scatter", "all_to_all", "barrier", "send", "recv", "debug_check"};
+  static const char* names[kNumOpKinds] = {"all_reduce",     "broadcast", "reduce",  "all_gather",
+                                           "reduce_scatter", "gather",    "scatter", "all_to_all",
+                                           "barrier",        "send",      "recv",    "debug_check"};
   return names[static_cast<int>(k)];
 }
 
@@ -43,23 +47,22 @@ std::string CommStats::summary() const {
     const OpStats& s = ops[k];
     if (s.calls == 0) continue;
     std::snprintf(line, sizeof line, "%s: %lld calls, sent %.3f MB, received %.3f MB\n",
-                  op_kind_name(static_cast<OpKind>(k)), static_cast<long long>(s.calls),
-                  s.bytes_sent / 1e6, s.bytes_received / 1e6);
+                  op_kind_name(static_cast<OpKind>(k)), static_cast<long long>(s.calls), s.bytes_sent / 1e6,
+                  s.bytes_received / 1e6);
     out += line;
   }
   return out;
 }
 
 ProcessGroup::ProcessGroup(int rank, int size) : rank_(rank), size_(size) {
-  DDL_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroup: rank ", rank,
-            " is outside a world of size ", size);
+  DDL_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroup: rank ", rank, " is outside a world of size ", size);
 }
 
 std::string ProcessGroup::p2p_description(OpKind kind, const Tensor& t, int peer, int tag) const {
   const bool is_send = kind == OpKind::Send;
   const char* name = is_send ? "send" : "recv";
-  DDL_CHECK(peer >= 0 && peer < size() && peer != rank(), name, ": peer rank ", peer,
-            " must be another rank in [0, ", size(), "), this is rank ", rank());
+  DDL_CHECK(peer >= 0 && peer < size() && peer != rank(), name, ": peer rank ", peer, " must be another rank in [0, ",
+            size(), "), this is rank ", rank());
   DDL_CHECK(tag >= 0, name, ": tag must be >= 0, got ", tag);
   return std::string(name) + "(" + describe(t) + (is_send ? ", to rank " : ", from rank ") + std::to_string(peer) +
          ", tag=" + std::to_string(tag) + ")";

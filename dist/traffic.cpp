@@ -2,8 +2,9 @@
 // arithmetic mirrors gloo/allreduce.cc and gloo/reduce.cc of the 2022 snapshot.
 #include "dist/traffic.h"
 
-#include <algorithm>
 #include <sys/types.h>
+
+#include <algorithm>
 
 namespace ddl::dist::detail {
 namespace {
@@ -110,8 +111,6 @@ Traffic scatter_traffic(size_t chunk, int n, int rank, int root) {
   return {0, int64_t(chunk)};
 }
 
-Traffic pairwise_traffic(size_t chunk, int n) {
-  return {int64_t(chunk) * (n - 1), int64_t(chunk) * (n - 1)};
-}
+Traffic pairwise_traffic(size_t chunk, int n) { return {int64_t(chunk) * (n - 1), int64_t(chunk) * (n - 1)}; }
 
 }  // namespace ddl::dist::detail

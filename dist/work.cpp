@@ -16,8 +16,7 @@ void Work::wait() {
 void Work::wait(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   bool ok = cv_.wait_for(lock, timeout, [&] { return done_; });
-  DDL_CHECK(ok, description_, ": Work::wait timed out after ", timeout.count(),
-            " ms (the operation is still pending)");
+  DDL_CHECK(ok, description_, ": Work::wait timed out after ", timeout.count(), " ms (the operation is still pending)");
   if (error_) std::rethrow_exception(error_);
 }
 

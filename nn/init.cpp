@@ -13,11 +13,16 @@ std::pair<int64_t, int64_t> fans(const Tensor& w) {
 
 double calculate_gain(Nonlinearity nl, double negative_slope) {
   switch (nl) {
-    case Nonlinearity::Linear: return 1.0;
-    case Nonlinearity::Sigmoid: return 1.0;
-    case Nonlinearity::Tanh: return 5.0 / 3;
-    case Nonlinearity::Relu: return std::sqrt(2.0);
-    case Nonlinearity::LeakyRelu: return std::sqrt(2.0 / (1 + negative_slope * negative_slope));
+    case Nonlinearity::Linear:
+      return 1.0;
+    case Nonlinearity::Sigmoid:
+      return 1.0;
+    case Nonlinearity::Tanh:
+      return 5.0 / 3;
+    case Nonlinearity::Relu:
+      return std::sqrt(2.0);
+    case Nonlinearity::LeakyRelu:
+      return std::sqrt(2.0 / (1 + negative_slope * negative_slope));
   }
   return 1.0;
 }

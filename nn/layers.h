@@ -46,9 +46,9 @@ class BatchNorm : public Module {
             bool affine, bool track_running_stats);
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
-  Variable weight, bias;                    // [C] when affine
-  Variable running_mean, running_var;       // [C] when tracking
-  Variable num_batches_tracked;             // int64 scalar
+  Variable weight, bias;               // [C] when affine
+  Variable running_mean, running_var;  // [C] when tracking
+  Variable num_batches_tracked;        // int64 scalar
 
  private:
   int64_t expected_dims_, num_features_;

@@ -29,11 +29,14 @@ void LRScheduler::apply() {
   for (size_t i = 0; i < groups.size() && i < base_lrs_.size(); ++i) groups[i].set_lr(lr_at(base_lrs_[i], step_));
 }
 
-StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
+    : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
   DDL_CHECK(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
   set_step(0);
 }
-double StepLR::lr_at(double base, int64_t k) const { return base * std::pow(gamma_, static_cast<double>(k / step_size_)); }
+double StepLR::lr_at(double base, int64_t k) const {
+  return base * std::pow(gamma_, static_cast<double>(k / step_size_));
+}
 
 MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma)
     : LRScheduler(opt), milestones_(std::move(milestones)), gamma_(gamma) {

@@ -34,8 +34,10 @@ class LRScheduler {
 class StepLR : public LRScheduler {
  public:
   StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1);
+
  public:
   double lr_at(double base, int64_t k) const override;
+
  private:
   int64_t step_size_;
   double gamma_;
@@ -45,8 +47,10 @@ class StepLR : public LRScheduler {
 class MultiStepLR : public LRScheduler {
  public:
   MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma = 0.1);
+
  public:
   double lr_at(double base, int64_t k) const override;
+
  private:
   std::vector<int64_t> milestones_;
   double gamma_;
@@ -56,8 +60,10 @@ class MultiStepLR : public LRScheduler {
 class CosineAnnealingLR : public LRScheduler {
  public:
   CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0);
+
  public:
   double lr_at(double base, int64_t k) const override;
+
  private:
   int64_t t_max_;
   double eta_min_;
@@ -67,9 +73,12 @@ class CosineAnnealingLR : public LRScheduler {
 // wrapped schedule (if any) counted from the end of the warm-up.
 class WarmupLR : public LRScheduler {
  public:
-  WarmupLR(Optimizer& opt, int64_t warmup_steps, double start_factor = 0.1, std::shared_ptr<LRScheduler> after = nullptr);
+  WarmupLR(Optimizer& opt, int64_t warmup_steps, double start_factor = 0.1,
+           std::shared_ptr<LRScheduler> after = nullptr);
+
  public:
   double lr_at(double base, int64_t k) const override;
+
  private:
   int64_t warmup_;
   double start_factor_;

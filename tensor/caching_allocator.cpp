@@ -67,8 +67,8 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t size, uintptr_t st
     release_free_segments();
     p = raw_->alloc(seg);
   }
-  DDL_CHECK(p != nullptr, name_, ": out of memory: tried to allocate ", format_bytes(static_cast<int64_t>(size)),
-            " (", size, " bytes, in a segment of ", format_bytes(static_cast<int64_t>(seg)), "); ", describe_usage(),
+  DDL_CHECK(p != nullptr, name_, ": out of memory: tried to allocate ", format_bytes(static_cast<int64_t>(size)), " (",
+            size, " bytes, in a segment of ", format_bytes(static_cast<int64_t>(seg)), "); ", describe_usage(),
             ". Free tensors you no longer need or use a smaller batch");
   segments_ += 1;
   stats_.reserved_bytes += static_cast<int64_t>(seg);

@@ -39,10 +39,10 @@ class RawMemory {
 class CachingAllocator {
  public:
   static constexpr size_t kMinBlockSize = 512;
-  static constexpr size_t kSmallSize = size_t{1} << 20;        // largest small-pool request
-  static constexpr size_t kSmallBuffer = size_t{2} << 20;      // small-pool segment
-  static constexpr size_t kLargeBuffer = size_t{20} << 20;     // segment for 1–10 MiB requests
-  static constexpr size_t kMinLargeAlloc = size_t{10} << 20;   // from here, a segment per request
+  static constexpr size_t kSmallSize = size_t{1} << 20;       // largest small-pool request
+  static constexpr size_t kSmallBuffer = size_t{2} << 20;     // small-pool segment
+  static constexpr size_t kLargeBuffer = size_t{20} << 20;    // segment for 1–10 MiB requests
+  static constexpr size_t kMinLargeAlloc = size_t{10} << 20;  // from here, a segment per request
   static constexpr size_t kRoundLarge = size_t{2} << 20;
 
   // `raw` must outlive the allocator; `name` ("cuda:0") prefixes error messages.

@@ -23,11 +23,9 @@ int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, i
 // undefined -> y: [N, K, P, Q] (or [K, P, Q]). Same dtype and device for all.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p = {});
 // Gradient w.r.t. x of a conv2d whose input had shape x_shape.
-Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,
-                             const Conv2dParams& p);
+Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape& x_shape, const Conv2dParams& p);
 // Gradient w.r.t. the weight of shape w_shape.
-Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape& w_shape,
-                              const Conv2dParams& p);
+Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape& w_shape, const Conv2dParams& p);
 // Gradient w.r.t. the bias: grad_y summed over N, P, Q -> [K].
 Tensor conv2d_backward_bias(const Tensor& grad_y);
 
@@ -36,10 +34,8 @@ namespace kernels {
 // bias may be undefined. Shapes already validated by the frontend.
 using Conv2dForwardFn = void(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                              const Conv2dParams& p);
-using Conv2dBackwardInputFn = void(const Tensor& grad_y, const Tensor& w, const Tensor& grad_x,
-                                   const Conv2dParams& p);
-using Conv2dBackwardWeightFn = void(const Tensor& grad_y, const Tensor& x, const Tensor& grad_w,
-                                    const Conv2dParams& p);
+using Conv2dBackwardInputFn = void(const Tensor& grad_y, const Tensor& w, const Tensor& grad_x, const Conv2dParams& p);
+using Conv2dBackwardWeightFn = void(const Tensor& grad_y, const Tensor& x, const Tensor& grad_w, const Conv2dParams& p);
 DDL_DECLARE_KERNEL(conv2d_forward_kernel, Conv2dForwardFn);
 DDL_DECLARE_KERNEL(conv2d_backward_input_kernel, Conv2dBackwardInputFn);
 DDL_DECLARE_KERNEL(conv2d_backward_weight_kernel, Conv2dBackwardWeightFn);

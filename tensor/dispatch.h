@@ -39,8 +39,8 @@ class Kernel {
 #define DDL_DEFINE_KERNEL(slot, fn_type) constinit ::ddl::Kernel<fn_type> slot(#slot)
 #define DDL_CONCAT_IMPL_(a, b) a##b
 #define DDL_CONCAT_(a, b) DDL_CONCAT_IMPL_(a, b)
-#define DDL_REGISTER_KERNEL(slot, device_type, fn)                                      \
+#define DDL_REGISTER_KERNEL(slot, device_type, fn)                                           \
   [[maybe_unused]] static const bool DDL_CONCAT_(ddl_kernel_registered_, __COUNTER__) = [] { \
-    slot.set(::ddl::DeviceType::device_type, fn);                                       \
-    return true;                                                                        \
+    slot.set(::ddl::DeviceType::device_type, fn);                                            \
+    return true;                                                                             \
   }()

@@ -5,28 +5,44 @@ namespace ddl {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int64: return 8;
-    case DType::Int32: return 4;
-    case DType::UInt8: return 1;
-    case DType::Bool: return 1;
-    case DType::Float16: return 2;
-    case DType::BFloat16: return 2;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
+    case DType::Int64:
+      return 8;
+    case DType::Int32:
+      return 4;
+    case DType::UInt8:
+      return 1;
+    case DType::Bool:
+      return 1;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 2;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Int32: return "int32";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+    case DType::Int32:
+      return "int32";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Bool:
+      return "bool";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -40,14 +56,22 @@ std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t)
 namespace {
 int rank_of(DType t) {
   switch (t) {
-    case DType::Bool: return 0;
-    case DType::UInt8: return 1;
-    case DType::Int32: return 2;
-    case DType::Int64: return 3;
-    case DType::Float16: return 4;
-    case DType::BFloat16: return 4;
-    case DType::Float32: return 5;
-    case DType::Float64: return 6;
+    case DType::Bool:
+      return 0;
+    case DType::UInt8:
+      return 1;
+    case DType::Int32:
+      return 2;
+    case DType::Int64:
+      return 3;
+    case DType::Float16:
+      return 4;
+    case DType::BFloat16:
+      return 4;
+    case DType::Float32:
+      return 5;
+    case DType::Float64:
+      return 6;
   }
   return 0;
 }

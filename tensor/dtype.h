@@ -19,14 +19,34 @@ const char* dtype_name(DType t);
 bool is_floating(DType t);
 std::ostream& operator<<(std::ostream& os, DType t);
 
-template <typename T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
-template <typename T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <typename T>
+inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 // Type promotion as PyTorch does for tensor-tensor ops: bool < uint8 < int32 < int64 < float32 < float64.
 DType promote_types(DType a, DType b);
@@ -41,39 +61,39 @@ DType promote_types(DType a, DType b);
     break;                                    \
   }
 
-#define DDL_DISPATCH_FLOAT(dtype, op_name, ...)                                              \
-  [&] {                                                                                      \
-    switch (dtype) {                                                                         \
-      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
-      default:                                                                               \
-        DDL_CHECK(false, op_name, ": expected a float32 or float64 tensor, got ", dtype);    \
-    }                                                                                        \
+#define DDL_DISPATCH_FLOAT(dtype, op_name, ...)                                           \
+  [&] {                                                                                   \
+    switch (dtype) {                                                                      \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                         \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                        \
+      default:                                                                            \
+        DDL_CHECK(false, op_name, ": expected a float32 or float64 tensor, got ", dtype); \
+    }                                                                                     \
   }()
 
-#define DDL_DISPATCH_ALL(dtype, op_name, ...)                                                \
-  [&] {                                                                                      \
-    switch (dtype) {                                                                         \
-      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
-      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                                \
-      default:                                                                               \
-        DDL_CHECK(false, op_name, ": dtype ", dtype, " has no kernels yet");                \
-    }                                                                                        \
+#define DDL_DISPATCH_ALL(dtype, op_name, ...)                                \
+  [&] {                                                                      \
+    switch (dtype) {                                                         \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                           \
+      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                \
+      default:                                                               \
+        DDL_CHECK(false, op_name, ": dtype ", dtype, " has no kernels yet"); \
+    }                                                                        \
   }()
 
-#define DDL_DISPATCH_NUMERIC(dtype, op_name, ...)                                            \
-  [&] {                                                                                      \
-    switch (dtype) {                                                                         \
-      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                                           \
-      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                                            \
-      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                                            \
-      default:                                                                               \
-        DDL_CHECK(false, op_name, ": expected a numeric tensor, got ", dtype);              \
-    }                                                                                        \
+#define DDL_DISPATCH_NUMERIC(dtype, op_name, ...)                              \
+  [&] {                                                                        \
+    switch (dtype) {                                                           \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                              \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                             \
+      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                              \
+      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                              \
+      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                              \
+      default:                                                                 \
+        DDL_CHECK(false, op_name, ": expected a numeric tensor, got ", dtype); \
+    }                                                                          \
   }()

@@ -15,8 +15,8 @@ DDL_DEFINE_KERNEL(where_kernel, WhereFnPtr);
 namespace {
 
 const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-                                "relu_backward", "sigmoid_backward", "tanh_backward"};
+  static const char* names[] = {"add", "sub", "mul", "div", "maximum",       "minimum",          "eq",           "ne",
+                                "lt",  "le",  "gt",  "ge",  "relu_backward", "sigmoid_backward", "tanh_backward"};
   return names[static_cast<int>(op)];
 }
 
@@ -56,8 +56,8 @@ void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, double
 
 Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0) {
   DDL_CHECK(x.defined(), "elementwise: undefined operand");
-  const bool keeps_int = op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign || op == UnaryOp::Relu ||
-                         op == UnaryOp::Clamp;
+  const bool keeps_int =
+      op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign || op == UnaryOp::Relu || op == UnaryOp::Clamp;
   // Math functions of integers give floats, as in PyTorch.
   const Tensor in = is_floating(x.dtype()) || keeps_int ? x : x.to(DType::Float32);
   Tensor out = empty(in.shape(), TensorOptions(in.dtype(), in.device()));
@@ -75,17 +75,26 @@ Tensor add(const Tensor& a, const Tensor& b, double alpha) { return binary(Binar
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) {
-  if (!is_floating(a.dtype()) && !is_floating(b.dtype())) return binary(BinaryOp::Div, a.to(DType::Float32), b.to(DType::Float32));
+  if (!is_floating(a.dtype()) && !is_floating(b.dtype()))
+    return binary(BinaryOp::Div, a.to(DType::Float32), b.to(DType::Float32));
   return binary(BinaryOp::Div, a, b);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Minimum, a, b); }
 
-Tensor add(const Tensor& a, double b) { return is_floating(a.dtype()) ? unary(UnaryOp::AddScalar, a, b) : add(a, scalar_like(a, b)); }
+Tensor add(const Tensor& a, double b) {
+  return is_floating(a.dtype()) ? unary(UnaryOp::AddScalar, a, b) : add(a, scalar_like(a, b));
+}
 Tensor sub(const Tensor& a, double b) { return add(a, -b); }
-Tensor mul(const Tensor& a, double b) { return is_floating(a.dtype()) ? unary(UnaryOp::MulScalar, a, b) : mul(a, scalar_like(a, b)); }
-Tensor div(const Tensor& a, double b) { return mul(a.to(is_floating(a.dtype()) ? a.dtype() : DType::Float32), 1.0 / b); }
-Tensor rsub(const Tensor& a, double b) { return is_floating(a.dtype()) ? unary(UnaryOp::RsubScalar, a, b) : sub(scalar_like(a, b), a); }
+Tensor mul(const Tensor& a, double b) {
+  return is_floating(a.dtype()) ? unary(UnaryOp::MulScalar, a, b) : mul(a, scalar_like(a, b));
+}
+Tensor div(const Tensor& a, double b) {
+  return mul(a.to(is_floating(a.dtype()) ? a.dtype() : DType::Float32), 1.0 / b);
+}
+Tensor rsub(const Tensor& a, double b) {
+  return is_floating(a.dtype()) ? unary(UnaryOp::RsubScalar, a, b) : sub(scalar_like(a, b), a);
+}
 Tensor pow(const Tensor& a, double e) { return unary(UnaryOp::PowScalar, a, e); }
 
 Tensor neg(const Tensor& a) { return unary(UnaryOp::Neg, a); }
@@ -128,7 +137,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor relu_backward(const Tensor& grad, const Tensor& input) { return binary(BinaryOp::ReluBackward, grad, input); }
-Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) { return binary(BinaryOp::SigmoidBackward, grad, output); }
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) {
+  return binary(BinaryOp::SigmoidBackward, grad, output);
+}
 Tensor tanh_backward(const Tensor& grad, const Tensor& output) { return binary(BinaryOp::TanhBackward, grad, output); }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {

@@ -49,7 +49,7 @@ Tensor ge(const Tensor& a, double b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 // Fused backward helpers used by autograd: one pass instead of two.
-Tensor relu_backward(const Tensor& grad, const Tensor& input);     // grad * (input > 0)
+Tensor relu_backward(const Tensor& grad, const Tensor& input);      // grad * (input > 0)
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& output);  // grad * y * (1 - y)
 Tensor tanh_backward(const Tensor& grad, const Tensor& output);     // grad * (1 - y^2)
 

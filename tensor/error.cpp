@@ -3,9 +3,7 @@
 
 namespace ddl::detail {
 
-void throw_error(const char* /*file*/, int /*line*/, const std::string& msg) {
-  throw Error(msg);
-}
+void throw_error(const char* /*file*/, int /*line*/, const std::string& msg) { throw Error(msg); }
 
 void throw_assert(const char* file, int line, const char* cond, const std::string& msg) {
   throw Error(str_cat("internal error at ", file, ":", line, ": ", cond, " failed. ", msg,

@@ -27,14 +27,14 @@ std::string str_cat(const Args&... args) {
 
 }  // namespace ddl
 
-#define DDL_CHECK(cond, ...)                                                     \
-  do {                                                                           \
-    if (!(cond)) [[unlikely]]                                                    \
+#define DDL_CHECK(cond, ...)                                                               \
+  do {                                                                                     \
+    if (!(cond)) [[unlikely]]                                                              \
       ::ddl::detail::throw_error(__FILE__, __LINE__, ::ddl::detail::str_cat(__VA_ARGS__)); \
   } while (0)
 
-#define DDL_ASSERT(cond, ...)                                                    \
-  do {                                                                           \
-    if (!(cond)) [[unlikely]]                                                    \
+#define DDL_ASSERT(cond, ...)                                                                      \
+  do {                                                                                             \
+    if (!(cond)) [[unlikely]]                                                                      \
       ::ddl::detail::throw_assert(__FILE__, __LINE__, #cond, ::ddl::detail::str_cat(__VA_ARGS__)); \
   } while (0)

@@ -14,7 +14,7 @@ struct TensorOptions {
   DType dtype = DType::Float32;
   Device device = Device::cpu();
   TensorOptions() = default;
-  TensorOptions(DType t) : dtype(t) {}  // NOLINT: implicit so `zeros(s, DType::Int64)` reads well
+  TensorOptions(DType t) : dtype(t) {}    // NOLINT: implicit so `zeros(s, DType::Int64)` reads well
   TensorOptions(Device d) : device(d) {}  // NOLINT
   TensorOptions(DType t, Device d) : dtype(t), device(d) {}
 };

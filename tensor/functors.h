@@ -17,13 +17,38 @@
 namespace ddl {
 
 enum class UnaryOp : uint8_t {
-  Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sign, Relu, Sigmoid, Tanh,
-  AddScalar, MulScalar, RsubScalar, PowScalar, Clamp,
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Abs,
+  Sign,
+  Relu,
+  Sigmoid,
+  Tanh,
+  AddScalar,
+  MulScalar,
+  RsubScalar,
+  PowScalar,
+  Clamp,
 };
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Maximum, Minimum,
-  Eq, Ne, Lt, Le, Gt, Ge,                        // produce bool
-  ReluBackward, SigmoidBackward, TanhBackward,  // (grad, saved) -> grad_input
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Maximum,
+  Minimum,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,  // produce bool
+  ReluBackward,
+  SigmoidBackward,
+  TanhBackward,  // (grad, saved) -> grad_input
 };
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
@@ -44,12 +69,16 @@ struct UnaryFn {
     if constexpr (Op == UnaryOp::Sqrt) return T(std::sqrt(MathT<T>(x)));
     if constexpr (Op == UnaryOp::Rsqrt) return T(T(1) / std::sqrt(MathT<T>(x)));
     if constexpr (Op == UnaryOp::Abs) {
-      if constexpr (std::is_unsigned_v<T>) return x;  // (nvcc warns on x < 0 for unsigned x)
-      else return x < T(0) ? -x : x;
+      if constexpr (std::is_unsigned_v<T>)
+        return x;  // (nvcc warns on x < 0 for unsigned x)
+      else
+        return x < T(0) ? -x : x;
     }
     if constexpr (Op == UnaryOp::Sign) {
-      if constexpr (std::is_unsigned_v<T>) return T(x > T(0));
-      else return T((x > T(0)) - (x < T(0)));
+      if constexpr (std::is_unsigned_v<T>)
+        return T(x > T(0));
+      else
+        return T((x > T(0)) - (x < T(0)));
     }
     if constexpr (Op == UnaryOp::Relu) return x > T(0) ? x : T(0);
     if constexpr (Op == UnaryOp::Sigmoid) return T(T(1) / (T(1) + std::exp(MathT<T>(-x))));

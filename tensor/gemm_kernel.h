@@ -14,10 +14,13 @@ struct GemmArgs {
   bool trans_a, trans_b;
   int64_t M, N, K;
   double alpha;
-  const void* A; int64_t lda, stride_a;
-  const void* B; int64_t ldb, stride_b;
+  const void* A;
+  int64_t lda, stride_a;
+  const void* B;
+  int64_t ldb, stride_b;
   double beta;
-  void* C; int64_t ldc, stride_c;
+  void* C;
+  int64_t ldc, stride_c;
   int64_t batch;
 };
 using GemmFnPtr = void(const GemmArgs& args);

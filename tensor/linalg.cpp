@@ -50,8 +50,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
             " and ", b_in.shape());
   DDL_CHECK(a_in.device() == b_in.device(), "matmul: operands on different devices (", describe(a_in), " and ",
             describe(b_in), ")");
-  DDL_CHECK(a_in.dtype() == b_in.dtype() && is_floating(a_in.dtype()), "matmul: expected two float tensors of one dtype, got ",
-            describe(a_in), " and ", describe(b_in));
+  DDL_CHECK(a_in.dtype() == b_in.dtype() && is_floating(a_in.dtype()),
+            "matmul: expected two float tensors of one dtype, got ", describe(a_in), " and ", describe(b_in));
   // 1-D operands become matrices and the added dim is dropped from the result.
   const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
   const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
@@ -76,10 +76,24 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     if (K == 0) {
       out.zero_();
     } else {
-      kernels::GemmArgs g{a.dtype(), av.trans, bv.trans, M, N, K, 1.0,
-                          av.holder.raw_data(), av.ld, a_shared ? 0 : M * K,
-                          bv.holder.raw_data(), bv.ld, b_shared ? 0 : K * N,
-                          0.0, out.raw_data(), N, M * N, nbatch};
+      kernels::GemmArgs g{a.dtype(),
+                          av.trans,
+                          bv.trans,
+                          M,
+                          N,
+                          K,
+                          1.0,
+                          av.holder.raw_data(),
+                          av.ld,
+                          a_shared ? 0 : M * K,
+                          bv.holder.raw_data(),
+                          bv.ld,
+                          b_shared ? 0 : K * N,
+                          0.0,
+                          out.raw_data(),
+                          N,
+                          M * N,
+                          nbatch};
       kernels::gemm_kernel(a.device())(g);
     }
   }
@@ -94,8 +108,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             weight.shape(), " (expected last dim ", weight.size(1), ")");
   Tensor y = matmul(x, weight.t());
   if (bias.defined()) {
-    DDL_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "linear: bias ", bias.shape(), " does not match weight ",
-              weight.shape());
+    DDL_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "linear: bias ", bias.shape(),
+              " does not match weight ", weight.shape());
     y.add_(bias);
   }
   return y;

@@ -46,8 +46,8 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
   const bool use_batch_stats = training || !running_mean.defined();
   const int64_t per_channel = x.size(1) == 0 ? 0 : x.numel() / x.size(1);
-  DDL_CHECK(!use_batch_stats || per_channel > 1, op, ": expected more than 1 value per channel when training, got input ",
-            x.shape());
+  DDL_CHECK(!use_batch_stats || per_channel > 1, op,
+            ": expected more than 1 value per channel when training, got input ", x.shape());
 
   const Tensor xc = as_ncs(x);
   const int64_t c = x.size(1);
@@ -58,8 +58,8 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   Tensor rv = running_var.defined() ? running_var.contiguous() : Tensor();
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
-  kernels::batch_norm_forward_kernel(x.device())(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y,
-                                                 r.save_mean, r.save_invstd);
+  kernels::batch_norm_forward_kernel(x.device())(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y, r.save_mean,
+                                                 r.save_invstd);
   if (use_batch_stats && rm.defined()) {
     if (!rm.shares_storage(running_mean)) running_mean.copy_(rm);
     if (!rv.shares_storage(running_var)) running_var.copy_(rv);
@@ -68,9 +68,9 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return r;
 }
 
-BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
-                                   const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
-                                   double eps, std::array<bool, 3> needs) {
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                                   const Tensor& save_invstd, bool use_batch_stats, double eps,
+                                   std::array<bool, 3> needs) {
   const char* op = "batch_norm_backward";
   DDL_CHECK(x.defined() && x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *]");
   DDL_CHECK(grad_y.shape() == x.shape(), op, ": grad_y has shape ", grad_y.shape(), " but the input has ", x.shape());

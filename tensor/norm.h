@@ -33,9 +33,9 @@ struct BatchNormGrads {
 // (training or no running stats): then the mean and variance depend on x.
 // eps must be the forward's (cuDNN's backward asks for it; the CPU uses save_invstd).
 // needs: {grad_input, grad_weight, grad_bias}. weight may be undefined (= ones).
-BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
-                                   const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
-                                   double eps, std::array<bool, 3> needs);
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                                   const Tensor& save_invstd, bool use_batch_stats, double eps,
+                                   std::array<bool, 3> needs);
 
 }  // namespace ddl
 
@@ -49,9 +49,9 @@ using BatchNormForwardFn = void(const Tensor& x, const Tensor& weight, const Ten
                                 Tensor& save_mean, Tensor& save_invstd);
 // grad_y, x, grad_input: [N, C, S] contiguous; the rest [C]. Outputs left
 // undefined are not computed. eps is the forward's.
-using BatchNormBackwardFn = void(const Tensor& grad_y, const Tensor& x, const Tensor& weight,
-                                 const Tensor& save_mean, const Tensor& save_invstd, bool training, double eps,
-                                 Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias);
+using BatchNormBackwardFn = void(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                                 const Tensor& save_invstd, bool training, double eps, Tensor& grad_input,
+                                 Tensor& grad_weight, Tensor& grad_bias);
 
 DDL_DECLARE_KERNEL(batch_norm_forward_kernel, BatchNormForwardFn);
 DDL_DECLARE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);

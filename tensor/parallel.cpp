@@ -29,8 +29,7 @@ int get_num_threads() {
 
 namespace detail {
 
-void parallel_for_impl(int64_t begin, int64_t end, int64_t grain,
-                       const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
 #ifdef _OPENMP
   const int64_t n = end - begin;
   const int64_t max_chunks = (n + grain - 1) / std::max<int64_t>(grain, 1);

@@ -13,8 +13,7 @@ void set_num_threads(int n);
 int get_num_threads();
 
 namespace detail {
-void parallel_for_impl(int64_t begin, int64_t end, int64_t grain,
-                       const std::function<void(int64_t, int64_t)>& fn);
+void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 }
 
 template <typename Fn>

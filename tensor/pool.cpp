@@ -41,9 +41,8 @@ Shape pool_output_shape(const Shape& x_shape, const Pool2dParams& p, const char*
   Shape ys{xs[0], xs[1], 0, 0};
   for (int i = 0; i < 2; ++i) {
     ys[2 + i] = pool_out_size(xs[2 + i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], p.ceil_mode);
-    DDL_CHECK(ys[2 + i] >= 1, op, ": input ", x_shape, " is too small for kernel ", as_pair(p.kernel),
-              " with padding ", as_pair(p.padding), " and dilation ", as_pair(p.dilation), " (output would be ",
-              ys, ")");
+    DDL_CHECK(ys[2 + i] >= 1, op, ": input ", x_shape, " is too small for kernel ", as_pair(p.kernel), " with padding ",
+              as_pair(p.padding), " and dilation ", as_pair(p.dilation), " (output would be ", ys, ")");
   }
   return ys;
 }
@@ -79,8 +78,8 @@ Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_wi
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
   check_float(grad_y, "max_pool2d_backward");
   DDL_CHECK(indices.dtype() == DType::Int64, "max_pool2d_backward: indices must be int64, got ", describe(indices));
-  DDL_CHECK(indices.shape() == grad_y.shape(), "max_pool2d_backward: indices ", indices.shape(),
-            " and grad_y ", grad_y.shape(), " must have the same shape");
+  DDL_CHECK(indices.shape() == grad_y.shape(), "max_pool2d_backward: indices ", indices.shape(), " and grad_y ",
+            grad_y.shape(), " must have the same shape");
   DDL_CHECK(indices.device() == grad_y.device(), "max_pool2d_backward: indices on ", indices.device(),
             " but grad_y on ", grad_y.device());
   DDL_CHECK((x_shape.size() == 4 && grad_y.dim() == 4) || (x_shape.size() == 3 && grad_y.dim() == 3),
@@ -96,8 +95,7 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
 
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) {
   check_float(x, "avg_pool2d");
-  DDL_CHECK(p.dilation[0] == 1 && p.dilation[1] == 1, "avg_pool2d: dilation must be [1, 1], got ",
-            as_pair(p.dilation));
+  DDL_CHECK(p.dilation[0] == 1 && p.dilation[1] == 1, "avg_pool2d: dilation must be [1, 1], got ", as_pair(p.dilation));
   const Shape ys = pool_output_shape(x.shape(), p, "avg_pool2d");
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
   if (y.numel() > 0) kernels::avg_pool2d_forward_kernel(x.device())(as_4d(x), y, p);

@@ -58,8 +58,11 @@ struct Printer {
     for (size_t k = 0; k < idx.size(); ++k) {
       if (k > 0) {
         os << ',';
-        if (dim == t.dim() - 1) os << ' ';
-        else os << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n') << std::string(static_cast<size_t>(indent + 1), ' ');
+        if (dim == t.dim() - 1)
+          os << ' ';
+        else
+          os << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n')
+             << std::string(static_cast<size_t>(indent + 1), ' ');
       }
       if (idx[k] < 0) {
         os << "...";

@@ -65,7 +65,8 @@ Tensor generate(const Shape& shape, Generator& gen, TensorOptions opts, const ch
   const bool dbl = opts.dtype == DType::Float64;
   DDL_DISPATCH_NUMERIC(opts.dtype, op, [&] {
     scalar_t* p = t.data<scalar_t>();
-    for_each_uniform_pair(t.numel(), gen, dbl, [&](int64_t i, double u0, double u1) { p[i] = static_cast<scalar_t>(fn(u0, u1)); });
+    for_each_uniform_pair(t.numel(), gen, dbl,
+                          [&](int64_t i, double u0, double u1) { p[i] = static_cast<scalar_t>(fn(u0, u1)); });
   });
   return t.to(opts.device);
 }
@@ -88,9 +89,13 @@ Tensor randn(const Shape& shape, Generator& gen, TensorOptions opts) {
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen, TensorOptions opts) {
   DDL_CHECK(low < high, "randint: empty range [", low, ", ", high, ")");
   const double span = static_cast<double>(high - low);
-  return generate(shape, gen, TensorOptions(DType::Float64), "randint", [&](double u0, double) {
-           return static_cast<double>(low + std::min<int64_t>(static_cast<int64_t>(u0 * span), high - low - 1));
-         }).to(opts.dtype).to(opts.device);
+  return generate(
+             shape, gen, TensorOptions(DType::Float64), "randint",
+             [&](double u0, double) {
+               return static_cast<double>(low + std::min<int64_t>(static_cast<int64_t>(u0 * span), high - low - 1));
+             })
+      .to(opts.dtype)
+      .to(opts.device);
 }
 
 Tensor randperm(int64_t n, Generator& gen, TensorOptions opts) {

@@ -14,11 +14,18 @@ class Generator {
  public:
   explicit Generator(uint64_t seed = 0) : seed_(seed) {}
   uint64_t seed() const { return seed_; }
-  void manual_seed(uint64_t seed) { seed_ = seed; offset_ = 0; }
+  void manual_seed(uint64_t seed) {
+    seed_ = seed;
+    offset_ = 0;
+  }
   uint64_t offset() const { return offset_; }
   void set_offset(uint64_t offset) { offset_ = offset; }
   // Reserves `n` 128-bit counters for a draw and returns the first.
-  uint64_t advance(uint64_t n) { uint64_t start = offset_; offset_ += n; return start; }
+  uint64_t advance(uint64_t n) {
+    uint64_t start = offset_;
+    offset_ += n;
+    return start;
+  }
 
  private:
   uint64_t seed_;

@@ -12,7 +12,7 @@ namespace ddl {
 namespace kernels {
 DDL_DEFINE_KERNEL(reduce_kernel, ReduceFnPtr);
 DDL_DEFINE_KERNEL(sum_middle_kernel, SumMiddleFnPtr);
-}
+}  // namespace kernels
 
 namespace {
 
@@ -31,8 +31,10 @@ std::vector<bool> reduced_mask(const Tensor& x, const std::vector<int64_t>& dims
 Shape reduced_shape(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
   Shape out;
   for (int64_t i = 0; i < x.dim(); ++i) {
-    if (!mask[i]) out.push_back(x.size(i));
-    else if (keepdim) out.push_back(1);
+    if (!mask[i])
+      out.push_back(x.size(i));
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }

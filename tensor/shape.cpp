@@ -44,8 +44,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    DDL_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b,
-              " cannot be broadcast together (dim ", i, ": ", da, " vs ", db, ")");
+    DDL_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b, " cannot be broadcast together (dim ", i,
+              ": ", da, " vs ", db, ")");
     out[static_cast<size_t>(i)] = da == 1 ? db : da;
   }
   return Shape(std::move(out));

@@ -48,10 +48,10 @@ Shape check_loss_args(const Tensor& scores, const Tensor& target, const CrossEnt
             target.device());
   Shape expected = scores.shape();
   expected.erase(1);
-  DDL_CHECK(target.shape() == expected, op, ": input ", scores.shape(), " needs a target of shape ", expected,
-            ", got ", target.shape());
-  DDL_CHECK(opts.label_smoothing >= 0.0 && opts.label_smoothing <= 1.0, op,
-            ": label_smoothing must be in [0, 1], got ", opts.label_smoothing);
+  DDL_CHECK(target.shape() == expected, op, ": input ", scores.shape(), " needs a target of shape ", expected, ", got ",
+            target.shape());
+  DDL_CHECK(opts.label_smoothing >= 0.0 && opts.label_smoothing <= 1.0, op, ": label_smoothing must be in [0, 1], got ",
+            opts.label_smoothing);
   return expected;
 }
 
@@ -76,7 +76,8 @@ Tensor log_softmax_backward(const Tensor& grad_y, const Tensor& y, int64_t dim) 
   return softmax_backward_impl(grad_y, y, dim, true, "log_softmax_backward");
 }
 
-Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts, const char* op) {
+Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
+                        const char* op) {
   const Shape loss_shape = check_loss_args(log_probs, target, opts, op);
   const Tensor lp = scores_ncs(log_probs);
   const Tensor t = target_ns(target, lp);

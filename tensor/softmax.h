@@ -22,7 +22,7 @@ enum class Reduction { None, Mean, Sum };
 
 struct CrossEntropyOptions {
   Reduction reduction = Reduction::Mean;
-  int64_t ignore_index = -100;  // samples with this target add 0 and are not counted by Mean
+  int64_t ignore_index = -100;   // samples with this target add 0 and are not counted by Mean
   double label_smoothing = 0.0;  // ε in [0, 1]
 };
 

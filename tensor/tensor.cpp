@@ -12,7 +12,11 @@
 namespace ddl {
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
-    : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset), dtype_(dtype) {
+    : storage_(std::move(storage)),
+      shape_(std::move(shape)),
+      strides_(std::move(strides)),
+      offset_(offset),
+      dtype_(dtype) {
   DDL_ASSERT(shape_.size() == strides_.size(), "shape ", shape_, " vs strides ", strides_);
   for (int64_t d : shape_) DDL_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_);
 }
@@ -132,7 +136,8 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
-  DDL_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: got ", dims.size(), " dims for a tensor of shape ", shape_);
+  DDL_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: got ", dims.size(), " dims for a tensor of shape ",
+            shape_);
   std::vector<bool> seen(dims.size(), false);
   Shape sh = shape_;
   Strides st = strides_;

@@ -50,7 +50,9 @@ class Tensor {
   // The single value of a one-element tensor, converted to double (or T).
   double item() const;
   template <typename T>
-  T item() const { return static_cast<T>(item()); }
+  T item() const {
+    return static_cast<T>(item());
+  }
 
   // ---- views: no data is copied; the result shares storage ----
   // reshape copies only when the strides make a view impossible; view never copies.

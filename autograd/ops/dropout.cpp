@@ -21,10 +21,9 @@ Variable dropout(const Variable& x, double p, bool training, Generator& gen) {
     mask = bernoulli(xd.shape(), 1.0 - p, gen, {xd.dtype(), xd.device()});
     mask.mul_(1.0 / (1.0 - p));
   }
-  return autograd::make_result(ddl::mul(xd, mask), "DropoutBackward", {&x},
-                               [mask](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                                 return {ddl::mul(g, mask)};
-                               });
+  return autograd::make_result(
+      ddl::mul(xd, mask), "DropoutBackward", {&x},
+      [mask](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {ddl::mul(g, mask)}; });
 }
 
 }  // namespace ddl

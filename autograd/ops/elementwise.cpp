@@ -15,16 +15,18 @@ using Needs = std::vector<bool>;
 
 Variable add(const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
-  return make_result(add(a.data(), b.data()), "AddBackward", {&a, &b}, [as, bs](const Tensor& g, const Needs& n) -> Grads {
-    return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(g, bs) : Tensor()};
-  });
+  return make_result(add(a.data(), b.data()), "AddBackward", {&a, &b},
+                     [as, bs](const Tensor& g, const Needs& n) -> Grads {
+                       return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(g, bs) : Tensor()};
+                     });
 }
 
 Variable sub(const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
-  return make_result(sub(a.data(), b.data()), "SubBackward", {&a, &b}, [as, bs](const Tensor& g, const Needs& n) -> Grads {
-    return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(neg(g), bs) : Tensor()};
-  });
+  return make_result(sub(a.data(), b.data()), "SubBackward", {&a, &b},
+                     [as, bs](const Tensor& g, const Needs& n) -> Grads {
+                       return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(neg(g), bs) : Tensor()};
+                     });
 }
 
 Variable mul(const Variable& a, const Variable& b) {
@@ -63,7 +65,8 @@ Variable maximum(const Variable& a, const Variable& b) { return extremum(a, b, t
 Variable minimum(const Variable& a, const Variable& b) { return extremum(a, b, false); }
 
 Variable add(const Variable& a, double b) {
-  return make_result(add(a.data(), b), "AddScalarBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {g}; });
+  return make_result(add(a.data(), b), "AddScalarBackward", {&a},
+                     [](const Tensor& g, const Needs&) -> Grads { return {g}; });
 }
 Variable sub(const Variable& a, double b) { return add(a, -b); }
 Variable mul(const Variable& a, double b) {
@@ -72,7 +75,8 @@ Variable mul(const Variable& a, double b) {
 }
 Variable div(const Variable& a, double b) { return mul(a, 1.0 / b); }
 Variable rsub(const Variable& a, double b) {
-  return make_result(rsub(a.data(), b), "RsubBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+  return make_result(rsub(a.data(), b), "RsubBackward", {&a},
+                     [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
 }
 
 Variable pow(const Variable& a, double e) {
@@ -84,7 +88,8 @@ Variable pow(const Variable& a, double e) {
 }
 
 Variable neg(const Variable& a) {
-  return make_result(neg(a.data()), "NegBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+  return make_result(neg(a.data()), "NegBackward", {&a},
+                     [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
 }
 
 Variable exp(const Variable& a) {
@@ -94,14 +99,14 @@ Variable exp(const Variable& a) {
 
 Variable log(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(log(ad), "LogBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; });
+  return make_result(log(ad), "LogBackward", {&a},
+                     [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; });
 }
 
 Variable sqrt(const Variable& a) {
   const Tensor y = sqrt(a.data());
-  return make_result(y, "SqrtBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads {
-    return {div(g, mul(y, 2.0))};
-  });
+  return make_result(y, "SqrtBackward", {&a},
+                     [y](const Tensor& g, const Needs&) -> Grads { return {div(g, mul(y, 2.0))}; });
 }
 
 Variable rsqrt(const Variable& a) {
@@ -114,22 +119,26 @@ Variable rsqrt(const Variable& a) {
 
 Variable abs(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(abs(ad), "AbsBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {mul(g, sign(ad))}; });
+  return make_result(abs(ad), "AbsBackward", {&a},
+                     [ad](const Tensor& g, const Needs&) -> Grads { return {mul(g, sign(ad))}; });
 }
 
 Variable relu(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(relu(ad), "ReluBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; });
+  return make_result(relu(ad), "ReluBackward", {&a},
+                     [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; });
 }
 
 Variable sigmoid(const Variable& a) {
   const Tensor y = sigmoid(a.data());
-  return make_result(y, "SigmoidBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {sigmoid_backward(g, y)}; });
+  return make_result(y, "SigmoidBackward", {&a},
+                     [y](const Tensor& g, const Needs&) -> Grads { return {sigmoid_backward(g, y)}; });
 }
 
 Variable tanh(const Variable& a) {
   const Tensor y = tanh(a.data());
-  return make_result(y, "TanhBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {tanh_backward(g, y)}; });
+  return make_result(y, "TanhBackward", {&a},
+                     [y](const Tensor& g, const Needs&) -> Grads { return {tanh_backward(g, y)}; });
 }
 
 Variable clamp(const Variable& a, double lo, double hi) {
@@ -144,10 +153,11 @@ Variable clamp(const Variable& a, double lo, double hi) {
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
   const Tensor c = cond;
-  return make_result(where(c, a.data(), b.data()), "WhereBackward", {&a, &b}, [c, as, bs](const Tensor& g, const Needs& n) -> Grads {
-    const Tensor z = zeros({}, TensorOptions(g.dtype(), g.device()));
-    return {n[0] ? sum_to(where(c, g, z), as) : Tensor(), n[1] ? sum_to(where(c, z, g), bs) : Tensor()};
-  });
+  return make_result(
+      where(c, a.data(), b.data()), "WhereBackward", {&a, &b}, [c, as, bs](const Tensor& g, const Needs& n) -> Grads {
+        const Tensor z = zeros({}, TensorOptions(g.dtype(), g.device()));
+        return {n[0] ? sum_to(where(c, g, z), as) : Tensor(), n[1] ? sum_to(where(c, z, g), bs) : Tensor()};
+      });
 }
 
 Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }

@@ -11,17 +11,17 @@ Variable max_pool2d(const Variable& x, const Pool2dParams& p) {
   auto [y, idx] = max_pool2d_with_indices(x.data(), p);
   const Shape xs = x.shape();
   return autograd::make_result(std::move(y), "MaxPool2dBackward", {&x},
-      [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-        return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
-      });
+                               [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+                                 return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+                               });
 }
 
 Variable avg_pool2d(const Variable& x, const Pool2dParams& p) {
   const Shape xs = x.shape();
   return autograd::make_result(avg_pool2d(x.data(), p), "AvgPool2dBackward", {&x},
-      [xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-        return {needs[0] ? avg_pool2d_backward(g, xs, p) : Tensor()};
-      });
+                               [xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+                                 return {needs[0] ? avg_pool2d_backward(g, xs, p) : Tensor()};
+                               });
 }
 
 namespace {

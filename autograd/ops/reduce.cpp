@@ -18,7 +18,8 @@ namespace {
 // Reinserts the reduced dims (as size 1) so the gradient broadcasts against the input.
 Tensor unreduce(const Tensor& g, const Shape& in_shape, const std::vector<int64_t>& dims, bool keepdim) {
   if (keepdim || dims.empty()) {
-    if (dims.empty() && !keepdim) return g.reshape(Shape(std::vector<int64_t>(static_cast<size_t>(in_shape.size()), 1)));
+    if (dims.empty() && !keepdim)
+      return g.reshape(Shape(std::vector<int64_t>(static_cast<size_t>(in_shape.size()), 1)));
     return g;
   }
   std::vector<bool> reduced(static_cast<size_t>(in_shape.size()), false);
@@ -40,17 +41,19 @@ int64_t count(const Shape& s, const std::vector<int64_t>& dims) {
 
 Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
   const Shape s = x.shape();
-  return make_result(sum(x.data(), dims, keepdim), "SumBackward", {&x}, [s, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
-    return {unreduce(g, s, dims, keepdim).expand(s).contiguous()};
-  });
+  return make_result(sum(x.data(), dims, keepdim), "SumBackward", {&x},
+                     [s, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
+                       return {unreduce(g, s, dims, keepdim).expand(s).contiguous()};
+                     });
 }
 
 Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
   const Shape s = x.shape();
   const double n = static_cast<double>(count(s, dims));
-  return make_result(mean(x.data(), dims, keepdim), "MeanBackward", {&x}, [s, dims, keepdim, n](const Tensor& g, const Needs&) -> Grads {
-    return {div(unreduce(g, s, dims, keepdim).expand(s), n)};
-  });
+  return make_result(mean(x.data(), dims, keepdim), "MeanBackward", {&x},
+                     [s, dims, keepdim, n](const Tensor& g, const Needs&) -> Grads {
+                       return {div(unreduce(g, s, dims, keepdim).expand(s), n)};
+                     });
 }
 
 Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
@@ -68,16 +71,21 @@ namespace {
 Variable extreme(const Variable& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
   const Tensor xd = x.data();
   const Tensor y = is_max ? amax(xd, dims, keepdim) : amin(xd, dims, keepdim);
-  return make_result(y, is_max ? "AmaxBackward" : "AminBackward", {&x}, [xd, y, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
-    const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
-    const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
-    return {div(mul(hit, unreduce(g, xd.shape(), dims, keepdim)), ties)};
-  });
+  return make_result(y, is_max ? "AmaxBackward" : "AminBackward", {&x},
+                     [xd, y, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
+                       const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
+                       const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
+                       return {div(mul(hit, unreduce(g, xd.shape(), dims, keepdim)), ties)};
+                     });
 }
 }  // namespace
 
-Variable amax(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) { return extreme(x, dims, keepdim, true); }
-Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) { return extreme(x, dims, keepdim, false); }
+Variable amax(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme(x, dims, keepdim, true);
+}
+Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme(x, dims, keepdim, false);
+}
 
 Variable matmul(const Variable& a, const Variable& b) {
   const Tensor ad = a.data(), bd = b.data();

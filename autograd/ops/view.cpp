@@ -18,7 +18,8 @@ namespace {
 
 Variable reshape_like(const Variable& x, Tensor out, const char* name) {
   const Shape s = x.shape();
-  return make_result(std::move(out), name, {&x}, [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; });
+  return make_result(std::move(out), name, {&x},
+                     [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; });
 }
 
 // Backward of any view that selects a region: scatter g into zeros via the same view.
@@ -36,13 +37,18 @@ Variable region_view(const Variable& x, const char* name, ViewFn view) {
 }  // namespace
 
 Variable Variable::view(const Shape& shape) const { return reshape_like(*this, data().view(shape), "ViewBackward"); }
-Variable Variable::reshape(const Shape& shape) const { return reshape_like(*this, data().reshape(shape), "ReshapeBackward"); }
-Variable Variable::flatten(int64_t s, int64_t e) const { return reshape_like(*this, data().flatten(s, e), "FlattenBackward"); }
+Variable Variable::reshape(const Shape& shape) const {
+  return reshape_like(*this, data().reshape(shape), "ReshapeBackward");
+}
+Variable Variable::flatten(int64_t s, int64_t e) const {
+  return reshape_like(*this, data().flatten(s, e), "FlattenBackward");
+}
 Variable Variable::squeeze(int64_t d) const { return reshape_like(*this, data().squeeze(d), "SqueezeBackward"); }
 Variable Variable::unsqueeze(int64_t d) const { return reshape_like(*this, data().unsqueeze(d), "UnsqueezeBackward"); }
 
 Variable Variable::contiguous() const {
-  return make_result(data().contiguous(), "ContiguousBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g}; });
+  return make_result(data().contiguous(), "ContiguousBackward", {this},
+                     [](const Tensor& g, const Needs&) -> Grads { return {g}; });
 }
 
 Variable Variable::permute(const std::vector<int64_t>& dims) const {
@@ -62,11 +68,13 @@ Variable Variable::t() const {
 }
 
 Variable Variable::narrow(int64_t d, int64_t start, int64_t length) const {
-  return region_view(*this, "NarrowBackward", [d, start, length](const Tensor& t) { return t.narrow(d, start, length); });
+  return region_view(*this, "NarrowBackward",
+                     [d, start, length](const Tensor& t) { return t.narrow(d, start, length); });
 }
 
 Variable Variable::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return region_view(*this, "SliceBackward", [d, start, end, step](const Tensor& t) { return t.slice(d, start, end, step); });
+  return region_view(*this, "SliceBackward",
+                     [d, start, end, step](const Tensor& t) { return t.slice(d, start, end, step); });
 }
 
 Variable Variable::select(int64_t d, int64_t index) const {

@@ -165,8 +165,8 @@ void expand(const double* v, int64_t channels, int64_t S, std::vector<T>& out) {
 
 // mean[j] and m2[j] = Σ (x − mean)² for channels c0 + j (two passes, see Note [Batch norm passes]).
 template <typename T>
-void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean, double* m2,
-                 std::vector<double>& acc, std::vector<T>& mk) {
+void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean, double* m2, std::vector<double>& acc,
+                 std::vector<T>& mk) {
   const double inv_m = 1.0 / static_cast<double>(g.N * g.S);
   if (g.S >= kLongRow) {
     for (int64_t c = c0; c < c1; ++c) {

@@ -56,12 +56,12 @@ Geom make_geom(const Shape& xs, const Shape& ws, const Shape& ys, const Conv2dPa
   return g;
 }
 
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
-          int64_t ldb, float beta, float* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+          float beta, float* C, int64_t ldc) {
   sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
 }
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B,
-          int64_t ldb, double beta, double* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B, int64_t ldb,
+          double beta, double* C, int64_t ldc) {
   dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -223,8 +223,7 @@ const T* gather_dy(const Geom& g, const T* gy0, int64_t nb, T* tmp) {
   if (nb == 1) return gy0;
   parallel_for(0, g.Kg, 8, [&](int64_t kb, int64_t ke) {
     for (int64_t k = kb; k < ke; ++k)
-      for (int64_t n = 0; n < nb; ++n)
-        std::memcpy(tmp + (k * nb + n) * pq, gy0 + (n * g.K + k) * pq, sizeof(T) * pq);
+      for (int64_t n = 0; n < nb; ++n) std::memcpy(tmp + (k * nb + n) * pq, gy0 + (n * g.K + k) * pq, sizeof(T) * pq);
   });
   return tmp;
 }
@@ -252,9 +251,8 @@ void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
       }
       // cols [crs, nb*PQ] = W_g^T [crs, Kg] x dY [Kg, nb*PQ]
       gemm(true, false, crs, nb * pq, g.Kg, w + grp * g.Kg * crs, crs, dy, nb * pq, T(0), sc.cols, nb * pq);
-      parallel_for(0, g.Cg, 1, [&](int64_t cb, int64_t ce) {
-        col2im(g, sc.cols, nb, gx + n0 * img, grp * g.Cg, cb, ce);
-      });
+      parallel_for(0, g.Cg, 1,
+                   [&](int64_t cb, int64_t ce) { col2im(g, sc.cols, nb, gx + n0 * img, grp * g.Cg, cb, ce); });
     }
   });
 }
@@ -282,10 +280,11 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
         if (g.pointwise() && nb == 1) {
           B = x + n0 * img + grp * g.Cg * g.hw();
         } else {
-          parallel_for(0, crs, 16, [&](int64_t b, int64_t e) { im2col(g, x + n0 * img, grp * g.Cg, nb, sc.cols, b, e); });
+          parallel_for(0, crs, 16,
+                       [&](int64_t b, int64_t e) { im2col(g, x + n0 * img, grp * g.Cg, nb, sc.cols, b, e); });
         }
-        gemm(false, true, g.Kg, crs, nb * pq, dy, nb * pq, B, nb * pq, ci == cb ? T(0) : T(1),
-             dst + grp * g.Kg * crs, crs);
+        gemm(false, true, g.Kg, crs, nb * pq, dy, nb * pq, B, nb * pq, ci == cb ? T(0) : T(1), dst + grp * g.Kg * crs,
+             crs);
       }
     }
   };
@@ -317,8 +316,7 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   });
 }
 
-void conv2d_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                        const Conv2dParams& p) {
+void conv2d_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y, const Conv2dParams& p) {
   const Geom g = make_geom(x.shape(), w.shape(), y.shape(), p);
   DDL_DISPATCH_FLOAT(x.dtype(), "conv2d", [&] {
     forward<scalar_t>(g, x.data<scalar_t>(), w.data<scalar_t>(), bias.defined() ? bias.data<scalar_t>() : nullptr,

@@ -1,6 +1,7 @@
 // CPU copy (with dtype conversion through CastFn, tensor/functors.h, shared
 // with CUDA) and fill.
 #include "tensor/copy.h"
+
 #include "tensor/cpu/loops.h"
 #include "tensor/functors.h"
 

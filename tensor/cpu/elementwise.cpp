@@ -51,6 +51,8 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alp
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, double b) {
   switch (op) {
+// Rows of cases, kept as written: clang-format 14 re-wraps them differently on each run.
+// clang-format off
 #define DDL_UNARY_CASE(name) \
   case UnaryOp::name: return unary_loop<UnaryOp::name, T>(out, in, a, b);
     DDL_UNARY_CASE(Neg) DDL_UNARY_CASE(Exp) DDL_UNARY_CASE(Log) DDL_UNARY_CASE(Sqrt) DDL_UNARY_CASE(Rsqrt)
@@ -58,12 +60,15 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, doub
     DDL_UNARY_CASE(AddScalar) DDL_UNARY_CASE(MulScalar) DDL_UNARY_CASE(RsubScalar) DDL_UNARY_CASE(PowScalar)
     DDL_UNARY_CASE(Clamp)
 #undef DDL_UNARY_CASE
+    // clang-format on
   }
 }
 
 template <typename T>
 void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   switch (op) {
+// Rows of cases, kept as written: clang-format 14 re-wraps them differently on each run.
+// clang-format off
 #define DDL_BINARY_CASE(name) \
   case BinaryOp::name: return binary_loop<BinaryOp::name, T>(out, a, b, alpha);
     DDL_BINARY_CASE(Add) DDL_BINARY_CASE(Sub) DDL_BINARY_CASE(Mul) DDL_BINARY_CASE(Div) DDL_BINARY_CASE(Maximum)
@@ -71,6 +76,7 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
     DDL_BINARY_CASE(Gt) DDL_BINARY_CASE(Ge) DDL_BINARY_CASE(ReluBackward) DDL_BINARY_CASE(SigmoidBackward)
     DDL_BINARY_CASE(TanhBackward)
 #undef DDL_BINARY_CASE
+    // clang-format on
   }
 }
 

@@ -1,13 +1,14 @@
 // CPU pooling kernels, parallel over the N*C planes (each plane is written by
 // one thread, so results never depend on the thread count). The common 2x2,
 // stride-2, unpadded max pool has its own branch-light loop.
+#include "tensor/pool.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "tensor/parallel.h"
-#include "tensor/pool.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -21,8 +22,8 @@ struct PoolGeom {
 };
 
 PoolGeom make_geom(const Shape& xs, const Shape& ys, const Pool2dParams& p) {
-  return {xs[0] * xs[1], xs[2], xs[3], ys[2], ys[3], p.kernel[0], p.kernel[1], p.stride[0], p.stride[1],
-          p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
+  return {xs[0] * xs[1], xs[2],       xs[3],        ys[2],        ys[3],         p.kernel[0],  p.kernel[1],
+          p.stride[0],   p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
 }
 
 // Planes per parallel task: about 16K input elements.
@@ -33,7 +34,9 @@ int64_t plane_grain(const PoolGeom& g) { return std::max<int64_t>(1, 16384 / std
 // two input rows (offset `top` in the plane), n <= 16 outputs. Same choices as
 // the scalar loop: candidates in window order, strict >, NaN wins.
 inline void max2x2_row16(const float* r0, const float* r1, int64_t n, int64_t top, int64_t W, float* y, int64_t* idx) {
-  const auto mask = [](int64_t k) { return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1); };
+  const auto mask = [](int64_t k) {
+    return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
+  };
   const __mmask16 lo = mask(2 * n), hi = mask(2 * n - 16), out = mask(n);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
@@ -53,7 +56,8 @@ inline void max2x2_row16(const float* r0, const float* r1, int64_t n, int64_t to
   _mm512_mask_storeu_ps(y, out, m);
   const __m512i rel = _mm512_add_epi32(even, off);  // 2q + offset within the window
   const __m512i base = _mm512_set1_epi64(top);
-  _mm512_mask_storeu_epi64(idx, __mmask8(out), _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(rel))));
+  _mm512_mask_storeu_epi64(idx, __mmask8(out),
+                           _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(rel))));
   _mm512_mask_storeu_epi64(idx + 8, __mmask8(out >> 8),
                            _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(rel, 1))));
 }
@@ -77,8 +81,8 @@ void max_forward(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
 #if defined(__AVX512F__)
           if constexpr (std::is_same_v<T, float>) {
             for (int64_t q = 0; q < g.Q; q += 16)
-              max2x2_row16(r0 + 2 * q, r1 + 2 * q, std::min<int64_t>(16, g.Q - q), top + 2 * q, g.W,
-                           yp + p * g.Q + q, ip + p * g.Q + q);
+              max2x2_row16(r0 + 2 * q, r1 + 2 * q, std::min<int64_t>(16, g.Q - q), top + 2 * q, g.W, yp + p * g.Q + q,
+                           ip + p * g.Q + q);
             continue;
           }
 #endif
@@ -136,8 +140,8 @@ void max_backward(int64_t planes, int64_t hw, int64_t pq, const T* gy, const int
       const T* g = gy + pl * pq;
       const int64_t* ip = idx + pl * pq;
       for (int64_t i = 0; i < pq; ++i) {
-        DDL_CHECK(ip[i] >= 0 && ip[i] < hw, "max_pool2d_backward: index ", ip[i], " out of range for a plane of ",
-                  hw, " elements");
+        DDL_CHECK(ip[i] >= 0 && ip[i] < hw, "max_pool2d_backward: index ", ip[i], " out of range for a plane of ", hw,
+                  " elements");
         gp[ip[i]] += g[i];
       }
     }
@@ -201,9 +205,8 @@ void avg_backward(const PoolGeom& g, bool include_pad, const T* gy, T* gx) {
 
 void max_pool2d_forward_cpu(const Tensor& x, const Tensor& y, const Tensor& idx, const Pool2dParams& p) {
   const PoolGeom g = make_geom(x.shape(), y.shape(), p);
-  DDL_DISPATCH_FLOAT(x.dtype(), "max_pool2d", [&] {
-    max_forward<scalar_t>(g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>());
-  });
+  DDL_DISPATCH_FLOAT(x.dtype(), "max_pool2d",
+                     [&] { max_forward<scalar_t>(g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>()); });
 }
 
 void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& idx, const Tensor& gx) {
@@ -215,16 +218,14 @@ void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& idx, const Tensor& 
 
 void avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
   const PoolGeom g = make_geom(x.shape(), y.shape(), p);
-  DDL_DISPATCH_FLOAT(x.dtype(), "avg_pool2d", [&] {
-    avg_forward<scalar_t>(g, p.count_include_pad, x.data<scalar_t>(), y.data<scalar_t>());
-  });
+  DDL_DISPATCH_FLOAT(x.dtype(), "avg_pool2d",
+                     [&] { avg_forward<scalar_t>(g, p.count_include_pad, x.data<scalar_t>(), y.data<scalar_t>()); });
 }
 
 void avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx, const Pool2dParams& p) {
   const PoolGeom g = make_geom(gx.shape(), gy.shape(), p);
-  DDL_DISPATCH_FLOAT(gy.dtype(), "avg_pool2d_backward", [&] {
-    avg_backward<scalar_t>(g, p.count_include_pad, gy.data<scalar_t>(), gx.data<scalar_t>());
-  });
+  DDL_DISPATCH_FLOAT(gy.dtype(), "avg_pool2d_backward",
+                     [&] { avg_backward<scalar_t>(g, p.count_include_pad, gy.data<scalar_t>(), gx.data<scalar_t>()); });
 }
 
 using kernels::avg_pool2d_backward_kernel;

@@ -78,11 +78,16 @@ void reduce_cpu(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer,
   DDL_DISPATCH_NUMERIC(in.dtype(), "reduce", [&] {
     const scalar_t* x = in.data<scalar_t>();
     switch (op) {
-      case ReduceOp::Sum: return sum_rows(out.data<scalar_t>(), x, outer, inner);
-      case ReduceOp::Max: return extreme_rows<scalar_t, true, false>(out.raw_data(), x, outer, inner);
-      case ReduceOp::Min: return extreme_rows<scalar_t, false, false>(out.raw_data(), x, outer, inner);
-      case ReduceOp::ArgMax: return extreme_rows<scalar_t, true, true>(out.raw_data(), x, outer, inner);
-      case ReduceOp::ArgMin: return extreme_rows<scalar_t, false, true>(out.raw_data(), x, outer, inner);
+      case ReduceOp::Sum:
+        return sum_rows(out.data<scalar_t>(), x, outer, inner);
+      case ReduceOp::Max:
+        return extreme_rows<scalar_t, true, false>(out.raw_data(), x, outer, inner);
+      case ReduceOp::Min:
+        return extreme_rows<scalar_t, false, false>(out.raw_data(), x, outer, inner);
+      case ReduceOp::ArgMax:
+        return extreme_rows<scalar_t, true, true>(out.raw_data(), x, outer, inner);
+      case ReduceOp::ArgMin:
+        return extreme_rows<scalar_t, false, true>(out.raw_data(), x, outer, inner);
     }
   });
 }

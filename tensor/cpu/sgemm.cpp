@@ -64,43 +64,50 @@ namespace {
 // product serial (Eigen's parallelize_gemm condition), and the blocks are
 // spread over threads here.
 template <typename T>
-void eigen_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-                int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+void eigen_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                int64_t ldb, T beta, T* C, int64_t ldc) {
   using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using CMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor, 32, Eigen::Dynamic>;
   using CMap = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
   Eigen::Map<CMat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
-  if (beta == T(0)) c.setZero(); else if (beta != T(1)) c *= beta;
+  if (beta == T(0))
+    c.setZero();
+  else if (beta != T(1))
+    c *= beta;
   if (K == 0 || alpha == T(0)) return;
   CMap a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda));
   CMap b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
-  if (!ta && !tb) c.noalias() += alpha * (a * b);
-  else if (ta && !tb) c.noalias() += alpha * (a.transpose() * b);
-  else if (!ta && tb) c.noalias() += alpha * (a * b.transpose());
-  else c.noalias() += alpha * (a.transpose() * b.transpose());
+  if (!ta && !tb)
+    c.noalias() += alpha * (a * b);
+  else if (ta && !tb)
+    c.noalias() += alpha * (a.transpose() * b);
+  else if (!ta && tb)
+    c.noalias() += alpha * (a * b.transpose());
+  else
+    c.noalias() += alpha * (a.transpose() * b.transpose());
 }
 
 template <typename T>
-void eigen_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-                int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+void eigen_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                int64_t ldb, T beta, T* C, int64_t ldc) {
   constexpr int64_t RB = 32;
   const int64_t nblk = (M + RB - 1) / RB;
   const int nt = double(M) * double(N) * double(K) < 64.0 * 64 * 64 ? 1 : gemm_threads();
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t blk = 0; blk < nblk; ++blk) {
     const int64_t i0 = blk * RB;
-    eigen_rows<T>(ta, tb, std::min(RB, M - i0), N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B,
-                  ldb, beta, C + i0 * ldc, ldc);
+    eigen_rows<T>(ta, tb, std::min(RB, M - i0), N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B, ldb, beta,
+                  C + i0 * ldc, ldc);
   }
 }
 
 #if defined(__AVX512F__)
 
-constexpr int MR = 8;          // micro-tile rows
-constexpr int NR = 32;         // micro-tile columns (2 zmm)
-constexpr int64_t KC = 256;    // depth of a packed block
-constexpr int64_t MC = 128;    // rows of a packed A block
-constexpr int64_t NC = 4096;   // columns of a packed B block (L3)
+constexpr int MR = 8;         // micro-tile rows
+constexpr int NR = 32;        // micro-tile columns (2 zmm)
+constexpr int64_t KC = 256;   // depth of a packed block
+constexpr int64_t MC = 128;   // rows of a packed A block
+constexpr int64_t NC = 4096;  // columns of a packed B block (L3)
 
 // 64-byte aligned growable scratch, one per thread, kept across calls.
 struct Scratch {
@@ -133,8 +140,10 @@ inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __m
 // C[r, 16v + lane] = alpha * acc + beta * C  (beta == 0: C not read).
 inline void store_tile(float* c, __mmask16 m, __m512 x, float alpha, float beta) {
   if (alpha != 1.0f) x = _mm512_mul_ps(x, _mm512_set1_ps(alpha));
-  if (beta == 1.0f) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, c));
-  else if (beta != 0.0f) x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, c), _mm512_set1_ps(beta), x);
+  if (beta == 1.0f)
+    x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, c));
+  else if (beta != 0.0f)
+    x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, c), _mm512_set1_ps(beta), x);
   _mm512_mask_storeu_ps(c, m, x);
 }
 
@@ -148,8 +157,8 @@ inline void store_tile(float* c, __mmask16 m, __m512 x, float alpha, float beta)
 //      a7   acc[7][0]       acc[7][1]
 // c_next: the next tile's C, prefetched now so its misses overlap this tile's FMAs.
 template <int R, int NV, bool PA>
-void ukernel(int64_t kc, const float* a, int64_t a_rs, const float* b, float* c, int64_t ldc,
-             __mmask16 mlast, float alpha, float beta, const float* c_next) {
+void ukernel(int64_t kc, const float* a, int64_t a_rs, const float* b, float* c, int64_t ldc, __mmask16 mlast,
+             float alpha, float beta, const float* c_next) {
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     __builtin_prefetch(c_next + r * ldc, 1, 3);
@@ -181,22 +190,19 @@ void ukernel(int64_t kc, const float* a, int64_t a_rs, const float* b, float* c,
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v)
-      store_tile(c + r * ldc + 16 * v, v == NV - 1 ? mlast : __mmask16(0xFFFF), acc[r][v], alpha,
-                 beta);
+      store_tile(c + r * ldc + 16 * v, v == NV - 1 ? mlast : __mmask16(0xFFFF), acc[r][v], alpha, beta);
 }
 
-using UKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16,
-                         float, float, const float*);
+using UKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16, float, float,
+                         const float*);
 template <bool PA, int NV, size_t... I>
 constexpr auto make_row(std::index_sequence<I...>) {
   return std::array<UKernel, MR>{&ukernel<int(I) + 1, NV, PA>...};
 }
 // kernels[PA][NV-1][R-1]
 const std::array<UKernel, MR> kernels[2][2] = {
-    {make_row<false, 1>(std::make_index_sequence<MR>{}),
-     make_row<false, 2>(std::make_index_sequence<MR>{})},
-    {make_row<true, 1>(std::make_index_sequence<MR>{}),
-     make_row<true, 2>(std::make_index_sequence<MR>{})}};
+    {make_row<false, 1>(std::make_index_sequence<MR>{}), make_row<false, 2>(std::make_index_sequence<MR>{})},
+    {make_row<true, 1>(std::make_index_sequence<MR>{}), make_row<true, 2>(std::make_index_sequence<MR>{})}};
 
 // dst[c * ds + r] = src[r * ss + c] for an 8x8 block.
 inline void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
@@ -227,8 +233,7 @@ void pack_a(int64_t mb, int64_t kb, const float* A, int64_t rs, int64_t cs, floa
     const float* src = A + i0 * rs;
     if (rs == 1) {  // transposed A: the MR rows of one k are contiguous
       const __mmask8 m = __mmask8((1u << R) - 1);
-      for (int64_t k = 0; k < kb; ++k)
-        _mm256_store_ps(dst + k * MR, _mm256_maskz_loadu_ps(m, src + k * cs));
+      for (int64_t k = 0; k < kb; ++k) _mm256_store_ps(dst + k * MR, _mm256_maskz_loadu_ps(m, src + k * cs));
     } else if (R == MR && cs == 1) {  // row-major A: 8x8 register transposes
       int64_t k = 0;
       for (; k + 8 <= kb; k += 8) transpose8x8(src + k, rs, dst + k * MR, MR);
@@ -261,9 +266,7 @@ void pack_b_panel(int64_t kb, int64_t n, const float* B, int64_t rs, int64_t cs,
 }
 
 // Split [0, n) into `parts` near-equal contiguous ranges; range `i`.
-inline std::pair<int64_t, int64_t> split(int64_t n, int parts, int i) {
-  return {n * i / parts, n * (i + 1) / parts};
-}
+inline std::pair<int64_t, int64_t> split(int64_t n, int parts, int i) { return {n * i / parts, n * (i + 1) / parts}; }
 // Block size <= cap that splits n into equal-ish blocks, a multiple of `mult`.
 inline int64_t balanced_block(int64_t n, int64_t cap, int64_t mult) {
   const int64_t nblk = (n + cap - 1) / cap;
@@ -271,9 +274,8 @@ inline int64_t balanced_block(int64_t n, int64_t cap, int64_t mult) {
   return std::min(cap, (b + mult - 1) / mult * mult);
 }
 
-void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa,
-                   int64_t csa, const float* B, int64_t rsb, int64_t csb, float beta, float* C,
-                   int64_t ldc, int nthreads) {
+void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
+                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
   const bool pa = !(csa == 1 && N <= 2 * NR);  // small N: read row-major A in place
   const int64_t kc = balanced_block(K, KC, 8);
   const int64_t mc = balanced_block(M, MC, MR);
@@ -293,8 +295,8 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
         const int64_t kb = std::min(kc, K - pc);
         const auto [p0, p1] = split(np, nth, tid);
         for (int64_t p = p0; p < p1; ++p)
-          pack_b_panel(kb, std::min<int64_t>(NR, nb - p * NR), B + pc * rsb + (jc + p * NR) * csb,
-                       rsb, csb, bpack + p * NR * kb);
+          pack_b_panel(kb, std::min<int64_t>(NR, nb - p * NR), B + pc * rsb + (jc + p * NR) * csb, rsb, csb,
+                       bpack + p * NR * kb);
 #pragma omp barrier
         const float beta_k = pc == 0 ? beta : 1.0f;
         const int64_t nmb = (M + mc - 1) / mc;
@@ -311,15 +313,14 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
           auto tile = [&](int64_t ir, int64_t jp, int64_t ir_next, int64_t jp_next) {
             const int64_t R = std::min<int64_t>(MR, mb - ir), n = std::min<int64_t>(NR, nb - jp * NR);
             const UKernel f = kernels[pa][n > 16][R - 1];
-            f(kb, pa ? apack + ir * kb : a + ir * rsa, rsa, bpack + jp * NR * kb,
-              c + ir * ldc + jp * NR, ldc, tail_mask(n > 16 ? n - 16 : n), alpha, beta_k,
+            f(kb, pa ? apack + ir * kb : a + ir * rsa, rsa, bpack + jp * NR * kb, c + ir * ldc + jp * NR, ldc,
+              tail_mask(n > 16 ? n - 16 : n), alpha, beta_k,
               c + std::min(ir_next, mb - 1) * ldc + std::min(jp_next, j1 - 1) * NR);
           };
           // A micro-panel stays in L1 across jr; B streams from L2/L3 and C is
           // walked row-block by row-block (prefetch friendly; best for small K).
           for (int64_t ir = 0; ir < mb; ir += MR)
-            for (int64_t jp = j0; jp < j1; ++jp)
-              jp + 1 < j1 ? tile(ir, jp, ir, jp + 1) : tile(ir, jp, ir + MR, j0);
+            for (int64_t jp = j0; jp < j1; ++jp) jp + 1 < j1 ? tile(ir, jp, ir, jp + 1) : tile(ir, jp, ir + MR, j0);
         }
 #pragma omp barrier
       }
@@ -330,8 +331,8 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
 // Small-N path (N <= 8, row-major A): dot products vectorised along K.
 //   acc[r][j] = sum_k A[i+r, k] * Bt[j, k], 16 k per FMA, reduced at the end.
 template <int R, int NCOL>
-void dot_kernel(int64_t K, const float* a, int64_t lda, const float* bt, int64_t ldbt, float* c,
-                int64_t ldc, float alpha, float beta) {
+void dot_kernel(int64_t K, const float* a, int64_t lda, const float* bt, int64_t ldbt, float* c, int64_t ldc,
+                float alpha, float beta) {
   __m512 acc[R][NCOL];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
@@ -360,8 +361,7 @@ void dot_kernel(int64_t K, const float* a, int64_t lda, const float* bt, int64_t
       *cp = beta == 0.0f ? v : v + beta * *cp;
     }
 }
-using DotKernel = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
-                           float, float);
+using DotKernel = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, float, float);
 template <int R, size_t... J>
 constexpr std::array<DotKernel, 4> dot_row(std::index_sequence<J...>) {
   return {&dot_kernel<R, int(J) + 1>...};
@@ -370,12 +370,11 @@ const std::array<DotKernel, 4> dot_kernels[4] = {
     dot_row<1>(std::make_index_sequence<4>{}), dot_row<2>(std::make_index_sequence<4>{}),
     dot_row<3>(std::make_index_sequence<4>{}), dot_row<4>(std::make_index_sequence<4>{})};
 
-void sgemm_small_n(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc,
-                   int nthreads) {
+void sgemm_small_n(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
+                   int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
   const float* bt = B;  // op(B)^T with rows of length K
   int64_t ldbt = csb;
-  if (rsb != 1) {       // not transposed: gather op(B)^T [N x K]
+  if (rsb != 1) {  // not transposed: gather op(B)^T [N x K]
     float* buf = tl_bpack.get(size_t(N * K));
     for (int64_t j = 0; j < N; ++j)  // contiguous writes; the reads stay in cache
       for (int64_t k = 0; k < K; ++k) buf[j * K + k] = B[k * rsb + j * csb];
@@ -387,8 +386,8 @@ void sgemm_small_n(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
   for (int64_t rb = 0; rb < nrb; ++rb) {
     const int64_t i = rb * 4, R = std::min<int64_t>(4, M - i);
     for (int64_t j = 0; j < N; j += 4)
-      dot_kernels[R - 1][std::min<int64_t>(4, N - j) - 1](K, A + i * lda, lda, bt + j * ldbt, ldbt,
-                                                          C + i * ldc + j, ldc, alpha, beta);
+      dot_kernels[R - 1][std::min<int64_t>(4, N - j) - 1](K, A + i * lda, lda, bt + j * ldbt, ldbt, C + i * ldc + j,
+                                                          ldc, alpha, beta);
   }
 }
 
@@ -396,9 +395,8 @@ void sgemm_small_n(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
 
 }  // namespace
 
-void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-           int64_t ldc) {
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < M; ++i)
@@ -420,9 +418,8 @@ void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float al
 #endif
 }
 
-void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-           const double* A, int64_t lda, const double* B, int64_t ldb, double beta, double* C,
-           int64_t ldc) {
+void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+           const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   eigen_gemm<double>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

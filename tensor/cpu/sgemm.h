@@ -19,13 +19,11 @@ namespace ddl::cpu {
 // (or when built without OpenMP).
 int gemm_threads();
 
-void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-           int64_t ldc);
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
 // Same contract; implemented with Eigen (used for gradient checks only).
-void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-           const double* A, int64_t lda, const double* B, int64_t ldb, double beta, double* C,
-           int64_t ldc);
+void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+           const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
 
 }  // namespace ddl::cpu

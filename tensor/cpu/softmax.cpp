@@ -3,6 +3,8 @@
 // Each row along the softmax dim and each sample is owned by one thread, and
 // loss totals are summed serially, so results do not depend on the thread count.
 // The per-element math is shared with CUDA (tensor/softmax_functors.h).
+#include "tensor/softmax.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,7 +12,6 @@
 
 #include "tensor/dtype.h"
 #include "tensor/parallel.h"
-#include "tensor/softmax.h"
 #include "tensor/softmax_functors.h"
 
 namespace ddl::cpu {
@@ -87,8 +88,8 @@ void softmax_backward_cpu(const Tensor& grad_y, const Tensor& y, int64_t dim, bo
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           const int64_t i = base + k * g.inner + j;
-          gxp[i] = log ? softmax_math::log_softmax_grad(gp[i], yp[i], s[j])
-                       : softmax_math::softmax_grad(gp[i], yp[i], s[j]);
+          gxp[i] =
+              log ? softmax_math::log_softmax_grad(gp[i], yp[i], s[j]) : softmax_math::softmax_grad(gp[i], yp[i], s[j]);
         }
     });
   });

@@ -129,8 +129,8 @@ void input_transform(const float* x, int64_t C, int64_t H, int64_t W, int64_t ph
 }
 
 // y images n0 + [0, nb) of [N, O, P, Q] = A^T m A (+ bias) of M [16][T][O].
-void output_transform(const float* M, const float* bias, int64_t O, int64_t P, int64_t Q, const Tiling& t,
-                      int64_t n0, int64_t nb, float* y) {
+void output_transform(const float* M, const float* bias, int64_t O, int64_t P, int64_t Q, const Tiling& t, int64_t n0,
+                      int64_t nb, float* y) {
   const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ, Op = padded(O);
   std::vector<float> bias_lanes(Op, 0.0f);
   if (bias) std::copy(bias, bias + O, bias_lanes.begin());
@@ -273,8 +273,8 @@ void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
     grad_transform(gy, g.O, g.P, g.Q, t, n0, nb, sc.b);
     parallel_for(0, 16, 1, [&](int64_t xb, int64_t xe) {
       for (int64_t xi = xb; xi < xe; ++xi)
-        sgemm(true, false, g.O, g.I, T, 1.0f, sc.b + xi * T * g.O, g.O, sc.a + xi * T * g.I, g.I,
-              ci == 0 ? 0.0f : 1.0f, dU + xi * g.O * g.I, g.I);
+        sgemm(true, false, g.O, g.I, T, 1.0f, sc.b + xi * T * g.O, g.O, sc.a + xi * T * g.I, g.I, ci == 0 ? 0.0f : 1.0f,
+              dU + xi * g.O * g.I, g.I);
     });
   }
   // gw = G^T dU G per (o, i), 16 input channels at a time.

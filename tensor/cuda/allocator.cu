@@ -41,8 +41,7 @@ class CudaRawMemory final : public RawMemory {
 
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(int device)
-      : device_(device), raw_(device), cache_(&raw_, "cuda:" + std::to_string(device)) {}
+  explicit CudaAllocator(int device) : device_(device), raw_(device), cache_(&raw_, "cuda:" + std::to_string(device)) {}
   void* allocate(size_t nbytes) override {
     const auto stream = reinterpret_cast<uintptr_t>(cuda::detail::current_stream(device_));
     return cache_.allocate(nbytes, stream);

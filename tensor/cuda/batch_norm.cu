@@ -17,7 +17,8 @@ constexpr int kReduceThreads = 256;  // power of two: the tree reduction halves 
 
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t n, T v) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) p[i] = v;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = v;
 }
 
 // Eval mode: the statistics used are the running ones. rm, rv, sm, si: [C]
@@ -100,9 +101,9 @@ void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor
   const DType t = x.dtype();
   if (!training) {  // save_* are the running stats, whatever the batch size
     DDL_DISPATCH_FLOAT(t, "batch_norm", [&] {
-      eval_stats_kernel<scalar_t><<<blocks_for(C), kBlockThreads, 0, s>>>(
-          running_mean.data<scalar_t>(), running_var.data<scalar_t>(), eps, save_mean.data<scalar_t>(),
-          save_invstd.data<scalar_t>(), C);
+      eval_stats_kernel<scalar_t>
+          <<<blocks_for(C), kBlockThreads, 0, s>>>(running_mean.data<scalar_t>(), running_var.data<scalar_t>(), eps,
+                                                   save_mean.data<scalar_t>(), save_invstd.data<scalar_t>(), C);
     });
     DDL_CUDA_KERNEL_CHECK();
     if (N * S == 0) return;
@@ -116,18 +117,17 @@ void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor
   if (training) {
     // cuDNN's running update is PyTorch's: r = (1 - momentum) r + momentum * batch stat,
     // with the unbiased variance; both pointers may be null (no running stats).
-    DDL_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
-                        h, CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t), xd.get(), x.raw_data(), xd.get(), y.raw_data(),
-                        pd.get(), w.raw_data(), b.raw_data(), momentum,
-                        running_mean.defined() ? running_mean.raw_data() : nullptr,
-                        running_var.defined() ? running_var.raw_data() : nullptr, eps, save_mean.raw_data(),
-                        save_invstd.raw_data()),
-                    describe_bn(op, x), ", eps ", eps, ", momentum ", momentum);
+    DDL_CUDNN_CHECK(
+        cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t), xd.get(), x.raw_data(),
+                                               xd.get(), y.raw_data(), pd.get(), w.raw_data(), b.raw_data(), momentum,
+                                               running_mean.defined() ? running_mean.raw_data() : nullptr,
+                                               running_var.defined() ? running_var.raw_data() : nullptr, eps,
+                                               save_mean.raw_data(), save_invstd.raw_data()),
+        describe_bn(op, x), ", eps ", eps, ", momentum ", momentum);
   } else {
-    DDL_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t), xd.get(),
-                                                            x.raw_data(), xd.get(), y.raw_data(), pd.get(), w.raw_data(),
-                                                            b.raw_data(), running_mean.raw_data(),
-                                                            running_var.raw_data(), eps),
+    DDL_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+                        h, CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t), xd.get(), x.raw_data(), xd.get(), y.raw_data(),
+                        pd.get(), w.raw_data(), b.raw_data(), running_mean.raw_data(), running_var.raw_data(), eps),
                     describe_bn(op, x), " (eval), eps ", eps);
   }
 }
@@ -158,11 +158,10 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
     const Tensor gb = grad_bias.defined() ? grad_bias : empty({C}, TensorOptions(t, x.device()));
     const Blend k;
     // cuDNN wants the forward's epsilon even though it reads the saved statistics.
-    DDL_CUDNN_CHECK(cudnnBatchNormalizationBackward(cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t),
-                                                    k.one(t), k.zero(t), xd.get(), x.raw_data(), xd.get(),
-                                                    grad_y.raw_data(), xd.get(), grad_input.raw_data(), pd.get(),
-                                                    w.raw_data(), gw.raw_data(), gb.raw_data(), eps,
-                                                    save_mean.raw_data(), save_invstd.raw_data()),
+    DDL_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+                        cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, k.one(t), k.zero(t), k.one(t), k.zero(t),
+                        xd.get(), x.raw_data(), xd.get(), grad_y.raw_data(), xd.get(), grad_input.raw_data(), pd.get(),
+                        w.raw_data(), gw.raw_data(), gb.raw_data(), eps, save_mean.raw_data(), save_invstd.raw_data()),
                     describe_bn(op, x), ", eps ", eps);
     return;
   }
@@ -176,8 +175,8 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
     }
     if (grad_input.defined()) {  // eval mode (training with an input gradient went to cuDNN)
       eval_grad_input_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
-          grad_y.data<T>(), weight.defined() ? weight.data<T>() : nullptr, save_invstd.data<T>(),
-          grad_input.data<T>(), N * C * S, C, S);
+          grad_y.data<T>(), weight.defined() ? weight.data<T>() : nullptr, save_invstd.data<T>(), grad_input.data<T>(),
+          N * C * S, C, S);
       DDL_CUDA_KERNEL_CHECK();
     }
   });

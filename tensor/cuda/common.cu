@@ -1,17 +1,17 @@
 // Error checking, per-device current streams and the device guard.
-#include "tensor/cuda/common.h"
-
 #include <mutex>
 #include <unordered_map>
+
+#include "tensor/cuda/common.h"
 
 namespace ddl::cuda::detail {
 
 void check(cudaError_t err, const char* what, const char* file, int line) {
   if (err == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  ::ddl::detail::throw_error(file, line,
-                             ::ddl::detail::str_cat("CUDA: ", what, " failed: ", cudaGetErrorString(err), " (",
-                                                    static_cast<int>(err), ")"));
+  ::ddl::detail::throw_error(
+      file, line,
+      ::ddl::detail::str_cat("CUDA: ", what, " failed: ", cudaGetErrorString(err), " (", static_cast<int>(err), ")"));
 }
 
 namespace {

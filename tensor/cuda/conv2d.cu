@@ -27,18 +27,21 @@ ConvKey make_key(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& 
 
 const char* pass_name(ConvPass pass) {
   switch (pass) {
-    case ConvPass::Forward: return "conv2d";
-    case ConvPass::BackwardData: return "conv2d_backward_input";
-    case ConvPass::BackwardFilter: return "conv2d_backward_weight";
+    case ConvPass::Forward:
+      return "conv2d";
+    case ConvPass::BackwardData:
+      return "conv2d_backward_input";
+    case ConvPass::BackwardFilter:
+      return "conv2d_backward_weight";
   }
   return "conv2d";
 }
 
 std::string describe_conv(const ConvKey& k) {
   return ::ddl::detail::str_cat(pass_name(k.pass), ": ", k.dtype, " input ", dims_str(k.x), ", weight ", dims_str(k.w),
-                                ", output ", dims_str(k.y), ", stride [", k.stride[0], ", ", k.stride[1], "], padding [",
-                                k.padding[0], ", ", k.padding[1], "], dilation [", k.dilation[0], ", ", k.dilation[1],
-                                "], groups ", k.groups);
+                                ", output ", dims_str(k.y), ", stride [", k.stride[0], ", ", k.stride[1],
+                                "], padding [", k.padding[0], ", ", k.padding[1], "], dilation [", k.dilation[0], ", ",
+                                k.dilation[1], "], groups ", k.groups);
 }
 
 // The math type a search asks for: float32 without TF32 must use plain FMA
@@ -54,7 +57,9 @@ struct ConvDescs {
   FilterDesc w;
   ConvDesc conv;
   explicit ConvDescs(const ConvKey& k)
-      : x(k.dtype, k.x, pass_name(k.pass)), y(k.dtype, k.y, pass_name(k.pass)), w(k.dtype, k.w, pass_name(k.pass)),
+      : x(k.dtype, k.x, pass_name(k.pass)),
+        y(k.dtype, k.y, pass_name(k.pass)),
+        w(k.dtype, k.w, pass_name(k.pass)),
         conv(k) {
     conv.set_math(requested_math(k), pass_name(k.pass));
   }
@@ -95,13 +100,14 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
     case ConvPass::Forward: {
       // cuDNN's output extent must be the one the frontend allocated.
       int n = 0, c = 0, oh = 0, ow = 0;
-      DDL_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), &n, &c, &oh, &ow), what);
+      DDL_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), &n, &c, &oh, &ow),
+                      what);
       DDL_ASSERT(n == k.y[0] && c == k.y[1] && oh == k.y[2] && ow == k.y[3], what, ": cuDNN computes output [", n, ", ",
                  c, ", ", oh, ", ", ow, "]");
       DDL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count), what);
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max_count));
-      DDL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), max_count,
-                                                             &count, perf.data()),
+      DDL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                             max_count, &count, perf.data()),
                       what);
       return pick(k, perf, count);
     }
@@ -133,7 +139,10 @@ struct ConvCall {
   ConvAlgo algo;
   Tensor ws;
   explicit ConvCall(const ConvKey& k)
-      : key(k), h(cudnn_handle(k.device)), d(k), algo(cached_conv_algo(k, [&] { return search(k, h, d); })),
+      : key(k),
+        h(cudnn_handle(k.device)),
+        d(k),
+        algo(cached_conv_algo(k, [&] { return search(k, h, d); })),
         ws(workspace(k.device, algo.workspace_bytes)) {
     d.conv.set_math(algo.math, pass_name(k.pass));
   }
@@ -147,8 +156,8 @@ void conv2d_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& bias, c
   const Blend s;
   const DType t = x.dtype();
   DDL_CUDNN_CHECK(cudnnConvolutionForward(c.h, s.one(t), c.d.x.get(), x.raw_data(), c.d.w.get(), w.raw_data(),
-                                          c.d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algo.algo), c.ws_ptr(),
-                                          c.algo.workspace_bytes, s.zero(t), c.d.y.get(), y.raw_data()),
+                                          c.d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algo.algo),
+                                          c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.y.get(), y.raw_data()),
                   describe_conv(c.key), ", algorithm ", c.algo.algo);
   if (bias.defined()) {  // y += bias broadcast over [N, ., P, Q]
     const TensorDesc bd(t, {1, bias.size(0), 1, 1}, "conv2d");
@@ -163,11 +172,11 @@ void conv2d_backward_input_cuda(const Tensor& gy, const Tensor& w, const Tensor&
   const ConvCall c(make_key(ConvPass::BackwardData, gx, w, gy, p));
   const Blend s;
   const DType t = gy.dtype();
-  DDL_CUDNN_CHECK(cudnnConvolutionBackwardData(c.h, s.one(t), c.d.w.get(), w.raw_data(), c.d.y.get(), gy.raw_data(),
-                                               c.d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo.algo),
-                                               c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.x.get(),
-                                               gx.raw_data()),
-                  describe_conv(c.key), ", algorithm ", c.algo.algo);
+  DDL_CUDNN_CHECK(
+      cudnnConvolutionBackwardData(c.h, s.one(t), c.d.w.get(), w.raw_data(), c.d.y.get(), gy.raw_data(), c.d.conv.get(),
+                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo.algo), c.ws_ptr(),
+                                   c.algo.workspace_bytes, s.zero(t), c.d.x.get(), gx.raw_data()),
+      describe_conv(c.key), ", algorithm ", c.algo.algo);
 }
 
 // gy: [N, K, P, Q], x: [N, C, H, W], gw: [K, C/G, R, S]
@@ -176,11 +185,11 @@ void conv2d_backward_weight_cuda(const Tensor& gy, const Tensor& x, const Tensor
   const ConvCall c(make_key(ConvPass::BackwardFilter, x, gw, gy, p));
   const Blend s;
   const DType t = gy.dtype();
-  DDL_CUDNN_CHECK(cudnnConvolutionBackwardFilter(c.h, s.one(t), c.d.x.get(), x.raw_data(), c.d.y.get(), gy.raw_data(),
-                                                 c.d.conv.get(),
-                                                 static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo.algo), c.ws_ptr(),
-                                                 c.algo.workspace_bytes, s.zero(t), c.d.w.get(), gw.raw_data()),
-                  describe_conv(c.key), ", algorithm ", c.algo.algo);
+  DDL_CUDNN_CHECK(
+      cudnnConvolutionBackwardFilter(c.h, s.one(t), c.d.x.get(), x.raw_data(), c.d.y.get(), gy.raw_data(),
+                                     c.d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo.algo),
+                                     c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.w.get(), gw.raw_data()),
+      describe_conv(c.key), ", algorithm ", c.algo.algo);
 }
 
 }  // namespace

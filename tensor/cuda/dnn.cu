@@ -1,11 +1,10 @@
 // cuBLAS/cuDNN handles, status checks, RAII descriptors, workspaces and the
 // convolution algorithm cache (see tensor/cuda/dnn.h). No kernels here.
-#include "tensor/cuda/dnn.h"
-
 #include <climits>
 #include <mutex>
 #include <unordered_map>
 
+#include "tensor/cuda/dnn.h"
 #include "tensor/factory.h"
 
 namespace ddl::cuda::detail {
@@ -37,7 +36,8 @@ cublasHandle_t cublas_handle(int device) {
     DDL_CUBLAS_CHECK(cublasCreate(&h), "cuda:", device, ": creating the cuBLAS handle");
     it = cublas_handles.emplace(device, h).first;
   }
-  DDL_CUBLAS_CHECK(cublasSetStream(it->second, current_stream(device)), "cuda:", device, ": binding cuBLAS to the stream");
+  DDL_CUBLAS_CHECK(cublasSetStream(it->second, current_stream(device)), "cuda:", device,
+                   ": binding cuBLAS to the stream");
   return it->second;
 }
 
@@ -54,9 +54,12 @@ cudnnHandle_t cudnn_handle(int device) {
 
 cudnnDataType_t cudnn_dtype(DType t, const char* op) {
   switch (t) {
-    case DType::Float32: return CUDNN_DATA_FLOAT;
-    case DType::Float64: return CUDNN_DATA_DOUBLE;
-    default: DDL_CHECK(false, op, ": cuDNN kernels take float32 or float64, got ", t);
+    case DType::Float32:
+      return CUDNN_DATA_FLOAT;
+    case DType::Float64:
+      return CUDNN_DATA_DOUBLE;
+    default:
+      DDL_CHECK(false, op, ": cuDNN kernels take float32 or float64, got ", t);
   }
 }
 

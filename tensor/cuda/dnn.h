@@ -142,16 +142,16 @@ std::string dims_str(const std::array<int64_t, 4>& d);
 
 // Checks a cuBLAS / cuDNN status; the context arguments (op, shapes) are
 // formatted only on failure.
-#define DDL_CUBLAS_CHECK(expr, ...)                                                                        \
-  do {                                                                                                     \
-    const cublasStatus_t ddl_st_ = (expr);                                                                 \
-    if (ddl_st_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                                                     \
+#define DDL_CUBLAS_CHECK(expr, ...)                                                                               \
+  do {                                                                                                            \
+    const cublasStatus_t ddl_st_ = (expr);                                                                        \
+    if (ddl_st_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                                                            \
       ::ddl::cuda::detail::throw_cublas(ddl_st_, #expr, ::ddl::detail::str_cat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
-#define DDL_CUDNN_CHECK(expr, ...)                                                                         \
-  do {                                                                                                     \
-    const cudnnStatus_t ddl_st_ = (expr);                                                                  \
-    if (ddl_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                                      \
+#define DDL_CUDNN_CHECK(expr, ...)                                                                               \
+  do {                                                                                                           \
+    const cudnnStatus_t ddl_st_ = (expr);                                                                        \
+    if (ddl_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                                            \
       ::ddl::cuda::detail::throw_cudnn(ddl_st_, #expr, ::ddl::detail::str_cat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
 #endif  // __CUDACC__

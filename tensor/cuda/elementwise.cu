@@ -58,6 +58,8 @@ void binary_launch(const Tensor& out, const Tensor& a, const Tensor& b, double a
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, double b) {
   switch (op) {
+// Rows of cases, kept as written: clang-format 14 re-wraps them differently on each run.
+// clang-format off
 #define DDL_UNARY_CASE(name) \
   case UnaryOp::name:        \
     return unary_launch<UnaryOp::name, T>(out, in, a, b);
@@ -66,12 +68,15 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, doub
         DDL_UNARY_CASE(Sign) DDL_UNARY_CASE(Relu) DDL_UNARY_CASE(Sigmoid) DDL_UNARY_CASE(Tanh) DDL_UNARY_CASE(AddScalar)
             DDL_UNARY_CASE(MulScalar) DDL_UNARY_CASE(RsubScalar) DDL_UNARY_CASE(PowScalar) DDL_UNARY_CASE(Clamp)
 #undef DDL_UNARY_CASE
+    // clang-format on
   }
 }
 
 template <typename T>
 void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   switch (op) {
+// Rows of cases, kept as written: clang-format 14 re-wraps them differently on each run.
+// clang-format off
 #define DDL_BINARY_CASE(name) \
   case BinaryOp::name:        \
     return binary_launch<BinaryOp::name, T>(out, a, b, alpha);
@@ -81,6 +86,7 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
             DDL_BINARY_CASE(Ge) DDL_BINARY_CASE(ReluBackward) DDL_BINARY_CASE(SigmoidBackward)
                 DDL_BINARY_CASE(TanhBackward)
 #undef DDL_BINARY_CASE
+    // clang-format on
   }
 }
 

@@ -17,8 +17,8 @@ struct PoolGeom {
 };
 
 PoolGeom make_geom(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
-  return {x.size(0) * x.size(1), x.size(2), x.size(3), y.size(2), y.size(3), p.kernel[0], p.kernel[1], p.stride[0],
-          p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
+  return {x.size(0) * x.size(1), x.size(2),   x.size(3),    y.size(2),    y.size(3),     p.kernel[0],  p.kernel[1],
+          p.stride[0],           p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
 }
 
 // x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first
@@ -120,8 +120,8 @@ void max_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Tensor& idx
   const cudaStream_t s = current_stream(x.device().index);
   const PoolGeom g = make_geom(x, y, p);
   DDL_DISPATCH_FLOAT(x.dtype(), "max_pool2d", [&] {
-    max_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(g, x.data<scalar_t>(),
-                                                                                  y.data<scalar_t>(), idx.data<int64_t>());
+    max_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(
+        g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>());
   });
   DDL_CUDA_KERNEL_CHECK();
 }
@@ -144,8 +144,8 @@ void avg_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Pool2dParam
   const cudaStream_t s = current_stream(x.device().index);
   const PoolGeom g = make_geom(x, y, p);
   DDL_DISPATCH_FLOAT(x.dtype(), "avg_pool2d", [&] {
-    avg_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(g, p.count_include_pad,
-                                                                                  x.data<scalar_t>(), y.data<scalar_t>());
+    avg_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(
+        g, p.count_include_pad, x.data<scalar_t>(), y.data<scalar_t>());
   });
   DDL_CUDA_KERNEL_CHECK();
 }

@@ -24,8 +24,8 @@ template <typename T, typename F>
 void expect_values(const Tensor& t, F expected, const std::string& what) {
   auto v = to_vector<T>(t);
   for (size_t i = 0; i < v.size(); ++i)
-    DIST_EXPECT(v[i] == static_cast<T>(expected(int64_t(i))), what, ": element ", i, " is ",
-                v[i], ", expected ", static_cast<T>(expected(int64_t(i))));
+    DIST_EXPECT(v[i] == static_cast<T>(expected(int64_t(i))), what, ": element ", i, " is ", v[i], ", expected ",
+                static_cast<T>(expected(int64_t(i))));
 }
 
 template <typename T>
@@ -37,31 +37,37 @@ void check_reductions(dist::ProcessGroup& pg, int64_t n) {
 
   Tensor t = make<T>(n, mine);
   pg.all_reduce(t);
-  expect_values<T>(t, [&](int64_t i) { return tri * (i % 5 + 1); }, "all_reduce sum");
+  expect_values<T>(
+      t, [&](int64_t i) { return tri * (i % 5 + 1); }, "all_reduce sum");
   t = make<T>(n, mine);
   pg.all_reduce(t, ReduceOp::Max);
-  expect_values<T>(t, [&](int64_t i) { return w * (i % 5 + 1); }, "all_reduce max");
+  expect_values<T>(
+      t, [&](int64_t i) { return w * (i % 5 + 1); }, "all_reduce max");
   t = make<T>(n, mine);
   pg.all_reduce(t, ReduceOp::Min);
-  expect_values<T>(t, [&](int64_t i) { return i % 5 + 1; }, "all_reduce min");
+  expect_values<T>(
+      t, [&](int64_t i) { return i % 5 + 1; }, "all_reduce min");
   if constexpr (std::is_floating_point_v<T>) {
     t = make<T>(n, mine);
     pg.all_reduce(t, ReduceOp::Avg);
-    expect_values<T>(t, [&](int64_t i) { return T(tri) / T(w) * T(i % 5 + 1); }, "all_reduce avg");
+    expect_values<T>(
+        t, [&](int64_t i) { return T(tri) / T(w) * T(i % 5 + 1); }, "all_reduce avg");
   }
   // reduce to the last rank: only the root changes.
   const int root = w - 1;
   t = make<T>(n, mine);
   pg.reduce(t, root);
   if (r == root)
-    expect_values<T>(t, [&](int64_t i) { return tri * (i % 5 + 1); }, "reduce at root");
+    expect_values<T>(
+        t, [&](int64_t i) { return tri * (i % 5 + 1); }, "reduce at root");
   else
     expect_values<T>(t, mine, "reduce leaves non-roots unchanged");
   // reduce_scatter: chunk r of the sum over ranks of (rank + 1) * (j + 1).
   Tensor in = make<T>(n * w, [&](int64_t j) { return (r + 1) * (j + 1); });
   Tensor out = make<T>(n, [](int64_t) { return -1; });
   pg.reduce_scatter(out, in);
-  expect_values<T>(out, [&](int64_t i) { return tri * (r * n + i + 1); }, "reduce_scatter");
+  expect_values<T>(
+      out, [&](int64_t i) { return tri * (r * n + i + 1); }, "reduce_scatter");
 }
 
 template <typename T>
@@ -70,30 +76,34 @@ void check_data_movement(dist::ProcessGroup& pg, int64_t n) {
   // broadcast from the last rank.
   Tensor t = make<T>(n, [&](int64_t i) { return r == w - 1 ? i : -1; });
   pg.broadcast(t, w - 1);
-  expect_values<T>(t, [](int64_t i) { return i; }, "broadcast");
+  expect_values<T>(
+      t, [](int64_t i) { return i; }, "broadcast");
   // all_gather: rank q's part holds q*100 + i.
   Tensor in = make<T>(n, [&](int64_t i) { return r * 100 + i; });
   Tensor out = make<T>(n * w, [](int64_t) { return -1; });
   pg.all_gather(out, in);
-  expect_values<T>(out, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 100 + j % std::max<int64_t>(n, 1); },
-                   "all_gather");
+  expect_values<T>(
+      out, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 100 + j % std::max<int64_t>(n, 1); }, "all_gather");
   // gather to rank 0.
   Tensor g = r == 0 ? make<T>(n * w, [](int64_t) { return -1; }) : Tensor();
   pg.gather(g, in, 0);
   if (r == 0)
-    expect_values<T>(g, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 100 + j % std::max<int64_t>(n, 1); },
-                     "gather");
+    expect_values<T>(
+        g, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 100 + j % std::max<int64_t>(n, 1); }, "gather");
   // scatter from rank 0: element j of the root's input is 2j.
   Tensor src = r == 0 ? make<T>(n * w, [](int64_t j) { return 2 * j; }) : Tensor();
   Tensor s = make<T>(n, [](int64_t) { return -1; });
   pg.scatter(s, src, 0);
-  expect_values<T>(s, [&](int64_t i) { return 2 * (r * n + i); }, "scatter");
+  expect_values<T>(
+      s, [&](int64_t i) { return 2 * (r * n + i); }, "scatter");
   // all_to_all: chunk q of rank r's input is r*1000 + q*10 + i; it lands as chunk r on rank q.
-  Tensor a = make<T>(n * w, [&](int64_t j) { return r * 1000 + (j / std::max<int64_t>(n, 1)) * 10 + j % std::max<int64_t>(n, 1); });
+  Tensor a = make<T>(
+      n * w, [&](int64_t j) { return r * 1000 + (j / std::max<int64_t>(n, 1)) * 10 + j % std::max<int64_t>(n, 1); });
   Tensor b = make<T>(n * w, [](int64_t) { return -1; });
   pg.all_to_all(b, a);
-  expect_values<T>(b, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 1000 + r * 10 + j % std::max<int64_t>(n, 1); },
-                   "all_to_all");
+  expect_values<T>(
+      b, [&](int64_t j) { return (j / std::max<int64_t>(n, 1)) * 1000 + r * 10 + j % std::max<int64_t>(n, 1); },
+      "all_to_all");
 }
 
 // Every collective, several sizes (0, 1, one not divisible by the world size, a few
@@ -117,7 +127,8 @@ inline void check_all_collectives(dist::ProcessGroup& pg) {
     auto sw = pg.send_async(make<int64_t>(5, [&](int64_t i) { return r * 10 + i; }), (r + 1) % w, 7);
     sw->wait();
     rw->wait();
-    expect_values<int64_t>(got, [&](int64_t i) { return ((r + w - 1) % w) * 10 + i; }, "send/recv ring");
+    expect_values<int64_t>(
+        got, [&](int64_t i) { return ((r + w - 1) % w) * 10 + i; }, "send/recv ring");
   }
   // Async: several collectives in flight, completed in order.
   std::vector<Tensor> ts;
@@ -129,14 +140,15 @@ inline void check_all_collectives(dist::ProcessGroup& pg) {
   for (int k = 0; k < 4; ++k) {
     works[k]->wait();
     DIST_EXPECT(works[k]->is_completed() && works[k]->is_success(), "async work ", k);
-    expect_values<float>(ts[k], [&](int64_t) { return w * (w - 1) / 2 + w * k; }, "async all_reduce");
+    expect_values<float>(
+        ts[k], [&](int64_t) { return w * (w - 1) / 2 + w * k; }, "async all_reduce");
   }
   // A non-contiguous view (a transpose) is reduced in place through a copy.
   Tensor base = make<float>(24, [&](int64_t i) { return i * (r + 1); }).view(Shape{4, 6});
   Tensor view = base.t();
   pg.all_reduce(view);
-  expect_values<float>(base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); },
-                       "all_reduce of a transposed view");
+  expect_values<float>(
+      base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "all_reduce of a transposed view");
 }
 
 }  // namespace ddl::test

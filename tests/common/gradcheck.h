@@ -35,9 +35,9 @@ Tensor non_contiguous(const Tensor& t);
 
 }  // namespace ddl::test
 
-#define REQUIRE_GRADCHECK(...)                               \
-  do {                                                       \
+#define REQUIRE_GRADCHECK(...)                                       \
+  do {                                                               \
     const std::string gc_msg_ = ::ddl::test::gradcheck(__VA_ARGS__); \
-    INFO(gc_msg_);                                           \
-    REQUIRE(gc_msg_.empty());                                \
+    INFO(gc_msg_);                                                   \
+    REQUIRE(gc_msg_.empty());                                        \
   } while (0)

@@ -20,19 +20,19 @@
 #include "tensor/parallel.h"
 
 // Checks inside a rank: throws so the harness reports rank, file and line.
-#define DIST_EXPECT(cond, ...)                                                          \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
-      throw std::runtime_error(::ddl::detail::str_cat(__FILE__, ":", __LINE__, ": ",   \
-                                                      #cond, " failed. ", __VA_ARGS__)); \
+#define DIST_EXPECT(cond, ...)                                                                     \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      throw std::runtime_error(                                                                    \
+          ::ddl::detail::str_cat(__FILE__, ":", __LINE__, ": ", #cond, " failed. ", __VA_ARGS__)); \
   } while (0)
 
 namespace ddl::test {
 
 struct RankOutcome {
   bool ok = true;
-  std::string error;    // the exception message, "killed by signal 9", "timed out", ...
-  double seconds = 0;   // wall time until this rank finished
+  std::string error;   // the exception message, "killed by signal 9", "timed out", ...
+  double seconds = 0;  // wall time until this rank finished
 };
 
 // Runs fn(rank) on `world` threads and returns each rank's outcome.
@@ -55,8 +55,7 @@ inline std::vector<RankOutcome> run_threads(int world, const std::function<void(
 
 // Runs fn(rank) in `world` forked processes. Ranks that are still running after
 // `deadline_s` seconds are killed and reported as timed out.
-inline std::vector<RankOutcome> run_processes(int world, const std::function<void(int)>& fn,
-                                              double deadline_s = 60) {
+inline std::vector<RankOutcome> run_processes(int world, const std::function<void(int)>& fn, double deadline_s = 60) {
   std::vector<RankOutcome> out(world);
   std::vector<pid_t> pids(world);
   std::vector<int> pipes(world);
@@ -77,7 +76,8 @@ inline std::vector<RankOutcome> run_processes(int world, const std::function<voi
         err = e.what();
         if (err.empty()) err = "(empty error message)";
       }
-      if (!err.empty()) [[maybe_unused]] auto n = write(p[1], err.data(), err.size());
+      if (!err.empty()) [[maybe_unused]]
+        auto n = write(p[1], err.data(), err.size());
       _exit(err.empty() ? 0 : 1);  // skip destructors and atexit: they belong to the parent
     }
     close(p[1]);
@@ -108,8 +108,7 @@ inline std::vector<RankOutcome> run_processes(int world, const std::function<voi
       ssize_t n;
       while ((n = read(pipes[r], buf, sizeof buf)) > 0) out[r].error.append(buf, n);
       close(pipes[r]);
-      if (!out[r].ok && out[r].error.empty())
-        out[r].error = "exit status " + std::to_string(WEXITSTATUS(status));
+      if (!out[r].ok && out[r].error.empty()) out[r].error = "exit status " + std::to_string(WEXITSTATUS(status));
       out[r].seconds = elapsed;
       done[r] = true;
       --remaining;

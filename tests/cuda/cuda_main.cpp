@@ -1,7 +1,6 @@
 // Catch2 main for the CUDA suite: exits 77 (skipped) when no GPU can run the tests.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 
 #include "tensor/devices.h"

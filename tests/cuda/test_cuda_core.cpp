@@ -2,7 +2,6 @@
 // between GPUs), the caching allocator's statistics, streams and events, pinned
 // memory and device-index errors. Skipped (exit 77) without a GPU.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <sstream>
 #include <vector>
@@ -165,7 +164,7 @@ TEST_CASE("pinned memory: async uploads, reuse and the DataLoader option", "[cud
   opts.num_workers = 2;
   opts.pin_memory = true;
   auto ds = std::make_shared<data::TensorDataset>(from_vector<float>(iota_values<float>(30), {10, 3}),
-                                                 from_vector<int64_t>(iota_values<int64_t>(10), {10}));
+                                                  from_vector<int64_t>(iota_values<int64_t>(10), {10}));
   int64_t batches = 0;
   for (const data::Batch& b : data::DataLoader(ds, opts)) {
     REQUIRE(b.data.is_pinned());
@@ -179,7 +178,9 @@ TEST_CASE("pinned memory: async uploads, reuse and the DataLoader option", "[cud
 TEST_CASE("pinned memory: a freed block is not reused while its upload is in flight", "[cuda][pinned]") {
   constexpr int64_t n = 1 << 24;  // 64 MiB: the upload takes a while
   const std::vector<float> values = iota_values<float>(n);
-  { Tensor a = empty({n}).pin_memory(), b = empty({n}).pin_memory(); }  // two cached blocks: no slow cudaHostAlloc below
+  {
+    Tensor a = empty({n}).pin_memory(), b = empty({n}).pin_memory();
+  }  // two cached blocks: no slow cudaHostAlloc below
   const Tensor busy0 = full({2048, 2048}, 1e-3, TensorOptions(DType::Float32, kGpu));
   Tensor d;
   {
@@ -188,7 +189,7 @@ TEST_CASE("pinned memory: a freed block is not reused while its upload is in fli
     Tensor busy = busy0;
     for (int i = 0; i < 8; ++i) busy = matmul(busy, busy);
     d = p.to(kGpu);  // asynchronous, ordered after the matmuls
-  }  // p dropped: its block must wait for the upload's event
+  }                  // p dropped: its block must wait for the upload's event
   const Tensor q = empty({n}).pin_memory();
   q.fill_(-1.0);  // would corrupt the upload if q reused p's block too early
   REQUIRE(to_vector<float>(d) == values);

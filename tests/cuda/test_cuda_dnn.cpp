@@ -4,8 +4,8 @@
 // plus the cuDNN algorithm cache (a repeated shape does not search again),
 // work on a non-default stream, GEMM on padded-leading-dimension views and C = 0.
 // Runs only with a GPU (tests/cuda/cuda_main.cpp exits 77 otherwise).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
@@ -101,12 +101,12 @@ Conv2dParams conv_params(std::array<int64_t, 2> stride, std::array<int64_t, 2> p
 
 std::vector<ConvCase> conv_cases() {
   return {
-      {{4, 3, 32, 32}, {64, 3, 3, 3}, conv_params({1, 1}, {1, 1}), true},     // VGG's first layer
-      {{8, 64, 16, 16}, {128, 64, 3, 3}, conv_params({1, 1}, {1, 1}), true},  // a VGG middle layer
-      {{2, 256, 2, 2}, {256, 256, 3, 3}, conv_params({1, 1}, {1, 1}), false}, // a late 2x2 map
-      {{1, 16, 8, 8}, {32, 16, 1, 1}, conv_params({1, 1}, {0, 0}), true},     // 1x1, batch 1
-      {{3, 5, 11, 13}, {7, 5, 3, 5}, conv_params({2, 3}, {1, 2}), true},      // odd sizes, strides, padding
-      {{2, 4, 15, 9}, {6, 4, 3, 3}, conv_params({1, 2}, {2, 1}, {2, 3}), false},  // dilation
+      {{4, 3, 32, 32}, {64, 3, 3, 3}, conv_params({1, 1}, {1, 1}), true},            // VGG's first layer
+      {{8, 64, 16, 16}, {128, 64, 3, 3}, conv_params({1, 1}, {1, 1}), true},         // a VGG middle layer
+      {{2, 256, 2, 2}, {256, 256, 3, 3}, conv_params({1, 1}, {1, 1}), false},        // a late 2x2 map
+      {{1, 16, 8, 8}, {32, 16, 1, 1}, conv_params({1, 1}, {0, 0}), true},            // 1x1, batch 1
+      {{3, 5, 11, 13}, {7, 5, 3, 5}, conv_params({2, 3}, {1, 2}), true},             // odd sizes, strides, padding
+      {{2, 4, 15, 9}, {6, 4, 3, 3}, conv_params({1, 2}, {2, 1}, {2, 3}), false},     // dilation
       {{2, 6, 10, 10}, {9, 2, 3, 3}, conv_params({1, 1}, {1, 1}, {1, 1}, 3), true},  // groups
   };
 }
@@ -118,10 +118,10 @@ void check_conv(const ConvCase& c, DType dt, double rtol, uint64_t seed) {
   const Tensor y = conv2d(x, w, b, c.p);
   require_close(conv2d(to_gpu(x), to_gpu(w), to_gpu(b), c.p), y, rtol, "conv2d forward");
   const Tensor gy = random(y.shape(), seed + 3, dt);
-  require_close(conv2d_backward_input(to_gpu(gy), to_gpu(w), x.shape(), c.p), conv2d_backward_input(gy, w, x.shape(), c.p),
-                rtol, "conv2d backward input");
-  require_close(conv2d_backward_weight(to_gpu(gy), to_gpu(x), w.shape(), c.p), conv2d_backward_weight(gy, x, w.shape(), c.p),
-                rtol, "conv2d backward weight");
+  require_close(conv2d_backward_input(to_gpu(gy), to_gpu(w), x.shape(), c.p),
+                conv2d_backward_input(gy, w, x.shape(), c.p), rtol, "conv2d backward input");
+  require_close(conv2d_backward_weight(to_gpu(gy), to_gpu(x), w.shape(), c.p),
+                conv2d_backward_weight(gy, x, w.shape(), c.p), rtol, "conv2d backward weight");
 }
 
 }  // namespace
@@ -241,11 +241,11 @@ Pool2dParams pool_params(std::array<int64_t, 2> k, std::array<int64_t, 2> s, std
 
 TEST_CASE("cuda max_pool2d matches the CPU exactly, indices included", "[cuda][pool]") {
   const std::vector<std::pair<Shape, Pool2dParams>> cases = {
-      {{8, 64, 32, 32}, pool_params({2, 2}, {2, 2}, {0, 0})},                // VGG
-      {{2, 3, 11, 13}, pool_params({3, 3}, {2, 2}, {1, 1})},                 // overlapping, padded
-      {{1, 4, 9, 10}, pool_params({3, 2}, {2, 3}, {1, 0}, {2, 1})},          // dilation
-      {{2, 2, 7, 7}, pool_params({2, 2}, {2, 2}, {0, 0}, {1, 1}, true)},     // ceil_mode
-      {{3, 2, 5, 6}, pool_params({3, 3}, {1, 1}, {1, 1})},                   // stride 1
+      {{8, 64, 32, 32}, pool_params({2, 2}, {2, 2}, {0, 0})},             // VGG
+      {{2, 3, 11, 13}, pool_params({3, 3}, {2, 2}, {1, 1})},              // overlapping, padded
+      {{1, 4, 9, 10}, pool_params({3, 2}, {2, 3}, {1, 0}, {2, 1})},       // dilation
+      {{2, 2, 7, 7}, pool_params({2, 2}, {2, 2}, {0, 0}, {1, 1}, true)},  // ceil_mode
+      {{3, 2, 5, 6}, pool_params({3, 3}, {1, 1}, {1, 1})},                // stride 1
   };
   uint64_t seed = 500;
   for (DType dt : {DType::Float32, DType::Float64}) {
@@ -269,7 +269,7 @@ TEST_CASE("cuda avg_pool2d matches the CPU exactly, forward and backward", "[cud
       {{8, 64, 16, 16}, pool_params({2, 2}, {2, 2}, {0, 0})},
       {{2, 3, 11, 13}, pool_params({3, 3}, {2, 2}, {1, 1}, {1, 1}, false, true)},
       {{2, 3, 11, 13}, pool_params({3, 3}, {2, 2}, {1, 1}, {1, 1}, false, false)},
-      {{1, 2, 7, 8}, pool_params({3, 2}, {2, 2}, {1, 1}, {1, 1}, true, true)},   // ceil_mode
+      {{1, 2, 7, 8}, pool_params({3, 2}, {2, 2}, {1, 1}, {1, 1}, true, true)},  // ceil_mode
       {{1, 2, 7, 8}, pool_params({3, 2}, {2, 2}, {1, 1}, {1, 1}, true, false)},
       {{4, 5, 6, 6}, pool_params({4, 4}, {1, 1}, {2, 2})},  // 4x4 stride 1: many windows per input
   };
@@ -327,8 +327,8 @@ TEST_CASE("cuda GEMM reads narrowed 2-D views with a padded leading dimension", 
     require_close(matmul(b_gpu.t(), a_gpu.t()), matmul(b.t(), a.t()), tol(dt), "narrowed B^T A^T");
     // A narrowed row block too: rows [2, 2 + m) of a taller matrix keep lda = k + 7.
     const Tensor tall = random({m + 6, k + 7}, 603, dt);
-    require_close(matmul(to_gpu(tall).narrow(0, 2, m).narrow(1, 3, k), b_gpu), matmul(tall.narrow(0, 2, m).narrow(1, 3, k), b),
-                  tol(dt), "row and column window");
+    require_close(matmul(to_gpu(tall).narrow(0, 2, m).narrow(1, 3, k), b_gpu),
+                  matmul(tall.narrow(0, 2, m).narrow(1, 3, k), b), tol(dt), "row and column window");
   }
 }
 

@@ -4,12 +4,11 @@
 // and DDP on CUDA equal to one process. World 1 runs in this process; world 2 needs two
 // GPUs and runs as two processes of this binary (fork + exec: a child forked after the
 // parent initialised CUDA cannot use it), each running the hidden "nccl rank process" case.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -37,7 +36,8 @@ InitOptions quick() {
 // back when the NCCL work completes (so the async send/recv ring of the checks still works).
 class OnDevice final : public ProcessGroup {
  public:
-  OnDevice(std::shared_ptr<ProcessGroup> inner, Device d) : ProcessGroup(inner->rank(), inner->size()), in_(inner), d_(d) {}
+  OnDevice(std::shared_ptr<ProcessGroup> inner, Device d)
+      : ProcessGroup(inner->rank(), inner->size()), in_(inner), d_(d) {}
   std::string backend() const override { return in_->backend(); }
   std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op) override {
     return run({t}, [&](auto& d) { return in_->all_reduce_async(d[0], op); });
@@ -101,12 +101,14 @@ void check_native(ProcessGroup& pg, Device dev) {
   Tensor t = zeros(Shape{1 << 20}, TensorOptions(DType::Float32, dev));
   t.add_(1.0 + r);
   pg.all_reduce(t);
-  test::expect_values<float>(t.narrow(0, 0, 16), [&](int64_t) { return w * (w + 1) / 2; }, "ordered all_reduce");
+  test::expect_values<float>(
+      t.narrow(0, 0, 16), [&](int64_t) { return w * (w + 1) / 2; }, "ordered all_reduce");
   // A transposed CUDA view is reduced in place through a staging copy.
   Tensor base = test::make<float>(24, [&](int64_t i) { return i * (r + 1); }).to(dev).view(Shape{4, 6});
   Tensor view = base.t();
   pg.all_reduce(view);
-  test::expect_values<float>(base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "strided view");
+  test::expect_values<float>(
+      base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "strided view");
   // Barrier, then counters: an all-reduce of B bytes moves 2(w-1)/w * B each way (ring).
   pg.barrier();
   pg.reset_stats();
@@ -145,11 +147,14 @@ std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int r
   auto model = test::make_small_cnn();
   model->to(dev);
   std::shared_ptr<DistributedDataParallel> ddp;
-  if (pg) ddp = std::make_shared<DistributedDataParallel>(model, pg, DDPOptions{.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
+  if (pg)
+    ddp = std::make_shared<DistributedDataParallel>(model, pg,
+                                                    DDPOptions{.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
   nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : *model;
   optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
   for (int64_t s = 0; s < steps; ++s) {
-    const Tensor xb = x.narrow(0, s * global_b + rank * b, b).to(dev), yb = y.narrow(0, s * global_b + rank * b, b).to(dev);
+    const Tensor xb = x.narrow(0, s * global_b + rank * b, b).to(dev),
+                 yb = y.narrow(0, s * global_b + rank * b, b).to(dev);
     Variable loss = cross_entropy(net(Variable(xb)), yb);
     opt.zero_grad();
     loss.backward();
@@ -161,7 +166,8 @@ std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int r
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   DIST_EXPECT(a.size() == b.size(), "parameter counts differ");
   double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
+  for (size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
   return m;
 }
 
@@ -182,10 +188,9 @@ std::string spawn_ranks(int world, const std::string& scenario, int port, double
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
     // The child only calls execve: everything it needs is built here (no malloc after fork).
-    std::vector<std::string> env_strings = {"DDL_NCCL_TEST_RANK=" + std::to_string(r),
-                                            "DDL_NCCL_TEST_WORLD=" + std::to_string(world),
-                                            "DDL_NCCL_TEST_PORT=" + std::to_string(port),
-                                            "DDL_NCCL_TEST_SCENARIO=" + scenario};
+    std::vector<std::string> env_strings = {
+        "DDL_NCCL_TEST_RANK=" + std::to_string(r), "DDL_NCCL_TEST_WORLD=" + std::to_string(world),
+        "DDL_NCCL_TEST_PORT=" + std::to_string(port), "DDL_NCCL_TEST_SCENARIO=" + scenario};
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("DDL_NCCL_TEST_", 0) != 0) env_strings.emplace_back(*e);
     std::vector<char*> envp;

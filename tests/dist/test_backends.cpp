@@ -2,11 +2,10 @@
 // message naming CUDA and gloo, "auto" is plain gloo, ProcessGroupAuto sends each call to
 // the backend of its tensors' device, and train_cifar --device cuda says there is no GPU.
 // The GPU side of the nccl backend is tested in tests/cuda/test_nccl.cpp.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdio>
 #include <filesystem>

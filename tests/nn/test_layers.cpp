@@ -1,6 +1,5 @@
 // Layers: known outputs, default initialisation, train/eval behaviour.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "ddl.h"
@@ -14,7 +13,8 @@ TEST_CASE("Linear computes x W^T + b", "[nn][layers]") {
   lin.bias.data().copy_(from_vector<float>({0.5f, -0.5f, 0}));
   const Variable y = lin(Variable(from_vector<float>({1, 1, 2, 0}, {2, 2})));
   REQUIRE(to_vector<float>(y.data()) == std::vector<float>{3.5f, 6.5f, 11, 2.5f, 5.5f, 10});
-  REQUIRE_THROWS_WITH(lin(Variable(zeros({2, 5}))), Catch::Contains("linear: input [2, 5] does not match weight [3, 2]"));
+  REQUIRE_THROWS_WITH(lin(Variable(zeros({2, 5}))),
+                      Catch::Contains("linear: input [2, 5] does not match weight [3, 2]"));
 }
 
 TEST_CASE("default init follows PyTorch's bounds", "[nn][init]") {
@@ -71,7 +71,8 @@ TEST_CASE("pooling, flatten and adaptive pooling layers", "[nn][layers]") {
   REQUIRE(to_vector<float>(MaxPool2d(2)(Variable(x)).data()) == std::vector<float>{5, 7, 13, 15});
   REQUIRE(to_vector<float>(AvgPool2d(2)(Variable(x)).data()) == std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f});
   REQUIRE(to_vector<float>(AdaptiveAvgPool2d({1, 1})(Variable(x)).data()) == std::vector<float>{7.5f});
-  REQUIRE(to_vector<float>(AdaptiveAvgPool2d({2, 2})(Variable(x)).data()) == std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f});
+  REQUIRE(to_vector<float>(AdaptiveAvgPool2d({2, 2})(Variable(x)).data()) ==
+          std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f});
   REQUIRE(Flatten()(Variable(x)).shape() == Shape{1, 16});
   REQUIRE_THROWS_WITH(AdaptiveAvgPool2d({3, 3})(Variable(x)), Catch::Contains("must divide"));
 }

@@ -1,6 +1,5 @@
 // Module registration, naming, traversal, modes, printing.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "ddl.h"
@@ -14,9 +13,14 @@ TEST_CASE("VGG-11-BN names and counts equal PyTorch's", "[nn][module]") {
   // From PyTorch 1.13: the same network's state_dict has 58 entries, 9,229,962 parameters.
   REQUIRE(state.size() == 58);
   REQUIRE(m.parameter_count() == 9229962);
-  const std::vector<std::string> first = {"features.0.weight", "features.0.bias", "features.1.weight", "features.1.bias",
-                                          "features.1.running_mean", "features.1.running_var",
-                                          "features.1.num_batches_tracked", "features.4.weight"};
+  const std::vector<std::string> first = {"features.0.weight",
+                                          "features.0.bias",
+                                          "features.1.weight",
+                                          "features.1.bias",
+                                          "features.1.running_mean",
+                                          "features.1.running_var",
+                                          "features.1.num_batches_tracked",
+                                          "features.4.weight"};
   for (size_t i = 0; i < first.size(); ++i) REQUIRE(state[i].first == first[i]);
   REQUIRE(state[55].first == "features.26.num_batches_tracked");
   REQUIRE(state[56].first == "classifier.weight");
@@ -31,7 +35,8 @@ TEST_CASE("registration rejects bad and duplicate names", "[nn][module]") {
   m.register_parameter("w", zeros({2}));
   REQUIRE_THROWS_WITH(m.register_parameter("w", zeros({2})), Catch::Contains("already registered"));
   REQUIRE_THROWS_WITH(m.register_buffer("a.b", zeros({2})), Catch::Contains("no '.'"));
-  REQUIRE_THROWS_WITH(m.forward(Variable(zeros({1}))), Catch::Contains("Custom: this module has no single-input forward"));
+  REQUIRE_THROWS_WITH(m.forward(Variable(zeros({1}))),
+                      Catch::Contains("Custom: this module has no single-input forward"));
 }
 
 TEST_CASE("handles stay valid across to(dtype)", "[nn][module]") {
@@ -47,8 +52,9 @@ TEST_CASE("handles stay valid across to(dtype)", "[nn][module]") {
 }
 
 TEST_CASE("train and eval propagate; zero_grad and apply reach every module", "[nn][module]") {
-  auto seq = std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
-      std::make_shared<Linear>(4, 3), std::make_shared<ReLU>(), std::make_shared<Dropout>(0.5), std::make_shared<Linear>(3, 2)});
+  auto seq = std::make_shared<Sequential>(
+      std::vector<std::shared_ptr<Module>>{std::make_shared<Linear>(4, 3), std::make_shared<ReLU>(),
+                                           std::make_shared<Dropout>(0.5), std::make_shared<Linear>(3, 2)});
   seq->eval();
   REQUIRE_FALSE((*seq)[2]->is_training());
   seq->train();
@@ -80,7 +86,8 @@ TEST_CASE("modules print as a PyTorch-style tree", "[nn][module]") {
 }
 
 TEST_CASE("make_model knows every model name", "[nn][models]") {
-  for (const char* name : {"vgg11", "vgg13_bn", "vgg16", "vgg19_bn", "mlp", "resnet18"}) REQUIRE(make_model(name) != nullptr);
+  for (const char* name : {"vgg11", "vgg13_bn", "vgg16", "vgg19_bn", "mlp", "resnet18"})
+    REQUIRE(make_model(name) != nullptr);
   REQUIRE(make_model("resnet18")->parameter_count() == 11173962);  // the usual CIFAR ResNet-18 figure
   REQUIRE_THROWS_WITH(make_model("vgg12"), Catch::Contains("unknown model 'vgg12'"));
 }

@@ -15,10 +15,10 @@ using namespace ddl;
 namespace {
 int failures = 0;
 void expect_close(const std::string& what, const Tensor& ours, const Tensor& theirs, double rtol, double atol) {
-  const bool ok = ours.shape() == theirs.shape() && allclose(ours.to(DType::Float64), theirs.to(DType::Float64), rtol, atol);
-  const double diff = ours.shape() == theirs.shape()
-                          ? amax(abs(sub(ours.to(DType::Float64), theirs.to(DType::Float64)))).item()
-                          : -1;
+  const bool ok =
+      ours.shape() == theirs.shape() && allclose(ours.to(DType::Float64), theirs.to(DType::Float64), rtol, atol);
+  const double diff =
+      ours.shape() == theirs.shape() ? amax(abs(sub(ours.to(DType::Float64), theirs.to(DType::Float64)))).item() : -1;
   std::cout << (ok ? "ok   " : "FAIL ") << what << " (max abs diff " << diff << ")\n";
   failures += ok ? 0 : 1;
 }
@@ -43,8 +43,10 @@ int main(int argc, char** argv) {
   Generator gen(6);
   // Non-trivial running stats and affine parameters, so eval mode is really tested.
   for (auto& [name, v] : model.named_state())
-    if (name.find("running_var") != std::string::npos) uniform_(v.data(), 0.5, 2.0, gen);
-    else if (name.find("running_mean") != std::string::npos || name.find(".1.bias") != std::string::npos) normal_(v.data(), 0, 0.1, gen);
+    if (name.find("running_var") != std::string::npos)
+      uniform_(v.data(), 0.5, 2.0, gen);
+    else if (name.find("running_mean") != std::string::npos || name.find(".1.bias") != std::string::npos)
+      normal_(v.data(), 0, 0.1, gen);
   const Tensor x = randn({4, 1, 32, 32}, gen);
   const Tensor y = from_vector<int64_t>({3, 1, 4, 1});
   std::vector<std::pair<std::string, Tensor>> tensors;

@@ -1,7 +1,6 @@
 // Optimizers: PyTorch's values after 3 steps (tests/golden/optim.py), schedules,
 // gradient clipping, and state save/restore continuing identically.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 
@@ -33,12 +32,15 @@ void require_values(const std::vector<double>& got, const std::vector<double>& w
 TEST_CASE("SGD variants match PyTorch", "[optim]") {
   // Plain SGD by hand: w <- w - 0.1 * 2cw, three times.
   require_values(run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1}); }), {0.512, -0.128});
-  require_values(run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1}); }),
-                 {0.024318999999999934, 1.726002});
-  require_values(run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5}); }),
-                 {0.252, 1.5520000000000003});
+  require_values(
+      run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1}); }),
+      {0.024318999999999934, 1.726002});
+  require_values(
+      run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5}); }),
+      {0.252, 1.5520000000000003});
   require_values(run([](auto p) {
-                   return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+                   return std::make_unique<SGD>(
+                       p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
                  }),
                  {-0.11165109425900013, 0.60565913011799999});
   REQUIRE_THROWS_WITH(SGD({}, SGDOptions{.lr = 0.1, .nesterov = true}), Catch::Contains("nesterov needs momentum"));
@@ -47,7 +49,10 @@ TEST_CASE("SGD variants match PyTorch", "[optim]") {
 TEST_CASE("Adam and AdamW match PyTorch", "[optim]") {
   require_values(run([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.1}); }),
                  {0.70158627294603015, -1.7006233915360325});
-  require_values(run([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.1, .beta1 = 0.8, .beta2 = 0.9, .weight_decay = 0.1}); }),
+  require_values(run([](auto p) {
+                   return std::make_unique<Adam>(
+                       p, AdamOptions{.lr = 0.1, .beta1 = 0.8, .beta2 = 0.9, .weight_decay = 0.1});
+                 }),
                  {0.70171922678621135, -1.7006834045513854});
   require_values(run([](auto p) { return std::make_unique<AdamW>(p, AdamOptions{.lr = 0.1, .weight_decay = 0.1}); }),
                  {0.6751012216400698, -1.6443686830529762});
@@ -66,7 +71,8 @@ TEST_CASE("parameters without gradients are left alone; groups have their own op
   opt.step();
   REQUIRE(b.data().item() == Approx(-1.0));
   REQUIRE_THROWS_WITH(opt.add_param_group({a}), Catch::Contains("two groups"));
-  REQUIRE_THROWS_WITH(opt.add_param_group({Variable(zeros({1}), true)}, {{"betas", 1}}), Catch::Contains("unknown option 'betas'"));
+  REQUIRE_THROWS_WITH(opt.add_param_group({Variable(zeros({1}), true)}, {{"betas", 1}}),
+                      Catch::Contains("unknown option 'betas'"));
 }
 
 TEST_CASE("learning-rate schedules match PyTorch", "[optim][scheduler]") {
@@ -81,12 +87,16 @@ TEST_CASE("learning-rate schedules match PyTorch", "[optim][scheduler]") {
     }
     return out;
   };
-  require_values(lrs([](Optimizer& o) { return std::make_unique<StepLR>(o, 3, 0.5); }), {1, 1, 1, 0.5, 0.5, 0.5, 0.25, 0.25});
-  require_values(lrs([](Optimizer& o) { return std::make_unique<MultiStepLR>(o, std::vector<int64_t>{2, 5}, 0.1); }),
+  require_values(lrs([](Optimizer& o) { return std::make_unique<StepLR>(o, 3, 0.5); }),
+                 {1, 1, 1, 0.5, 0.5, 0.5, 0.25, 0.25});
+  require_values(lrs([](Optimizer& o) {
+                   return std::make_unique<MultiStepLR>(o, std::vector<int64_t>{2, 5}, 0.1);
+                 }),
                  {1, 1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01});
   const auto cos = lrs([](Optimizer& o) { return std::make_unique<CosineAnnealingLR>(o, 10, 0.01); });
-  const std::vector<double> torch_cos = {1, 0.9757729755661011, 0.90546341221559901, 0.79595369988477427,
-                                         0.65796341221559906, 0.505, 0.35203658778440106, 0.21404630011522585};
+  const std::vector<double> torch_cos = {
+      1,     0.9757729755661011,  0.90546341221559901, 0.79595369988477427, 0.65796341221559906,
+      0.505, 0.35203658778440106, 0.21404630011522585};
   for (size_t i = 0; i < cos.size(); ++i) REQUIRE(cos[i] == Approx(torch_cos[i]).epsilon(1e-12));
   // Warm-up from 0.1 to 1 over 4 steps, then cosine over 4 steps to 0.
   Variable w(zeros({1}), true);
@@ -112,7 +122,8 @@ TEST_CASE("clip_grad_norm_ rescales to the maximum norm", "[optim]") {
 }
 
 TEST_CASE("optimizer state saved mid-run resumes identically", "[optim][checkpoint]") {
-  const auto path = (std::filesystem::temp_directory_path() / ("ddl_optim_" + std::to_string(::getpid()) + ".safetensors")).string();
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("ddl_optim_" + std::to_string(::getpid()) + ".safetensors")).string();
   auto fresh = [] { return Variable(from_vector<double>({1, -2}), true); };
   const Variable c(from_vector<double>({1, 3}));
   auto do_step = [&](Optimizer& opt, Variable& w) {

@@ -143,8 +143,9 @@ TEST_CASE("gradcheck itself catches a wrong backward", "[autograd][gradcheck]") 
   // f(x) = x^2 with a deliberately wrong derivative (x instead of 2x).
   auto wrong_square = [](const std::vector<Variable>& in) {
     const Tensor x = in[0].data();
-    return autograd::make_result(mul(x, x), "WrongSquareBackward", {&in[0]},
-                                 [x](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {mul(g, x)}; });
+    return autograd::make_result(
+        mul(x, x), "WrongSquareBackward", {&in[0]},
+        [x](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {mul(g, x)}; });
   };
   const std::string msg = test::gradcheck(wrong_square, {test::random_double({3}, 1)});
   REQUIRE_FALSE(msg.empty());

@@ -2,7 +2,6 @@
 // running-stat updates, gradient checks in training and eval mode, thread-count
 // determinism, and error messages.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -56,38 +55,45 @@ TEST_CASE("batch_norm: matches PyTorch over two training steps, then eval", "[ba
   const Shape shape{2, 3, 2, 2};
   for (DType dt : {DType::Float64, DType::Float32}) {
     const double tol = dt == DType::Float64 ? 1e-9 : 2e-5;
-    Tensor x1 = formula(shape, [](int64_t i) { return 2.0 * std::sin(0.37 * i + 0.1) + 0.5; }, dt);
-    Tensor x2 = formula(shape, [](int64_t i) { return 1.5 * std::cos(0.23 * i) - 0.2; }, dt);
-    Tensor cot = formula(shape, [](int64_t i) { return std::cos(0.5 * i); }, dt);
-    Variable w(formula({3}, [](int64_t i) { return 1.0 + 0.1 * i; }, dt), true);
-    Variable b(formula({3}, [](int64_t i) { return 0.2 * i - 0.1; }, dt), true);
+    Tensor x1 = formula(
+        shape, [](int64_t i) { return 2.0 * std::sin(0.37 * i + 0.1) + 0.5; }, dt);
+    Tensor x2 = formula(
+        shape, [](int64_t i) { return 1.5 * std::cos(0.23 * i) - 0.2; }, dt);
+    Tensor cot = formula(
+        shape, [](int64_t i) { return std::cos(0.5 * i); }, dt);
+    Variable w(formula(
+                   {3}, [](int64_t i) { return 1.0 + 0.1 * i; }, dt),
+               true);
+    Variable b(formula(
+                   {3}, [](int64_t i) { return 0.2 * i - 0.1; }, dt),
+               true);
     Tensor rm = zeros({3}, dt), rv = ones({3}, dt);
     batch_norm(Variable(x1), w, b, rm, rv, true);
     Variable xv(x2, true);
     Variable y = batch_norm(xv, w, b, rm, rv, true, 0.1, 1e-5);
     y.backward(cot);
-    require_close(y.data(), {0.992960165326, 0.964967234348, 0.882462750989, 0.7497919962, 1.77777334543, 1.346169557,
-                             0.867510833732, 0.367006795128, 0.0375986682787, -0.527850384214, -1.02629155745,
-                             -1.4314733455, -1.05660374009, -1.12087248381, -1.12979742146, -1.0829085015,
-                             -1.42502824559, -1.11989805289, -0.731941894356, -0.281592338466, 0.446375649519,
-                             1.05628701698, 1.64977416654, 2.19557978585},
+    require_close(y.data(),
+                  {0.992960165326,  0.964967234348,  0.882462750989,  0.7497919962,    1.77777334543,  1.346169557,
+                   0.867510833732,  0.367006795128,  0.0375986682787, -0.527850384214, -1.02629155745, -1.4314733455,
+                   -1.05660374009,  -1.12087248381,  -1.12979742146,  -1.0829085015,   -1.42502824559, -1.11989805289,
+                   -0.731941894356, -0.281592338466, 0.446375649519,  1.05628701698,   1.64977416654,  2.19557978585},
                   tol);
     require_close(rm, {-0.00549789444579, 0.0942321861156, 0.0431290848568}, tol);
     require_close(rv, {1.26732467692, 0.941146928044, 1.06821931049}, tol);
-    require_close(xv.grad(), {0.259253396405, 0.171472533208, -0.0705755474075, -0.408210565328, 0.604840102564,
-                              0.00370245738129, -0.315762154312, -0.283812103466, -1.03629500524, -0.322773149329,
-                              0.490615745846, 1.19268144529, 0.155851473566, 0.165128720099, 0.00698992264817,
-                              -0.27990993319, 0.70440017798, 0.066860506921, -0.34813010462, -0.432098882449,
-                              -1.31342907975, -0.592637709359, 0.332371839735, 1.24946591281},
+    require_close(xv.grad(), {0.259253396405,   0.171472533208,  -0.0705755474075, -0.408210565328, 0.604840102564,
+                              0.00370245738129, -0.315762154312, -0.283812103466,  -1.03629500524,  -0.322773149329,
+                              0.490615745846,   1.19268144529,   0.155851473566,   0.165128720099,  0.00698992264817,
+                              -0.27990993319,   0.70440017798,   0.066860506921,   -0.34813010462,  -0.432098882449,
+                              -1.31342907975,   -0.592637709359, 0.332371839735,   1.24946591281},
                   tol);
     require_close(w.grad(), {-0.414055684074, -0.556023290658, -0.681319056209}, tol);
     require_close(b.grad(), {5.52591755398, -5.79955399056, -0.698985460871}, tol);
     Variable ye = batch_norm(Variable(x1), w, b, rm, rv, false, 0.1, 1e-5);
-    require_close(ye.data(), {0.52639015271, 1.15361619412, 1.67194503555, 2.01122329991, 2.82772184594,
-                              2.66671759047, 2.22059066635, 1.54972225986, 1.01970293782, 0.169985604282,
-                              -0.590341292621, -1.15837107424, -1.40121712362, -1.39297489551, -1.14896070999,
-                              -0.702200742356, -0.0298811195513, 0.801852965505, 1.60086506041, 2.25901262646,
-                              3.00856773623, 3.1522394492, 2.98166753129, 2.51993809139},
+    require_close(ye.data(),
+                  {0.52639015271,  1.15361619412,  1.67194503555,  2.01122329991,   2.82772184594,    2.66671759047,
+                   2.22059066635,  1.54972225986,  1.01970293782,  0.169985604282,  -0.590341292621,  -1.15837107424,
+                   -1.40121712362, -1.39297489551, -1.14896070999, -0.702200742356, -0.0298811195513, 0.801852965505,
+                   1.60086506041,  2.25901262646,  3.00856773623,  3.1522394492,    2.98166753129,    2.51993809139},
                   tol);
   }
 }
@@ -107,8 +113,8 @@ TEST_CASE("batch_norm: gradients in training mode", "[batch_norm][grad]") {
   }
   SECTION("non-contiguous input") {
     // [N, C, H, W] seen through a permuted copy, and [N, C] as a transposed view.
-    REQUIRE_GRADCHECK(bn_train, {test::non_contiguous(random_double({3, 2, 2, 3}, 7)), random_double({2}, 8),
-                                 random_double({2}, 9)});
+    REQUIRE_GRADCHECK(
+        bn_train, {test::non_contiguous(random_double({3, 2, 2, 3}, 7)), random_double({2}, 8), random_double({2}, 9)});
     REQUIRE_GRADCHECK(bn_train, {random_double({5, 3}, 10).t(), random_double({5}, 11), random_double({5}, 12)});
   }
   SECTION("long rows (S >= 64), and rows cut into several runs without affine") {
@@ -124,8 +130,8 @@ TEST_CASE("batch_norm: gradients in training mode", "[batch_norm][grad]") {
 TEST_CASE("batch_norm: gradients in eval mode", "[batch_norm][grad]") {
   Tensor rm = test::random_double({3}, 20), rv = test::random_double({3}, 21, 0.5, 2.0);
   const auto f = [&](const std::vector<Variable>& v) { return batch_norm(v[0], v[1], v[2], rm, rv, false); };
-  REQUIRE_GRADCHECK(f, {test::random_double({4, 3, 2, 2}, 22), test::random_double({3}, 23),
-                        test::random_double({3}, 24)});
+  REQUIRE_GRADCHECK(
+      f, {test::random_double({4, 3, 2, 2}, 22), test::random_double({3}, 23), test::random_double({3}, 24)});
   REQUIRE_GRADCHECK(f, {test::non_contiguous(test::random_double({4, 3, 5}, 25)), test::random_double({3}, 26),
                         test::random_double({3}, 27)});
 }
@@ -170,8 +176,8 @@ TEST_CASE("batch_norm: float32 agrees with float64 on both reduction paths", "[b
     Tensor x = test::random_double(shape, 40, 9.0, 11.0), w = test::random_double({c}, 41);
     Tensor gy = test::random_double(shape, 42);
     BatchNormResult r64 = batch_norm(x, w, Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
-    BatchNormResult r32 = batch_norm(x.to(DType::Float32), w.to(DType::Float32), Tensor(), Tensor(), Tensor(), true,
-                                     0.1, 1e-5);
+    BatchNormResult r32 =
+        batch_norm(x.to(DType::Float32), w.to(DType::Float32), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
     REQUIRE(allclose(r32.y.to(DType::Float64), r64.y, 1e-4, 1e-4));
     BatchNormGrads g64 = batch_norm_backward(gy, x, w, r64.save_mean, r64.save_invstd, true, 1e-5, {true, true, true});
     BatchNormGrads g32 = batch_norm_backward(gy.to(DType::Float32), x.to(DType::Float32), w.to(DType::Float32),

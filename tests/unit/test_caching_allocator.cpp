@@ -2,7 +2,6 @@
 // RawMemory that counts calls and can run out; plus the CPU-only face of the
 // CUDA API (no GPU here: clear errors, device_count() == 0).
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -178,7 +177,7 @@ TEST_CASE("stats track allocated, reserved and peak bytes", "[caching_allocator]
   FakeRaw raw;
   CachingAllocator a(&raw, "fake:0");
   REQUIRE(a.stats().allocated_bytes == 0);
-  void* p = a.allocate(1000);     // 1024 B in a 2 MiB segment
+  void* p = a.allocate(1000);      // 1024 B in a 2 MiB segment
   void* q = a.allocate(3 * kMiB);  // 20 MiB segment
   MemoryStats s = a.stats();
   REQUIRE(s.allocated_bytes == i64(1024 + 3 * kMiB));
@@ -205,8 +204,8 @@ TEST_CASE("running out releases the cache and retries once, then names the size"
   FakeRaw raw;
   raw.capacity = 24 * kMiB;
   CachingAllocator a(&raw, "fake:0");
-  void* p = a.allocate(3 * kMiB);  // 20 MiB segment
-  a.deallocate(p);                 // cached: 20 MiB reserved, nothing allocated
+  void* p = a.allocate(3 * kMiB);                 // 20 MiB segment
+  a.deallocate(p);                                // cached: 20 MiB reserved, nothing allocated
   void* q = a.allocate(12 * kMiB, /*stream=*/7);  // does not fit beside the cache
   REQUIRE(q != nullptr);
   REQUIRE(raw.failures == 1);
@@ -263,7 +262,7 @@ TEST_CASE("without a GPU, CUDA requests fail with a clear error", "[cuda][cpu_on
   opts.pin_memory = true;
   auto ds = std::make_shared<data::TensorDataset>(ones({4, 3}), zeros({4}, DType::Int64));
   for (const data::Batch& b : data::DataLoader(ds, opts)) REQUIRE_FALSE(b.data.is_pinned());  // ignored
-  cuda::empty_cache();  // harmless without a GPU
+  cuda::empty_cache();                                                                        // harmless without a GPU
   REQUIRE_FALSE(cuda::allow_tf32());
   cuda::set_allow_tf32(true);
   REQUIRE(cuda::allow_tf32());

@@ -1,7 +1,6 @@
 // dropout: identity cases, keep fraction and scaling, reproducible masks, and
 // the gradient (mask / (1 − p)).
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "autograd/functions.h"

@@ -1,6 +1,5 @@
 // Elementwise ops: known values, broadcasting, dtypes, in-place forms, errors.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "ddl.h"

@@ -1,7 +1,6 @@
 // Seeded random numbers: known Philox answers, distributions, thread independence.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
 

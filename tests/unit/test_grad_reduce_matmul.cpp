@@ -31,7 +31,8 @@ TEST_CASE("amax and amin route the gradient to the extremes", "[grad][reduce]") 
 }
 
 TEST_CASE("matmul: 2-D, batched with broadcasting, 1-D, transposed views", "[grad][matmul]") {
-  REQUIRE_GRADCHECK([](const V& x) { return matmul(x[0], x[1]); }, {random_double({3, 4}, 3), random_double({4, 5}, 4)});
+  REQUIRE_GRADCHECK([](const V& x) { return matmul(x[0], x[1]); },
+                    {random_double({3, 4}, 3), random_double({4, 5}, 4)});
   REQUIRE_GRADCHECK([](const V& x) { return matmul(x[0], x[1]); },
                     {random_double({2, 3, 4}, 5), random_double({4, 2}, 6)});
   REQUIRE_GRADCHECK([](const V& x) { return matmul(x[0], x[1]); },

@@ -37,8 +37,11 @@ TEST_CASE("region views scatter the gradient back", "[grad][views]") {
 }
 
 TEST_CASE("expand sums the gradient over broadcast dims", "[grad][views]") {
-  REQUIRE_GRADCHECK([](const V& x) { return x[0].expand({3, 4, 5}) * Variable(random_double({3, 4, 5}, 7)); },
-                    {random_double({4, 1}, 6)});
+  REQUIRE_GRADCHECK(
+      [](const V& x) {
+        return x[0].expand({3, 4, 5}) * Variable(random_double({3, 4, 5}, 7));
+      },
+      {random_double({4, 1}, 6)});
 }
 
 TEST_CASE("dtype casts pass the gradient back in the source dtype", "[grad][views]") {

@@ -56,20 +56,23 @@ TEST_CASE("batched matmul broadcasts batch dims", "[matmul]") {
   REQUIRE(c.shape() == Shape{2, 3, 4, 6});
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j)
-      REQUIRE(allclose(c.select(0, i).select(0, j), naive_matmul(a.select(0, i).select(0, j), b.select(0, j)), 1e-12, 1e-12));
+      REQUIRE(allclose(c.select(0, i).select(0, j), naive_matmul(a.select(0, i).select(0, j), b.select(0, j)), 1e-12,
+                       1e-12));
   Tensor w = randn({5, 6}, g, DType::Float64);
   Tensor cw = matmul(a, w);
   REQUIRE(allclose(cw.select(0, 1).select(0, 2), naive_matmul(a.select(0, 1).select(0, 2), w), 1e-12, 1e-12));
   // Batched transposed operand.
   Tensor bt = randn({3, 6, 5}, g, DType::Float64).transpose(1, 2);
-  REQUIRE(allclose(matmul(a, bt).select(0, 0).select(0, 1), naive_matmul(a.select(0, 0).select(0, 1), bt.select(0, 1)), 1e-12, 1e-12));
+  REQUIRE(allclose(matmul(a, bt).select(0, 0).select(0, 1), naive_matmul(a.select(0, 0).select(0, 1), bt.select(0, 1)),
+                   1e-12, 1e-12));
 }
 
 TEST_CASE("matmul and linear report shape mismatches", "[matmul]") {
   REQUIRE_THROWS_WITH(matmul(zeros({64, 512}), zeros({256, 10})),
                       Catch::Contains("matmul: cannot multiply [64, 512] by [256, 10]"));
   REQUIRE_THROWS_WITH(matmul(zeros({2, 2}), zeros({2, 2}, DType::Float64)), Catch::Contains("matmul"));
-  REQUIRE_THROWS_WITH(linear(zeros({4, 3}), zeros({2, 5}), Tensor()), Catch::Contains("linear: input [4, 3] does not match weight [2, 5]"));
+  REQUIRE_THROWS_WITH(linear(zeros({4, 3}), zeros({2, 5}), Tensor()),
+                      Catch::Contains("linear: input [4, 3] does not match weight [2, 5]"));
   Tensor y = linear(ones({4, 3}), ones({2, 3}), from_vector<float>({1, -1}));
   REQUIRE(v(y.select(0, 0)) == std::vector<double>{4, 2});
 }

@@ -45,26 +45,50 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
 }
 
 // ---- golden values printed by tests/golden/conv_pool.py ----
-// max_pool m1: x [1, 2, 5, 7], kernel (3, 2), stride (2, 2), padding (1, 1), dilation (1, 2), ceil_mode True; y shape [1, 2, 3, 4]
-const std::vector<double> m1_y = {0.841470984808, 0.850436620629, 0.850436620629, 0.662969230082, 0.00796318378594, 0.850436620629, 0.859161814856, 0.859161814856, 0.983906694619, 0.983906694619, -0.0088513092904, -0.34248061847, 0.359058354022, 0.980763247745, 0.980763247745, 0.977342512392, 0.597760366905, 0.597760366905, 0.977342512392, 0.977342512392, 0.899097240145, 0.899097240145, 0.584196584413, -0.700508791455};
-const std::vector<double> m1_idx = {1, 10, 10, 12, 22, 10, 19, 19, 29, 29, 31, 26, 1, 3, 3, 12, 22, 22, 12, 12, 29, 29, 31, 33};
+// max_pool m1: x [1, 2, 5, 7], kernel (3, 2), stride (2, 2), padding (1, 1), dilation (1, 2), ceil_mode True; y shape
+// [1, 2, 3, 4]
+const std::vector<double> m1_y = {0.841470984808,   0.850436620629, 0.850436620629, 0.662969230082, 0.00796318378594,
+                                  0.850436620629,   0.859161814856, 0.859161814856, 0.983906694619, 0.983906694619,
+                                  -0.0088513092904, -0.34248061847, 0.359058354022, 0.980763247745, 0.980763247745,
+                                  0.977342512392,   0.597760366905, 0.597760366905, 0.977342512392, 0.977342512392,
+                                  0.899097240145,   0.899097240145, 0.584196584413, -0.700508791455};
+const std::vector<double> m1_idx = {1, 10, 10, 12, 22, 10, 19, 19, 29, 29, 31, 26,
+                                    1, 3,  3,  12, 22, 22, 12, 12, 29, 29, 31, 33};
 const double m1_gx = 2.88948958695295;
-// max_pool m2: x [2, 1, 6, 6], kernel (2, 2), stride (2, 2), padding (0, 0), dilation (1, 1), ceil_mode False; y shape [2, 1, 3, 3]
-const std::vector<double> m2_y = {0.841470984808, 0.991664810452, 0.989358246623, 0.859161814856, 0.986771964275, 0.00796318378594, 0.63742259615, 0.34331492882, 0.983906694619, 0.875881079811, 0.980763247745, 0.977342512392, 0.891609873041, 0.973645455695, -0.0592607627034, 0.584196584413, 0.405661876555, 0.969673122912};
+// max_pool m2: x [2, 1, 6, 6], kernel (2, 2), stride (2, 2), padding (0, 0), dilation (1, 1), ceil_mode False; y shape
+// [2, 1, 3, 3]
+const std::vector<double> m2_y = {0.841470984808,   0.991664810452, 0.989358246623, 0.859161814856, 0.986771964275,
+                                  0.00796318378594, 0.63742259615,  0.34331492882,  0.983906694619, 0.875881079811,
+                                  0.980763247745,   0.977342512392, 0.891609873041, 0.973645455695, -0.0592607627034,
+                                  0.584196584413,   0.405661876555, 0.969673122912};
 const std::vector<double> m2_idx = {1, 2, 11, 19, 20, 22, 30, 27, 29, 1, 2, 11, 19, 20, 22, 30, 27, 29};
 const double m2_gx = 2.11467935189516;
-// max_pool m3: x [1, 1, 5, 5], kernel (2, 2), stride (2, 2), padding (1, 1), dilation (1, 1), ceil_mode True; y shape [1, 1, 3, 3]
-const std::vector<double> m3_y = {0.295520206661, 0.991664810452, 0.675463180551, 0.850436620629, 0.989358246623, 0.311541363513, 0.986771964275, 0.650287840157, 0.859161814856};
+// max_pool m3: x [1, 1, 5, 5], kernel (2, 2), stride (2, 2), padding (1, 1), dilation (1, 1), ceil_mode True; y shape
+// [1, 1, 3, 3]
+const std::vector<double> m3_y = {0.295520206661, 0.991664810452, 0.675463180551, 0.850436620629, 0.989358246623,
+                                  0.311541363513, 0.986771964275, 0.650287840157, 0.859161814856};
 const std::vector<double> m3_idx = {0, 2, 3, 10, 11, 9, 20, 21, 19};
 const double m3_gx = 0.306367229934857;
-// avg_pool a3: x [1, 1, 5, 5], kernel (2, 2), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad False; y shape [1, 1, 3, 3]
-const std::vector<double> a3_y = {0.295520206661, 0.91656789763, 0.358521921492, 0.119289364843, -0.0521643241699, -0.165657631189, 0.00291786710406, -0.143857608246, -0.108883858359};
+// avg_pool a3: x [1, 1, 5, 5], kernel (2, 2), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad False; y
+// shape [1, 1, 3, 3]
+const std::vector<double> a3_y = {0.295520206661,  0.91656789763,    0.358521921492,  0.119289364843, -0.0521643241699,
+                                  -0.165657631189, 0.00291786710406, -0.143857608246, -0.108883858359};
 const double a3_gx = 0.0766153750944591;
-// avg_pool a1: x [1, 2, 5, 7], kernel (3, 3), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad True; y shape [1, 2, 3, 4]
-const std::vector<double> a1_y = {-0.0133711254535, 0.366300032791, 0.289772227708, -0.100182594786, -0.245009686174, -0.337858319036, 0.126380362895, 0.281612527224, 0.2788668688, -0.000192280240578, -0.426719664013, -0.204976472264, -0.200781433468, 0.158859623806, 0.423932253654, 0.0999111638424, -0.109626241849, -0.382751617927, -0.113720948818, 0.195556268684, 0.319573882144, 0.255895102448, -0.300702726234, -0.311818528531};
+// avg_pool a1: x [1, 2, 5, 7], kernel (3, 3), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad True; y
+// shape [1, 2, 3, 4]
+const std::vector<double> a1_y = {
+    -0.0133711254535, 0.366300032791, 0.289772227708, -0.100182594786,    -0.245009686174, -0.337858319036,
+    0.126380362895,   0.281612527224, 0.2788668688,   -0.000192280240578, -0.426719664013, -0.204976472264,
+    -0.200781433468,  0.158859623806, 0.423932253654, 0.0999111638424,    -0.109626241849, -0.382751617927,
+    -0.113720948818,  0.195556268684, 0.319573882144, 0.255895102448,     -0.300702726234, -0.311818528531};
 const double a1_gx = 0.628606949161739;
-// avg_pool a2: x [1, 2, 5, 7], kernel (3, 3), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad False; y shape [1, 2, 3, 4]
-const std::vector<double> a2_y = {-0.0300850322703, 0.549450049187, 0.434658341563, -0.225410838268, -0.367514529261, -0.337858319036, 0.126380362895, 0.422418790836, 0.627450454801, -0.000288420360867, -0.640079496019, -0.461197062595, -0.451758225304, 0.238289435709, 0.635898380481, 0.224800118645, -0.164439362773, -0.382751617927, -0.113720948818, 0.293334403026, 0.719041234825, 0.383842653672, -0.451054089351, -0.701591689195};
+// avg_pool a2: x [1, 2, 5, 7], kernel (3, 3), stride (2, 2), padding (1, 1), ceil_mode True, count_include_pad False; y
+// shape [1, 2, 3, 4]
+const std::vector<double> a2_y = {
+    -0.0300850322703, 0.549450049187, 0.434658341563, -0.225410838268,    -0.367514529261, -0.337858319036,
+    0.126380362895,   0.422418790836, 0.627450454801, -0.000288420360867, -0.640079496019, -0.461197062595,
+    -0.451758225304,  0.238289435709, 0.635898380481, 0.224800118645,     -0.164439362773, -0.382751617927,
+    -0.113720948818,  0.293334403026, 0.719041234825, 0.383842653672,     -0.451054089351, -0.701591689195};
 const double a2_gx = 1.89805956440293;
 }  // namespace
 
@@ -153,7 +177,8 @@ TEST_CASE("pool: gradient checks") {
   }
   SECTION("max overlapping, non-contiguous") { check_max({2, 3, 7, 7}, params({3, 3}, {1, 2}, {1, 0}), true); }
   SECTION("max convenience overload") {
-    REQUIRE_GRADCHECK([](const std::vector<Variable>& v) { return max_pool2d(v[0], 2); }, {test::random_double({1, 2, 4, 6}, 3)});
+    REQUIRE_GRADCHECK([](const std::vector<Variable>& v) { return max_pool2d(v[0], 2); },
+                      {test::random_double({1, 2, 4, 6}, 3)});
   }
   SECTION("avg count_include_pad") {
     check_avg({2, 2, 7, 6}, params({3, 3}, {2, 2}, {1, 1}, {1, 1}, true, true), false);
@@ -207,17 +232,20 @@ TEST_CASE("pool: unbatched [C, H, W] input") {
 
 TEST_CASE("pool: error messages name the op and the shapes") {
   REQUIRE_THROWS_WITH(max_pool2d(zeros({8, 8}), Pool2dParams{}), Catch::Contains("max_pool2d: input must be 4-D"));
-  REQUIRE_THROWS_WITH(max_pool2d(zeros({1, 1, 4, 4}), params({2, 2}, {2, 2}, {2, 2})),
-                      Catch::Contains("max_pool2d: padding [2, 2] must be non-negative and at most half the kernel [2, 2]"));
+  REQUIRE_THROWS_WITH(
+      max_pool2d(zeros({1, 1, 4, 4}), params({2, 2}, {2, 2}, {2, 2})),
+      Catch::Contains("max_pool2d: padding [2, 2] must be non-negative and at most half the kernel [2, 2]"));
   REQUIRE_THROWS_WITH(avg_pool2d(zeros({1, 1, 2, 2}), params({3, 3}, {1, 1}, {0, 0})),
                       Catch::Contains("avg_pool2d: input [1, 1, 2, 2] is too small for kernel [3, 3]"));
   REQUIRE_THROWS_WITH(avg_pool2d(zeros({1, 1, 4, 4}), params({2, 2}, {2, 2}, {0, 0}, {2, 2})),
                       Catch::Contains("avg_pool2d: dilation must be [1, 1]"));
   REQUIRE_THROWS_WITH(max_pool2d(zeros({1, 1, 4, 4}), params({2, 0}, {2, 2}, {0, 0})),
                       Catch::Contains("kernel, stride and dilation must be positive"));
-  REQUIRE_THROWS_WITH(max_pool2d(zeros({1, 1, 4, 4}, DType::Int64), Pool2dParams{}), Catch::Contains("max_pool2d: expected float32"));
-  REQUIRE_THROWS_WITH(avg_pool2d_backward(zeros({1, 1, 3, 3}), {1, 1, 4, 4}, Pool2dParams{}),
-                      Catch::Contains("avg_pool2d_backward: grad_y [1, 1, 3, 3] does not match the output [1, 1, 2, 2]"));
+  REQUIRE_THROWS_WITH(max_pool2d(zeros({1, 1, 4, 4}, DType::Int64), Pool2dParams{}),
+                      Catch::Contains("max_pool2d: expected float32"));
+  REQUIRE_THROWS_WITH(
+      avg_pool2d_backward(zeros({1, 1, 3, 3}), {1, 1, 4, 4}, Pool2dParams{}),
+      Catch::Contains("avg_pool2d_backward: grad_y [1, 1, 3, 3] does not match the output [1, 1, 2, 2]"));
   REQUIRE_THROWS_WITH(max_pool2d_backward(zeros({1, 1, 2, 2}), zeros({1, 1, 2, 2}), {1, 1, 4, 4}),
                       Catch::Contains("max_pool2d_backward: indices must be int64"));
 }

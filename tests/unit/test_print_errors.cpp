@@ -1,6 +1,5 @@
 // Printing tensors, and the messages ddl::Error carries for bad input.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "ddl.h"
@@ -38,7 +37,8 @@ TEST_CASE("errors name the op and the operands", "[errors]") {
   REQUIRE_THROWS_WITH(matmul(zeros({64, 512}), zeros({256, 10})), "matmul: cannot multiply [64, 512] by [256, 10]");
   REQUIRE_THROWS_WITH(mul(zeros({2, 3}), zeros({4})), Catch::Contains("mul: shapes [2, 3] and [4]"));
   REQUIRE_THROWS_WITH(zeros({2}).data<double>(), Catch::Contains("tensor is float32, asked for float64"));
-  REQUIRE_THROWS_WITH(zeros({2, 2}).item(), Catch::Contains("item: expected a tensor with one element, got shape [2, 2]"));
+  REQUIRE_THROWS_WITH(zeros({2, 2}).item(),
+                      Catch::Contains("item: expected a tensor with one element, got shape [2, 2]"));
   REQUIRE_THROWS_WITH(Tensor().device(), Catch::Contains("undefined"));
   REQUIRE_THROWS_WITH(zeros({2, 3}).transpose(0, 2), Catch::Contains("transpose: dimension 2 out of range"));
   REQUIRE_THROWS_AS(zeros({-1}), Error);

@@ -2,7 +2,6 @@
 // PyTorch golden values (tests/golden/norm_softmax_loss.py), gradient checks
 // and error messages.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -70,20 +69,36 @@ TEST_CASE("cross_entropy: matches PyTorch with ignore_index and label smoothing"
   o.reduction = Reduction::Sum;
   require_close(cross_entropy(logits, target, o), {5.80859167}, 1e-9);
   o.reduction = Reduction::None;
-  require_close(cross_entropy(logits, target, o),
-                {0.852640597894, 0, 0.578415601089, 0.470241853359, 3.90729361766}, 1e-10);
+  require_close(cross_entropy(logits, target, o), {0.852640597894, 0, 0.578415601089, 0.470241853359, 3.90729361766},
+                1e-10);
   o.reduction = Reduction::Mean;
   Variable lv(logits, true);
   cross_entropy(lv, target, o).backward();
-  require_close(lv.grad(), {-7.10998263163e-05, 0.0364326857443, -0.112444288761, 0.0760827028432, 0, 0, 0, 0,
-                            -0.00489488202827, 0.00322001157633, 0.0583780304338, -0.0567031599818,
-                            -0.0282847954204, 0.0344624084181, -0.00104405914115, -0.00513355385658,
-                            -0.00473916350417, -0.22678716007, 0.0252839832394, 0.206242340335},
+  require_close(lv.grad(),
+                {-7.10998263163e-05,
+                 0.0364326857443,
+                 -0.112444288761,
+                 0.0760827028432,
+                 0,
+                 0,
+                 0,
+                 0,
+                 -0.00489488202827,
+                 0.00322001157633,
+                 0.0583780304338,
+                 -0.0567031599818,
+                 -0.0282847954204,
+                 0.0344624084181,
+                 -0.00104405914115,
+                 -0.00513355385658,
+                 -0.00473916350417,
+                 -0.22678716007,
+                 0.0252839832394,
+                 0.206242340335},
                 1e-10);
   require_close(cross_entropy(logits, from_vector<int64_t>({2, 1, 3, 0, 1})), {1.51097994594}, 1e-10);
   // float32 agrees to float precision.
-  require_close(cross_entropy(logits.to(DType::Float32), from_vector<int64_t>({2, 1, 3, 0, 1})), {1.51097994594},
-                1e-6);
+  require_close(cross_entropy(logits.to(DType::Float32), from_vector<int64_t>({2, 1, 3, 0, 1})), {1.51097994594}, 1e-6);
 
   // [N, C, d]: class dim 1, default ignore_index -100.
   Tensor logits3 = formula({2, 3, 4}, [](int64_t i) { return std::sin(1.3 * i) + 0.1 * i; });
@@ -91,9 +106,10 @@ TEST_CASE("cross_entropy: matches PyTorch with ignore_index and label smoothing"
   require_close(cross_entropy(logits3, target3, {Reduction::Mean, -100, 0.2}), {1.08817449197}, 1e-10);
   Tensor none3 = cross_entropy(logits3, target3, {Reduction::None});
   REQUIRE(none3.shape() == Shape{2, 4});
-  require_close(none3, {0.951351464811, 1.66848155529, 0.810997149247, 0, 0.705567304557, 0.293030738552,
-                        1.60486778616, 1.30942799891},
-                1e-10);
+  require_close(
+      none3,
+      {0.951351464811, 1.66848155529, 0.810997149247, 0, 0.705567304557, 0.293030738552, 1.60486778616, 1.30942799891},
+      1e-10);
 }
 
 TEST_CASE("cross_entropy and nll_loss: gradients", "[loss][grad]") {
@@ -121,8 +137,8 @@ TEST_CASE("nll_loss: equals cross_entropy on log_softmax", "[loss]") {
   Tensor target = from_vector<int64_t>({4, 0, 1, 2, 3, 0, 4});
   Tensor lp = log_softmax(x, 1);
   REQUIRE(allclose(nll_loss(lp, target), cross_entropy(x, target), 1e-12, 1e-12));
-  REQUIRE(allclose(nll_loss(lp, target, Reduction::Sum, 0), cross_entropy(x, target, {Reduction::Sum, 0}), 1e-12,
-                   1e-12));
+  REQUIRE(
+      allclose(nll_loss(lp, target, Reduction::Sum, 0), cross_entropy(x, target, {Reduction::Sum, 0}), 1e-12, 1e-12));
   // Hand-computed: −mean of the picked log-probs.
   Tensor p = from_vector<double>({-1, -2, -3, -4}, {2, 2});
   require_close(nll_loss(p, from_vector<int64_t>({1, 0})), {2.5}, 1e-12);
@@ -143,9 +159,9 @@ TEST_CASE("mse_loss: values and gradients", "[loss][grad]") {
 
 TEST_CASE("losses: errors name the op, the sample and the shapes", "[loss][errors]") {
   Tensor x = zeros({3, 4});
-  REQUIRE_THROWS_WITH(cross_entropy(x, from_vector<int64_t>({0, 7, 1})),
-                      Catch::Contains("cross_entropy") && Catch::Contains("target 7 of sample 1") &&
-                          Catch::Contains("4 classes"));
+  REQUIRE_THROWS_WITH(cross_entropy(x, from_vector<int64_t>({0, 7, 1})), Catch::Contains("cross_entropy") &&
+                                                                             Catch::Contains("target 7 of sample 1") &&
+                                                                             Catch::Contains("4 classes"));
   REQUIRE_THROWS_WITH(nll_loss(x, from_vector<int64_t>({0, 1, -5})),
                       Catch::Contains("nll_loss") && Catch::Contains("sample 2"));
   REQUIRE_THROWS_WITH(cross_entropy(x, from_vector<int64_t>({0, 1})),

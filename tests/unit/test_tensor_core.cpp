@@ -53,7 +53,8 @@ TEST_CASE("dtype conversion and promotion", "[tensor]") {
   REQUIRE(to_vector<float>(f) == std::vector<float>{1, 2, 3});
   REQUIRE(add(i, f).dtype() == DType::Float32);
   REQUIRE(add(f, f.to(DType::Float64)).dtype() == DType::Float64);
-  REQUIRE(to_vector<uint8_t>(from_vector<float>({0.0f, 1.9f, 255.0f}).to(DType::UInt8)) == std::vector<uint8_t>{0, 1, 255});
+  REQUIRE(to_vector<uint8_t>(from_vector<float>({0.0f, 1.9f, 255.0f}).to(DType::UInt8)) ==
+          std::vector<uint8_t>{0, 1, 255});
   REQUIRE(promote_types(DType::UInt8, DType::Int64) == DType::Int64);
   REQUIRE(dtype_size(DType::BFloat16) == 2);
 }
