@@ -32,8 +32,8 @@ std::vector<std::shared_ptr<FILE>> open_rank_logs(const std::string& dir, const 
 }
 
 OutputRelay::OutputRelay(RelayOptions opts) : opts_(std::move(opts)), workers_(opts_.ranks.size()) {
-  struct stat out {
-  }, err{};
+  struct stat out = {};
+  struct stat err = {};
   if (fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0)
     one_console_ = out.st_dev == err.st_dev && out.st_ino == err.st_ino;
   for (size_t i = 0; i < workers_.size() && i < opts_.logs.size(); ++i) {
