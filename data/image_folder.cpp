@@ -23,6 +23,31 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A binary PNM (P5/P6) header read as stb_image 2.27 (Debian's) reads it: width, height and
+// maxval, each after whitespace and '#' comments. stb accumulates each number in an int
+// unchecked (undefined past 2^31) and reads past its buffer converting maxval > 255 (16-bit)
+// to 8 bits; both found by tests/fuzz/fuzz_image. Refuse them before stb sees the file.
+void check_pnm_header(const std::vector<uint8_t>& b, const std::string& path) {
+  static const char* const kField[] = {"width", "height", "maxval"};
+  size_t i = 2;
+  for (const char* field : kField) {
+    for (;;) {
+      while (i < b.size() && std::isspace(b[i])) ++i;
+      if (i >= b.size() || b[i] != '#') break;
+      while (i < b.size() && b[i] != '\n' && b[i] != '\r') ++i;
+    }
+    size_t digits = 0;
+    int64_t value = 0;
+    for (; i < b.size() && std::isdigit(b[i]); ++i, ++digits)
+      if (digits < 9) value = value * 10 + (b[i] - '0');
+    DDL_CHECK(digits <= 9, "read_image: '", path, "': the PNM header's ", field, " has ", digits,
+              " digits; a corrupt or hostile header?");
+    if (field == kField[2])
+      DDL_CHECK(value <= 255, "read_image: '", path, "' is a 16-bit PNM image (maxval ", value,
+                "), which this build's stb_image cannot decode safely; convert it to 8 bits (e.g. pnmdepth 255)");
+  }
+}
+
 }  // namespace
 
 Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels) {
@@ -31,12 +56,7 @@ Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels)
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");
-  // stb_image 2.27 (Debian's) reads past its buffer converting a 16-bit PNM (maxval > 255)
-  // to 8 bits, found by tests/fuzz/fuzz_image: refuse those before it decodes them.
-  const bool pnm = bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6');
-  DDL_CHECK(!(pnm && stbi_is_16_bit_from_memory(bytes.data(), static_cast<int>(bytes.size()))), "read_image: '", path,
-            "' is a 16-bit PNM image (maxval above 255), which this build's stb_image cannot decode safely; "
-            "convert it to 8 bits (e.g. pnmdepth 255)");
+  if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm_header(bytes, path);
   int w = 0, h = 0, comp = 0;
   // The header's size first: decoding is where a small file becomes gigabytes.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp))

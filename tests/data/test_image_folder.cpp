@@ -139,7 +139,8 @@ TEST_CASE("an image larger than max_pixels is refused before decoding", "[data][
                       Catch::Contains(dir / "big.png") && Catch::Contains("100x60") && Catch::Contains("5999"));
 }
 
-TEST_CASE("a 16-bit PNM image is refused before stb decodes it", "[data][image][errors]") {
+TEST_CASE("a 16-bit PNM, or one with numbers stb cannot hold, is refused before stb reads it",
+          "[data][image][errors]") {
   TempDir dir;
   // A fuzzer's find: P6, 2x2, maxval 702 (16-bit samples); stb 2.27 overreads converting it.
   const std::string header = "P6\n2 2\n702\n";
@@ -147,4 +148,16 @@ TEST_CASE("a 16-bit PNM image is refused before stb decodes it", "[data][image][
   ppm.insert(ppm.end(), 2 * 2 * 3 * 2, 0x7f);
   test::write_bytes(dir / "deep.ppm", ppm);
   REQUIRE_THROWS_WITH(read_image(dir / "deep.ppm"), Catch::Contains(dir / "deep.ppm") && Catch::Contains("16-bit PNM"));
+  // A width of 40 digits: stb would overflow an int reading it (undefined behaviour).
+  std::vector<uint8_t> wide = {'P', '6', ' ', '#', ' ', 'c', '\n'};
+  wide.insert(wide.end(), 40, '3');
+  for (char c : std::string(" 2 255\n")) wide.push_back(static_cast<uint8_t>(c));
+  test::write_bytes(dir / "wide.ppm", wide);
+  REQUIRE_THROWS_WITH(read_image(dir / "wide.ppm"), Catch::Contains("width has 40 digits"));
+  // An ordinary 8-bit PPM with a comment still decodes.
+  const std::string ok = "P6\n# made by hand\n2 1\n255\n";
+  std::vector<uint8_t> small(ok.begin(), ok.end());
+  small.insert(small.end(), 2 * 3, 200);
+  test::write_bytes(dir / "ok.ppm", small);
+  REQUIRE(read_image(dir / "ok.ppm").shape() == Shape{3, 1, 2});
 }
