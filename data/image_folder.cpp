@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -48,6 +49,21 @@ void check_pnm_header(const std::vector<uint8_t>& b, const std::string& path) {
   }
 }
 
+// A PNG's chunk lengths, checked against the file before stb_image 2.27 reads them: it adds
+// a chunk's length to its read pointer unchecked (undefined behaviour past the buffer, and a
+// length of 2^31 or more turns negative), found by tests/fuzz/fuzz_image.
+void check_png_chunks(const std::vector<uint8_t>& b, const std::string& path) {
+  size_t i = 8;  // after the signature
+  while (i + 8 <= b.size()) {
+    const uint32_t length = detail::read_be32(b.data() + i);
+    DDL_CHECK(length <= 0x7fffffffu && length <= b.size() - i - 8, "read_image: '", path, "': the PNG chunk at offset ",
+              i, " claims ", length, " bytes, more than the file holds; a corrupt or hostile file?");
+    const bool end = std::memcmp(b.data() + i + 4, "IEND", 4) == 0;
+    i += size_t{12} + length;  // length, type, data, CRC
+    if (end) break;
+  }
+}
+
 }  // namespace
 
 Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels) {
@@ -57,6 +73,8 @@ Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels)
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");
   if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm_header(bytes, path);
+  static const uint8_t kPngSignature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) check_png_chunks(bytes, path);
   int w = 0, h = 0, comp = 0;
   // The header's size first: decoding is where a small file becomes gigabytes.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp))

@@ -3,7 +3,9 @@
 // missing images named in the error.
 #include <stb_image_write.h>  // libstb holds the implementation
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "data/image_folder.h"
 #include "temp_dir.h"
@@ -160,4 +162,19 @@ TEST_CASE("a 16-bit PNM, or one with numbers stb cannot hold, is refused before 
   small.insert(small.end(), 2 * 3, 200);
   test::write_bytes(dir / "ok.ppm", small);
   REQUIRE(read_image(dir / "ok.ppm").shape() == Shape{3, 1, 2});
+}
+
+TEST_CASE("a PNG chunk longer than the file is refused before stb reads it", "[data][image][errors]") {
+  TempDir dir;
+  write_png(dir / "ok.png", 4, 3, 1);
+  std::ifstream in(dir / "ok.png", std::ios::binary);
+  std::vector<uint8_t> png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(read_image(dir / "ok.png").shape() == Shape{3, 3, 4});
+  const std::string idat = "IDAT";
+  const auto at = std::search(png.begin(), png.end(), idat.begin(), idat.end()) - png.begin();
+  REQUIRE(at > 12);
+  for (int k = 0; k < 4; ++k) png[static_cast<size_t>(at - 4 + k)] = k == 0 ? 0x80 : 0;  // 2^31: negative in an int
+  test::write_bytes(dir / "bad.png", png);
+  REQUIRE_THROWS_WITH(read_image(dir / "bad.png"),
+                      Catch::Contains(dir / "bad.png") && Catch::Contains("claims 2147483648 bytes"));
 }
