@@ -8,13 +8,13 @@ set -uo pipefail
 exe=$1 seeds=$2
 name=$(basename "$exe")
 work=$(mktemp -d "${TMPDIR:-/tmp}/$name-XXXXXX")
-# An input that crashes the target leaves the temporary file it was written to
-# (/dev/shm/ddl-fuzz-*): remove those this run made, whatever it found.
+# An input that crashes the target leaves its temporary
+# folder (/dev/shm/ddl-fuzz-*): remove those this run made, whatever it found.
 before=$(ls /dev/shm 2>/dev/null | grep '^ddl-fuzz-' | sort)
 cleanup() {
   rm -rf "$work"
   comm -13 <(echo "$before") <(ls /dev/shm 2>/dev/null | grep '^ddl-fuzz-' | sort) |
-    while read -r f; do rm -f "/dev/shm/$f"; done
+    while read -r f; do rm -rf "/dev/shm/$f"; done
 }
 trap cleanup EXIT
 artifacts=${DDL_FUZZ_ARTIFACTS:-$PWD}
