@@ -318,7 +318,9 @@ TEST_CASE("trace: start, stop and snapshot while threads record", "[trace]") {
     });
   int snapshots = 0;
   int64_t seen = 0;
-  for (int round = 0; round < 300; ++round) {
+  // At least 300 restarts, and on until the writers (slow to start under a sanitizer or on a
+  // loaded machine) have recorded into one of them.
+  for (int round = 0; round < 300 || (seen == 0 && round < 200000); ++round) {
     trace::Options o;
     o.max_events = 1 + round % 5 * 1000;
     trace::start(o);
@@ -344,7 +346,7 @@ TEST_CASE("trace: start, stop and snapshot while threads record", "[trace]") {
   }
   done = true;
   for (auto& t : writers) t.join();
-  CHECK(snapshots == 300);
+  CHECK(snapshots >= 300);
   CHECK(seen > 0);  // the writers did record into the restarted traces
 
   // Quiet again: one more trace accounts for every event exactly.
