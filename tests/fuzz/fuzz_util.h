@@ -1,5 +1,7 @@
 // Shared by the fuzz targets: a private temporary folder (on /dev/shm when it exists, so
-// writing each input costs no disk I/O) for parsers that take a path, removed at exit.
+// writing each input costs no disk I/O) for parsers that take a path, removed at exit. Under
+// run.sh it sits inside the run's own folder (DDL_FUZZ_TMPDIR), which run.sh removes even
+// when a crashing input ends the target before this destructor runs.
 // Not a parser itself; each target says which errors its parser may legitimately throw.
 #pragma once
 #include <unistd.h>
@@ -15,7 +17,8 @@ namespace ddl::fuzz {
 class TempDir {
  public:
   TempDir() {
-    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    const char* run_dir = std::getenv("DDL_FUZZ_TMPDIR");
+    const char* base = run_dir && *run_dir ? run_dir : std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
     std::string tmpl = std::string(base) + "/ddl-fuzz-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) std::abort();
     path_ = tmpl;
