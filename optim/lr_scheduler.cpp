@@ -27,6 +27,7 @@ std::vector<double> LRScheduler::get_lr() const {
 void LRScheduler::apply() {
   auto& groups = opt_.param_groups();
   for (size_t i = 0; i < groups.size() && i < base_lrs_.size(); ++i) groups[i].set_lr(lr_at(base_lrs_[i], step_));
+  apply_extra(step_);
 }
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)

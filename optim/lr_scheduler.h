@@ -23,6 +23,12 @@ class LRScheduler {
   // The rate of a group whose initial rate is base_lr, at step k.
   virtual double lr_at(double base_lr, int64_t k) const = 0;
 
+ protected:
+  // Called after the rates of step k are written, for schedules that set more than
+  // the rate (OneCycleLR's momentum).
+  virtual void apply_extra(int64_t k) {}
+  Optimizer& optimizer() { return opt_; }
+
  private:
   void apply();
   Optimizer& opt_;

@@ -1,8 +1,12 @@
 // Everything in optim/.
 #pragma once
 
+#include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/lr_scheduler.h"
+#include "optim/one_cycle.h"
 #include "optim/optimizer.h"
+#include "optim/plateau.h"
+#include "optim/rmsprop.h"
 #include "optim/sgd.h"
 #include "optim/state.h"

@@ -21,6 +21,12 @@ cases = {
     "adam": lambda p: torch.optim.Adam(p, lr=0.1),
     "adam_wd": lambda p: torch.optim.Adam(p, lr=0.1, betas=(0.8, 0.9), weight_decay=0.1),
     "adamw": lambda p: torch.optim.AdamW(p, lr=0.1, weight_decay=0.1),
+    "rmsprop": lambda p: torch.optim.RMSprop(p, lr=0.01),
+    "rmsprop_centered_momentum_wd": lambda p: torch.optim.RMSprop(
+        p, lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1),
+    "adagrad": lambda p: torch.optim.Adagrad(p, lr=0.1),
+    "adagrad_decay_wd_init": lambda p: torch.optim.Adagrad(
+        p, lr=0.1, lr_decay=0.5, weight_decay=0.1, initial_accumulator_value=0.2),
 }
 for name, make in cases.items():
     print(name, *run(make))
@@ -38,4 +44,30 @@ for name, make in {
         lrs.append(opt.param_groups[0]["lr"])
         opt.step()
         s.step()
+    print(name, *[f"{v:.17g}" for v in lrs])
+
+# OneCycleLR over 10 steps (rates and SGD momentum before each step), two- and three-phase.
+for name, kw in {"onecycle": {}, "onecycle_linear_3phase": {"anneal_strategy": "linear", "three_phase": True}}.items():
+    opt = torch.optim.SGD([w], lr=1.0, momentum=0.9)
+    s = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=10, **kw)
+    lrs, moms = [], []
+    for _ in range(10):
+        lrs.append(opt.param_groups[0]["lr"])
+        moms.append(opt.param_groups[0]["momentum"])
+        opt.step()
+        s.step()
+    print(name, *[f"{v:.17g}" for v in lrs])
+    print(name + "_momentum", *[f"{v:.17g}" for v in moms])
+
+# ReduceLROnPlateau over a fixed metric sequence (rate after each step).
+metrics = [1.0, 0.9, 0.95, 0.91, 0.92, 0.93, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+for name, kw in {"plateau": {"patience": 2, "factor": 0.5},
+                 "plateau_cooldown_abs_max": {"mode": "max", "patience": 1, "cooldown": 2, "factor": 0.5, "threshold": 0.05,
+                                              "threshold_mode": "abs", "min_lr": 0.2}}.items():
+    opt = torch.optim.SGD([w], lr=1.0)
+    s = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+    lrs = []
+    for m in metrics:
+        s.step(m)
+        lrs.append(opt.param_groups[0]["lr"])
     print(name, *[f"{v:.17g}" for v in lrs])

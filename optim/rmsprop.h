@@ -1,0 +1,23 @@
+// RMSprop (Hinton, Coursera "Neural Networks for Machine Learning", lecture 6e),
+// with PyTorch's options and update:
+//   s = alpha s + (1 - alpha) g^2;  centered: m = alpha m + (1 - alpha) g, s' = s - m^2
+//   momentum > 0: b = momentum b + g / (sqrt(s') + eps), p -= lr b;  else p -= lr g / (sqrt(s') + eps)
+// weight_decay adds weight_decay * p to g first (L2, not decoupled).
+#pragma once
+
+#include "optim/optimizer.h"
+
+namespace ddl::optim {
+
+struct RMSpropOptions {
+  double lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
+  bool centered = false;
+};
+
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Variable> params, RMSpropOptions opts = {});
+  void step() override;
+};
+
+}  // namespace ddl::optim
