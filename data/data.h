@@ -5,6 +5,7 @@
 #include "data/cifar.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"
+#include "data/dataset_ops.h"
 #include "data/image_folder.h"
 #include "data/mnist.h"
 #include "data/sampler.h"

@@ -53,13 +53,15 @@ Batch collate(const std::vector<Example>& examples) {
 class DataLoader::Epoch {
  public:
   Epoch(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> indices, int64_t batch_size, bool drop_last,
-        uint64_t seed, int64_t epoch, int64_t num_workers, int64_t prefetch_factor, bool pin_memory)
+        uint64_t seed, int64_t epoch, int64_t num_workers, int64_t prefetch_factor, bool pin_memory,
+        std::function<Batch(const std::vector<Example>&)> collate_fn)
       : dataset_(std::move(dataset)),
         indices_(std::move(indices)),
         batch_size_(batch_size),
         seed_(seed),
         epoch_(epoch),
         pin_memory_(pin_memory),
+        collate_(collate_fn ? std::move(collate_fn) : collate),
         window_(num_workers * prefetch_factor) {
     const int64_t n = static_cast<int64_t>(indices_.size());
     num_batches_ = drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
@@ -123,7 +125,7 @@ class DataLoader::Epoch {
       }
     }
     try {
-      Batch batch = collate(examples);
+      Batch batch = collate_(examples);
       if (pin_memory_) {  // in the worker thread, off the training loop's path
         batch.data = batch.data.pin_memory();
         batch.target = batch.target.pin_memory();
@@ -173,6 +175,7 @@ class DataLoader::Epoch {
   uint64_t seed_;
   int64_t epoch_;
   bool pin_memory_;
+  std::function<Batch(const std::vector<Example>&)> collate_;
   int64_t window_;
   int64_t num_batches_ = 0;
 
@@ -209,7 +212,8 @@ int64_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() const {
   return Iterator(std::make_shared<Epoch>(dataset_, sampler_->indices(), options_.batch_size, options_.drop_last,
                                           options_.seed, sampler_->epoch(), options_.num_workers,
-                                          options_.prefetch_factor, options_.pin_memory && cuda::is_available()));
+                                          options_.prefetch_factor, options_.pin_memory && cuda::is_available(),
+                                          options_.collate_fn));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) { ++*this; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <vector>
@@ -32,6 +33,10 @@ struct DataLoaderOptions {
   // in PyTorch), so one configuration runs everywhere.
   bool pin_memory = false;
   uint64_t seed = 0;  // seeds shuffling and random transforms
+  // Turns a batch's examples into a Batch (torch's collate_fn), e.g. to pad sequences of
+  // different lengths; runs in the loader's worker threads, so it must be thread-safe.
+  // Empty: collate() below.
+  std::function<Batch(const std::vector<Example>&)> collate_fn{};
 };
 
 // Stacks examples (same data shape and dtype, same target shape and dtype) into a Batch.

@@ -6,7 +6,7 @@ namespace ddl::data {
 Example Dataset::get(int64_t index, TransformContext& ctx) const {
   const int64_t n = size();
   DDL_CHECK(index >= 0 && index < n, "Dataset::get: index ", index, " out of range for a dataset of ", n, " examples");
-  Example ex = load(index);
+  Example ex = load_in_context(index, ctx);
   if (transform_) ex.data = transform_(ex.data, ctx);
   return ex;
 }

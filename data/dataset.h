@@ -34,6 +34,9 @@ class Dataset {
   explicit Dataset(Transform transform = {}) : transform_(std::move(transform)) {}
   // The untransformed example; index is already range-checked.
   virtual Example load(int64_t index) const = 0;
+  // Same, for datasets built on others (Subset, ConcatDataset) whose sources' transforms
+  // need the caller's random context; others keep this default.
+  virtual Example load_in_context(int64_t index, TransformContext& ctx) const { return load(index); }
 
  private:
   Transform transform_;
