@@ -1,6 +1,7 @@
-// ImageFolder listing and stb_image decoding (libstb holds the implementation:
-// STB_IMAGE_IMPLEMENTATION must not be defined here). stbi_load_from_memory is
-// thread-safe as long as nobody flips stb's global settings.
+// ImageFolder listing and image decoding: JPEG through libjpeg-turbo (jpeg_decode.cpp),
+// every other format through stb_image after ddl's own header checks (libstb holds the
+// implementation: STB_IMAGE_IMPLEMENTATION must not be defined here). stbi_load_from_memory
+// is thread-safe as long as nobody flips stb's global settings.
 #include "data/image_folder.h"
 
 #include <stb_image.h>
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "data/file_io.h"
+#include "data/jpeg_decode.h"
 #include "tensor/factory.h"
 
 namespace fs = std::filesystem;
@@ -72,6 +74,7 @@ Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels)
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");
+  if (detail::is_jpeg(bytes)) return detail::decode_jpeg(bytes, path, channels, max_pixels);
   if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm_header(bytes, path);
   static const uint8_t kPngSignature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) check_png_chunks(bytes, path);

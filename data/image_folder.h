@@ -1,5 +1,5 @@
-// ImageFolder: root/<class>/**/<image> decoded with stb_image (PNG, JPEG, BMP,
-// TGA, GIF, PNM, PSD). Classes are the sub-folders of root sorted by name and
+// ImageFolder: root/<class>/**/<image> decoded with libjpeg-turbo (JPEG) or stb_image
+// (PNG, BMP, TGA, GIF, PNM, PSD). Classes are the sub-folders of root sorted by name and
 // numbered from 0 (or a given class list, so a test split numbers as its training split); files are listed once, sorted
 // by path, and decoded on every get() (nothing is cached), into uint8 [channels, H, W].
 #pragma once
@@ -48,8 +48,9 @@ class ImageFolder : public Dataset {
   ImageFolderOptions options_;
 };
 
-// Decodes one image file to uint8 [channels, H, W] (stb_image). Throws ddl::Error naming the
-// file, also when it claims more than max_pixels pixels (checked before decoding).
+// Decodes one image file to uint8 [channels, H, W] (libjpeg-turbo for JPEG, else stb_image).
+// Throws ddl::Error naming the file, also when it claims more than max_pixels pixels
+// (checked from the header, before decoding) or a JPEG's data ends early.
 Tensor read_image(const std::string& path, int64_t channels = 3,
                   int64_t max_pixels = ImageFolderOptions::kDefaultMaxPixels);
 

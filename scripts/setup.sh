@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgloo-dev zlib1g-dev
+          libjpeg62-turbo-dev python3-pil  # JPEG decoding (data/jpeg_decode.cpp) and its PIL cross-check
           libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist
           chromium   # chromium: the test suite renders the HTML reports headless (tests/report)
           clang-format                      # the format check (scripts/check_format.sh)
