@@ -80,6 +80,8 @@ class Variable {
   Variable unsqueeze(int64_t dim) const;
   Variable contiguous() const;
   Variable to(DType dtype) const;
+  // x.index({Slice(), 0, idx}): basic and advanced indexing (autograd/ops/indexing.h).
+  Variable index(const std::vector<TensorIndex>& indices) const;
 
   VariableImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<VariableImpl>& impl_ptr() const { return impl_; }

@@ -17,6 +17,8 @@
 
 namespace ddl {
 
+class TensorIndex;  // tensor/indexing.h
+
 class Tensor {
  public:
   // An undefined tensor: holds no storage; most calls on it throw.
@@ -97,6 +99,11 @@ class Tensor {
   const Tensor& mul_(double value) const;
   const Tensor& div_(double value) const { return mul_(1.0 / value); }
   const Tensor& clamp_(double lo, double hi) const;
+
+  // ---- indexing (tensor/indexing.h): t.index({Slice(), 0, None, Ellipsis, idx}) ----
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  const Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const;
+  const Tensor& index_put_(const std::vector<TensorIndex>& indices, double value) const;
 
  private:
   std::shared_ptr<Storage> storage_;

@@ -1,0 +1,414 @@
+// Frontends of tensor/indexing.h. Note [Advanced indexing]: the index list is
+// applied in one pass; integers, slices, None and Ellipsis only rewrite the
+// view (shape, strides, offset). Index tensors (a bool mask becomes its nonzero()
+// coordinates) are broadcast to one shape B and turned into element offsets
+// into that view; the dims they index are dropped from it, leaving a "rest"
+// view. Reading gathers rows of the rest view at those offsets ([N, rest...])
+// and then places B's dims as NumPy does: where the indexed dims were when they
+// were adjacent, first otherwise. Writing runs the same mapping backwards.
+#include "tensor/indexing.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+namespace kernels {
+DDL_DEFINE_KERNEL(gather_kernel, GatherFn);
+DDL_DEFINE_KERNEL(scatter_kernel, ScatterFn);
+DDL_DEFINE_KERNEL(take_kernel, TakeFn);
+DDL_DEFINE_KERNEL(put_kernel, PutFn);
+}  // namespace kernels
+
+namespace {
+
+void require_cpu(const Tensor& t, const char* op) {
+  DDL_CHECK(t.defined(), op, ": undefined tensor");
+  DDL_CHECK(t.device().is_cpu(), op, ": not implemented on ", t.device(),
+            " (CPU kernels only); move the tensor with .to(Device::cpu())");
+}
+
+// An index list resolved against a tensor (see Note [Advanced indexing]).
+struct ResolvedIndex {
+  Tensor view;                  // after integers, slices, None and Ellipsis
+  std::vector<int64_t> dims;    // dims of `view` indexed by tensors, increasing
+  std::vector<Tensor> tensors;  // their int64 CPU index tensors, broadcast to `bshape`
+  Shape bshape;                 // B
+  bool advanced() const { return !dims.empty(); }
+};
+
+std::string index_str(const std::vector<TensorIndex>& indices) {
+  std::string s = "[";
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const TensorIndex& ix = indices[i];
+    if (i) s += ", ";
+    switch (ix.kind()) {
+      case TensorIndex::Kind::Integer:
+        s += std::to_string(ix.integer());
+        break;
+      case TensorIndex::Kind::Slice:
+        s += "Slice";
+        break;
+      case TensorIndex::Kind::None:
+        s += "None";
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        s += "...";
+        break;
+      case TensorIndex::Kind::Tensor:
+        s += describe(ix.tensor());
+        break;
+    }
+  }
+  return s + "]";
+}
+
+ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, const char* op) {
+  DDL_CHECK(t.defined(), op, ": undefined tensor");
+  int64_t consumed = 0, ellipses = 0;
+  for (const TensorIndex& ix : indices) {
+    switch (ix.kind()) {
+      case TensorIndex::Kind::Integer:
+      case TensorIndex::Kind::Slice:
+        ++consumed;
+        break;
+      case TensorIndex::Kind::Tensor:
+        DDL_CHECK(ix.tensor().defined(), op, ": undefined index tensor");
+        consumed += ix.tensor().dtype() == DType::Bool ? ix.tensor().dim() : 1;
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        ++ellipses;
+        break;
+      case TensorIndex::Kind::None:
+        break;
+    }
+  }
+  DDL_CHECK(ellipses <= 1, op, ": an index can have only one Ellipsis, got ", index_str(indices));
+  DDL_CHECK(consumed <= t.dim(), op, ": too many indices for a tensor of dimension ", t.dim(), " (shape ", t.shape(),
+            "), got ", index_str(indices));
+
+  ResolvedIndex r;
+  r.view = t;
+  std::vector<Tensor> raw;  // index tensors before broadcasting, matching r.dims
+  int64_t d = 0;
+  for (const TensorIndex& ix : indices) {
+    switch (ix.kind()) {
+      case TensorIndex::Kind::Integer: {
+        const int64_t n = r.view.size(d), i = ix.integer();
+        DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of range for dimension ", d, " with size ", n,
+                  " (indexing ", describe(t), " with ", index_str(indices), ")");
+        r.view = r.view.select(d, i);
+        // Tensor indices recorded so far stay at their positions (all are < d).
+        break;
+      }
+      case TensorIndex::Kind::Slice: {
+        const Slice& s = ix.slice();
+        const int64_t step = s.step.value_or(1);
+        DDL_CHECK(step > 0, op, ": slice step must be positive, got ", step);
+        r.view = r.view.slice(d, s.start.value_or(0), s.stop.value_or(std::numeric_limits<int64_t>::max()), step);
+        ++d;
+        break;
+      }
+      case TensorIndex::Kind::None:
+        r.view = r.view.unsqueeze(d++);
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        d += t.dim() - consumed;
+        break;
+      case TensorIndex::Kind::Tensor: {
+        const Tensor& it = ix.tensor();
+        require_cpu(it, op);
+        if (it.dtype() == DType::Bool) {
+          DDL_CHECK(it.dim() > 0, op, ": a 0-dim bool index is not supported");
+          for (int64_t k = 0; k < it.dim(); ++k)
+            DDL_CHECK(it.size(k) == r.view.size(d + k), op, ": the shape of the mask ", it.shape(), " at index ", k,
+                      " does not match the shape of the indexed tensor ", r.view.shape(), " at index ", d + k);
+          const Tensor coords = nonzero(it);  // [count, k]
+          for (int64_t k = 0; k < it.dim(); ++k) {
+            r.dims.push_back(d++);
+            raw.push_back(coords.select(1, k));
+          }
+        } else {
+          DDL_CHECK(it.dtype() == DType::Int64 || it.dtype() == DType::Int32, op,
+                    ": index tensors must be int64 or bool, got ", describe(it));
+          r.dims.push_back(d++);
+          raw.push_back(it.to(DType::Int64));
+        }
+        break;
+      }
+    }
+  }
+  if (raw.empty()) return r;
+  require_cpu(t, op);
+  r.bshape = raw[0].shape();
+  for (const Tensor& x : raw) r.bshape = broadcast_shapes(r.bshape, x.shape(), op);
+  for (const Tensor& x : raw) r.tensors.push_back(x.expand(r.bshape));
+  return r;
+}
+
+// Element offsets (int64 [N], N = numel of B) of the indexed positions in r.view,
+// checking every index against its dim (negative ones count from the end).
+Tensor element_offsets(const ResolvedIndex& r, const char* op) {
+  const int64_t count = r.bshape.numel();
+  Tensor offsets = zeros({count}, DType::Int64);
+  int64_t* off = offsets.data<int64_t>();
+  for (size_t j = 0; j < r.dims.size(); ++j) {
+    const int64_t n = r.view.size(r.dims[j]), stride = r.view.stride(r.dims[j]);
+    const std::vector<int64_t> idx = to_vector<int64_t>(r.tensors[j]);
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t i = idx[k];
+      DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of bounds for dimension ", r.dims[j], " with size ", n);
+      if (i < 0) i += n;
+      off[k] += i * stride;
+    }
+  }
+  return offsets;
+}
+
+// r.view without the indexed dims.
+Tensor rest_view(const ResolvedIndex& r) {
+  Shape shape;
+  Strides strides;
+  for (int64_t d = 0; d < r.view.dim(); ++d)
+    if (std::find(r.dims.begin(), r.dims.end(), d) == r.dims.end()) {
+      shape.push_back(r.view.size(d));
+      strides.push_back(r.view.stride(d));
+    }
+  return Tensor(r.view.storage(), shape, strides, r.view.offset(), r.view.dtype());
+}
+
+// Where B's dims go in the result: at the first indexed dim when the indexed dims
+// are adjacent, in front otherwise (NumPy's rule).
+int64_t result_position(const ResolvedIndex& r) {
+  for (size_t j = 1; j < r.dims.size(); ++j)
+    if (r.dims[j] != r.dims[j - 1] + 1) return 0;
+  return r.dims[0];
+}
+
+// The permutation taking [B..., rest...] to the result's dim order.
+std::vector<int64_t> to_result_order(int64_t nb, int64_t nrest, int64_t pos) {
+  std::vector<int64_t> p;
+  for (int64_t i = 0; i < pos; ++i) p.push_back(nb + i);
+  for (int64_t i = 0; i < nb; ++i) p.push_back(i);
+  for (int64_t i = pos; i < nrest; ++i) p.push_back(nb + i);
+  return p;
+}
+
+void check_index_range(const Tensor& index, int64_t n, int64_t dim, const char* op) {
+  if (index.numel() == 0) return;
+  const int64_t lo = static_cast<int64_t>(amin(index).item()), hi = static_cast<int64_t>(amax(index).item());
+  DDL_CHECK(lo >= 0, op, ": index ", lo, " is out of bounds for dimension ", dim, " with size ", n);
+  DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", dim, " with size ", n);
+}
+
+// Shapes and dtypes shared by gather and scatter. `other` is the output (gather) or src (scatter).
+void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op) {
+  require_cpu(self, op);
+  require_cpu(index, op);
+  DDL_CHECK(index.dtype() == DType::Int64, op, ": expected an int64 index, got ", describe(index));
+  DDL_CHECK(index.dim() == self.dim(), op, ": index ", describe(index), " must have as many dims as self ",
+            describe(self));
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    DDL_CHECK(d == dim || index.size(d) <= self.size(d), op, ": index ", describe(index), " is larger than self ",
+              describe(self), " in dimension ", d);
+    if (src)
+      DDL_CHECK(index.size(d) <= src->size(d), op, ": index ", describe(index), " is larger than src ", describe(*src),
+                " in dimension ", d);
+  }
+  if (src) {
+    require_cpu(*src, op);
+    DDL_CHECK(src->dim() == self.dim(), op, ": src ", describe(*src), " must have as many dims as self ",
+              describe(self));
+  }
+  check_index_range(index, self.dim() ? self.size(dim) : 1, dim, op);
+}
+
+}  // namespace
+
+Tensor index(const Tensor& t, const std::vector<TensorIndex>& indices) {
+  const ResolvedIndex r = resolve(t, indices, "index");
+  if (!r.advanced()) return r.view;
+  const Tensor rest = rest_view(r);
+  const Tensor offsets = element_offsets(r, "index");
+  Shape flat = rest.shape();
+  flat.insert(0, offsets.numel());
+  Tensor out = empty(flat, TensorOptions(t.dtype(), t.device()));
+  kernels::take_kernel(t.device())(out, rest, offsets);
+  Shape bshaped = r.bshape;
+  for (int64_t s : rest.shape()) bshaped.push_back(s);
+  const int64_t pos = result_position(r);
+  out = out.view(bshaped);
+  if (pos == 0) return out;
+  return out.permute(to_result_order(r.bshape.size(), rest.dim(), pos)).contiguous();
+}
+
+const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
+                         bool accumulate) {
+  DDL_CHECK(values.defined(), "index_put_: undefined values");
+  const ResolvedIndex r = resolve(t, indices, "index_put_");
+  const Tensor v = values.to(t.dtype());
+  if (!r.advanced()) {
+    if (accumulate)
+      r.view.add_(v);
+    else
+      r.view.copy_(v);
+    return t;
+  }
+  require_cpu(values, "index_put_");
+  const Tensor rest = rest_view(r);
+  const Tensor offsets = element_offsets(r, "index_put_");
+  const int64_t nb = r.bshape.size(), pos = result_position(r);
+  // The indexed shape as index() would return it, then back to [B..., rest...].
+  std::vector<int64_t> order = to_result_order(nb, rest.dim(), pos);
+  Shape result_shape;
+  Shape bshaped = r.bshape;
+  for (int64_t s : rest.shape()) bshaped.push_back(s);
+  for (int64_t p : order) result_shape.push_back(bshaped[p]);
+  broadcast_shapes(result_shape, v.shape(), "index_put_");
+  DDL_CHECK(v.dim() <= result_shape.size(), "index_put_: values ", describe(values),
+            " cannot be broadcast to the indexed shape ", result_shape);
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
+  Shape flat = rest.shape();
+  flat.insert(0, offsets.numel());
+  const Tensor vals = v.expand(result_shape).permute(inverse).contiguous().view(flat);
+  kernels::put_kernel(t.device())(rest, offsets, vals, accumulate);
+  return t;
+}
+
+const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, double value) {
+  return index_put_(t, indices, scalar_tensor(value, TensorOptions(t.dtype(), t.device())));
+}
+
+Tensor index_put(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
+  Tensor out = t.clone();
+  index_put_(out, indices, values, accumulate);
+  return out;
+}
+
+Tensor Tensor::index(const std::vector<TensorIndex>& indices) const { return ddl::index(*this, indices); }
+const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const {
+  return ddl::index_put_(*this, indices, values);
+}
+const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, double value) const {
+  return ddl::index_put_(*this, indices, value);
+}
+
+// index_select(t, d, i) is gather with i laid along d and broadcast over the other dims.
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+  require_cpu(t, "index_select");
+  require_cpu(index, "index_select");
+  DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
+  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
+            "index_select: expected a 1-D int64 index, got ", describe(index));
+  const int64_t d = wrap_dim(dim, t.dim(), "index_select");
+  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  check_index_range(idx, t.size(d), d, "index_select");
+  Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
+  out_shape[d] = along[d] = idx.numel();
+  return gather(t, d, idx.view(along).expand(out_shape));
+}
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+  require_cpu(t, "index_add");
+  DDL_CHECK(t.dim() > 0, "index_add: expected a tensor with at least one dim, got ", describe(t));
+  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
+            "index_add: expected a 1-D int64 index, got ", describe(index));
+  const int64_t d = wrap_dim(dim, t.dim(), "index_add");
+  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  Shape expected = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
+  expected[d] = along[d] = idx.numel();
+  DDL_CHECK(source.shape() == expected, "index_add: source ", describe(source), " must have shape ", expected,
+            " (self ", describe(t), " with dimension ", d, " of the index's length)");
+  return scatter_add(t, d, idx.view(along).expand(expected), source);
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  const int64_t d = t.dim() ? wrap_dim(dim, t.dim(), "gather") : 0;
+  check_gather_scatter(t, d, index, nullptr, "gather");
+  Tensor out = empty(index.shape(), TensorOptions(t.dtype(), t.device()));
+  if (t.dim() == 0) {
+    out.copy_(t);
+    return out;
+  }
+  kernels::gather_kernel(t.device())(out, t, d, index);
+  return out;
+}
+
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
+  check_gather_scatter(self, d, index, &src, "scatter_");
+  if (self.dim() == 0) return self.copy_(src);
+  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
+  return self;
+}
+
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, double value) {
+  const Tensor src = scalar_tensor(value, TensorOptions(self.dtype(), self.device()));
+  return scatter_(self, dim, index, src.expand(index.shape()));
+}
+
+const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
+  check_gather_scatter(self, d, index, &src, "scatter_add_");
+  if (self.dim() == 0) return self.add_(src.to(self.dtype()));
+  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
+  return self;
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = self.clone();
+  scatter_(out, dim, index, src);
+  return out;
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, double value) {
+  Tensor out = self.clone();
+  scatter_(out, dim, index, value);
+  return out;
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = self.clone();
+  scatter_add_(out, dim, index, src);
+  return out;
+}
+
+// where() already broadcasts and runs on every device.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
+  DDL_CHECK(t.defined() && mask.defined(), "masked_fill: undefined tensor");
+  DDL_CHECK(mask.dtype() == DType::Bool, "masked_fill: expected a bool mask, got ", describe(mask));
+  return where(mask, scalar_tensor(value, TensorOptions(t.dtype(), t.device())), t);
+}
+
+const Tensor& masked_fill_(const Tensor& t, const Tensor& mask, double value) {
+  DDL_CHECK(t.defined() && mask.defined(), "masked_fill_: undefined tensor");
+  DDL_CHECK(broadcast_shapes(t.shape(), mask.shape(), "masked_fill_") == t.shape(), "masked_fill_: mask ",
+            describe(mask), " does not broadcast to self ", describe(t));
+  return t.copy_(masked_fill(t, mask, value));
+}
+
+Tensor nonzero(const Tensor& t) {
+  require_cpu(t, "nonzero");
+  const Tensor c = t.contiguous();
+  const int64_t nd = t.dim();
+  std::vector<int64_t> coords;
+  std::vector<int64_t> pos(static_cast<size_t>(nd), 0);
+  DDL_DISPATCH_ALL(t.dtype(), "nonzero", [&] {
+    const scalar_t* p = c.data<scalar_t>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      if (p[i] != scalar_t(0)) coords.insert(coords.end(), pos.begin(), pos.end());
+      for (int64_t d = nd - 1; d >= 0 && ++pos[d] == t.size(d); --d) pos[d] = 0;
+    }
+  });
+  const int64_t count = nd ? static_cast<int64_t>(coords.size()) / nd : (c.numel() && t.item() != 0 ? 1 : 0);
+  if (nd == 0) return zeros({count, 0}, DType::Int64);
+  return from_vector(coords, {count, nd});
+}
+
+}  // namespace ddl
