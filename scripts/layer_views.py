@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Makes each layer's include view: OUT/<layer>/ holds symlinks to the layer
+folders it may include and to the generated ddl_config.h, nothing else.
+Run by meson at configure time (root meson.build); each layer library gets
+only its own view as an include path, so an upward or sideways include fails
+to compile (docs/build.md, "Layering"). Does not decide the layering itself:
+the allowed folders come from meson.build.
+
+usage: layer_views.py OUT SOURCE_ROOT BUILD_ROOT layer=allowed,allowed[,folder/file.h] ...
+An entry with a slash names one file instead of a whole folder.
+"""
+import os
+import sys
+
+
+def link(target, name):
+    # Idempotent: a reconfigure leaves an unchanged link alone (same mtime for ninja).
+    if os.path.islink(name) and os.readlink(name) == target:
+        return
+    if os.path.lexists(name):
+        os.remove(name)
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    os.symlink(target, name)
+
+
+def main():
+    out, src, build = sys.argv[1:4]
+    for spec in sys.argv[4:]:
+        layer, _, allowed = spec.partition('=')
+        view = os.path.join(out, layer)
+        wanted = {'ddl_config.h': os.path.join(build, 'ddl_config.h')}
+        for entry in [layer] + [a for a in allowed.split(',') if a]:
+            wanted[entry] = os.path.join(src, entry)
+        for name, target in wanted.items():
+            link(target, os.path.join(view, name))
+        # Drop what a previous configure allowed and this one does not.
+        for root, dirs, files in os.walk(view):
+            for name in dirs + files:
+                path = os.path.join(root, name)
+                rel = os.path.relpath(path, view)
+                if os.path.islink(path) and rel not in wanted:
+                    os.remove(path)
+
+
+if __name__ == '__main__':
+    main()
