@@ -1,6 +1,7 @@
 // Small pieces the dist tests share: a TCPStore client and GlooOptions with a given
-// timeout, a substring check for rank bodies, and a fresh HOME for tests that make
-// ~/.ddl/secret (so the real home directory is never touched).
+// timeout, a substring check for rank bodies, the store server of a process run (in the
+// test process only), and a fresh HOME for tests that make ~/.ddl/secret (so the real
+// home directory is never touched).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "dist/dist.h"
+#include "tests/common/harness.h"
 
 namespace ddl::test {
 
@@ -29,6 +31,33 @@ inline dist::GlooOptions gloo_options(dist::Millis timeout, int shm) {
   o.debug = 0;
   o.shm = shm;
   return o;
+}
+
+// A TCPStoreServer on 127.0.0.1 served by the test process, as ddlrun serves one; the
+// rank processes of run_processes get its port, never a server of their own (see Note
+// [Ranks re-execute the test] in harness.h). `name` tells two such servers apart.
+class ParentStoreServer {
+ public:
+  explicit ParentStoreServer(const std::string& name = "store")
+      : port_(std::stoi(from_parent(name + "_port", [&] {
+          server_ = std::make_unique<dist::TCPStoreServer>("127.0.0.1", 0);
+          return std::to_string(server_->port());
+        }))) {}
+  int port() const { return port_; }
+
+ private:
+  std::unique_ptr<dist::TCPStoreServer> server_;  // null in a rank process
+  int port_;
+};
+
+// A fresh directory made by the test process (mkdtemp on `pattern`, ending in XXXXXX),
+// the same path in its rank processes; removed by the caller.
+inline std::string parent_temp_dir(const std::string& name, const std::string& pattern) {
+  return from_parent(name, [&] {
+    std::string t = pattern;
+    if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");
+    return t;
+  });
 }
 
 struct TempHome {

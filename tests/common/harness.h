@@ -1,10 +1,10 @@
 // Multi-rank test harness: run a function as `world` ranks, either as threads of this
-// process (fast; stores shared in memory) or as forked processes (real TCP, real deaths).
+// process (fast; stores shared in memory) or as processes (real TCP, real deaths).
 // Ranks report failures by throwing (DIST_EXPECT); the parent sees every rank's error.
 // A process run always ends within its deadline: late ranks are SIGKILLed and reported.
+// Process ranks re-execute the test program (see Note [Ranks re-execute the test]).
 #pragma once
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "tensor/error.h"
-#include "tensor/parallel.h"
 
 // Checks inside a rank: throws so the harness reports rank, file and line.
 #define DIST_EXPECT(cond, ...)                                                                     \
@@ -53,70 +52,36 @@ inline std::vector<RankOutcome> run_threads(int world, const std::function<void(
   return out;
 }
 
-// Runs fn(rank) in `world` forked processes. Ranks that are still running after
-// `deadline_s` seconds are killed and reported as timed out.
-inline std::vector<RankOutcome> run_processes(int world, const std::function<void(int)>& fn, double deadline_s = 60) {
-  std::vector<RankOutcome> out(world);
-  std::vector<pid_t> pids(world);
-  std::vector<int> pipes(world);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < world; ++r) {
-    int p[2];
-    if (pipe(p) != 0) throw std::runtime_error("pipe failed");
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(p[0]);
-      ddl::set_num_threads(1);  // no OpenMP pool in a forked child
-      std::string err;
-      try {
-        fn(r);
-      } catch (const std::exception& e) {
-        err = e.what();
-        if (err.empty()) err = "(empty error message)";
-      }
-      if (!err.empty()) [[maybe_unused]]
-        auto n = write(p[1], err.data(), err.size());
-      _exit(err.empty() ? 0 : 1);  // skip destructors and atexit: they belong to the parent
-    }
-    close(p[1]);
-    pids[r] = pid;
-    pipes[r] = p[0];
-  }
-  std::vector<bool> done(world, false);
-  int remaining = world;
-  while (remaining > 0) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (int r = 0; r < world; ++r) {
-      if (done[r]) continue;
-      int status = 0;
-      pid_t got = waitpid(pids[r], &status, WNOHANG);
-      if (got == 0 && elapsed < deadline_s) continue;
-      if (got == 0) {
-        kill(pids[r], SIGKILL);
-        waitpid(pids[r], &status, 0);
-        out[r].ok = false;
-        out[r].error = "timed out (killed by the harness after " + std::to_string(deadline_s) + " s)";
-      } else if (WIFSIGNALED(status)) {
-        out[r].ok = false;
-        out[r].error = "killed by signal " + std::to_string(WTERMSIG(status));
-      } else if (WEXITSTATUS(status) != 0) {
-        out[r].ok = false;
-      }
-      char buf[8192];
-      ssize_t n;
-      while ((n = read(pipes[r], buf, sizeof buf)) > 0) out[r].error.append(buf, n);
-      close(pipes[r]);
-      if (!out[r].ok && out[r].error.empty()) out[r].error = "exit status " + std::to_string(WEXITSTATUS(status));
-      out[r].seconds = elapsed;
-      done[r] = true;
-      --remaining;
-    }
-    if (remaining > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return out;
-}
+// Note [Ranks re-execute the test]
+// run_processes forks and at once execs this test program again (/proc/self/exe), with
+// the current test case's name and section path as its Catch2 filter and the variable
+// DDL_TEST_RANK_PROCESS="rank call errfd". Forking alone would leave a child of a parent
+// with running threads (a store server's) in whatever locks those threads held: Clang
+// 14's ASan allocator is one (fixed in LLVM 18, llvm-project PR 75290), and
+// ThreadSanitizer cannot follow such a child at all. The rank process runs the test case
+// from its start, as the parent did; its run_processes calls before number `call` return
+// all-ok outcomes at once without running anything, and call number `call` runs fn(rank)
+// and exits: 0, or 1 with the error text written to errfd (a pipe the parent reads).
+// So everything before the call runs twice, in the parent and in every rank:
+//  - what must happen once (a store server, a temporary directory, a free port) goes
+//    through from_parent() or ParentStoreServer (dist_fixtures.h);
+//  - code after a run_processes call that is not the last of its test case also runs in
+//    the ranks of later calls, with all-ok outcomes: guard it with is_rank_process();
+//  - SECTIONs and DYNAMIC_SECTIONs are followed (Catch2's -c filter); GENERATE is not
+//    (Catch2 2.x cannot be told a generator's value): loop over DYNAMIC_SECTIONs instead.
+
+// True in a rank process that run_processes started.
+bool is_rank_process();
+
+// In the test process: make(), remembered under `name` for the ranks of this test case's
+// later run_processes calls. In a rank process: the test process's value, as it was when
+// that rank's call started (make is not called).
+std::string from_parent(const std::string& name, const std::function<std::string()>& make);
+
+// Runs fn(rank) in `world` processes (Note [Ranks re-execute the test]). Ranks that are
+// still running after `deadline_s` seconds are killed and reported as timed out.
+// Only in a Catch2 test case, never from a rank or a thread other than the test's.
+std::vector<RankOutcome> run_processes(int world, const std::function<void(int)>& fn, double deadline_s = 60);
 
 // "rank 0: ok; rank 1: <error>" for REQUIRE messages.
 inline std::string describe(const std::vector<RankOutcome>& outs) {

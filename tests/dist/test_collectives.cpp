@@ -10,6 +10,7 @@
 #include "dist/store/socket.h"
 #include "dist/traffic.h"
 #include "tests/common/collective_checks.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 
 using namespace ddl;
@@ -60,7 +61,7 @@ TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]"
     for (int shm : {0, 1}) {
       DYNAMIC_SECTION("world " << world << " shm " << shm) {
         // The parent serves the store, as ddlrun does; the ranks are real processes.
-        TCPStoreServer server("127.0.0.1", 0);
+        test::ParentStoreServer server;
         const int port = server.port();
         auto outs = test::run_processes(world, [&](int rank) {
           TCPStoreOptions so;
@@ -78,7 +79,7 @@ TEST_CASE("collectives: closed forms with process ranks over TCPStore", "[dist]"
 
 TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]") {
   const int world = 3;
-  const int port = ddl::dist::detail::find_free_port();
+  const int port = std::stoi(test::from_parent("port", [] { return std::to_string(dist::detail::find_free_port()); }));
   auto outs = test::run_processes(world, [&](int rank) {
     setenv("RANK", std::to_string(rank).c_str(), 1);
     setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
@@ -103,9 +104,7 @@ TEST_CASE("init_process_group: env contract, rank 0 serves the store", "[dist]")
 }
 
 TEST_CASE("FileStore rendezvous: forked ranks, directly and through init_process_group file://", "[dist]") {
-  char tmpl[] = "/tmp/ddl_filestore_pg_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const std::string dir = test::parent_temp_dir("dir", "/tmp/ddl_filestore_pg_XXXXXX");
   const int world = 3;
   auto outs = test::run_processes(world, [&](int rank) {
     {

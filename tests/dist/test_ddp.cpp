@@ -7,6 +7,7 @@
 
 #include "ddl.h"
 #include "dist/dist.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include "tests/common/small_cnn.h"
 
@@ -79,7 +80,7 @@ std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
 TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dist][ddp]") {
   for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      TCPStoreServer server("127.0.0.1", 0);
+      test::ParentStoreServer server;
       const int port = server.port();
       const int64_t steps = 4, global_b = 12;
       auto outs = test::run_processes(world, [&](int rank) {
@@ -109,7 +110,7 @@ TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dis
 }
 
 TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][ddp]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = connect(port, rank, 2);
@@ -146,7 +147,7 @@ TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][dd
 }
 
 TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist][ddp]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = connect(port, rank, 2);
@@ -236,7 +237,7 @@ std::vector<size_t> check_bucket_plan(const DDPStats& st, const std::vector<int6
 }  // namespace
 
 TEST_CASE("DDP broadcast_buffers: rank 0's BatchNorm statistics on every rank at forward", "[dist][ddp]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = connect(port, rank, 2);
@@ -267,7 +268,7 @@ TEST_CASE("DDP broadcast_buffers: rank 0's BatchNorm statistics on every rank at
 }
 
 TEST_CASE("DDP wait statistics: non-negative per step, the total is their sum", "[dist][ddp]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = connect(port, rank, 2);
@@ -322,7 +323,7 @@ TEST_CASE("DDP buckets: reverse registration order, filled up to the cap, 25 MiB
 }
 
 TEST_CASE("DDP overlap: buckets are launched from gradient hooks while backward runs", "[dist][ddp]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = connect(port, rank, 2);

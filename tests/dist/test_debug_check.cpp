@@ -180,7 +180,7 @@ TEST_CASE("DDL_DEBUG: a rank that never arrives is named at the timeout", "[dist
 }
 
 TEST_CASE("DDL_DEBUG: a peer that dies is named as dead, not as late", "[dist]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(
       2,

@@ -26,126 +26,127 @@ GlooOptions with_timeout(Millis t, int shm = 1) { return test::gloo_options(t, s
 TEST_CASE("failures: a peer dying mid-collective ends every other rank with an error", "[dist]") {
   const int world = 3;
   // Over TCP the survivors see connections close; over shared memory, that the process is gone.
-  const int shm = GENERATE(0, 1);
-  INFO("shm " << shm);
-  TCPStoreServer server("127.0.0.1", 0);
-  const int port = server.port();
-  auto outs = test::run_processes(
-      world,
-      [&](int rank) {
-        // A long timeout: the survivors must notice the lost connection, not wait it out.
-        ProcessGroupGloo pg(connect(port, Millis(30000)), rank, world, with_timeout(Millis(30000), shm));
-        Tensor big = zeros(Shape{16'000'000});
-        pg.all_reduce(big);  // one good round first
-        if (rank == 2) {
-          std::thread([] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            _exit(3);  // dies without any cleanup, in the middle of the next all_reduce
-          }).detach();
-        }
-        try {
-          for (int i = 0; i < 50; ++i) pg.all_reduce(big);
-          DIST_EXPECT(false, "all_reduce kept working after rank 2 died");
-        } catch (const Error& e) {
-          DIST_EXPECT(contains(e.what(), "all_reduce") && contains(e.what(), "[rank " + std::to_string(rank) + "/3]"),
-                      "message: ", e.what());
-          // The peer is named: the one whose connection broke (Gloo), or that exited or aborted (shm).
-          DIST_EXPECT(contains(e.what(), shm ? "shared-memory all-reduce: rank " : "the connection to rank "),
-                      "no peer named in: ", e.what());
-          connect(port, Millis(5000))->set("message" + std::to_string(rank), e.what());
-        }
-        DIST_EXPECT(pg.is_broken(), "group not marked broken");
-        try {
-          pg.barrier();
-          DIST_EXPECT(false, "a broken group accepted a barrier");
-        } catch (const Error& e) {
-          DIST_EXPECT(contains(e.what(), "broken") && contains(e.what(), "barrier"), "message: ", e.what());
-        }
-      },
-      60);
-  INFO(describe(outs));
-  CHECK(!outs[2].ok);
-  CHECK(outs[0].ok);
-  CHECK(outs[1].ok);
-  CHECK(outs[0].seconds < 20);
-  CHECK(outs[1].seconds < 20);
-  // The first survivor to notice saw rank 2 go (the other may see that survivor close its
-  // connections after its own failure, and name it instead).
-  auto store = connect(port, Millis(5000));
-  const std::string m0 = store->get("message0"), m1 = store->get("message1");
-  INFO("rank 0: " << m0 << "\nrank 1: " << m1);
-  const std::string dead = shm ? "rank 2 (pid" : "the connection to rank 2 (";
-  CHECK((contains(m0, dead) || contains(m1, dead)));
+  for (const int shm : {0, 1}) DYNAMIC_SECTION("shm " << shm) {
+      test::ParentStoreServer server;
+      const int port = server.port();
+      auto outs = test::run_processes(
+          world,
+          [&](int rank) {
+            // A long timeout: the survivors must notice the lost connection, not wait it out.
+            ProcessGroupGloo pg(connect(port, Millis(30000)), rank, world, with_timeout(Millis(30000), shm));
+            Tensor big = zeros(Shape{16'000'000});
+            pg.all_reduce(big);  // one good round first
+            if (rank == 2) {
+              std::thread([] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                _exit(3);  // dies without any cleanup, in the middle of the next all_reduce
+              }).detach();
+            }
+            try {
+              for (int i = 0; i < 50; ++i) pg.all_reduce(big);
+              DIST_EXPECT(false, "all_reduce kept working after rank 2 died");
+            } catch (const Error& e) {
+              DIST_EXPECT(
+                  contains(e.what(), "all_reduce") && contains(e.what(), "[rank " + std::to_string(rank) + "/3]"),
+                  "message: ", e.what());
+              // The peer is named: the one whose connection broke (Gloo), or that exited or aborted (shm).
+              DIST_EXPECT(contains(e.what(), shm ? "shared-memory all-reduce: rank " : "the connection to rank "),
+                          "no peer named in: ", e.what());
+              connect(port, Millis(5000))->set("message" + std::to_string(rank), e.what());
+            }
+            DIST_EXPECT(pg.is_broken(), "group not marked broken");
+            try {
+              pg.barrier();
+              DIST_EXPECT(false, "a broken group accepted a barrier");
+            } catch (const Error& e) {
+              DIST_EXPECT(contains(e.what(), "broken") && contains(e.what(), "barrier"), "message: ", e.what());
+            }
+          },
+          60);
+      INFO(describe(outs));
+      CHECK(!outs[2].ok);
+      CHECK(outs[0].ok);
+      CHECK(outs[1].ok);
+      CHECK(outs[0].seconds < 20);
+      CHECK(outs[1].seconds < 20);
+      // The first survivor to notice saw rank 2 go (the other may see that survivor close its
+      // connections after its own failure, and name it instead).
+      auto store = connect(port, Millis(5000));
+      const std::string m0 = store->get("message0"), m1 = store->get("message1");
+      INFO("rank 0: " << m0 << "\nrank 1: " << m1);
+      const std::string dead = shm ? "rank 2 (pid" : "the connection to rank 2 (";
+      CHECK((contains(m0, dead) || contains(m1, dead)));
+    }
 }
 
 TEST_CASE("failures: a send or recv whose partner never comes times out naming the op and the peer", "[dist]") {
-  const bool is_send = GENERATE(true, false);
-  INFO((is_send ? "send" : "recv"));
-  TCPStoreServer server("127.0.0.1", 0);
-  const int port = server.port();
-  auto outs = test::run_processes(
-      3,
-      [&](int rank) {
-        ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 3, with_timeout(Millis(1000)));
-        if (rank != 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // posts nothing
-          return;
-        }
-        const auto t0 = std::chrono::steady_clock::now();
-        try {
-          if (is_send)
-            pg.send(zeros(Shape{100}), 2, 5);
-          else
-            pg.recv(zeros(Shape{100}), 2, 5);
-          DIST_EXPECT(false, "no timeout");
-        } catch (const Error& e) {
-          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
-          const std::string op =
-              is_send ? "send(float32[100], to rank 2, tag=5)" : "recv(float32[100], from rank 2, tag=5)";
-          DIST_EXPECT(contains(e.what(), op) && contains(e.what(), "rank 2 stopped answering") &&
-                          contains(e.what(), "last heard from rank 2") && contains(e.what(), "1000 ms"),
-                      "message: ", e.what());
-        }
-        DIST_EXPECT(pg.is_broken(), "group not marked broken");
-        // Destroying the group after a timed-out send/recv must not touch the freed buffer.
-      },
-      30);
-  INFO(describe(outs));
-  REQUIRE(test::all_ok(outs));
+  for (const bool is_send : {true, false}) DYNAMIC_SECTION((is_send ? "send" : "recv")) {
+      test::ParentStoreServer server;
+      const int port = server.port();
+      auto outs = test::run_processes(
+          3,
+          [&](int rank) {
+            ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 3, with_timeout(Millis(1000)));
+            if (rank != 0) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // posts nothing
+              return;
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+              if (is_send)
+                pg.send(zeros(Shape{100}), 2, 5);
+              else
+                pg.recv(zeros(Shape{100}), 2, 5);
+              DIST_EXPECT(false, "no timeout");
+            } catch (const Error& e) {
+              const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+              DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
+              const std::string op =
+                  is_send ? "send(float32[100], to rank 2, tag=5)" : "recv(float32[100], from rank 2, tag=5)";
+              DIST_EXPECT(contains(e.what(), op) && contains(e.what(), "rank 2 stopped answering") &&
+                              contains(e.what(), "last heard from rank 2") && contains(e.what(), "1000 ms"),
+                          "message: ", e.what());
+            }
+            DIST_EXPECT(pg.is_broken(), "group not marked broken");
+            // Destroying the group after a timed-out send/recv must not touch the freed buffer.
+          },
+          30);
+      INFO(describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
 }
 
 TEST_CASE("failures: a peer that never arrives times out with the operation named", "[dist]") {
-  const int shm = GENERATE(0, 1);
-  INFO("shm " << shm);
-  TCPStoreServer server("127.0.0.1", 0);
-  const int port = server.port();
-  auto outs = test::run_processes(
-      2,
-      [&](int rank) {
-        ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000), shm));
-        if (rank == 1) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // never calls all_reduce
-          return;
-        }
-        auto t0 = std::chrono::steady_clock::now();
-        auto work = pg.all_reduce_async(zeros(Shape{1000}));
-        try {
-          work->wait();
-          DIST_EXPECT(false, "no timeout");
-        } catch (const Error& e) {
-          double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
-          DIST_EXPECT(contains(e.what(), "all_reduce(float32[1000], sum)") && contains(e.what(), "1000 ms") &&
-                          contains(e.what(), "rank 1"),
-                      "message: ", e.what());
-        }
-        DIST_EXPECT(work->is_completed() && !work->is_success() && work->exception(), "work state");
-        DIST_EXPECT(pg.is_broken() && contains(pg.broken_reason(), "all_reduce"), "broken state");
-      },
-      30);
-  INFO(describe(outs));
-  REQUIRE(test::all_ok(outs));
+  for (const int shm : {0, 1}) DYNAMIC_SECTION("shm " << shm) {
+      test::ParentStoreServer server;
+      const int port = server.port();
+      auto outs = test::run_processes(
+          2,
+          [&](int rank) {
+            ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000), shm));
+            if (rank == 1) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // never calls all_reduce
+              return;
+            }
+            auto t0 = std::chrono::steady_clock::now();
+            auto work = pg.all_reduce_async(zeros(Shape{1000}));
+            try {
+              work->wait();
+              DIST_EXPECT(false, "no timeout");
+            } catch (const Error& e) {
+              double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+              DIST_EXPECT(s > 0.9 && s < 2.4, "timed out after ", s, " s, expected about 1 s");
+              DIST_EXPECT(contains(e.what(), "all_reduce(float32[1000], sum)") && contains(e.what(), "1000 ms") &&
+                              contains(e.what(), "rank 1"),
+                          "message: ", e.what());
+            }
+            DIST_EXPECT(work->is_completed() && !work->is_success() && work->exception(), "work state");
+            DIST_EXPECT(pg.is_broken() && contains(pg.broken_reason(), "all_reduce"), "broken state");
+          },
+          30);
+      INFO(describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
 }
 
 TEST_CASE("failures: rendezvous without the other ranks times out", "[dist]") {

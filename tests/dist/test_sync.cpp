@@ -10,6 +10,7 @@
 
 #include "ddl.h"
 #include "dist/dist.h"
+#include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include "tests/common/small_cnn.h"
 
@@ -87,7 +88,7 @@ std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
 
 template <typename Fn>
 void run_ranks(int world, Fn&& fn) {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(world, [&](int rank) { fn(rank, connect(port, rank, world)); });
   INFO(test::describe(outs));

@@ -62,7 +62,7 @@ TEST_CASE("timeouts: a rank whose peer never comes stops at its timeout, naming 
 }
 
 TEST_CASE("timeouts: a missing interface is named at once, and the other ranks stop too", "[dist]") {
-  TCPStoreServer server("127.0.0.1", 0);
+  test::ParentStoreServer server;
   const int port = server.port();
   // A long timeout: rank 1 must learn of rank 0's failure, not wait it out.
   auto outs = test::run_processes(
@@ -90,15 +90,14 @@ TEST_CASE("timeouts: a missing interface is named at once, and the other ranks s
   REQUIRE(test::all_ok(outs));
 }
 
+namespace {
+
 // Gloo checks the size of every incoming message in its network thread; a bigger message
 // than the receiver posted used to end that process with SIGABRT.
-TEST_CASE("timeouts: mismatched sizes over TCP end the processes with a message, not SIGABRT", "[dist]") {
-  const std::string op = GENERATE(std::string("all_reduce"), std::string("send/recv"));
-  INFO(op);
-  TCPStoreServer server("127.0.0.1", 0);
+void mismatched_sizes(const std::string& op) {
+  test::ParentStoreServer server;
   const int port = server.port();
-  char dir_template[] = "/tmp/ddl_timeouts_XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
+  const std::string dir = test::parent_temp_dir("dir", "/tmp/ddl_timeouts_XXXXXX");
   auto outs = test::run_processes(
       2,
       [&](int rank) {
@@ -136,4 +135,12 @@ TEST_CASE("timeouts: mismatched sizes over TCP end the processes with a message,
   }
   CHECK(exited >= 1);
   std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+
+TEST_CASE("timeouts: mismatched sizes over TCP end the processes with a message, not SIGABRT", "[dist]") {
+  for (const std::string op : {"all_reduce", "send/recv"}) DYNAMIC_SECTION(op) {
+      mismatched_sizes(op);
+    }
 }
