@@ -86,6 +86,11 @@ const Tensor& masked_fill_(const Tensor& t, const Tensor& mask, double value);
 // Coordinates of the nonzero elements, row-major order: int64 [count, t.dim()].
 Tensor nonzero(const Tensor& t);
 
+namespace detail {
+// Throws, naming `op`, unless t is a defined CPU tensor.
+void require_cpu(const Tensor& t, const char* op);
+}  // namespace detail
+
 namespace kernels {
 // out = self gathered along dim by index (shapes checked by the frontend).
 using GatherFn = void(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);

@@ -1,0 +1,146 @@
+// Frontends of the index-driven ops of tensor/indexing.h: index_select and
+// index_add (gather and scatter_add with the index laid along one dim),
+// gather, scatter(_add) and masked_fill (a where()). Indices are checked here,
+// once, so the kernels (tensor/cpu/indexing.cpp) only walk memory.
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/indexing.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+namespace kernels {
+DDL_DEFINE_KERNEL(gather_kernel, GatherFn);
+DDL_DEFINE_KERNEL(scatter_kernel, ScatterFn);
+}  // namespace kernels
+
+namespace {
+
+using detail::require_cpu;
+
+void check_index_range(const Tensor& index, int64_t n, int64_t dim, const char* op) {
+  if (index.numel() == 0) return;
+  const int64_t lo = static_cast<int64_t>(amin(index).item()), hi = static_cast<int64_t>(amax(index).item());
+  DDL_CHECK(lo >= 0, op, ": index ", lo, " is out of bounds for dimension ", dim, " with size ", n);
+  DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", dim, " with size ", n);
+}
+
+// Shapes and dtypes shared by gather and scatter. `other` is the output (gather) or src (scatter).
+void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op) {
+  require_cpu(self, op);
+  require_cpu(index, op);
+  DDL_CHECK(index.dtype() == DType::Int64, op, ": expected an int64 index, got ", describe(index));
+  DDL_CHECK(index.dim() == self.dim(), op, ": index ", describe(index), " must have as many dims as self ",
+            describe(self));
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    DDL_CHECK(d == dim || index.size(d) <= self.size(d), op, ": index ", describe(index), " is larger than self ",
+              describe(self), " in dimension ", d);
+    if (src)
+      DDL_CHECK(index.size(d) <= src->size(d), op, ": index ", describe(index), " is larger than src ", describe(*src),
+                " in dimension ", d);
+  }
+  if (src) {
+    require_cpu(*src, op);
+    DDL_CHECK(src->dim() == self.dim(), op, ": src ", describe(*src), " must have as many dims as self ",
+              describe(self));
+  }
+  check_index_range(index, self.dim() ? self.size(dim) : 1, dim, op);
+}
+
+}  // namespace
+
+// index_select(t, d, i) is gather with i laid along d and broadcast over the other dims.
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+  require_cpu(t, "index_select");
+  require_cpu(index, "index_select");
+  DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
+  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
+            "index_select: expected a 1-D int64 index, got ", describe(index));
+  const int64_t d = wrap_dim(dim, t.dim(), "index_select");
+  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  check_index_range(idx, t.size(d), d, "index_select");
+  Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
+  out_shape[d] = along[d] = idx.numel();
+  return gather(t, d, idx.view(along).expand(out_shape));
+}
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+  require_cpu(t, "index_add");
+  DDL_CHECK(t.dim() > 0, "index_add: expected a tensor with at least one dim, got ", describe(t));
+  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
+            "index_add: expected a 1-D int64 index, got ", describe(index));
+  const int64_t d = wrap_dim(dim, t.dim(), "index_add");
+  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  Shape expected = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
+  expected[d] = along[d] = idx.numel();
+  DDL_CHECK(source.shape() == expected, "index_add: source ", describe(source), " must have shape ", expected,
+            " (self ", describe(t), " with dimension ", d, " of the index's length)");
+  return scatter_add(t, d, idx.view(along).expand(expected), source);
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  const int64_t d = t.dim() ? wrap_dim(dim, t.dim(), "gather") : 0;
+  check_gather_scatter(t, d, index, nullptr, "gather");
+  Tensor out = empty(index.shape(), TensorOptions(t.dtype(), t.device()));
+  if (t.dim() == 0) {
+    out.copy_(t);
+    return out;
+  }
+  kernels::gather_kernel(t.device())(out, t, d, index);
+  return out;
+}
+
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
+  check_gather_scatter(self, d, index, &src, "scatter_");
+  if (self.dim() == 0) return self.copy_(src);
+  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
+  return self;
+}
+
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, double value) {
+  const Tensor src = scalar_tensor(value, TensorOptions(self.dtype(), self.device()));
+  return scatter_(self, dim, index, src.expand(index.shape()));
+}
+
+const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
+  check_gather_scatter(self, d, index, &src, "scatter_add_");
+  if (self.dim() == 0) return self.add_(src.to(self.dtype()));
+  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
+  return self;
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = self.clone();
+  scatter_(out, dim, index, src);
+  return out;
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, double value) {
+  Tensor out = self.clone();
+  scatter_(out, dim, index, value);
+  return out;
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = self.clone();
+  scatter_add_(out, dim, index, src);
+  return out;
+}
+
+// where() already broadcasts and runs on every device.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
+  DDL_CHECK(t.defined() && mask.defined(), "masked_fill: undefined tensor");
+  DDL_CHECK(mask.dtype() == DType::Bool, "masked_fill: expected a bool mask, got ", describe(mask));
+  return where(mask, scalar_tensor(value, TensorOptions(t.dtype(), t.device())), t);
+}
+
+const Tensor& masked_fill_(const Tensor& t, const Tensor& mask, double value) {
+  DDL_CHECK(t.defined() && mask.defined(), "masked_fill_: undefined tensor");
+  DDL_CHECK(broadcast_shapes(t.shape(), mask.shape(), "masked_fill_") == t.shape(), "masked_fill_: mask ",
+            describe(mask), " does not broadcast to self ", describe(t));
+  return t.copy_(masked_fill(t, mask, value));
+}
+
+}  // namespace ddl
