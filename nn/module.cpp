@@ -127,6 +127,46 @@ void Module::apply(const std::function<void(Module&)>& fn) {
   for (auto& [n, c] : children_) c->apply(fn);
 }
 
+std::shared_ptr<Module> Module::clone() const {
+  DDL_CHECK(false, type_name_, ": this module cannot be cloned; derive it from nn::Cloneable<", type_name_,
+            "> and implement reset() (see Note [Cloning] in nn/module.h)");
+  return nullptr;
+}
+
+void Module::clear_registrations() {
+  parameters_.clear();
+  buffers_.clear();
+  children_.clear();
+  trace_label_ = trace_parent_ = nullptr;
+}
+
+void Module::copy_state_from(const Module& other) {
+  auto copy_list = [&](std::vector<std::pair<std::string, Variable>>& mine,
+                       const std::vector<std::pair<std::string, Variable>>& theirs, const char* what) {
+    DDL_CHECK(mine.size() == theirs.size(), type_name_, ": clone: reset() registered ", mine.size(), " ", what,
+              ", the original has ", theirs.size());
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const auto& [name, src] = theirs[i];
+      Variable dst = mine[i].second;
+      DDL_CHECK(mine[i].first == name, type_name_, ": clone: reset() registered '", mine[i].first,
+                "' where the original has '", name, "'");
+      dst.set_data(src.data().clone());
+      dst.requires_grad_(src.requires_grad());
+      if (src.grad().defined()) dst.set_grad(src.grad().clone());
+    }
+  };
+  copy_list(parameters_, other.parameters_, "parameters");
+  copy_list(buffers_, other.buffers_, "buffers");
+  DDL_CHECK(children_.size() == other.children_.size(), type_name_, ": clone: reset() registered ", children_.size(),
+            " submodules, the original has ", other.children_.size());
+  for (size_t i = 0; i < children_.size(); ++i) {
+    DDL_CHECK(children_[i].first == other.children_[i].first, type_name_, ": clone: reset() registered submodule '",
+              children_[i].first, "' where the original has '", other.children_[i].first, "'");
+    children_[i].second->copy_state_from(*other.children_[i].second);
+  }
+  training_ = other.training_;
+}
+
 void Module::pretty_print(std::ostream& os, int indent) const {
   os << type_name_ << '(';
   if (children_.empty()) {

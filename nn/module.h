@@ -21,7 +21,6 @@ class Module {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
   virtual ~Module() = default;
-  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
   // The single-input forward used by Sequential; layers override it.
@@ -66,8 +65,21 @@ class Module {
   // The module tree as PyTorch prints it.
   void pretty_print(std::ostream& os, int indent = 0) const;
 
+  // A deep copy (as copy.deepcopy in PyTorch): equal values, training flags and
+  // requires_grad, separate storage on the same device. Modules deriving from
+  // Cloneable<T> (below) and the containers support it; others throw. See Note [Cloning].
+  virtual std::shared_ptr<Module> clone() const;
+
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  // A shallow copy sharing every parameter, buffer and child: only Cloneable uses it.
+  Module(const Module&) = default;
+  // Forgets every registration, so that reset() can register afresh.
+  void clear_registrations();
+  // Copies values, gradients, requires_grad and training flags from `other`, which
+  // must have the same names and shapes (this tree's storage stays its own).
+  void copy_state_from(const Module& other);
+  void set_training_flag(bool on) { training_ = on; }
 
  private:
   void collect(const std::string& prefix, bool params, bool recurse,
@@ -85,6 +97,37 @@ class Module {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// Note [Cloning]
+// A module is clonable when it derives from Cloneable<T> instead of Module and
+// implements reset(): (re)create every parameter, buffer and submodule, assigning
+// its member handles, exactly as the constructor does (the constructor just calls
+// reset()). clone() then copy-constructs T (its configuration members), drops the
+// copied registrations, calls reset() on the copy, and copies the original's state
+// into the new tensors. This is LibTorch's torch::nn::Cloneable contract. reset()
+// draws fresh initial values from the default generator before they are
+// overwritten, so cloning advances that generator.
+template <typename Derived>
+class Cloneable : public Module {
+ public:
+  using Module::Module;
+  virtual void reset() = 0;
+  std::shared_ptr<Module> clone() const override {
+    auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    copy->clear_registrations();
+    copy->reset();
+    copy->copy_state_from(*this);
+    return copy;
+  }
+};
+
+// clone() typed as the module's own class: `auto copy = nn::clone(*layer);`.
+template <typename M>
+std::shared_ptr<M> clone(const M& module) {
+  auto copy = std::dynamic_pointer_cast<M>(module.clone());
+  DDL_CHECK(copy != nullptr, module.type_name(), ": clone() returned a different class");
+  return copy;
+}
 
 // child.forward(x), run as the child `name` of the module whose forward is running: while
 // tracing, a "forward" span named by its dotted path, and its nodes' backward spans (see

@@ -107,6 +107,7 @@ Tensor sign(const Tensor& a) { return unary(UnaryOp::Sign, a); }
 Tensor relu(const Tensor& a) { return unary(UnaryOp::Relu, a); }
 Tensor sigmoid(const Tensor& a) { return unary(UnaryOp::Sigmoid, a); }
 Tensor tanh(const Tensor& a) { return unary(UnaryOp::Tanh, a); }
+Tensor erf(const Tensor& a) { return unary(UnaryOp::Erf, a); }
 Tensor clamp(const Tensor& a, double lo, double hi) {
   DDL_CHECK(lo <= hi, "clamp: lower bound ", lo, " exceeds upper bound ", hi);
   return unary(UnaryOp::Clamp, a, lo, hi);

@@ -31,6 +31,7 @@ Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor tanh(const Tensor& a);
+Tensor erf(const Tensor& a);  // the Gauss error function, for exact GELU
 Tensor clamp(const Tensor& a, double lo, double hi);
 
 Tensor eq(const Tensor& a, const Tensor& b);

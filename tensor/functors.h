@@ -32,6 +32,7 @@ enum class UnaryOp : uint8_t {
   RsubScalar,
   PowScalar,
   Clamp,
+  Erf,
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -91,6 +92,7 @@ struct UnaryFn {
       return T(std::pow(MathT<T>(x), MathT<T>(a)));
     }
     if constexpr (Op == UnaryOp::Clamp) return x < a ? a : (x > b ? b : x);
+    if constexpr (Op == UnaryOp::Erf) return T(std::erf(MathT<T>(x)));
     return x;
   }
 };

@@ -67,6 +67,7 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, doub
     DDL_UNARY_CASE(Exp) DDL_UNARY_CASE(Log) DDL_UNARY_CASE(Sqrt) DDL_UNARY_CASE(Rsqrt) DDL_UNARY_CASE(Abs)
         DDL_UNARY_CASE(Sign) DDL_UNARY_CASE(Relu) DDL_UNARY_CASE(Sigmoid) DDL_UNARY_CASE(Tanh) DDL_UNARY_CASE(AddScalar)
             DDL_UNARY_CASE(MulScalar) DDL_UNARY_CASE(RsubScalar) DDL_UNARY_CASE(PowScalar) DDL_UNARY_CASE(Clamp)
+                DDL_UNARY_CASE(Erf)
 #undef DDL_UNARY_CASE
     // clang-format on
   }

@@ -1,0 +1,42 @@
+// gelu, silu and leaky_relu on Variables. Exact gelu is one node with a closed-form
+// backward, d/dx x*Phi(x) = Phi(x) + x*phi(x); the tanh form, silu and leaky_relu
+// are compositions of existing differentiable ops.
+#include "autograd/ops/activation.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "autograd/node.h"
+#include "autograd/ops/elementwise.h"
+#include "tensor/elementwise.h"
+
+namespace ddl {
+
+Variable gelu(const Variable& x, const std::string& approximate) {
+  DDL_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
+            approximate, "'");
+  DDL_CHECK(x.defined() && is_floating(x.dtype()), "gelu: expected a float input");
+  if (approximate == "tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    const Variable inner = mul(add(x, mul(pow(x, 3.0), 0.044715)), k);
+    return mul(mul(x, 0.5), add(tanh(inner), 1.0));
+  }
+  const Tensor xd = x.data();
+  const Tensor cdf = mul(add(ddl::erf(mul(xd, std::numbers::sqrt2 / 2)), 1.0), 0.5);  // Phi(x)
+  return autograd::make_result(
+      mul(xd, cdf), "GeluBackward", {&x}, [xd, cdf](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        // phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+        const Tensor pdf = mul(exp(mul(mul(xd, xd), -0.5)), 0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
+        return {mul(g, add(cdf, mul(xd, pdf)))};
+      });
+}
+
+Variable silu(const Variable& x) { return mul(x, sigmoid(x)); }
+
+Variable leaky_relu(const Variable& x, double negative_slope) {
+  DDL_CHECK(x.defined(), "leaky_relu: input is undefined");
+  return where(gt(x.data(), 0.0), x, mul(x, negative_slope));
+}
+
+}  // namespace ddl

@@ -1,0 +1,17 @@
+// Differentiable embedding lookup (forward and backward in embedding.cpp), as
+// torch.nn.functional.embedding without max_norm or sparse gradients.
+#pragma once
+
+#include <optional>
+
+#include "autograd/variable.h"
+
+namespace ddl {
+
+// indices: int64 of any shape, each in [0, num_embeddings); weight: [num_embeddings, dim].
+// Returns [*indices.shape, dim] holding the selected rows. The backward adds each
+// output row's gradient into its weight row (repeated indices accumulate); the row
+// padding_idx, when given, gets no gradient. No gradient flows to the indices.
+Variable embedding(const Tensor& indices, const Variable& weight, std::optional<int64_t> padding_idx = std::nullopt);
+
+}  // namespace ddl

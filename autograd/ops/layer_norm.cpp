@@ -1,0 +1,71 @@
+// layer_norm and group_norm on Variables. Both reduce to normalize_trailing on a
+// [rows, K] view; its backward is the usual closed form (Ba, Kiros, Hinton 2016,
+// "Layer Normalization"): dx = invstd * (g - mean(g) - xhat * mean(g * xhat)).
+// The affine part is ordinary broadcast mul/add, so its gradients come for free.
+#include "autograd/ops/layer_norm.h"
+
+#include "autograd/node.h"
+#include "autograd/ops/elementwise.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
+  DDL_CHECK(x.defined(), "normalize_trailing: input is undefined");
+  DDL_CHECK(num_dims >= 1 && num_dims <= x.dim(), "normalize_trailing: cannot normalise the last ", num_dims,
+            " dims of ", x.shape());
+  DDL_CHECK(is_floating(x.dtype()), "normalize_trailing: expected a float input, got ", x.dtype());
+  int64_t k = 1;
+  for (int64_t d = x.dim() - num_dims; d < x.dim(); ++d) k *= x.size(d);
+  DDL_CHECK(k > 0, "normalize_trailing: the normalised dims of ", x.shape(), " are empty");
+  // x2: [rows, k]; mean, invstd: [rows, 1].
+  const Tensor x2 = x.data().reshape({-1, k});
+  const Tensor centered = sub(x2, mean(x2, {1}, true));
+  const Tensor invstd = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
+  const Tensor xhat = mul(centered, invstd);
+  const Shape shape = x.shape();
+  return autograd::make_result(xhat.reshape(shape), "NormalizeTrailingBackward", {&x},
+                               [xhat, invstd, k](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+                                 const Tensor g2 = g.reshape({-1, k});
+                                 const Tensor mean_g = mean(g2, {1}, true);
+                                 const Tensor mean_gx = mean(mul(g2, xhat), {1}, true);
+                                 Tensor dx = sub(sub(g2, mean_g), mul(xhat, mean_gx));
+                                 return {mul(dx, invstd).reshape(g.shape())};
+                               });
+}
+
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
+                    double eps) {
+  const int64_t nd = normalized_shape.size();
+  bool ok = nd >= 1 && x.dim() >= nd;
+  for (int64_t i = 0; ok && i < nd; ++i) ok = x.size(x.dim() - nd + i) == normalized_shape[i];
+  DDL_CHECK(ok, "layer_norm: input ", x.shape(), " does not end in normalized_shape ", normalized_shape);
+  DDL_CHECK(!weight.defined() || weight.shape() == normalized_shape, "layer_norm: weight ", weight.shape(),
+            " must have normalized_shape ", normalized_shape);
+  DDL_CHECK(!bias.defined() || bias.shape() == normalized_shape, "layer_norm: bias ", bias.shape(),
+            " must have normalized_shape ", normalized_shape);
+  Variable y = normalize_trailing(x, nd, eps);
+  if (weight.defined()) y = mul(y, weight);
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
+Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weight, const Variable& bias, double eps) {
+  DDL_CHECK(x.dim() >= 2, "group_norm: expected [N, C, *], got ", x.shape());
+  const int64_t n = x.size(0), c = x.size(1);
+  DDL_CHECK(num_groups > 0 && c % num_groups == 0, "group_norm: num_groups=", num_groups,
+            " must divide the channel count ", c, " of ", x.shape());
+  DDL_CHECK(!weight.defined() || weight.shape() == Shape{c}, "group_norm: weight ", weight.shape(), " must be [", c,
+            "]");
+  DDL_CHECK(!bias.defined() || bias.shape() == Shape{c}, "group_norm: bias ", bias.shape(), " must be [", c, "]");
+  Variable y = normalize_trailing(x.reshape({n, num_groups, -1}), 1, eps).reshape(x.shape());
+  // weight, bias: [C] viewed as [C, 1, ..., 1] to broadcast over the spatial dims.
+  std::vector<int64_t> affine_shape(static_cast<size_t>(x.dim() - 1), 1);
+  affine_shape[0] = c;
+  if (weight.defined()) y = mul(y, weight.reshape(Shape(affine_shape)));
+  if (bias.defined()) y = add(y, bias.reshape(Shape(affine_shape)));
+  return y;
+}
+
+}  // namespace ddl

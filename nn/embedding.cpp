@@ -1,0 +1,33 @@
+// Embedding: construction (N(0, 1) as PyTorch, padding row zeroed) and printing.
+#include "nn/embedding.h"
+
+#include "nn/init.h"
+#include "tensor/factory.h"
+
+namespace ddl::nn {
+
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx)
+    : Cloneable("Embedding"), num_(num_embeddings), dim_(embedding_dim), padding_idx_(padding_idx) {
+  DDL_CHECK(num_embeddings > 0 && embedding_dim > 0, "Embedding: sizes must be positive, got ", num_embeddings, "x",
+            embedding_dim);
+  if (padding_idx) {
+    DDL_CHECK(*padding_idx >= -num_embeddings && *padding_idx < num_embeddings, "Embedding: padding_idx ", *padding_idx,
+              " out of range for ", num_embeddings, " embeddings");
+    if (*padding_idx < 0) padding_idx_ = *padding_idx + num_embeddings;
+  }
+  reset();
+}
+
+void Embedding::reset() {
+  weight = register_parameter("weight", empty({num_, dim_}));
+  init::normal_(weight.data(), 0.0, 1.0);
+  if (padding_idx_) weight.data().select(0, *padding_idx_).zero_();
+}
+
+std::string Embedding::extra_repr() const {
+  std::string s = std::to_string(num_) + ", " + std::to_string(dim_);
+  if (padding_idx_) s += ", padding_idx=" + std::to_string(*padding_idx_);
+  return s;
+}
+
+}  // namespace ddl::nn

@@ -1,0 +1,134 @@
+// MultiheadAttention and TransformerEncoderLayer: PyTorch golden values (self-
+// attention with a causal bool mask and key padding, cross-attention with a float
+// mask, post-norm ReLU and pre-norm GELU encoder layers), gradient checks, the
+// causal property itself, and errors.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "ddl.h"
+#include "tests/common/gradcheck.h"
+#include "tests/nn/sequence_golden.h"
+#include "tests/nn/sequence_layers_golden.h"
+
+using namespace ddl;
+using namespace ddl::nn;
+using ddl::test::leaf;
+using ddl::test::random_double;
+
+namespace {
+const int64_t kL = 4, kN = 2, kE = 8;
+}
+
+TEST_CASE("MultiheadAttention matches PyTorch", "[nn][attention][golden]") {
+  SECTION("self-attention, causal bool mask and key padding, averaged weights") {
+    MultiheadAttention m(kE, 2);
+    test::set_golden_params(m);
+    const Variable x = leaf({kL, kN, kE}, 0.7, 0.3);
+    AttentionMasks masks;
+    masks.attn_mask = causal_mask(kL);
+    masks.key_padding_mask = from_vector(std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 0}, {kN, kL}).to(DType::Bool);
+    const AttentionOutput r = m.forward(x, x, x, masks);
+    REQUIRE(r.weights.shape() == Shape({kN, kL, kL}));
+    test::check_golden_case(&m, {x}, {r.output, r.weights}, mha_self_causal_outputs, mha_self_causal_input_grads,
+                            mha_self_causal_param_names, mha_self_causal_param_grads);
+  }
+  SECTION("cross-attention, batch_first, float mask, weights per head") {
+    MultiheadAttention m(kE, 4, 0.0, true, true);
+    test::set_golden_params(m);
+    const Variable q = leaf({kN, 3, kE}, 0.7, 0.3), k = leaf({kN, 5, kE}, 0.5, 0.1), v = leaf({kN, 5, kE}, 0.6, 0.2);
+    AttentionMasks masks;
+    masks.attn_mask = test::seq({3, 5}, 1.1, 0.4);
+    const AttentionOutput r = m.forward(q, k, v, masks, true, false);
+    REQUIRE(r.weights.shape() == Shape({kN, 4, 3, 5}));
+    test::check_golden_case(&m, {q, k, v}, {r.output, r.weights}, mha_cross_outputs, mha_cross_input_grads,
+                            mha_cross_param_names, mha_cross_param_grads);
+  }
+}
+
+TEST_CASE("TransformerEncoderLayer matches PyTorch", "[nn][transformer][golden]") {
+  for (bool pre_norm : {false, true}) {
+    INFO("norm_first " << pre_norm);
+    TransformerEncoderLayer m(kE, 2,
+                              {.dim_feedforward = 16,
+                               .dropout = 0.0,
+                               .activation = pre_norm ? "gelu" : "relu",
+                               .batch_first = true,
+                               .norm_first = pre_norm});
+    test::set_golden_params(m);
+    const Variable x = leaf({kN, kL, kE}, 0.7, 0.3);
+    AttentionMasks masks;
+    masks.attn_mask = causal_mask(kL);
+    const Variable y = m.forward(x, masks);
+    if (pre_norm)
+      test::check_golden_case(&m, {x}, {y}, encoder_pre_gelu_outputs, encoder_pre_gelu_input_grads,
+                              encoder_pre_gelu_param_names, encoder_pre_gelu_param_grads);
+    else
+      test::check_golden_case(&m, {x}, {y}, encoder_post_relu_outputs, encoder_post_relu_input_grads,
+                              encoder_post_relu_param_names, encoder_post_relu_param_grads);
+  }
+}
+
+TEST_CASE("Attention and the encoder layer pass gradient checks", "[nn][attention][gradcheck]") {
+  manual_seed(8);
+  MultiheadAttention mha(6, 3);
+  mha.to(DType::Float64);
+  AttentionMasks masks;
+  masks.attn_mask = causal_mask(3);
+  // Separate query and key/value (three projections), then self-attention (one).
+  REQUIRE_GRADCHECK(
+      [&](const std::vector<Variable>& v) {
+        const AttentionOutput r = mha.forward(v[0], v[1], v[1], masks);
+        return cat({r.output.flatten(), r.weights.flatten()}, 0);
+      },
+      {random_double({3, 2, 6}, 1), random_double({3, 2, 6}, 2)});
+  REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return mha.forward(v[0], v[0], v[0], masks).output; },
+                    {random_double({3, 2, 6}, 3)});
+  TransformerEncoderLayer layer(6, 2, {.dim_feedforward = 8, .dropout = 0.0, .activation = "gelu"});
+  layer.to(DType::Float64);
+  REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return layer.forward(v[0], masks); },
+                    {random_double({3, 2, 6}, 4)});
+}
+
+TEST_CASE("A causal mask keeps outputs independent of later positions", "[nn][attention]") {
+  manual_seed(9);
+  TransformerEncoder encoder(TransformerEncoderLayer(8, 2, {.dim_feedforward = 16, .batch_first = true}), 2);
+  encoder.eval();
+  AttentionMasks masks;
+  masks.attn_mask = causal_mask(5);
+  const Tensor x = random_double({1, 5, 8}, 10).to(DType::Float32);
+  Tensor x2 = x.clone();
+  x2.select(1, 4).fill_(3.0);  // change only the last position
+  const Tensor y = encoder.forward(x, masks).data(), y2 = encoder.forward(x2, masks).data();
+  REQUIRE(allclose(y.narrow(1, 0, 4), y2.narrow(1, 0, 4), 1e-5, 1e-6));
+  REQUIRE(!allclose(y.select(1, 4), y2.select(1, 4)));
+  // Without the mask the first position sees the change.
+  REQUIRE(!allclose(encoder.forward(x).data().select(1, 0), encoder.forward(x2).data().select(1, 0)));
+}
+
+TEST_CASE("TransformerEncoder holds independent copies with PyTorch's names", "[nn][transformer]") {
+  TransformerEncoderLayer proto(8, 2, {.dim_feedforward = 16});
+  TransformerEncoder enc(proto, 3, std::make_shared<LayerNorm>(Shape{8}));
+  const auto names = enc.named_parameters();
+  REQUIRE(names.size() == 3 * 12 + 2);
+  REQUIRE(names[0].first == "layers.0.self_attn.in_proj_weight");
+  REQUIRE(names[12].first == "layers.1.self_attn.in_proj_weight");
+  REQUIRE(names.back().first == "norm.bias");
+  // Clones start equal to the prototype but share no storage.
+  REQUIRE(allclose(names[0].second.data(), proto.self_attn->in_proj_weight.data()));
+  REQUIRE(!names[0].second.data().shares_storage(names[12].second.data()));
+  REQUIRE(!names[0].second.data().shares_storage(proto.self_attn->in_proj_weight.data()));
+}
+
+TEST_CASE("Attention errors name the module and the shapes", "[nn][attention]") {
+  REQUIRE_THROWS_WITH(MultiheadAttention(10, 3), Catch::Contains("divisible"));
+  MultiheadAttention m(8, 2);
+  const Variable x(zeros({4, 2, 8}));
+  AttentionMasks bad;
+  bad.attn_mask = causal_mask(3);
+  REQUIRE_THROWS_WITH(m.forward(x, x, x, bad), Catch::Contains("attn_mask") && Catch::Contains("[3, 3]"));
+  AttentionMasks bad_kpm;
+  bad_kpm.key_padding_mask = zeros({2, 5}, DType::Bool);
+  REQUIRE_THROWS_WITH(m.forward(x, x, x, bad_kpm), Catch::Contains("key_padding_mask"));
+  REQUIRE_THROWS_WITH(m.forward(Variable(zeros({4, 2, 6}))), Catch::Contains("MultiheadAttention"));
+  REQUIRE_THROWS_WITH(TransformerEncoderLayer(8, 2, {.activation = "tanh"}), Catch::Contains("activation"));
+}
