@@ -250,6 +250,20 @@ TEST_CASE("basic indexing gives views, advanced indexing copies", "[indexing]") 
   REQUIRE(to_vector<int64_t>(t.index({gt(t, 20.0)})) == std::vector<int64_t>{21, 22, 23});
 }
 
+TEST_CASE("advanced index dims land where PyTorch puts them", "[indexing]") {
+  // Shapes from PyTorch 1.13. Integers are applied as select() first, so
+  // x[0, :, idx] keeps idx's dims in place (NumPy would move them to the front).
+  const Tensor x = arange(60).view({3, 4, 5});
+  const Tensor i2 = ints({1, 2});
+  REQUIRE(x.index({0, Slice(), i2}).shape() == Shape{4, 2});
+  REQUIRE(to_vector<int64_t>(x.index({0, Slice(), i2})) == std::vector<int64_t>{1, 2, 6, 7, 11, 12, 16, 17});
+  REQUIRE(x.index({i2, 0}).shape() == Shape{2, 5});
+  REQUIRE(x.index({Slice(), i2, 0}).shape() == Shape{3, 2});
+  REQUIRE(x.index({mask({1, 0, 1}, {3})}).shape() == Shape{2, 4, 5});
+  REQUIRE(x.index({Ellipsis, ints({0, 1}, {1, 2}), None}).shape() == Shape{3, 4, 1, 2, 1});
+  REQUIRE(x.index({None, ints({0, 1}), None, i2}).shape() == Shape{2, 1, 1, 5});
+}
+
 TEST_CASE("index_put_ writes through basic and advanced indices", "[indexing]") {
   Tensor t = zeros({3, 4}, DType::Int64);
   t.index_put_({1, Slice(1, 3)}, 5.0);
