@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Installs ddl from the existing build directory into a temporary prefix (meson install
+# --no-rebuild --destdir: nothing is rebuilt, nothing goes to /usr/local) and uses it as a
+# user would: every installed header compiles (with no CUDA or Eigen include path), the
+# installed programs run from the prefix, and the programs in consumer/ (a tiny training
+# run, a 2-process all_reduce) build and run through pkg-config with plain g++, CMake's
+# find_package(ddl) and meson's dependency('ddl'). Then the prefix is moved and they
+# build and run again (relocatable package files, $ORIGIN rpaths). Every temporary folder
+# is removed on exit. Env: BUILD_ROOT (meson's build dir), CONSUMER_SRC (consumer/).
+set -euo pipefail
+
+BUILD_ROOT=${BUILD_ROOT:?BUILD_ROOT: the meson build directory}
+CONSUMER_SRC=${CONSUMER_SRC:-$(cd "$(dirname "$0")" && pwd)/consumer}
+for tool in pkg-config cmake meson ninja g++; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "install: SKIP: $tool is missing (scripts/setup.sh installs it)"
+    exit 77
+  fi
+done
+
+tmp=$(mktemp -d /tmp/ddl-install-test.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# Nothing from the build directory or the environment may stand in for the install.
+unset LD_LIBRARY_PATH PKG_CONFIG_PATH CMAKE_PREFIX_PATH CPATH CPLUS_INCLUDE_PATH LIBRARY_PATH
+export DDL_TIMEOUT=60  # a rank that cannot find its peer fails in a minute, never hangs
+fail() {
+  echo "install: FAIL: $*" >&2
+  exit 1
+}
+step() { echo "== $*"; }
+
+# The install layout meson was configured with (prefix, libdir, ... as meson introspect says).
+read -r prefix libdir includedir bindir < <(meson introspect "$BUILD_ROOT" --buildoptions |
+  python3 -c 'import json, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+print(o["prefix"], o["libdir"], o["includedir"], o["bindir"])')
+
+step "meson install --no-rebuild --destdir (prefix $prefix)"
+meson install -C "$BUILD_ROOT" --no-rebuild --quiet --destdir "$tmp/stage" > "$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log"; fail "meson install failed"; }
+root="$tmp/stage$prefix"  # a prefix other than the configured one already: the files must not care
+
+uses_prefix_lib() {  # $1 program, $2 prefix: the dynamic loader finds libddl.so in that prefix
+  local found
+  found=$(ldd "$1" | awk '$1 == "libddl.so" { print $3 }')
+  [ -n "$found" ] && [ -f "$found" ] && [ "$(realpath "$found")" = "$(realpath "$2/$libdir/libddl.so")" ] ||
+    fail "$1 does not load $2's libddl.so: $(ldd "$1" | grep libddl)"
+}
+
+check_tree() {  # $1: the prefix as it lies now
+  local p=$1
+  export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
+  step "ddl.pc and the CMake package in $p"
+  [ -f "$p/$libdir/cmake/ddl/ddlConfig.cmake" ] && [ -f "$p/$libdir/cmake/ddl/ddlConfigVersion.cmake" ] ||
+    fail "no ddlConfig.cmake / ddlConfigVersion.cmake under $p/$libdir/cmake/ddl"
+  grep -q '^prefix=${pcfiledir}/' "$PKG_CONFIG_PATH/ddl.pc" || fail "ddl.pc does not find its prefix from its own folder"
+  ! grep -q eigen3 "$PKG_CONFIG_PATH/ddl.pc" || fail "ddl.pc still asks for eigen3"
+  local cflags
+  cflags=$(pkg-config --cflags ddl) || fail "pkg-config --cflags ddl failed"
+  [[ " $cflags " == *" -std=c++20 "* ]] || fail "pkg-config --cflags ddl lacks -std=c++20: $cflags"
+  [ "$(realpath "$(pkg-config --variable=prefix ddl)")" = "$(realpath "$p")" ] ||
+    fail "ddl.pc's prefix is $(pkg-config --variable=prefix ddl), not $p"
+  [ "$(realpath "$(pkg-config --variable=includedir ddl)")" = "$(realpath "$p/$includedir")" ] ||
+    fail "ddl.pc's includedir is $(pkg-config --variable=includedir ddl)"
+
+  step "installed programs run from $p/$bindir and load $p's libddl.so"
+  for prog in ddlrun train_cifar sync_study; do
+    [ -x "$p/$bindir/$prog" ] || fail "$prog is not installed in $p/$bindir"
+    "$p/$bindir/$prog" --help > /dev/null || fail "$p/$bindir/$prog --help failed"
+    uses_prefix_lib "$p/$bindir/$prog" "$p"
+  done
+}
+
+check_headers() {  # every installed header, and all it includes, from the install alone
+  local p=$1
+  local inc="$p/$includedir/ddl"
+  step "every installed header compiles with pkg-config's flags only"
+  [ -f "$inc/dist/dist.h" ] && [ -f "$inc/ddl.h" ] && [ -f "$inc/ddl_config.h" ] ||
+    fail "dist/dist.h, ddl.h or ddl_config.h is not installed"
+  # Third-party headers a user of an install may not have: libddl.so keeps them inside.
+  if grep -rEn '^\s*#\s*include\s*[<"](Eigen/|unsupported/Eigen|gloo/|cuda|cublas|cudnn|nccl|stb|zlib|jpeglib|hiredis|infiniband/|CLI/|fmt/)' "$inc"; then
+    fail "an installed header includes a third-party header that ddl.pc does not require (above)"
+  fi
+  (cd "$inc" && find . -name '*.h' | sort | sed 's|^\./\(.*\)|#include "\1"|') > "$tmp/all_headers.cpp"
+  echo "int main() { return 0; }" >> "$tmp/all_headers.cpp"
+  local n
+  n=$(grep -c '#include' "$tmp/all_headers.cpp")
+  # Quoted includes resolve against the install only: a header missing from it fails here.
+  g++ $(pkg-config --cflags ddl) -fsyntax-only -Wall -Wextra "$tmp/all_headers.cpp" 2> "$tmp/headers.err" ||
+    { head -30 "$tmp/headers.err"; fail "the $n installed headers do not compile from $inc (a header they include is not installed?)"; }
+  echo "   $n headers"
+}
+
+run_pair() {  # $1 program, $2 label: two ranks by hand, rendezvous through a fresh file store
+  local store="$tmp/store.$2"
+  mkdir -p "$store"
+  RANK=0 WORLD_SIZE=2 timeout 120 "$1" "file://$store" > "$tmp/$2.rank0" 2>&1 &
+  local p0=$!
+  pids+=("$p0")
+  RANK=1 WORLD_SIZE=2 timeout 120 "$1" "file://$store" > "$tmp/$2.rank1" 2>&1 || { cat "$tmp/$2.rank1"; fail "$2: rank 1 failed"; }
+  wait "$p0" || { cat "$tmp/$2.rank0"; fail "$2: rank 0 failed"; }
+  grep -q "rank 0/2: all_reduce sum 3 ok" "$tmp/$2.rank0" && grep -q "rank 1/2: all_reduce sum 3 ok" "$tmp/$2.rank1" ||
+    fail "$2: the ranks did not both report the sum 3"
+  cat "$tmp/$2.rank0" "$tmp/$2.rank1"
+}
+
+build_pkg_config() {  # $1 prefix, $2 output folder: plain g++ with pkg-config's flags
+  local p=$1 out=$2
+  step "pkg-config + g++ against $p"
+  mkdir -p "$out"
+  export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
+  for prog in train_tiny dist_allreduce; do
+    g++ $(pkg-config --cflags ddl) "$CONSUMER_SRC/$prog.cpp" -o "$out/$prog" $(pkg-config --libs ddl) \
+      -Wl,-rpath,"$(pkg-config --variable=libdir ddl)" || fail "g++ with pkg-config's flags could not build $prog"
+    uses_prefix_lib "$out/$prog" "$p"
+  done
+  "$out/train_tiny" || fail "train_tiny (pkg-config) failed"
+  run_pair "$out/dist_allreduce" "pkgconfig.$(basename "$out")"
+}
+
+build_cmake() {  # $1 prefix, $2 build folder: find_package(ddl) through CMAKE_PREFIX_PATH
+  local p=$1 out=$2
+  step "CMake find_package(ddl) against $p"
+  cmake -S "$CONSUMER_SRC" -B "$out" -G Ninja -DCMAKE_PREFIX_PATH="$p" -DCMAKE_BUILD_TYPE=Release > "$out.log" 2>&1 ||
+    { cat "$out.log"; fail "cmake could not configure against $p"; }
+  cmake --build "$out" -j 2 > "$out.build.log" 2>&1 || { cat "$out.build.log"; fail "cmake --build failed"; }
+  grep -q -- '-std=\(c\|gnu\)++20' "$out/build.ninja" || fail "ddl::ddl did not bring C++20 to the CMake build"
+  for prog in train_tiny dist_allreduce; do uses_prefix_lib "$out/$prog" "$p"; done
+  "$out/train_tiny" || fail "train_tiny (CMake) failed"
+  # The distributed program under the installed launcher: ddlrun serves the store.
+  timeout 120 "$p/$bindir/ddlrun" --nproc 2 --all-ranks --master-port 0 "$out/dist_allreduce" > "$out.ddlrun" 2>&1 ||
+    { cat "$out.ddlrun"; fail "ddlrun --nproc 2 dist_allreduce (CMake) failed"; }
+  grep -q "rank 0/2: all_reduce sum 3 ok" "$out.ddlrun" && grep -q "rank 1/2: all_reduce sum 3 ok" "$out.ddlrun" ||
+    { cat "$out.ddlrun"; fail "under ddlrun the ranks did not both report the sum 3"; }
+  cat "$out.ddlrun"
+}
+
+build_meson() {  # $1 prefix, $2 build folder: dependency('ddl') through PKG_CONFIG_PATH
+  local p=$1 out=$2
+  step "meson dependency('ddl') against $p"
+  PKG_CONFIG_PATH="$p/$libdir/pkgconfig" meson setup "$out" "$CONSUMER_SRC" > "$out.log" 2>&1 ||
+    { cat "$out.log"; fail "meson setup could not find ddl in $p"; }
+  ninja -C "$out" -j 2 > "$out.build.log" 2>&1 || { cat "$out.build.log"; fail "the meson build failed"; }
+  for prog in train_tiny dist_allreduce; do uses_prefix_lib "$out/$prog" "$p"; done
+  "$out/train_tiny" || fail "train_tiny (meson) failed"
+  run_pair "$out/dist_allreduce" meson
+}
+
+check_tree "$root"
+check_headers "$root"
+build_pkg_config "$root" "$tmp/pc"
+build_cmake "$root" "$tmp/cmake"
+build_meson "$root" "$tmp/meson"
+
+# Relocation: the whole prefix moves; the builds above must not be needed, and new ones
+# must find the new place through the same package files.
+moved="$tmp/moved/elsewhere/ddl"
+mkdir -p "$(dirname "$moved")"
+mv "$root" "$moved"
+step "prefix moved to $moved"
+check_tree "$moved"
+build_pkg_config "$moved" "$tmp/pc-moved"
+build_cmake "$moved" "$tmp/cmake-moved"
+echo "install: ok (pkg-config, CMake and meson builds against the install, before and after moving it)"
