@@ -40,6 +40,7 @@ using detail::require_cpu;
 struct ResolvedIndex {
   Tensor view;                  // after integers, slices, None and Ellipsis
   std::vector<int64_t> dims;    // dims of `view` indexed by tensors, increasing
+  std::vector<int64_t> source;  // the same dims numbered as in the indexed tensor, for errors
   std::vector<Tensor> tensors;  // their int64 CPU index tensors, broadcast to `bshape`
   Shape bshape;                 // B
   bool advanced() const { return !dims.empty(); }
@@ -54,9 +55,12 @@ std::string index_str(const std::vector<TensorIndex>& indices) {
       case TensorIndex::Kind::Integer:
         s += std::to_string(ix.integer());
         break;
-      case TensorIndex::Kind::Slice:
-        s += "Slice";
+      case TensorIndex::Kind::Slice: {
+        auto bound = [](std::optional<int64_t> b) { return b ? std::to_string(*b) : std::string(); };
+        const Slice& sl = ix.slice();
+        s += bound(sl.start) + ":" + bound(sl.stop) + (sl.step ? ":" + bound(sl.step) : "");
         break;
+      }
       case TensorIndex::Kind::None:
         s += "None";
         break;
@@ -98,14 +102,16 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
   ResolvedIndex r;
   r.view = t;
   std::vector<Tensor> raw;  // index tensors before broadcasting, matching r.dims
-  int64_t d = 0;
+  int64_t d = 0;            // the next dim of r.view to index
+  int64_t src = 0;          // the same dim numbered as in t
   for (const TensorIndex& ix : indices) {
     switch (ix.kind()) {
       case TensorIndex::Kind::Integer: {
         const int64_t n = r.view.size(d), i = ix.integer();
-        DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of range for dimension ", d, " with size ", n,
+        DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of range for dimension ", src, " with size ", n,
                   " (indexing ", describe(t), " with ", index_str(indices), ")");
         r.view = r.view.select(d, i);
+        ++src;
         // Tensor indices recorded so far stay at their positions (all are < d).
         break;
       }
@@ -115,6 +121,7 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
         DDL_CHECK(step > 0, op, ": slice step must be positive, got ", step);
         r.view = r.view.slice(d, s.start.value_or(0), s.stop.value_or(std::numeric_limits<int64_t>::max()), step);
         ++d;
+        ++src;
         break;
       }
       case TensorIndex::Kind::None:
@@ -122,6 +129,7 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
         break;
       case TensorIndex::Kind::Ellipsis:
         d += t.dim() - consumed;
+        src += t.dim() - consumed;
         break;
       case TensorIndex::Kind::Tensor: {
         const Tensor& it = ix.tensor();
@@ -130,16 +138,18 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
           DDL_CHECK(it.dim() > 0, op, ": a 0-dim bool index is not supported");
           for (int64_t k = 0; k < it.dim(); ++k)
             DDL_CHECK(it.size(k) == r.view.size(d + k), op, ": the shape of the mask ", it.shape(), " at index ", k,
-                      " does not match the shape of the indexed tensor ", r.view.shape(), " at index ", d + k);
+                      " does not match the shape of the indexed tensor ", t.shape(), " at index ", src + k);
           const Tensor coords = nonzero(it);  // [count, k]
           for (int64_t k = 0; k < it.dim(); ++k) {
             r.dims.push_back(d++);
+            r.source.push_back(src++);
             raw.push_back(coords.select(1, k));
           }
         } else {
           DDL_CHECK(it.dtype() == DType::Int64 || it.dtype() == DType::Int32, op,
                     ": index tensors must be int64 or bool, got ", describe(it));
           r.dims.push_back(d++);
+          r.source.push_back(src++);
           raw.push_back(it.to(DType::Int64));
         }
         break;
@@ -165,7 +175,7 @@ Tensor element_offsets(const ResolvedIndex& r, const char* op) {
     const std::vector<int64_t> idx = to_vector<int64_t>(r.tensors[j]);
     for (int64_t k = 0; k < count; ++k) {
       int64_t i = idx[k];
-      DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of bounds for dimension ", r.dims[j], " with size ", n);
+      DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of bounds for dimension ", r.source[j], " with size ", n);
       if (i < 0) i += n;
       off[k] += i * stride;
     }

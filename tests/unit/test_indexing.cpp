@@ -320,6 +320,17 @@ TEST_CASE("indexing errors name the op, the index and the dim size", "[indexing]
                }),
                Contains("index: index 4 is out of bounds for dimension 1 with size 4"));
   REQUIRE_THAT(error_of([&] { t.index({ints({-4})}); }), Contains("index -4 is out of bounds for dimension 0"));
+  // Dims are numbered as in the indexed tensor, whatever None and integers did to the view.
+  REQUIRE_THAT(error_of([&] {
+                 t.index({None, 1, None, 4});
+               }),
+               Contains("index: index 4 is out of range for dimension 1 with size 4 (indexing float32[3, 4] with "
+                        "[None, 1, None, 4])"));
+  REQUIRE_THAT(error_of([&] {
+                 t.index({None, 0, ints({5})});
+               }),
+               Contains("index 5 is out of bounds for dimension 1 with size 4"));
+  REQUIRE_THAT(error_of([&] { t.index({Slice(1, None, 2), 9}); }), Contains("with [1::2, 9]"));
   REQUIRE_THAT(error_of([&] { t.index({0, 0, 0}); }), Contains("too many indices for a tensor of dimension 2"));
   REQUIRE_THAT(error_of([&] { t.index({Ellipsis, Ellipsis}); }), Contains("only one Ellipsis"));
   REQUIRE_THAT(error_of([&] { t.index({Slice(0, 2, 0)}); }), Contains("slice step must be positive"));
