@@ -312,6 +312,28 @@ TEST_CASE("gather, scatter, index_select and index_add on integer tensors", "[in
   REQUIRE(nonzero(zeros({2, 3})).shape() == Shape{0, 2});
 }
 
+TEST_CASE("kernels follow the strides of every operand", "[indexing]") {
+  // Transposed, sliced and expanded operands give what their contiguous copies give.
+  const Tensor t = random_double({4, 6}, 21);
+  const Tensor tv = non_contiguous(t);
+  const Tensor idx = ints({5, 0, 3, 3, 1, 2, 0, 4}, {2, 4}).t();  // [4, 2], not contiguous
+  REQUIRE(allclose(gather(tv, 1, idx), gather(t, 1, idx.contiguous()), 0, 0));
+  REQUIRE(allclose(gather(t.slice(1, 0, 6, 2), 0, ints({3, 0, 1}, {1, 3}).expand({2, 3})),
+                   gather(t.slice(1, 0, 6, 2).contiguous(), 0, ints({3, 0, 1, 3, 0, 1}, {2, 3})), 0, 0));
+  // Scatter into a transposed view writes through to the base tensor.
+  Tensor base = zeros({3, 4}, DType::Float64);
+  scatter_add_(base.t(), 0, ints({0, 3, 3}, {3, 1}), from_vector<double>({1, 2, 4}, {3, 1}));
+  REQUIRE(to_vector<double>(base.index({0})) == std::vector<double>{1, 0, 0, 6});
+  // Advanced indexing equals the composition of index_select per dim, on a strided view.
+  const Tensor x = non_contiguous(random_double({5, 3, 4}, 22));
+  const Tensor i0 = ints({4, 0, 2}), i2 = ints({1, 1, 3});
+  const Tensor picked = x.index({i0, Slice(), i2});  // [3, 3]: x[i0[k], :, i2[k]]
+  for (int64_t k = 0; k < 3; ++k) {
+    const Tensor expected = index_select(index_select(x, 0, i0.narrow(0, k, 1)), 2, i2.narrow(0, k, 1)).reshape({3});
+    REQUIRE(allclose(picked.select(0, k), expected, 0, 0));
+  }
+}
+
 TEST_CASE("indexing errors name the op, the index and the dim size", "[indexing][errors]") {
   const Tensor t = zeros({3, 4});
   REQUIRE_THAT(error_of([&] { t.index({3}); }), Contains("index: index 3 is out of range for dimension 0 with size 3"));
