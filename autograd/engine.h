@@ -8,15 +8,27 @@
 
 namespace ddl::autograd {
 
-// Backpropagates from each root with its gradient (one-element roots may pass undefined).
+// Backpropagates from each root with its gradient (one-element roots may pass undefined)
+// and accumulates into the .grad of every leaf that requires grad. To get gradients as
+// values instead, or gradients with a graph of their own, use grad() (autograd/grad.h).
 void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& grads, bool retain_graph = false);
 
 // Runs `fn` once when the backward pass in progress on this thread finishes
 // (after every leaf gradient is accumulated). Only valid during backward (e.g. from a hook).
 void queue_callback(std::function<void()> fn);
 
-// Runs `fn` at the end of every backward pass until removed. Returns an id.
+// Runs `fn` at the end of every backward pass until removed. Returns an id. grad() calls
+// do not run these callbacks: they accumulate nothing into .grad.
 int add_backward_end_callback(std::function<void()> fn);
 void remove_backward_end_callback(int id);
+
+namespace detail {
+// The engine half of grad(): gradients of `roots` (seeded with `seeds`, defined and
+// shape-checked by the caller) w.r.t. `inputs`, as Variables with a graph when
+// create_graph. Unreachable inputs raise unless allow_unused (then undefined).
+std::vector<Variable> run_grad(const std::vector<Variable>& roots, const std::vector<Variable>& seeds,
+                               const std::vector<Variable>& inputs, bool retain_graph, bool create_graph,
+                               bool allow_unused);
+}  // namespace detail
 
 }  // namespace ddl::autograd

@@ -1,47 +1,150 @@
 // Nodes and make_result, the one place where ops record themselves in the graph.
+//
+// Note [Double backward]: an op may give make_result two forms of its backward. The
+// Tensor form (BackwardFn) is what an ordinary backward() or grad() runs: plain kernels,
+// nothing recorded. The Variable form (DiffBackwardFn) computes the same gradients with
+// differentiable Variable ops; the engine calls it, with grad mode on, only when asked to
+// create_graph, so the gradients it returns carry their own graph and can be
+// differentiated again (Hessian-vector products, gradient penalties). The Variable form
+// may capture the op's input Variables: they are older than the node, so no cycle forms.
+// It must not capture the op's own output Variable (that would be a cycle); ops whose
+// derivative uses the output (exp, tanh, softmax) recompute it from the input, which
+// costs a forward op only under create_graph. Keeping both forms, instead of running the
+// Variable form under no-grad every time, leaves ordinary training exactly as fast as
+// before and lets fused kernels (relu_backward, softmax_backward, conv) stay on that path.
+// A node with only the Tensor form still runs under create_graph: its gradients are
+// wrapped in a node whose own backward raises "double backward through <op> is not
+// supported", so a missing formula is an error, never a silent zero.
 #include "autograd/node.h"
 
 #include <atomic>
 
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable_impl.h"
 
 namespace ddl::autograd {
 namespace {
 std::atomic<uint64_t> next_sequence_nr{0};
-}
 
-Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn)
+const Shape& shape_of(const Tensor& t) { return t.shape(); }
+const Shape& shape_of(const Variable& v) { return v.shape(); }
+bool defined(const Tensor& t) { return t.defined(); }
+bool defined(const Variable& v) { return v.defined(); }
+
+Edge edge_to(const Variable& v) {
+  Edge e;
+  if (v.defined() && v.requires_grad()) {
+    if (v.grad_fn())
+      e.node = v.grad_fn();
+    else
+      e.leaf = v.impl_ptr();
+  }
+  return e;
+}
+}  // namespace
+
+Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn,
+           DiffBackwardFn diff_fn)
     : name_(std::move(name)),
       next_(std::move(next)),
       input_shapes_(std::move(input_shapes)),
       fn_(std::move(fn)),
+      diff_fn_(std::move(diff_fn)),
       seq_(next_sequence_nr++),
-      scope_(trace::enabled() ? current_scope() : nullptr) {}
+      scope_(trace::enabled() ? current_scope() : nullptr) {
+  if (is_anomaly_enabled()) [[unlikely]]
+    site_ = capture_creation_site();
+}
+
+template <typename G>
+void Node::check_gradients(const std::vector<G>& grads, const std::vector<bool>& needs) const {
+  if (user_defined_) {
+    DDL_CHECK(grads.size() == next_.size(), "backward of custom op '", name_, "' returned ", grads.size(),
+              " gradients for ", next_.size(), " inputs; return one per input (undefined where not needed)");
+  } else {
+    DDL_ASSERT(grads.size() == next_.size(), name_, " returned ", grads.size(), " gradients for ", next_.size(),
+               " inputs");
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!needs[i] || !defined(grads[i])) continue;
+    if (user_defined_) {
+      DDL_CHECK(shape_of(grads[i]) == input_shapes_[i], "backward of custom op '", name_,
+                "' returned a gradient of shape ", shape_of(grads[i]), " for input ", i, " of shape ",
+                input_shapes_[i]);
+    } else {
+      DDL_ASSERT(shape_of(grads[i]) == input_shapes_[i], name_, ": gradient ", i, " has shape ", shape_of(grads[i]),
+                 " but the input had ", input_shapes_[i]);
+    }
+  }
+}
 
 std::vector<Tensor> Node::apply(const Tensor& grad_out) {
+  std::vector<bool> needs(next_.size());
+  for (size_t i = 0; i < next_.size(); ++i) needs[i] = next_[i].valid();
+  return apply(grad_out, needs);
+}
+
+std::vector<Tensor> Node::apply(const Tensor& grad_out, const std::vector<bool>& needs) {
   DDL_CHECK(!released_, name_,
             ": trying to backward through the graph a second time; its saved tensors were freed. "
             "Pass retain_graph=true to the first backward() if you need to");
-  std::vector<bool> needs(next_.size());
-  for (size_t i = 0; i < next_.size(); ++i) needs[i] = next_[i].valid();
   std::vector<Tensor> grads = fn_(grad_out, needs);
-  DDL_ASSERT(grads.size() == next_.size(), name_, " returned ", grads.size(), " gradients for ", next_.size(),
-             " inputs");
-  for (size_t i = 0; i < grads.size(); ++i) {
-    if (!needs[i] || !grads[i].defined()) continue;
-    DDL_ASSERT(grads[i].shape() == input_shapes_[i], name_, ": gradient ", i, " has shape ", grads[i].shape(),
-               " but the input had ", input_shapes_[i]);
-  }
+  check_gradients(grads, needs);
   return grads;
+}
+
+std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const std::vector<bool>& needs) {
+  DDL_CHECK(!released_, name_,
+            ": trying to backward through the graph a second time; its saved tensors were freed. "
+            "Pass retain_graph=true to the first backward() if you need to");
+  if (diff_fn_) {
+    GradModeGuard grad_on(true);
+    std::vector<Variable> grads = diff_fn_(grad_out, needs);
+    check_gradients(grads, needs);
+    return grads;
+  }
+  std::vector<Tensor> plain;
+  {
+    NoGradGuard no_grad;
+    plain = fn_(grad_out.data(), needs);
+  }
+  check_gradients(plain, needs);
+  // See Note [Double backward]: the result depends on this node's inputs and on grad_out,
+  // so it gets edges to all of them, and a backward that raises.
+  std::vector<Edge> edges;
+  std::vector<Shape> shapes;
+  for (const Edge& e : next_)
+    if (e.valid()) edges.push_back(e), shapes.push_back({});
+  if (Edge e = edge_to(grad_out); e.valid()) edges.push_back(std::move(e)), shapes.push_back(grad_out.shape());
+  std::vector<Variable> out(plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    if (!needs[i] || !plain[i].defined()) continue;
+    const std::string op = name_;
+    auto impl = std::make_shared<VariableImpl>();
+    impl->data = std::move(plain[i]);
+    impl->requires_grad = true;
+    impl->grad_fn = std::make_shared<Node>(
+        name_ + " (no double backward)", edges, shapes,
+        [op](const Tensor&, const std::vector<bool>&) -> std::vector<Tensor> {
+          DDL_CHECK(false, "double backward through ", op,
+                    " is not supported: its backward has no differentiable form (see Note [Double backward] and "
+                    "docs/autograd.md); differentiate a graph without it, or give its make_result a DiffBackwardFn");
+          return {};
+        });
+    out[i] = Variable(std::move(impl));
+  }
+  return out;
 }
 
 void Node::release() {
   fn_ = nullptr;
+  diff_fn_ = nullptr;
   released_ = true;
 }
 
-Variable make_result(Tensor out, const char* name, const std::vector<const Variable*>& inputs, BackwardFn backward) {
+Variable make_result(Tensor out, const char* name, const std::vector<const Variable*>& inputs, BackwardFn backward,
+                     DiffBackwardFn diff_backward) {
   bool any = false;
   if (is_grad_enabled())
     for (const Variable* v : inputs) any = any || (v->defined() && v->requires_grad());
@@ -49,25 +152,26 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
   std::vector<Edge> edges;
   std::vector<Shape> shapes;
   for (const Variable* v : inputs) {
-    Edge e;
-    if (v->defined() && v->requires_grad()) {
-      if (v->grad_fn())
-        e.node = v->grad_fn();
-      else
-        e.leaf = v->impl_ptr();
-    }
-    edges.push_back(std::move(e));
+    edges.push_back(edge_to(*v));
     shapes.push_back(v->defined() ? v->shape() : Shape{});
   }
   auto impl = std::make_shared<VariableImpl>();
   impl->data = std::move(out);
   impl->requires_grad = true;
-  impl->grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(shapes), std::move(backward));
+  impl->grad_fn =
+      std::make_shared<Node>(name, std::move(edges), std::move(shapes), std::move(backward), std::move(diff_backward));
   return Variable(std::move(impl));
 }
 
-Variable make_result(Tensor out, const char* name, std::initializer_list<const Variable*> inputs, BackwardFn backward) {
-  return make_result(std::move(out), name, std::vector<const Variable*>(inputs), std::move(backward));
+Variable make_result(Tensor out, const char* name, std::initializer_list<const Variable*> inputs, BackwardFn backward,
+                     DiffBackwardFn diff_backward) {
+  return make_result(std::move(out), name, std::vector<const Variable*>(inputs), std::move(backward),
+                     std::move(diff_backward));
+}
+
+Variable with_double_backward(Variable result, DiffBackwardFn diff_backward) {
+  if (result.defined() && result.grad_fn()) result.grad_fn()->set_differentiable_backward(std::move(diff_backward));
+  return result;
 }
 
 }  // namespace ddl::autograd

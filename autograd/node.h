@@ -1,7 +1,8 @@
 // Node: one recorded operation in the backward graph. It holds a closure that
 // maps the gradient of its output to gradients of its inputs, and one Edge per
 // input pointing where each input gradient goes (the producing Node, or the
-// leaf Variable that accumulates it).
+// leaf Variable that accumulates it). make_result is the public, stable way to
+// record an op, built-in or user-written (docs/autograd.md, "Custom functions").
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 namespace ddl::autograd {
 
 class Node;
+struct CreationSite;
 
 struct Edge {
   std::shared_ptr<Node> node;          // set when the input came from another op
@@ -28,36 +30,65 @@ struct Edge {
 // grad_out: gradient w.r.t. the node's output. needs[i]: whether input i wants a
 // gradient. Returns one Tensor per input, left undefined where not needed.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out, const std::vector<bool>& needs)>;
+// The same map written with Variable ops, so that its result is differentiable again:
+// the engine calls it (with grad mode on) only under create_graph. See Note [Double backward].
+using DiffBackwardFn = std::function<std::vector<Variable>(const Variable& grad_out, const std::vector<bool>& needs)>;
 
 class Node {
  public:
-  Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn);
+  Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn,
+       DiffBackwardFn diff_fn = nullptr);
 
   const std::string& name() const { return name_; }
   const std::vector<Edge>& next_edges() const { return next_; }
   // Creation order: later nodes run first when several are ready.
   uint64_t sequence_nr() const { return seq_; }
   // Calls the closure and checks each returned gradient against its input's shape.
+  // needs[i] defaults to whether edge i is valid.
   std::vector<Tensor> apply(const Tensor& grad_out);
-  // Frees the closure and what it saved; a second backward through it then fails clearly.
+  std::vector<Tensor> apply(const Tensor& grad_out, const std::vector<bool>& needs);
+  // The create_graph form: the differentiable closure when there is one; otherwise the
+  // Tensor closure, its results wrapped so that differentiating them again raises
+  // "double backward through <op> is not supported".
+  std::vector<Variable> apply_differentiable(const Variable& grad_out, const std::vector<bool>& needs);
+  bool has_differentiable_backward() const { return static_cast<bool>(diff_fn_); }
+  void set_differentiable_backward(DiffBackwardFn fn) { diff_fn_ = std::move(fn); }
+  // Frees the closures and what they saved; a second backward through it then fails clearly.
   void release();
   // The module scope it was created in, while tracing (else nullptr). See Note [Module scopes].
   const ScopeLabel* scope() const { return scope_; }
+  // Where it was made, recorded only while anomaly detection is on (else nullptr).
+  const CreationSite* creation_site() const { return site_.get(); }
+  // A user's op (custom_function.h): a wrong gradient shape is the user's error, named so.
+  void set_user_defined() { user_defined_ = true; }
+  bool user_defined() const { return user_defined_; }
 
  private:
+  template <typename G>
+  void check_gradients(const std::vector<G>& grads, const std::vector<bool>& needs) const;
+
   std::string name_;
   std::vector<Edge> next_;
   std::vector<Shape> input_shapes_;
   BackwardFn fn_;
+  DiffBackwardFn diff_fn_;
   uint64_t seq_;
   const ScopeLabel* scope_;
+  std::shared_ptr<const CreationSite> site_;
   bool released_ = false;
+  bool user_defined_ = false;
 };
 
 // Wraps an op's result. When grad mode is on and some input requires grad, the
 // result gets a Node named `name` that runs `backward`; otherwise it is a plain
-// constant and `backward` is dropped unused.
-Variable make_result(Tensor out, const char* name, std::initializer_list<const Variable*> inputs, BackwardFn backward);
-Variable make_result(Tensor out, const char* name, const std::vector<const Variable*>& inputs, BackwardFn backward);
+// constant and both closures are dropped unused. `diff_backward`, when given, is
+// the same gradient written with Variable ops (double backward, Note [Double backward]).
+Variable make_result(Tensor out, const char* name, std::initializer_list<const Variable*> inputs, BackwardFn backward,
+                     DiffBackwardFn diff_backward = nullptr);
+Variable make_result(Tensor out, const char* name, const std::vector<const Variable*>& inputs, BackwardFn backward,
+                     DiffBackwardFn diff_backward = nullptr);
+// Gives `result`'s node (just made by make_result) its differentiable backward, for ops
+// whose make_result call sits in a shared helper. A constant result is returned unchanged.
+Variable with_double_backward(Variable result, DiffBackwardFn diff_backward);
 
 }  // namespace ddl::autograd

@@ -4,6 +4,7 @@
 #include "autograd/ops/conv.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 
 namespace ddl {
 
@@ -17,8 +18,10 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& bias, cons
     if (needs.size() > 2 && needs[2]) grads[2] = conv2d_backward_bias(g);
     return grads;
   };
-  if (bias.defined()) return autograd::make_result(std::move(y), "Conv2dBackward", {&x, &w, &bias}, backward);
-  return autograd::make_result(std::move(y), "Conv2dBackward", {&x, &w}, backward);
+  auto diff_backward = autograd::conv2d_double_backward(x, w, bias.defined(), p);  // double_backward.cpp
+  if (bias.defined())
+    return autograd::make_result(std::move(y), "Conv2dBackward", {&x, &w, &bias}, backward, diff_backward);
+  return autograd::make_result(std::move(y), "Conv2dBackward", {&x, &w}, backward, diff_backward);
 }
 
 }  // namespace ddl

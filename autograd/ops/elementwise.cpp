@@ -3,6 +3,7 @@
 #include "autograd/ops/elementwise.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/reduce.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
@@ -11,38 +12,61 @@ namespace ddl {
 
 using autograd::make_result;
 using Grads = std::vector<Tensor>;
+using VGrads = std::vector<Variable>;
 using Needs = std::vector<bool>;
+
+// Each op passes make_result a second, Variable-valued backward: the same formula in
+// differentiable ops, used only for double backward. See Note [Double backward].
 
 Variable add(const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
-  return make_result(add(a.data(), b.data()), "AddBackward", {&a, &b},
-                     [as, bs](const Tensor& g, const Needs& n) -> Grads {
-                       return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(g, bs) : Tensor()};
-                     });
+  return make_result(
+      add(a.data(), b.data()), "AddBackward", {&a, &b},
+      [as, bs](const Tensor& g, const Needs& n) -> Grads {
+        return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(g, bs) : Tensor()};
+      },
+      [as, bs](const Variable& g, const Needs& n) -> VGrads {
+        return {n[0] ? sum_to(g, as) : Variable(), n[1] ? sum_to(g, bs) : Variable()};
+      });
 }
 
 Variable sub(const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
-  return make_result(sub(a.data(), b.data()), "SubBackward", {&a, &b},
-                     [as, bs](const Tensor& g, const Needs& n) -> Grads {
-                       return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(neg(g), bs) : Tensor()};
-                     });
+  return make_result(
+      sub(a.data(), b.data()), "SubBackward", {&a, &b},
+      [as, bs](const Tensor& g, const Needs& n) -> Grads {
+        return {n[0] ? sum_to(g, as) : Tensor(), n[1] ? sum_to(neg(g), bs) : Tensor()};
+      },
+      [as, bs](const Variable& g, const Needs& n) -> VGrads {
+        return {n[0] ? sum_to(g, as) : Variable(), n[1] ? sum_to(neg(g), bs) : Variable()};
+      });
 }
 
 Variable mul(const Variable& a, const Variable& b) {
   const Tensor ad = a.data(), bd = b.data();
-  return make_result(mul(ad, bd), "MulBackward", {&a, &b}, [ad, bd](const Tensor& g, const Needs& n) -> Grads {
-    return {n[0] ? sum_to(mul(g, bd), ad.shape()) : Tensor(), n[1] ? sum_to(mul(g, ad), bd.shape()) : Tensor()};
-  });
+  return make_result(
+      mul(ad, bd), "MulBackward", {&a, &b},
+      [ad, bd](const Tensor& g, const Needs& n) -> Grads {
+        return {n[0] ? sum_to(mul(g, bd), ad.shape()) : Tensor(), n[1] ? sum_to(mul(g, ad), bd.shape()) : Tensor()};
+      },
+      [a, b](const Variable& g, const Needs& n) -> VGrads {
+        return {n[0] ? sum_to(mul(g, b), a.shape()) : Variable(), n[1] ? sum_to(mul(g, a), b.shape()) : Variable()};
+      });
 }
 
 Variable div(const Variable& a, const Variable& b) {
   const Tensor ad = a.data(), bd = b.data();
-  return make_result(div(ad, bd), "DivBackward", {&a, &b}, [ad, bd](const Tensor& g, const Needs& n) -> Grads {
-    // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
-    return {n[0] ? sum_to(div(g, bd), ad.shape()) : Tensor(),
-            n[1] ? sum_to(neg(div(mul(g, ad), mul(bd, bd))), bd.shape()) : Tensor()};
-  });
+  return make_result(
+      div(ad, bd), "DivBackward", {&a, &b},
+      [ad, bd](const Tensor& g, const Needs& n) -> Grads {
+        // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+        return {n[0] ? sum_to(div(g, bd), ad.shape()) : Tensor(),
+                n[1] ? sum_to(neg(div(mul(g, ad), mul(bd, bd))), bd.shape()) : Tensor()};
+      },
+      [a, b](const Variable& g, const Needs& n) -> VGrads {
+        return {n[0] ? sum_to(div(g, b), a.shape()) : Variable(),
+                n[1] ? sum_to(neg(div(mul(g, a), mul(b, b))), b.shape()) : Variable()};
+      });
 }
 
 namespace {
@@ -50,14 +74,22 @@ namespace {
 Variable extremum(const Variable& a, const Variable& b, bool is_max) {
   const Tensor ad = a.data(), bd = b.data();
   Tensor out = is_max ? maximum(ad, bd) : minimum(ad, bd);
-  return make_result(out, is_max ? "MaximumBackward" : "MinimumBackward", {&a, &b},
-                     [ad, bd, is_max](const Tensor& g, const Needs& n) -> Grads {
-                       const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
-                       const Tensor tie = eq(ad, bd).to(g.dtype());
-                       const Tensor wa = add(a_wins, mul(tie, 0.5));
-                       return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(),
-                               n[1] ? sum_to(mul(g, rsub(wa, 1.0)), bd.shape()) : Tensor()};
-                     });
+  return make_result(
+      out, is_max ? "MaximumBackward" : "MinimumBackward", {&a, &b},
+      [ad, bd, is_max](const Tensor& g, const Needs& n) -> Grads {
+        const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
+        const Tensor tie = eq(ad, bd).to(g.dtype());
+        const Tensor wa = add(a_wins, mul(tie, 0.5));
+        return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(),
+                n[1] ? sum_to(mul(g, rsub(wa, 1.0)), bd.shape()) : Tensor()};
+      },
+      [ad, bd, is_max](const Variable& g, const Needs& n) -> VGrads {
+        // The selection masks are constants: piecewise linear, zero second derivative.
+        const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
+        const Tensor wa = add(a_wins, mul(eq(ad, bd).to(g.dtype()), 0.5));
+        return {n[0] ? sum_to(mul(g, Variable(wa)), ad.shape()) : Variable(),
+                n[1] ? sum_to(mul(g, Variable(rsub(wa, 1.0))), bd.shape()) : Variable()};
+      });
 }
 }  // namespace
 
@@ -65,98 +97,135 @@ Variable maximum(const Variable& a, const Variable& b) { return extremum(a, b, t
 Variable minimum(const Variable& a, const Variable& b) { return extremum(a, b, false); }
 
 Variable add(const Variable& a, double b) {
-  return make_result(add(a.data(), b), "AddScalarBackward", {&a},
-                     [](const Tensor& g, const Needs&) -> Grads { return {g}; });
+  return make_result(
+      add(a.data(), b), "AddScalarBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {g}; });
 }
 Variable sub(const Variable& a, double b) { return add(a, -b); }
 Variable mul(const Variable& a, double b) {
-  return make_result(mul(a.data(), b), "MulScalarBackward", {&a},
-                     [b](const Tensor& g, const Needs&) -> Grads { return {mul(g, b)}; });
+  return make_result(
+      mul(a.data(), b), "MulScalarBackward", {&a}, [b](const Tensor& g, const Needs&) -> Grads { return {mul(g, b)}; },
+      [b](const Variable& g, const Needs&) -> VGrads { return {mul(g, b)}; });
 }
 Variable div(const Variable& a, double b) { return mul(a, 1.0 / b); }
 Variable rsub(const Variable& a, double b) {
-  return make_result(rsub(a.data(), b), "RsubBackward", {&a},
-                     [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+  return make_result(
+      rsub(a.data(), b), "RsubBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {neg(g)}; });
 }
 
 Variable pow(const Variable& a, double e) {
   const Tensor ad = a.data();
-  return make_result(pow(ad, e), "PowBackward", {&a}, [ad, e](const Tensor& g, const Needs&) -> Grads {
-    if (e == 0) return {zeros_like(g)};
-    return {mul(g, mul(pow(ad, e - 1), e))};
-  });
+  return make_result(
+      pow(ad, e), "PowBackward", {&a},
+      [ad, e](const Tensor& g, const Needs&) -> Grads {
+        if (e == 0) return {zeros_like(g)};
+        return {mul(g, mul(pow(ad, e - 1), e))};
+      },
+      [a, e](const Variable& g, const Needs&) -> VGrads {
+        if (e == 0) return {Variable(zeros_like(g.data()))};
+        return {mul(g, mul(pow(a, e - 1), e))};
+      });
 }
 
 Variable neg(const Variable& a) {
-  return make_result(neg(a.data()), "NegBackward", {&a},
-                     [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; });
+  return make_result(
+      neg(a.data()), "NegBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {neg(g)}; });
 }
 
 Variable exp(const Variable& a) {
   const Tensor y = exp(a.data());
-  return make_result(y, "ExpBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {mul(g, y)}; });
+  return make_result(
+      y, "ExpBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {mul(g, y)}; },
+      [a](const Variable& g, const Needs&) -> VGrads { return {mul(g, exp(a))}; });
 }
 
 Variable log(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(log(ad), "LogBackward", {&a},
-                     [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; });
+  return make_result(
+      log(ad), "LogBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; },
+      [a](const Variable& g, const Needs&) -> VGrads { return {div(g, a)}; });
 }
 
 Variable sqrt(const Variable& a) {
   const Tensor y = sqrt(a.data());
-  return make_result(y, "SqrtBackward", {&a},
-                     [y](const Tensor& g, const Needs&) -> Grads { return {div(g, mul(y, 2.0))}; });
+  return make_result(
+      y, "SqrtBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {div(g, mul(y, 2.0))}; },
+      [a](const Variable& g, const Needs&) -> VGrads { return {div(g, mul(sqrt(a), 2.0))}; });
 }
 
 Variable rsqrt(const Variable& a) {
   const Tensor ad = a.data(), y = rsqrt(ad);
-  return make_result(y, "RsqrtBackward", {&a}, [ad, y](const Tensor& g, const Needs&) -> Grads {
-    // d(x^-1/2)/dx = -x^-3/2 / 2 = -y^3 / 2
-    return {mul(g, mul(pow(y, 3.0), -0.5))};
-  });
+  return make_result(
+      y, "RsqrtBackward", {&a},
+      [ad, y](const Tensor& g, const Needs&) -> Grads {
+        // d(x^-1/2)/dx = -x^-3/2 / 2 = -y^3 / 2
+        return {mul(g, mul(pow(y, 3.0), -0.5))};
+      },
+      [a](const Variable& g, const Needs&) -> VGrads { return {mul(g, mul(pow(a, -1.5), -0.5))}; });
 }
 
 Variable abs(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(abs(ad), "AbsBackward", {&a},
-                     [ad](const Tensor& g, const Needs&) -> Grads { return {mul(g, sign(ad))}; });
+  return make_result(
+      abs(ad), "AbsBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {mul(g, sign(ad))}; },
+      [ad](const Variable& g, const Needs&) -> VGrads { return {mul(g, Variable(sign(ad)))}; });
 }
 
 Variable relu(const Variable& a) {
   const Tensor ad = a.data();
-  return make_result(relu(ad), "ReluBackward", {&a},
-                     [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; });
+  return make_result(
+      relu(ad), "ReluBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; },
+      [ad](const Variable& g, const Needs&) -> VGrads { return {mul(g, Variable(gt(ad, 0.0).to(g.dtype())))}; });
 }
 
 Variable sigmoid(const Variable& a) {
   const Tensor y = sigmoid(a.data());
-  return make_result(y, "SigmoidBackward", {&a},
-                     [y](const Tensor& g, const Needs&) -> Grads { return {sigmoid_backward(g, y)}; });
+  return make_result(
+      y, "SigmoidBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {sigmoid_backward(g, y)}; },
+      [a](const Variable& g, const Needs&) -> VGrads {
+        const Variable s = sigmoid(a);
+        return {mul(g, mul(s, rsub(s, 1.0)))};
+      });
 }
 
 Variable tanh(const Variable& a) {
   const Tensor y = tanh(a.data());
-  return make_result(y, "TanhBackward", {&a},
-                     [y](const Tensor& g, const Needs&) -> Grads { return {tanh_backward(g, y)}; });
+  return make_result(
+      y, "TanhBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {tanh_backward(g, y)}; },
+      [a](const Variable& g, const Needs&) -> VGrads {
+        const Variable t = tanh(a);
+        return {mul(g, rsub(mul(t, t), 1.0))};
+      });
 }
 
 Variable clamp(const Variable& a, double lo, double hi) {
   const Tensor ad = a.data();
-  return make_result(clamp(ad, lo, hi), "ClampBackward", {&a}, [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
-    // Gradient passes where lo <= x <= hi, as in PyTorch.
-    const Tensor inside = mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()));
-    return {mul(g, inside)};
-  });
+  return make_result(
+      clamp(ad, lo, hi), "ClampBackward", {&a},
+      [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
+        // Gradient passes where lo <= x <= hi, as in PyTorch.
+        const Tensor inside = mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()));
+        return {mul(g, inside)};
+      },
+      [ad, lo, hi](const Variable& g, const Needs&) -> VGrads {
+        return {mul(g, Variable(mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()))))};
+      });
 }
 
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
   const Tensor c = cond;
   return make_result(
-      where(c, a.data(), b.data()), "WhereBackward", {&a, &b}, [c, as, bs](const Tensor& g, const Needs& n) -> Grads {
+      where(c, a.data(), b.data()), "WhereBackward", {&a, &b},
+      [c, as, bs](const Tensor& g, const Needs& n) -> Grads {
         const Tensor z = zeros({}, TensorOptions(g.dtype(), g.device()));
         return {n[0] ? sum_to(where(c, g, z), as) : Tensor(), n[1] ? sum_to(where(c, z, g), bs) : Tensor()};
+      },
+      [c, as, bs](const Variable& g, const Needs& n) -> VGrads {
+        const Variable z(zeros({}, TensorOptions(g.dtype(), g.device())));
+        return {n[0] ? sum_to(where(c, g, z), as) : Variable(), n[1] ? sum_to(where(c, z, g), bs) : Variable()};
       });
 }
 

@@ -4,6 +4,7 @@
 #include "autograd/ops/loss.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
@@ -13,10 +14,12 @@ namespace ddl {
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts) {
   const Tensor logp = ddl::log_softmax(logits.data(), 1);
   Tensor loss = nll_loss_forward(logp, target, opts, "cross_entropy");
-  return autograd::make_result(loss, "CrossEntropyBackward", {&logits},
-                               [logp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                                 return {nll_loss_backward(g, logp, target, opts, /*through_log_softmax=*/true)};
-                               });
+  return autograd::make_result(
+      loss, "CrossEntropyBackward", {&logits},
+      [logp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        return {nll_loss_backward(g, logp, target, opts, /*through_log_softmax=*/true)};
+      },
+      autograd::cross_entropy_double_backward(logits, target, opts));  // double_backward.cpp
 }
 
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
@@ -44,7 +47,8 @@ Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
         const double k = reduction == Reduction::Mean ? 2.0 / n : 2.0;
         const Tensor ga = ddl::mul(diff, ddl::mul(g, k));
         return {needs[0] ? ga : Tensor(), needs[1] ? ddl::neg(ga) : Tensor()};
-      });
+      },
+      autograd::mse_loss_double_backward(a, b, reduction));  // double_backward.cpp
 }
 
 }  // namespace ddl

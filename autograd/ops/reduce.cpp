@@ -2,6 +2,7 @@
 #include "autograd/ops/reduce.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/linalg.h"
@@ -11,12 +12,15 @@ namespace ddl {
 
 using autograd::make_result;
 using Grads = std::vector<Tensor>;
+using VGrads = std::vector<Variable>;
 using Needs = std::vector<bool>;
 
 namespace {
 
 // Reinserts the reduced dims (as size 1) so the gradient broadcasts against the input.
-Tensor unreduce(const Tensor& g, const Shape& in_shape, const std::vector<int64_t>& dims, bool keepdim) {
+// Templated so the Variable (double-backward) forms share it.
+template <typename T>
+T unreduce(const T& g, const Shape& in_shape, const std::vector<int64_t>& dims, bool keepdim) {
   if (keepdim || dims.empty()) {
     if (dims.empty() && !keepdim)
       return g.reshape(Shape(std::vector<int64_t>(static_cast<size_t>(in_shape.size()), 1)));
@@ -30,6 +34,31 @@ Tensor unreduce(const Tensor& g, const Shape& in_shape, const std::vector<int64_
   return g.reshape(s);
 }
 
+// Matmul's gradients for both gradient types (1-D operands promoted as in the forward).
+template <typename T>
+std::vector<T> matmul_grads(const T& g, const T& a, const T& b, const Needs& n) {
+  const T a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+  const T b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  T g2 = g;
+  if (a.dim() == 1) g2 = g2.unsqueeze(-2);
+  if (b.dim() == 1) g2 = g2.unsqueeze(-1);
+  std::vector<T> out(2);
+  if (n[0]) out[0] = sum_to(matmul(g2, b2.transpose(-1, -2)), a2.shape()).reshape(a.shape());
+  if (n[1]) out[1] = sum_to(matmul(a2.transpose(-1, -2), g2), b2.shape()).reshape(b.shape());
+  return out;
+}
+
+// y = x W^T + b: dx = g W, dW = g^T x (over flattened leading dims), db = sum of g.
+template <typename T>
+std::vector<T> linear_grads(const T& g, const T& x, const T& w, const Needs& n) {
+  const T g2 = g.reshape({-1, g.size(-1)});
+  std::vector<T> out(3);
+  if (n[0]) out[0] = matmul(g, w);
+  if (n[1]) out[1] = matmul(g2.t(), x.reshape({-1, x.size(-1)}));
+  if (n[2]) out[2] = sum(g2, {0});
+  return out;
+}
+
 int64_t count(const Shape& s, const std::vector<int64_t>& dims) {
   if (dims.empty()) return s.numel();
   int64_t n = 1;
@@ -39,44 +68,74 @@ int64_t count(const Shape& s, const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+Variable sum_to(const Variable& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const Shape s = x.shape();
+  return make_result(
+      sum_to(x.data(), shape), "SumToBackward", {&x},
+      [s](const Tensor& g, const Needs&) -> Grads { return {g.expand(s).contiguous()}; },
+      [s](const Variable& g, const Needs&) -> VGrads { return {g.expand(s)}; });
+}
+
 Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
   const Shape s = x.shape();
-  return make_result(sum(x.data(), dims, keepdim), "SumBackward", {&x},
-                     [s, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
-                       return {unreduce(g, s, dims, keepdim).expand(s).contiguous()};
-                     });
+  return make_result(
+      sum(x.data(), dims, keepdim), "SumBackward", {&x},
+      [s, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
+        return {unreduce(g, s, dims, keepdim).expand(s).contiguous()};
+      },
+      [s, dims, keepdim](const Variable& g, const Needs&) -> VGrads {
+        return {unreduce(g, s, dims, keepdim).expand(s)};
+      });
 }
 
 Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
   const Shape s = x.shape();
   const double n = static_cast<double>(count(s, dims));
-  return make_result(mean(x.data(), dims, keepdim), "MeanBackward", {&x},
-                     [s, dims, keepdim, n](const Tensor& g, const Needs&) -> Grads {
-                       return {div(unreduce(g, s, dims, keepdim).expand(s), n)};
-                     });
+  return make_result(
+      mean(x.data(), dims, keepdim), "MeanBackward", {&x},
+      [s, dims, keepdim, n](const Tensor& g, const Needs&) -> Grads {
+        return {div(unreduce(g, s, dims, keepdim).expand(s), n)};
+      },
+      [s, dims, keepdim, n](const Variable& g, const Needs&) -> VGrads {
+        return {div(unreduce(g, s, dims, keepdim).expand(s), n)};
+      });
 }
 
 Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
   const Tensor xd = x.data();
+  const Shape xs = x.shape();
   const double denom = static_cast<double>(std::max<int64_t>(count(xd.shape(), dims) - correction, 0));
-  return make_result(var(xd, dims, correction, keepdim), "VarBackward", {&x},
-                     [xd, dims, keepdim, denom](const Tensor& g, const Needs&) -> Grads {
-                       // d var / dx = 2 (x - mean) / (n - correction)
-                       const Tensor centered = sub(xd, mean(xd, dims, true));
-                       return {mul(mul(unreduce(g, xd.shape(), dims, keepdim), centered), 2.0 / denom)};
-                     });
+  return make_result(
+      var(xd, dims, correction, keepdim), "VarBackward", {&x},
+      [xd, dims, keepdim, denom](const Tensor& g, const Needs&) -> Grads {
+        // d var / dx = 2 (x - mean) / (n - correction)
+        const Tensor centered = sub(xd, mean(xd, dims, true));
+        return {mul(mul(unreduce(g, xd.shape(), dims, keepdim), centered), 2.0 / denom)};
+      },
+      [x, xs, dims, keepdim, denom](const Variable& g, const Needs&) -> VGrads {
+        const Variable centered = sub(x, mean(x, dims, true));
+        return {mul(mul(unreduce(g, xs, dims, keepdim), centered), 2.0 / denom)};
+      });
 }
 
 namespace {
 Variable extreme(const Variable& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
   const Tensor xd = x.data();
   const Tensor y = is_max ? amax(xd, dims, keepdim) : amin(xd, dims, keepdim);
-  return make_result(y, is_max ? "AmaxBackward" : "AminBackward", {&x},
-                     [xd, y, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
-                       const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
-                       const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
-                       return {div(mul(hit, unreduce(g, xd.shape(), dims, keepdim)), ties)};
-                     });
+  return make_result(
+      y, is_max ? "AmaxBackward" : "AminBackward", {&x},
+      [xd, y, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
+        const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
+        const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
+        return {div(mul(hit, unreduce(g, xd.shape(), dims, keepdim)), ties)};
+      },
+      [xd, y, dims, keepdim](const Variable& g, const Needs&) -> VGrads {
+        // The share of each maximal element is a constant weight.
+        const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
+        const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
+        return {mul(unreduce(g, xd.shape(), dims, keepdim), Variable(div(hit, ties)))};
+      });
 }
 }  // namespace
 
@@ -89,34 +148,19 @@ Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim)
 
 Variable matmul(const Variable& a, const Variable& b) {
   const Tensor ad = a.data(), bd = b.data();
-  return make_result(matmul(ad, bd), "MatmulBackward", {&a, &b}, [ad, bd](const Tensor& g, const Needs& n) -> Grads {
-    // Promote 1-D operands as the forward did, then drop the added dims again.
-    const Tensor a2 = ad.dim() == 1 ? ad.unsqueeze(0) : ad;
-    const Tensor b2 = bd.dim() == 1 ? bd.unsqueeze(1) : bd;
-    Tensor g2 = g;
-    if (ad.dim() == 1) g2 = g2.unsqueeze(-2);
-    if (bd.dim() == 1) g2 = g2.unsqueeze(-1);
-    Grads out(2);
-    if (n[0]) out[0] = sum_to(matmul(g2, b2.transpose(-1, -2)), a2.shape()).reshape(ad.shape());
-    if (n[1]) out[1] = sum_to(matmul(a2.transpose(-1, -2), g2), b2.shape()).reshape(bd.shape());
-    return out;
-  });
+  return make_result(
+      matmul(ad, bd), "MatmulBackward", {&a, &b},
+      [ad, bd](const Tensor& g, const Needs& n) -> Grads { return matmul_grads(g, ad, bd, n); },
+      [a, b](const Variable& g, const Needs& n) -> VGrads { return matmul_grads(g, a, b, n); });
 }
 
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
   const Tensor xd = x.data(), wd = weight.data();
   const Tensor bd = bias.defined() ? bias.data() : Tensor();
-  return make_result(linear(xd, wd, bd), "LinearBackward", {&x, &weight, &bias},
-                     [xd, wd](const Tensor& g, const Needs& n) -> Grads {
-                       // y = x W^T + b: dx = g W, dW = g^T x (over flattened leading dims), db = sum of g.
-                       const Tensor g2 = g.reshape({-1, g.size(-1)});
-                       const Tensor x2 = xd.reshape({-1, xd.size(-1)});
-                       Grads out(3);
-                       if (n[0]) out[0] = matmul(g, wd);
-                       if (n[1]) out[1] = matmul(g2.t(), x2);
-                       if (n[2]) out[2] = sum(g2, {0});
-                       return out;
-                     });
+  return make_result(
+      linear(xd, wd, bd), "LinearBackward", {&x, &weight, &bias},
+      [xd, wd](const Tensor& g, const Needs& n) -> Grads { return linear_grads(g, xd, wd, n); },
+      [x, weight](const Variable& g, const Needs& n) -> VGrads { return linear_grads(g, x, weight, n); });
 }
 
 }  // namespace ddl

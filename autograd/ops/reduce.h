@@ -7,6 +7,8 @@
 
 namespace ddl {
 
+// Sums x down to `shape` (the inverse of broadcasting x from shape), as ddl::sum_to on tensors.
+Variable sum_to(const Variable& x, const Shape& shape);
 Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);

@@ -1,9 +1,11 @@
 // Differentiable views and casts. A view's backward puts the gradient back in
 // the input's layout: the inverse reshape/permute, or a zero tensor with the
-// gradient copied into the viewed region (slices), or a sum (expand).
+// gradient copied into the viewed region (slices), or a sum (expand). Each backward
+// is itself made of views and region embeddings, so views double-backward.
 #include <numeric>
 
 #include "autograd/node.h"
+#include "autograd/ops/reduce.h"
 #include "autograd/variable.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
@@ -12,26 +14,45 @@ namespace ddl {
 
 using autograd::make_result;
 using Grads = std::vector<Tensor>;
+using VGrads = std::vector<Variable>;
 using Needs = std::vector<bool>;
 
 namespace {
 
 Variable reshape_like(const Variable& x, Tensor out, const char* name) {
   const Shape s = x.shape();
-  return make_result(std::move(out), name, {&x},
-                     [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; });
+  return make_result(
+      std::move(out), name, {&x}, [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; },
+      [s](const Variable& g, const Needs&) -> VGrads { return {g.reshape(s)}; });
+}
+
+// zeros of shape s with g written into view(zeros): the backward of a region view.
+template <typename ViewFn>
+Tensor embed(const Tensor& g, const Shape& s, ViewFn view) {
+  Tensor gx = zeros(s, TensorOptions(g.dtype(), g.device()));
+  view(gx).copy_(g);
+  return gx;
+}
+
+// The same as a differentiable op (for double backward): its own gradient is the view.
+template <typename ViewFn>
+Variable embed(const Variable& g, const Shape& s, ViewFn view) {
+  return make_result(
+      embed(g.data(), s, view), "EmbedRegionBackward", {&g},
+      [view](const Tensor& gg, const Needs&) -> Grads { return {view(gg).contiguous()}; },
+      [view](const Variable& gg, const Needs&) -> VGrads { return {view(gg)}; });
 }
 
 // Backward of any view that selects a region: scatter g into zeros via the same view.
+// `view` is generic: it is applied to Tensors and to Variables.
 template <typename ViewFn>
 Variable region_view(const Variable& x, const char* name, ViewFn view) {
   const Shape s = x.shape();
   const DType t = x.dtype();
-  return make_result(view(x.data()), name, {&x}, [s, t, view](const Tensor& g, const Needs&) -> Grads {
-    Tensor gx = zeros(s, TensorOptions(t, g.device()));
-    view(gx).copy_(g);
-    return {gx};
-  });
+  return make_result(
+      view(x.data()), name, {&x},
+      [s, t, view](const Tensor& g, const Needs&) -> Grads { return {embed(g.to(t), s, view)}; },
+      [s, t, view](const Variable& g, const Needs&) -> VGrads { return {embed(g.to(t), s, view)}; });
 }
 
 }  // namespace
@@ -47,50 +68,59 @@ Variable Variable::squeeze(int64_t d) const { return reshape_like(*this, data().
 Variable Variable::unsqueeze(int64_t d) const { return reshape_like(*this, data().unsqueeze(d), "UnsqueezeBackward"); }
 
 Variable Variable::contiguous() const {
-  return make_result(data().contiguous(), "ContiguousBackward", {this},
-                     [](const Tensor& g, const Needs&) -> Grads { return {g}; });
+  return make_result(
+      data().contiguous(), "ContiguousBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {g}; });
 }
 
 Variable Variable::permute(const std::vector<int64_t>& dims) const {
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], dim(), "permute")] = static_cast<int64_t>(i);
-  return make_result(data().permute(dims), "PermuteBackward", {this},
-                     [inverse](const Tensor& g, const Needs&) -> Grads { return {g.permute(inverse)}; });
+  return make_result(
+      data().permute(dims), "PermuteBackward", {this},
+      [inverse](const Tensor& g, const Needs&) -> Grads { return {g.permute(inverse)}; },
+      [inverse](const Variable& g, const Needs&) -> VGrads { return {g.permute(inverse)}; });
 }
 
 Variable Variable::transpose(int64_t d0, int64_t d1) const {
-  return make_result(data().transpose(d0, d1), "TransposeBackward", {this},
-                     [d0, d1](const Tensor& g, const Needs&) -> Grads { return {g.transpose(d0, d1)}; });
+  return make_result(
+      data().transpose(d0, d1), "TransposeBackward", {this},
+      [d0, d1](const Tensor& g, const Needs&) -> Grads { return {g.transpose(d0, d1)}; },
+      [d0, d1](const Variable& g, const Needs&) -> VGrads { return {g.transpose(d0, d1)}; });
 }
 
 Variable Variable::t() const {
-  return make_result(data().t(), "TBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g.t()}; });
+  return make_result(
+      data().t(), "TBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g.t()}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {g.t()}; });
 }
 
 Variable Variable::narrow(int64_t d, int64_t start, int64_t length) const {
-  return region_view(*this, "NarrowBackward",
-                     [d, start, length](const Tensor& t) { return t.narrow(d, start, length); });
+  return region_view(*this, "NarrowBackward", [d, start, length](const auto& t) { return t.narrow(d, start, length); });
 }
 
 Variable Variable::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
   return region_view(*this, "SliceBackward",
-                     [d, start, end, step](const Tensor& t) { return t.slice(d, start, end, step); });
+                     [d, start, end, step](const auto& t) { return t.slice(d, start, end, step); });
 }
 
 Variable Variable::select(int64_t d, int64_t index) const {
-  return region_view(*this, "SelectBackward", [d, index](const Tensor& t) { return t.select(d, index); });
+  return region_view(*this, "SelectBackward", [d, index](const auto& t) { return t.select(d, index); });
 }
 
 Variable Variable::expand(const Shape& shape) const {
   const Shape s = this->shape();
-  return make_result(data().expand(shape), "ExpandBackward", {this},
-                     [s](const Tensor& g, const Needs&) -> Grads { return {sum_to(g, s)}; });
+  return make_result(
+      data().expand(shape), "ExpandBackward", {this},
+      [s](const Tensor& g, const Needs&) -> Grads { return {sum_to(g, s)}; },
+      [s](const Variable& g, const Needs&) -> VGrads { return {sum_to(g, s)}; });
 }
 
 Variable Variable::to(DType dtype) const {
   const DType from = this->dtype();
-  return make_result(data().to(dtype), "ToBackward", {this},
-                     [from](const Tensor& g, const Needs&) -> Grads { return {g.to(from)}; });
+  return make_result(
+      data().to(dtype), "ToBackward", {this}, [from](const Tensor& g, const Needs&) -> Grads { return {g.to(from)}; },
+      [from](const Variable& g, const Needs&) -> VGrads { return {g.to(from)}; });
 }
 
 }  // namespace ddl

@@ -1,0 +1,117 @@
+// Double-backward forms for conv2d and the losses, written with Variable ops so their
+// results are differentiable again (Note [Double backward] in autograd/node.cpp). The
+// conv2d gradients are themselves recorded ops whose backward is made of the same three
+// public kernels of tensor/conv.h, so conv2d is differentiable any number of times.
+#include "autograd/ops/double_backward.h"
+
+#include "autograd/ops/conv.h"
+#include "autograd/ops/elementwise.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/softmax.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+using Grads = std::vector<Tensor>;
+using VGrads = std::vector<Variable>;
+using Needs = std::vector<bool>;
+
+// gx = conv2d_backward_input(g, w). For a cotangent u of gx: <u, gx> = <conv2d(u, w), g>,
+// so d/dg = conv2d(u, w) and d/dw = conv2d_backward_weight(g, u).
+Variable conv2d_input_grad(const Variable& g, const Variable& w, const Shape& x_shape, const Conv2dParams& p) {
+  const Tensor gd = g.data(), wd = w.data();
+  return autograd::make_result(
+      conv2d_backward_input(gd, wd, x_shape, p), "Conv2dInputGradBackward", {&g, &w},
+      [gd, wd, p](const Tensor& u, const Needs& n) -> Grads {
+        return {n[0] ? conv2d(u, wd, Tensor(), p) : Tensor(),
+                n[1] ? conv2d_backward_weight(gd, u, wd.shape(), p) : Tensor()};
+      },
+      [g, w, p](const Variable& u, const Needs& n) -> VGrads {
+        return {n[0] ? conv2d(u, w, Variable(), p) : Variable(),
+                n[1] ? conv2d_weight_grad(g, u, w.shape(), p) : Variable()};
+      });
+}
+
+// gw = conv2d_backward_weight(g, x). For a cotangent v of gw: <v, gw> = <conv2d(x, v), g>,
+// so d/dg = conv2d(x, v) and d/dx = conv2d_backward_input(g, v).
+Variable conv2d_weight_grad(const Variable& g, const Variable& x, const Shape& w_shape, const Conv2dParams& p) {
+  const Tensor gd = g.data(), xd = x.data();
+  return autograd::make_result(
+      conv2d_backward_weight(gd, xd, w_shape, p), "Conv2dWeightGradBackward", {&g, &x},
+      [gd, xd, p](const Tensor& v, const Needs& n) -> Grads {
+        return {n[0] ? conv2d(xd, v, Tensor(), p) : Tensor(),
+                n[1] ? conv2d_backward_input(gd, v, xd.shape(), p) : Tensor()};
+      },
+      [g, x, p](const Variable& v, const Needs& n) -> VGrads {
+        return {n[0] ? conv2d(x, v, Variable(), p) : Variable(),
+                n[1] ? conv2d_input_grad(g, v, x.shape(), p) : Variable()};
+      });
+}
+
+namespace autograd {
+
+DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p) {
+  return [x, w, has_bias, p](const Variable& g, const Needs& n) -> VGrads {
+    VGrads out(n.size());
+    if (n[0]) out[0] = conv2d_input_grad(g, w, x.shape(), p);
+    if (n[1]) out[1] = conv2d_weight_grad(g, x, w.shape(), p);
+    if (has_bias && n.size() > 2 && n[2]) out[2] = sum(g, {0, 2, 3});
+    return out;
+  };
+}
+
+DiffBackwardFn conv_transpose2d_double_backward(const Variable& x, const Variable& w, bool has_bias,
+                                                const Conv2dParams& p) {
+  return [x, w, has_bias, p](const Variable& g, const Needs& n) -> VGrads {
+    // y = conv2d_backward_input(x, w): dx = conv2d(g, w), dw = conv2d_backward_weight(x, g).
+    VGrads out(n.size());
+    if (n[0]) out[0] = conv2d(g, w, Variable(), p);
+    if (n[1]) out[1] = conv2d_weight_grad(x, g, w.shape(), p);
+    if (has_bias && n.size() > 2 && n[2]) out[2] = sum(g, {0, 2, 3});
+    return out;
+  };
+}
+
+// The gradient in the logits is g·(s·softmax(x) − M) where M = s·(target distribution)
+// is a constant per element and s a constant per sample (its weight in the reduction, 0
+// when ignored). nll_loss_backward w.r.t. log-probabilities with a unit incoming gradient
+// is exactly −M, and s = Σ_c M, so both come from the existing kernel.
+DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tensor& target,
+                                             const CrossEntropyOptions& opts) {
+  return [logits, target, opts](const Variable& g, const Needs&) -> VGrads {
+    const Tensor z = logits.data();
+    const Tensor unit = ones(g.shape(), TensorOptions(g.dtype(), g.device()));
+    const Tensor minus_m = nll_loss_backward(unit, z, target, opts, /*through_log_softmax=*/false);
+    const Tensor s = neg(sum(minus_m, {1}, true));
+    const Variable per_unit = add(mul(softmax(logits, 1), Variable(s)), Variable(minus_m));
+    // g is a scalar for Mean/Sum and has the target's shape for None: it broadcasts over dim 1.
+    const Variable gb = g.dim() == 0 ? g : g.unsqueeze(1);
+    return {mul(per_unit, gb)};
+  };
+}
+
+DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, const Tensor& M, const Tensor& denominator,
+                                                    Reduction reduction) {
+  return [logits, M, denominator, reduction](const Variable& g, const Needs&) -> VGrads {
+    // d loss / d logits = factor·(softmax·sum_c M − M).
+    const Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
+                            : reduction == Reduction::Sum ? g
+                                                          : div(g, Variable(denominator));
+    const Tensor row_mass = sum(M, {1}, /*keepdim=*/true);
+    return {mul(sub(mul(softmax(logits, 1), Variable(row_mass)), Variable(M)), factor)};
+  };
+}
+
+DiffBackwardFn mse_loss_double_backward(const Variable& a, const Variable& b, Reduction reduction) {
+  return [a, b, reduction](const Variable& g, const Needs& n) -> VGrads {
+    // d/da = 2·(a − b)·g (÷ numel for Mean); d/db its negation.
+    const double k = reduction == Reduction::Mean ? 2.0 / static_cast<double>(a.numel()) : 2.0;
+    const Variable ga = mul(sub(a, b), mul(g, k));
+    return {n[0] ? ga : Variable(), n[1] ? neg(ga) : Variable()};
+  };
+}
+
+}  // namespace autograd
+}  // namespace ddl

@@ -1,0 +1,36 @@
+// Differentiable (double-backward) forms of ops whose forward lives in another file:
+// each returns the DiffBackwardFn that op passes to make_result. See Note [Double
+// backward] in autograd/node.cpp. Only the backward formulas live here; the forwards stay
+// in conv.cpp, loss.cpp and regression_loss.cpp.
+#pragma once
+
+#include "autograd/node.h"
+#include "tensor/conv.h"
+#include "tensor/softmax.h"
+
+namespace ddl {
+
+// conv2d's input and weight gradients as differentiable ops (each linear in both of its
+// arguments, so each one's gradient is the other or a conv2d forward).
+// g: [N, K, P, Q], w: [K, C/groups, R, S], x: [N, C, H, W].
+Variable conv2d_input_grad(const Variable& g, const Variable& w, const Shape& x_shape, const Conv2dParams& p);
+Variable conv2d_weight_grad(const Variable& g, const Variable& x, const Shape& w_shape, const Conv2dParams& p);
+
+namespace autograd {
+// For conv2d(x, w, bias, p): gradients for x, w and (when has_bias) bias.
+DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p);
+// For conv_transpose2d(x, w, bias, p, output_padding) (conv2d's input gradient as a forward).
+DiffBackwardFn conv_transpose2d_double_backward(const Variable& x, const Variable& w, bool has_bias,
+                                                const Conv2dParams& p);
+// For cross_entropy(logits, target, opts) with class-index targets.
+DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tensor& target,
+                                             const CrossEntropyOptions& opts);
+// For cross_entropy written as loss_n = -sum_c M[n, c] log_softmax(logits)[n, c], reduced
+// (a scalar `denominator` divides for Mean): the class-weight and probability-target path.
+DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, const Tensor& M, const Tensor& denominator,
+                                                    Reduction reduction);
+// For mse_loss(a, b, reduction).
+DiffBackwardFn mse_loss_double_backward(const Variable& a, const Variable& b, Reduction reduction);
+}  // namespace autograd
+
+}  // namespace ddl
