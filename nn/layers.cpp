@@ -13,12 +13,16 @@ std::string bool_str(bool b) { return b ? "True" : "False"; }
 }  // namespace
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias)
-    : Module("Linear"), in_(in_features), out_(out_features) {
+    : Cloneable("Linear"), in_(in_features), out_(out_features), has_bias_(has_bias) {
   DDL_CHECK(in_features > 0 && out_features > 0, "Linear: features must be positive, got in=", in_features,
             " out=", out_features);
-  weight = register_parameter("weight", empty({out_features, in_features}));
-  if (has_bias) bias = register_parameter("bias", empty({out_features}));
-  init::default_linear_conv_init(weight.data(), has_bias ? bias.data() : Tensor());
+  reset();
+}
+
+void Linear::reset() {
+  weight = register_parameter("weight", empty({out_, in_}));
+  bias = has_bias_ ? register_parameter("bias", empty({out_})) : Variable();
+  init::default_linear_conv_init(weight.data(), has_bias_ ? bias.data() : Tensor());
 }
 
 Variable Linear::forward(const Variable& x) { return linear(x, weight, bias); }
@@ -138,7 +142,7 @@ std::string AdaptiveAvgPool2d::extra_repr() const {
   return "output_size=(" + std::to_string(out_[0]) + ", " + std::to_string(out_[1]) + ")";
 }
 
-Dropout::Dropout(double p, Generator* gen) : Module("Dropout"), p_(p), gen_(gen) {
+Dropout::Dropout(double p, Generator* gen) : Cloneable("Dropout"), p_(p), gen_(gen) {
   DDL_CHECK(p >= 0 && p <= 1, "Dropout: probability must be in [0, 1], got ", p);
 }
 
@@ -166,6 +170,13 @@ Variable Sequential::forward(const Variable& x) {
   Variable h = x;
   for (auto& [name, m] : named_children()) h = call_child(*m, name, h);
   return h;
+}
+
+std::shared_ptr<Module> Sequential::clone() const {
+  auto copy = std::make_shared<Sequential>();
+  for (const auto& [name, m] : named_children()) copy->push_back(m->clone());
+  copy->set_training_flag(is_training());
+  return copy;
 }
 
 std::shared_ptr<Module> Sequential::operator[](size_t i) const {

@@ -10,15 +10,17 @@
 
 namespace ddl::nn {
 
-class Linear : public Module {
+class Linear : public Cloneable<Linear> {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  void reset() override;
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
   Variable weight, bias;  // weight: [out, in]; bias: [out] or undefined
 
  private:
   int64_t in_, out_;
+  bool has_bias_;
 };
 
 struct Conv2dOptions {
@@ -70,9 +72,10 @@ class BatchNorm2d : public BatchNorm {
       : BatchNorm("BatchNorm2d", 4, num_features, eps, momentum, affine, track_running_stats) {}
 };
 
-class ReLU : public Module {
+class ReLU : public Cloneable<ReLU> {
  public:
-  ReLU() : Module("ReLU") {}
+  ReLU() : Cloneable("ReLU") {}
+  void reset() override {}
   Variable forward(const Variable& x) override { return relu(x); }
 };
 
@@ -107,9 +110,10 @@ class AdaptiveAvgPool2d : public Module {
   std::array<int64_t, 2> out_;
 };
 
-class Dropout : public Module {
+class Dropout : public Cloneable<Dropout> {
  public:
   explicit Dropout(double p = 0.5, Generator* gen = nullptr);
+  void reset() override {}
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
 
@@ -118,9 +122,11 @@ class Dropout : public Module {
   Generator* gen_;
 };
 
-class Flatten : public Module {
+class Flatten : public Cloneable<Flatten> {
  public:
-  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : Module("Flatten"), start_(start_dim), end_(end_dim) {}
+  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1)
+      : Cloneable("Flatten"), start_(start_dim), end_(end_dim) {}
+  void reset() override {}
   Variable forward(const Variable& x) override { return x.flatten(start_, end_); }
   std::string extra_repr() const override;
 
@@ -137,6 +143,8 @@ class Sequential : public Module {
   Variable forward(const Variable& x) override;
   size_t size() const { return named_children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const;
+  // Clones each child (each must be clonable).
+  std::shared_ptr<Module> clone() const override;
 };
 
 // Losses as modules.

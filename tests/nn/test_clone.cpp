@@ -104,10 +104,26 @@ TEST_CASE("clone() of containers, float64 modules, gradients", "[nn][clone]") {
   require_equal_but_separate(enc, *enc_copy);
 }
 
+TEST_CASE("Sequential of standard layers clones", "[nn][clone]") {
+  Sequential seq({std::make_shared<Flatten>(), std::make_shared<Linear>(6, 4), std::make_shared<ReLU>(),
+                  std::make_shared<Dropout>(0.5), std::make_shared<Linear>(4, 2, false)});
+  seq.eval();
+  auto copy = nn::clone(seq);
+  require_equal_but_separate(seq, *copy);
+  REQUIRE(copy->size() == 5);
+  REQUIRE(!(*copy)[3]->is_training());
+  REQUIRE(!std::dynamic_pointer_cast<Linear>((*copy)[4])->bias.defined());
+  const Tensor x = test::random_double({3, 2, 3}, 4).to(DType::Float32);
+  REQUIRE(allclose(seq(x).data(), (*copy)(x).data(), 0, 0));
+}
+
 TEST_CASE("A module that is not Cloneable says how to become one", "[nn][clone]") {
-  Linear plain(2, 3);
-  REQUIRE_THROWS_WITH(plain.clone(), Catch::Contains("Linear") && Catch::Contains("Cloneable"));
+  struct Plain : Module {
+    Plain() : Module("Plain") { register_parameter("w", zeros({2})); }
+  };
+  Plain plain;
+  REQUIRE_THROWS_WITH(plain.clone(), Catch::Contains("Plain") && Catch::Contains("Cloneable"));
   ModuleList list;
-  list.push_back(std::make_shared<Linear>(2, 2));
+  list.push_back(std::make_shared<Plain>());
   REQUIRE_THROWS_WITH(list.clone(), Catch::Contains("Cloneable"));
 }
