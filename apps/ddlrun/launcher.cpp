@@ -27,6 +27,7 @@
 #include "dist/env.h"
 #include "dist/store/socket.h"
 #include "dist/store/tcp_store.h"
+#include "dist/transport/shm_segment.h"
 
 namespace ddl::launcher {
 namespace {
@@ -168,7 +169,7 @@ struct Outcome {
 
 // One attempt: start every worker, supervise, return when all have exited.
 Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
-                    OutputRelay& relay) {
+                    const std::string& run_id, OutputRelay& relay) {
   const int world = cfg.nproc * cfg.nnodes;
   relay.begin_attempt(attempt);
   // Workers' ptys get the console's size, so what they lay out fits it.
@@ -191,6 +192,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                                                             {"MASTER_PORT", port},
                                                             {"DDL_RESTART_COUNT", std::to_string(attempt)},
                                                             {"DDL_JOB_TOKEN", token},
+                                                            {"DDL_RUN_ID", run_id},
                                                             {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"},
                                                             {"DDL_PROGRESS", bar_off ? "0" : relay.progress_env(i)}};
     if (cfg.timeout_seconds > 0) {
@@ -377,8 +379,19 @@ int run(const Config& cfg) {
     if (cfg.nnodes > 2) std::fprintf(stderr, "ddlrun: and --node-rank 2 to %d on the others\n", cfg.nnodes - 1);
   }
   OutputRelay relay(relay_options(cfg));
+  // Names this launcher's shared-memory segments (Note [Segment names] in
+  // dist/transport/shm_segment.cpp): those its ranks could not unlink, all of them killed
+  // while setting one up, are removed once every rank of the attempt has exited.
+  const std::string run_id = "ddlrun" + std::to_string(getpid()) + "_" + random_token().substr(0, 8);
+  const auto remove_segments = [&] {
+    const std::vector<std::string> left = dist::detail::remove_shm_segments(run_id);
+    std::string names;
+    for (const std::string& n : left) names += " /dev/shm/" + n;
+    if (!left.empty()) relay.message("ddlrun: removed what the ranks left in /dev/shm:" + names);
+  };
   for (int attempt = 0;; ++attempt) {
-    Outcome r = run_attempt(cfg, attempt, std::to_string(port), token, relay);
+    Outcome r = run_attempt(cfg, attempt, std::to_string(port), token, run_id, relay);
+    remove_segments();
     if (r.kind != Outcome::Failed) return r.exit_code;
     if (attempt >= cfg.max_restarts) {
       if (cfg.max_restarts > 0) relay.message("ddlrun: giving up after " + std::to_string(attempt + 1) + " attempts");

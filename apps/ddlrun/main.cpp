@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
+#include "dist/transport/shm_segment.h"
 
 namespace {
 // --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage
@@ -108,7 +110,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--cpu", cpus, "with --hosts: hostI=FRACTION, a CPU quota for that host's processes")
       ->allow_extra_args(false);
-  app.add_flag("--cleanup", cleanup, "remove what killed --hosts launchers left behind, then exit");
+  app.add_flag("--cleanup", cleanup,
+               "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
+               "behind, then exit");
   app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
   app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
   auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
@@ -137,7 +141,13 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  if (cleanup) return ddl::launcher::hosts::cleanup_stale();
+  if (cleanup) {
+    // Shared-memory segments of groups whose every rank was killed during set-up, under a
+    // launcher that could not remove them (Note [Segment names] in dist/transport/shm_segment.cpp).
+    for (const std::string& name : ddl::dist::detail::remove_shm_segments())
+      std::printf("ddlrun --cleanup: removed /dev/shm/%s (its creator is gone)\n", name.c_str());
+    return ddl::launcher::hosts::cleanup_stale();
+  }
   cfg.command = app.remaining();
   cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;

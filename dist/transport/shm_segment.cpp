@@ -10,10 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <random>
@@ -63,7 +66,68 @@ void futex_wake(std::atomic<uint32_t>* word) {
 
 namespace {
 std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+constexpr const char* kNamePrefix = "ddl-shm-";
+
+bool parse_u64(const std::string& text, int base, uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoull(text.c_str(), &end, base);
+  return errno == 0 && *end == '\0' && std::isxdigit(static_cast<unsigned char>(text[0]));
+}
 }  // namespace
+
+std::string shm_segment_name(uint64_t nonce) {
+  std::ostringstream n;
+  n << kNamePrefix << getpid() << "-" << read_proc_stat(getpid()).start_time << "-" << std::hex << nonce;
+  if (const char* run = std::getenv("DDL_RUN_ID"); run && *run) {
+    std::string id(run);
+    id.resize(std::min<size_t>(id.size(), 64));  // names stay far below NAME_MAX
+    for (char& c : id)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') c = '_';
+    n << "-" << id;
+  }
+  return n.str();
+}
+
+bool parse_shm_segment_name(const std::string& file_name, ShmSegmentName* out) {
+  if (file_name.rfind(kNamePrefix, 0) != 0) return false;
+  std::vector<std::string> parts;
+  std::istringstream in(file_name.substr(std::strlen(kNamePrefix)));
+  for (std::string part; std::getline(in, part, '-');) parts.push_back(part);
+  uint64_t pid = 0, start = 0, nonce = 0;
+  if (parts.size() < 2 || !parse_u64(parts[0], 10, &pid) || pid == 0 || pid > INT_MAX) return false;
+  ShmSegmentName n;
+  n.pid = static_cast<int>(pid);
+  if (parts.size() == 2) {  // ddl-shm-<pid>-<nonce>, before start times were recorded
+    if (!parse_u64(parts[1], 16, &nonce)) return false;
+  } else {
+    if (parts.size() > 4 || !parse_u64(parts[1], 10, &start) || !parse_u64(parts[2], 16, &nonce)) return false;
+    n.start_time = start;
+    if (parts.size() == 4) n.run_id = parts[3];
+  }
+  *out = n;
+  return true;
+}
+
+bool shm_creator_dead(const ShmSegmentName& n) {
+  const ProcState p = read_proc_stat(n.pid);
+  return !p.found || p.state == 'Z' || p.state == 'X' || (n.start_time != 0 && p.start_time != n.start_time);
+}
+
+std::vector<std::string> remove_shm_segments(const std::string& run_id) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string file = entry.path().filename().string();
+    ShmSegmentName n;
+    if (!parse_shm_segment_name(file, &n)) continue;
+    const bool ours = run_id.empty() ? shm_creator_dead(n) : n.run_id == run_id;
+    if (ours && shm_unlink(("/" + file).c_str()) == 0) removed.push_back(file);
+  }
+  return removed;
+}
 
 std::string map_segment(const std::string& name, size_t bytes, bool create, void** out) {
   int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
@@ -102,7 +166,14 @@ std::string shm_agree(Store& store, const std::string& step, int rank, int size,
 // used to leave it in /dev/shm for good. So rank 0 publishes the name in the store before it
 // creates the segment, and every rank that read it unlinks it when set-up ends, whether it
 // succeeded, failed or timed out waiting for a dead rank 0: the first unlink wins, the rest
-// find nothing (ENOENT, ignored). Only if every rank is killed before set-up ends does the name stay.
+// find nothing (ENOENT, ignored).
+// If every rank is killed before set-up ends, nobody is left to unlink it. So the name says
+// who made it and for which job: the creator's pid and start time (/proc/<pid>/stat field
+// 22, which tells a reused pid apart) and ddlrun's DDL_RUN_ID. ddlrun removes its job's
+// names once all its ranks have exited (and `ddlrun --cleanup` those of dead creators);
+// under any other launcher, the next group set up on the host removes every ddl segment
+// whose creator is gone before it creates its own. A creator in another pid namespace that
+// shares this /dev/shm would look gone: its group then fails to map and falls back to TCP.
 std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled, Millis timeout,
                                                     std::string* why) {
   const size_t bytes = shm_segment_bytes(size);
@@ -129,15 +200,20 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
   uint64_t nonce = 0;
   if (rank == 0) {
     if (err.empty()) {
+      // What jobs killed during set-up left here (see Note [Segment names]).
+      remove_shm_segments();
       nonce = std::random_device{}() * 0x100000001ull + std::random_device{}();
-      std::ostringstream n;
-      n << "/ddl-shm-" << getpid() << "-" << std::hex << nonce;
-      name = n.str();
+      name = "/" + shm_segment_name(nonce);
       store.set("ddl-shm/name", name);  // before it exists: see Note [Segment names]
       err = map_segment(name, bytes, /*create=*/true, &base);
       if (err.empty()) unlink_later.name = name;
-      // Test hook (docs/dist.md, test-only): die where only the store knows the segment.
+      // Test hooks (docs/dist.md, test-only): die, or wait to be killed, where only the store
+      // and the name itself know the segment.
       if (err.empty() && std::getenv("DDL_TEST_SHM_KILL_AFTER_CREATE")) raise(SIGKILL);
+      if (err.empty() && std::getenv("DDL_TEST_SHM_PAUSE_AFTER_CREATE")) {
+        std::fprintf(stderr, "ddl test hook: rank 0 paused after creating /dev/shm%s\n", name.c_str());
+        for (;;) pause();
+      }
     } else {
       store.set("ddl-shm/name", "-");
     }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dist/store/store.h"
 
@@ -59,6 +60,25 @@ ProcState read_proc_stat(int pid);
 // Sleeps while *word == seen, at most `slice`; wakes every sleeper on `word`.
 void futex_wait(std::atomic<uint32_t>* word, uint32_t seen, Millis slice);
 void futex_wake(std::atomic<uint32_t>* word);
+
+// See Note [Segment names] in shm_segment.cpp. A segment's name in /dev/shm (no leading
+// '/'): "ddl-shm-<creator pid>-<its start time>-<nonce hex>[-<run id>]", the run id taken
+// from DDL_RUN_ID (ddlrun sets it; other launchers may), '-' in it written '_'.
+std::string shm_segment_name(uint64_t nonce);
+struct ShmSegmentName {
+  int pid = 0;
+  uint64_t start_time = 0;  // 0: a name from before start times were recorded
+  std::string run_id;
+};
+// Parses a name shm_segment_name made (or an older "ddl-shm-<pid>-<nonce>"); false if not one.
+bool parse_shm_segment_name(const std::string& file_name, ShmSegmentName* out);
+// Whether the process that created a segment of that name is gone (a pid reused by another
+// process counts as gone: its start time differs; a zombie too).
+bool shm_creator_dead(const ShmSegmentName& n);
+// Removes ddl segments from /dev/shm and returns their names: those whose creator is gone
+// (run_id empty), or every one carrying `run_id` (the job's launcher, once all its ranks
+// have exited). Names of other users' segments that cannot be removed are skipped.
+std::vector<std::string> remove_shm_segments(const std::string& run_id = "");
 
 // Maps `name` (creating it when `create`); returns "" or why not.
 std::string map_segment(const std::string& name, size_t bytes, bool create, void** out);
