@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ class Variable {
   DType dtype() const { return data().dtype(); }
   Device device() const { return data().device(); }
   double item() const { return data().item(); }
+  template <typename T>
+  T item() const {
+    return data().item<T>();
+  }
 
   bool requires_grad() const;
   // Only leaves may change it; a leaf that requires grad gets .grad from backward.
@@ -82,6 +87,48 @@ class Variable {
   Variable to(DType dtype) const;
   // x.index({Slice(), 0, idx}): basic and advanced indexing (autograd/ops/indexing.h).
   Variable index(const std::vector<TensorIndex>& indices) const;
+
+  // ---- method forms of the free ops, as in LibTorch (autograd/variable_methods.cpp) ----
+  Variable sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Variable mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Variable max() const;  // the largest element, 0-dim; ties share the gradient
+  Variable min() const;
+  ValuesIndices<Variable> max(int64_t dim, bool keepdim = false) const;  // (values, argmax) along dim
+  ValuesIndices<Variable> min(int64_t dim, bool keepdim = false) const;
+  Variable abs() const;
+  Variable neg() const;
+  Variable exp() const;
+  Variable log() const;
+  Variable sqrt() const;
+  Variable pow(double exponent) const;
+  Variable relu() const;
+  Variable sigmoid() const;
+  Variable tanh() const;
+  Variable clamp(std::optional<double> min, std::optional<double> max) const;
+  Variable matmul(const Variable& other) const;
+  Variable softmax(int64_t dim) const;
+  Variable log_softmax(int64_t dim) const;
+  Variable cumsum(int64_t dim) const;
+  ValuesIndices<Variable> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  ValuesIndices<Variable> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // Non-differentiable results are plain tensors: indices (int64) and comparisons (bool).
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor argmax() const;  // index into the flattened values
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(int64_t dim, bool keepdim = false) const;
+  Tensor eq(const Variable& other) const;
+  Tensor ne(const Variable& other) const;
+  Tensor lt(const Variable& other) const;
+  Tensor le(const Variable& other) const;
+  Tensor gt(const Variable& other) const;
+  Tensor ge(const Variable& other) const;
+  Tensor eq(double other) const;
+  Tensor ne(double other) const;
+  Tensor lt(double other) const;
+  Tensor le(double other) const;
+  Tensor gt(double other) const;
+  Tensor ge(double other) const;
 
   VariableImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<VariableImpl>& impl_ptr() const { return impl_; }

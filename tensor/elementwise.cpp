@@ -1,6 +1,8 @@
 // Frontends of the elementwise ops: broadcast, promote, allocate, dispatch.
 #include "tensor/elementwise.h"
 
+#include <limits>
+
 #include "tensor/elementwise_kernel.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
@@ -111,6 +113,15 @@ Tensor erf(const Tensor& a) { return unary(UnaryOp::Erf, a); }
 Tensor clamp(const Tensor& a, double lo, double hi) {
   DDL_CHECK(lo <= hi, "clamp: lower bound ", lo, " exceeds upper bound ", hi);
   return unary(UnaryOp::Clamp, a, lo, hi);
+}
+Tensor clamp(const Tensor& a, std::optional<double> lo, std::optional<double> hi) {
+  DDL_CHECK(lo || hi, "clamp: at least one of min and max must be given");
+  if (lo && hi) return clamp(a, *lo, *hi);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (is_floating(a.dtype())) return clamp(a, lo.value_or(-kInf), hi.value_or(kInf));
+  // Integer kernels cannot hold an infinite bound: select instead (the bound cast to a's dtype, as above).
+  const Tensor bound = scalar_tensor(lo ? *lo : *hi, TensorOptions(a.dtype(), a.device()));
+  return where(lo ? lt(a, bound) : gt(a, bound), bound, a);
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); }

@@ -3,6 +3,8 @@
 // In-place forms are Tensor methods (tensor.h).
 #pragma once
 
+#include <optional>
+
 #include "tensor/tensor.h"
 
 namespace ddl {
@@ -33,6 +35,8 @@ Tensor sigmoid(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor erf(const Tensor& a);  // the Gauss error function, for exact GELU
 Tensor clamp(const Tensor& a, double lo, double hi);
+// One-sided when a bound is std::nullopt (torch.clamp(x, min=None, max=...)); NaN stays NaN.
+Tensor clamp(const Tensor& a, std::optional<double> lo, std::optional<double> hi);
 
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);

@@ -3,6 +3,7 @@
 
 #include "tensor/conv.h"
 #include "tensor/devices.h"
+#include "tensor/einsum.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/indexing.h"
@@ -13,6 +14,8 @@
 #include "tensor/pool.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
+#include "tensor/scan.h"
 #include "tensor/shape_ops.h"
 #include "tensor/softmax.h"
+#include "tensor/sort.h"
 #include "tensor/tensor.h"

@@ -48,8 +48,8 @@ inline double to_unit(uint32_t hi, uint32_t lo, bool dbl) {
 // element i owns counter offset + i, whose four 32-bit lanes make the pair.
 template <typename Fn>
 void for_each_uniform_pair(int64_t n, Generator& gen, bool dbl, const Fn& fn) {
-  const uint64_t base = gen.advance(static_cast<uint64_t>(n));
-  const uint64_t seed = gen.seed();
+  const Generator::Draw draw = gen.reserve(static_cast<uint64_t>(n));
+  const uint64_t base = draw.offset, seed = draw.seed;
   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) {
     uint32_t r[4];
     for (int64_t i = b; i < e; ++i) {
@@ -115,6 +115,19 @@ Tensor randperm(int64_t n, Generator& gen, TensorOptions opts) {
 Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opts) {
   DDL_CHECK(p >= 0 && p <= 1, "bernoulli: probability ", p, " outside [0, 1]");
   return generate(shape, gen, opts, "bernoulli", [p](double u0, double) { return u0 < p ? 1.0 : 0.0; });
+}
+
+Tensor rand(const Shape& shape, TensorOptions opts) { return rand(shape, default_generator(), opts); }
+Tensor randn(const Shape& shape, TensorOptions opts) { return randn(shape, default_generator(), opts); }
+Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opts) {
+  return randint(low, high, shape, default_generator(), opts);
+}
+Tensor randperm(int64_t n, TensorOptions opts) { return randperm(n, default_generator(), opts); }
+Tensor rand_like(const Tensor& t) { return rand_like(t, default_generator()); }
+Tensor randn_like(const Tensor& t) { return randn_like(t, default_generator()); }
+Tensor rand_like(const Tensor& t, Generator& gen) { return rand(t.shape(), gen, TensorOptions(t.dtype(), t.device())); }
+Tensor randn_like(const Tensor& t, Generator& gen) {
+  return randn(t.shape(), gen, TensorOptions(t.dtype(), t.device()));
 }
 
 const Tensor& uniform_(const Tensor& t, double low, double high, Generator& gen) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -18,6 +19,9 @@
 namespace ddl {
 
 class TensorIndex;  // tensor/indexing.h
+
+template <typename V>
+struct ValuesIndices;  // below
 
 class Tensor {
  public:
@@ -100,6 +104,48 @@ class Tensor {
   const Tensor& div_(double value) const { return mul_(1.0 / value); }
   const Tensor& clamp_(double lo, double hi) const;
 
+  // ---- method forms of the free ops, as in LibTorch (tensor/tensor_methods.cpp) ----
+  Tensor sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor max() const;  // the largest element, 0-dim
+  Tensor min() const;
+  ValuesIndices<Tensor> max(int64_t dim, bool keepdim = false) const;  // (amax, argmax) along dim
+  ValuesIndices<Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax() const;  // index into the flattened tensor
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(int64_t dim, bool keepdim = false) const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor pow(double exponent) const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor cumsum(int64_t dim) const;
+  ValuesIndices<Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  ValuesIndices<Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // Comparisons give bool tensors.
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(double other) const;
+  Tensor ne(double other) const;
+  Tensor lt(double other) const;
+  Tensor le(double other) const;
+  Tensor gt(double other) const;
+  Tensor ge(double other) const;
+
   // ---- indexing (tensor/indexing.h): t.index({Slice(), 0, None, Ellipsis, idx}) ----
   Tensor index(const std::vector<TensorIndex>& indices) const;
   const Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const;
@@ -111,6 +157,13 @@ class Tensor {
   Strides strides_;
   int64_t offset_ = 0;
   DType dtype_ = DType::Float32;
+};
+
+// (values, indices) of sort, topk, max(dim), ...: auto [v, i] = x.sort(); indices are int64.
+template <typename V>
+struct ValuesIndices {
+  V values;
+  Tensor indices;
 };
 
 // Prints dtype, device, shape and values (eliding the middle of large dims), like PyTorch.

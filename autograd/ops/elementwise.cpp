@@ -214,6 +214,16 @@ Variable clamp(const Variable& a, double lo, double hi) {
       });
 }
 
+Variable clamp(const Variable& a, std::optional<double> lo, std::optional<double> hi) {
+  const Tensor ad = a.data();
+  return make_result(clamp(ad, lo, hi), "ClampBackward", {&a}, [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
+    Tensor inside = ones_like(g);
+    if (lo) inside = mul(inside, ge(ad, *lo).to(g.dtype()));
+    if (hi) inside = mul(inside, le(ad, *hi).to(g.dtype()));
+    return {mul(g, inside)};
+  });
+}
+
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
   const Shape as = a.shape(), bs = b.shape();
   const Tensor c = cond;

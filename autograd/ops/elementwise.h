@@ -2,6 +2,8 @@
 // Broadcasting works as for tensors; gradients are summed back to each input's shape.
 #pragma once
 
+#include <optional>
+
 #include "autograd/variable.h"
 
 namespace ddl {
@@ -28,6 +30,7 @@ Variable relu(const Variable& a);
 Variable sigmoid(const Variable& a);
 Variable tanh(const Variable& a);
 Variable clamp(const Variable& a, double lo, double hi);
+Variable clamp(const Variable& a, std::optional<double> lo, std::optional<double> hi);  // one-sided
 // cond is a plain tensor (no gradient flows into it).
 Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 

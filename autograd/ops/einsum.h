@@ -1,0 +1,15 @@
+// Differentiable einsum on Variables: the algorithm of tensor/einsum_impl.h
+// run on differentiable permute/reshape/mul/sum/matmul, so backward is theirs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace ddl {
+
+// As einsum(equation, tensors) in tensor/einsum.h (same subscripts, same limits).
+Variable einsum(const std::string& equation, const std::vector<Variable>& operands);
+
+}  // namespace ddl

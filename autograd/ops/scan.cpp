@@ -1,0 +1,15 @@
+// cumsum: y_i = x_0 + ... + x_i, so dL/dx_j = sum_{i >= j} dL/dy_i (a reversed cumsum).
+#include "autograd/ops/scan.h"
+
+#include "autograd/node.h"
+#include "tensor/scan.h"
+
+namespace ddl {
+
+Variable cumsum(const Variable& x, int64_t dim) {
+  return autograd::make_result(
+      cumsum(x.data(), dim), "CumsumBackward", {&x},
+      [dim](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {cumsum_backward(g, dim)}; });
+}
+
+}  // namespace ddl
