@@ -1,15 +1,15 @@
 // cat's backward narrows the output gradient to each input's slice (stack is
-// cat of unsqueezed inputs); split and chunk reuse the differentiable narrow.
+// cat of unsqueezed inputs), for Tensors and Variables alike (double backward);
+// split and chunk reuse the differentiable narrow.
 #include "autograd/ops/join.h"
 
-#include "autograd/node.h"
+#include "autograd/ops/linear_backward.h"
 #include "tensor/factory.h"
 #include "tensor/join.h"
 
 namespace ddl {
 
-using autograd::make_result;
-using Grads = std::vector<Tensor>;
+using autograd::record_linear;
 using Needs = std::vector<bool>;
 
 Variable cat(const std::vector<Variable>& xs, int64_t dim) {
@@ -29,19 +29,19 @@ Variable cat(const std::vector<Variable>& xs, int64_t dim) {
     dtypes.push_back(t.dtype());
   }
   const int64_t d = out.dim() ? wrap_dim(dim, out.dim(), "cat") : 0;
-  return make_result(std::move(out), "CatBackward", inputs,
-                     [shapes, dtypes, d](const Tensor& g, const Needs& needs) -> Grads {
-                       Grads grads(shapes.size());
-                       int64_t at = 0;
-                       for (size_t i = 0; i < shapes.size(); ++i) {
-                         const bool skipped = shapes[i].size() == 1 && shapes[i][0] == 0;
-                         if (needs[i])
-                           grads[i] = skipped ? zeros(shapes[i], TensorOptions(dtypes[i], g.device()))
-                                              : g.narrow(d, at, shapes[i][d]).to(dtypes[i]);
-                         if (!skipped) at += shapes[i][d];
-                       }
-                       return grads;
-                     });
+  return record_linear(std::move(out), "CatBackward", inputs, [shapes, dtypes, d](const auto& g, const Needs& needs) {
+    using G = std::decay_t<decltype(g)>;
+    std::vector<G> grads(shapes.size());
+    int64_t at = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const bool skipped = shapes[i].size() == 1 && shapes[i][0] == 0;
+      if (needs[i])
+        grads[i] = skipped ? G(zeros(shapes[i], TensorOptions(dtypes[i], g.device())))
+                           : G(g.narrow(d, at, shapes[i][d]).to(dtypes[i]));
+      if (!skipped) at += shapes[i][d];
+    }
+    return grads;
+  });
 }
 
 Variable stack(const std::vector<Variable>& xs, int64_t dim) {

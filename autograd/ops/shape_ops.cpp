@@ -1,16 +1,17 @@
 // repeat's backward sums the tiles; flip's flips back; a constant pad's is the
 // opposite pad (it crops what was added and zero-fills what was cropped);
 // reflect and replicate pads are differentiable index_selects, one per dim.
+// Each backward serves Tensors and Variables (double backward).
 #include "autograd/ops/shape_ops.h"
 
-#include "autograd/node.h"
 #include "autograd/ops/indexing.h"
+#include "autograd/ops/linear_backward.h"
+#include "autograd/ops/reduce.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
 
-using autograd::make_result;
-using Grads = std::vector<Tensor>;
+using autograd::record_linear;
 using Needs = std::vector<bool>;
 
 Variable repeat(const Variable& x, const std::vector<int64_t>& sizes) {
@@ -24,15 +25,15 @@ Variable repeat(const Variable& x, const std::vector<int64_t>& sizes) {
     interleaved.push_back(sizes[i]);
     interleaved.push_back(i < lead ? 1 : s[i - lead]);
   }
-  return make_result(repeat(x.data(), sizes), "RepeatBackward", {&x},
-                     [s, interleaved, tile_dims](const Tensor& g, const Needs&) -> Grads {
-                       return {sum(g.reshape(interleaved), tile_dims).reshape(s)};
-                     });
+  return record_linear(repeat(x.data(), sizes), "RepeatBackward", {&x},
+                       [s, interleaved, tile_dims](const auto& g, const Needs&) {
+                         return std::vector{sum(g.reshape(interleaved), tile_dims).reshape(s)};
+                       });
 }
 
 Variable flip(const Variable& x, const std::vector<int64_t>& dims) {
-  return make_result(flip(x.data(), dims), "FlipBackward", {&x},
-                     [dims](const Tensor& g, const Needs&) -> Grads { return {flip(g, dims)}; });
+  return record_linear(flip(x.data(), dims), "FlipBackward", {&x},
+                       [dims](const auto& g, const Needs&) { return std::vector{flip(g, dims)}; });
 }
 
 Variable pad(const Variable& x, const std::vector<int64_t>& pads, PadMode mode, double value) {
@@ -47,8 +48,8 @@ Variable pad(const Variable& x, const std::vector<int64_t>& pads, PadMode mode, 
   }
   std::vector<int64_t> inverse;
   for (int64_t p : pads) inverse.push_back(-p);
-  return make_result(pad(x.data(), pads, mode, value), "PadBackward", {&x},
-                     [inverse](const Tensor& g, const Needs&) -> Grads { return {pad(g, inverse)}; });
+  return record_linear(pad(x.data(), pads, mode, value), "PadBackward", {&x},
+                       [inverse](const auto& g, const Needs&) { return std::vector{pad(g, inverse)}; });
 }
 
 }  // namespace ddl

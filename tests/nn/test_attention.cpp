@@ -132,3 +132,26 @@ TEST_CASE("Attention errors name the module and the shapes", "[nn][attention]") 
   REQUIRE_THROWS_WITH(m.forward(Variable(zeros({4, 2, 6}))), Catch::Contains("MultiheadAttention"));
   REQUIRE_THROWS_WITH(TransformerEncoderLayer(8, 2, {.activation = "tanh"}), Catch::Contains("activation"));
 }
+
+TEST_CASE("Unbatched inputs equal a batch of one", "[nn][attention]") {
+  manual_seed(12);
+  MultiheadAttention mha(8, 2);
+  TransformerEncoderLayer layer(8, 2, {.dim_feedforward = 16, .dropout = 0.0});
+  const Tensor x = random_double({5, 1, 8}, 13).to(DType::Float32);
+  AttentionMasks masks, masks1;
+  masks.attn_mask = causal_mask(5);
+  masks.key_padding_mask = from_vector(std::vector<uint8_t>{0, 0, 1, 0, 0}, {5}).to(DType::Bool);
+  masks1.attn_mask = masks.attn_mask;
+  masks1.key_padding_mask = masks.key_padding_mask.unsqueeze(0);
+  const AttentionOutput batched = mha.forward(x, x, x, masks1);
+  const Tensor x1 = x.select(1, 0);
+  const AttentionOutput single = mha.forward(x1, x1, x1, masks);
+  REQUIRE(single.output.shape() == Shape({5, 8}));
+  REQUIRE(single.weights.shape() == Shape({5, 5}));
+  REQUIRE(allclose(single.output.data(), batched.output.data().select(1, 0), 1e-6, 1e-6));
+  REQUIRE(allclose(single.weights.data(), batched.weights.data().select(0, 0), 1e-6, 1e-6));
+  // The padded key gets no weight; causal rows sum to one over the allowed keys.
+  REQUIRE(sum(abs(single.weights.data().select(1, 2))).item() == 0.0);
+  REQUIRE(single.weights.data().select(0, 0).select(0, 0).item() == Approx(1.0));
+  REQUIRE(allclose(layer.forward(x1, masks).data(), layer.forward(x, masks1).data().select(1, 0), 1e-6, 1e-6));
+}

@@ -169,6 +169,22 @@ TEST_CASE("A cell stepped over a sequence equals the layer", "[nn][rnn]") {
   REQUIRE(allclose(s.c.data(), r.state.c.data().select(0, 0), 1e-5, 1e-6));
 }
 
+TEST_CASE("Unbatched LSTM input and states equal a batch of one", "[nn][rnn]") {
+  manual_seed(6);
+  LSTM m(3, 4, {.num_layers = 2, .bidirectional = true});
+  const Tensor x = random_double({5, 3}, 7).to(DType::Float32);
+  const Tensor h0 = random_double({4, 4}, 8).to(DType::Float32), c0 = random_double({4, 4}, 9).to(DType::Float32);
+  const LSTMOutput single = m.forward(x, {h0, c0});
+  const LSTMOutput batched = m.forward(x.unsqueeze(1), {h0.unsqueeze(1), c0.unsqueeze(1)});
+  REQUIRE(single.output.shape() == Shape({5, 8}));
+  REQUIRE(single.state.h.shape() == Shape({4, 4}));
+  REQUIRE(allclose(single.output.data(), batched.output.data().select(1, 0), 1e-6, 1e-6));
+  REQUIRE(allclose(single.state.c.data(), batched.state.c.data().select(1, 0), 1e-6, 1e-6));
+  // h_n holds each direction's last processed step: the forward one at t = T-1, the reverse one at t = 0.
+  REQUIRE(allclose(single.state.h.data().select(0, 2), single.output.data().select(0, 4).narrow(0, 0, 4)));
+  REQUIRE(allclose(single.state.h.data().select(0, 3), single.output.data().select(0, 0).narrow(0, 4, 4)));
+}
+
 TEST_CASE("Recurrent errors name the layer and the shapes", "[nn][rnn]") {
   LSTM m(3, 4, {.num_layers = 2});
   REQUIRE_THROWS_WITH(m(Variable(zeros({5, 2, 7}))), Catch::Contains("LSTM") && Catch::Contains("[5, 2, 7]"));

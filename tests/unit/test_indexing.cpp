@@ -7,11 +7,13 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
 using ddl::test::check_golden;
+using ddl::test::first_grad;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
 using ddl::test::seq;
@@ -446,4 +448,53 @@ TEST_CASE("gradients of index_select, gather, scatter and masked_fill", "[indexi
       },
       {random_double({4, 1}, 18)});
   REQUIRE_GRADCHECK([](const V& x) { return where(gt(x[0].data(), 0.0), x[0], x[1]); }, {a, random_double({4}, 19)});
+}
+
+TEST_CASE("indexing ops double-backward", "[indexing][grad][double_backward]") {
+  // Each op's output is squared, so the first gradient depends on x through the
+  // op's backward, which must itself be differentiable.
+  const Tensor a = random_double({3, 4}, 23), b = random_double({2, 5}, 24);
+  auto squared = [](auto op) {
+    return [op](const V& x) {
+      const Variable y = op(x);
+      return y * y;
+    };
+  };
+  const std::vector<test::VariableFn> unary = {
+      squared([](const V& x) {
+        return x[0].index({ints({2, 0, 2}), Slice(1)});
+      }),
+      squared([](const V& x) { return x[0].index({gt(x[0].data(), 0.0)}); }),
+      squared([](const V& x) {
+        return index_select(x[0], 1, ints({3, 3, 0}));
+      }),
+      squared([](const V& x) {
+        return gather(x[0], 0, ints({2, 2, 1, 0, 0, 0}, {2, 3}));
+      }),
+      squared([](const V& x) {
+        return scatter(x[0], 0, ints({1, 2, 0, 1}, {1, 4}), 2.0);
+      }),
+      squared([](const V& x) {
+        return masked_fill(x[0], mask({1, 0, 0, 1}, {4}), 4.0);
+      }),
+  };
+  for (const auto& f : unary) REQUIRE_GRADCHECK(first_grad(f, 0), {a});
+  const std::vector<test::VariableFn> binary = {
+      squared([](const V& x) {
+        return scatter(x[0], 1, ints({3, 1, 0, 2}, {2, 2}), x[1]);
+      }),
+      squared([](const V& x) {
+        return scatter_add(x[0], 1, ints({3, 3, 0, 2}, {2, 2}), x[1]);
+      }),
+      squared([](const V& x) {
+        return index_put(x[0], {ints({1, 0}), ints({0, 2})}, x[1].index({0, Slice(0, 2)}));
+      }),
+      squared([](const V& x) {
+        return index_add(x[0], 1, ints({3, 0}), x[1].index({Slice(), Slice(0, 2)}));
+      }),
+  };
+  for (const auto& f : binary) {
+    REQUIRE_GRADCHECK(first_grad(f, 0), {a.narrow(0, 0, 2).contiguous(), b});
+    REQUIRE_GRADCHECK(first_grad(f, 1), {a.narrow(0, 0, 2).contiguous(), b});
+  }
 }

@@ -5,11 +5,13 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
 using ddl::test::check_golden;
+using ddl::test::first_grad;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
 using ddl::test::seq;
@@ -496,4 +498,49 @@ TEST_CASE("gradients of repeat, flip, pad and expand", "[shape_ops][grad]") {
   REQUIRE_GRADCHECK([](const V& x) { return pad(x[0], {3, 2, 1, 2}, PadMode::Reflect); }, {a});
   REQUIRE_GRADCHECK([](const V& x) { return pad(x[0], {4, 1, 0, 3, 1, 1}, PadMode::Replicate); }, {a});
   REQUIRE_GRADCHECK([](const V& x) { return x[0].narrow(2, 0, 1).expand({2, 3, 5}); }, {a});
+}
+
+TEST_CASE("joining and shape ops double-backward", "[join][shape_ops][grad][double_backward]") {
+  // Squared outputs: the first gradient depends on x through each op's backward.
+  const Tensor a = random_double({2, 3, 4}, 25), b = random_double({2, 3, 2}, 26);
+  auto squared = [](auto op) -> test::VariableFn {
+    return [op](const V& x) {
+      const Variable y = op(x);
+      return y * y;
+    };
+  };
+  // Each function, and the inputs it reads.
+  const std::vector<std::pair<test::VariableFn, std::vector<size_t>>> cases = {
+      {squared([](const V& x) {
+         return cat({x[0], x[1] * 2.0}, -1);
+       }),
+       {0, 1}},
+      {squared([](const V& x) {
+         return stack({x[0].narrow(2, 0, 2), x[1]}, 1);
+       }),
+       {0, 1}},
+      {squared([](const V& x) { return split(x[0], 3, 2)[0] * chunk(x[1], 2, -1)[1]; }), {0, 1}},
+      {squared([](const V& x) {
+         return repeat(x[1], {2, 1, 1, 2});
+       }),
+       {1}},
+      {squared([](const V& x) {
+         return flip(x[0], {0, 2}) + repeat(flip(x[1], {1}), {1, 1, 2});
+       }),
+       {0, 1}},
+      {squared([](const V& x) {
+         return pad(x[0], {1, -1, 0, 2}, PadMode::Constant, 0.5);
+       }),
+       {0}},
+      {squared([](const V& x) {
+         return pad(x[0], {2, 1, 1, 1}, PadMode::Reflect);
+       }),
+       {0}},
+      {squared([](const V& x) {
+         return pad(x[1], {1, 2}, PadMode::Replicate);
+       }),
+       {1}},
+  };
+  for (const auto& [f, used] : cases)
+    for (size_t k : used) REQUIRE_GRADCHECK(first_grad(f, k), {a, b});
 }
