@@ -104,6 +104,68 @@ DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, cons
   };
 }
 
+namespace {
+// Every dim but the channel dim 1: the dims batch_norm reduces over.
+std::vector<int64_t> non_channel_dims(int64_t rank) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+  return dims;
+}
+// [1, C, 1, ...]: how a per-channel vector broadcasts against x.
+Shape channel_shape(int64_t rank, int64_t c) {
+  std::vector<int64_t> s(static_cast<size_t>(rank), 1);
+  s[1] = c;
+  return Shape(s);
+}
+}  // namespace
+
+// The batch-norm backward (Ioffe and Szegedy 2015, section 3) in Variable ops:
+//   xhat = (x - mean) * invstd,  dw = sum(g * xhat),  db = sum(g),
+//   dx = w * invstd * (g - mean(g) - xhat * mean(g * xhat))   with batch statistics,
+//   dx = w * invstd * g                                       with running statistics.
+DiffBackwardFn batch_norm_double_backward(const Variable& x, const Variable& weight, const Variable& bias,
+                                          const Tensor& mean, const Tensor& invstd, bool use_batch_stats, double eps) {
+  return [x, weight, bias, mean, invstd, use_batch_stats, eps](const Variable& g, const Needs& n) -> VGrads {
+    const std::vector<int64_t> red = non_channel_dims(x.dim());
+    const Shape cs = channel_shape(x.dim(), x.size(1));
+    Variable xhat, inv;
+    if (use_batch_stats) {
+      const Variable centered = sub(x, ddl::mean(x, red, true));
+      inv = rsqrt(add(ddl::mean(mul(centered, centered), red, true), eps));
+      xhat = mul(centered, inv);
+    } else {
+      inv = Variable(invstd.reshape(cs));
+      xhat = mul(sub(x, Variable(mean.reshape(cs))), inv);
+    }
+    VGrads out;
+    if (n[0]) {
+      Variable dx =
+          use_batch_stats ? sub(sub(g, ddl::mean(g, red, true)), mul(xhat, ddl::mean(mul(g, xhat), red, true))) : g;
+      dx = mul(dx, inv);
+      out.push_back(weight.defined() ? mul(dx, weight.reshape(cs)) : dx);
+    } else {
+      out.emplace_back();
+    }
+    size_t k = 1;
+    if (weight.defined()) out.push_back(n[k++] ? sum(mul(g, xhat), red) : Variable());
+    if (bias.defined()) out.push_back(n[k++] ? sum(g, red) : Variable());
+    return out;
+  };
+}
+
+// The layer-norm backward (Ba, Kiros, Hinton 2016) in Variable ops, statistics recomputed from x.
+DiffBackwardFn normalize_trailing_double_backward(const Variable& x, int64_t k, double eps) {
+  return [x, k, eps](const Variable& g, const Needs&) -> VGrads {
+    const Variable x2 = x.reshape({-1, k});
+    const Variable centered = sub(x2, mean(x2, {1}, true));
+    const Variable invstd = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
+    const Variable xhat = mul(centered, invstd);
+    const Variable g2 = g.reshape({-1, k});
+    const Variable dx = sub(sub(g2, mean(g2, {1}, true)), mul(xhat, mean(mul(g2, xhat), {1}, true)));
+    return {mul(dx, invstd).reshape(g.shape())};
+  };
+}
+
 DiffBackwardFn mse_loss_double_backward(const Variable& a, const Variable& b, Reduction reduction) {
   return [a, b, reduction](const Variable& g, const Needs& n) -> VGrads {
     // d/da = 2·(a − b)·g (÷ numel for Mean); d/db its negation.

@@ -29,6 +29,13 @@ DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tenso
 // (a scalar `denominator` divides for Mean): the class-weight and probability-target path.
 DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, const Tensor& M, const Tensor& denominator,
                                                     Reduction reduction);
+// For batch_norm(x, weight, bias, ...): gradients for x, then weight and bias when defined
+// (the order of its make_result inputs). mean, invstd: [C], what the forward normalised
+// with; with batch statistics they are recomputed from x so that they are differentiated.
+DiffBackwardFn batch_norm_double_backward(const Variable& x, const Variable& weight, const Variable& bias,
+                                          const Tensor& mean, const Tensor& invstd, bool use_batch_stats, double eps);
+// For normalize_trailing(x, num_dims, eps) (layer_norm, group_norm): x viewed as [rows, k].
+DiffBackwardFn normalize_trailing_double_backward(const Variable& x, int64_t k, double eps);
 // For mse_loss(a, b, reduction).
 DiffBackwardFn mse_loss_double_backward(const Variable& a, const Variable& b, Reduction reduction);
 }  // namespace autograd

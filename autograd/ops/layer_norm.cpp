@@ -5,6 +5,7 @@
 #include "autograd/ops/layer_norm.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
 #include "tensor/reduce.h"
@@ -25,14 +26,16 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
   const Tensor invstd = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
   const Tensor xhat = mul(centered, invstd);
   const Shape shape = x.shape();
-  return autograd::make_result(xhat.reshape(shape), "NormalizeTrailingBackward", {&x},
-                               [xhat, invstd, k](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                                 const Tensor g2 = g.reshape({-1, k});
-                                 const Tensor mean_g = mean(g2, {1}, true);
-                                 const Tensor mean_gx = mean(mul(g2, xhat), {1}, true);
-                                 Tensor dx = sub(sub(g2, mean_g), mul(xhat, mean_gx));
-                                 return {mul(dx, invstd).reshape(g.shape())};
-                               });
+  return autograd::make_result(
+      xhat.reshape(shape), "NormalizeTrailingBackward", {&x},
+      [xhat, invstd, k](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        const Tensor g2 = g.reshape({-1, k});
+        const Tensor mean_g = mean(g2, {1}, true);
+        const Tensor mean_gx = mean(mul(g2, xhat), {1}, true);
+        Tensor dx = sub(sub(g2, mean_g), mul(xhat, mean_gx));
+        return {mul(dx, invstd).reshape(g.shape())};
+      },
+      autograd::normalize_trailing_double_backward(x, k, eps));  // double_backward.cpp
 }
 
 Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,

@@ -3,6 +3,7 @@
 #include "autograd/ops/norm.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 
 namespace ddl {
 
@@ -20,6 +21,8 @@ Variable batch_norm(const Variable& x, const Variable& weight, const Variable& b
   if (weight.defined()) inputs.push_back(&weight), slot.push_back(1);
   if (bias.defined()) inputs.push_back(&bias), slot.push_back(2);
   const Tensor mean = r.save_mean, invstd = r.save_invstd;
+  auto diff_backward =  // double_backward.cpp
+      autograd::batch_norm_double_backward(x, weight, bias, mean, invstd, use_batch_stats, eps);
   return autograd::make_result(
       r.y, "BatchNormBackward", inputs,
       [xd, wd, mean, invstd, use_batch_stats, eps, slot](const Tensor& g, const std::vector<bool>& needs) {
@@ -30,7 +33,8 @@ Variable batch_norm(const Variable& x, const Variable& weight, const Variable& b
         std::vector<Tensor> out;
         for (int s : slot) out.push_back(all[s]);
         return out;
-      });
+      },
+      diff_backward);
 }
 
 }  // namespace ddl

@@ -235,6 +235,35 @@ TEST_CASE("double backward: conv2d, cross_entropy, mse_loss", "[double_backward]
   }
 }
 
+TEST_CASE("double backward: batch_norm, layer_norm, group_norm", "[double_backward]") {
+  const Tensor x = random_double({3, 2, 2, 2}, 20, -2.0, 2.0);
+  const Tensor w = random_double({2}, 21, 0.5, 1.5);
+  const Tensor b = random_double({2}, 22);
+  auto bn_train = [](const std::vector<Variable>& v) {
+    const Variable y = batch_norm(v[0], v[1], v[2], Tensor(), Tensor(), /*training=*/true);
+    return mul(y, y);  // the normalised values' own second derivative is zero in w and b
+  };
+  REQUIRE_GRADCHECK(first_grad(bn_train, 0), {x, w, b});
+  REQUIRE_GRADCHECK(first_grad(bn_train, 1), {x, w, b});
+  auto bn_plain = [](const std::vector<Variable>& v) {
+    return tanh(batch_norm(v[0], Variable(), Variable(), Tensor(), Tensor(), true));
+  };
+  REQUIRE_GRADCHECK(first_grad(bn_plain, 0), {x});
+  const Tensor running_mean = from_vector<double>({0.1, -0.2}), running_var = from_vector<double>({0.8, 1.3});
+  auto bn_eval = [&](const std::vector<Variable>& v) {
+    const Variable y = batch_norm(v[0], v[1], v[2], running_mean.clone(), running_var.clone(), /*training=*/false);
+    return mul(y, y);
+  };
+  REQUIRE_GRADCHECK(first_grad(bn_eval, 0), {x, w, b});
+  REQUIRE_GRADCHECK(first_grad(bn_eval, 1), {x, w, b});
+  const Tensor lw = random_double({2, 2}, 23, 0.5, 1.5), lb = random_double({2, 2}, 24);
+  auto ln = [](const std::vector<Variable>& v) { return tanh(layer_norm(v[0], {2, 2}, v[1], v[2])); };
+  REQUIRE_GRADCHECK(first_grad(ln, 0), {x, lw, lb});
+  REQUIRE_GRADCHECK(first_grad(ln, 1), {x, lw, lb});
+  auto gn = [](const std::vector<Variable>& v) { return tanh(group_norm(v[0], 2, v[1], v[2])); };
+  REQUIRE_GRADCHECK(first_grad(gn, 0), {x, w, b});
+}
+
 TEST_CASE("Hessian-vector products match finite differences of the gradient", "[double_backward]") {
   const Tensor w = random_double({4, 3}, 15);
   const Tensor x0 = random_double({2, 4}, 16);
