@@ -216,12 +216,17 @@ Variable clamp(const Variable& a, double lo, double hi) {
 
 Variable clamp(const Variable& a, std::optional<double> lo, std::optional<double> hi) {
   const Tensor ad = a.data();
-  return make_result(clamp(ad, lo, hi), "ClampBackward", {&a}, [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
-    Tensor inside = ones_like(g);
-    if (lo) inside = mul(inside, ge(ad, *lo).to(g.dtype()));
-    if (hi) inside = mul(inside, le(ad, *hi).to(g.dtype()));
-    return {mul(g, inside)};
-  });
+  // Gradient passes where lo <= x <= hi (a missing bound always passes); the mask is a constant.
+  auto inside = [ad, lo, hi](const Tensor& g) {
+    Tensor m = ones_like(g);
+    if (lo) m = mul(m, ge(ad, *lo).to(g.dtype()));
+    if (hi) m = mul(m, le(ad, *hi).to(g.dtype()));
+    return m;
+  };
+  return make_result(
+      clamp(ad, lo, hi), "ClampBackward", {&a},
+      [inside](const Tensor& g, const Needs&) -> Grads { return {mul(g, inside(g))}; },
+      [inside](const Variable& g, const Needs&) -> VGrads { return {mul(g, Variable(inside(g.data())))}; });
 }
 
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {

@@ -153,7 +153,8 @@ TEST_CASE("double backward: elementwise ops", "[double_backward]") {
   REQUIRE_GRADCHECK(first_grad(activations, 0), {s});
   auto selections = [](const std::vector<Variable>& v) {
     const Variable& x = v[0];
-    return add(mul(maximum(x, mul(x, 0.3)), x), mul(clamp(x, -0.5, 0.5), mul(x, x)));
+    return add(add(mul(maximum(x, mul(x, 0.3)), x), mul(clamp(x, -0.5, 0.5), mul(x, x))),
+               mul(clamp(x, std::nullopt, 0.2), minimum(x, mul(x, x))));
   };
   REQUIRE_GRADCHECK(first_grad(selections, 0), {s});
 }
