@@ -2,6 +2,7 @@
 #include "autograd/ops/scan.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/shape_ops.h"
 #include "tensor/scan.h"
 
 namespace ddl {
@@ -9,7 +10,11 @@ namespace ddl {
 Variable cumsum(const Variable& x, int64_t dim) {
   return autograd::make_result(
       cumsum(x.data(), dim), "CumsumBackward", {&x},
-      [dim](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {cumsum_backward(g, dim)}; });
+      [dim](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {cumsum_backward(g, dim)}; },
+      // The reversed cumsum from differentiable ops, for double backward.
+      [dim](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
+        return {flip(cumsum(flip(g, {dim}), dim), {dim})};
+      });
 }
 
 }  // namespace ddl

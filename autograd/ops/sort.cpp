@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "autograd/node.h"
+#include "autograd/ops/indexing.h"
+#include "tensor/factory.h"
 
 namespace ddl {
 
@@ -21,10 +23,19 @@ ValuesIndices<Variable> picked(const Variable& x, const ValuesIndices<Tensor>& r
   const Shape s = x.shape();
   const Tensor idx = r.indices;
   const int64_t d = wrap_dim(dim, std::max<int64_t>(s.size(), 1), name);
-  Variable values = make_result(r.values, name, {&x}, [s, idx, d, dim_kept](const Tensor& g, const Needs&) -> Grads {
-    const bool squeezed = !dim_kept && !s.empty();
-    return {sort_backward(squeezed ? g.unsqueeze(d) : g, squeezed ? idx.unsqueeze(d) : idx, d, s)};
-  });
+  const bool squeezed = !dim_kept && !s.empty();
+  const Tensor full_idx = squeezed ? idx.unsqueeze(d) : idx;  // idx with `dim` present
+  Variable values = make_result(
+      r.values, name, {&x},
+      [s, full_idx, d, squeezed](const Tensor& g, const Needs&) -> Grads {
+        return {sort_backward(squeezed ? g.unsqueeze(d) : g, full_idx, d, s)};
+      },
+      // The same scatter as a Variable op, for double backward.
+      [s, full_idx, d, squeezed](const Variable& g, const Needs&) -> std::vector<Variable> {
+        if (s.empty()) return {g.reshape(s)};
+        const Variable zero(zeros(s, TensorOptions(g.dtype(), g.device())));
+        return {scatter_add(zero, d, full_idx, squeezed ? g.unsqueeze(d) : g)};
+      });
   return {values, idx};
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "autograd/functions.h"
+#include "autograd/grad.h"
 #include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
 
@@ -56,6 +57,21 @@ void check_golden(const Variable& x, const Variable& values, const Tensor& indic
   }
   values.backward(seq(values.shape(), 0.9, 0.1));
   REQUIRE(checksum(x.grad()) == Approx(want_gx).margin(1e-10));
+}
+
+// The gradient of <f(x), c> w.r.t. x as a function of x, for gradcheck: built with
+// create_graph when x requires grad (gradcheck's analytic pass differentiates it),
+// a plain first-order grad otherwise (its finite differences). See test_higher_order.cpp.
+ddl::test::VariableFn first_grad(const ddl::test::VariableFn& f) {
+  return [f](const std::vector<Variable>& xs) {
+    GradModeGuard grad_on(true);
+    const bool create = xs[0].requires_grad();
+    const Variable x = create ? xs[0] : Variable(xs[0].data(), true);
+    const Variable y = f({x});
+    Generator gen(77);
+    const Variable l = sum(mul(y, Variable(rand(y.shape(), gen, DType::Float64) - 0.5)));
+    return autograd::grad({l}, {x}, {}, std::nullopt, /*create_graph=*/create)[0];
+  };
 }
 
 // ---- golden values printed by tests/golden/sort_scan_einsum.py ----
@@ -244,6 +260,17 @@ TEST_CASE("sort, topk, kthvalue, max(dim) and cumsum pass gradient checks", "[so
   // Away from the bounds (|x| != 0.3 almost surely): the gradient is 1 inside, 0 outside.
   REQUIRE_GRADCHECK([](const V& x) { return clamp(x[0], -0.3, std::nullopt); }, {a});
   REQUIRE_GRADCHECK([](const V& x) { return clamp(x[0], std::nullopt, 0.3); }, {a});
+}
+
+TEST_CASE("sort, topk, max(dim) and cumsum support double backward", "[sort][scan][grad]") {
+  // y = op(x) * x: op's gradient input depends on x, so the second derivative goes
+  // through op's differentiable backward (a scatter_add, a reversed cumsum).
+  const Tensor a = random_double({3, 4}, 2);
+  REQUIRE_GRADCHECK(first_grad([](const V& x) { return mul(sort(x[0], 1).values, x[0]); }), {a});
+  REQUIRE_GRADCHECK(first_grad([](const V& x) { return mul(topk(x[0], 2, 0).values, x[0].narrow(0, 0, 2)); }), {a});
+  REQUIRE_GRADCHECK(first_grad([](const V& x) { return mul(x[0].max(1).values, x[0].select(1, 0)); }), {a});
+  REQUIRE_GRADCHECK(first_grad([](const V& x) { return mul(cumsum(x[0], 1), x[0]); }), {a});
+  REQUIRE_GRADCHECK(first_grad([](const V& x) { return mul(clamp(x[0], std::nullopt, 0.3), x[0]); }), {a});
 }
 
 TEST_CASE("clamp's gradient passes at the bounds, as PyTorch's", "[scan][grad]") {
