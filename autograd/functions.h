@@ -23,4 +23,5 @@
 #include "autograd/ops/shape_ops.h"
 #include "autograd/ops/softmax.h"
 #include "autograd/ops/sort.h"
+#include "autograd/ops/upsample.h"
 #include "autograd/variable.h"

@@ -5,17 +5,28 @@
 
 namespace ddl::nn::functional {
 
+using ddl::adaptive_avg_pool2d;
+using ddl::adaptive_max_pool2d;
 using ddl::avg_pool2d;
 using ddl::batch_norm;
+using ddl::binary_cross_entropy;
+using ddl::binary_cross_entropy_with_logits;
+using ddl::conv1d;
 using ddl::conv2d;
+using ddl::conv_transpose2d;
 using ddl::cross_entropy;
 using ddl::dropout;
+using ddl::huber_loss;
+using ddl::interpolate;
+using ddl::kl_div;
+using ddl::l1_loss;
 using ddl::linear;
 using ddl::log_softmax;
 using ddl::max_pool2d;
 using ddl::mse_loss;
 using ddl::nll_loss;
 using ddl::relu;
+using ddl::smooth_l1_loss;
 using ddl::sigmoid;
 using ddl::softmax;
 using ddl::tanh;

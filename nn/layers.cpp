@@ -32,33 +32,32 @@ std::string Linear::extra_repr() const {
          ", bias=" + bool_str(bias.defined());
 }
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv2dOptions opts)
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2dOptions opts)
     : Module("Conv2d"), in_(in_channels), out_(out_channels), k_(kernel_size), opts_(opts) {
-  DDL_CHECK(in_channels > 0 && out_channels > 0 && kernel_size > 0,
-            "Conv2d: channels and kernel size must be positive");
+  DDL_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
+            "Conv2d: channels and kernel size must be positive, got in=", in_channels, " out=", out_channels,
+            " kernel_size=", kernel_size.pair_repr());
   DDL_CHECK(opts.groups > 0 && in_channels % opts.groups == 0 && out_channels % opts.groups == 0,
             "Conv2d: groups=", opts.groups, " must divide in_channels=", in_channels,
             " and out_channels=", out_channels);
-  weight = register_parameter("weight", empty({out_channels, in_channels / opts.groups, kernel_size, kernel_size}));
+  weight =
+      register_parameter("weight", empty({out_channels, in_channels / opts.groups, kernel_size[0], kernel_size[1]}));
   if (opts.bias) bias = register_parameter("bias", empty({out_channels}));
   init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
 }
 
 Variable Conv2d::forward(const Variable& x) {
   Conv2dParams p;
-  p.stride = {opts_.stride, opts_.stride};
-  p.padding = {opts_.padding, opts_.padding};
-  p.dilation = {opts_.dilation, opts_.dilation};
+  p.stride = opts_.stride, p.padding = opts_.padding, p.dilation = opts_.dilation;
   p.groups = opts_.groups;
   return conv2d(x, weight, bias, p);
 }
 
 std::string Conv2d::extra_repr() const {
   std::ostringstream os;
-  os << in_ << ", " << out_ << ", kernel_size=(" << k_ << ", " << k_ << "), stride=(" << opts_.stride << ", "
-     << opts_.stride << ")";
-  if (opts_.padding) os << ", padding=(" << opts_.padding << ", " << opts_.padding << ")";
-  if (opts_.dilation != 1) os << ", dilation=(" << opts_.dilation << ", " << opts_.dilation << ")";
+  os << in_ << ", " << out_ << ", kernel_size=" << k_.pair_repr() << ", stride=" << opts_.stride.pair_repr();
+  if (!opts_.padding.all(0)) os << ", padding=" << opts_.padding.pair_repr();
+  if (!opts_.dilation.all(1)) os << ", dilation=" << opts_.dilation.pair_repr();
   if (opts_.groups != 1) os << ", groups=" << opts_.groups;
   if (!opts_.bias) os << ", bias=False";
   return os.str();
@@ -105,41 +104,70 @@ std::string BatchNorm::extra_repr() const {
 }
 
 namespace {
-Pool2dParams pool_params(int64_t k, int64_t stride, int64_t padding) {
-  Pool2dParams p;
-  p.kernel = {k, k};
-  p.stride = {stride ? stride : k, stride ? stride : k};
-  p.padding = {padding, padding};
-  return p;
+// A stride of 0 in a dim means the kernel size there (PyTorch's stride=None).
+Size2 default_stride(Size2 stride, Size2 kernel) {
+  if (stride.all(0)) return kernel;
+  if (stride[0] != 0 && stride[1] != 0) return stride;
+  return Size2(stride[0] ? stride[0] : kernel[0], stride[1] ? stride[1] : kernel[1]);
 }
-std::string pool_repr(const Pool2dParams& p) {
-  return "kernel_size=" + std::to_string(p.kernel[0]) + ", stride=" + std::to_string(p.stride[0]) +
-         ", padding=" + std::to_string(p.padding[0]);
+Pool2dParams pool_params(Size2 k, Size2 stride, Size2 padding, Size2 dilation, bool ceil_mode) {
+  Pool2dParams p;
+  p.kernel = k, p.stride = stride, p.padding = padding, p.dilation = dilation;
+  p.ceil_mode = ceil_mode;
+  return p;
 }
 }  // namespace
 
-MaxPool2d::MaxPool2d(int64_t k, int64_t stride, int64_t padding)
-    : Module("MaxPool2d"), params_(pool_params(k, stride, padding)) {}
-std::string MaxPool2d::extra_repr() const { return pool_repr(params_) + ", dilation=1, ceil_mode=False"; }
+MaxPool2d::MaxPool2d(Size2 k, Size2 stride, Size2 padding, Size2 dilation, bool ceil_mode)
+    : Module("MaxPool2d"),
+      params_(pool_params(k, default_stride(stride, k), padding, dilation, ceil_mode)),
+      kernel_(k),
+      stride_(default_stride(stride, k)),
+      padding_(padding),
+      dilation_(dilation) {}
+std::string MaxPool2d::extra_repr() const {
+  return "kernel_size=" + kernel_.repr() + ", stride=" + stride_.repr() + ", padding=" + padding_.repr() +
+         ", dilation=" + dilation_.repr() + ", ceil_mode=" + bool_str(params_.ceil_mode);
+}
 
-AvgPool2d::AvgPool2d(int64_t k, int64_t stride, int64_t padding)
-    : Module("AvgPool2d"), params_(pool_params(k, stride, padding)) {}
-std::string AvgPool2d::extra_repr() const { return pool_repr(params_); }
+AvgPool2d::AvgPool2d(Size2 k, Size2 stride, Size2 padding, bool ceil_mode, bool count_include_pad)
+    : Module("AvgPool2d"),
+      params_(pool_params(k, default_stride(stride, k), padding, 1, ceil_mode)),
+      kernel_(k),
+      stride_(default_stride(stride, k)),
+      padding_(padding) {
+  params_.count_include_pad = count_include_pad;
+}
+std::string AvgPool2d::extra_repr() const {
+  std::string s = "kernel_size=" + kernel_.repr() + ", stride=" + stride_.repr() + ", padding=" + padding_.repr();
+  if (params_.ceil_mode) s += ", ceil_mode=True";
+  if (!params_.count_include_pad) s += ", count_include_pad=False";
+  return s;
+}
 
 Variable AdaptiveAvgPool2d::forward(const Variable& x) {
   DDL_CHECK(x.dim() == 4, "AdaptiveAvgPool2d: expected [N, C, H, W], got ", x.shape());
+  DDL_CHECK(out_[0] > 0 && out_[1] > 0, "AdaptiveAvgPool2d: output_size must be positive, got ", out_.pair_repr());
   const int64_t h = x.size(2), w = x.size(3);
-  if (out_[0] == 1 && out_[1] == 1) return mean(x, {2, 3}, true);
-  DDL_CHECK(h % out_[0] == 0 && w % out_[1] == 0, "AdaptiveAvgPool2d: output ", out_[0], "x", out_[1],
-            " must divide the input's ", h, "x", w, " in this version");
-  Pool2dParams p;
-  p.kernel = {h / out_[0], w / out_[1]};
-  p.stride = p.kernel;
-  return avg_pool2d(x, p);
+  if (out_.all(1)) return mean(x, {2, 3}, true);
+  if (h > 0 && w > 0 && h % out_[0] == 0 && w % out_[1] == 0) {  // equal windows: plain average pooling
+    Pool2dParams p;
+    p.kernel = {h / out_[0], w / out_[1]};
+    p.stride = p.kernel;
+    return avg_pool2d(x, p);
+  }
+  return adaptive_avg_pool2d(x, out_);
 }
 
-std::string AdaptiveAvgPool2d::extra_repr() const {
-  return "output_size=(" + std::to_string(out_[0]) + ", " + std::to_string(out_[1]) + ")";
+std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + out_.repr(); }
+
+CrossEntropyLoss::CrossEntropyLoss(Tensor weight, CrossEntropyOptions opts) : Module("CrossEntropyLoss"), opts_(opts) {
+  if (weight.defined()) weight_ = register_buffer("weight", std::move(weight));
+}
+
+Variable CrossEntropyLoss::forward(const Variable& logits, const Tensor& target) const {
+  return weight_.defined() ? cross_entropy(logits, target, weight_.data(), opts_)
+                           : cross_entropy(logits, target, opts_);
 }
 
 Dropout::Dropout(double p, Generator* gen) : Cloneable("Dropout"), p_(p), gen_(gen) {

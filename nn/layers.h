@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "nn/size2.h"
 
 namespace ddl::nn {
 
@@ -23,20 +24,23 @@ class Linear : public Cloneable<Linear> {
   bool has_bias_;
 };
 
+// Each size is one number or an {h, w} pair: Conv2d(3, 8, {3, 5}, {.stride = {1, 2}, .padding = {1, 2}}).
 struct Conv2dOptions {
-  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  Size2 stride = 1, padding = 0, dilation = 1;
+  int64_t groups = 1;
   bool bias = true;
 };
 
 class Conv2d : public Module {
  public:
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv2dOptions opts = {});
+  Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2dOptions opts = {});
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
-  Variable weight, bias;  // weight: [out, in / groups, k, k]
+  Variable weight, bias;  // weight: [out, in / groups, kh, kw]
 
  private:
-  int64_t in_, out_, k_;
+  int64_t in_, out_;
+  Size2 k_;
   Conv2dOptions opts_;
 };
 
@@ -79,35 +83,41 @@ class ReLU : public Cloneable<ReLU> {
   Variable forward(const Variable& x) override { return relu(x); }
 };
 
+// stride 0 (per dim) means the kernel size, as PyTorch's stride=None.
 class MaxPool2d : public Module {
  public:
-  explicit MaxPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0);
+  explicit MaxPool2d(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0, Size2 dilation = 1,
+                     bool ceil_mode = false);
   Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
   std::string extra_repr() const override;
 
  private:
   Pool2dParams params_;
+  Size2 kernel_, stride_, padding_, dilation_;
 };
 
 class AvgPool2d : public Module {
  public:
-  explicit AvgPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0);
+  explicit AvgPool2d(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0, bool ceil_mode = false,
+                     bool count_include_pad = true);
   Variable forward(const Variable& x) override { return avg_pool2d(x, params_); }
   std::string extra_repr() const override;
 
  private:
   Pool2dParams params_;
+  Size2 kernel_, stride_, padding_;
 };
 
-// Output size must divide the input size (or be 1x1), which covers VGG and ResNet heads.
+// Any input size to output_size (windows as tensor/adaptive_pool.h). 1x1 and
+// dividing sizes run as mean / avg_pool2d, which every device has.
 class AdaptiveAvgPool2d : public Module {
  public:
-  explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size) : Module("AdaptiveAvgPool2d"), out_(output_size) {}
+  explicit AdaptiveAvgPool2d(Size2 output_size) : Module("AdaptiveAvgPool2d"), out_(output_size) {}
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
 
  private:
-  std::array<int64_t, 2> out_;
+  Size2 out_;
 };
 
 class Dropout : public Cloneable<Dropout> {
@@ -151,11 +161,14 @@ class Sequential : public Module {
 class CrossEntropyLoss : public Module {
  public:
   explicit CrossEntropyLoss(CrossEntropyOptions opts = {}) : Module("CrossEntropyLoss"), opts_(opts) {}
-  Variable forward(const Variable& logits, const Tensor& target) const { return cross_entropy(logits, target, opts_); }
+  // Class weights [C], kept as the buffer "weight" (so .to(device) moves them).
+  explicit CrossEntropyLoss(Tensor weight, CrossEntropyOptions opts = {});
+  Variable forward(const Variable& logits, const Tensor& target) const;
   Variable operator()(const Variable& logits, const Tensor& target) const { return forward(logits, target); }
 
  private:
   CrossEntropyOptions opts_;
+  Variable weight_;
 };
 
 class MSELoss : public Module {

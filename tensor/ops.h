@@ -1,7 +1,9 @@
 // Every tensor op, for `#include "tensor/ops.h"`.
 #pragma once
 
+#include "tensor/adaptive_pool.h"
 #include "tensor/conv.h"
+#include "tensor/conv_transpose.h"
 #include "tensor/devices.h"
 #include "tensor/einsum.h"
 #include "tensor/elementwise.h"
@@ -19,3 +21,4 @@
 #include "tensor/softmax.h"
 #include "tensor/sort.h"
 #include "tensor/tensor.h"
+#include "tensor/upsample.h"

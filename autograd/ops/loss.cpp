@@ -1,6 +1,8 @@
-// Loss functions on Variables. cross_entropy saves log_softmax(logits) and its
-// backward is softmax − target distribution in one kernel; mse_loss is written
-// with tensor ops since it is memory-bound and simple.
+// Classification losses on Variables. cross_entropy with class-index targets
+// saves log_softmax(logits) and its backward is softmax − target distribution
+// in one kernel (tensor/softmax.h). Class weights and probability targets take
+// a tensor-op path, see Note [Cross entropy as a target matrix]. The
+// elementwise losses live in regression_loss.cpp.
 #include "autograd/ops/loss.h"
 
 #include "autograd/node.h"
@@ -11,7 +13,64 @@
 
 namespace ddl {
 
+namespace {
+
+// [1, C, 1, ...] for logits of rank `dim`: how a per-class vector broadcasts.
+Shape class_shape(int64_t dim, int64_t C) {
+  std::vector<int64_t> s(static_cast<size_t>(dim), 1);
+  s[1] = C;
+  return Shape(s);
+}
+
+// Note [Cross entropy as a target matrix]
+// Every variant of PyTorch's cross_entropy is loss_n = −Σ_c M[n, c] logp[n, c]
+// for a matrix M of the logits' shape, reduced with a divisor D for Mean:
+//   class indices t:  M = valid_n w_c ((1 − ε) [c = t_n] + ε / C),  D = Σ_n valid_n w[t_n]
+//   probabilities q:  M = w_c ((1 − ε) q + ε / C),                    D = N·d1·…
+// (w = 1 without weights; ε the label smoothing). Its gradient in the logits is
+// g·(softmax Σ_c M − M), which is the whole backward.
+struct TargetMatrix {
+  Tensor M;
+  Tensor denominator;  // scalar
+};
+
+TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& weight,
+                           const CrossEntropyOptions& opts) {
+  const int64_t C = z.size(1);
+  const TensorOptions fo(z.dtype(), z.device());
+  const Tensor w = weight.defined() ? weight.reshape(class_shape(z.dim(), C)) : Tensor();
+  const double eps = opts.label_smoothing;
+  if (is_floating(target.dtype())) {
+    DDL_CHECK(target.shape() == z.shape(), "cross_entropy: probability targets ", target.shape(),
+              " must have the logits' shape ", z.shape());
+    Tensor M = ddl::add(ddl::mul(target.to(z.dtype()), 1.0 - eps), eps / double(C));
+    if (w.defined()) M = ddl::mul(M, w);
+    return {M, scalar_tensor(double(z.numel() / std::max<int64_t>(C, 1)), fo)};
+  }
+  DDL_CHECK(target.dtype() == DType::Int64, "cross_entropy: target must be int64 class indices or floating ",
+            "probabilities, got ", describe(target));
+  std::vector<int64_t> ts = z.shape().vec();
+  ts.erase(ts.begin() + 1);
+  DDL_CHECK(target.shape() == Shape(ts), "cross_entropy: target ", target.shape(), " does not match logits ", z.shape(),
+            " (expected ", Shape(ts), ")");
+  const std::vector<int64_t> tv = to_vector<int64_t>(target.to(Device::cpu()));
+  for (size_t i = 0; i < tv.size(); ++i)
+    DDL_CHECK(tv[i] == opts.ignore_index || (tv[i] >= 0 && tv[i] < C), "cross_entropy: target ", tv[i], " of sample ",
+              i, " is out of range for ", C, " classes (ignore_index ", opts.ignore_index, ")");
+  const Tensor classes =
+      arange(0.0, double(C), 1.0, TensorOptions(z.dtype())).to(z.device()).reshape(class_shape(z.dim(), C));
+  const Tensor t = target.to(z.dtype()).unsqueeze(1);
+  const Tensor valid = ddl::ne(target, double(opts.ignore_index)).to(z.dtype()).unsqueeze(1);
+  Tensor picked = ddl::mul(ddl::eq(t, classes).to(z.dtype()), valid);  // [c = t_n], 0 when ignored
+  Tensor spread = ddl::mul(valid.expand(z.shape()), eps / double(C));
+  if (w.defined()) picked = ddl::mul(picked, w), spread = ddl::mul(spread, w);
+  return {ddl::add(ddl::mul(picked, 1.0 - eps), spread), ddl::sum(picked)};
+}
+
+}  // namespace
+
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts) {
+  if (target.defined() && is_floating(target.dtype())) return cross_entropy(logits, target, Tensor(), opts);
   const Tensor logp = ddl::log_softmax(logits.data(), 1);
   Tensor loss = nll_loss_forward(logp, target, opts, "cross_entropy");
   return autograd::make_result(
@@ -22,6 +81,41 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
       autograd::cross_entropy_double_backward(logits, target, opts));  // double_backward.cpp
 }
 
+Variable cross_entropy(const Variable& logits, const Tensor& target, const Tensor& weight,
+                       const CrossEntropyOptions& opts) {
+  DDL_CHECK(logits.defined() && target.defined(), "cross_entropy: logits and target must be defined");
+  if (!weight.defined() && !is_floating(target.dtype())) return cross_entropy(logits, target, opts);
+  const Tensor z = logits.data();
+  DDL_CHECK(z.dim() >= 2, "cross_entropy: logits must be [N, C] or [N, C, d1, ...], got ", z.shape());
+  DDL_CHECK(z.dtype() == DType::Float32 || z.dtype() == DType::Float64,
+            "cross_entropy: logits must be float32 or float64, got ", describe(z));
+  DDL_CHECK(opts.label_smoothing >= 0 && opts.label_smoothing <= 1,
+            "cross_entropy: label_smoothing must be in [0, 1], got ", opts.label_smoothing);
+  if (weight.defined()) {
+    DDL_CHECK(weight.dim() == 1 && weight.size(0) == z.size(1), "cross_entropy: weight must be [", z.size(1),
+              "] (one per class), got ", weight.shape());
+    DDL_CHECK(weight.dtype() == z.dtype() && weight.device() == z.device(), "cross_entropy: weight is ",
+              describe(weight), " but logits are ", describe(z));
+  }
+  const TargetMatrix tm = target_matrix(z, target, weight, opts);
+  const Tensor logp = ddl::log_softmax(z, 1);
+  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, logp), {1}));
+  const Reduction r = opts.reduction;
+  Tensor loss = r == Reduction::None  ? per_sample
+                : r == Reduction::Sum ? ddl::sum(per_sample)
+                                      : ddl::div(ddl::sum(per_sample), tm.denominator);
+  return autograd::make_result(
+      std::move(loss), "CrossEntropyBackward", {&logits},
+      [logp, tm, r](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        const Tensor factor = r == Reduction::None  ? g.unsqueeze(1)
+                              : r == Reduction::Sum ? g
+                                                    : ddl::div(g, tm.denominator);
+        const Tensor row_mass = ddl::sum(tm.M, {1}, /*keepdim=*/true);
+        return {ddl::mul(ddl::sub(ddl::mul(ddl::exp(logp), row_mass), tm.M), factor)};
+      },
+      autograd::cross_entropy_matrix_double_backward(logits, tm.M, tm.denominator, r));  // double_backward.cpp
+}
+
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
   const Tensor lp = log_probs.data();
   const CrossEntropyOptions opts{reduction, ignore_index, 0.0};
@@ -30,25 +124,6 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction red
                                [lp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
                                  return {nll_loss_backward(g, lp, target, opts, /*through_log_softmax=*/false)};
                                });
-}
-
-Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
-  DDL_CHECK(a.defined() && b.defined(), "mse_loss: input and target must be defined");
-  DDL_CHECK(a.shape() == b.shape(), "mse_loss: input ", a.shape(), " and target ", b.shape(),
-            " must have the same shape");
-  const Tensor diff = ddl::sub(a.data(), b.data());
-  const Tensor sq = ddl::mul(diff, diff);
-  Tensor loss = reduction == Reduction::None ? sq : reduction == Reduction::Sum ? ddl::sum(sq) : ddl::mean(sq);
-  const double n = static_cast<double>(a.numel());
-  return autograd::make_result(
-      loss, "MseLossBackward", {&a, &b},
-      [diff, reduction, n](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-        // d/da = 2·(a − b)·g (÷ n for Mean); g is a scalar unless reduction is None.
-        const double k = reduction == Reduction::Mean ? 2.0 / n : 2.0;
-        const Tensor ga = ddl::mul(diff, ddl::mul(g, k));
-        return {needs[0] ? ga : Tensor(), needs[1] ? ddl::neg(ga) : Tensor()};
-      },
-      autograd::mse_loss_double_backward(a, b, reduction));  // double_backward.cpp
 }
 
 }  // namespace ddl

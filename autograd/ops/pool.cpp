@@ -1,6 +1,6 @@
-// Pooling forward and backward side by side. Max pooling saves the argmax
-// indices (not the input) and routes each gradient to its maximum; average
-// pooling spreads it evenly over the window.
+// Pooling forward and backward side by side. Max pooling (fixed or adaptive
+// windows) saves the argmax indices (not the input) and routes each gradient
+// to its maximum; average pooling spreads it evenly over the window.
 #include "autograd/ops/pool.h"
 
 #include "autograd/node.h"
@@ -32,6 +32,29 @@ Pool2dParams square(int64_t kernel, int64_t stride) {
   return p;
 }
 }  // namespace
+
+std::pair<Variable, Tensor> adaptive_max_pool2d_with_indices(const Variable& x, std::array<int64_t, 2> output_size) {
+  auto [y, idx] = adaptive_max_pool2d(x.data(), output_size);
+  const Shape xs = x.shape();
+  Variable out =
+      autograd::make_result(std::move(y), "AdaptiveMaxPool2dBackward", {&x},
+                            [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+                              return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+                            });
+  return {out, idx};
+}
+
+Variable adaptive_max_pool2d(const Variable& x, std::array<int64_t, 2> output_size) {
+  return adaptive_max_pool2d_with_indices(x, output_size).first;
+}
+
+Variable adaptive_avg_pool2d(const Variable& x, std::array<int64_t, 2> output_size) {
+  const Shape xs = x.shape();
+  return autograd::make_result(adaptive_avg_pool2d(x.data(), output_size), "AdaptiveAvgPool2dBackward", {&x},
+                               [xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+                                 return {needs[0] ? adaptive_avg_pool2d_backward(g, xs) : Tensor()};
+                               });
+}
 
 Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride) { return max_pool2d(x, square(kernel, stride)); }
 Variable avg_pool2d(const Variable& x, int64_t kernel, int64_t stride) { return avg_pool2d(x, square(kernel, stride)); }

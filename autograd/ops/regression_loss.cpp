@@ -1,0 +1,182 @@
+// Elementwise losses (mse, l1, smooth_l1, huber, binary cross-entropy on
+// probabilities and on logits, KL divergence), each as a pointwise loss tensor
+// plus its pointwise derivatives, written with tensor ops so any device with
+// elementwise kernels runs them. Formulas and clamps follow PyTorch 1.13's
+// ATen (Loss.cpp, BinaryOps / derivatives.yaml); see loss.h.
+#include <functional>
+#include <limits>
+
+#include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
+#include "autograd/ops/loss.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
+#include "tensor/reduce.h"
+
+namespace ddl {
+
+namespace {
+
+// Maps the per-element upstream factor (g, or g / n for a mean) to one input's gradient.
+using PointwiseGrad = std::function<Tensor(const Tensor& factor)>;
+
+// Reduces `pointwise` (Mean divides the sum by `divisor`) and records the backward.
+Variable finish(const char* name, const Variable& a, const Variable& b, const Tensor& pointwise, Reduction r,
+                double divisor, PointwiseGrad da, PointwiseGrad db) {
+  Tensor loss = r == Reduction::None  ? pointwise
+                : r == Reduction::Sum ? ddl::sum(pointwise)
+                                      : ddl::div(ddl::sum(pointwise), divisor);
+  return autograd::make_result(
+      std::move(loss), name, {&a, &b},
+      [r, divisor, da, db](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        const Tensor factor = r == Reduction::Mean ? ddl::div(g, divisor) : g;
+        return {needs[0] ? da(factor) : Tensor(), needs[1] ? db(factor) : Tensor()};
+      });
+}
+
+void check_pair(const Variable& a, const Variable& b, const char* op) {
+  DDL_CHECK(a.defined() && b.defined(), op, ": input and target must be defined");
+  DDL_CHECK(a.shape() == b.shape(), op, ": input ", a.shape(), " and target ", b.shape(), " must have the same shape");
+  DDL_CHECK(a.dtype() == b.dtype(), op, ": input is ", describe(a.data()), " but target is ", describe(b.data()));
+}
+
+// `w` (undefined, or broadcastable to shape) times t; the product must keep t's shape.
+Tensor weighted(const Tensor& t, const Tensor& w, const char* op, const char* what) {
+  if (!w.defined()) return t;
+  bool fits = w.dim() <= t.dim();
+  for (int64_t i = 1; fits && i <= w.dim(); ++i) fits = w.size(-i) == 1 || w.size(-i) == t.size(-i);
+  DDL_CHECK(fits, op, ": ", what, " ", w.shape(), " must broadcast to the input ", t.shape());
+  return ddl::mul(t, w);
+}
+
+Tensor scalar_like(const Tensor& t, double v) { return scalar_tensor(v, TensorOptions(t.dtype(), t.device())); }
+
+double count(const Variable& a) { return static_cast<double>(a.numel()); }
+
+}  // namespace
+
+Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
+  check_pair(a, b, "mse_loss");
+  const Tensor diff = ddl::sub(a.data(), b.data());
+  // d/da = 2 (a − b) g (÷ n for Mean).
+  PointwiseGrad da = [diff](const Tensor& f) { return ddl::mul(diff, ddl::mul(f, 2.0)); };
+  PointwiseGrad db = [diff](const Tensor& f) { return ddl::mul(diff, ddl::mul(f, -2.0)); };
+  return autograd::with_double_backward(
+      finish("MseLossBackward", a, b, ddl::mul(diff, diff), reduction, count(a), da, db),
+      autograd::mse_loss_double_backward(a, b, reduction));  // double_backward.cpp
+}
+
+Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
+  check_pair(a, b, "l1_loss");
+  const Tensor diff = ddl::sub(a.data(), b.data());
+  const Tensor sgn = ddl::sign(diff);  // sign(0) = 0, as PyTorch's gradient
+  PointwiseGrad da = [sgn](const Tensor& f) { return ddl::mul(sgn, f); };
+  PointwiseGrad db = [sgn](const Tensor& f) { return ddl::neg(ddl::mul(sgn, f)); };
+  return finish("L1LossBackward", a, b, ddl::abs(diff), reduction, count(a), da, db);
+}
+
+Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reduction, double beta) {
+  DDL_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
+  if (beta == 0) return l1_loss(a, b, reduction);
+  check_pair(a, b, "smooth_l1_loss");
+  const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
+  const Tensor inner = ddl::lt(ad, beta);
+  const Tensor loss = ddl::where(inner, ddl::div(ddl::mul(ddl::mul(diff, diff), 0.5), beta), ddl::sub(ad, 0.5 * beta));
+  // d/da = d / beta inside, sign(d) outside (equal at |d| = beta).
+  const Tensor slope = ddl::where(inner, ddl::div(diff, beta), ddl::sign(diff));
+  PointwiseGrad da = [slope](const Tensor& f) { return ddl::mul(slope, f); };
+  PointwiseGrad db = [slope](const Tensor& f) { return ddl::neg(ddl::mul(slope, f)); };
+  return finish("SmoothL1LossBackward", a, b, loss, reduction, count(a), da, db);
+}
+
+Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, double delta) {
+  DDL_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
+  check_pair(a, b, "huber_loss");
+  const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
+  const Tensor loss =
+      ddl::where(ddl::lt(ad, delta), ddl::mul(ddl::mul(diff, diff), 0.5), ddl::mul(ddl::sub(ad, 0.5 * delta), delta));
+  const Tensor slope = ddl::clamp(diff, -delta, delta);
+  PointwiseGrad da = [slope](const Tensor& f) { return ddl::mul(slope, f); };
+  PointwiseGrad db = [slope](const Tensor& f) { return ddl::neg(ddl::mul(slope, f)); };
+  return finish("HuberLossBackward", a, b, loss, reduction, count(a), da, db);
+}
+
+Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor& weight, Reduction reduction) {
+  check_pair(x, y, "binary_cross_entropy");
+  const Tensor xd = x.data(), yd = y.data();
+  if (xd.numel() > 0) {
+    const double lo = ddl::amin(xd).item(), hi = ddl::amax(xd).item();
+    DDL_CHECK(lo >= 0 && hi <= 1, "binary_cross_entropy: every input must lie in [0, 1] (probabilities; use ",
+              "binary_cross_entropy_with_logits for logits), got values in [", lo, ", ", hi, "]");
+  }
+  const Tensor log_x = ddl::log(xd), log_1mx = ddl::log(ddl::rsub(xd, 1.0));
+  // PyTorch clamps each log at −100 so that x = 0 or 1 gives a finite loss.
+  const Tensor lx = ddl::clamp(log_x, -100.0, std::nullopt), l1x = ddl::clamp(log_1mx, -100.0, std::nullopt);
+  const Tensor loss =
+      weighted(ddl::sub(ddl::mul(ddl::sub(yd, 1.0), l1x), ddl::mul(yd, lx)), weight, "binary_cross_entropy", "weight");
+  // d/dx = (x − y) / max(x (1 − x), 1e-12); d/dy = log(1 − x) − log(x) (PyTorch's -logit(x)).
+  const Tensor slope_x = weighted(
+      ddl::div(ddl::sub(xd, yd), ddl::clamp(ddl::mul(xd, ddl::rsub(xd, 1.0)), 1e-12, std::nullopt)), weight, "", "");
+  const Tensor slope_y = weighted(ddl::sub(log_1mx, log_x), weight, "", "");
+  PointwiseGrad dx = [slope_x](const Tensor& f) { return ddl::mul(slope_x, f); };
+  PointwiseGrad dy = [slope_y](const Tensor& f) { return ddl::mul(slope_y, f); };
+  return finish("BinaryCrossEntropyBackward", x, y, loss, reduction, count(x), dx, dy);
+}
+
+Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, const Tensor& weight,
+                                          const Tensor& pos_weight, Reduction reduction) {
+  const char* op = "binary_cross_entropy_with_logits";
+  check_pair(z, y, op);
+  const Tensor zd = z.data(), yd = y.data();
+  // softplus(−z) = m + log(exp(−m) + exp(−z − m)) with m = max(−z, 0): no overflow for any z.
+  const Tensor m = ddl::clamp(ddl::neg(zd), 0.0, std::nullopt);
+  const Tensor sp_neg = ddl::add(m, ddl::log(ddl::add(ddl::exp(ddl::neg(m)), ddl::exp(ddl::sub(ddl::neg(zd), m)))));
+  const Tensor one_m_y = ddl::rsub(yd, 1.0);
+  Tensor loss, slope_z, slope_y;
+  if (pos_weight.defined()) {
+    const Tensor py = weighted(yd, pos_weight, op, "pos_weight");               // p y
+    const Tensor lw = ddl::add(ddl::sub(py, yd), 1.0);                          // 1 + (p − 1) y
+    loss = ddl::add(ddl::mul(one_m_y, zd), ddl::mul(lw, sp_neg));               // (1 − y) z + lw softplus(−z)
+    slope_z = ddl::sub(ddl::mul(ddl::add(py, one_m_y), ddl::sigmoid(zd)), py);  // (p y + 1 − y) σ(z) − p y
+    slope_y = ddl::add(ddl::neg(zd), weighted(sp_neg, ddl::sub(pos_weight, 1.0), op, "pos_weight"));
+  } else {
+    loss = ddl::add(ddl::mul(one_m_y, zd), sp_neg);
+    slope_z = ddl::sub(ddl::sigmoid(zd), yd);
+    slope_y = ddl::neg(zd);
+  }
+  loss = weighted(loss, weight, op, "weight");
+  slope_z = weighted(slope_z, weight, op, "weight");
+  slope_y = weighted(slope_y, weight, op, "weight");
+  PointwiseGrad dz = [slope_z](const Tensor& f) { return ddl::mul(slope_z, f); };
+  PointwiseGrad dy = [slope_y](const Tensor& f) { return ddl::mul(slope_y, f); };
+  return finish("BinaryCrossEntropyWithLogitsBackward", z, y, loss, reduction, count(z), dz, dy);
+}
+
+Variable kl_div(const Variable& input, const Variable& target, KLDivReduction reduction, bool log_target) {
+  check_pair(input, target, "kl_div");
+  const Tensor x = input.data(), t = target.data();
+  Tensor loss, slope_x, slope_t;
+  if (log_target) {
+    const Tensor et = ddl::exp(t);
+    loss = ddl::mul(et, ddl::sub(t, x));
+    slope_x = ddl::neg(et);
+    slope_t = ddl::mul(et, ddl::add(ddl::sub(t, x), 1.0));
+  } else {
+    // xlogy(t, t) − t x, where 0 log 0 = 0. The target's slope log t + 1 − x is NaN at
+    // t = 0, as in PyTorch 1.13 (whose xlogy derivative is 0/0 there).
+    const Tensor zero = ddl::eq(t, 0.0), log_t = ddl::log(t);
+    loss = ddl::sub(ddl::where(zero, scalar_like(t, 0.0), ddl::mul(t, log_t)), ddl::mul(t, x));
+    slope_x = ddl::neg(t);
+    slope_t =
+        ddl::where(zero, scalar_like(t, std::numeric_limits<double>::quiet_NaN()), ddl::sub(ddl::add(log_t, 1.0), x));
+  }
+  const Reduction r = reduction == KLDivReduction::None  ? Reduction::None
+                      : reduction == KLDivReduction::Sum ? Reduction::Sum
+                                                         : Reduction::Mean;
+  const double divisor = reduction == KLDivReduction::BatchMean && x.dim() > 0 ? double(x.size(0)) : count(input);
+  PointwiseGrad dx = [slope_x](const Tensor& f) { return ddl::mul(slope_x, f); };
+  PointwiseGrad dt = [slope_t](const Tensor& f) { return ddl::mul(slope_t, f); };
+  return finish("KlDivBackward", input, target, loss, r, divisor, dx, dt);
+}
+
+}  // namespace ddl

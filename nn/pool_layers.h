@@ -1,0 +1,42 @@
+// AdaptiveMaxPool2d and Upsample modules (the fixed-window pools and
+// AdaptiveAvgPool2d are in nn/layers.h). Both run through CPU-only kernels.
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "autograd/functions.h"
+#include "nn/module.h"
+#include "nn/size2.h"
+
+namespace ddl::nn {
+
+// x: [N, C, H, W] or [C, H, W] -> [..., output_size]; PyTorch's windows.
+class AdaptiveMaxPool2d : public Module {
+ public:
+  explicit AdaptiveMaxPool2d(Size2 output_size) : Module("AdaptiveMaxPool2d"), out_(output_size) {}
+  Variable forward(const Variable& x) override { return adaptive_max_pool2d(x, out_); }
+  std::string extra_repr() const override { return "output_size=" + out_.repr(); }
+
+ private:
+  Size2 out_;
+};
+
+// nn.Upsample: a fixed output size or scale factor, nearest or bilinear.
+class Upsample : public Module {
+ public:
+  // Exactly one of size and scale_factor.
+  static Upsample to_size(Size2 size, InterpolateMode mode = InterpolateMode::Nearest, bool align_corners = false);
+  static Upsample by_scale(double scale_factor, InterpolateMode mode = InterpolateMode::Nearest,
+                           bool align_corners = false);
+  static Upsample by_scale(std::array<double, 2> scale_factor, InterpolateMode mode = InterpolateMode::Nearest,
+                           bool align_corners = false);
+  explicit Upsample(InterpolateOptions opts);
+  Variable forward(const Variable& x) override { return interpolate(x, opts_); }
+  std::string extra_repr() const override;
+
+ private:
+  InterpolateOptions opts_;
+};
+
+}  // namespace ddl::nn

@@ -1,0 +1,63 @@
+// upsample2d frontend: shape and parameter checks, unbatched input via a batch
+// dim of 1, output allocation and kernel dispatch (tensor/cpu/upsample.cpp).
+#include "tensor/upsample.h"
+
+#include <cmath>
+
+#include "tensor/factory.h"
+
+namespace ddl {
+
+namespace kernels {
+DDL_DEFINE_KERNEL(upsample2d_forward_kernel, Upsample2dForwardFn);
+DDL_DEFINE_KERNEL(upsample2d_backward_kernel, Upsample2dBackwardFn);
+}  // namespace kernels
+
+int64_t upsample_out_size(int64_t in, double scale) {
+  DDL_CHECK(scale > 0 && std::isfinite(scale), "interpolate: scale_factor must be positive and finite, got ", scale);
+  return static_cast<int64_t>(std::floor(static_cast<double>(in) * scale));
+}
+
+namespace {
+
+Shape checked_batched(const Shape& s, const Upsample2dParams& p, const char* op) {
+  DDL_CHECK(s.size() == 3 || s.size() == 4, op, ": input must be 4-D [N, C, H, W] or 3-D [C, H, W], got ", s);
+  DDL_CHECK(p.output_size[0] > 0 && p.output_size[1] > 0, op, ": output size must be positive, got [",
+            p.output_size[0], ", ", p.output_size[1], "] for input ", s);
+  DDL_CHECK(s[s.size() - 1] > 0 && s[s.size() - 2] > 0, op, ": input ", s, " has an empty spatial dim");
+  DDL_CHECK(!(p.align_corners && p.mode == InterpolateMode::Nearest), op,
+            ": align_corners applies to bilinear mode only (as in PyTorch)");
+  return s.size() == 4 ? s : Shape{1, s[0], s[1], s[2]};
+}
+
+void check_float(const Tensor& t, const char* op) {
+  DDL_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected float32 or float64, got ",
+            describe(t));
+}
+
+Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
+Tensor like_input(const Tensor& t, size_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
+
+}  // namespace
+
+Tensor upsample2d(const Tensor& x, const Upsample2dParams& p) {
+  check_float(x, "upsample2d");
+  const Shape xs = checked_batched(x.shape(), p, "upsample2d");
+  Tensor y = empty({xs[0], xs[1], p.output_size[0], p.output_size[1]}, TensorOptions(x.dtype(), x.device()));
+  if (y.numel() > 0) kernels::upsample2d_forward_kernel(x.device())(as_4d(x), y, p);
+  return like_input(y, x.dim());
+}
+
+Tensor upsample2d_backward(const Tensor& grad_y, const Shape& x_shape, const Upsample2dParams& p) {
+  check_float(grad_y, "upsample2d_backward");
+  const Shape xs = checked_batched(x_shape, p, "upsample2d_backward");
+  const Shape expect = x_shape.size() == 4 ? Shape{xs[0], xs[1], p.output_size[0], p.output_size[1]}
+                                           : Shape{xs[1], p.output_size[0], p.output_size[1]};
+  DDL_CHECK(grad_y.shape() == expect, "upsample2d_backward: grad_y ", grad_y.shape(), " does not match the output ",
+            expect, " of input ", x_shape);
+  Tensor gx = empty(xs, TensorOptions(grad_y.dtype(), grad_y.device()));
+  if (gx.numel() > 0) kernels::upsample2d_backward_kernel(gx.device())(as_4d(grad_y), gx, p);
+  return like_input(gx, x_shape.size());
+}
+
+}  // namespace ddl
