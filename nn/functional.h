@@ -31,6 +31,14 @@ using ddl::sigmoid;
 using ddl::softmax;
 using ddl::tanh;
 
+// Sequence-model layers' functions (nn/normalization.h, embedding.h, activation.h).
+using ddl::embedding;
+using ddl::gelu;
+using ddl::group_norm;
+using ddl::layer_norm;
+using ddl::leaky_relu;
+using ddl::silu;
+
 inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_dim = -1) {
   return x.flatten(start_dim, end_dim);
 }
