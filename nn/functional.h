@@ -26,8 +26,8 @@ using ddl::max_pool2d;
 using ddl::mse_loss;
 using ddl::nll_loss;
 using ddl::relu;
-using ddl::smooth_l1_loss;
 using ddl::sigmoid;
+using ddl::smooth_l1_loss;
 using ddl::softmax;
 using ddl::tanh;
 
