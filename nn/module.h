@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/anomaly.h"
 #include "autograd/scope.h"
 #include "autograd/variable.h"
 
@@ -131,9 +132,10 @@ std::shared_ptr<M> clone(const M& module) {
 
 // child.forward(x), run as the child `name` of the module whose forward is running: while
 // tracing, a "forward" span named by its dotted path, and its nodes' backward spans (see
-// Note [Module scopes] in autograd/scope.cpp). Exactly child.forward(x) when tracing is off.
+// Note [Module scopes] in autograd/scope.cpp); while anomaly detection is on, the module its
+// nodes name in errors (autograd/anomaly.h). Exactly child.forward(x) when both are off.
 inline Variable call_child(Module& child, const std::string& name, const Variable& x) {
-  if (!trace::enabled()) [[likely]]
+  if (!trace::enabled() && !autograd::is_anomaly_enabled()) [[likely]]
     return child.forward(x);
   const autograd::ScopeLabel* parent = autograd::current_scope();
   if (!child.trace_label_ || child.trace_parent_ != parent) {

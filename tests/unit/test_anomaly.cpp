@@ -13,6 +13,7 @@
 #include "autograd/anomaly.h"
 #include "autograd/custom_function.h"
 #include "autograd/functions.h"
+#include "nn/nn.h"
 #include "tensor/ops.h"
 
 using namespace ddl;
@@ -53,6 +54,22 @@ TEST_CASE("anomaly: the node that made a NaN is named with its creation site", "
   // Infinity counts too: 1 / x at 0 in the backward of sqrt.
   Variable z(from_vector<double>({0, 4}), true);
   REQUIRE_THROWS_WITH(sum(sqrt(z)).backward(), Catch::Contains("SqrtBackward returned NaN or Inf"));
+}
+
+TEST_CASE("anomaly: the creation site names the module whose forward made the op", "[anomaly]") {
+  // A layer that takes the log of its input, inside a Sequential: the NaN its backward makes
+  // is reported with the module path "1" (the second child).
+  struct LogLayer : nn::Module {
+    LogLayer() : nn::Module("LogLayer") {}
+    Variable forward(const Variable& x) override { return log(x); }
+  };
+  nn::Sequential net;
+  net.push_back(std::make_shared<nn::ReLU>());
+  net.push_back(std::make_shared<LogLayer>());
+  DetectAnomalyGuard anomaly;
+  Variable x(from_vector<double>({0, 2}), true);
+  const Variable y = sum(mul(net.forward(x), Variable(zeros({2}, DType::Float64))));
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("op 'LogBackward' created in module '1'"));
 }
 
 TEST_CASE("anomaly: the guard restores the previous setting", "[anomaly]") {
