@@ -16,7 +16,10 @@ namespace ddl {
 class Generator {
  public:
   explicit Generator(uint64_t seed = 0) : seed_(seed) {}
-  Generator(const Generator& other) : seed_(other.seed()), offset_(other.offset()) {}
+  Generator(const Generator& other) {
+    const Draw d = other.state();
+    seed_ = d.seed, offset_ = d.offset;
+  }
   Generator& operator=(const Generator& other) {
     const Draw d = other.state();
     std::lock_guard<std::mutex> lock(mu_);
