@@ -5,6 +5,7 @@
 // CPU kernels only: on a CUDA tensor these throw a ddl::Error naming the op.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -33,7 +34,12 @@ struct Slice {
 class TensorIndex {
  public:
   enum class Kind { Integer, Slice, None, Ellipsis, Tensor };
-  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}          // NOLINT: implicit, as in LibTorch
+  // Any integer type (0, an int64_t, a size_t) selects one position; implicit, as in LibTorch.
+  template <std::integral I>
+  requires(!std::same_as<I, bool>) TensorIndex(I i)
+      : kind_(Kind::Integer), integer_(static_cast<int64_t>(i)) {}  // NOLINT
+  // A bool would silently select position 0 or 1; LibTorch reads it as a new axis (x[True]).
+  TensorIndex(bool) = delete;
   TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}                // NOLINT
   TensorIndex(std::nullopt_t) : kind_(Kind::None) {}                     // NOLINT
   TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}              // NOLINT

@@ -229,6 +229,10 @@ TEST_CASE("index_put matches PyTorch", "[indexing][golden]") {
       {z, seq({2, 1, 5}, 0.8, 0.2)}, index_put_mask_shape, index_put_mask_y, {index_put_mask_g0, index_put_mask_g1});
 }
 
+// Integers of any type index; a bool does not compile (it would silently pick 0 or 1).
+static_assert(std::is_constructible_v<TensorIndex, int> && std::is_constructible_v<TensorIndex, size_t> &&
+              std::is_constructible_v<TensorIndex, int64_t> && !std::is_constructible_v<TensorIndex, bool>);
+
 TEST_CASE("basic indexing gives views, advanced indexing copies", "[indexing]") {
   const Tensor t = arange(24).view({2, 3, 4});
   const Tensor v = t.index({1, Slice(None, None, 2), Slice(-2)});
@@ -236,6 +240,8 @@ TEST_CASE("basic indexing gives views, advanced indexing copies", "[indexing]") 
   REQUIRE(v.shape() == Shape{2, 2});
   REQUIRE(to_vector<int64_t>(v) == std::vector<int64_t>{14, 15, 22, 23});
   REQUIRE(t.index({Ellipsis, 0}).shape() == Shape{2, 3});
+  const size_t row = 1;
+  REQUIRE(t.index({row, 2, 3}).item() == 23);
   REQUIRE(t.index({None, Ellipsis, None}).shape() == Shape{1, 2, 3, 4, 1});
   REQUIRE(t.index({}).shares_storage(t));
   // Slices clamp like Python's: out-of-range bounds give short or empty views.
