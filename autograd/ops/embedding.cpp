@@ -82,7 +82,19 @@ Variable embedding(const Tensor& indices, const Variable& weight, std::optional<
           return {gw};
         });
   }
-  // Other devices: one_hot [m, num] times weight [num, dim].
+  return detail::embedding_one_hot(indices, weight, padding_idx);
+}
+
+namespace detail {
+
+Variable embedding_one_hot(const Tensor& indices, const Variable& weight, std::optional<int64_t> padding_idx) {
+  const Tensor wd = weight.data();
+  const int64_t num = wd.size(0), dim = wd.size(1), m = indices.numel();
+  const int64_t padding = padding_idx ? (*padding_idx < 0 ? *padding_idx + num : *padding_idx) : -1;
+  Shape out_shape = indices.shape();
+  out_shape.push_back(dim);
+  const Tensor idx = indices.contiguous().reshape({m});
+  // one_hot [m, num] times weight [num, dim].
   const Tensor out_of_range = add(lt(idx, 0.0).to(DType::Int64), ge(idx, static_cast<double>(num)).to(DType::Int64));
   DDL_CHECK(sum(out_of_range).item() == 0, "embedding: an index is out of range for ", num, " embeddings");
   const Tensor one_hot =
@@ -95,5 +107,7 @@ Variable embedding(const Tensor& indices, const Variable& weight, std::optional<
         return {gw};
       });
 }
+
+}  // namespace detail
 
 }  // namespace ddl

@@ -14,4 +14,10 @@ namespace ddl {
 // padding_idx, when given, gets no gradient. No gradient flows to the indices.
 Variable embedding(const Tensor& indices, const Variable& weight, std::optional<int64_t> padding_idx = std::nullopt);
 
+namespace detail {
+// The path devices other than the CPU take: a one-hot matrix times the weight.
+// Same contract as embedding(); public so that a CPU test can check it.
+Variable embedding_one_hot(const Tensor& indices, const Variable& weight, std::optional<int64_t> padding_idx);
+}  // namespace detail
+
 }  // namespace ddl

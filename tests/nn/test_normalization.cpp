@@ -107,3 +107,19 @@ TEST_CASE("Embedding initialises N(0, 1) with a zero padding row, and checks ind
   os << m;
   REQUIRE(os.str() == "Embedding(1000, 16, padding_idx=999)");
 }
+
+TEST_CASE("The one-hot embedding path of other devices equals the CPU gather", "[nn][embedding]") {
+  const Tensor indices = from_vector(std::vector<int64_t>{4, 0, 2, 2, 1, 4}, {2, 3});
+  for (std::optional<int64_t> padding : {std::optional<int64_t>(), std::optional<int64_t>(2)}) {
+    const Variable w1(random_double({5, 3}, 23), true), w2(w1.data().clone(), true);
+    const Variable y1 = embedding(indices, w1, padding), y2 = ddl::detail::embedding_one_hot(indices, w2, padding);
+    REQUIRE(y2.shape() == Shape({2, 3, 3}));
+    REQUIRE(allclose(y1.data(), y2.data(), 0, 0));
+    const Tensor g = random_double({2, 3, 3}, 24);
+    y1.backward(g);
+    y2.backward(g);
+    REQUIRE(allclose(w1.grad(), w2.grad(), 1e-15, 1e-15));
+  }
+  REQUIRE_THROWS_WITH(ddl::detail::embedding_one_hot(from_vector(std::vector<int64_t>{5}), Variable(zeros({5, 2})), {}),
+                      Catch::Contains("out of range"));
+}
