@@ -22,13 +22,4 @@ void queue_callback(std::function<void()> fn);
 int add_backward_end_callback(std::function<void()> fn);
 void remove_backward_end_callback(int id);
 
-namespace detail {
-// The engine half of grad(): gradients of `roots` (seeded with `seeds`, defined and
-// shape-checked by the caller) w.r.t. `inputs`, as Variables with a graph when
-// create_graph. Unreachable inputs raise unless allow_unused (then undefined).
-std::vector<Variable> run_grad(const std::vector<Variable>& roots, const std::vector<Variable>& seeds,
-                               const std::vector<Variable>& inputs, bool retain_graph, bool create_graph,
-                               bool allow_unused);
-}  // namespace detail
-
 }  // namespace ddl::autograd

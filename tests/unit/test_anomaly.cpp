@@ -51,6 +51,10 @@ TEST_CASE("anomaly: the node that made a NaN is named with its creation site", "
     REQUIRE(msg.find("MulBackward returned") == std::string::npos);  // the multiply's gradients are finite
   }
   REQUIRE_FALSE(x.grad().defined());
+  // A NaN handed to backward() is blamed on the caller, not on the op.
+  Variable u(from_vector<double>({1, 2}), true);
+  REQUIRE_THROWS_WITH(mul(u, 2.0).backward(from_vector<double>({std::nan(""), 1})),
+                      Catch::Contains("its incoming gradient already held NaN or Inf"));
   // Infinity counts too: 1 / x at 0 in the backward of sqrt.
   Variable z(from_vector<double>({0, 4}), true);
   REQUIRE_THROWS_WITH(sum(sqrt(z)).backward(), Catch::Contains("SqrtBackward returned NaN or Inf"));
