@@ -265,6 +265,32 @@ TEST_CASE("double backward: batch_norm, layer_norm, group_norm", "[double_backwa
   REQUIRE_GRADCHECK(first_grad(gn, 0), {x, w, b});
 }
 
+TEST_CASE("double backward: conv_transpose2d, weighted and soft-target cross_entropy", "[double_backward]") {
+  const Tensor x = random_double({2, 3, 3, 3}, 30);
+  const Tensor w = random_double({3, 2, 3, 3}, 31);  // [C_in, C_out / groups, R, S]
+  const Tensor b = random_double({2}, 32);
+  Conv2dParams p;
+  p.stride = {2, 2};
+  p.padding = {1, 0};
+  auto convt = [p](const std::vector<Variable>& v) { return tanh(conv_transpose2d(v[0], v[1], v[2], p, {1, 0})); };
+  REQUIRE_GRADCHECK(first_grad(convt, 0), {x, w, b});
+  REQUIRE_GRADCHECK(first_grad(convt, 1), {x, w, b});
+
+  const Tensor z = random_double({4, 3}, 33, -2.0, 2.0);
+  const Tensor target = from_vector<int64_t>({0, 2, -100, 1});
+  const Tensor class_weight = from_vector<double>({0.5, 2.0, 1.0});
+  const Tensor soft = softmax(random_double({4, 3}, 34), 1);
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    CrossEntropyOptions opts;
+    opts.reduction = r;
+    opts.label_smoothing = 0.1;
+    auto weighted = [&](const std::vector<Variable>& v) { return cross_entropy(v[0], target, class_weight, opts); };
+    REQUIRE_GRADCHECK(first_grad(weighted, 0), {z});
+    auto probabilities = [&](const std::vector<Variable>& v) { return cross_entropy(v[0], soft, Tensor(), opts); };
+    REQUIRE_GRADCHECK(first_grad(probabilities, 0), {z});
+  }
+}
+
 TEST_CASE("Hessian-vector products match finite differences of the gradient", "[double_backward]") {
   const Tensor w = random_double({4, 3}, 15);
   const Tensor x0 = random_double({2, 4}, 16);
