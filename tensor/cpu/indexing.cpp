@@ -1,12 +1,15 @@
 // CPU kernels of the index-driven ops (tensor/indexing.h): gather, scatter,
 // take and put. Frontends have already checked shapes, dtypes and index ranges;
-// these walk strided operands with an odometer. Writes that may collide
-// (scatter, put) run serially in index order, so results are deterministic.
+// gather and scatter walk their operands with StridedLoop (cpu/loops.h), take and
+// put with precomputed offsets. Writes that may collide (scatter, put) run
+// serially in index order, so results are deterministic.
 #include "tensor/indexing.h"
 
 #include <array>
+#include <limits>
 #include <vector>
 
+#include "tensor/cpu/loops.h"
 #include "tensor/parallel.h"
 
 namespace ddl::cpu {
@@ -33,11 +36,12 @@ void for_each_position(const Shape& shape, const std::array<Strides, N>& strides
   }
 }
 
-// The strides of t with the one along `dim` zeroed: the index supplies that coordinate.
-Strides without_dim(const Tensor& t, int64_t dim) {
+// t viewed at the positions of `index` (t may be larger in every dim), with the
+// stride along `dim` zeroed: the index supplies that coordinate. dim < 0: none zeroed.
+Tensor along_index(const Tensor& t, const Tensor& index, int64_t dim) {
   Strides s = t.strides();
-  s[dim] = 0;
-  return s;
+  if (dim >= 0) s[dim] = 0;
+  return Tensor(t.storage(), index.shape(), s, t.offset(), t.dtype());
 }
 
 // Element offsets of every position of a view, in row-major order.
@@ -48,34 +52,49 @@ std::vector<int64_t> offsets_of(const Tensor& t) {
   return out;
 }
 
-// out: index.shape; out[p] = self[p with p[dim] = index[p]]
+template <typename T>
+T& at(char* p, int64_t byte_offset) {
+  return *reinterpret_cast<T*>(p + byte_offset);
+}
+
+// out: index.shape; out[p] = self[p with p[dim] = index[p]]. Rows run in parallel (disjoint writes).
 void gather_cpu(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
-  const int64_t step = self.stride(dim);
-  const int64_t* idx = index.data<int64_t>();
+  const Tensor base = along_index(self, index, dim);
+  const int64_t step = self.stride(dim) * static_cast<int64_t>(self.element_size());
+  const StridedLoop<3> loop({&out, &index, &base});
   DDL_DISPATCH_ALL(self.dtype(), "gather", [&] {
-    scalar_t* o = out.data<scalar_t>();
-    const scalar_t* s = self.data<scalar_t>();
-    for_each_position<3>(index.shape(), {out.strides(), index.strides(), without_dim(self, dim)},
-                         [&](const std::array<int64_t, 3>& p) { o[p[0]] = s[p[2] + idx[p[1]] * step]; });
+    loop.run([&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st, int64_t n) {
+      if (st[1] == 0) {  // one index for the whole row (index_select's broadcast index): a strided copy
+        char* from = p[2] + at<int64_t>(p[1], 0) * step;
+        for (int64_t i = 0; i < n; ++i) at<scalar_t>(p[0], i * st[0]) = at<scalar_t>(from, i * st[2]);
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i)
+        at<scalar_t>(p[0], i * st[0]) = at<scalar_t>(p[2], i * st[2] + at<int64_t>(p[1], i * st[1]) * step);
+    });
   });
 }
 
-// self[p with p[dim] = index[p]] = (or +=) src[p], for every position p of index.
+// self[p with p[dim] = index[p]] = (or +=) src[p], for every position p of index, in
+// row-major order on one thread: repeated indices collide, and the last write wins.
 void scatter_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool accumulate) {
-  const int64_t step = self.stride(dim);
-  const int64_t* idx = index.data<int64_t>();
+  const Tensor base = along_index(self, index, dim), from = along_index(src, index, -1);
+  const int64_t step = self.stride(dim) * static_cast<int64_t>(self.element_size());
+  const StridedLoop<3> loop({&base, &index, &from});
   DDL_DISPATCH_ALL(self.dtype(), "scatter", [&] {
-    scalar_t* s = self.data<scalar_t>();
-    const scalar_t* v = src.data<scalar_t>();
-    for_each_position<3>(index.shape(), {without_dim(self, dim), index.strides(), src.strides()},
-                         [&](const std::array<int64_t, 3>& p) {
-                           scalar_t& dst = s[p[0] + idx[p[1]] * step];
-                           if constexpr (std::is_same_v<scalar_t, bool>) {
-                             dst = accumulate ? (dst || v[p[2]]) : v[p[2]];
-                           } else {
-                             dst = accumulate ? static_cast<scalar_t>(dst + v[p[2]]) : v[p[2]];
-                           }
-                         });
+    loop.run(
+        [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            scalar_t& dst = at<scalar_t>(p[0], i * st[0] + at<int64_t>(p[1], i * st[1]) * step);
+            const scalar_t v = at<scalar_t>(p[2], i * st[2]);
+            if constexpr (std::is_same_v<scalar_t, bool>) {
+              dst = accumulate ? (dst || v) : v;
+            } else {
+              dst = accumulate ? static_cast<scalar_t>(dst + v) : v;
+            }
+          }
+        },
+        std::numeric_limits<int64_t>::max());
   });
 }
 
