@@ -1,0 +1,22 @@
+// char_lm's command line.
+#pragma once
+
+#include <string>
+
+#include "models.h"
+
+namespace char_lm {
+
+struct Options {
+  ModelConfig model;
+  std::string corpus = "/usr/share/games/fortunes";
+  int64_t epochs = 1, max_steps = 0, batch = 32, log_every = 50, sample_chars = 300;
+  double lr = 3e-3, target_val_loss = 0;
+  int threads = 0;
+  uint64_t seed = 0;
+};
+
+// Exits with usage (status 0 for --help, 2 for a bad flag or value).
+Options parse_options(int argc, char** argv);
+
+}  // namespace char_lm
