@@ -138,11 +138,9 @@ AvgPool2d::AvgPool2d(Size2 k, Size2 stride, Size2 padding, bool ceil_mode, bool 
       padding_(padding) {
   params_.count_include_pad = count_include_pad;
 }
+// As PyTorch's AvgPool2d, which prints neither ceil_mode nor count_include_pad.
 std::string AvgPool2d::extra_repr() const {
-  std::string s = "kernel_size=" + kernel_.repr() + ", stride=" + stride_.repr() + ", padding=" + padding_.repr();
-  if (params_.ceil_mode) s += ", ceil_mode=True";
-  if (!params_.count_include_pad) s += ", count_include_pad=False";
-  return s;
+  return "kernel_size=" + kernel_.repr() + ", stride=" + stride_.repr() + ", padding=" + padding_.repr();
 }
 
 Variable AdaptiveAvgPool2d::forward(const Variable& x) {

@@ -299,6 +299,44 @@ TEST_CASE("adaptive pooling: cross-checks") {
   REQUIRE(nn::AdaptiveAvgPool2d(7).extra_repr() == "output_size=7");
 }
 
+TEST_CASE("adaptive pooling and interpolate: results do not depend on the thread count") {
+  // Enough planes (640, about 260 per task) that the kernels split them over threads.
+  const Tensor x = test::random_double({4, 160, 9, 7}, 51);
+  const Tensor gy = test::random_double({4, 160, 5, 11}, 52);
+  const Upsample2dParams up{{5, 11}, {0, 0}, kBilinear, false};
+  const int threads = get_num_threads();
+  std::vector<std::vector<double>> runs;
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    std::vector<double> all;
+    for (const Tensor& r :
+         {adaptive_avg_pool2d(x, {5, 11}), adaptive_avg_pool2d_backward(gy, x.shape()),
+          adaptive_max_pool2d(x, {5, 11}).first, upsample2d(x, up), upsample2d_backward(gy, x.shape(), up)}) {
+      const auto v = to_vector<double>(r);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    runs.push_back(all);
+  }
+  set_num_threads(threads);
+  REQUIRE(runs[0] == runs[1]);
+}
+
+TEST_CASE("MaxPool2d and AvgPool2d modules: rectangular options") {
+  const Tensor x = test::random_double({2, 3, 7, 8}, 41);
+  nn::MaxPool2d mp({3, 2}, {2, 1}, {1, 0}, {1, 2}, /*ceil_mode=*/true);
+  Pool2dParams p;
+  p.kernel = {3, 2}, p.stride = {2, 1}, p.padding = {1, 0}, p.dilation = {1, 2}, p.ceil_mode = true;
+  REQUIRE(allclose(mp(Variable(x)).data(), max_pool2d(x, p), 0, 0));
+  REQUIRE(mp.extra_repr() == "kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), ceil_mode=True");
+  // A stride of 0 in a dim means the kernel size there.
+  nn::AvgPool2d ap({3, 2}, {0, 1}, 1, /*ceil_mode=*/false, /*count_include_pad=*/false);
+  Pool2dParams q;
+  q.kernel = {3, 2}, q.stride = {3, 1}, q.padding = {1, 1}, q.count_include_pad = false;
+  REQUIRE(allclose(ap(Variable(x)).data(), avg_pool2d(x, q), 0, 0));
+  REQUIRE(ap.extra_repr() == "kernel_size=(3, 2), stride=(3, 1), padding=1");
+  REQUIRE(nn::MaxPool2d(2).extra_repr() == "kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False");
+}
+
 TEST_CASE("interpolate: closed-form cases and the Upsample module") {
   const Tensor x = from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2});
   // Nearest x2 repeats each pixel in a 2x2 block.
