@@ -46,9 +46,11 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size
   DDL_CHECK(kernel_size[0] > 0 && kernel_size[1] > 0, "ConvTranspose2d: kernel_size must be positive, got ",
             kernel_size.pair_repr());
   for (int i = 0; i < 2; ++i)
-    DDL_CHECK(opts.output_padding[i] >= 0 && opts.output_padding[i] < opts.stride[i],
+    DDL_CHECK(opts.output_padding[i] >= 0 &&
+                  (opts.output_padding[i] < opts.stride[i] || opts.output_padding[i] < opts.dilation[i]),
               "ConvTranspose2d: output_padding ", opts.output_padding.pair_repr(),
-              " must be non-negative and smaller than the stride ", opts.stride.pair_repr());
+              " must be non-negative and smaller than the stride ", opts.stride.pair_repr(), " or the dilation ",
+              opts.dilation.pair_repr());
   weight =
       register_parameter("weight", empty({in_channels, out_channels / opts.groups, kernel_size[0], kernel_size[1]}));
   if (opts.bias) bias = register_parameter("bias", empty({out_channels}));

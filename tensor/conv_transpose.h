@@ -18,9 +18,17 @@ int64_t conv_transpose_out_size(int64_t in, int64_t kernel, int64_t stride, int6
 
 // x: [N, Cin, H, W] (or [Cin, H, W]), w: [Cin, Cout/groups, R, S], bias: [Cout] or
 // undefined -> y: [N, Cout, Hout, Wout]. p holds stride, padding, dilation and groups
-// as for conv2d; output_padding (per dim) must be smaller than the stride
-// (PyTorch also allows output_padding < dilation; that case is refused here).
+// as for conv2d; output_padding (per dim) must be smaller than the stride or the
+// dilation, as in PyTorch.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p = {},
                         std::array<int64_t, 2> output_padding = {0, 0});
+
+// The gradients of conv_transpose2d w.r.t. x (conv2d of grad_y with w) and w
+// (conv2d's weight gradient with x as the output gradient); the bias gradient is
+// conv2d_backward_bias(grad_y).
+Tensor conv_transpose2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape& x_shape,
+                                       const Conv2dParams& p);
+Tensor conv_transpose2d_backward_weight(const Tensor& x, const Tensor& grad_y, const Shape& w_shape,
+                                        const Conv2dParams& p, std::array<int64_t, 2> output_padding);
 
 }  // namespace ddl

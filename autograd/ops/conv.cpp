@@ -42,12 +42,12 @@ Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& 
                           std::array<int64_t, 2> output_padding) {
   const Tensor xd = x.data(), wd = w.data();
   Tensor y = conv_transpose2d(xd, wd, bias.defined() ? bias.data() : Tensor(), p, output_padding);
-  auto backward = [xd, wd, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+  auto backward = [xd, wd, p, output_padding](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
     std::vector<Tensor> grads(needs.size());
     // y = conv2d_backward_input(x, w): its adjoint in x is conv2d(g, w); in w it is
     // conv2d's weight gradient with x as the output gradient and g as the input.
-    if (needs[0]) grads[0] = conv2d(g, wd, Tensor(), p);
-    if (needs[1]) grads[1] = conv2d_backward_weight(xd, g, wd.shape(), p);
+    if (needs[0]) grads[0] = conv_transpose2d_backward_input(g, wd, xd.shape(), p);
+    if (needs[1]) grads[1] = conv_transpose2d_backward_weight(xd, g, wd.shape(), p, output_padding);
     if (needs.size() > 2 && needs[2]) grads[2] = conv2d_backward_bias(g);
     return grads;
   };

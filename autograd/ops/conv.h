@@ -19,7 +19,7 @@ Variable conv1d(const Variable& x, const Variable& w, const Variable& bias, int6
                 int64_t dilation = 1, int64_t groups = 1);
 
 // x: [N, Cin, H, W], w: [Cin, Cout/groups, R, S], bias: [Cout] or undefined. As
-// torch.nn.functional.conv_transpose2d; output_padding must be below the stride.
+// torch.nn.functional.conv_transpose2d; output_padding below the stride or the dilation.
 Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& bias, const Conv2dParams& p = {},
                           std::array<int64_t, 2> output_padding = {0, 0});
 

@@ -83,6 +83,8 @@ def upsample_case(tag, xs, mode, size=None, scale=None, align_corners=None):
 print("// ---- test_conv_transpose.cpp ----")
 conv_t_case("t1", [2, 4, 3, 4], [4, 3, 3, 2], (2, 1), (1, 0), (1, 0), (1, 2), 1)
 conv_t_case("t2", [1, 4, 5, 3], [4, 2, 3, 3], (2, 3), (1, 1), (0, 2), (2, 1), 2)
+# output_padding >= stride, allowed since it is below the dilation.
+conv_t_case("t3", [1, 2, 3, 4], [2, 3, 2, 3], (2, 1), (1, 0), (2, 1), (3, 2), 1)
 conv1d_case("d1", [2, 4, 9], [6, 2, 3], 2, 2, 2, 2)
 conv1d_case("d2", [1, 3, 7], [2, 3, 4], 1, 0, 1, 1)
 
