@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
 
@@ -25,11 +26,13 @@ Variable gelu(const Variable& x, const std::string& approximate) {
   const Tensor xd = x.data();
   const Tensor cdf = mul(add(ddl::erf(mul(xd, std::numbers::sqrt2 / 2)), 1.0), 0.5);  // Phi(x)
   return autograd::make_result(
-      mul(xd, cdf), "GeluBackward", {&x}, [xd, cdf](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+      mul(xd, cdf), "GeluBackward", {&x},
+      [xd, cdf](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
         // phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
         const Tensor pdf = mul(exp(mul(mul(xd, xd), -0.5)), 0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
         return {mul(g, add(cdf, mul(xd, pdf)))};
-      });
+      },
+      autograd::gelu_double_backward(x));  // double_backward.cpp
 }
 
 Variable silu(const Variable& x) { return mul(x, sigmoid(x)); }

@@ -6,10 +6,13 @@
 
 #include "autograd/ops/conv.h"
 #include "autograd/ops/elementwise.h"
+#include "autograd/ops/pool.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/softmax.h"
+#include "tensor/adaptive_pool.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/indexing.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
@@ -50,7 +53,89 @@ Variable conv2d_weight_grad(const Variable& g, const Variable& x, const Shape& w
       });
 }
 
+namespace {
+
+// Pooling gradients are linear in the incoming gradient; each is recorded as an op whose
+// backward is its adjoint (the pooling forward again, or a gather at the argmax), so that
+// chains of them differentiate any number of times.
+Variable max_pool_gather(const Variable& u, const Tensor& indices, const Shape& x_shape);
+
+// gx = max_pool2d_backward(g): g scattered to each window's argmax.
+Variable max_pool_scatter(const Variable& g, const Tensor& indices, const Shape& x_shape) {
+  return autograd::make_result(
+      max_pool2d_backward(g.data(), indices, x_shape), "MaxPool2dGradBackward", {&g},
+      [indices](const Tensor& u, const Needs&) -> Grads {
+        // The adjoint of a scatter is the gather at the same positions h * W + w of each plane.
+        const int64_t last = u.dim() - 2;
+        return {gather(u.flatten(last), last, indices.flatten(last)).reshape(indices.shape())};
+      },
+      [indices, x_shape](const Variable& u, const Needs&) -> VGrads { return {max_pool_gather(u, indices, x_shape)}; });
+}
+
+Variable max_pool_gather(const Variable& u, const Tensor& indices, const Shape& x_shape) {
+  const int64_t last = u.dim() - 2;
+  return autograd::make_result(
+      gather(u.data().flatten(last), last, indices.flatten(last)).reshape(indices.shape()), "MaxPool2dGatherBackward",
+      {&u},
+      [indices, x_shape](const Tensor& v, const Needs&) -> Grads { return {max_pool2d_backward(v, indices, x_shape)}; },
+      [indices, x_shape](const Variable& v, const Needs&) -> VGrads {
+        return {max_pool_scatter(v, indices, x_shape)};
+      });
+}
+
+// gx = avg_pool2d_backward(g), the adjoint of avg_pool2d; its own adjoint is avg_pool2d.
+Variable avg_pool_input_grad(const Variable& g, const Shape& x_shape, const Pool2dParams& p) {
+  return autograd::make_result(
+      avg_pool2d_backward(g.data(), x_shape, p), "AvgPool2dGradBackward", {&g},
+      [p](const Tensor& u, const Needs&) -> Grads { return {avg_pool2d(u, p)}; },
+      [p](const Variable& u, const Needs&) -> VGrads { return {avg_pool2d(u, p)}; });
+}
+
+Variable adaptive_avg_pool_input_grad(const Variable& g, const Shape& x_shape) {
+  const std::array<int64_t, 2> out{g.size(-2), g.size(-1)};
+  return autograd::make_result(
+      adaptive_avg_pool2d_backward(g.data(), x_shape), "AdaptiveAvgPool2dGradBackward", {&g},
+      [out](const Tensor& u, const Needs&) -> Grads { return {adaptive_avg_pool2d(u, out)}; },
+      [out](const Variable& u, const Needs&) -> VGrads { return {adaptive_avg_pool2d(u, out)}; });
+}
+
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the standard normal density.
+constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+// gelu'(x) = Phi(x) + x phi(x) as an op of x; its derivative is phi(x) (2 - x^2).
+Variable gelu_derivative(const Variable& x) {
+  const Tensor xd = x.data();
+  const Tensor pdf = mul(exp(mul(mul(xd, xd), -0.5)), kInvSqrt2Pi);
+  const Tensor cdf = mul(add(erf(mul(xd, 0.7071067811865476)), 1.0), 0.5);
+  return autograd::make_result(
+      add(cdf, mul(xd, pdf)), "GeluDerivativeBackward", {&x},
+      [xd, pdf](const Tensor& g, const Needs&) -> Grads { return {mul(g, mul(pdf, rsub(mul(xd, xd), 2.0)))}; },
+      [x](const Variable& g, const Needs&) -> VGrads {
+        const Variable pdf = mul(exp(mul(mul(x, x), -0.5)), kInvSqrt2Pi);
+        return {mul(g, mul(pdf, rsub(mul(x, x), 2.0)))};
+      });
+}
+
+}  // namespace
+
 namespace autograd {
+
+DiffBackwardFn max_pool2d_double_backward(const Tensor& indices, const Shape& x_shape) {
+  return
+      [indices, x_shape](const Variable& g, const Needs&) -> VGrads { return {max_pool_scatter(g, indices, x_shape)}; };
+}
+
+DiffBackwardFn avg_pool2d_double_backward(const Shape& x_shape, const Pool2dParams& p) {
+  return [x_shape, p](const Variable& g, const Needs&) -> VGrads { return {avg_pool_input_grad(g, x_shape, p)}; };
+}
+
+DiffBackwardFn adaptive_avg_pool2d_double_backward(const Shape& x_shape) {
+  return [x_shape](const Variable& g, const Needs&) -> VGrads { return {adaptive_avg_pool_input_grad(g, x_shape)}; };
+}
+
+DiffBackwardFn gelu_double_backward(const Variable& x) {
+  return [x](const Variable& g, const Needs&) -> VGrads { return {mul(g, gelu_derivative(x))}; };
+}
 
 DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p) {
   return [x, w, has_bias, p](const Variable& g, const Needs& n) -> VGrads {

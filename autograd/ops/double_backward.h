@@ -6,6 +6,7 @@
 
 #include "autograd/node.h"
 #include "tensor/conv.h"
+#include "tensor/pool.h"
 #include "tensor/softmax.h"
 
 namespace ddl {
@@ -17,6 +18,14 @@ Variable conv2d_input_grad(const Variable& g, const Variable& w, const Shape& x_
 Variable conv2d_weight_grad(const Variable& g, const Variable& x, const Shape& w_shape, const Conv2dParams& p);
 
 namespace autograd {
+// For max_pool2d and adaptive_max_pool2d: indices as their forward returned them.
+DiffBackwardFn max_pool2d_double_backward(const Tensor& indices, const Shape& x_shape);
+// For avg_pool2d(x, p) and adaptive_avg_pool2d(x, output size).
+DiffBackwardFn avg_pool2d_double_backward(const Shape& x_shape, const Pool2dParams& p);
+DiffBackwardFn adaptive_avg_pool2d_double_backward(const Shape& x_shape);
+// For exact gelu(x) = x Phi(x).
+DiffBackwardFn gelu_double_backward(const Variable& x);
+
 // For conv2d(x, w, bias, p): gradients for x, w and (when has_bias) bias.
 DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p);
 // For conv_transpose2d(x, w, bias, p, output_padding) (conv2d's input gradient as a forward).

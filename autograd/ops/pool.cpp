@@ -4,24 +4,29 @@
 #include "autograd/ops/pool.h"
 
 #include "autograd/node.h"
+#include "autograd/ops/double_backward.h"
 
 namespace ddl {
 
 Variable max_pool2d(const Variable& x, const Pool2dParams& p) {
   auto [y, idx] = max_pool2d_with_indices(x.data(), p);
   const Shape xs = x.shape();
-  return autograd::make_result(std::move(y), "MaxPool2dBackward", {&x},
-                               [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-                                 return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
-                               });
+  return autograd::make_result(
+      std::move(y), "MaxPool2dBackward", {&x},
+      [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+      },
+      autograd::max_pool2d_double_backward(idx, xs));  // double_backward.cpp
 }
 
 Variable avg_pool2d(const Variable& x, const Pool2dParams& p) {
   const Shape xs = x.shape();
-  return autograd::make_result(avg_pool2d(x.data(), p), "AvgPool2dBackward", {&x},
-                               [xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-                                 return {needs[0] ? avg_pool2d_backward(g, xs, p) : Tensor()};
-                               });
+  return autograd::make_result(
+      avg_pool2d(x.data(), p), "AvgPool2dBackward", {&x},
+      [xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? avg_pool2d_backward(g, xs, p) : Tensor()};
+      },
+      autograd::avg_pool2d_double_backward(xs, p));  // double_backward.cpp
 }
 
 namespace {
@@ -36,11 +41,12 @@ Pool2dParams square(int64_t kernel, int64_t stride) {
 std::pair<Variable, Tensor> adaptive_max_pool2d_with_indices(const Variable& x, std::array<int64_t, 2> output_size) {
   auto [y, idx] = adaptive_max_pool2d(x.data(), output_size);
   const Shape xs = x.shape();
-  Variable out =
-      autograd::make_result(std::move(y), "AdaptiveMaxPool2dBackward", {&x},
-                            [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-                              return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
-                            });
+  Variable out = autograd::make_result(
+      std::move(y), "AdaptiveMaxPool2dBackward", {&x},
+      [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+      },
+      autograd::max_pool2d_double_backward(idx, xs));  // double_backward.cpp
   return {out, idx};
 }
 
@@ -50,10 +56,12 @@ Variable adaptive_max_pool2d(const Variable& x, std::array<int64_t, 2> output_si
 
 Variable adaptive_avg_pool2d(const Variable& x, std::array<int64_t, 2> output_size) {
   const Shape xs = x.shape();
-  return autograd::make_result(adaptive_avg_pool2d(x.data(), output_size), "AdaptiveAvgPool2dBackward", {&x},
-                               [xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-                                 return {needs[0] ? adaptive_avg_pool2d_backward(g, xs) : Tensor()};
-                               });
+  return autograd::make_result(
+      adaptive_avg_pool2d(x.data(), output_size), "AdaptiveAvgPool2dBackward", {&x},
+      [xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? adaptive_avg_pool2d_backward(g, xs) : Tensor()};
+      },
+      autograd::adaptive_avg_pool2d_double_backward(xs));  // double_backward.cpp
 }
 
 Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride) { return max_pool2d(x, square(kernel, stride)); }

@@ -291,6 +291,36 @@ TEST_CASE("double backward: conv_transpose2d, weighted and soft-target cross_ent
   }
 }
 
+TEST_CASE("double backward: pooling and gelu", "[double_backward]") {
+  // Distinct, spread-out values keep the max-pool argmax away from ties, where max is not differentiable.
+  const Tensor x = add(mul(arange(0.0, 50.0, 1.0, DType::Float64).reshape({1, 2, 5, 5}), 0.037),
+                       random_double({1, 2, 5, 5}, 40, 0.0, 0.01));
+  Pool2dParams p;
+  p.kernel = {3, 2};
+  p.stride = {2, 2};
+  p.padding = {1, 1};
+  auto pools = [p](const std::vector<Variable>& v) {
+    const Variable& x = v[0];
+    const Variable a = avg_pool2d(mul(x, x), p);                // [1, 2, 3, 3]
+    const Variable m = max_pool2d(mul(x, x), p);                // [1, 2, 3, 3]
+    const Variable q = adaptive_avg_pool2d(tanh(x), {2, 3});    // [1, 2, 2, 3]
+    const Variable r = adaptive_max_pool2d(mul(x, x), {3, 2});  // [1, 2, 3, 2]
+    return add(add(sum(mul(a, m)), sum(mul(q, q))), sum(mul(r, r)));
+  };
+  REQUIRE_GRADCHECK(first_grad(pools, 0), {x});
+  auto g = [](const std::vector<Variable>& v) { return mul(gelu(v[0]), v[0]); };
+  REQUIRE_GRADCHECK(first_grad(g, 0), {random_double({3, 4}, 42, -2.0, 2.0)});
+  // Third order: gelu'' = phi(x) (2 - x^2) is itself differentiable; checked by central differences.
+  Variable z(from_vector<double>({-1.0, 0.3, 1.7}), true);
+  const Variable d1 = grad({sum(gelu(z))}, {z}, {}, std::nullopt, true)[0];
+  const Variable d2 = grad({sum(d1)}, {z}, {}, std::nullopt, true)[0];
+  const std::vector<double> d3 = to_vector<double>(grad({sum(d2)}, {z})[0].data());
+  auto second = [](double u) { return std::exp(-u * u / 2) / std::sqrt(2 * M_PI) * (2 - u * u); };
+  const std::vector<double> zs{-1.0, 0.3, 1.7};
+  for (size_t i = 0; i < zs.size(); ++i)
+    REQUIRE(d3[i] == Approx((second(zs[i] + 1e-5) - second(zs[i] - 1e-5)) / 2e-5).margin(1e-7));
+}
+
 TEST_CASE("Hessian-vector products match finite differences of the gradient", "[double_backward]") {
   const Tensor w = random_double({4, 3}, 15);
   const Tensor x0 = random_double({2, 4}, 16);
