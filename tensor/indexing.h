@@ -61,7 +61,7 @@ class TensorIndex {
 // or bool masks; several are broadcast together, as in NumPy.
 Tensor index(const Tensor& t, const std::vector<TensorIndex>& indices);
 // t[indices] = values (broadcast to the indexed shape), or += when accumulate
-// (then repeated indices add up). Writes into t; returns t.
+// (then repeated indices add up; without it the last write wins). Writes into t; returns t.
 const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
                          bool accumulate = false);
 const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, double value);
@@ -77,8 +77,9 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
 // out[i][j][k] = t[index[i][j][k]][j][k] for dim 0 (and likewise for other dims).
 // index: int64, same number of dims as t, index.size(d) <= t.size(d) for d != dim.
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
-// self[index[i][j][k]][j][k] = src[i][j][k] for dim 0; `add` sums instead of
-// overwriting (scatter_add). index.size(d) <= src.size(d) for every d.
+// self[index[i][j][k]][j][k] = src[i][j][k] for dim 0; scatter_add sums instead of
+// overwriting. index.size(d) <= src.size(d) for every d. Where indices repeat, the
+// last write in row-major order of index wins (PyTorch leaves the winner unspecified).
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, double value);
 const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);

@@ -303,6 +303,11 @@ TEST_CASE("gather, scatter, index_select and index_add on integer tensors", "[in
   REQUIRE(to_vector<int64_t>(gather(t, 0, ints({1, 0, 1}, {1, 3}))) == std::vector<int64_t>{3, 1, 5});
   const Tensor s = scatter(zeros({2, 3}, DType::Int64), 1, ints({2, 0}, {2, 1}), from_vector<int64_t>({7, 8}, {2, 1}));
   REQUIRE(to_vector<int64_t>(s) == std::vector<int64_t>{0, 0, 7, 8, 0, 0});
+  // Repeated scatter indices: the last in row-major order wins; index_put_ likewise.
+  REQUIRE(to_vector<int64_t>(scatter(zeros({3}, DType::Int64), 0, ints({1, 1, 1}), ints({5, 6, 7}))) ==
+          std::vector<int64_t>{0, 7, 0});
+  REQUIRE(to_vector<int64_t>(index_put(zeros({3}, DType::Int64), {ints({2, 2})}, ints({8, 9}))) ==
+          std::vector<int64_t>{0, 0, 9});
   Tensor sv = zeros({3});
   scatter_(sv, 0, ints({2}), 4.5);
   REQUIRE(to_vector<float>(sv) == std::vector<float>{0, 0, 4.5f});
