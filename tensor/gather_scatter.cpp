@@ -25,24 +25,24 @@ void check_index_range(const Tensor& index, int64_t n, int64_t dim, const char* 
   DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", dim, " with size ", n);
 }
 
-// Shapes and dtypes shared by gather and scatter. `other` is the output (gather) or src (scatter).
+// Devices, dtypes, shapes and index values shared by gather (src null) and scatter.
 void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op) {
   require_cpu(self, op);
   require_cpu(index, op);
   DDL_CHECK(index.dtype() == DType::Int64, op, ": expected an int64 index, got ", describe(index));
   DDL_CHECK(index.dim() == self.dim(), op, ": index ", describe(index), " must have as many dims as self ",
             describe(self));
+  if (src) {
+    require_cpu(*src, op);
+    DDL_CHECK(src->dim() == self.dim(), op, ": src ", describe(*src), " must have as many dims as self ",
+              describe(self));
+  }
   for (int64_t d = 0; d < self.dim(); ++d) {
     DDL_CHECK(d == dim || index.size(d) <= self.size(d), op, ": index ", describe(index), " is larger than self ",
               describe(self), " in dimension ", d);
     if (src)
       DDL_CHECK(index.size(d) <= src->size(d), op, ": index ", describe(index), " is larger than src ", describe(*src),
                 " in dimension ", d);
-  }
-  if (src) {
-    require_cpu(*src, op);
-    DDL_CHECK(src->dim() == self.dim(), op, ": src ", describe(*src), " must have as many dims as self ",
-              describe(self));
   }
   check_index_range(index, self.dim() ? self.size(dim) : 1, dim, op);
 }
