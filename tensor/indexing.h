@@ -2,7 +2,8 @@
 // the index-driven ops: index_select, index_add, gather, scatter(_add),
 // masked_fill, nonzero. Integers, slices, None and Ellipsis give views; int64
 // or bool index tensors ("advanced indexing", NumPy's rules) give copies.
-// CPU kernels only: on a CUDA tensor these throw a ddl::Error naming the op.
+// Basic indexing and masked_fill (a where()) run on any device; the index kernels
+// are CPU-only, and on a CUDA tensor the other ops throw a ddl::Error naming the op.
 #pragma once
 
 #include <concepts>
