@@ -22,8 +22,8 @@ namespace {
 
 Shape checked_batched(const Shape& s, const Upsample2dParams& p, const char* op) {
   DDL_CHECK(s.size() == 3 || s.size() == 4, op, ": input must be 4-D [N, C, H, W] or 3-D [C, H, W], got ", s);
-  DDL_CHECK(p.output_size[0] > 0 && p.output_size[1] > 0, op, ": output size must be positive, got [",
-            p.output_size[0], ", ", p.output_size[1], "] for input ", s);
+  DDL_CHECK(p.output_size[0] > 0 && p.output_size[1] > 0, op, ": output size must be positive, got [", p.output_size[0],
+            ", ", p.output_size[1], "] for input ", s);
   DDL_CHECK(s[s.size() - 1] > 0 && s[s.size() - 2] > 0, op, ": input ", s, " has an empty spatial dim");
   DDL_CHECK(!(p.align_corners && p.mode == InterpolateMode::Nearest), op,
             ": align_corners applies to bilinear mode only (as in PyTorch)");

@@ -1,11 +1,12 @@
 // CPU adaptive pooling kernels, parallel over the N*C planes; each plane is
 // written by one thread in a fixed order, so results never depend on the
 // thread count. Windows as in tensor/adaptive_pool.h.
+#include "tensor/adaptive_pool.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "tensor/adaptive_pool.h"
 #include "tensor/parallel.h"
 
 namespace ddl::cpu {
@@ -103,9 +104,8 @@ void adaptive_avg_backward_cpu(const Tensor& gy, const Tensor& gx) {
 
 void adaptive_max_forward_cpu(const Tensor& x, const Tensor& y, const Tensor& idx) {
   const Planes g = make_planes(x.shape(), y.shape());
-  DDL_DISPATCH_FLOAT(x.dtype(), "adaptive_max_pool2d", [&] {
-    max_forward<scalar_t>(g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>());
-  });
+  DDL_DISPATCH_FLOAT(x.dtype(), "adaptive_max_pool2d",
+                     [&] { max_forward<scalar_t>(g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>()); });
 }
 
 using kernels::adaptive_avg_pool2d_backward_kernel;

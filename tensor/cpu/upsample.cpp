@@ -2,12 +2,13 @@
 // each plane is written by one thread in a fixed order, so results (the
 // backward's sums included) never depend on the thread count. The index and
 // weight formulas are PyTorch 1.13's (aten/src/ATen/native/UpSample.h).
+#include "tensor/upsample.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "tensor/parallel.h"
-#include "tensor/upsample.h"
 
 namespace ddl::cpu {
 namespace {
@@ -122,7 +123,8 @@ void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool ba
 
 void upsample2d_forward_cpu(const Tensor& x, const Tensor& y, const Upsample2dParams& p) {
   const Geom g{x.size(0) * x.size(1), x.size(2), x.size(3), y.size(2), y.size(3)};
-  DDL_DISPATCH_FLOAT(x.dtype(), "upsample2d", [&] { run<scalar_t>(g, p, x.data<scalar_t>(), y.data<scalar_t>(), false); });
+  DDL_DISPATCH_FLOAT(x.dtype(), "upsample2d",
+                     [&] { run<scalar_t>(g, p, x.data<scalar_t>(), y.data<scalar_t>(), false); });
 }
 
 void upsample2d_backward_cpu(const Tensor& gy, const Tensor& gx, const Upsample2dParams& p) {
