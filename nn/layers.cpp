@@ -103,6 +103,16 @@ std::string BatchNorm::extra_repr() const {
   return os.str();
 }
 
+std::shared_ptr<Module> BatchNorm::clone() const {
+  std::shared_ptr<BatchNorm> copy;
+  if (expected_dims_ == 4)
+    copy = std::make_shared<BatchNorm2d>(num_features_, eps_, momentum_, affine_, track_);
+  else
+    copy = std::make_shared<BatchNorm1d>(num_features_, eps_, momentum_, affine_, track_);
+  copy->copy_state_from(*this);
+  return copy;
+}
+
 namespace {
 // A stride of 0 in a dim means the kernel size there (PyTorch's stride=None).
 Size2 default_stride(Size2 stride, Size2 kernel) {

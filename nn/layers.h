@@ -52,6 +52,8 @@ class BatchNorm : public Module {
             bool affine, bool track_running_stats);
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
+  // A BatchNorm1d/2d of the same configuration holding copies of this one's state.
+  std::shared_ptr<Module> clone() const override;
   Variable weight, bias;               // [C] when affine
   Variable running_mean, running_var;  // [C] when tracking
   Variable num_batches_tracked;        // int64 scalar

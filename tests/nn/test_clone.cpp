@@ -117,6 +117,19 @@ TEST_CASE("Sequential of standard layers clones", "[nn][clone]") {
   REQUIRE(allclose(seq(x).data(), (*copy)(x).data(), 0, 0));
 }
 
+TEST_CASE("BatchNorm clones with its running statistics and its own class", "[nn][clone]") {
+  BatchNorm2d bn(3, 1e-3, 0.2);
+  bn(Variable(test::random_double({4, 3, 2, 2}, 6).to(DType::Float32)));  // moves the running stats
+  bn.eval();
+  auto copy = nn::clone(bn);  // a BatchNorm2d, not just a BatchNorm
+  require_equal_but_separate(bn, *copy);
+  REQUIRE(copy->num_batches_tracked.data().item() == 1.0);
+  REQUIRE(!copy->is_training());
+  REQUIRE(copy->extra_repr() == bn.extra_repr());
+  BatchNorm1d bn1(5, 1e-5, 0.1, false, false);
+  REQUIRE(nn::clone(bn1)->parameters().empty());
+}
+
 TEST_CASE("A module that is not Cloneable says how to become one", "[nn][clone]") {
   struct Plain : Module {
     Plain() : Module("Plain") { register_parameter("w", zeros({2})); }
