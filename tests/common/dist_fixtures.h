@@ -33,6 +33,14 @@ inline dist::GlooOptions gloo_options(dist::Millis timeout, int shm) {
   return o;
 }
 
+// A Gloo group over the TCPStore at 127.0.0.1:port: 20 s store and collective timeouts,
+// every other option at its default (DDL_DEBUG, shared memory as the environment says).
+inline std::shared_ptr<dist::ProcessGroup> gloo_group(int port, int rank, int world) {
+  dist::GlooOptions go;
+  go.timeout = dist::Millis(20000);
+  return std::make_shared<dist::ProcessGroupGloo>(store_client(port, dist::Millis(20000)), rank, world, go);
+}
+
 // A TCPStoreServer on 127.0.0.1 served by the test process, as ddlrun serves one; the
 // rank processes of run_processes get its port, never a server of their own (see Note
 // [Ranks re-execute the test] in harness.h). `name` tells two such servers apart.

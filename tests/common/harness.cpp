@@ -37,6 +37,8 @@ struct HarnessState {
   int rank = -1, call = 0, error_fd = -1;
 };
 
+void never_reached_its_call();
+
 HarnessState& state() {
   static HarnessState s = [] {
     HarnessState st;
@@ -46,6 +48,7 @@ HarnessState& state() {
         std::fprintf(stderr, "harness: malformed %s='%s'\n", kRankVar, v);
         std::_Exit(2);
       }
+      std::atexit(never_reached_its_call);  // its call ends the process with _exit instead
     }
     return st;
   }();
@@ -76,6 +79,13 @@ void write_all(int fd, const std::string& text) {
   _exit(error.empty() ? 0 : 1);
 }
 
+// A rank process that exits normally never ran its rank: say so, never report success
+// (a filter that matched no test case would otherwise look like a passing rank).
+void never_reached_its_call() {
+  end_rank(detail::str_cat("rank process: this program ended without reaching run_processes call #", state().call,
+                           " (did its test-name filter match no test case?)"));
+}
+
 // Catch2 test-name filter for `name`: backslash before the characters its parser treats
 // specially, so the name matches itself only.
 std::string escape_test_name(const std::string& name) {
@@ -91,6 +101,10 @@ std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n\r"), e = s.find_last_not_of(" \t\n\r");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
+
+// Read DDL_TEST_RANK_PROCESS when the program starts, before any test case may change
+// the environment, and so that a rank process whose filter matches nothing is caught.
+[[maybe_unused]] const bool state_read_at_start = (state(), true);
 
 struct HarnessListener : Catch::TestEventListenerBase {
   using TestEventListenerBase::TestEventListenerBase;

@@ -66,15 +66,6 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
-  TCPStoreOptions so;
-  so.timeout = Millis(20000);
-  auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
-  GlooOptions go;
-  go.timeout = Millis(20000);
-  return std::make_shared<ProcessGroupGloo>(store, rank, world, go);
-}
-
 }  // namespace
 
 TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dist][ddp]") {
@@ -88,7 +79,7 @@ TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dis
         auto ref_model = make_cnn();
         const auto ref = train(*ref_model, *ref_model, d, steps, global_b, 0, 1);
 
-        auto pg = connect(port, rank, world);
+        auto pg = test::gloo_group(port, rank, world);
         auto model = make_cnn();
         DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
         DIST_EXPECT(ddp.stats().bucket_bytes.size() >= 2, "expected several buckets, got ",
@@ -113,7 +104,7 @@ TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][dd
   test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    auto pg = connect(port, rank, 2);
+    auto pg = test::gloo_group(port, rank, 2);
     const Data d = make_data(16);
     auto run = [&](bool use_no_sync) {
       auto model = make_cnn();
@@ -150,7 +141,7 @@ TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist
   test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    auto pg = connect(port, rank, 2);
+    auto pg = test::gloo_group(port, rank, 2);
     const Data d = make_data(4);
     {
       auto model = std::make_shared<WithUnusedHead>();
@@ -240,7 +231,7 @@ TEST_CASE("DDP broadcast_buffers: rank 0's BatchNorm statistics on every rank at
   test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    auto pg = connect(port, rank, 2);
+    auto pg = test::gloo_group(port, rank, 2);
     Generator g(5);
     const Tensor x = randn({4, 1, 8, 8}, g);  // the same batch on both ranks
     for (bool broadcast : {true, false}) {
@@ -271,7 +262,7 @@ TEST_CASE("DDP wait statistics: non-negative per step, the total is their sum", 
   test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    auto pg = connect(port, rank, 2);
+    auto pg = test::gloo_group(port, rank, 2);
     const Data d = make_data(16);
     auto model = make_cnn();
     DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
@@ -326,7 +317,7 @@ TEST_CASE("DDP overlap: buckets are launched from gradient hooks while backward 
   test::ParentStoreServer server;
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
-    auto pg = connect(port, rank, 2);
+    auto pg = test::gloo_group(port, rank, 2);
     const Data d = make_data(4);
     const Tensor xb = d.x.narrow(0, rank * 2, 2), yb = d.y.narrow(0, rank * 2, 2);
     auto model = make_cnn();

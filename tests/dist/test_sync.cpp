@@ -77,20 +77,11 @@ std::vector<float> mean_of_first(const std::vector<std::vector<float>>& rows, in
   return m;
 }
 
-std::shared_ptr<ProcessGroup> connect(int port, int rank, int world) {
-  TCPStoreOptions so;
-  so.timeout = Millis(20000);
-  auto store = std::make_shared<TCPStore>("127.0.0.1", port, so);
-  GlooOptions go;
-  go.timeout = Millis(20000);
-  return std::make_shared<ProcessGroupGloo>(store, rank, world, go);
-}
-
 template <typename Fn>
 void run_ranks(int world, Fn&& fn) {
   test::ParentStoreServer server;
   const int port = server.port();
-  auto outs = test::run_processes(world, [&](int rank) { fn(rank, connect(port, rank, world)); });
+  auto outs = test::run_processes(world, [&](int rank) { fn(rank, test::gloo_group(port, rank, world)); });
   INFO(test::describe(outs));
   REQUIRE(test::all_ok(outs));
 }

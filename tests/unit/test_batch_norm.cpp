@@ -9,46 +9,29 @@
 #include "autograd/functions.h"
 #include "common/gradcheck.h"
 #include "tensor/ops.h"
+#include "tests/common/formula.h"
 
 using namespace ddl;
-
-namespace {
-
-// The flat-index formulas the golden script uses.
-Tensor formula(const Shape& shape, const std::function<double(int64_t)>& f, DType dtype = DType::Float64) {
-  std::vector<double> v(static_cast<size_t>(shape.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = f(static_cast<int64_t>(i));
-  return from_vector(v, shape).to(dtype);
-}
-
-void require_close(const Tensor& t, const std::vector<double>& expected, double tol) {
-  const std::vector<double> got = to_vector<double>(t);
-  REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(got[i] == Approx(expected[i]).margin(tol).epsilon(tol));
-  }
-}
-
-}  // namespace
+using test::formula;
+using test::require_all_close;
 
 TEST_CASE("batch_norm: hand-computed 2x2 case and running stats", "[batch_norm]") {
   // Channel 0 holds {1, 3}, channel 1 {2, 4}: mean 2 and 3, biased var 1, unbiased var 2.
   Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2});
   Tensor rm = zeros({2}), rv = ones({2});
   BatchNormResult r = batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.1, 0.0);
-  require_close(r.y, {-1, -1, 1, 1}, 1e-6);
-  require_close(r.save_mean, {2, 3}, 1e-6);
-  require_close(r.save_invstd, {1, 1}, 1e-6);
-  require_close(rm, {0.2, 0.3}, 1e-6);
-  require_close(rv, {1.1, 1.1}, 1e-6);  // 0.9·1 + 0.1·2
+  require_all_close(r.y, {-1, -1, 1, 1}, 1e-6);
+  require_all_close(r.save_mean, {2, 3}, 1e-6);
+  require_all_close(r.save_invstd, {1, 1}, 1e-6);
+  require_all_close(rm, {0.2, 0.3}, 1e-6);
+  require_all_close(rv, {1.1, 1.1}, 1e-6);  // 0.9·1 + 0.1·2
 
   // Eval uses the running stats and leaves them alone.
   Tensor w = from_vector<float>({2, 3}), b = from_vector<float>({1, -1});
   BatchNormResult e = batch_norm(x, w, b, rm, rv, false, 0.1, 0.0);
   const double s = 1.0 / std::sqrt(1.1);
-  require_close(e.y, {2 * 0.8 * s + 1, 3 * 1.7 * s - 1, 2 * 2.8 * s + 1, 3 * 3.7 * s - 1}, 1e-5);
-  require_close(rm, {0.2, 0.3}, 1e-6);
+  require_all_close(e.y, {2 * 0.8 * s + 1, 3 * 1.7 * s - 1, 2 * 2.8 * s + 1, 3 * 3.7 * s - 1}, 1e-5);
+  require_all_close(rm, {0.2, 0.3}, 1e-6);
 }
 
 TEST_CASE("batch_norm: matches PyTorch over two training steps, then eval", "[batch_norm]") {
@@ -72,29 +55,30 @@ TEST_CASE("batch_norm: matches PyTorch over two training steps, then eval", "[ba
     Variable xv(x2, true);
     Variable y = batch_norm(xv, w, b, rm, rv, true, 0.1, 1e-5);
     y.backward(cot);
-    require_close(y.data(),
-                  {0.992960165326,  0.964967234348,  0.882462750989,  0.7497919962,    1.77777334543,  1.346169557,
+    require_all_close(
+        y.data(), {0.992960165326,  0.964967234348,  0.882462750989,  0.7497919962,    1.77777334543,  1.346169557,
                    0.867510833732,  0.367006795128,  0.0375986682787, -0.527850384214, -1.02629155745, -1.4314733455,
                    -1.05660374009,  -1.12087248381,  -1.12979742146,  -1.0829085015,   -1.42502824559, -1.11989805289,
                    -0.731941894356, -0.281592338466, 0.446375649519,  1.05628701698,   1.64977416654,  2.19557978585},
-                  tol);
-    require_close(rm, {-0.00549789444579, 0.0942321861156, 0.0431290848568}, tol);
-    require_close(rv, {1.26732467692, 0.941146928044, 1.06821931049}, tol);
-    require_close(xv.grad(), {0.259253396405,   0.171472533208,  -0.0705755474075, -0.408210565328, 0.604840102564,
-                              0.00370245738129, -0.315762154312, -0.283812103466,  -1.03629500524,  -0.322773149329,
-                              0.490615745846,   1.19268144529,   0.155851473566,   0.165128720099,  0.00698992264817,
-                              -0.27990993319,   0.70440017798,   0.066860506921,   -0.34813010462,  -0.432098882449,
-                              -1.31342907975,   -0.592637709359, 0.332371839735,   1.24946591281},
-                  tol);
-    require_close(w.grad(), {-0.414055684074, -0.556023290658, -0.681319056209}, tol);
-    require_close(b.grad(), {5.52591755398, -5.79955399056, -0.698985460871}, tol);
+        tol);
+    require_all_close(rm, {-0.00549789444579, 0.0942321861156, 0.0431290848568}, tol);
+    require_all_close(rv, {1.26732467692, 0.941146928044, 1.06821931049}, tol);
+    require_all_close(
+        xv.grad(),
+        {0.259253396405,  0.171472533208,  -0.0705755474075, -0.408210565328, 0.604840102564, 0.00370245738129,
+         -0.315762154312, -0.283812103466, -1.03629500524,   -0.322773149329, 0.490615745846, 1.19268144529,
+         0.155851473566,  0.165128720099,  0.00698992264817, -0.27990993319,  0.70440017798,  0.066860506921,
+         -0.34813010462,  -0.432098882449, -1.31342907975,   -0.592637709359, 0.332371839735, 1.24946591281},
+        tol);
+    require_all_close(w.grad(), {-0.414055684074, -0.556023290658, -0.681319056209}, tol);
+    require_all_close(b.grad(), {5.52591755398, -5.79955399056, -0.698985460871}, tol);
     Variable ye = batch_norm(Variable(x1), w, b, rm, rv, false, 0.1, 1e-5);
-    require_close(ye.data(),
-                  {0.52639015271,  1.15361619412,  1.67194503555,  2.01122329991,   2.82772184594,    2.66671759047,
-                   2.22059066635,  1.54972225986,  1.01970293782,  0.169985604282,  -0.590341292621,  -1.15837107424,
-                   -1.40121712362, -1.39297489551, -1.14896070999, -0.702200742356, -0.0298811195513, 0.801852965505,
-                   1.60086506041,  2.25901262646,  3.00856773623,  3.1522394492,    2.98166753129,    2.51993809139},
-                  tol);
+    require_all_close(
+        ye.data(), {0.52639015271,  1.15361619412,  1.67194503555,  2.01122329991,   2.82772184594,    2.66671759047,
+                    2.22059066635,  1.54972225986,  1.01970293782,  0.169985604282,  -0.590341292621,  -1.15837107424,
+                    -1.40121712362, -1.39297489551, -1.14896070999, -0.702200742356, -0.0298811195513, 0.801852965505,
+                    1.60086506041,  2.25901262646,  3.00856773623,  3.1522394492,    2.98166753129,    2.51993809139},
+        tol);
   }
 }
 
@@ -143,7 +127,7 @@ TEST_CASE("batch_norm: strided running stats are updated in place", "[batch_norm
   // Channels {1, 3}, {2, 6}, {3, 9}: means 2, 4, 6; unbiased vars 2, 8, 18.
   Tensor x = from_vector<float>({1, 2, 3, 3, 6, 9}, {2, 3});
   batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.5, 1e-5);
-  require_close(stats, {1.0, 1.5, 2.0, 4.5, 3.0, 9.5}, 1e-6);
+  require_all_close(stats, {1.0, 1.5, 2.0, 4.5, 3.0, 9.5}, 1e-6);
 }
 
 TEST_CASE("batch_norm: results do not depend on the thread count", "[batch_norm]") {

@@ -8,26 +8,14 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
+using test::checksum;
+using test::seq;
 
 namespace {
-
-// scale * sin(a * i + b) for the i-th element: the same inputs as the golden script.
-Tensor seq(const Shape& s, double a, double b, double scale = 1.0, DType dt = DType::Float64) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * double(i) + b);
-  return from_vector(v, s).to(dt);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)), as the golden script's checksum.
-double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
-}
 
 Conv2dParams params(std::array<int64_t, 2> stride, std::array<int64_t, 2> pad, std::array<int64_t, 2> dil,
                     int64_t groups = 1) {
@@ -195,11 +183,11 @@ TEST_CASE("conv2d: golden values from PyTorch") {
   for (DType dt : {DType::Float64, DType::Float32}) {
     const double tol = dt == DType::Float64 ? 1e-9 : 2e-5;
     for (const Case& c : cases) {
-      const Tensor x = seq(c.xs, 0.7, 0.3, 1.0, dt), w = seq(c.ws, 0.5, 0.2, 0.5, dt);
-      const Tensor b = seq({c.ws[0]}, 1.3, 0.4, 0.25, dt);
+      const Tensor x = seq(c.xs, 0.7, 0.3, 1.0).to(dt), w = seq(c.ws, 0.5, 0.2, 0.5).to(dt);
+      const Tensor b = seq({c.ws[0]}, 1.3, 0.4, 0.25).to(dt);
       const Tensor y = conv2d(x, w, b, c.p);
       CHECK(max_abs_diff(to_vector<double>(y), *c.y) < tol);
-      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0, dt);
+      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0).to(dt);
       CHECK(checksum(conv2d_backward_input(gy, w, c.xs, c.p)) == Approx(c.gx).epsilon(tol * 10));
       CHECK(checksum(conv2d_backward_weight(gy, x, c.ws, c.p)) == Approx(c.gw).epsilon(tol * 10));
       CHECK(checksum(conv2d_backward_bias(gy)) == Approx(c.gb).epsilon(tol * 10));
@@ -331,7 +319,7 @@ TEST_CASE("conv2d: empty reduction gives the bias and zero gradients") {
   for (const DType dt : {DType::Float64, DType::Float32}) {
     for (const Case& c : cases) {
       INFO("x " << c.xs << " w " << c.ws << " " << dt);
-      const Tensor x = zeros(c.xs, dt), w = zeros(c.ws, dt), b = seq({c.ws[0]}, 0.7, 0.2, 1.0, dt);
+      const Tensor x = zeros(c.xs, dt), w = zeros(c.ws, dt), b = seq({c.ws[0]}, 0.7, 0.2, 1.0).to(dt);
       const Tensor y = conv2d(x, w, b, c.p);
       REQUIRE(y.numel() > 0);
       const int64_t K = y.size(1), pq = y.size(2) * y.size(3);
@@ -345,7 +333,7 @@ TEST_CASE("conv2d: empty reduction gives the bias and zero gradients") {
 
       // Gradients: zeros of the input and weight shapes (empty where they are empty), bias gets sum(gy).
       Variable xv(x, true), wv(w, true), bv_(b, true);
-      const Tensor gy = seq(y.shape(), 0.3, 0.1, 1.0, dt);
+      const Tensor gy = seq(y.shape(), 0.3, 0.1, 1.0).to(dt);
       conv2d(xv, wv, bv_, c.p).backward(gy);
       REQUIRE(xv.grad().shape() == c.xs);
       REQUIRE(wv.grad().shape() == c.ws);

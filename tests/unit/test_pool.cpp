@@ -8,26 +8,14 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
+using test::checksum;
+using test::seq;
 
 namespace {
-
-// scale * sin(a * i + b) for the i-th element: the same inputs as the golden script.
-Tensor seq(const Shape& s, double a, double b, double scale = 1.0, DType dt = DType::Float64) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * double(i) + b);
-  return from_vector(v, s).to(dt);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)), as the golden script's checksum.
-double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
-}
 
 Pool2dParams params(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
                     std::array<int64_t, 2> dil = {1, 1}, bool ceil_mode = false, bool include_pad = true) {
@@ -143,17 +131,17 @@ TEST_CASE("pool: golden values from PyTorch") {
     const double tol = dt == DType::Float64 ? 1e-9 : 1e-6;
     for (const MaxCase& c : max_cases) {
       INFO("max_pool x " << c.xs << " " << dt);
-      auto [y, idx] = max_pool2d_with_indices(seq(c.xs, 0.7, 0.3, 1.0, dt), c.p);
+      auto [y, idx] = max_pool2d_with_indices(seq(c.xs, 0.7, 0.3, 1.0).to(dt), c.p);
       CHECK(max_abs_diff(to_vector<double>(y), *c.y) < tol);
       CHECK(to_vector<double>(idx) == *c.idx);
-      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0, dt);
+      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0).to(dt);
       CHECK(checksum(max_pool2d_backward(gy, idx, c.xs)) == Approx(c.gx).epsilon(tol * 10));
     }
     for (const AvgCase& c : avg_cases) {
       INFO("avg_pool x " << c.xs << " " << dt);
-      const Tensor y = avg_pool2d(seq(c.xs, 0.7, 0.3, 1.0, dt), c.p);
+      const Tensor y = avg_pool2d(seq(c.xs, 0.7, 0.3, 1.0).to(dt), c.p);
       CHECK(max_abs_diff(to_vector<double>(y), *c.y) < tol);
-      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0, dt);
+      const Tensor gy = seq(y.shape(), 0.9, 0.1, 1.0).to(dt);
       CHECK(checksum(avg_pool2d_backward(gy, c.xs, c.p)) == Approx(c.gx).epsilon(tol * 10));
     }
   }
