@@ -1,6 +1,6 @@
-// The CUDA backend's foundation on a real GPU: copies between CPU and GPU (and
-// between GPUs), the caching allocator's statistics, streams and events, pinned
-// memory and device-index errors. Skipped (exit 77) without a GPU.
+// The CUDA backend's foundation on a real GPU: copies between CPU and GPU, the caching
+// allocator's statistics, streams and events, pinned memory and device-index errors.
+// Skipped (exit 77) without a GPU; copies between GPUs are test_cuda_multi_gpu.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <sstream>
@@ -206,20 +206,6 @@ TEST_CASE("pinned memory: a freed block is not reused while its upload is in fli
   }
   for (int step = 0; step < 200; step += 37)
     REQUIRE(to_vector<float>(uploads[size_t(step)]) == std::vector<float>(4096, static_cast<float>(step)));
-}
-
-TEST_CASE("copies between two GPUs", "[cuda][copy][multi_gpu]") {
-  if (cuda::device_count() < 2) return;  // needs two devices
-  const Tensor h = from_vector<float>(iota_values<float>(1000), {10, 100});
-  const Tensor d0 = h.to(Device::cuda(0));
-  const Tensor d1 = d0.to(Device::cuda(1));
-  REQUIRE(d1.device() == Device::cuda(1));
-  REQUIRE(to_vector<float>(d1) == to_vector<float>(h));
-  const Tensor t1 = d0.t().to(Device::cuda(1));  // non-contiguous source
-  REQUIRE(to_vector<float>(t1) == to_vector<float>(h.t().contiguous()));
-  const Tensor d64 = zeros({10, 100}, TensorOptions(DType::Float64, Device::cuda(1)));
-  d64.copy_(d0);  // dtype change on the destination
-  REQUIRE(to_vector<double>(d64) == to_vector<double>(h.to(DType::Float64)));
 }
 
 TEST_CASE("bad device indices give clear errors", "[cuda][errors]") {

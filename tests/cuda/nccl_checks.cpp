@@ -1,0 +1,106 @@
+// See nccl_checks.h.
+#include "tests/cuda/nccl_checks.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/common/collective_checks.h"
+#include "tests/common/small_cnn.h"
+
+namespace ddl::test {
+
+using namespace ddl::dist;
+
+dist::InitOptions nccl_test_options() {
+  InitOptions o;
+  o.timeout = Millis(60000);
+  return o;
+}
+
+namespace {
+std::vector<float> flat_params(nn::Module& m) {
+  std::vector<float> flat;
+  for (auto& p : m.parameters()) {
+    auto v = to_vector<float>(p.data());
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  return flat;
+}
+
+// `steps` SGD steps on a CNN on `dev`; this rank takes rows [rank*b, (rank+1)*b) of each
+// global batch. With a group the model is wrapped in DDP.
+std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int rank, int world) {
+  const int64_t steps = 3, global_b = 8, b = global_b / world;
+  Generator g(11);
+  const Tensor x = randn({steps * global_b, 1, 8, 8}, g), y = randint(0, 3, {steps * global_b}, g);
+  auto model = make_small_cnn();
+  model->to(dev);
+  std::shared_ptr<DistributedDataParallel> ddp;
+  if (pg)
+    ddp = std::make_shared<DistributedDataParallel>(model, pg,
+                                                    DDPOptions{.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
+  nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : *model;
+  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  for (int64_t s = 0; s < steps; ++s) {
+    const Tensor xb = x.narrow(0, s * global_b + rank * b, b).to(dev),
+                 yb = y.narrow(0, s * global_b + rank * b, b).to(dev);
+    Variable loss = cross_entropy(net(Variable(xb)), yb);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+  return flat_params(*model);
+}
+
+double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  DIST_EXPECT(a.size() == b.size(), "parameter counts differ");
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
+  return m;
+}
+
+}  // namespace
+
+void check_native(ProcessGroup& pg, Device dev) {
+  const int r = pg.rank(), w = pg.size();
+  // A kernel queued on the current stream just before the collective must be seen by it.
+  Tensor t = zeros(Shape{1 << 20}, TensorOptions(DType::Float32, dev));
+  t.add_(1.0 + r);
+  pg.all_reduce(t);
+  expect_values<float>(
+      t.narrow(0, 0, 16), [&](int64_t) { return w * (w + 1) / 2; }, "ordered all_reduce");
+  // A transposed CUDA view is reduced in place through a staging copy.
+  Tensor base = make<float>(24, [&](int64_t i) { return i * (r + 1); }).to(dev).view(Shape{4, 6});
+  Tensor view = base.t();
+  pg.all_reduce(view);
+  expect_values<float>(
+      base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "strided view");
+  // Barrier, then counters: an all-reduce of B bytes moves 2(w-1)/w * B each way (ring).
+  pg.barrier();
+  pg.reset_stats();
+  Tensor c = ones(Shape{1000}, TensorOptions(DType::Float32, dev));
+  pg.all_reduce(c);
+  const CommStats s = pg.stats();
+  DIST_EXPECT(s[OpKind::AllReduce].calls == 1, "calls ", s[OpKind::AllReduce].calls);
+  DIST_EXPECT(s[OpKind::AllReduce].bytes_sent == 2 * (w - 1) * 4000 / w, "sent ", s[OpKind::AllReduce].bytes_sent);
+  // CPU tensors are refused with a pointer to gloo.
+  Tensor cpu = zeros(Shape{4});
+  bool threw = false;
+  try {
+    pg.all_reduce(cpu);
+  } catch (const Error& e) {
+    threw = std::string(e.what()).find("gloo") != std::string::npos;
+  }
+  DIST_EXPECT(threw, "a CPU tensor must be refused naming gloo");
+  DIST_EXPECT(!pg.is_broken(), "argument errors must not break the group");
+}
+
+void ddp_matches_one_process(std::shared_ptr<ProcessGroup> pg, Device dev) {
+  const auto ref = train_cnn(dev, nullptr, 0, 1);
+  const auto got = train_cnn(dev, pg, pg->rank(), pg->size());
+  const double diff = max_rel_diff(got, ref);
+  DIST_EXPECT(diff < 1e-4, "rank ", pg->rank(), ": DDP on ", dev, " differs from one process by ", diff);
+}
+
+}  // namespace ddl::test

@@ -1,0 +1,159 @@
+// The nccl group across two processes, each a real rank over a TCPStore: every collective
+// against its closed form, the CUDA-tensor checks, and DDP equal to one process. Built twice:
+// test_nccl_ranks puts rank r on cuda:r and needs two GPUs (its main exits 77 with fewer, see
+// cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
+// one-GPU machine still moves collective data between processes. NCCL refuses two ranks of one
+// communicator on one GPU of one host ("Duplicate GPU detected", NVIDIA/nccl#418: its topology
+// search maps one GPU to one rank); each rank here sets its own NCCL_HOSTID (read by NCCL's
+// getHostHash, src/misc/utils.cc), so NCCL takes them for two hosts and connects them over its
+// socket transport on the loopback. Should an NCCL refuse that too, the case reports skipped.
+// Processes are fork + exec of this binary (a child forked after CUDA init cannot use CUDA),
+// each running the hidden "nccl rank process" case.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ddl.h"
+#include "dist/dist.h"
+#include "tensor/devices.h"
+#include "tests/common/collective_checks.h"
+#include "tests/common/skip.h"
+#include "tests/cuda/nccl_checks.h"
+
+#ifndef DDL_NCCL_SHARED_GPU
+#define DDL_NCCL_SHARED_GPU 0
+#endif
+
+using namespace ddl;
+using namespace ddl::dist;
+
+namespace {
+
+constexpr int kWorld = 2;
+// A rank exits with this when NCCL refused to build the communicator (not a failure of ddl's).
+constexpr int kNcclRefused = 77;
+
+Device rank_device(int rank) { return Device::cuda(DDL_NCCL_SHARED_GPU ? 0 : rank); }
+
+struct RankStatuses {
+  int refused = 0;       // ranks that exited kNcclRefused
+  std::string failures;  // the others that did not exit 0
+};
+
+// Runs this binary's hidden "nccl rank process" case as kWorld processes.
+RankStatuses spawn_ranks(const std::string& scenario, int port, double deadline_s = 120) {
+  char exe[PATH_MAX];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  REQUIRE(len > 0);
+  exe[len] = '\0';
+  std::vector<pid_t> pids;
+  for (int r = 0; r < kWorld; ++r) {
+    // The child only calls execve: everything it needs is built here (no malloc after fork).
+    std::vector<std::string> env_strings = {
+        "DDL_NCCL_TEST_RANK=" + std::to_string(r), "DDL_NCCL_TEST_WORLD=" + std::to_string(kWorld),
+        "DDL_NCCL_TEST_PORT=" + std::to_string(port), "DDL_NCCL_TEST_SCENARIO=" + scenario};
+    if (DDL_NCCL_SHARED_GPU) {
+      env_strings.push_back("NCCL_HOSTID=ddl-shared-gpu-rank-" + std::to_string(r));
+      if (!std::getenv("NCCL_SOCKET_IFNAME")) env_strings.emplace_back("NCCL_SOCKET_IFNAME=lo");
+      if (!std::getenv("NCCL_IB_DISABLE")) env_strings.emplace_back("NCCL_IB_DISABLE=1");
+    }
+    for (char** e = environ; *e; ++e)
+      if (std::string(*e).rfind("DDL_NCCL_TEST_", 0) != 0 && std::string(*e).rfind("NCCL_HOSTID=", 0) != 0)
+        env_strings.emplace_back(*e);
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    char name[] = "nccl rank process";  // a hidden test case runs when named
+    char* argv[] = {exe, name, nullptr};
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execve(exe, argv, envp.data());
+      _exit(127);
+    }
+    REQUIRE(pid > 0);
+    pids.push_back(pid);
+  }
+  RankStatuses out;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < kWorld; ++r) {
+    int status = 0;
+    while (waitpid(pids[r], &status, WNOHANG) == 0) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > deadline_s) {
+        kill(pids[r], SIGKILL);
+        waitpid(pids[r], &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kNcclRefused)
+      ++out.refused;
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      out.failures += "\nrank " + std::to_string(r) + ": " +
+                      (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                           : "exit status " + std::to_string(WEXITSTATUS(status)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("nccl world 2: collectives and DDP across processes", "[cuda][nccl]") {
+  // Reached only with enough GPUs: cuda_main.cpp exits 77 before, so this never passes vacuously.
+  REQUIRE(cuda::device_count() >= (DDL_NCCL_SHARED_GPU ? 1 : kWorld));
+  for (const char* scenario : {"collectives", "ddp"}) {
+    TCPStoreServer server("127.0.0.1", 0);
+    const RankStatuses s = spawn_ranks(scenario, server.port());
+    INFO(scenario << s.failures);
+    REQUIRE(s.failures.empty());
+    if (s.refused == kWorld)
+      DDL_SKIP("NCCL refused " << kWorld << " ranks on one GPU even with distinct NCCL_HOSTID (see the ranks' "
+                               << "messages above); the collectives did not run");
+    REQUIRE(s.refused == 0);
+  }
+}
+
+// One rank of the world-2 case; hidden, run only by spawn_ranks.
+TEST_CASE("nccl rank process", "[.nccl_rank]") {
+  const char* rank_s = std::getenv("DDL_NCCL_TEST_RANK");
+  if (!rank_s) return;
+  const int rank = std::atoi(rank_s), world = std::atoi(std::getenv("DDL_NCCL_TEST_WORLD"));
+  const std::string scenario = std::getenv("DDL_NCCL_TEST_SCENARIO");
+  TCPStoreOptions so;
+  so.timeout = Millis(60000);
+  auto store = std::make_shared<TCPStore>("127.0.0.1", std::atoi(std::getenv("DDL_NCCL_TEST_PORT")), so);
+  auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, test::nccl_test_options());
+  const Device dev = rank_device(rank);
+  // The first collective builds the communicator: a refusal by NCCL is reported, not failed.
+  Tensor first = full(Shape{4}, double(rank + 1)).to(dev);
+  try {
+    pg->all_reduce(first);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (DDL_NCCL_SHARED_GPU &&
+        (what.find("invalid usage") != std::string::npos || what.find("Duplicate GPU") != std::string::npos)) {
+      std::fprintf(stderr, "rank %d: NCCL refused the shared GPU: %s\n", rank, what.c_str());
+      std::fflush(nullptr);
+      std::_Exit(kNcclRefused);
+    }
+    throw;
+  }
+  test::expect_values<float>(
+      first, [&](int64_t) { return world * (world + 1) / 2; }, "first all_reduce");
+  pg->reset_stats();
+  if (scenario == "collectives") {
+    test::OnDevice adapter(pg, dev);
+    test::check_all_collectives(adapter);
+    test::check_native(*pg, dev);
+  } else {
+    test::ddp_matches_one_process(pg, dev);
+  }
+  pg->barrier();
+}
