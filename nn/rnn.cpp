@@ -14,8 +14,6 @@ namespace ddl::nn {
 
 namespace {
 
-using detail::RecurrentWeights;
-
 void check_sizes(const char* type, int64_t input_size, int64_t hidden_size, const RNNOptions& o) {
   DDL_CHECK(input_size > 0 && hidden_size > 0, type, ": input_size and hidden_size must be positive, got ", input_size,
             " and ", hidden_size);
@@ -126,7 +124,7 @@ LSTM::LSTM(int64_t input_size, int64_t hidden_size, RNNOptions opts)
 
 void LSTM::reset() { weights_ = register_weights(*this, 4, input_size_, hidden_size_, opts_); }
 
-const detail::RecurrentWeights& LSTM::weights(int64_t layer, bool reverse) const {
+const RecurrentWeights& LSTM::weights(int64_t layer, bool reverse) const {
   const size_t k = static_cast<size_t>(layer * (opts_.bidirectional ? 2 : 1) + (reverse ? 1 : 0));
   DDL_CHECK(layer >= 0 && layer < opts_.num_layers && (!reverse || opts_.bidirectional), "LSTM: no layer ", layer,
             reverse ? " reverse" : "");
@@ -166,7 +164,7 @@ GRU::GRU(int64_t input_size, int64_t hidden_size, RNNOptions opts)
 
 void GRU::reset() { weights_ = register_weights(*this, 3, input_size_, hidden_size_, opts_); }
 
-const detail::RecurrentWeights& GRU::weights(int64_t layer, bool reverse) const {
+const RecurrentWeights& GRU::weights(int64_t layer, bool reverse) const {
   const size_t k = static_cast<size_t>(layer * (opts_.bidirectional ? 2 : 1) + (reverse ? 1 : 0));
   DDL_CHECK(layer >= 0 && layer < opts_.num_layers && (!reverse || opts_.bidirectional), "GRU: no layer ", layer,
             reverse ? " reverse" : "");

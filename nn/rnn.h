@@ -37,12 +37,11 @@ struct GRUOutput {
   Variable h_n;     // [L * D, B, H]
 };
 
-namespace detail {
-// One layer-direction's parameters; biases undefined when bias=false.
+// One layer-direction's parameters (handles to the registered ones); biases
+// undefined when bias=false.
 struct RecurrentWeights {
   Variable w_ih, w_hh, b_ih, b_hh;
 };
-}  // namespace detail
 
 class LSTM : public Cloneable<LSTM> {
  public:
@@ -54,12 +53,12 @@ class LSTM : public Cloneable<LSTM> {
   Variable forward(const Variable& input) override { return forward(input, LSTMState{}).output; }
   std::string extra_repr() const override;
   // The parameters of layer `layer`, forward direction or (reverse) the backward one.
-  const detail::RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
+  const RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
 
  private:
   int64_t input_size_, hidden_size_;
   RNNOptions opts_;
-  std::vector<detail::RecurrentWeights> weights_;  // layer-major, forward then reverse
+  std::vector<RecurrentWeights> weights_;  // layer-major, forward then reverse
 };
 
 class GRU : public Cloneable<GRU> {
@@ -70,12 +69,12 @@ class GRU : public Cloneable<GRU> {
   GRUOutput forward(const Variable& input, const Variable& h0);
   Variable forward(const Variable& input) override { return forward(input, Variable()).output; }
   std::string extra_repr() const override;
-  const detail::RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
+  const RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
 
  private:
   int64_t input_size_, hidden_size_;
   RNNOptions opts_;
-  std::vector<detail::RecurrentWeights> weights_;
+  std::vector<RecurrentWeights> weights_;
 };
 
 // One LSTM step: x [B, I] (or [I]), state [B, H] each (undefined = zeros) -> (h', c').
