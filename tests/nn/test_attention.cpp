@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ddl.h"
+#include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
 #include "tests/nn/sequence_golden.h"
 #include "tests/nn/sequence_layers_golden.h"
@@ -87,6 +88,21 @@ TEST_CASE("Attention and the encoder layer pass gradient checks", "[nn][attentio
   layer.to(DType::Float64);
   REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return layer.forward(v[0], masks); },
                     {random_double({3, 2, 6}, 4)});
+}
+
+TEST_CASE("Attention and the encoder layer differentiate twice", "[nn][attention][gradcheck]") {
+  manual_seed(14);
+  MultiheadAttention mha(6, 2);
+  TransformerEncoderLayer layer(6, 2, {.dim_feedforward = 8, .dropout = 0.0, .activation = "gelu", .norm_first = true});
+  mha.to(DType::Float64);
+  layer.to(DType::Float64);
+  AttentionMasks masks;
+  masks.attn_mask = causal_mask(3);
+  REQUIRE_GRADCHECK(
+      test::first_grad([&](const std::vector<Variable>& v) { return mha.forward(v[0], v[0], v[0], masks).output; }, 0),
+      {random_double({3, 2, 6}, 15)});
+  REQUIRE_GRADCHECK(test::first_grad([&](const std::vector<Variable>& v) { return layer.forward(v[0], masks); }, 0),
+                    {random_double({3, 2, 6}, 16)});
 }
 
 TEST_CASE("A causal mask keeps outputs independent of later positions", "[nn][attention]") {
