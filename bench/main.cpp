@@ -9,6 +9,7 @@
 //   ddl-bench loader [--workers N]  DataLoader throughput, CIFAR-shaped images with augmentation
 //   ddl-bench trace-overhead --model M --batch B --threads N --steps S   train steps with --trace off vs on
 //   ddl-bench seq-step --model lstm|transformer [--batch B --seq T]   a character-level LM training step
+//   ddl-bench autograd [--threads N]   the engine's cost per recorded op: backward, grad, double backward, anomaly
 // train-step, allreduce and ddp-step take --trace FILE.json: the timeline of the timed steps.
 #include <cstdio>
 #include <cstring>
@@ -26,12 +27,13 @@ int allreduce_bench_main(int argc, char** argv);
 int ddp_step_main(int argc, char** argv);
 int trace_overhead_main(int argc, char** argv);
 int seq_step_main(int argc, char** argv);
+int autograd_bench_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::printf(
-        "usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step|trace-overhead|seq-step} [--threads N] "
-        "[--clock wall|cpu] ...\n");
+        "usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step|trace-overhead|seq-step|autograd} "
+        "[--threads N] [--clock wall|cpu] ...\n");
     return argc < 2 ? 1 : 0;
   }
   const std::string cmd = argv[1];
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
     if (cmd == "ddp-step") return ddp_step_main(argc - 1, argv + 1);
     if (cmd == "trace-overhead") return trace_overhead_main(argc - 1, argv + 1);
     if (cmd == "seq-step") return seq_step_main(argc - 1, argv + 1);
+    if (cmd == "autograd") return autograd_bench_main(argc - 1, argv + 1);
   } catch (const std::exception& e) {  // bad flags, no GPU, a failed peer: one clear line
     std::fprintf(stderr, "ddl-bench %s: %s\n", cmd.c_str(), e.what());
     return 1;
