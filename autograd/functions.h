@@ -1,7 +1,11 @@
-// Every differentiable op, for `#include "autograd/functions.h"`.
+// Every differentiable op and the autograd API (backward, grad, custom functions,
+// anomaly detection), for `#include "autograd/functions.h"`.
 #pragma once
 
+#include "autograd/anomaly.h"
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
+#include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops/activation.h"
