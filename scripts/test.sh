@@ -2,7 +2,7 @@
 # Builds (via setup.sh) and runs every test; ends with "N passed, N failed". Then the
 # sanitizer builds (tests/sanitize/run.sh): build-asan (ASan + UBSan, and the fuzz targets,
 # DDL_FUZZ_SECONDS each) and build-tsan (ThreadSanitizer on the threaded parts), whose
-# tests count in the same line. DDL_SANITIZERS="" skips them ("asan" by default; "asan tsan" adds build-tsan).
+# tests count in the same line. DDL_SANITIZERS="" skips them ("asan tsan" by default; "asan" leaves build-tsan out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
@@ -26,7 +26,7 @@ count() {  # count LOG: adds its results; a missing log (the build failed) is on
 }
 count build/meson-logs/testlog.json
 
-for kind in ${DDL_SANITIZERS-asan}; do
+for kind in ${DDL_SANITIZERS-asan tsan}; do
   echo "test.sh: sanitizer build $kind (tests/sanitize/run.sh)"
   rm -f "build-$kind/meson-logs/testlog.json"
   tests/sanitize/run.sh "$kind" || status=1
