@@ -9,7 +9,7 @@
 set -uo pipefail
 : "${SYNC_STUDY:?}"
 command -v python3 >/dev/null || { echo "FAIL python3 is needed to read the CSVs"; exit 1; }
-command -v ip >/dev/null || { echo "FAIL ip (iproute2) is needed"; exit 1; }
+command -v ip >/dev/null || { echo "skipped: ip (iproute2) is not installed"; exit 77; }
 [ "$(id -u)" = 0 ] || echo "test_sync_study_hosts: not root; ddlrun --hosts will say what is missing"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/apps/lib.sh

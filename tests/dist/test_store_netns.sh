@@ -22,6 +22,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ms_now() { echo $(($(date +%s%N) / 1000000)); }
 
+command -v ip >/dev/null || { echo "skipped: ip (iproute2) is not installed"; exit 77; }
 if ! ip netns add "$ns" 2>"$tmp/err"; then
   echo "FAIL: cannot create a network namespace ('ip netns add': $(cat "$tmp/err")); this test needs root" \
     "(CAP_SYS_ADMIN, CAP_NET_ADMIN) and iproute2"

@@ -42,9 +42,13 @@ git archive HEAD | tar -x -C "$root/src"
 cp -a .gpu-deps "$root/src/"
 echo "gpu_carry: tree $(du -sb "$root/src" --exclude=.gpu-deps | cut -f1) bytes, carry $(du -sb .gpu-deps | cut -f1) bytes"
 
+# What any machine has and debootstrap leaves out: a localhost line. /dev/shm is private, so
+# other jobs of this machine (ddlrun --cleanup) cannot touch the tests' segments; /tmp stays
+# on disk (a test counts disk bytes written there).
+printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
-mount -t tmpfs tmpfs "$root/tmp"
+mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
 cuda_opt=-Dcuda=disabled
 if [ "${GPU_CARRY_CUDA:-0}" = 1 ]; then
   mkdir -p "$root/usr/local/cuda"

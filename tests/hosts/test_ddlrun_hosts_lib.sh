@@ -3,6 +3,7 @@
 # folder, check(), copies of the programs (so a rebuild cannot pull them from under a run),
 # and the checks that a job left nothing behind. Sourced with `here` set; needs root.
 : "${DDLRUN:?}" "${TRAIN_CIFAR:?}" "${DDL_BENCH:?}"
+command -v ip >/dev/null || { echo "skipped: ip (iproute2) is not installed: ddlrun --hosts needs it"; exit 77; }
 for p in "$DDLRUN" "$TRAIN_CIFAR" "$DDL_BENCH"; do
   [ -x "$p" ] || { echo "FAIL $p is not built (ninja -C build)"; exit 1; }
 done
