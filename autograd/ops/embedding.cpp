@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "autograd/node.h"
+#include "autograd/ops/reduce.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/linalg.h"
@@ -38,6 +39,17 @@ void scatter_add_rows(const int64_t* idx, int64_t m, const Tensor& g, const Tens
     const T* grow = src + i * dim;
     for (int64_t j = 0; j < dim; ++j) row[j] += grow[j];
   }
+}
+
+// The weight gradient written with Variable ops, one_hot^T g (the padding column
+// zeroed), so that create_graph can differentiate it again; built only when asked.
+autograd::DiffBackwardFn one_hot_backward(const Tensor& idx, int64_t num, int64_t dim, int64_t padding) {
+  return [idx, num, dim, padding](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
+    const Tensor one_hot =
+        eq(idx.reshape({-1, 1}), arange(0.0, static_cast<double>(num), 1.0, {DType::Int64, g.device()})).to(g.dtype());
+    if (padding >= 0) one_hot.narrow(1, padding, 1).zero_();
+    return {matmul(Variable(one_hot.t()), g.reshape({-1, dim}))};
+  };
 }
 
 }  // namespace
@@ -80,7 +92,8 @@ Variable embedding(const Tensor& indices, const Variable& weight, std::optional<
           else
             scatter_add_rows<double>(idx.data<int64_t>(), idx.numel(), g2, gw, padding);
           return {gw};
-        });
+        },
+        one_hot_backward(idx, num, dim, padding));
   }
   return detail::embedding_one_hot(indices, weight, padding_idx);
 }
@@ -105,7 +118,8 @@ Variable embedding_one_hot(const Tensor& indices, const Variable& weight, std::o
         const Tensor gw = matmul(one_hot.t(), g.reshape({-1, dim}));
         if (padding >= 0) gw.narrow(0, padding, 1).zero_();
         return {gw};
-      });
+      },
+      one_hot_backward(idx, num, dim, padding));
 }
 
 }  // namespace detail

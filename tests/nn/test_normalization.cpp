@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "ddl.h"
+#include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
 #include "tests/nn/sequence_golden.h"
 #include "tests/nn/sequence_layers_golden.h"
@@ -87,6 +88,19 @@ TEST_CASE("embedding passes a gradient check with repeated indices", "[nn][embed
   const Tensor indices = from_vector(std::vector<int64_t>{0, 3, 3, 1, 0, 4}, {3, 2});
   REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return embedding(indices, v[0]); },
                     {random_double({5, 3}, 21)});
+  // Twice: through embedding(w) * embedding(w), whose first gradient depends on w.
+  for (std::optional<int64_t> padding : {std::optional<int64_t>(), std::optional<int64_t>(3)}) {
+    auto square = [&](const std::vector<Variable>& v) {
+      const Variable e = embedding(indices, v[0], padding);
+      return mul(e, e);
+    };
+    REQUIRE_GRADCHECK(test::first_grad(square, 0), {random_double({5, 3}, 25)});
+    auto square_one_hot = [&](const std::vector<Variable>& v) {
+      const Variable e = ddl::detail::embedding_one_hot(indices, v[0], padding);
+      return mul(e, e);
+    };
+    REQUIRE_GRADCHECK(test::first_grad(square_one_hot, 0), {random_double({5, 3}, 26)});
+  }
   // (With padding_idx the padding row is read but gets no gradient, by definition, so
   // finite differences disagree there; the golden case above covers it.)
 }
