@@ -321,6 +321,22 @@ TEST_CASE("double backward: pooling and gelu", "[double_backward]") {
     REQUIRE(d3[i] == Approx((second(zs[i] + 1e-5) - second(zs[i] - 1e-5)) / 2e-5).margin(1e-7));
 }
 
+TEST_CASE("double backward: joining, indexing and shape ops", "[double_backward]") {
+  const Tensor x = random_double({3, 4}, 50);
+  const Tensor idx = from_vector<int64_t>({2, 0, 3, 1, 1, 0, 0, 3, 2}, {3, 3});
+  const Tensor rows = from_vector<int64_t>({2, 0, 2});
+  auto f = [&](const std::vector<Variable>& v) {
+    const Variable& x = v[0];
+    const Variable sq = mul(x, x);
+    const Variable joined = cat({x, sq}, 1);                                                    // [3, 8]
+    const Variable stacked = sum(stack({x, tanh(x)}, 0), {0});                                  // [3, 4]
+    const Variable picked = mul(gather(sq, 1, idx), index_select(x, 0, rows).narrow(1, 0, 3));  // [3, 3]
+    const Variable padded = pad(flip(repeat(sq, {1, 2}), {1}), {1, 0});                         // [3, 9]
+    return add(add(sum(mul(joined, joined)), sum(mul(stacked, x))), add(sum(picked), sum(mul(padded, padded))));
+  };
+  REQUIRE_GRADCHECK(first_grad(f, 0), {x});
+}
+
 TEST_CASE("Hessian-vector products match finite differences of the gradient", "[double_backward]") {
   const Tensor w = random_double({4, 3}, 15);
   const Tensor x0 = random_double({2, 4}, 16);
