@@ -1,5 +1,6 @@
-// Connecting a Gloo group (see gloo_mesh.h): interface checks, the full mesh under one
-// deadline, fatal start-up errors shared through the store, and the pairs' addresses.
+// The pieces of connecting a Gloo group (see gloo_mesh.h): interface descriptions, fatal
+// start-up errors shared through the store, the pairs' addresses and what they tell about
+// refused and stray connections. The attempts themselves are in gloo_mesh_attempts.cpp.
 #include "dist/gloo/gloo_mesh.h"
 
 #include <arpa/inet.h>
@@ -14,10 +15,9 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
-#include <future>
+#include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "dist/gloo/gloo_collectives.h"
 #include "dist/store/socket.h"
@@ -42,8 +42,68 @@ bool same_end(const sockaddr_storage& a, const sockaddr_storage& b) {
   return x.sin6_port == y.sin6_port && std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof x.sin6_addr) == 0;
 }
 
-// "ip:port" of whatever is connected to this process at `local` ("" if nothing is). Gloo
-// keeps its pairs' sockets private, so this looks through the process's descriptors.
+// "a.b.c.d:port" from /proc/net/tcp's "0100007F:88A3" (the address as the kernel's u32
+// printed in hex, the port in host order), or the IPv6 form (four such u32s); false if bad.
+bool parse_proc_net_end(const std::string& text, sockaddr_storage* out) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || (colon != 8 && colon != 32)) return false;
+  *out = {};
+  const int port = std::stoi(text.substr(colon + 1), nullptr, 16);
+  if (colon == 8) {
+    auto& in = reinterpret_cast<sockaddr_in&>(*out);
+    in.sin_family = AF_INET;
+    in.sin_port = htons(static_cast<uint16_t>(port));
+    in.sin_addr.s_addr = static_cast<uint32_t>(std::stoul(text.substr(0, 8), nullptr, 16));
+  } else {
+    auto& in6 = reinterpret_cast<sockaddr_in6&>(*out);
+    in6.sin6_family = AF_INET6;
+    in6.sin6_port = htons(static_cast<uint16_t>(port));
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t word = static_cast<uint32_t>(std::stoul(text.substr(8 * i, 8), nullptr, 16));
+      std::memcpy(in6.sin6_addr.s6_addr + 4 * i, &word, 4);
+    }
+  }
+  return true;
+}
+
+// "ip:port" ("[ip]:port" for IPv6), as dist/store/socket.h's peer_address spells it.
+std::string end_text(const sockaddr_storage& ss) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (ss.ss_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(ss);
+    inet_ntop(AF_INET6, &a.sin6_addr, ip, sizeof ip);
+    return "[" + std::string(ip) + "]:" + std::to_string(ntohs(a.sin6_port));
+  }
+  const auto& a = reinterpret_cast<const sockaddr_in&>(ss);
+  inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+  return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+// The remote end of a connection at `local` in /proc/net/tcp{,6}: also one this process
+// has closed already (FIN_WAIT, TIME_WAIT), as Gloo does with a mesh it gave up on.
+std::string remote_end_in_proc_net(const sockaddr_storage& local) {
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream f(table);
+    std::string line;
+    std::getline(f, line);  // the header
+    while (std::getline(f, line)) {
+      std::istringstream in(line);
+      std::string slot, mine, theirs, state;
+      sockaddr_storage a{}, b{};
+      if (!(in >> slot >> mine >> theirs >> state) || state == "0A") continue;  // 0A: LISTEN
+      try {
+        if (parse_proc_net_end(mine, &a) && same_end(a, local) && parse_proc_net_end(theirs, &b)) return end_text(b);
+      } catch (const std::exception&) {  // a malformed line: not ours
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// Gloo keeps its pairs' sockets private, so this looks through the process's descriptors,
+// and then through the kernel's table (the pair may be closed by now).
 std::string remote_end_at(const sockaddr_storage& local) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
@@ -53,10 +113,10 @@ std::string remote_end_at(const sockaddr_storage& local) {
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 || !same_end(ss, local)) continue;
     if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) return peer_address(fd);
   }
-  return "";
+  return remote_end_in_proc_net(local);
 }
 
-// Rank r's rendezvous entry for `rank` (Gloo's key "<r>": one address per peer, in rank order).
+// Gloo's key "<r>": one address per peer, in rank order.
 std::unique_ptr<gloo::transport::tcp::Address> published_for(Store& store, int r, int rank, int size) {
   if (!store.check({std::to_string(r)})) return nullptr;
   const std::string all = store.get(std::to_string(r), Millis(0));
@@ -65,8 +125,6 @@ std::unique_ptr<gloo::transport::tcp::Address> published_for(Store& store, int r
   return std::make_unique<gloo::transport::tcp::Address>(
       std::vector<char>(all.begin() + k * entry, all.begin() + (k + 1) * entry));
 }
-
-}  // namespace
 
 bool mentions_address(const std::string& text, const std::string& address) {
   if (address.empty()) return false;
@@ -87,25 +145,33 @@ bool mentions_address(const std::string& text, const std::string& address) {
 // there, closes the listening socket and treats that connection as the peer: no handshake,
 // in Gloo's own network thread, with no hook to check or refuse it. So any program that
 // connects to a published port during rendezvous (a port scanner, a health check) takes
-// that rank's place: the real peer's connect is refused at once, while this side believes
-// it is connected. It cannot be repaired from outside short of tearing the whole mesh down
-// and starting again on new ports. What ddl does instead is say so, truthfully and at once:
-// the refused rank names the rank that refused it, and that rank, told through the store,
-// names the address of the connection it accepted in the peer's place.
-std::string MeshContext::stray_note(const std::shared_ptr<Store>& store, const std::string& failure) const {
-  std::string note;
-  if (failure.find("Connection refused") == std::string::npos) return note;
+// that rank's place: the real peer's connect is refused at once (or, queued behind the
+// stray, reset), while this side believes it is connected. Bytes the stray sends are read
+// as Gloo messages; the opcodes Gloo does not know are dropped. It cannot be repaired
+// inside Gloo, so ddl throws the attempt away: the mesh is formed in attempts (Note [Mesh
+// attempts] in gloo_mesh_attempts.cpp), each on fresh ports, every pair checked by a
+// handshake, and an attempt a stray broke is rebuilt on every rank until the rendezvous
+// deadline. The rank that accepted the stray names its address in a warning (and, if the
+// deadline passes, in the error): strays_behind reads it from the socket.
+std::vector<std::pair<int, std::string>> MeshContext::strays_behind(Store& store, const std::string& failure) const {
+  std::vector<std::pair<int, std::string>> out;
+  if (failure.find("Connection refused") == std::string::npos) return out;
   for (int r = 0; r < size; ++r) {
     if (r == rank) continue;
-    const auto mine = published_for(*store, rank, r, size);
+    const auto mine = published_for(store, rank, r, size);
     // Only the pair whose published port refused rank r (Gloo's message spells it str()).
     if (!mine || !mentions_address(failure, mine->str())) continue;
-    const std::string from = remote_end_at(mine->getSockaddr());
-    if (!from.empty())
-      note += "; the connection this rank accepted for rank " + std::to_string(r) + " came from " + from +
-              ", not from rank " + std::to_string(r) + " (it was refused): an unexpected connection from " + from +
-              " took its place at once (see Note [Stray connections] in gloo_mesh.cpp)";
+    if (std::string from = remote_end_at(mine->getSockaddr()); !from.empty()) out.emplace_back(r, from);
   }
+  return out;
+}
+
+std::string MeshContext::stray_note(const std::shared_ptr<Store>& store, const std::string& failure) const {
+  std::string note;
+  for (const auto& [r, from] : strays_behind(*store, failure))
+    note += "; the connection this rank accepted for rank " + std::to_string(r) + " came from " + from +
+            ", not from rank " + std::to_string(r) + " (it was refused): an unexpected connection from " + from +
+            " took its place at once (see Note [Stray connections] in gloo_mesh.cpp)";
   return note;
 }
 
@@ -191,8 +257,6 @@ std::string describe_interfaces() {
   return out.empty() ? "(none)" : out;
 }
 
-namespace {
-
 // When Gloo's connect was refused by a rank's published address, names that rank and why
 // that happens (see Note [Stray connections]).
 std::string refused_note(Store& store, int rank, int size, const std::string& what) {
@@ -223,77 +287,6 @@ std::string ranks_in(const std::string& keys) {
   for (char c : keys)
     if (std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == ' ') out += c;
   return out;
-}
-
-std::shared_ptr<MeshContext> connect(const std::shared_ptr<Store>& store, int rank, int size,
-                                     const gloo::transport::tcp::attr& attr, Millis op_timeout,
-                                     Clock::time_point deadline, const std::string& where) {
-  DDL_CHECK(attr.iface.empty() || if_nametoindex(attr.iface.c_str()) != 0, "network interface '", attr.iface,
-            "' (DDL_GLOO_IFACE or GLOO_SOCKET_IFNAME) does not exist on this host; its interfaces are: ",
-            describe_interfaces());
-  std::shared_ptr<gloo::transport::Device> device;
-  try {
-    device = gloo::transport::tcp::CreateDevice(attr);
-  } catch (const std::exception& e) {
-    DDL_CHECK(false, "cannot listen on ", where, " (this host's interfaces: ", describe_interfaces(), "): ", e.what());
-  }
-  auto ctx = std::make_shared<MeshContext>(rank, size);
-  ctx->setTimeout(op_timeout);
-  auto adapter = std::make_shared<GlooStoreAdapter>(store, deadline);
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> connected = done->get_future();
-  // A thread of its own, so this rank stops waiting at the deadline even where Gloo's pair
-  // connect would wait five times the operation timeout. The thread holds what it uses
-  // and ends by itself on Gloo's deadline at the latest.
-  std::thread([ctx, adapter, device, done]() mutable {
-    try {
-      ctx->connectFullMesh(*adapter, device);
-      done->set_value();
-    } catch (...) {
-      done->set_exception(std::current_exception());
-    }
-  }).detach();
-  bool in_time = connected.wait_until(deadline) == std::future_status::ready;
-  if (in_time) {
-    try {
-      connected.get();
-    } catch (const PeerStartupError&) {
-      throw;
-    } catch (const std::exception& e) {
-      // A store wait that ran into the deadline is a timeout like any other, said below.
-      DDL_CHECK(Clock::now() >= deadline, "connecting to the other ranks failed at once: ", e.what(),
-                refused_note(*store, rank, size, e.what()));
-      in_time = false;
-    }
-  }
-  if (!in_time) {
-    const std::string waiting = ranks_in(adapter->waiting_for());
-    DDL_CHECK(false, "could not connect to the other ", size - 1, " rank(s) within ", op_timeout.count(), " ms: ",
-              waiting.empty() ? "the connections to the addresses they published did not open (a firewall, an "
-                                "address other hosts cannot reach, or ranks of another job?)"
-                              : "still waiting for rank " + waiting +
-                                    " to publish its address in the store (not started yet, or using another job's "
-                                    "store?)");
-  }
-  ctx->exchange_addresses(store, deadline);
-  return ctx;
-}
-
-}  // namespace
-
-std::shared_ptr<MeshContext> connect_mesh(const std::shared_ptr<Store>& store, int rank, int size,
-                                          const gloo::transport::tcp::attr& attr, Millis op_timeout,
-                                          Clock::time_point deadline, const std::string& log_prefix) {
-  const std::string where = attr.iface.empty() ? "address " + attr.hostname : "interface " + attr.iface;
-  try {
-    return connect(store, rank, size, attr, op_timeout, deadline, where);
-  } catch (const PeerStartupError& e) {
-    throw Error(log_prefix + " ProcessGroupGloo: stopping, another rank could not start: " + e.what());
-  } catch (const std::exception& e) {
-    const std::string msg = log_prefix + " ProcessGroupGloo (" + where + "): " + e.what();
-    report_startup_failure(*store, msg);
-    throw Error(msg);
-  }
 }
 
 }  // namespace ddl::dist::detail
