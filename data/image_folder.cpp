@@ -53,14 +53,21 @@ void check_pnm_header(const std::vector<uint8_t>& b, const std::string& path) {
 
 // A PNG's chunk lengths, checked against the file before stb_image 2.27 reads them: it adds
 // a chunk's length to its read pointer unchecked (undefined behaviour past the buffer, and a
-// length of 2^31 or more turns negative), found by tests/fuzz/fuzz_image.
-void check_png_chunks(const std::vector<uint8_t>& b, const std::string& path) {
+// length of 2^31 or more turns negative), found by tests/fuzz/fuzz_image. Empty IDAT chunks
+// are dropped: they hold no image data, and stb copies an empty one into its not yet
+// allocated buffer (memcpy(NULL, p, 0), undefined; also found by fuzz_image).
+void check_png_chunks(std::vector<uint8_t>& b, const std::string& path) {
   size_t i = 8;  // after the signature
   while (i + 8 <= b.size()) {
     const uint32_t length = detail::read_be32(b.data() + i);
     DDL_CHECK(length <= 0x7fffffffu && length <= b.size() - i - 8, "read_image: '", path, "': the PNG chunk at offset ",
               i, " claims ", length, " bytes, more than the file holds; a corrupt or hostile file?");
     const bool end = std::memcmp(b.data() + i + 4, "IEND", 4) == 0;
+    if (length == 0 && std::memcmp(b.data() + i + 4, "IDAT", 4) == 0) {
+      const auto at = b.begin() + static_cast<std::ptrdiff_t>(i);
+      b.erase(at, at + static_cast<std::ptrdiff_t>(std::min<size_t>(12, b.size() - i)));
+      continue;
+    }
     i += size_t{12} + length;  // length, type, data, CRC
     if (end) break;
   }
@@ -70,7 +77,7 @@ void check_png_chunks(const std::vector<uint8_t>& b, const std::string& path) {
 
 Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels) {
   DDL_CHECK(channels >= 1 && channels <= 4, "read_image: channels must be 1 to 4, got ", channels);
-  const std::vector<uint8_t> bytes = detail::read_file(path, "read_image");
+  std::vector<uint8_t> bytes = detail::read_file(path, "read_image");
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");

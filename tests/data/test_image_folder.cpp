@@ -178,3 +178,22 @@ TEST_CASE("a PNG chunk longer than the file is refused before stb reads it", "[d
   REQUIRE_THROWS_WITH(read_image(dir / "bad.png"),
                       Catch::Contains(dir / "bad.png") && Catch::Contains("claims 2147483648 bytes"));
 }
+
+TEST_CASE("a PNG with empty IDAT chunks decodes to the same pixels (stb never sees them)", "[data][image]") {
+  TempDir dir;
+  write_png(dir / "ok.png", 4, 3, 7);
+  std::ifstream in(dir / "ok.png", std::ios::binary);
+  std::vector<uint8_t> png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string idat = "IDAT";
+  const auto at = std::search(png.begin(), png.end(), idat.begin(), idat.end()) - png.begin() - 4;
+  REQUIRE(at > 8);
+  // An empty IDAT chunk (length 0, its CRC over the type alone) before the data and after it;
+  // stb 2.27 would memcpy 0 bytes into its still-null buffer for the first (found by fuzz_image).
+  const std::vector<uint8_t> empty_idat = {0, 0, 0, 0, 'I', 'D', 'A', 'T', 0x35, 0xAF, 0x06, 0x1E};
+  png.insert(png.begin() + at, empty_idat.begin(), empty_idat.end());
+  const std::string iend = "IEND";
+  const auto end_at = std::search(png.begin(), png.end(), iend.begin(), iend.end()) - png.begin() - 4;
+  png.insert(png.begin() + end_at, empty_idat.begin(), empty_idat.end());
+  test::write_bytes(dir / "empty_idat.png", png);
+  REQUIRE(to_vector<int>(read_image(dir / "empty_idat.png")) == chw(4, 3, 7));
+}

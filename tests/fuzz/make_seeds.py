@@ -87,6 +87,18 @@ put("image", "png_rgba_4ch", b"\x03" + buf.getvalue())
 buf = io.BytesIO()
 img.save(buf, "JPEG", progressive=True)
 put("image", "jpeg_progressive_3ch", b"\x02" + buf.getvalue())
+# More JPEG shapes for libjpeg-turbo (data/jpeg_decode.cpp): greyscale, CMYK with Adobe's
+# marker, 4:4:4 with optimized Huffman tables, 4:2:0 over several MCUs, progressive greyscale.
+big = Image.new("RGB", (19, 17))
+big.putdata([(13 * x, 15 * y, (x * y) % 256) for y in range(17) for x in range(19)])
+for name, mode, src, kw in [("jpeg_grey_1ch", 0, img.convert("L"), {}),
+                            ("jpeg_cmyk_3ch", 2, img.convert("CMYK"), {}),
+                            ("jpeg_444_optimized_4ch", 3, img, {"subsampling": 0, "optimize": True}),
+                            ("jpeg_420_mcus_3ch", 2, big, {"subsampling": 2, "quality": 50}),
+                            ("jpeg_progressive_grey_2ch", 1, big.convert("L"), {"progressive": True})]:
+    buf = io.BytesIO()
+    src.save(buf, "JPEG", **kw)
+    put("image", name, bytes([mode]) + buf.getvalue())
 
 # Store wire: byte 0 bit 0 prepends a valid HELLO; then length-prefixed request frames.
 u32 = lambda v: struct.pack("<I", v)
