@@ -52,7 +52,9 @@ Variable region_view(const Variable& x, const char* name, ViewFn view) {
   return make_result(
       view(x.data()), name, {&x},
       [s, t, view](const Tensor& g, const Needs&) -> Grads { return {embed(g.to(t), s, view)}; },
-      [s, t, view](const Variable& g, const Needs&) -> VGrads { return {embed(g.to(t), s, view)}; });
+      [s, t, view](const Variable& g, const Needs&) -> VGrads {
+        return {embed(g.dtype() == t ? g : g.to(t), s, view)};  // no cast node when none is needed
+      });
 }
 
 }  // namespace
