@@ -1,6 +1,10 @@
 // ProcessGroupAuto: per-call dispatch on the tensors' device (see process_group_auto.h).
 #include "dist/process_group_auto.h"
 
+#include <exception>
+#include <mutex>
+#include <utility>
+
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -36,7 +40,30 @@ std::shared_ptr<Work> ProcessGroupAuto::scatter_async(const Tensor& output, cons
 std::shared_ptr<Work> ProcessGroupAuto::all_to_all_async(const Tensor& output, const Tensor& input) {
   return pick(input).all_to_all_async(output, input);
 }
-std::shared_ptr<Work> ProcessGroupAuto::barrier_async() { return cpu_->barrier_async(); }
+// Both backends' barriers, CUDA first (it is asynchronous to launch), combined: the Work
+// completes once every rank's earlier GPU and CPU work on this group is done (the first
+// error wins). The nccl barrier blocks on the GPU finishing, not just the stream.
+std::shared_ptr<Work> ProcessGroupAuto::barrier_async() {
+  auto gpu = cuda_->barrier_async();
+  auto host = cpu_->barrier_async();
+  auto both = std::make_shared<Work>("barrier()");
+  auto state = std::make_shared<std::pair<std::mutex, int>>();  // finished parts
+  auto error = std::make_shared<std::exception_ptr>();
+  auto part_done = [both, state, error](Work& w) {
+    bool last = false;
+    std::exception_ptr e;
+    {
+      std::lock_guard<std::mutex> lock(state->first);
+      if (w.exception() && !*error) *error = w.exception();
+      last = ++state->second == 2;
+      e = *error;
+    }
+    if (last) both->finish(e);
+  };
+  gpu->on_completion(part_done);
+  host->on_completion(part_done);
+  return both;
+}
 std::shared_ptr<Work> ProcessGroupAuto::send_async(const Tensor& t, int dst, int tag) {
   return pick(t).send_async(t, dst, tag);
 }

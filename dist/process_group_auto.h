@@ -26,7 +26,9 @@ class ProcessGroupAuto final : public ProcessGroup {
   std::shared_ptr<Work> gather_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
-  // A host barrier, over the CPU backend (it orders no GPU work).
+  // A host barrier over both backends: completes once every rank's earlier CPU and GPU
+  // work on this group is done. Like nccl's barrier, it creates the NCCL communicators
+  // (on LOCAL_RANK's GPU) if no CUDA call made them yet.
   std::shared_ptr<Work> barrier_async() override;
   std::shared_ptr<Work> send_async(const Tensor& t, int dst, int tag = 0) override;
   std::shared_ptr<Work> recv_async(const Tensor& t, int src, int tag = 0) override;

@@ -22,7 +22,9 @@ class Work {
   // Blocks until the operation finished; rethrows its error (a ddl::Error naming the op,
   // rank and peer). With a timeout, throws ddl::Error if it has not finished by then
   // (the operation itself keeps running and completes or fails on its own timeout).
-  void wait();
+  // A GPU backend overrides wait() to make the caller's current stream wait instead of
+  // the host (see NcclWork in dist/nccl/); wait(timeout) always blocks the host.
+  virtual void wait();
   void wait(std::chrono::milliseconds timeout);
   bool is_completed() const;
   // Completed without error. Only meaningful once is_completed().

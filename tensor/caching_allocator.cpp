@@ -35,6 +35,7 @@ CachingAllocator::CachingAllocator(RawMemory* raw, std::string name) : raw_(raw)
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
+  for (const PendingEvent& e : pending_) raw_->release_event(e.event);  // their blocks leak like live ones
   release_free_segments();
 }
 
@@ -63,7 +64,8 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t size, uintptr_t st
   const size_t seg = segment_size(size);
   void* p = raw_->alloc(seg);
   if (!p) {
-    // Out of memory: give the cached segments back and try once more.
+    // Out of memory: wait for blocks held by other streams, give the cached segments back, try once more.
+    process_events(true);
     release_free_segments();
     p = raw_->alloc(seg);
   }
@@ -80,6 +82,7 @@ void* CachingAllocator::allocate(size_t nbytes, uintptr_t stream) {
   const size_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   std::lock_guard<std::mutex> lock(mu_);
+  if (!pending_.empty()) process_events(false);
   Block* b = find_free(size, stream, small);
   if (!b) b = new_segment(size, stream, small);
   // Split off the tail when it is worth keeping as its own free block.
@@ -107,8 +110,55 @@ void CachingAllocator::deallocate(void* ptr) {
   DDL_ASSERT(it != live_.end(), name_, ": freeing a pointer this allocator did not hand out");
   Block* b = it->second;
   live_.erase(it);
-  b->allocated = false;
   stats_.allocated_bytes -= static_cast<int64_t>(b->size);
+  if (b->stream_uses.empty()) {
+    free_block(b);
+    return;
+  }
+  // Used on other streams: reusable once the work queued there so far is done.
+  // The block stays marked allocated, so neighbours do not merge with it meanwhile.
+  for (uintptr_t s : b->stream_uses) {
+    pending_.push_back({raw_->record_event(s), b});
+    b->pending_events += 1;
+  }
+  b->stream_uses.clear();
+}
+
+void CachingAllocator::record_stream(void* ptr, uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ptr);
+  DDL_CHECK(it != live_.end(), name_, ": record_stream: the pointer is not a live block of this allocator");
+  Block* b = it->second;
+  if (stream == b->stream) return;  // its own stream orders every user already
+  if (std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
+    b->stream_uses.push_back(stream);
+}
+
+int64_t CachingAllocator::pending_free_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const Block*> seen;
+  for (const PendingEvent& e : pending_)
+    if (std::find(seen.begin(), seen.end(), e.block) == seen.end()) seen.push_back(e.block);
+  return static_cast<int64_t>(seen.size());
+}
+
+void CachingAllocator::process_events(bool wait) {
+  std::deque<PendingEvent> still;
+  for (PendingEvent& e : pending_) {
+    if (wait) {
+      raw_->wait_event(e.event);
+    } else if (!raw_->event_done(e.event)) {
+      still.push_back(e);
+      continue;
+    }
+    raw_->release_event(e.event);
+    if (--e.block->pending_events == 0) free_block(e.block);
+  }
+  pending_.swap(still);
+}
+
+void CachingAllocator::free_block(Block* b) {
+  b->allocated = false;
   FreeSet& free = pool(b->small);
   // Merge with free neighbours in the segment (they share b's pool and stream).
   if (Block* p = b->prev; p && !p->allocated) {
@@ -146,6 +196,7 @@ void CachingAllocator::release_free_segments() {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  process_events(true);
   release_free_segments();
 }
 

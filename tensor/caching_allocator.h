@@ -1,15 +1,17 @@
 // Device-independent bookkeeping of a caching allocator, after PyTorch's
-// CUDACachingAllocator but simplified: no per-stream event tracking, no size
-// limits, no expandable segments. Plain C++ over a RawMemory interface, so the
-// CUDA allocator (tensor/cuda/allocator.cu) and the unit tests share one logic.
+// CUDACachingAllocator but simplified: no size limits, no expandable segments;
+// cross-stream use is tracked with events only for blocks marked by record_stream. Plain C++ over a RawMemory
+// interface, so the CUDA allocator (tensor/cuda/allocator.cu) and the unit tests share one logic.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "tensor/allocator.h"
 
@@ -22,6 +24,13 @@ class RawMemory {
   // Returns nullptr when out of memory; throws ddl::Error on other failures.
   virtual void* alloc(size_t nbytes) = 0;
   virtual void free(void* ptr) = 0;
+  // For record_stream: an event marking the work queued so far on `stream`, whether it
+  // has completed, a blocking wait for it, and its release. The defaults suit memory
+  // without streams (nothing is ever pending).
+  virtual void* record_event(uintptr_t /*stream*/) { return nullptr; }
+  virtual bool event_done(void* /*event*/) { return true; }
+  virtual void wait_event(void* /*event*/) {}
+  virtual void release_event(void* /*event*/) {}
 };
 
 // Note [Caching allocator]
@@ -33,9 +42,13 @@ class RawMemory {
 // stream, split when the rest is worth keeping (>= 512 B in the small pool,
 // > 1 MiB in the large). A freed block merges with free neighbours of its
 // segment. Memory is reused only by the stream it was allocated on, so work
-// queued on that stream is ordered before the next user (a block used on
-// another stream must be synchronised by the caller). When RawMemory runs
-// out, every fully free segment is released and the request retried once.
+// queued on that stream is ordered before the next user. A block also used on
+// other streams is marked with record_stream(ptr, stream) (PyTorch's
+// Tensor.record_stream): when it is freed, an event is recorded on each of those
+// streams and the block returns to its pool only once they all completed
+// (checked at the next allocate; waited for on out-of-memory and empty_cache).
+// When RawMemory runs out, every fully free segment is released and the
+// request retried once.
 class CachingAllocator {
  public:
   static constexpr size_t kMinBlockSize = 512;
@@ -54,8 +67,14 @@ class CachingAllocator {
 
   // A block of at least `nbytes` usable on `stream`; nullptr for 0 bytes.
   void* allocate(size_t nbytes, uintptr_t stream = 0);
-  // Returns a pointer from allocate() to the cache; nullptr is ignored.
+  // Returns a pointer from allocate() to the cache; nullptr is ignored. A block
+  // with recorded streams is reusable only once their work queued so far is done.
   void deallocate(void* ptr);
+  // Marks the live block at `ptr` (from allocate) as used by work queued on `stream`;
+  // no-op for its own stream. See Note [Caching allocator].
+  void record_stream(void* ptr, uintptr_t stream);
+  // Freed blocks still waiting for other streams' work.
+  int64_t pending_free_count() const;
   // allocated and peak count rounded block sizes; reserved counts segments.
   MemoryStats stats() const;
   void reset_peak();
@@ -72,9 +91,15 @@ class CachingAllocator {
     size_t size;
     uintptr_t stream;
     bool small;
-    bool allocated = false;
-    Block* prev = nullptr;  // neighbours within the same segment
+    bool allocated = false;  // also true while a freed block waits for its events
+    Block* prev = nullptr;   // neighbours within the same segment
     Block* next = nullptr;
+    std::vector<uintptr_t> stream_uses = {};  // other streams recorded by record_stream
+    int pending_events = 0;
+  };
+  struct PendingEvent {
+    void* event;
+    Block* block;
   };
   struct BySize {  // (stream, size, address): best fit is one lower_bound away
     bool operator()(const Block* a, const Block* b) const;
@@ -85,6 +110,10 @@ class CachingAllocator {
   Block* find_free(size_t size, uintptr_t stream, bool small);
   Block* new_segment(size_t size, uintptr_t stream, bool small);
   void release_free_segments();
+  // Merges a no-longer-used block with free neighbours and returns it to its pool.
+  void free_block(Block* b);
+  // Returns the blocks whose events all completed (all of them, waiting, when `wait`).
+  void process_events(bool wait);
   std::string describe_usage() const;
 
   RawMemory* raw_;
@@ -92,6 +121,7 @@ class CachingAllocator {
   mutable std::mutex mu_;
   FreeSet small_free_, large_free_;
   std::unordered_map<void*, Block*> live_;
+  std::deque<PendingEvent> pending_;  // in recording order
   MemoryStats stats_;
   int64_t segments_ = 0;
 };

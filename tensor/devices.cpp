@@ -43,6 +43,7 @@ Stream Stream::create(int) { DDL_NO_CUDA("cuda::Stream::create"); }
 void Stream::synchronize() const { DDL_NO_CUDA("cuda::Stream::synchronize"); }
 Stream current_stream(int) { DDL_NO_CUDA("cuda::current_stream"); }
 void set_current_stream(const Stream&) { DDL_NO_CUDA("cuda::set_current_stream"); }
+void record_stream(const Tensor&, const Stream&) { DDL_NO_CUDA("cuda::record_stream"); }
 Event::~Event() = default;
 Event::Event(Event&& other) noexcept : device_(other.device_), handle_(other.handle_) { other.handle_ = nullptr; }
 Event& Event::operator=(Event&& other) noexcept {

@@ -50,6 +50,10 @@ class Stream {
 Stream current_stream(int device = 0);
 // Makes `s` this thread's current stream for s.device().
 void set_current_stream(const Stream& s);
+// Marks t's memory as used by the work queued so far on `s` (PyTorch's
+// Tensor.record_stream): once t is freed, the allocator reuses it only after that
+// work is done. Needed when t was allocated on another stream than `s`.
+void record_stream(const Tensor& t, const Stream& s);
 
 // Sets the current stream for its lifetime and restores the previous one.
 class StreamGuard {

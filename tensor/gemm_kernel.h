@@ -22,6 +22,7 @@ struct GemmArgs {
   void* C;
   int64_t ldc, stride_c;
   int64_t batch;
+  int device = 0;  // the index of the device holding A, B and C (read by the CUDA kernel)
 };
 using GemmFnPtr = void(const GemmArgs& args);
 DDL_DECLARE_KERNEL(gemm_kernel, GemmFnPtr);

@@ -93,7 +93,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                           out.raw_data(),
                           N,
                           M * N,
-                          nbatch};
+                          nbatch,
+                          a.device().index};
       kernels::gemm_kernel(a.device())(g);
     }
   }

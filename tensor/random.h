@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "tensor/dispatch.h"
 #include "tensor/factory.h"
 #include "tensor/tensor.h"
 
@@ -89,5 +90,16 @@ Tensor randn_like(const Tensor& t, Generator& gen);
 
 const Tensor& uniform_(const Tensor& t, double low, double high, Generator& gen);
 const Tensor& normal_(const Tensor& t, double mean, double std, Generator& gen);
+
+namespace random_math {
+struct Transform;  // tensor/random_functors.h
+}  // namespace random_math
+
+namespace kernels {
+// Fills the contiguous `t` (numeric dtype, on a non-CPU device) with element
+// i = random_math::draw_element(seed, offset, i, t is float64, transform).
+using RandomFillFn = void(const Tensor& t, uint64_t seed, uint64_t offset, const random_math::Transform& transform);
+DDL_DECLARE_KERNEL(random_fill_kernel, RandomFillFn);
+}  // namespace kernels
 
 }  // namespace ddl

@@ -4,25 +4,46 @@
 //
 // Note [NCCL stream ordering]
 // The caller's kernels run on its current stream; NCCL runs on the group's own streams
-// (one per lane, see below, so point-to-point never queues behind a collective). Before an operation the NCCL stream
-// waits on an event recorded on the current stream, so the inputs are ready without a host sync. The launched tensors
-// stay referenced until the operation's end event fires: the caching allocator must not hand their memory to another
-// kernel while NCCL still reads or writes it. The watchdog thread polls end events (and ncclCommGetAsyncError) and
-// completes each Work; past the timeout it aborts the communicators, which releases kernels stuck waiting for a dead
-// peer, and fails every pending Work with a message naming the operation and rank. Work::wait() therefore blocks the
-// host until the GPU finished the operation (PyTorch's wait() only makes the current stream wait; our Work has no
-// per-backend wait to do that).
+// (one per lane, see below, so point-to-point never queues behind a collective). Before an
+// operation the NCCL stream waits on an event recorded on the current stream, so the inputs
+// are ready without a host sync. The launched tensors stay referenced until the operation's
+// end event fires: the caching allocator must not hand their memory to another kernel while
+// NCCL still reads or writes it. That holds on every path: once NCCL has been given the
+// tensors, a later failure in the launch parks the operation with its tensors (the group is
+// then broken) instead of dropping it. The watchdog thread polls end events (and
+// ncclCommGetAsyncError) and completes each Work, sleeping between polls with exponential
+// backoff (20 us doubling to 1 ms while nothing completes; a new launch wakes it), so an idle
+// or slow collective does not burn a core. Past the timeout it aborts the communicators,
+// which releases kernels stuck waiting for a dead peer, and fails every pending Work with a
+// message naming the operation and rank.
+//
+// Note [NCCL Work::wait]
+// As in PyTorch (ProcessGroupNCCL's WorkNCCL::wait), Work::wait() does not block the host:
+// it makes the caller's current stream on the group's GPU wait for the operation's end event
+// (cudaStreamWaitEvent) and returns, so the kernels that consume the result are queued
+// behind it while the CPU goes on. It throws at once when the operation already failed.
+// A failure found later (a peer died, the timeout passed) breaks the group: the next call
+// throws, and the consumer's stream proceeds once the abort releases NCCL's kernels.
+// Work::wait(timeout), is_completed() and on_completion still follow the watchdog, i.e. the
+// GPU finishing. barrier() is the exception: its wait blocks the host, since a host barrier
+// is what callers ask for.
 //
 // Note [NCCL point-to-point lanes]
 // NCCL runs the operations of one communicator one after another, and a receive blocks its
 // stream until the matching send arrives. With one communicator for all sends and receives,
 // two ranks that each post recv-then-send to the other would wait on each other forever,
-// yet our interface lets sends and receives be posted in any order. So each group has two
-// point-to-point communicators, each with its own stream: "up" carries every message from a
-// lower to a higher rank, "down" every message from a higher to a lower one. A pairwise
-// exchange then never waits on itself, a ring (send right, receive from the left) completes
-// from its highest rank back, and a hub (gather by hand) works in any order. Messages
-// between two ranks in one direction are matched in posting order: tags are not used.
+// yet our interface lets sends and receives be posted in any order. So a group that uses
+// point-to-point has two more communicators, each with its own stream: "up" carries every
+// message from a lower to a higher rank, "down" every message from a higher to a lower one.
+// A pairwise exchange then never waits on itself, a ring (send right, receive from the left)
+// completes from its highest rank back, and a hub (gather by hand) works in any order.
+// Messages between two ranks in one direction are matched in posting order: tags are not
+// used. Collectives cannot share either communicator (a collective queued behind a receive
+// could wait for a rank whose matching send is queued behind its own collective). Each
+// communicator costs GPU buffers, proxy threads and an init of up to a second, so the two
+// point-to-point ones are created only on the group's first send or recv, which every rank
+// must make (as with the group's first call): a collective-only job (DDP) has one.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -94,11 +115,66 @@ int ProcessGroupNccl::default_device() const {
   return read_launch_env().local_rank % cuda::device_count();
 }
 
-ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::string& desc) {
+void ProcessGroupNccl::exchange_unique_ids(const std::string& key, void* ids, size_t bytes, const std::string& what) {
+  try {
+    if (rank() == 0) {
+      auto* id = static_cast<ncclUniqueId*>(ids);
+      for (size_t i = 0; i < bytes / sizeof(ncclUniqueId); ++i) DDL_NCCL_CHECK(ncclGetUniqueId(&id[i]), nullptr, what);
+      store_->set(key + "/unique_ids", std::string(static_cast<const char*>(ids), bytes));
+    } else {
+      const std::string v = store_->get(key + "/unique_ids", opts_.timeout);
+      DDL_CHECK(v.size() == bytes, what, ": the store holds a malformed NCCL unique id (", v.size(), " bytes)");
+      std::memcpy(ids, v.data(), bytes);
+    }
+    store_->add(key + "/joined", 1);
+    const auto deadline = Clock::now() + opts_.timeout;
+    int64_t joined = 0;
+    while ((joined = store_->add(key + "/joined", 0)) < size()) {
+      DDL_CHECK(Clock::now() < deadline, what, ": only ", joined, " of ", size(), " ranks arrived within ",
+                opts_.timeout.count(), " ms; every rank must make the same first call on the group",
+                key == "nccl" ? "" : " and a first send or recv");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } catch (const Error& e) {
+    DDL_CHECK(false, what, ": rendezvous failed: ", e.what());
+  }
+}
+
+void ProcessGroupNccl::init_lanes(Comms& c, int first, int last, const void* ids, const std::string& what) {
+  for (int i = first; i < last; ++i) {
+    Lane& l = c.lanes[i];
+    l.stream = static_cast<cudaStream_t>(cuda::Stream::create(c.device).handle());
+    l.scratch = c.scratch;
+    ncclUniqueId id;
+    std::memcpy(&id, static_cast<const char*>(ids) + (i - first) * sizeof(ncclUniqueId), sizeof id);
+    const ncclResult_t res = ncclCommInitRank(&l.comm, size(), id, rank());
+    if (res != ncclSuccess) {
+      l.comm = nullptr;
+      for (int j = first; j < i; ++j) {
+        ncclCommAbort(c.lanes[j].comm);
+        c.lanes[j].comm = nullptr;
+      }
+      DDL_NCCL_CHECK(res, nullptr,
+                     what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
+    }
+  }
+}
+
+ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::string& desc, bool p2p) {
   if (comms_) {
     DDL_CHECK(comms_->device == device, log_prefix(), " ", desc,
               ": this nccl group communicates on cuda:", comms_->device, " but the tensor is on cuda:", device,
               "; a group serves one GPU per process (move the tensor, or create another group)");
+    if (p2p && !comms_->has_p2p()) {
+      // Launches are serialised by launch_mu_: only this thread touches the lanes now.
+      const std::string what =
+          log_prefix() + " ProcessGroupNccl: creating the send/recv communicators on cuda:" + std::to_string(device) +
+          " (first send or recv: " + desc + ")";
+      NcclDeviceGuard g(device);
+      ncclUniqueId ids[2];
+      exchange_unique_ids("nccl/p2p", ids, sizeof ids, what);
+      init_lanes(*comms_, kUpLane, kNumLanes, ids, what);
+    }
     return *comms_;
   }
   DDL_CHECK(device >= 0 && device < cuda::device_count(), log_prefix(), " ", desc, ": cuda:", device,
@@ -107,50 +183,39 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
                            " ProcessGroupNccl: creating the communicators on cuda:" + std::to_string(device) +
                            " (first call: " + desc + ")";
   NcclDeviceGuard g(device);
-  // Rank 0 makes the unique ids; the others read them from the store. Then every rank
-  // checks in, so the blocking ncclCommInitRank below starts only once all are alive.
+  // Rank 0 makes the unique ids; the others read them from the store. The first call is
+  // the same on every rank, so a first send or recv makes all three lanes at once.
   ncclUniqueId ids[kNumLanes];
-  const std::string key = "nccl/unique_ids";
-  try {
-    if (rank() == 0) {
-      for (ncclUniqueId& id : ids) DDL_NCCL_CHECK(ncclGetUniqueId(&id), nullptr, what);
-      store_->set(key, std::string(reinterpret_cast<const char*>(ids), sizeof ids));
-    } else {
-      const std::string v = store_->get(key, opts_.timeout);
-      DDL_CHECK(v.size() == sizeof ids, what, ": the store holds a malformed NCCL unique id (", v.size(), " bytes)");
-      std::memcpy(ids, v.data(), sizeof ids);
-    }
-    store_->add("nccl/joined", 1);
-    const auto deadline = Clock::now() + opts_.timeout;
-    int64_t joined = 0;
-    while ((joined = store_->add("nccl/joined", 0)) < size()) {
-      DDL_CHECK(Clock::now() < deadline, what, ": only ", joined, " of ", size(), " ranks arrived within ",
-                opts_.timeout.count(), " ms; every rank must make the same first call on the group");
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  } catch (const Error& e) {
-    DDL_CHECK(false, what, ": rendezvous failed: ", e.what());
-  }
+  const int lanes = p2p ? kNumLanes : 1;
+  exchange_unique_ids(p2p ? "nccl/all" : "nccl", ids, sizeof(ncclUniqueId) * static_cast<size_t>(lanes), what);
   auto c = std::make_unique<Comms>();
   c->device = device;
   DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c->scratch), sizeof(float)), what);
-  DDL_NCCL_CUDA(cudaMemset(c->scratch, 0, sizeof(float)), what);
-  for (int i = 0; i < kNumLanes; ++i) {
-    Lane& l = c->lanes[i];
-    l.stream = static_cast<cudaStream_t>(cuda::Stream::create(device).handle());
-    l.scratch = c->scratch;
-    ncclResult_t res = ncclCommInitRank(&l.comm, size(), ids[i], rank());
-    if (res != ncclSuccess) {
-      for (Lane& done : c->lanes)
-        if (done.comm) ncclCommAbort(done.comm);
-      cudaFree(c->scratch);
-      DDL_NCCL_CHECK(res, nullptr,
-                     what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
-    }
+  try {
+    DDL_NCCL_CUDA(cudaMemset(c->scratch, 0, sizeof(float)), what);
+    init_lanes(*c, kCollectiveLane, lanes, ids, what);
+  } catch (...) {
+    cudaFree(c->scratch);
+    throw;
   }
   std::lock_guard<std::mutex> lock(state_mu_);
   comms_ = std::move(c);
   return *comms_;
+}
+
+void NcclWork::create_end_event(const std::string& what) {
+  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&end_, cudaEventDisableTiming), what);
+}
+
+// See Note [NCCL Work::wait].
+void NcclWork::wait() {
+  if (host_blocking_ || is_completed()) {
+    Work::wait();  // rethrows the error of a failed operation
+    return;
+  }
+  NcclDeviceGuard g(device_);
+  auto current = static_cast<cudaStream_t>(cuda::current_stream(device_).handle());
+  DDL_NCCL_CUDA(cudaStreamWaitEvent(current, end_, 0), description() + ": Work::wait");
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, const std::string& fingerprint,
@@ -161,19 +226,36 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   const auto order = debug_check(fingerprint, desc);  // before launch_mu_: send/recv need not wait for it
   std::lock_guard<std::timed_mutex> lock(launch_mu_);
   check_usable(desc);  // the watchdog may have aborted while we waited for the lock
-  Comms& c = comms_for(device, desc);
+  DDL_ASSERT(lane_index >= 0 && lane_index < kNumLanes, "bad lane ", lane_index);
+  Comms& c = comms_for(device, desc, lane_index != kCollectiveLane);
   const std::string what = log_prefix() + " " + desc;
   NcclDeviceGuard g(c.device);
-  DDL_ASSERT(lane_index >= 0 && lane_index < kNumLanes, "bad lane ", lane_index);
   const Lane& lane = c.lanes[lane_index];
   auto current = static_cast<cudaStream_t>(cuda::current_stream(c.device).handle());
 
+  // Everything that can fail before NCCL gets the tensors happens first.
+  auto l = std::make_unique<Launch>();
+  l->kind = kind;
+  l->desc = std::move(desc);
+  l->peers = std::move(peers);
+  l->work = std::make_shared<NcclWork>(l->desc, c.device, kind == OpKind::Barrier);
+  l->work->create_end_event(what);
+  l->end = l->work->end();
+  l->keep = std::move(keep);
+  for (auto& [target, staged] : copy_back) l->keep.push_back(staged);
+  l->comm = lane.comm;
+  l->sent = sent;
+  l->received = received;
+
   // See Note [NCCL stream ordering].
-  cudaEvent_t ready = nullptr, end = nullptr;
-  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
-  DDL_NCCL_CUDA(cudaEventRecord(ready, current), what);
-  DDL_NCCL_CUDA(cudaStreamWaitEvent(lane.stream, ready, 0), what);
-  cudaEventDestroy(ready);  // released once the wait is satisfied
+  {
+    cudaEvent_t ready = nullptr;
+    DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
+    const cudaError_t rec = cudaEventRecord(ready, current);
+    const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(lane.stream, ready, 0) : rec;
+    cudaEventDestroy(ready);  // released once the wait is satisfied
+    DDL_NCCL_CUDA(wait, what);
+  }
   try {
     issue(lane, what);
   } catch (const Error& e) {
@@ -181,37 +263,42 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
     // network broke) leaves it in an unknown state.
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(lane.comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress) mark_broken(e.what());
+    if (async != ncclSuccess && async != ncclInProgress) {
+      mark_broken(e.what());
+      park(std::move(l), e.what());  // NCCL may have been given some of the tensors
+    }
     throw;
   }
-  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&end, cudaEventDisableTiming), what);
-  DDL_NCCL_CUDA(cudaEventRecord(end, lane.stream), what);
-  if (!copy_back.empty()) {
-    // Non-contiguous targets get their results on the caller's stream, after NCCL is done.
-    DDL_NCCL_CUDA(cudaStreamWaitEvent(current, end, 0), what);
-    for (auto& [target, staged] : copy_back) target.copy_(staged);
-    DDL_NCCL_CUDA(cudaEventRecord(end, current), what);
+  // From here NCCL owns the tensors until `end` fires: a failure must not drop them.
+  try {
+    DDL_NCCL_CUDA(cudaEventRecord(l->end, lane.stream), what);
+    if (!copy_back.empty()) {
+      // Non-contiguous targets get their results on the caller's stream, after NCCL is done.
+      DDL_NCCL_CUDA(cudaStreamWaitEvent(current, l->end, 0), what);
+      for (auto& [target, staged] : copy_back) target.copy_(staged);
+      DDL_NCCL_CUDA(cudaEventRecord(l->end, current), what);
+    }
+  } catch (const Error& e) {
+    // The operation can no longer be tracked: its tensors stay alive until the group is
+    // destroyed, and the group is broken (the destructor aborts the communicators).
+    const std::string why = mark_broken(std::string(e.what()) + " (after NCCL was launched)");
+    park(std::move(l), why);
+    throw;
   }
-
-  auto l = std::make_unique<Launch>();
-  l->kind = kind;
-  l->desc = std::move(desc);
-  l->peers = std::move(peers);
-  l->work = std::make_shared<Work>(l->desc);
-  l->keep = std::move(keep);
-  for (auto& [target, staged] : copy_back) l->keep.push_back(staged);
-  l->end = end;
-  l->comm = lane.comm;
   l->deadline = Clock::now() + opts_.timeout;
-  l->sent = sent;
-  l->received = received;
-  auto work = l->work;
+  std::shared_ptr<Work> work = l->work;
   {
     std::lock_guard<std::mutex> q(mu_);
     pending_.push_back(std::move(l));
   }
   cv_.notify_all();
   return work;
+}
+
+void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
+  l->work->finish(std::make_exception_ptr(Error(log_prefix() + " " + l->desc + " failed: " + why)));
+  std::lock_guard<std::mutex> lock(mu_);
+  aborted_.push_back(std::move(l));
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::finished_work(const std::string& desc, const std::string& fingerprint) {
@@ -251,6 +338,8 @@ std::unique_lock<std::mutex> ProcessGroupNccl::debug_check(const std::string& fi
 }
 
 void ProcessGroupNccl::watchdog_loop() {
+  constexpr auto kMinPoll = std::chrono::microseconds(20), kMaxPoll = std::chrono::microseconds(1000);
+  auto poll = kMinPoll;
   bool device_set = false;
   while (true) {
     {
@@ -298,7 +387,6 @@ void ProcessGroupNccl::watchdog_loop() {
       }
     }
     for (auto& l : finished) {
-      cudaEventDestroy(l->end);
       l->keep.clear();  // the GPU is done with them: the allocator may reuse their memory
       {
         std::lock_guard<std::mutex> lock(state_mu_);
@@ -309,10 +397,16 @@ void ProcessGroupNccl::watchdog_loop() {
       }
       l->work->finish();
     }
-    if (!failure.empty())
+    if (!failure.empty()) {
       abort_all(failure + "; the NCCL communicators were aborted");
-    else if (finished.empty())
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    } else if (!finished.empty()) {
+      poll = kMinPoll;
+    } else {
+      // Nothing finished: back off (see Note [NCCL stream ordering]); a launch or stop wakes us.
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, poll);
+      poll = std::min(poll * 2, kMaxPoll);
+    }
   }
 }
 
@@ -334,10 +428,7 @@ void ProcessGroupNccl::abort_all(const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     failed.swap(pending_);
   }
-  for (auto& l : failed) {
-    l->work->finish(std::make_exception_ptr(Error(log_prefix() + " " + l->desc + " failed: " + first)));
-    aborted_.push_back(std::move(l));  // tensors kept: an aborted kernel may still touch them
-  }
+  for (auto& l : failed) park(std::move(l), first);  // tensors kept: an aborted kernel may still touch them
 }
 
 std::string ProcessGroupNccl::mark_broken(const std::string& what) {

@@ -1,10 +1,12 @@
 // ProcessGroupNccl: the CUDA backend (built when meson finds NCCL). One communicator per
-// group on the tensors' GPU, created on the first collective (rank 0's unique id travels
-// through the Store); collectives and sends run on the group's own streams, which first wait for the
-// caller's current stream, so launching never blocks the host. A watchdog thread completes
-// each Work when its end event fires, or aborts the communicator at the timeout. CUDA
-// tensors only: CPU tensors belong to gloo. DDL_DEBUG checks each collective through the
-// Store first. See docs/dist.md, "The nccl backend".
+// group on the tensors' GPU for collectives, created on the first call (rank 0's unique id
+// travels through the Store), plus two for point-to-point, created on the first send or
+// recv; work runs on the group's own streams, which first wait for the caller's current
+// stream, so launching never blocks the host, and Work::wait() makes the caller's stream
+// wait in turn (barrier() blocks the host). A watchdog thread completes each Work when its
+// end event fires, or aborts the communicators at the timeout. CUDA tensors only: CPU
+// tensors belong to gloo. DDL_DEBUG checks each collective through the Store first. See
+// docs/dist.md, "The nccl backend".
 #pragma once
 
 #include <condition_variable>
@@ -87,9 +89,18 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::unique_lock<std::mutex> debug_check(const std::string& fingerprint, const std::string& desc);
   // The communicators' device, else opts.device, else LOCAL_RANK modulo the GPU count.
   int default_device() const;
-  // The communicators on `device`, created on first use (a collective: every rank calls it).
-  Comms& comms_for(int device, const std::string& desc);
+  // The communicators on `device`, created on first use (a collective: every rank calls it);
+  // with `p2p`, also the two point-to-point lanes (on the first send or recv: every rank
+  // must make one; see Note [NCCL point-to-point lanes]).
+  Comms& comms_for(int device, const std::string& desc, bool p2p = false);
+  // Rank 0's NCCL unique ids (`n` of them) through the store under `key`, then a check-in of
+  // every rank, so the blocking ncclCommInitRank that follows starts only once all are alive.
+  void exchange_unique_ids(const std::string& key, void* ids, size_t bytes, const std::string& what);
+  // Creates lanes [first, last) of `c` from `ids` (one per lane, from exchange_unique_ids).
+  void init_lanes(Comms& c, int first, int last, const void* ids, const std::string& what);
   void watchdog_loop();
+  // Fails l's Work with `why` and keeps l (and its tensors) until the group is destroyed.
+  void park(std::unique_ptr<Launch> l, const std::string& why);
   // Records the first failure, aborts the communicators and fails every pending Work.
   void abort_all(const std::string& why);
   std::string mark_broken(const std::string& what);
@@ -106,7 +117,7 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Launch>> pending_;   // in launch order
-  std::vector<std::unique_ptr<Launch>> aborted_;  // their tensors stay alive until destruction
+  std::vector<std::unique_ptr<Launch>> aborted_;  // guarded by mu_; their tensors stay alive until destruction
   bool stop_ = false;
   std::thread watchdog_;
 

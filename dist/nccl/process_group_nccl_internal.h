@@ -26,18 +26,41 @@ struct ProcessGroupNccl::Lane {
 // See Note [NCCL point-to-point lanes] in process_group_nccl.cpp.
 enum NcclLane : int { kCollectiveLane = 0, kUpLane = 1, kDownLane = 2, kNumLanes = 3 };
 
+// The collective lane is made with the group (on its first call); the two point-to-point
+// lanes only on the first send or recv (see Note [NCCL point-to-point lanes]).
 struct ProcessGroupNccl::Comms {
   int device = -1;
   Lane lanes[kNumLanes];
   float* scratch = nullptr;
+  bool has_p2p() const { return lanes[kUpLane].comm != nullptr; }
+};
+
+// See Note [NCCL Work::wait]: wait() makes the caller's current stream wait for `end`
+// and returns; the event belongs to the work (the watchdog only queries it).
+class NcclWork final : public Work {
+ public:
+  NcclWork(std::string desc, int device, bool host_blocking)
+      : Work(std::move(desc)), device_(device), host_blocking_(host_blocking) {}
+  ~NcclWork() override {
+    if (end_) cudaEventDestroy(end_);  // no throw; fails harmlessly after CUDA shut down
+  }
+  void wait() override;
+  // Created before the launch issues anything, so a failure there leaks nothing.
+  void create_end_event(const std::string& what);
+  cudaEvent_t end() const { return end_; }
+
+ private:
+  int device_;
+  bool host_blocking_;  // barrier(): the host itself must wait
+  cudaEvent_t end_ = nullptr;
 };
 
 struct ProcessGroupNccl::Launch {
   OpKind kind;
   std::string desc, peers;
-  std::shared_ptr<Work> work;
-  std::vector<Tensor> keep;  // alive until `end` fires (see Note [NCCL stream ordering])
-  cudaEvent_t end = nullptr;
+  std::shared_ptr<NcclWork> work;
+  std::vector<Tensor> keep;   // alive until `end` fires (see Note [NCCL stream ordering])
+  cudaEvent_t end = nullptr;  // owned by `work`
   ncclComm_t comm = nullptr;  // polled for asynchronous errors
   detail::Clock::time_point deadline;
   int64_t sent = 0, received = 0;

@@ -1,6 +1,6 @@
 // The CUDA allocator: one CachingAllocator per device over cudaMalloc/cudaFree
 // (see Note [Caching allocator] in tensor/caching_allocator.h). Blocks belong to
-// the stream that was current when they were allocated.
+// the stream that was current when they were allocated; record_stream adds others.
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +33,33 @@ class CudaRawMemory final : public RawMemory {
     // touch them (a block is free as soon as its tensor dies): drain the device first.
     DDL_CUDA_CHECK(cudaDeviceSynchronize());
     DDL_CUDA_CHECK(cudaFree(ptr));
+  }
+  // record_stream's events. These run from tensor destructors, so they never throw:
+  // when recording fails (the runtime is shutting down) the device is drained instead.
+  void* record_event(uintptr_t stream) override {
+    cuda::detail::DeviceGuard g(device_);
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
+        cudaEventRecord(e, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess)
+      return e;
+    cudaGetLastError();
+    if (e) cudaEventDestroy(e);
+    cudaDeviceSynchronize();
+    cudaGetLastError();
+    return nullptr;
+  }
+  bool event_done(void* event) override {
+    if (!event) return true;
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (err == cudaSuccess) return true;
+    cudaGetLastError();  // not ready, or a failure: keep waiting only when not ready
+    return err != cudaErrorNotReady;
+  }
+  void wait_event(void* event) override {
+    if (event && cudaEventSynchronize(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+  }
+  void release_event(void* event) override {
+    if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
   }
 
  private:
@@ -72,6 +99,9 @@ CudaAllocator& instance(int device) {
 }  // namespace
 
 Allocator* cuda_allocator(int device) { return &instance(device); }
+void cuda_record_stream(void* block, int device, void* stream) {
+  instance(device).cache().record_stream(block, reinterpret_cast<uintptr_t>(stream));
+}
 MemoryStats cuda_memory_stats(int device) { return instance(device).cache().stats(); }
 void cuda_empty_cache() {
   for (int d = 0; d < cuda_device_count(); ++d) instance(d).cache().empty_cache();

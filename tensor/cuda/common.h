@@ -54,3 +54,50 @@ inline unsigned int blocks_for(int64_t n) {
 #define DDL_CUDA_CHECK(expr) ::ddl::cuda::detail::check((expr), #expr, __FILE__, __LINE__)
 // After a kernel launch: reports launch-configuration errors at the launch site.
 #define DDL_CUDA_KERNEL_CHECK() DDL_CUDA_CHECK(cudaGetLastError())
+
+namespace ddl::cuda::detail {
+
+// An event owned by one scope: destroyed on every path out of it, throws included.
+// Destroying an event whose record or waits are still queued is allowed (the
+// runtime releases it once they complete).
+class ScopedEvent {
+ public:
+  explicit ScopedEvent(unsigned int flags = cudaEventDisableTiming) {
+    DDL_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags));
+  }
+  ~ScopedEvent() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Note [Deferred device errors]
+// A kernel that finds bad input (a cross-entropy target outside [0, C)) cannot
+// throw, and checking on the host would cost a device-to-host copy and a stream
+// sync per call. Instead the kernel writes a DeviceErrorRecord into page-locked
+// host memory mapped into the device (one per GPU) and the host raises it as a
+// ddl::Error at the next synchronisation point on that GPU: a device-to-host
+// copy (item(), to_vector, printing), cuda::synchronize, Stream::synchronize,
+// Event::synchronize, or the next cross-entropy forward once the earlier kernel
+// has run. This is how PyTorch's device-side asserts surface (at the next
+// sync), minus the poisoned context: the error is raised once, then cleared,
+// and the GPU stays usable. The first error wins until it is raised.
+struct DeviceErrorRecord {
+  int flag;  // written last (after a system fence): 1 when the fields below are valid
+  int op;    // an index into the names registered with device_error_op_id
+  int64_t index, value, inner, classes;
+};
+
+// The mapped record of `device` as the device addresses it (allocated on first use).
+DeviceErrorRecord* device_error_record(int device);
+// A small id for an op name (string kept on the host), for DeviceErrorRecord::op.
+int device_error_op_id(const char* op);
+// Throws the recorded error of `device`, if a kernel wrote one, and clears it.
+void raise_device_errors(int device);
+
+}  // namespace ddl::cuda::detail

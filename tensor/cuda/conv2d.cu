@@ -7,6 +7,7 @@
 
 #include "tensor/conv.h"
 #include "tensor/cuda/dnn.h"
+#include "tensor/cuda/runtime.h"
 #include "tensor/devices.h"
 
 namespace ddl::cuda::detail {
@@ -67,9 +68,10 @@ struct ConvDescs {
 
 // Picks from cuDNN's heuristic ranking (best first): the first algorithm that
 // succeeded, runs in the requested math type, is deterministic if any such is,
-// and whose workspace can be allocated now. perf: cudnnConvolution*AlgoPerf_t.
+// and whose workspace can be allocated now; that workspace is handed back in
+// `ws` for the first call. perf: cudnnConvolution*AlgoPerf_t.
 template <typename Perf>
-ConvAlgo pick(const ConvKey& k, const std::vector<Perf>& perf, int count) {
+ConvAlgo pick(const ConvKey& k, const std::vector<Perf>& perf, int count, Tensor& ws) {
   const cudnnMathType_t math = requested_math(k);
   std::string alloc_error;
   for (bool need_deterministic : {true, false}) {
@@ -80,7 +82,7 @@ ConvAlgo pick(const ConvKey& k, const std::vector<Perf>& perf, int count) {
       if (need_deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
       if (r.memory >= (size_t(1) << 40)) continue;  // cuDNN sometimes reports absurd sizes
       try {
-        workspace(k.device, r.memory);  // freed at once; the caching allocator keeps the block
+        ws = workspace(k.device, r.memory);
       } catch (const ddl::Error& e) {
         alloc_error = e.what();  // too large for the memory left: try the next algorithm
         continue;
@@ -93,7 +95,7 @@ ConvAlgo pick(const ConvKey& k, const std::vector<Perf>& perf, int count) {
   return {};
 }
 
-ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
+ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, Tensor& ws) {
   const std::string what = describe_conv(k);
   int max_count = 0, count = 0;
   switch (k.pass) {
@@ -109,7 +111,7 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
       DDL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
                                                              max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count);
+      return pick(k, perf, count, ws);
     }
     case ConvPass::BackwardData: {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_count), what);
@@ -117,7 +119,7 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
                                                                   max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count);
+      return pick(k, perf, count, ws);
     }
     case ConvPass::BackwardFilter: {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count), what);
@@ -125,25 +127,31 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
                                                                     max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count);
+      return pick(k, perf, count, ws);
     }
   }
   return {};
 }
 
 // Everything one pass needs: handle, descriptors (math type set), algorithm, workspace.
+// After a search only the chosen algorithm's workspace stays: the probe's block is the
+// one this call uses, and the segments cached by the search (rejected probes, the
+// allocator's retries) are returned to the driver. That costs a device sync, once per
+// new convolution shape (the choice is cached).
 struct ConvCall {
   ConvKey key;
   cudnnHandle_t h;
   ConvDescs d;
   ConvAlgo algo;
   Tensor ws;
-  explicit ConvCall(const ConvKey& k)
-      : key(k),
-        h(cudnn_handle(k.device)),
-        d(k),
-        algo(cached_conv_algo(k, [&] { return search(k, h, d); })),
-        ws(workspace(k.device, algo.workspace_bytes)) {
+  explicit ConvCall(const ConvKey& k) : key(k), h(cudnn_handle(k.device)), d(k) {
+    bool searched = false;
+    algo = cached_conv_algo(k, [&] {
+      searched = true;
+      return search(k, h, d, ws);
+    });
+    if (searched) ::ddl::detail::cuda_empty_cache();  // ws is held: it stays
+    if (!ws.defined() || ws.nbytes() < algo.workspace_bytes) ws = workspace(k.device, algo.workspace_bytes);
     d.conv.set_math(algo.math, pass_name(k.pass));
   }
   void* ws_ptr() const { return ws.defined() ? ws.raw_data() : nullptr; }

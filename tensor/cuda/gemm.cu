@@ -9,15 +9,6 @@
 namespace ddl::cuda::detail {
 namespace {
 
-// GemmArgs carries no device: take it from the output pointer.
-int device_of(const void* ptr) {
-  cudaPointerAttributes attr{};
-  DDL_CUDA_CHECK(cudaPointerGetAttributes(&attr, ptr));
-  DDL_CHECK(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
-            "matmul: the CUDA GEMM kernel got a pointer that is not device memory");
-  return attr.device;
-}
-
 std::string describe_gemm(const kernels::GemmArgs& g) {
   return ::ddl::detail::str_cat("matmul: ", g.dtype, " GEMM ", g.trans_a ? "A^T" : "A", " * ", g.trans_b ? "B^T" : "B",
                                 " with M=", g.M, " N=", g.N, " K=", g.K, " lda=", g.lda, " ldb=", g.ldb, " ldc=", g.ldc,
@@ -27,7 +18,7 @@ std::string describe_gemm(const kernels::GemmArgs& g) {
 // C_b[M, N] = alpha op(A_b) op(B_b) + beta C_b for every b (row-major, see the header comment).
 void gemm_cuda(const kernels::GemmArgs& g) {
   if (g.batch == 0 || g.M == 0 || g.N == 0) return;
-  const int device = device_of(g.C);
+  const int device = g.device;  // from the tensors (no pointer query per GEMM)
   DeviceGuard guard(device);
   cublasHandle_t h = cublas_handle(device);
   const char* op = "matmul";

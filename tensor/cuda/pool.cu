@@ -3,10 +3,13 @@
 // receives only grad_y and the indices), has no ceil_mode or dilation, and its
 // backward wants x and y, which the avg-pool backward slot does not receive.
 // Each kernel follows tensor/cpu/pool.cpp's loops and tie rules, so results
-// match the CPU's bit for bit (max backward: see the note at its kernel).
+// match the CPU's bit for bit, max backward included (see Note [Deterministic
+// max-pool backward]).
 #include <cmath>
+#include <cub/device/device_radix_sort.cuh>
 
 #include "tensor/cuda/common.h"
+#include "tensor/factory.h"
 #include "tensor/pool.h"
 
 namespace ddl::cuda::detail {
@@ -46,18 +49,39 @@ __global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
   }
 }
 
-// gy, idx: [planes, pq] -> gx: [planes, hw], zeroed by the caller. The slot
-// gets no window geometry, so this scatters with atomics; indices outside the
-// plane are skipped (the forward never makes them). With non-overlapping
-// windows (stride >= kernel) every input gets at most one add, so the result is
-// exact and deterministic; with overlapping ones, ties of two windows on one
-// input may add in either order (last-bit differences).
-template <typename T>
-__global__ void max_backward_kernel(int64_t planes, int64_t hw, int64_t pq, const T* gy, const int64_t* idx, T* gx) {
-  const int64_t total = planes * pq;
+// Note [Deterministic max-pool backward]
+// The backward slot receives only grad_y, the argmax indices and grad_x (no window
+// geometry: adaptive max pooling shares it), so it cannot gather over windows, and a
+// scatter with atomicAdd sums overlapping windows' gradients in a different order from
+// run to run. Instead each output gets the key plane * hw + index (the flat grad_x
+// position its gradient goes to) and its own position as value; a stable radix sort
+// (cub::DeviceRadixSort) groups each input's outputs together in increasing output
+// order, and one thread per group sums them in that order into zero. That is the CPU's
+// order (tensor/cpu/pool.cpp adds outputs in turn), so the result is the same in every
+// run and bit-identical to the CPU. Indices outside the plane get a key past every
+// position and are skipped (the forward never makes them).
+
+// keys[i] = (i / pq) * hw + idx[i] (or `none` when idx[i] is outside the plane), values[i] = i.
+__global__ void max_backward_keys(int64_t total, int64_t hw, int64_t pq, const int64_t* idx, uint64_t none,
+                                  uint64_t* keys, int64_t* values) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = idx[i];
-    if (j >= 0 && j < hw) atomicAdd(gx + (i / pq) * hw + j, gy[i]);
+    keys[i] = j >= 0 && j < hw ? static_cast<uint64_t>((i / pq) * hw + j) : none;
+    values[i] = i;
+  }
+}
+
+// keys, order: sorted pairs; the first of each run of equal keys sums gy over its run in
+// order and writes gx[key] (zeroed by the caller for inputs that are nobody's argmax).
+template <typename T>
+__global__ void max_backward_sum_runs(int64_t total, const uint64_t* keys, const int64_t* order, uint64_t none,
+                                      const T* gy, T* gx) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < total; k += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t key = keys[k];
+    if (key == none || (k > 0 && keys[k - 1] == key)) continue;
+    T acc = T(0);
+    for (int64_t j = k; j < total && keys[j] == key; ++j) acc += gy[order[j]];
+    gx[key] = acc;
   }
 }
 
@@ -126,15 +150,35 @@ void max_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Tensor& idx
   DDL_CUDA_KERNEL_CHECK();
 }
 
+// See Note [Deterministic max-pool backward].
 void max_pool2d_backward_cuda(const Tensor& gy, const Tensor& idx, const Tensor& gx) {
-  DeviceGuard guard(gx.device().index);
-  const cudaStream_t s = current_stream(gx.device().index);
+  const int device = gx.device().index;
+  DeviceGuard guard(device);
+  const cudaStream_t s = current_stream(device);
   DDL_CUDA_CHECK(cudaMemsetAsync(gx.raw_data(), 0, gx.nbytes(), s));
   if (gy.numel() == 0) return;
-  const int64_t planes = gx.size(0) * gx.size(1), hw = gx.size(2) * gx.size(3), pq = gy.size(2) * gy.size(3);
+  const int64_t hw = gx.size(2) * gx.size(3), pq = gy.size(2) * gy.size(3), total = gy.numel();
+  const uint64_t none = static_cast<uint64_t>(gx.numel());  // past every grad_x position
+  int end_bit = 1;
+  while (end_bit < 64 && (none >> end_bit) != 0) ++end_bit;  // the sort only needs the key's bits
+  const TensorOptions i64(DType::Int64, gx.device());
+  const Tensor keys_in = empty({total}, i64), keys_out = empty({total}, i64);
+  const Tensor values_in = empty({total}, i64), values_out = empty({total}, i64);
+  auto* kin = static_cast<uint64_t*>(keys_in.raw_data());
+  auto* kout = static_cast<uint64_t*>(keys_out.raw_data());
+  auto* vin = values_in.data<int64_t>();
+  auto* vout = values_out.data<int64_t>();
+  max_backward_keys<<<blocks_for(total), kBlockThreads, 0, s>>>(total, hw, pq, idx.data<int64_t>(), none, kin, vin);
+  DDL_CUDA_KERNEL_CHECK();
+  size_t scratch_bytes = 0;
+  DDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratch_bytes, kin, kout, vin, vout, total, 0, end_bit, s));
+  const Tensor scratch =
+      empty({static_cast<int64_t>(scratch_bytes > 0 ? scratch_bytes : 1)}, TensorOptions(DType::UInt8, gx.device()));
+  DDL_CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairs(scratch.raw_data(), scratch_bytes, kin, kout, vin, vout, total, 0, end_bit, s));
   DDL_DISPATCH_FLOAT(gy.dtype(), "max_pool2d_backward", [&] {
-    max_backward_kernel<scalar_t><<<blocks_for(gy.numel()), kBlockThreads, 0, s>>>(
-        planes, hw, pq, gy.data<scalar_t>(), idx.data<int64_t>(), gx.data<scalar_t>());
+    max_backward_sum_runs<scalar_t>
+        <<<blocks_for(total), kBlockThreads, 0, s>>>(total, kout, vout, none, gy.data<scalar_t>(), gx.data<scalar_t>());
   });
   DDL_CUDA_KERNEL_CHECK();
 }

@@ -17,6 +17,8 @@ void check_cuda_device(int device, const char* op);
 // The caching allocator of one device (tensor/cuda/allocator.cu).
 Allocator* cuda_allocator(int device);
 MemoryStats cuda_memory_stats(int device);
+// Marks the allocator block starting at `block` as used by `stream` (a cudaStream_t).
+void cuda_record_stream(void* block, int device, void* stream);
 void cuda_empty_cache();
 
 // Page-locked host memory (tensor/cuda/pinned.cu).

@@ -2,7 +2,8 @@
 // backward, fused with log_softmax for cross_entropy). The per-element math is
 // tensor/softmax_functors.h, shared with the CPU; row sums run in double in a
 // fixed order (Note [Deterministic CUDA reductions]). Bad targets are found on
-// the device and raised on the host, which costs one stream sync per loss call.
+// the device and raised at the next sync (Note [Deferred device errors]): no host
+// round trip per loss call.
 #include <cmath>
 #include <cstdint>
 
@@ -171,68 +172,71 @@ void softmax_backward_cuda(const Tensor& grad_y, const Tensor& y, int64_t dim, b
 
 // ---- nll_loss: log_probs [N, C, S], target [N, S] ----
 
-// One block: res[0] = number of non-ignored targets, res[1] = first flat index
-// of an out-of-range one (INT64_MAX if none; the backward only reads res[0]).
-__global__ void scan_targets(const int64_t* tp, int64_t n, int64_t C, int64_t ignore_index, int64_t* res) {
+// One block: *count = number of non-ignored targets; the out-of-range target with
+// the lowest flat index (if any) goes to `err`, raised later on the host (see Note
+// [Deferred device errors] in tensor/cuda/common.h). No host round trip per call.
+__global__ void scan_targets(const int64_t* tp, int64_t n, int64_t S, int64_t C, int64_t ignore_index, int64_t* count,
+                             detail::DeviceErrorRecord* err, int op) {
   __shared__ detail::BlockScratch<int64_t> scratch;
-  int64_t count = 0, bad = INT64_MAX;
+  int64_t c = 0, bad = INT64_MAX;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const int64_t t = tp[i];
     if (t == ignore_index) continue;
-    ++count;
+    ++c;
     if ((t < 0 || t >= C) && i < bad) bad = i;
   }
-  count = detail::block_reduce(count, Plus{}, scratch.get());
+  c = detail::block_reduce(c, Plus{}, scratch.get());
   bad = detail::block_reduce(bad, Min{}, scratch.get());
-  if (threadIdx.x == 0) res[0] = count, res[1] = bad;
-}
-
-template <typename T>
-T read_back(const T* device_ptr, cudaStream_t s) {
-  T v{};
-  DDL_CUDA_CHECK(cudaMemcpyAsync(&v, device_ptr, sizeof(T), cudaMemcpyDeviceToHost, s));
-  DDL_CUDA_CHECK(cudaStreamSynchronize(s));
-  return v;
-}
-
-// Validates the targets (throwing as the CPU does, naming `op`) and returns how many are not ignored.
-int64_t check_targets(const Tensor& target, int64_t C, int64_t ignore_index, const char* op, cudaStream_t s) {
-  const int64_t N = target.size(0), S = target.size(1), n = N * S;
-  if (n == 0) return 0;
-  const Tensor res = empty(Shape{2}, {DType::Int64, target.device()});
-  int64_t* rp = res.data<int64_t>();
-  scan_targets<<<1, kBlockThreads, 0, s>>>(target.data<int64_t>(), n, C, ignore_index, rp);
-  DDL_CUDA_KERNEL_CHECK();
-  int64_t host[2] = {0, 0};
-  DDL_CUDA_CHECK(cudaMemcpyAsync(host, rp, sizeof(host), cudaMemcpyDeviceToHost, s));
-  DDL_CUDA_CHECK(cudaStreamSynchronize(s));
-  if (host[1] != INT64_MAX) {
-    const int64_t i = host[1];
-    nll_math::check_target(read_back(target.data<int64_t>() + i, s), i / S, i % S, S, C, op);
+  if (threadIdx.x != 0) return;
+  *count = c;
+  // First error wins until the host raises it (a race between two streams can only mix two bad reports).
+  if (err && bad != INT64_MAX && *static_cast<volatile int*>(&err->flag) == 0) {
+    err->op = op, err->index = bad, err->value = tp[bad], err->inner = S, err->classes = C;
+    __threadfence_system();  // the fields reach host memory before the flag
+    *static_cast<volatile int*>(&err->flag) = 1;
   }
-  return host[0];
 }
 
-// Per-sample losses (0 when ignored), as T into `out` or as double into `per`.
+// Counts the non-ignored targets into a device int64 (undefined when there are none)
+// and, when `op` is given, reports the first out-of-range one through the deferred
+// error record. Raises an error an earlier call on this GPU left behind.
+Tensor scan_targets_async(const Tensor& target, int64_t C, int64_t ignore_index, const char* op, cudaStream_t s) {
+  const int device = target.device().index;
+  const int64_t N = target.size(0), S = target.size(1), n = N * S;
+  if (op) detail::raise_device_errors(device);
+  if (n == 0) return Tensor();
+  Tensor count = empty(Shape{1}, {DType::Int64, target.device()});
+  detail::DeviceErrorRecord* err = op ? detail::device_error_record(device) : nullptr;
+  scan_targets<<<1, kBlockThreads, 0, s>>>(target.data<int64_t>(), n, S, C, ignore_index, count.data<int64_t>(), err,
+                                           op ? detail::device_error_op_id(op) : 0);
+  DDL_CUDA_KERNEL_CHECK();
+  return count;
+}
+
+// Per-sample losses (0 when ignored), as T into `out` or as double into `per`. An
+// out-of-range target gives NaN (never an out-of-bounds read); its error is deferred.
 template <typename T, typename Out>
 __global__ void nll_samples(const T* lp, const int64_t* tp, int64_t N, int64_t C, int64_t S, int64_t ignore_index,
                             double eps, Out* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < N * S;
        i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t t = tp[i], n = i / S, s = i % S;
-    const double l = t == ignore_index ? 0.0 : nll_math::sample_loss(lp + n * C * S + s, S, C, t, eps);
+    const double l = t == ignore_index   ? 0.0
+                     : (t < 0 || t >= C) ? static_cast<double>(NAN)
+                                         : nll_math::sample_loss(lp + n * C * S + s, S, C, t, eps);
     out[i] = static_cast<Out>(l);
   }
 }
 
-// One block: out[0] = Σ per (Sum), or Σ per / count (Mean; NaN when count is 0, as on the CPU).
+// One block: out[0] = Σ per (Sum), or Σ per / *count (Mean; NaN when the count is 0
+// or absent, as on the CPU).
 template <typename T>
-__global__ void nll_total(const double* per, int64_t n, bool mean, int64_t count, T* out) {
+__global__ void nll_total(const double* per, int64_t n, bool mean, const int64_t* count, T* out) {
   __shared__ detail::BlockScratch<double> scratch;
   double total = 0.0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) total += per[i];
   total = detail::block_reduce(total, Plus{}, scratch.get());
-  if (threadIdx.x == 0) out[0] = static_cast<T>(mean ? total / static_cast<double>(count) : total);
+  if (threadIdx.x == 0) out[0] = static_cast<T>(mean ? total / static_cast<double>(count ? *count : 0) : total);
 }
 
 void nll_loss_forward_cuda(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
@@ -240,7 +244,7 @@ void nll_loss_forward_cuda(const Tensor& log_probs, const Tensor& target, const 
   const int64_t N = log_probs.size(0), C = log_probs.size(1), S = log_probs.size(2), n = N * S;
   detail::DeviceGuard guard(log_probs.device().index);
   cudaStream_t s = detail::current_stream(log_probs.device().index);
-  const int64_t count = check_targets(target, C, opts.ignore_index, op, s);
+  const Tensor count = scan_targets_async(target, C, opts.ignore_index, op, s);
   DDL_DISPATCH_FLOAT(log_probs.dtype(), op, [&] {
     using T = scalar_t;
     const T* lp = log_probs.data<T>();
@@ -258,8 +262,8 @@ void nll_loss_forward_cuda(const Tensor& log_probs, const Tensor& target, const 
                                                                   opts.label_smoothing, per.data<double>());
       DDL_CUDA_KERNEL_CHECK();
     }
-    nll_total<<<1, kBlockThreads, 0, s>>>(per.data<double>(), n, opts.reduction == Reduction::Mean, count,
-                                          loss.data<T>());
+    nll_total<<<1, kBlockThreads, 0, s>>>(per.data<double>(), n, opts.reduction == Reduction::Mean,
+                                          count.defined() ? count.data<int64_t>() : nullptr, loss.data<T>());
     DDL_CUDA_KERNEL_CHECK();
   });
 }
@@ -291,15 +295,10 @@ void nll_loss_backward_cuda(const Tensor& grad_loss, const Tensor& log_probs, co
   detail::DeviceGuard guard(log_probs.device().index);
   cudaStream_t s = detail::current_stream(log_probs.device().index);
   if (grad_input.numel() == 0) return;
-  // The forward of the same graph validated the targets; re-checking here would cost a
-  // host sync per step. Unchecked targets cannot read out of bounds: nll_grad only compares them.
+  // The forward of the same graph reported bad targets (deferred); they are not
+  // reported twice. Unchecked targets cannot read out of bounds: nll_grad only compares them.
   Tensor count;
-  if (opts.reduction == Reduction::Mean) {
-    count = empty(Shape{2}, {DType::Int64, target.device()});
-    scan_targets<<<1, kBlockThreads, 0, s>>>(target.data<int64_t>(), N * S, C, opts.ignore_index,
-                                             count.data<int64_t>());
-    DDL_CUDA_KERNEL_CHECK();
-  }
+  if (opts.reduction == Reduction::Mean) count = scan_targets_async(target, C, opts.ignore_index, nullptr, s);
   const nll_math::TargetDist q(opts.label_smoothing, C);
   DDL_DISPATCH_FLOAT(log_probs.dtype(), "nll_loss_backward", [&] {
     using T = scalar_t;

@@ -15,6 +15,7 @@ void synchronize(int device) {
   ::ddl::detail::check_cuda_device(device, "cuda::synchronize");
   detail::DeviceGuard g(device);
   DDL_CUDA_CHECK(cudaDeviceSynchronize());
+  detail::raise_device_errors(device);  // Note [Deferred device errors]
 }
 
 Stream Stream::create(int device) {
@@ -29,6 +30,7 @@ Stream Stream::create(int device) {
 void Stream::synchronize() const {
   detail::DeviceGuard g(device_);  // the default stream (nullptr) is the current device's
   DDL_CUDA_CHECK(cudaStreamSynchronize(raw(*this)));
+  detail::raise_device_errors(device_);
 }
 
 Stream current_stream(int device) {
@@ -39,6 +41,15 @@ Stream current_stream(int device) {
 void set_current_stream(const Stream& s) {
   ::ddl::detail::check_cuda_device(s.device(), "cuda::set_current_stream");
   detail::set_current_stream(s.device(), raw(s));
+}
+
+void record_stream(const Tensor& t, const Stream& s) {
+  DDL_CHECK(t.defined() && t.device().is_cuda(), "cuda::record_stream: expected a CUDA tensor, got ",
+            t.defined() ? describe(t) : std::string("an undefined tensor"));
+  DDL_CHECK(t.device().index == s.device(), "cuda::record_stream: the tensor is on ", t.device(),
+            " but the stream on cuda:", s.device());
+  if (t.storage()->nbytes() == 0) return;
+  ::ddl::detail::cuda_record_stream(t.storage()->data(), s.device(), s.handle());
 }
 
 Event::~Event() {
@@ -81,6 +92,7 @@ void Event::block(const Stream& s) const {
 void Event::synchronize() const {
   if (!handle_) return;
   DDL_CUDA_CHECK(cudaEventSynchronize(raw_event(handle_)));
+  detail::raise_device_errors(device_);
 }
 
 float Event::elapsed_ms(const Event& end) const {

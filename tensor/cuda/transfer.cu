@@ -2,6 +2,11 @@
 // contiguous on its own device, its bytes move with cudaMemcpy*Async on the
 // current stream, and dtype/stride conversion runs on the destination device
 // (kernels::copy_kernel). Same-device copies are not here (tensor/cuda/copy.cu).
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+
 #include "tensor/copy.h"
 #include "tensor/cuda/common.h"
 #include "tensor/cuda/runtime.h"
@@ -11,6 +16,8 @@ namespace ddl::detail {
 namespace {
 using cuda::detail::current_stream;
 using cuda::detail::DeviceGuard;
+using cuda::detail::raise_device_errors;
+using cuda::detail::ScopedEvent;
 
 void check_copy(cudaError_t err, const char* what, const Tensor& dst, const Tensor& src) {
   if (err == cudaSuccess) return;
@@ -20,21 +27,48 @@ void check_copy(cudaError_t err, const char* what, const Tensor& dst, const Tens
 }
 
 // Note [Transfer synchronisation]
-// Host to device: from pageable memory the host waits for the copy, so the
-// caller may reuse or free the source at once; from pinned memory it returns
-// at once (the caller must not write the source before the stream gets there;
-// the pinned cache holds the block until then). Device to host always waits:
-// the caller reads the result on the host right after (to_vector, item, print).
+// Host to device never blocks the host on earlier GPU work. From pinned memory
+// the copy is plain DMA (the caller must not write the source before the stream
+// gets there; the pinned cache holds the block until then). From pageable
+// memory, cudaMemcpyAsync would stage the bytes itself, but the CUDA docs ("API
+// synchronization behavior") let it synchronise the stream first, and with HMM
+// it need not consume the source before returning. So ddl stages explicitly:
+// the bytes are memcpy'd into a block of the pinned cache, which is DMA'd on
+// the stream and reused only after that copy completed (an event, see
+// pinned.cu). The caller may free or overwrite the source as soon as the call
+// returns. Sources above kMaxStagedBytes (rare: a whole dataset) skip staging and
+// wait for an event recorded after their own copy.
+// Device to host waits, but only for an event after the copy (never the whole
+// device): the caller reads the result on the host right after (to_vector, item,
+// print). That wait is a synchronisation point, so errors deferred by kernels are
+// raised there (Note [Deferred device errors]).
+constexpr size_t kMaxStagedBytes = size_t{256} << 20;
+
 void host_to_device(const Tensor& dst, const Tensor& src) {
   const int dev = dst.device().index;
   DeviceGuard g(dev);
   cudaStream_t s = current_stream(dev);
-  check_copy(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.nbytes(), cudaMemcpyHostToDevice, s),
-             "cudaMemcpyAsync(host to device)", dst, src);
+  const size_t n = src.nbytes();
+  if (n == 0) return;
   if (src.is_pinned()) {
+    check_copy(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n, cudaMemcpyHostToDevice, s),
+               "cudaMemcpyAsync(host to device)", dst, src);
     pinned_record_use(src.raw_data(), s, dev);
+  } else if (n <= kMaxStagedBytes) {
+    Allocator* pinned = cuda_pinned_allocator();
+    // Returned to the cache on every path; reused only after the events recorded on it.
+    std::unique_ptr<void, std::function<void(void*)>> stage(pinned->allocate(n),
+                                                            [pinned, n](void* p) { pinned->deallocate(p, n); });
+    std::memcpy(stage.get(), src.raw_data(), n);
+    check_copy(cudaMemcpyAsync(dst.raw_data(), stage.get(), n, cudaMemcpyHostToDevice, s),
+               "cudaMemcpyAsync(host to device, staged)", dst, src);
+    pinned_record_use(stage.get(), s, dev);
   } else {
-    check_copy(cudaStreamSynchronize(s), "cudaStreamSynchronize", dst, src);
+    const ScopedEvent copied;
+    check_copy(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n, cudaMemcpyHostToDevice, s),
+               "cudaMemcpyAsync(host to device)", dst, src);
+    check_copy(cudaEventRecord(copied.get(), s), "cudaEventRecord", dst, src);
+    check_copy(cudaEventSynchronize(copied.get()), "cudaEventSynchronize", dst, src);
   }
 }
 
@@ -42,38 +76,39 @@ void device_to_host(const Tensor& dst, const Tensor& src) {
   const int dev = src.device().index;
   DeviceGuard g(dev);
   cudaStream_t s = current_stream(dev);
+  const ScopedEvent copied;
   check_copy(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.nbytes(), cudaMemcpyDeviceToHost, s),
              "cudaMemcpyAsync(device to host)", dst, src);
-  check_copy(cudaStreamSynchronize(s), "cudaStreamSynchronize", dst, src);
+  check_copy(cudaEventRecord(copied.get(), s), "cudaEventRecord", dst, src);
+  check_copy(cudaEventSynchronize(copied.get()), "cudaEventSynchronize", dst, src);
+  raise_device_errors(dev);
 }
 
 // The copy runs on the source device's current stream, after the destination's
 // current stream reaches this point (its earlier work may still use dst's memory),
-// and the destination's stream waits for it: both streams stay in order.
+// and the destination's stream waits for it: both streams stay in order. The
+// events are scoped: a failing call leaks neither.
 void device_to_device(const Tensor& dst, const Tensor& src) {
   const int sd = src.device().index, dd = dst.device().index;
   cudaStream_t ss = current_stream(sd), ds = current_stream(dd);
-  cudaEvent_t dst_ready = nullptr, done = nullptr;
+  std::optional<ScopedEvent> dst_ready, done;
   {
     DeviceGuard g(dd);
-    check_copy(cudaEventCreateWithFlags(&dst_ready, cudaEventDisableTiming), "cudaEventCreate", dst, src);
-    check_copy(cudaEventRecord(dst_ready, ds), "cudaEventRecord", dst, src);
+    dst_ready.emplace();
+    check_copy(cudaEventRecord(dst_ready->get(), ds), "cudaEventRecord", dst, src);
   }
   {
     DeviceGuard g(sd);
-    check_copy(cudaStreamWaitEvent(ss, dst_ready, 0), "cudaStreamWaitEvent", dst, src);
+    check_copy(cudaStreamWaitEvent(ss, dst_ready->get(), 0), "cudaStreamWaitEvent", dst, src);
     check_copy(cudaMemcpyPeerAsync(dst.raw_data(), dd, src.raw_data(), sd, src.nbytes(), ss), "cudaMemcpyPeerAsync",
                dst, src);
-    check_copy(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate", dst, src);
-    check_copy(cudaEventRecord(done, ss), "cudaEventRecord", dst, src);
+    done.emplace();
+    check_copy(cudaEventRecord(done->get(), ss), "cudaEventRecord", dst, src);
   }
   {
     DeviceGuard g(dd);
-    check_copy(cudaStreamWaitEvent(ds, done, 0), "cudaStreamWaitEvent", dst, src);
+    check_copy(cudaStreamWaitEvent(ds, done->get(), 0), "cudaStreamWaitEvent", dst, src);
   }
-  // Destroying an event whose waits are queued is allowed: resources go once it completes.
-  cudaEventDestroy(dst_ready);
-  cudaEventDestroy(done);
 }
 
 }  // namespace

@@ -33,3 +33,16 @@ TEST_CASE("ProcessGroupAuto sends CPU tensors to its CPU group and adds the coun
   REQUIRE(!pg.is_broken());
   REQUIRE_THROWS_WITH(ProcessGroupAuto(cpu, nullptr), Catch::Contains("ProcessGroupAuto"));
 }
+
+TEST_CASE("ProcessGroupAuto's barrier waits for both groups", "[dist]") {
+  // Before the fix the barrier went to the CPU group only and ignored NCCL work.
+  auto cpu = new_group("gloo", std::make_shared<HashStore>(), 0, 1);
+  auto other = new_group("gloo", std::make_shared<HashStore>(), 0, 1);
+  ProcessGroupAuto pg(cpu, other);
+  auto work = pg.barrier_async();
+  work->wait();
+  REQUIRE(work->is_success());
+  REQUIRE(cpu->stats()[OpKind::Barrier].calls == 1);
+  REQUIRE(other->stats()[OpKind::Barrier].calls == 1);
+  REQUIRE(pg.stats()[OpKind::Barrier].calls == 2);
+}

@@ -246,6 +246,114 @@ TEST_CASE("concurrent allocations from several threads keep the books straight",
   REQUIRE(raw.in_use == 0);
 }
 
+namespace {
+// FakeRaw plus events: each record_event makes an event the test completes by hand.
+struct FakeStreams : FakeRaw {
+  struct Event {
+    uintptr_t stream;
+    bool done = false;
+  };
+  std::vector<Event*> events;  // every event ever recorded, in order
+  int waits = 0, released = 0;
+  void* record_event(uintptr_t stream) override {
+    events.push_back(new Event{stream});
+    return events.back();
+  }
+  bool event_done(void* e) override { return static_cast<Event*>(e)->done; }
+  void wait_event(void* e) override {
+    waits += 1;
+    static_cast<Event*>(e)->done = true;  // a blocking wait returns once the work is done
+  }
+  void release_event(void*) override { released += 1; }
+  ~FakeStreams() override {
+    for (Event* e : events) delete e;
+  }
+};
+}  // namespace
+
+TEST_CASE("record_stream: a freed block waits for the other stream's work", "[caching_allocator]") {
+  FakeStreams raw;
+  CachingAllocator a(&raw, "fake:0");
+  void* p = a.allocate(4 * kKiB, /*stream=*/1);
+  a.record_stream(p, 2);
+  a.record_stream(p, 2);  // recorded once per stream
+  a.deallocate(p);
+  REQUIRE(raw.events.size() == 1);
+  REQUIRE(raw.events[0]->stream == 2);
+  REQUIRE(a.pending_free_count() == 1);
+  REQUIRE(a.stats().allocated_bytes == 0);  // no tensor holds it any more
+  // Stream 2 has not finished: the same request on stream 1 gets other memory.
+  void* q = a.allocate(4 * kKiB, 1);
+  REQUIRE(q != p);
+  a.deallocate(q);
+  raw.events[0]->done = true;
+  void* r = a.allocate(4 * kKiB, 1);  // the event is seen at this allocate
+  REQUIRE(r == p);
+  REQUIRE(a.pending_free_count() == 0);
+  REQUIRE(raw.released == 1);
+  a.deallocate(r);
+  REQUIRE(raw.events.size() == 1);  // nothing recorded on this later free: the mark went with the first
+}
+
+TEST_CASE("record_stream: every recorded stream must finish; the own stream needs no event", "[caching_allocator]") {
+  FakeStreams raw;
+  CachingAllocator a(&raw, "fake:0");
+  void* own = a.allocate(kKiB, 1);
+  a.record_stream(own, 1);
+  a.deallocate(own);
+  REQUIRE(raw.events.empty());
+  REQUIRE(a.pending_free_count() == 0);
+
+  void* p = a.allocate(kKiB, 1);
+  REQUIRE(p == own);
+  a.record_stream(p, 2);
+  a.record_stream(p, 3);
+  a.deallocate(p);
+  REQUIRE(raw.events.size() == 2);
+  raw.events[1]->done = true;  // stream 3 done, stream 2 not: still held
+  void* q = a.allocate(kKiB, 1);
+  REQUIRE(q != p);
+  a.deallocate(q);
+  raw.events[0]->done = true;
+  REQUIRE(a.allocate(kKiB, 1) == p);
+  REQUIRE(raw.released == 2);
+  REQUIRE_THROWS_WITH(a.record_stream(reinterpret_cast<void*>(0x10), 2), Catch::Contains("not a live block"));
+}
+
+TEST_CASE("record_stream: a pending block does not merge until released, then the segment is whole",
+          "[caching_allocator]") {
+  FakeStreams raw;
+  CachingAllocator a(&raw, "fake:0");
+  void* x = a.allocate(kKiB, 1);
+  void* y = a.allocate(kKiB, 1);
+  REQUIRE(static_cast<char*>(y) == static_cast<char*>(x) + kKiB);
+  a.record_stream(y, 2);
+  a.deallocate(y);
+  a.deallocate(x);  // its neighbour y is still in use by stream 2: no merge
+  a.empty_cache();  // waits for the event, returns y, merges, and frees the whole segment
+  REQUIRE(raw.waits == 1);
+  REQUIRE(raw.frees == 1);
+  REQUIRE(a.segment_count() == 0);
+  REQUIRE(a.stats().reserved_bytes == 0);
+}
+
+TEST_CASE("record_stream: running out waits for pending blocks before giving up", "[caching_allocator]") {
+  FakeStreams raw;
+  raw.capacity = 2 * kMiB;  // one small segment
+  CachingAllocator a(&raw, "fake:0");
+  void* p = a.allocate(kMiB, 1);
+  a.record_stream(p, 2);
+  a.deallocate(p);
+  // A request on stream 3 needs a segment of its own, which fits only once the first
+  // segment is released, which needs p back, which needs stream 2's event.
+  void* q = a.allocate(kMiB, 3);
+  REQUIRE(q != nullptr);
+  REQUIRE(raw.waits == 1);
+  REQUIRE(raw.frees == 1);
+  REQUIRE(raw.allocs == 2);
+  a.deallocate(q);
+}
+
 TEST_CASE("without a GPU, CUDA requests fail with a clear error", "[cuda][cpu_only]") {
   if (cuda::is_available()) return;  // the CUDA suite covers machines with a GPU
   REQUIRE(cuda::device_count() == 0);

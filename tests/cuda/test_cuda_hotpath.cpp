@@ -1,0 +1,183 @@
+// The host-synchronisation and determinism fixes made before the first GPU run (docs/cuda.md,
+// "What changed before the first GPU run"): uploads from pageable memory and cross-entropy
+// do not wait for earlier GPU work, a bad target is raised at the next sync, random draws
+// on the GPU equal the CPU's, max-pool backward equals the CPU bit for bit, record_stream
+// holds memory until the other stream is done, and a conv algorithm search keeps only the
+// chosen workspace. Skipped (exit 77) without a GPU.
+//
+// "Does not wait" is checked against long GPU work queued first: about 40 fp32 GEMMs of
+// 4096^3 (tens of milliseconds on an H100); the call under test must return long before.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ddl.h"
+#include "tensor/cuda/dnn.h"  // conv_algo_searches (plain C++ part)
+#include "tensor/devices.h"
+
+using namespace ddl;
+
+namespace {
+const Device kGpu = Device::cuda(0);
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Queues long GPU work on the current stream and returns at once (launches are asynchronous).
+void queue_busy_work(const Tensor& a, int gemms = 40) {
+  for (int i = 0; i < gemms; ++i) (void)matmul(a, a);
+}
+
+Tensor busy_operand() {
+  Generator g(1);
+  return rand({4096, 4096}, g, TensorOptions(DType::Float32, kGpu));
+}
+
+// The GPU work queued so far takes at least `min_ms` more after this point (the premise of
+// the "does not wait" checks: without it they could pass vacuously).
+void require_gpu_busy_for(Clock::time_point queued_at, double min_ms) {
+  cuda::synchronize(0);
+  REQUIRE(ms_since(queued_at) > min_ms);
+}
+}  // namespace
+
+TEST_CASE("an upload from pageable memory does not wait for earlier GPU work", "[cuda][copy][hotpath]") {
+  const Tensor a = busy_operand();
+  cuda::synchronize(0);
+  std::vector<float> host(1 << 20, 1.0f);
+  const Tensor src = from_vector<float>(host, {1 << 20});
+  const auto t0 = Clock::now();
+  queue_busy_work(a);
+  const Tensor dst = src.to(kGpu);
+  const double upload_ms = ms_since(t0);
+  // The source may be overwritten as soon as to() returns: the bytes were staged.
+  std::memset(src.raw_data(), 0, src.nbytes());
+  INFO("upload returned after " << upload_ms << " ms");
+  require_gpu_busy_for(t0, 20.0);
+  CHECK(upload_ms < 10.0);
+  const auto got = to_vector<float>(dst);
+  REQUIRE(got == host);
+}
+
+TEST_CASE("cross_entropy does not wait for the GPU; a bad target is raised at the next sync", "[cuda][loss][hotpath]") {
+  Generator g(3);
+  const Tensor logits = randn({64, 10}, g, TensorOptions(DType::Float32, kGpu));
+  const Tensor good = randint(0, 10, {64}, g, TensorOptions(DType::Int64, kGpu));
+  const Tensor a = busy_operand();
+  cuda::synchronize(0);
+  const auto t0 = Clock::now();
+  queue_busy_work(a);
+  const Tensor loss = cross_entropy(logits, good);
+  const double call_ms = ms_since(t0);
+  INFO("cross_entropy returned after " << call_ms << " ms");
+  require_gpu_busy_for(t0, 20.0);
+  CHECK(call_ms < 10.0);
+  REQUIRE(std::isfinite(to_vector<float>(loss)[0]));
+
+  // A bad target: no throw at the call, the error at the copy that reads the loss, once.
+  const Tensor bad = from_vector<int64_t>({0, 1, 12, 3}, {4}).to(kGpu);
+  Tensor bad_loss;
+  REQUIRE_NOTHROW(bad_loss = cross_entropy(logits.narrow(0, 0, 4), bad));
+  REQUIRE_THROWS_WITH(to_vector<float>(bad_loss),
+                      Catch::Contains("cross_entropy") && Catch::Contains("target 12") && Catch::Contains("sample 2"));
+  REQUIRE_NOTHROW(cuda::synchronize(0));  // raised once, then cleared
+  // cuda::synchronize is a sync point too; nll_loss names itself.
+  (void)nll_loss(log_softmax(logits.narrow(0, 0, 4), 1), from_vector<int64_t>({-7, 1, 2, 3}, {4}).to(kGpu));
+  REQUIRE_THROWS_WITH(cuda::synchronize(0), Catch::Contains("nll_loss") && Catch::Contains("target -7"));
+  // The device stays usable.
+  REQUIRE(std::isfinite(to_vector<float>(cross_entropy(logits, good))[0]));
+}
+
+TEST_CASE("random draws on the GPU equal the CPU's for the same generator", "[cuda][random][hotpath]") {
+  for (const DType dt : {DType::Float32, DType::Float64}) {
+    INFO("dtype " << dt);
+    Generator gc(123), gg(123);
+    gc.set_offset(5), gg.set_offset(5);
+    const TensorOptions cpu(dt), gpu(dt, kGpu);
+    // Bit for bit: uniform, bernoulli, uniform_ (integer arithmetic and one fma).
+    REQUIRE(to_vector<double>(rand({1000}, gg, gpu).to(Device::cpu())) == to_vector<double>(rand({1000}, gc, cpu)));
+    REQUIRE(to_vector<double>(bernoulli({1000}, 0.25, gg, gpu).to(Device::cpu())) ==
+            to_vector<double>(bernoulli({1000}, 0.25, gc, cpu)));
+    Tensor uc = empty({777}, cpu), ug = empty({777}, gpu);
+    uniform_(uc, -3.0, 5.0, gc);
+    uniform_(ug, -3.0, 5.0, gg);
+    REQUIRE(to_vector<double>(ug.to(Device::cpu())) == to_vector<double>(uc));
+    // randn: log and cos come from glibc on the CPU and libdevice on the GPU (a few ulp).
+    const auto zc = to_vector<double>(randn({4096}, gc, cpu));
+    const auto zg = to_vector<double>(randn({4096}, gg, gpu).to(Device::cpu()));
+    const double rel = dt == DType::Float64 ? 1e-14 : 2.5e-7;
+    for (size_t i = 0; i < zc.size(); ++i) REQUIRE(std::abs(zg[i] - zc[i]) <= rel * (std::abs(zc[i]) + 1e-30) * 4);
+    REQUIRE(gc.offset() == gg.offset());
+  }
+  Generator gc(9), gg(9);
+  REQUIRE(to_vector<int64_t>(randint(-50, 50, {999}, gg, TensorOptions(DType::Int64, kGpu)).to(Device::cpu())) ==
+          to_vector<int64_t>(randint(-50, 50, {999}, gc)));
+  // Dropout masks come from bernoulli on the tensor's device: the same mask on both.
+  Generator dc(4), dg(4);
+  const Tensor x = ones({8, 33});
+  const Variable yc = dropout(Variable(x), 0.4, true, dc), yg = dropout(Variable(x.to(kGpu)), 0.4, true, dg);
+  REQUIRE(to_vector<float>(yg.data().to(Device::cpu())) == to_vector<float>(yc.data()));
+}
+
+TEST_CASE("max-pool backward with overlapping windows equals the CPU in every run", "[cuda][pool][hotpath]") {
+  Generator g(8);
+  for (const auto& [k, st] : std::vector<std::pair<int64_t, int64_t>>{{3, 1}, {3, 2}, {5, 2}}) {
+    Pool2dParams p;
+    p.kernel = {k, k}, p.stride = {st, st}, p.padding = {k / 2, k / 2};
+    // Few distinct values: many ties, so one input is the argmax of several windows.
+    const Tensor x = randint(0, 4, {4, 8, 17, 19}, g, DType::Float32);
+    const auto [y, idx] = max_pool2d_with_indices(x, p);
+    const Tensor gy = randn(y.shape(), g);
+    const auto want = to_vector<float>(max_pool2d_backward(gy, idx, x.shape()));
+    const Tensor gy_gpu = gy.to(kGpu), idx_gpu = idx.to(kGpu);
+    for (int run = 0; run < 3; ++run)
+      REQUIRE(to_vector<float>(max_pool2d_backward(gy_gpu, idx_gpu, x.shape()).to(Device::cpu())) == want);
+  }
+}
+
+TEST_CASE("record_stream: freed memory is reused only after the other stream's work", "[cuda][allocator][hotpath]") {
+  cuda::empty_cache();
+  const Tensor a = busy_operand();
+  const int64_t n = 3 << 20;  // 12 MiB: a segment of its own, no tail to hand out
+  Tensor x = zeros({n}, TensorOptions(DType::Float32, kGpu));
+  cuda::synchronize(0);
+  void* const block = x.raw_data();
+  const cuda::Stream side = cuda::Stream::create(0);
+  {
+    cuda::StreamGuard guard(side);
+    queue_busy_work(a, 20);
+    x.add_(1.0);  // x is used on `side`, long after this point
+  }
+  cuda::record_stream(x, side);
+  x = Tensor();  // freed while `side` still has work on it
+  const Tensor other = empty({n}, TensorOptions(DType::Float32, kGpu));
+  REQUIRE(other.raw_data() != block);  // not handed out while `side` may still write it
+  side.synchronize();
+  const Tensor again = empty({n}, TensorOptions(DType::Float32, kGpu));
+  REQUIRE(again.raw_data() == block);  // reusable once that work is done
+}
+
+TEST_CASE("a conv algorithm search keeps only the chosen workspace", "[cuda][conv][hotpath]") {
+  cuda::empty_cache();
+  {
+    const Tensor big = empty({64 << 20}, TensorOptions(DType::UInt8, kGpu));  // 64 MiB, then cached
+  }
+  REQUIRE(cuda::memory_stats(0).reserved_bytes >= (int64_t{64} << 20));
+  Generator g(2);
+  const Tensor x = randn({3, 5, 23, 29}, g, TensorOptions(DType::Float32, kGpu));  // a shape no other test uses
+  const Tensor w = randn({7, 5, 3, 3}, g, TensorOptions(DType::Float32, kGpu));
+  const int64_t before = cuda::detail::conv_algo_searches();
+  const Tensor y = conv2d(x, w, Tensor(), Conv2dParams{});
+  REQUIRE(cuda::detail::conv_algo_searches() == before + 1);
+  const MemoryStats s = cuda::memory_stats(0);
+  INFO("reserved " << s.reserved_bytes << ", allocated " << s.allocated_bytes);
+  // The cached 64 MiB segment went back to the driver after the search.
+  REQUIRE(s.reserved_bytes - s.allocated_bytes < (int64_t{64} << 20));
+  // And the chosen algorithm computes the convolution.
+  const auto got = to_vector<float>(y.to(Device::cpu()));
+  const auto want = to_vector<float>(conv2d(x.to(Device::cpu()), w.to(Device::cpu()), Tensor(), Conv2dParams{}));
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
+}
