@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ddl.h"
@@ -53,7 +54,10 @@ TEST_CASE("tensors: creation, dtype and device", "[libtorch]") {
   REQUIRE(cuda::device_count() >= 0);                              // torch::cuda::device_count()
   (void)&cuda::is_available;                                       // torch::cuda::is_available()
   REQUIRE(v.clone().shares_storage(v) == false);                   // t.clone()
-  REQUIRE(is_floating(DType::BFloat16));                           // torch::isFloatingType
+  REQUIRE(is_floating(DType::BFloat16));
+  REQUIRE(dtype_size(DType::Float16) == 2);
+  REQUIRE(gt(v, 2.0).dtype() == DType::Bool);
+  REQUIRE(v.dim() == 2);  // torch::isFloatingType
 }
 
 TEST_CASE("tensors: views and shape", "[libtorch]") {
@@ -179,7 +183,9 @@ TEST_CASE("autograd: requires_grad, backward, grad, no_grad, custom functions, a
     ctx.save_for_backward({in[0]});
     return {mul(in[0], 2.0)};
   };
-  twice.backward = [](autograd::FunctionCtx&, const std::vector<Tensor>& go) -> std::vector<Tensor> {
+  twice.backward = [](autograd::FunctionCtx& ctx, const std::vector<Tensor>& go) -> std::vector<Tensor> {
+    REQUIRE(ctx.saved_tensors().size() == 1);
+    REQUIRE(ctx.needs_input_grad(0));
     return {mul(go[0], 2.0)};
   };
   Variable u(ones({2}, DType::Float64), true);
@@ -247,6 +253,9 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   seq->push_back(std::make_shared<nn::Dropout>(0.0));
   REQUIRE(seq->size() == 4);
   REQUIRE(seq->forward(Variable(ones({2, 4}))).shape() == Shape{2, 3});
+  static_assert(std::is_base_of_v<nn::Cloneable<nn::Linear>, nn::Linear>);
+  REQUIRE(nn::Linear(4, 2, /*bias=*/false).extra_repr() == "in_features=4, out_features=2, bias=False");
+  REQUIRE_FALSE(nn::Linear(4, 2, false).bias.defined());
   auto copy = nn::clone(*seq);  // module->clone()
   REQUIRE(copy->named_parameters()[0].second.data().shares_storage(seq->named_parameters()[0].second.data()) == false);
   nn::ModuleList list;
@@ -265,6 +274,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::AdaptiveAvgPool2d(1).forward(img).shape() == Shape{2, 3, 1, 1});
   REQUIRE(nn::AdaptiveMaxPool2d({3, 5}).forward(img).shape() == Shape{2, 3, 3, 5});
   REQUIRE(nn::Upsample::by_scale(2.0).forward(img).shape() == Shape{2, 3, 16, 16});
+  REQUIRE(nn::Upsample::to_size({4, 6}).forward(img).shape() == Shape{2, 3, 4, 6});
   REQUIRE(nn::BatchNorm2d(3).forward(img).shape() == img.shape());
   REQUIRE(nn::BatchNorm1d(3).running_mean.shape() == Shape{3});
   REQUIRE(nn::LayerNorm({8}).forward(img).shape() == img.shape());
@@ -273,6 +283,8 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::LSTM(4, 6).forward(Variable(rand({5, 2, 4}))).shape() == Shape{5, 2, 6});
   REQUIRE(nn::GRU(4, 6).forward(Variable(rand({5, 2, 4}))).shape() == Shape{5, 2, 6});
   REQUIRE(nn::MultiheadAttention(8, 2).forward(Variable(rand({3, 2, 8}))).shape() == Shape{3, 2, 8});
+  REQUIRE(nn::TransformerEncoderLayer(8, 2, {.dim_feedforward = 16}).forward(Variable(rand({3, 2, 8}))).shape() ==
+          Shape{3, 2, 8});
   REQUIRE(nn::causal_mask(3).dtype() == DType::Bool);
   for (const std::shared_ptr<nn::Module>& act : std::vector<std::shared_ptr<nn::Module>>{
            std::make_shared<nn::ReLU>(), std::make_shared<nn::GELU>(), std::make_shared<nn::SiLU>(),
@@ -334,6 +346,10 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   optim::RMSprop rms({w}, {.lr = 1e-2});
   optim::Adagrad ada({w}, {.lr = 1e-2});
   optim::CosineAnnealingLR cos(adam, 10);
+  (void)sizeof(optim::MultiStepLR);
+  (void)sizeof(optim::WarmupLR);
+  (void)sizeof(optim::OneCycleLR);
+  (void)sizeof(optim::ReduceLROnPlateau);
   REQUIRE(adam.param_groups()[0].lr() == Approx(1e-3));
   REQUIRE(adamw.param_groups()[0].options.at("weight_decay") == 0.01);
   REQUIRE(rms.param_groups()[0].lr() == Approx(1e-2));
@@ -391,6 +407,8 @@ TEST_CASE("data: datasets, loaders, samplers, splits, collate", "[libtorch]") {
   data::Transform norm = data::Normalize({0.5}, {0.5});  // torch::data::transforms::Normalize
   data::TransformContext ctx(/*seed=*/0, /*epoch=*/0, /*index=*/0);
   REQUIRE(norm(ones({1, 2, 2}), ctx).sum().item<double>() == Approx(4.0));
+  data::Transform crop = data::Compose({data::RandomCrop(2, 2, /*padding=*/1), norm});
+  REQUIRE(crop(ones({1, 2, 2}), ctx).shape() == Shape{1, 2, 2});
   (void)sizeof(data::MNIST);  // torch::data::datasets::MNIST
   (void)sizeof(data::CIFAR10);
 }
@@ -409,6 +427,11 @@ TEST_CASE("dist: process groups, collectives, DDP", "[libtorch]") {
   const Tensor gathered = zeros({2});
   group->all_gather(gathered, t);  // all_gather_into_tensor
   group->barrier();
+  const Tensor scattered = zeros({2});
+  group->reduce_scatter(scattered, t);  // reduce_scatter_tensor
+  REQUIRE(to_vector<float>(scattered) == std::vector<float>{1, 2});
+  (void)&dist::ProcessGroup::send;
+  (void)&dist::ProcessGroup::recv;
   REQUIRE(to_vector<float>(gathered) == std::vector<float>{1, 2});
 
   auto model = std::make_shared<nn::Linear>(2, 1);
