@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgloo-dev zlib1g-dev
           libjpeg62-turbo-dev python3-pil  # JPEG decoding (data/jpeg_decode.cpp) and its PIL cross-check
           libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist
+          fortunes   # the text corpus of apps/examples/char_lm (tests/apps/test_char_lm.sh)
           cmake      # the install test builds a CMake project against an installed ddl (tests/install)
           chromium   # chromium: the test suite renders the HTML reports headless (tests/report)
           clang-format                      # the format check (scripts/check_format.sh)
