@@ -264,6 +264,11 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   nn::ModuleDict dict;
   dict.insert("head", std::make_shared<nn::Identity>());
   REQUIRE(dict.contains("head"));
+  REQUIRE(dict.keys() == std::vector<std::string>{"head"});
+  REQUIRE(nn::call_child(*dict.at<nn::Identity>("head"), "head", Variable(ones({1}))).numel() == 1);
+  std::ostringstream tree;
+  net->pretty_print(tree);
+  REQUIRE(tree.str().rfind("Net(", 0) == 0);
 
   const Variable img(rand({2, 3, 8, 8}));
   REQUIRE(nn::Conv2d(3, 4, {3, 5}, {.stride = {1, 2}, .padding = {1, 2}}).forward(img).shape() == Shape{2, 4, 8, 4});
@@ -285,6 +290,13 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::MultiheadAttention(8, 2).forward(Variable(rand({3, 2, 8}))).shape() == Shape{3, 2, 8});
   REQUIRE(nn::TransformerEncoderLayer(8, 2, {.dim_feedforward = 16}).forward(Variable(rand({3, 2, 8}))).shape() ==
           Shape{3, 2, 8});
+  REQUIRE(nn::LSTMCell(4, 6).forward(Variable(rand({2, 4})), {}).c.shape() == Shape{2, 6});
+  REQUIRE(nn::GRUCell(4, 6).forward(Variable(rand({2, 4})), Variable()).shape() == Shape{2, 6});
+  (void)sizeof(nn::TransformerEncoder);
+  (void)sizeof(nn::MLP);
+  (void)sizeof(nn::ResNet18);
+  (void)sizeof(nn::VGG);
+  (void)&nn::make_model;
   REQUIRE(nn::causal_mask(3).dtype() == DType::Bool);
   for (const std::shared_ptr<nn::Module>& act : std::vector<std::shared_ptr<nn::Module>>{
            std::make_shared<nn::ReLU>(), std::make_shared<nn::GELU>(), std::make_shared<nn::SiLU>(),
