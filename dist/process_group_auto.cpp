@@ -40,10 +40,12 @@ std::shared_ptr<Work> ProcessGroupAuto::scatter_async(const Tensor& output, cons
 std::shared_ptr<Work> ProcessGroupAuto::all_to_all_async(const Tensor& output, const Tensor& input) {
   return pick(input).all_to_all_async(output, input);
 }
-// Both backends' barriers, CUDA first (it is asynchronous to launch), combined: the Work
-// completes once every rank's earlier GPU and CPU work on this group is done (the first
-// error wins). The nccl barrier blocks on the GPU finishing, not just the stream.
+// Once CUDA tensors went through the group: both backends' barriers, CUDA first (it is
+// asynchronous to launch), combined: the Work completes once every rank's earlier GPU
+// and CPU work on this group is done (the first error wins). The nccl barrier waits for
+// the GPU to finish, not just the stream. Before any CUDA call: the CPU barrier alone.
 std::shared_ptr<Work> ProcessGroupAuto::barrier_async() {
+  if (!cuda_used_.load(std::memory_order_relaxed)) return cpu_->barrier_async();
   auto gpu = cuda_->barrier_async();
   auto host = cpu_->barrier_async();
   auto both = std::make_shared<Work>("barrier()");

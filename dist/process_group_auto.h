@@ -5,6 +5,7 @@
 // It adds no ordering of its own: each backend keeps its own call order.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "dist/process_group.h"
@@ -26,9 +27,10 @@ class ProcessGroupAuto final : public ProcessGroup {
   std::shared_ptr<Work> gather_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
-  // A host barrier over both backends: completes once every rank's earlier CPU and GPU
-  // work on this group is done. Like nccl's barrier, it creates the NCCL communicators
-  // (on LOCAL_RANK's GPU) if no CUDA call made them yet.
+  // A host barrier: completes once every rank's earlier work on this group is done, the
+  // GPU's included once a CUDA tensor went through the group. Before that it is the CPU
+  // group's barrier alone, so a CPU-only job never creates NCCL communicators (which
+  // would fail outright with more ranks than GPUs: NCCL allows one rank per GPU).
   std::shared_ptr<Work> barrier_async() override;
   std::shared_ptr<Work> send_async(const Tensor& t, int dst, int tag = 0) override;
   std::shared_ptr<Work> recv_async(const Tensor& t, int src, int tag = 0) override;
@@ -43,9 +45,14 @@ class ProcessGroupAuto final : public ProcessGroup {
   ProcessGroup& cuda_group() const { return *cuda_; }
 
  private:
-  ProcessGroup& pick(const Tensor& t) const { return t.defined() && t.device().is_cuda() ? *cuda_ : *cpu_; }
+  ProcessGroup& pick(const Tensor& t) const {
+    if (!t.defined() || !t.device().is_cuda()) return *cpu_;
+    cuda_used_.store(true, std::memory_order_relaxed);  // every rank makes the same calls: they agree
+    return *cuda_;
+  }
 
   std::shared_ptr<ProcessGroup> cpu_, cuda_;
+  mutable std::atomic<bool> cuda_used_{false};
 };
 
 }  // namespace ddl::dist
