@@ -29,7 +29,7 @@ if [ -f .gpu-deps/env.sh ]; then
   mkdir -p "$nv/include" "$nv/lib"
   for pkg in cudnn nccl; do
     [ -e /usr/local/cuda/include/$pkg.h ] && ls /usr/local/cuda/lib64/lib$pkg.so >/dev/null 2>&1 && continue
-    dir=$(python3 -c "import nvidia.$pkg as m; print(list(m.__path__)[0])" 2>/dev/null) || {
+    dir=$(env -u LD_LIBRARY_PATH python3 -c "import nvidia.$pkg as m; print(list(m.__path__)[0])" 2>/dev/null) || {
       echo "gpu_check: no $pkg under /usr/local/cuda nor as a python3 wheel"
       continue
     }
@@ -88,23 +88,25 @@ grep -q "^Fail: *0" "$out/all-tests.log" || fail "the suite failed (log: $out/al
 
 step "train_cifar --device cuda, one process, one epoch of 10000 Fashion-MNIST images"
 "$build/apps/train_cifar" --device cuda --dataset fashion-mnist "${data[@]}" --epochs 1 --train-samples 10000 \
-  --test-samples 2000 --batch-size 128 --no-progress --log-every 20 2>&1 | tee "$out/train-1gpu.log" | tail -6
+  --test-samples 2000 --batch-size 128 --no-progress --log-every 20 2>&1 | tee "$out/train-1gpu.log" | tail -6 ||
+  fail "train_cifar on the GPU failed (log: $out/train-1gpu.log)"
 step "train_cifar --device cuda under ddlrun, $gpus rank(s), NCCL"
 [ "$gpus" -lt 2 ] && echo "gpu_check: one GPU: one rank (train_cifar gives each rank a GPU of its own); the" \
   "multi-process NCCL run on this machine is the test nccl_shared_gpu above"
 "$build/apps/ddlrun" --nproc "$gpus" "$build/apps/train_cifar" --device cuda --backend auto --dataset fashion-mnist \
   "${data[@]}" --epochs 1 --train-samples 10000 --test-samples 2000 --batch-size 128 --no-progress --log-every 20 2>&1 |
-  tee "$out/train-ddp.log" | tail -12
+  tee "$out/train-ddp.log" | tail -12 || fail "train_cifar under ddlrun failed (log: $out/train-ddp.log)"
 
 step "train step, batch 128, GPU: ddl, then PyTorch on the same GPU when python3 has a CUDA PyTorch"
 # PyTorch runs without the carried libraries on its loader path (they are for ddl alone).
 has_torch_cuda=$(env -u LD_LIBRARY_PATH python3 -c "import torch; print(int(torch.cuda.is_available()))" 2>/dev/null ||
   echo 0)
 for model in vgg11_bn resnet18; do
-  "$build/bench/ddl-bench" train-step --model "$model" --batch 128 --steps 20 --device cuda | tee -a "$out/train-step.json"
+  "$build/bench/ddl-bench" train-step --model "$model" --batch 128 --steps 20 --device cuda |
+    tee -a "$out/train-step.json" || fail "ddl-bench train-step --model $model failed"
   if [ "$has_torch_cuda" = 1 ]; then
     env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 --device cuda |
-      tee -a "$out/train-step.json"
+      tee -a "$out/train-step.json" || fail "bench/torch_step.py --model $model failed"
   fi
 done
 [ "$has_torch_cuda" = 1 ] || echo "gpu_check: python3 has no CUDA PyTorch: no PyTorch figures"
