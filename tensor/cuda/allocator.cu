@@ -106,5 +106,6 @@ MemoryStats cuda_memory_stats(int device) { return instance(device).cache().stat
 void cuda_empty_cache() {
   for (int d = 0; d < cuda_device_count(); ++d) instance(d).cache().empty_cache();
 }
+void cuda_empty_cache(int device) { instance(device).cache().empty_cache(); }
 
 }  // namespace ddl::detail

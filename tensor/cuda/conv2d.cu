@@ -48,6 +48,7 @@ std::string describe_conv(const ConvKey& k) {
 // The math type a search asks for: float32 without TF32 must use plain FMA
 // (cuDNN's default math allows TF32 tensor cores on Ampere and later).
 cudnnMathType_t requested_math(const ConvKey& k) {
+  if (is_reduced_float(k.dtype)) return CUDNN_TENSOR_OP_MATH;  // 16-bit data: tensor cores, float32 accumulation
   return k.dtype == DType::Float32 && !k.tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
 }
 
@@ -150,7 +151,7 @@ struct ConvCall {
       searched = true;
       return search(k, h, d, ws);
     });
-    if (searched) ::ddl::detail::cuda_empty_cache();  // ws is held: it stays
+    if (searched) ::ddl::detail::cuda_empty_cache(k.device);  // ws is held: it stays
     if (!ws.defined() || ws.nbytes() < algo.workspace_bytes) ws = workspace(k.device, algo.workspace_bytes);
     d.conv.set_math(algo.math, pass_name(k.pass));
   }

@@ -20,6 +20,8 @@ MemoryStats cuda_memory_stats(int device);
 // Marks the allocator block starting at `block` as used by `stream` (a cudaStream_t).
 void cuda_record_stream(void* block, int device, void* stream);
 void cuda_empty_cache();
+// empty_cache for one device only.
+void cuda_empty_cache(int device);
 
 // Page-locked host memory (tensor/cuda/pinned.cu).
 Allocator* cuda_pinned_allocator();
