@@ -252,6 +252,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
       std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>()});
   seq->push_back(std::make_shared<nn::Dropout>(0.0));
   REQUIRE(seq->size() == 4);
+  REQUIRE((*seq)[1]->type_name() == "ReLU");
   REQUIRE(seq->forward(Variable(ones({2, 4}))).shape() == Shape{2, 3});
   static_assert(std::is_base_of_v<nn::Cloneable<nn::Linear>, nn::Linear>);
   REQUIRE(nn::Linear(4, 2, /*bias=*/false).extra_repr() == "in_features=4, out_features=2, bias=False");
@@ -325,6 +326,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   nn::init::uniform_(wt, -1, 1);
   nn::init::xavier_normal_(wt);
   nn::init::kaiming_uniform_(wt);
+  nn::init::default_linear_conv_init(wt, Tensor());
   nn::init::constant_(wt, 0.5);
   REQUIRE(wt.sum().item<double>() == 6);
   REQUIRE(nn::init::calculate_gain(nn::init::Nonlinearity::Relu) == Approx(std::sqrt(2.0)));
