@@ -36,8 +36,9 @@ void check_copy(cudaError_t err, const char* what, const Tensor& dst, const Tens
 // the bytes are memcpy'd into a block of the pinned cache, which is DMA'd on
 // the stream and reused only after that copy completed (an event, see
 // pinned.cu). The caller may free or overwrite the source as soon as the call
-// returns. Sources above kMaxStagedBytes (rare: a whole dataset) skip staging and
-// wait for an event recorded after their own copy.
+// returns. Sources above kMaxStagedBytes (rare: a whole dataset), or any source
+// when no page-locked memory is left, skip staging and wait for an event
+// recorded after their own copy.
 // Device to host waits, but only for an event after the copy (never the whole
 // device): the caller reads the result on the host right after (to_vector, item,
 // print). That wait is a synchronisation point, so errors deferred by kernels are
@@ -54,11 +55,20 @@ void host_to_device(const Tensor& dst, const Tensor& src) {
     check_copy(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n, cudaMemcpyHostToDevice, s),
                "cudaMemcpyAsync(host to device)", dst, src);
     pinned_record_use(src.raw_data(), s, dev);
-  } else if (n <= kMaxStagedBytes) {
-    Allocator* pinned = cuda_pinned_allocator();
+    return;
+  }
+  Allocator* pinned = cuda_pinned_allocator();
+  void* block = nullptr;
+  if (n <= kMaxStagedBytes) {
+    try {
+      block = pinned->allocate(n);
+    } catch (const Error&) {
+      block = nullptr;  // no page-locked memory left: copy without staging below
+    }
+  }
+  if (block) {
     // Returned to the cache on every path; reused only after the events recorded on it.
-    std::unique_ptr<void, std::function<void(void*)>> stage(pinned->allocate(n),
-                                                            [pinned, n](void* p) { pinned->deallocate(p, n); });
+    std::unique_ptr<void, std::function<void(void*)>> stage(block, [pinned, n](void* p) { pinned->deallocate(p, n); });
     std::memcpy(stage.get(), src.raw_data(), n);
     check_copy(cudaMemcpyAsync(dst.raw_data(), stage.get(), n, cudaMemcpyHostToDevice, s),
                "cudaMemcpyAsync(host to device, staged)", dst, src);
