@@ -3,6 +3,7 @@
 #pragma once
 
 #include "autograd/anomaly.h"
+#include "autograd/autocast.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/grad.h"

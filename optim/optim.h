@@ -3,6 +3,7 @@
 
 #include "optim/adagrad.h"
 #include "optim/adam.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "optim/one_cycle.h"
 #include "optim/optimizer.h"

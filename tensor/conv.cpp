@@ -56,8 +56,7 @@ void check_same(const Tensor& a, const Tensor& b, const char* op, const char* an
 }
 
 void check_float(const Tensor& t, const char* op) {
-  DDL_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected float32 or float64, got ",
-            describe(t));
+  DDL_CHECK(is_floating(t.dtype()), op, ": expected float32 or float64 (or float16/bfloat16), got ", describe(t));
 }
 
 // Lifts an unbatched [C, H, W] shape to [1, C, H, W]; rejects other ranks.

@@ -30,7 +30,7 @@ Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape
 Tensor conv2d_backward_bias(const Tensor& grad_y);
 
 namespace kernels {
-// All tensors contiguous, 4-D, same dtype (float32 or float64); outputs preallocated.
+// All tensors contiguous, 4-D, same dtype (float32, float64 or a 16-bit float); outputs preallocated.
 // bias may be undefined. Shapes already validated by the frontend.
 using Conv2dForwardFn = void(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                              const Conv2dParams& p);

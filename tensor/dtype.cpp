@@ -79,6 +79,8 @@ int rank_of(DType t) {
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  // float16 with bfloat16: neither holds the other, so float32 (as torch.promote_types).
+  if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
   return rank_of(a) >= rank_of(b) ? a : b;
 }
 

@@ -1,12 +1,14 @@
 // Element types. float32 is first-class; float64 serves gradient checks;
 // int64 holds labels and indices; uint8 images; bool comparison results.
-// float16/bfloat16 are named so storage and printing can carry them; kernels reject them.
+// float16/bfloat16 (tensor/half.h) are storage types for mixed precision: copies
+// convert them, most ops compute in float32 and round once (docs/mixed_precision.md).
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 
 #include "tensor/error.h"
+#include "tensor/half.h"
 
 namespace ddl {
 
@@ -17,6 +19,8 @@ inline constexpr int kNumDTypes = 8;
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 bool is_floating(DType t);
+// float16 or bfloat16: the 16-bit types that compute in float32 (see Note [Half compute]).
+inline bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 std::ostream& operator<<(std::ostream& os, DType t);
 
 template <typename T>
@@ -44,6 +48,14 @@ struct DTypeOf<uint8_t> {
 template <>
 struct DTypeOf<bool> {
   static constexpr DType value = DType::Bool;
+};
+template <>
+struct DTypeOf<Half> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::BFloat16;
 };
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
@@ -80,6 +92,23 @@ DType promote_types(DType a, DType b);
       DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                            \
       DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                            \
       DDL_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                \
+      default:                                                               \
+        DDL_CHECK(false, op_name, ": dtype ", dtype, " has no kernels yet"); \
+    }                                                                        \
+  }()
+
+// DDL_DISPATCH_ALL plus the 16-bit floats: for data movement (copy, fill, item).
+#define DDL_DISPATCH_ALL_AND_HALF(dtype, op_name, ...)                       \
+  [&] {                                                                      \
+    switch (dtype) {                                                         \
+      DDL_DTYPE_CASE(Float32, float, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Float64, double, __VA_ARGS__)                           \
+      DDL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                            \
+      DDL_DTYPE_CASE(Bool, bool, __VA_ARGS__)                                \
+      DDL_DTYPE_CASE(Float16, ::ddl::Half, __VA_ARGS__)                      \
+      DDL_DTYPE_CASE(BFloat16, ::ddl::BFloat16, __VA_ARGS__)                 \
       default:                                                               \
         DDL_CHECK(false, op_name, ": dtype ", dtype, " has no kernels yet"); \
     }                                                                        \

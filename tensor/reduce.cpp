@@ -41,6 +41,10 @@ Shape reduced_shape(const Tensor& x, const std::vector<bool>& mask, bool keepdim
 
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
   DDL_CHECK(x.defined(), name, ": undefined tensor");
+  if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: accumulate in float32, round once
+    const Tensor r = reduce(op, x.to(DType::Float32), dims, keepdim, name);
+    return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? r : r.to(x.dtype());
+  }
   const std::vector<bool> mask = reduced_mask(x, dims, name);
   std::vector<int64_t> perm;
   int64_t outer = 1, inner = 1;
@@ -74,7 +78,8 @@ int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims, const c
 // When x is contiguous and the kept dims form one block in the middle ([A, C, B]
 // with A and B reduced), sums in place instead of permuting a copy first.
 bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, Tensor& result) {
-  if (!x.is_contiguous() || dims.empty() || x.dtype() == DType::Bool || x.numel() == 0) return false;
+  if (!x.is_contiguous() || dims.empty() || x.dtype() == DType::Bool || is_reduced_float(x.dtype()) || x.numel() == 0)
+    return false;
   const std::vector<bool> mask = reduced_mask(x, dims, "sum");
   int64_t first = -1, last = -1;
   for (int64_t i = 0; i < x.dim(); ++i)
@@ -100,12 +105,15 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (x.defined() && is_reduced_float(x.dtype())) return mean(x.to(DType::Float32), dims, keepdim).to(x.dtype());
   const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
   const int64_t n = reduced_count(x, dims, "mean");
   return div(sum(xf, dims, keepdim), static_cast<double>(n));
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  if (x.defined() && is_reduced_float(x.dtype()))
+    return var(x.to(DType::Float32), dims, correction, keepdim).to(x.dtype());
   const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
   const int64_t n = reduced_count(x, dims, "var");
   const Tensor centered = sub(xf, mean(xf, dims, true));  // two passes: stable, unlike E[x^2] - E[x]^2

@@ -49,7 +49,8 @@ double Tensor::item() const {
   DDL_CHECK(numel() == 1, "item: expected a tensor with one element, got shape ", shape_);
   const Tensor c = device().is_cpu() ? *this : to(Device::cpu());
   double v = 0;
-  DDL_DISPATCH_ALL(dtype_, "item", [&] { v = static_cast<double>(*static_cast<const scalar_t*>(c.raw_data())); });
+  DDL_DISPATCH_ALL_AND_HALF(dtype_, "item",
+                            [&] { v = static_cast<double>(*static_cast<const scalar_t*>(c.raw_data())); });
   return v;
 }
 

@@ -5,12 +5,15 @@
 // is conv2d's input gradient, its input gradient a conv2d forward.
 #include "autograd/ops/conv.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 
 namespace ddl {
 
 Variable conv2d(const Variable& x, const Variable& w, const Variable& bias, const Conv2dParams& p) {
+  if (autocast::needs_low(x) || autocast::needs_low(w) || autocast::needs_low(bias))  // See Note [Autocast]
+    return conv2d(autocast::to_low(x), autocast::to_low(w), autocast::to_low(bias), p);
   const Tensor xd = x.data(), wd = w.data();
   Tensor y = conv2d(xd, wd, bias.defined() ? bias.data() : Tensor(), p);
   auto backward = [xd, wd, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {

@@ -4,6 +4,7 @@
 // The affine part is ordinary broadcast mul/add, so its gradients come for free.
 #include "autograd/ops/layer_norm.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 #include "autograd/ops/elementwise.h"
@@ -40,6 +41,8 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
 
 Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
                     double eps) {
+  if (autocast::needs_float32(x))  // See Note [Autocast]
+    return layer_norm(autocast::to_float32(x), normalized_shape, weight, bias, eps);
   const int64_t nd = normalized_shape.size();
   bool ok = nd >= 1 && x.dim() >= nd;
   for (int64_t i = 0; ok && i < nd; ++i) ok = x.size(x.dim() - nd + i) == normalized_shape[i];

@@ -5,6 +5,7 @@
 // elementwise losses live in regression_loss.cpp.
 #include "autograd/ops/loss.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 #include "tensor/elementwise.h"
@@ -70,6 +71,8 @@ TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& 
 }  // namespace
 
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts) {
+  if (autocast::needs_float32(logits))  // See Note [Autocast]
+    return cross_entropy(autocast::to_float32(logits), target, opts);
   if (target.defined() && is_floating(target.dtype())) return cross_entropy(logits, target, Tensor(), opts);
   const Tensor logp = ddl::log_softmax(logits.data(), 1);
   Tensor loss = nll_loss_forward(logp, target, opts, "cross_entropy");
@@ -84,6 +87,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
 Variable cross_entropy(const Variable& logits, const Tensor& target, const Tensor& weight,
                        const CrossEntropyOptions& opts) {
   DDL_CHECK(logits.defined() && target.defined(), "cross_entropy: logits and target must be defined");
+  if (autocast::needs_float32(logits))  // See Note [Autocast]
+    return cross_entropy(autocast::to_float32(logits), target, weight, opts);
   if (!weight.defined() && !is_floating(target.dtype())) return cross_entropy(logits, target, opts);
   const Tensor z = logits.data();
   DDL_CHECK(z.dim() >= 2, "cross_entropy: logits must be [N, C] or [N, C, d1, ...], got ", z.shape());
@@ -117,6 +122,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
 }
 
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  if (autocast::needs_float32(log_probs))  // See Note [Autocast]
+    return nll_loss(autocast::to_float32(log_probs), target, reduction, ignore_index);
   const Tensor lp = log_probs.data();
   const CrossEntropyOptions opts{reduction, ignore_index, 0.0};
   Tensor loss = nll_loss_forward(lp, target, opts, "nll_loss");

@@ -2,6 +2,7 @@
 // it normalised with; the backward is one fused kernel (tensor/norm.h).
 #include "autograd/ops/norm.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 
@@ -9,6 +10,8 @@ namespace ddl {
 
 Variable batch_norm(const Variable& x, const Variable& weight, const Variable& bias, Tensor running_mean,
                     Tensor running_var, bool training, double momentum, double eps) {
+  if (autocast::needs_float32(x))  // See Note [Autocast]
+    return batch_norm(autocast::to_float32(x), weight, bias, running_mean, running_var, training, momentum, eps);
   const Tensor xd = x.data();
   const Tensor wd = weight.defined() ? weight.data() : Tensor();
   const Tensor bd = bias.defined() ? bias.data() : Tensor();

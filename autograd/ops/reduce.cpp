@@ -1,6 +1,7 @@
 // Reductions and matrix products: forward and backward side by side.
 #include "autograd/ops/reduce.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
@@ -147,6 +148,8 @@ Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim)
 }
 
 Variable matmul(const Variable& a, const Variable& b) {
+  if (autocast::needs_low(a) || autocast::needs_low(b))  // See Note [Autocast]
+    return matmul(autocast::to_low(a), autocast::to_low(b));
   const Tensor ad = a.data(), bd = b.data();
   return make_result(
       matmul(ad, bd), "MatmulBackward", {&a, &b},
@@ -155,6 +158,8 @@ Variable matmul(const Variable& a, const Variable& b) {
 }
 
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
+  if (autocast::needs_low(x) || autocast::needs_low(weight) || autocast::needs_low(bias))  // See Note [Autocast]
+    return linear(autocast::to_low(x), autocast::to_low(weight), autocast::to_low(bias));
   const Tensor xd = x.data(), wd = weight.data();
   const Tensor bd = bias.defined() ? bias.data() : Tensor();
   return make_result(

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 #include "autograd/ops/loss.h"
@@ -56,6 +57,8 @@ double count(const Variable& a) { return static_cast<double>(a.numel()); }
 }  // namespace
 
 Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
+  if (autocast::needs_float32(a) || autocast::needs_float32(b))  // See Note [Autocast]
+    return mse_loss(autocast::to_float32(a), autocast::to_float32(b), reduction);
   check_pair(a, b, "mse_loss");
   const Tensor diff = ddl::sub(a.data(), b.data());
   // d/da = 2 (a − b) g (÷ n for Mean).

@@ -3,6 +3,7 @@
 // [Double backward]) recompute y from x with Variable ops instead of saving it.
 #include "autograd/ops/softmax.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/reduce.h"
@@ -15,6 +16,7 @@ using VGrads = std::vector<Variable>;
 using Needs = std::vector<bool>;
 
 Variable softmax(const Variable& x, int64_t dim) {
+  if (autocast::needs_float32(x)) return softmax(autocast::to_float32(x), dim);  // See Note [Autocast]
   const Tensor y = ddl::softmax(x.data(), dim);
   return autograd::make_result(
       y, "SoftmaxBackward", {&x},
@@ -27,6 +29,7 @@ Variable softmax(const Variable& x, int64_t dim) {
 }
 
 Variable log_softmax(const Variable& x, int64_t dim) {
+  if (autocast::needs_float32(x)) return log_softmax(autocast::to_float32(x), dim);  // See Note [Autocast]
   const Tensor y = ddl::log_softmax(x.data(), dim);
   return autograd::make_result(
       y, "LogSoftmaxBackward", {&x},

@@ -317,6 +317,13 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
 }
 
 void conv2d_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y, const Conv2dParams& p) {
+  if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: float32 kernel, the result rounded once.
+    const Tensor y32 = empty(y.shape(), TensorOptions(DType::Float32, y.device()));
+    conv2d_forward_cpu(x.to(DType::Float32), w.to(DType::Float32), bias.defined() ? bias.to(DType::Float32) : bias, y32,
+                       p);
+    y.copy_(y32);
+    return;
+  }
   const Geom g = make_geom(x.shape(), w.shape(), y.shape(), p);
   DDL_DISPATCH_FLOAT(x.dtype(), "conv2d", [&] {
     forward<scalar_t>(g, x.data<scalar_t>(), w.data<scalar_t>(), bias.defined() ? bias.data<scalar_t>() : nullptr,
@@ -325,6 +332,12 @@ void conv2d_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& bias, co
 }
 
 void conv2d_backward_input_cpu(const Tensor& gy, const Tensor& w, const Tensor& gx, const Conv2dParams& p) {
+  if (is_reduced_float(gy.dtype())) {  // See Note [Half compute]
+    const Tensor gx32 = empty(gx.shape(), TensorOptions(DType::Float32, gx.device()));
+    conv2d_backward_input_cpu(gy.to(DType::Float32), w.to(DType::Float32), gx32, p);
+    gx.copy_(gx32);
+    return;
+  }
   const Geom g = make_geom(gx.shape(), w.shape(), gy.shape(), p);
   DDL_DISPATCH_FLOAT(gy.dtype(), "conv2d_backward_input", [&] {
     backward_input<scalar_t>(g, gy.data<scalar_t>(), w.data<scalar_t>(), gx.data<scalar_t>());
@@ -332,6 +345,12 @@ void conv2d_backward_input_cpu(const Tensor& gy, const Tensor& w, const Tensor& 
 }
 
 void conv2d_backward_weight_cpu(const Tensor& gy, const Tensor& x, const Tensor& gw, const Conv2dParams& p) {
+  if (is_reduced_float(gy.dtype())) {  // See Note [Half compute]
+    const Tensor gw32 = empty(gw.shape(), TensorOptions(DType::Float32, gw.device()));
+    conv2d_backward_weight_cpu(gy.to(DType::Float32), x.to(DType::Float32), gw32, p);
+    gw.copy_(gw32);
+    return;
+  }
   const Geom g = make_geom(x.shape(), gw.shape(), gy.shape(), p);
   DDL_DISPATCH_FLOAT(gy.dtype(), "conv2d_backward_weight", [&] {
     backward_weight<scalar_t>(g, gy.data<scalar_t>(), x.data<scalar_t>(), gw.data<scalar_t>());

@@ -26,14 +26,14 @@ void copy_typed(const Tensor& dst, const Tensor& src) {
 }
 
 void copy_cpu(const Tensor& dst, const Tensor& src) {
-  DDL_DISPATCH_ALL(dst.dtype(), "copy", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "copy", [&] {
     using D = scalar_t;
-    DDL_DISPATCH_ALL(src.dtype(), "copy", [&] { copy_typed<D, scalar_t>(dst, src); });
+    DDL_DISPATCH_ALL_AND_HALF(src.dtype(), "copy", [&] { copy_typed<D, scalar_t>(dst, src); });
   });
 }
 
 void fill_cpu(const Tensor& dst, double value) {
-  DDL_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "fill_", [&] {
     const scalar_t v = static_cast<scalar_t>(value);
     StridedLoop<1> loop({&dst});
     loop.run([&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& st, int64_t n) {

@@ -36,16 +36,16 @@ void copy_cuda(const Tensor& dst, const Tensor& src) {
     DDL_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), dst.nbytes(), cudaMemcpyDeviceToDevice, s));
     return;
   }
-  DDL_DISPATCH_ALL(dst.dtype(), "copy", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "copy", [&] {
     using D = scalar_t;
-    DDL_DISPATCH_ALL(src.dtype(), "copy", [&] {
+    DDL_DISPATCH_ALL_AND_HALF(src.dtype(), "copy", [&] {
       strided_apply<2>(device, {&dst, &src}, CopyApply<D, scalar_t>{dst.data<D>(), src.data<scalar_t>()}, "copy");
     });
   });
 }
 
 void fill_cuda(const Tensor& dst, double value) {
-  DDL_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "fill_", [&] {
     const FillApply<scalar_t> apply{dst.data<scalar_t>(), static_cast<scalar_t>(value)};
     strided_apply<1>(dst.device().index, {&dst}, apply, "fill_");
   });

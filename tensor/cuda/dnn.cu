@@ -58,8 +58,12 @@ cudnnDataType_t cudnn_dtype(DType t, const char* op) {
       return CUDNN_DATA_FLOAT;
     case DType::Float64:
       return CUDNN_DATA_DOUBLE;
+    case DType::Float16:
+      return CUDNN_DATA_HALF;
+    case DType::BFloat16:
+      return CUDNN_DATA_BFLOAT16;
     default:
-      DDL_CHECK(false, op, ": cuDNN kernels take float32 or float64, got ", t);
+      DDL_CHECK(false, op, ": cuDNN kernels take float32, float64, float16 or bfloat16, got ", t);
   }
 }
 
@@ -113,8 +117,10 @@ ConvDesc::ConvDesc(const ConvKey& k) {
   const int groups = to_int(k.groups, op, "groups");
   const cudnnDataType_t dt = cudnn_dtype(k.dtype, op);
   DDL_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_), op);
-  // Compute in the data type: float32 accumulates in float32 (as cuBLAS does), float64 in float64.
-  cudnnStatus_t st = cudnnSetConvolution2dDescriptor(desc_, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, dt);
+  // Compute in the data type: float32 accumulates in float32 (as cuBLAS does), float64 in float64;
+  // 16-bit data accumulates in float32 (cuDNN's PSEUDO_HALF/PSEUDO_BFLOAT16 configurations).
+  const cudnnDataType_t compute = is_reduced_float(k.dtype) ? CUDNN_DATA_FLOAT : dt;
+  cudnnStatus_t st = cudnnSetConvolution2dDescriptor(desc_, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, compute);
   if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetConvolutionGroupCount(desc_, groups);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyConvolutionDescriptor(desc_);

@@ -66,7 +66,7 @@ namespace ddl::cuda::detail {
 cublasHandle_t cublas_handle(int device);
 cudnnHandle_t cudnn_handle(int device);
 
-// CUDNN_DATA_FLOAT or CUDNN_DATA_DOUBLE; throws for other dtypes.
+// CUDNN_DATA_FLOAT, _DOUBLE, _HALF or _BFLOAT16; throws for other dtypes.
 cudnnDataType_t cudnn_dtype(DType t, const char* op);
 // Checks that v fits the int that legacy cuBLAS/cuDNN arguments take.
 int to_int(int64_t v, const char* op, const char* what);

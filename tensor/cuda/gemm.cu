@@ -2,6 +2,7 @@
 // row-major and cuBLAS column-major: a row-major [M, N] C is a column-major
 // [N, M] C^T, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T by
 // swapping the operands (and M with N). TF32 only when cuda::allow_tf32().
+// float16/bfloat16 go through cublasGemmStridedBatchedEx with float32 compute.
 #include "tensor/cuda/dnn.h"
 #include "tensor/devices.h"
 #include "tensor/gemm_kernel.h"
@@ -35,6 +36,14 @@ void gemm_cuda(const kernels::GemmArgs& g) {
                                                g.stride_b, static_cast<const float*>(g.A), ldb, g.stride_a, &beta,
                                                static_cast<float*>(g.C), ldc, g.stride_c, batch),
                      describe_gemm(g));
+  } else if (is_reduced_float(g.dtype)) {
+    // See Note [Half compute]: 16-bit operands and output, float32 accumulation and alpha/beta.
+    const cudaDataType_t t = g.dtype == DType::Float16 ? CUDA_R_16F : CUDA_R_16BF;
+    const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+    DDL_CUBLAS_CHECK(
+        cublasGemmStridedBatchedEx(h, op_a, op_b, m, n, k, &alpha, g.B, t, lda, g.stride_b, g.A, t, ldb, g.stride_a,
+                                   &beta, g.C, t, ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        describe_gemm(g));
   } else {
     DDL_CHECK(g.dtype == DType::Float64, "matmul: expected a float32 or float64 tensor, got ", g.dtype);
     DDL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, op_a, op_b, m, n, k, &g.alpha, static_cast<const double*>(g.B), lda,

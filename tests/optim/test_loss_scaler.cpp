@@ -1,0 +1,108 @@
+// LossScaler (torch.cuda.amp.GradScaler's rules): scaled loss and unscaled
+// gradients, a step skipped on an injected inf/NaN with the scale halved,
+// growth after growth_interval clean steps, state save/restore, and a float16
+// linear regression whose tiny gradients flush to zero without scaling.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "ddl.h"
+
+using namespace ddl;
+
+namespace {
+// loss = sum(c * w^2) on w = [1, -2], c = [1, 3]: grad = 2 c w = [2, -12].
+Variable quadratic_loss(const Variable& w) { return sum(mul(Variable(from_vector<double>({1, 3}, {2})), mul(w, w))); }
+}  // namespace
+
+TEST_CASE("scale, unscale and step give the unscaled update", "[loss_scaler]") {
+  Variable w(from_vector<double>({1, -2}, {2}), true);
+  optim::SGD opt({w}, optim::SGDOptions{.lr = 0.1});
+  optim::LossScaler scaler;
+  REQUIRE(scaler.get_scale() == 65536.0);
+  const Variable loss = quadratic_loss(w);
+  const Variable scaled = scaler.scale(loss);
+  REQUIRE(scaled.data().item() == loss.data().item() * 65536.0);
+  scaled.backward();
+  REQUIRE(to_vector<double>(w.grad()) == std::vector<double>{2 * 65536.0, -12 * 65536.0});
+  REQUIRE(scaler.step(opt));
+  REQUIRE(to_vector<double>(w.grad()) == std::vector<double>{2, -12});
+  const std::vector<double> stepped = to_vector<double>(w.data());  // the SGD step on the unscaled gradient
+  REQUIRE(stepped[0] == Approx(1 - 0.1 * 2).epsilon(1e-14));
+  REQUIRE(stepped[1] == Approx(-2 + 0.1 * 12).epsilon(1e-14));
+  scaler.update();
+  REQUIRE(scaler.get_scale() == 65536.0);
+  REQUIRE(scaler.growth_tracker() == 1);
+  // unscale_ twice without update() is a mistake.
+  opt.zero_grad();
+  scaler.scale(quadratic_loss(w)).backward();
+  scaler.unscale_(opt);
+  REQUIRE_THROWS_WITH(scaler.unscale_(opt), Catch::Contains("already called"));
+}
+
+TEST_CASE("an inf or NaN gradient skips the step and halves the scale", "[loss_scaler]") {
+  for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    Variable w(from_vector<float>({1, -2}, {2}), true), v(from_vector<float>({0.5f}, {1}), true);
+    optim::SGD opt({w, v}, optim::SGDOptions{.lr = 0.1});
+    optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = 1024.0, .growth_interval = 3});
+    // Two clean steps: the tracker counts them.
+    for (int i = 0; i < 2; ++i) {
+      opt.zero_grad();
+      scaler.scale(add(quadratic_loss(w.to(DType::Float64)), sum(mul(v, v)).to(DType::Float64))).backward();
+      REQUIRE(scaler.step(opt));
+      scaler.update();
+    }
+    REQUIRE(scaler.growth_tracker() == 2);
+    const std::vector<double> before = to_vector<double>(w.data()), v_before = to_vector<double>(v.data());
+    // The injected overflow: one element of one gradient.
+    opt.zero_grad();
+    scaler.scale(add(quadratic_loss(w.to(DType::Float64)), sum(mul(v, v)).to(DType::Float64))).backward();
+    v.grad().fill_(bad);
+    REQUIRE_FALSE(scaler.step(opt));
+    REQUIRE(to_vector<double>(w.data()) == before);  // no parameter moved
+    REQUIRE(to_vector<double>(v.data()) == v_before);
+    scaler.update();
+    REQUIRE(scaler.get_scale() == 512.0);
+    REQUIRE(scaler.growth_tracker() == 0);
+    // Three clean steps in a row double it again.
+    for (int i = 0; i < 3; ++i) {
+      opt.zero_grad();
+      scaler.scale(add(quadratic_loss(w.to(DType::Float64)), sum(mul(v, v)).to(DType::Float64))).backward();
+      REQUIRE(scaler.step(opt));
+      scaler.update();
+    }
+    REQUIRE(scaler.get_scale() == 1024.0);
+  }
+}
+
+TEST_CASE("state saves and restores the schedule; disabled passes through", "[loss_scaler]") {
+  optim::LossScaler a(optim::LossScalerOptions{.init_scale = 8.0, .growth_factor = 4.0, .growth_interval = 5});
+  Variable w(from_vector<double>({1, -2}, {2}), true);
+  optim::SGD opt({w}, optim::SGDOptions{.lr = 0.1});
+  a.scale(quadratic_loss(w)).backward();
+  a.step(opt);
+  a.update();
+  optim::LossScaler b;
+  b.load_state(a.state());
+  REQUIRE(b.get_scale() == 8.0);
+  REQUIRE(b.growth_tracker() == 1);
+  REQUIRE(b.state() == a.state());
+  REQUIRE_THROWS_WITH(b.load_state({{"scale", 2.0}}), Catch::Contains("missing 'growth_factor'"));
+  optim::LossScaler off(optim::LossScalerOptions{.enabled = false});
+  REQUIRE(off.get_scale() == 1.0);
+  REQUIRE_THROWS_WITH(optim::LossScaler(optim::LossScalerOptions{.backoff_factor = 1.5}),
+                      Catch::Contains("backoff_factor"));
+}
+
+TEST_CASE("float16 gradients below 2^-24 flush to zero unless the loss is scaled", "[loss_scaler]") {
+  // y = w x with w a float32 master weight used in float16: d loss / dw = 1e-8 * x, below half's smallest subnormal.
+  const Tensor x = full({4}, 1.0, TensorOptions(DType::Float16));
+  auto grad_of_w = [&](double scale) {
+    Variable w(from_vector<float>({0.5f}, {1}), true);
+    const Variable y = mul(w.to(DType::Float16), Variable(x));
+    mul(sum(y).to(DType::Float32), 1e-8 * scale).backward();
+    return w.grad().item() / scale;
+  };
+  REQUIRE(grad_of_w(1.0) == 0.0);
+  REQUIRE(grad_of_w(65536.0) == Approx(4e-8).epsilon(1e-2));
+}

@@ -1,0 +1,160 @@
+// autocast::Guard: which ops run in bfloat16/float16 and which in float32,
+// values and float32 master-weight gradients against PyTorch 1.13's CPU bf16
+// autocast (tests/golden/mixed_precision.py), and a small CNN trained under
+// bf16 autocast reaching the float32 run's loss with float32 weights.
+#include <catch2/catch.hpp>
+#include <functional>
+
+#include "common/golden_case.h"
+#include "ddl.h"
+
+using namespace ddl;
+using test::checksum;
+using test::seq;
+
+TEST_CASE("Guard enables autocast for its scope and restores the outer state", "[autocast]") {
+  REQUIRE_FALSE(autocast::is_enabled());
+  {
+    autocast::Guard outer(DType::BFloat16);
+    REQUIRE(autocast::is_enabled());
+    REQUIRE(autocast::low_dtype() == DType::BFloat16);
+    {
+      autocast::Guard inner(DType::Float16, false);
+      REQUIRE_FALSE(autocast::is_enabled());
+    }
+    REQUIRE(autocast::is_enabled());
+    REQUIRE(autocast::low_dtype() == DType::BFloat16);
+  }
+  REQUIRE_FALSE(autocast::is_enabled());
+  REQUIRE_THROWS_WITH(autocast::Guard(DType::Float32), Catch::Contains("Float16 or BFloat16"));
+}
+
+namespace {
+
+// Inputs seq(shape_k, 0.3 + 0.2 k, 0.1 k) as float32 leaves, f under bf16 autocast,
+// backward with seq(y.shape, 0.9, 0.1); checks y's dtype and checksum, and each
+// gradient's dtype (float32) and checksum, within bfloat16's precision.
+void check_autocast_golden(const std::function<Variable(const std::vector<Variable>&)>& f,
+                           const std::vector<Shape>& shapes, DType y_dtype, const Shape& y_shape, double y_checksum,
+                           const std::vector<double>& grad_checksums, double grad_margin = 2e-2) {
+  std::vector<Variable> xs;
+  for (size_t k = 0; k < shapes.size(); ++k)
+    xs.emplace_back(seq(shapes[k], 0.3 + 0.2 * double(k), 0.1 * double(k)).to(DType::Float32), true);
+  Variable y;
+  {
+    autocast::Guard guard(DType::BFloat16);
+    y = f(xs);
+  }
+  REQUIRE(y.dtype() == y_dtype);
+  REQUIRE(y.shape() == y_shape);
+  // bfloat16 keeps 8 significant bits: elements agree to ~2^-8 relative, sums of them a little better.
+  REQUIRE(checksum(y.data()) == Approx(y_checksum).epsilon(1e-2).margin(2e-2));
+  y.backward(seq(y.shape(), 0.9, 0.1).to(y.dtype()));
+  for (size_t k = 0; k < xs.size(); ++k) {
+    INFO("gradient of input " << k);
+    REQUIRE(xs[k].grad().dtype() == DType::Float32);  // master weights get float32 gradients
+    REQUIRE(checksum(xs[k].grad()) == Approx(grad_checksums[k]).epsilon(2e-2).margin(grad_margin));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("linear, conv2d and matmul run in bfloat16 with float32 gradients, as PyTorch", "[autocast]") {
+  check_autocast_golden([](const std::vector<Variable>& v) { return linear(v[0], v[1], v[2]); },
+                        {{5, 12}, {7, 12}, {7}}, DType::BFloat16, {5, 7}, 7.812056118,
+                        {1.225652283, 0.5165550793, -2.578900617});
+  Conv2dParams p;
+  p.padding = {1, 1};
+  check_autocast_golden([&](const std::vector<Variable>& v) { return conv2d(v[0], v[1], v[2], p); },
+                        {{2, 3, 6, 6}, {4, 3, 3, 3}, {4}}, DType::BFloat16, {2, 4, 6, 6}, 9.679466117,
+                        {22.34131134, 0.3710366996, 0.6304006443});
+  check_autocast_golden([](const std::vector<Variable>& v) { return matmul(v[0], v[1]); }, {{3, 4, 9}, {9, 6}},
+                        DType::BFloat16, {3, 4, 6}, -0.6439367667, {-0.223143991, 2.929018145});
+}
+
+TEST_CASE("softmax, losses and norms widen 16-bit inputs to float32", "[autocast]") {
+  // log_softmax after linear: float32 out (CUDA autocast's list; the golden script widens explicitly).
+  check_autocast_golden([](const std::vector<Variable>& v) { return log_softmax(linear(v[0], v[1], v[2]), 1); },
+                        {{5, 12}, {7, 12}, {7}}, DType::Float32, {5, 7}, -33.25973675,
+                        {1.186940376, 0.5029698087, -2.531214059},
+                        // The weight checksum cancels: PyTorch's own value moves by 0.015 when its
+                        // linear rounds the product before adding the bias, as ddl's does.
+                        4e-2);
+  autocast::Guard guard(DType::Float16);
+  const Variable x(seq({4, 3}, 0.7, 0.2).to(DType::Float16), true);
+  REQUIRE(softmax(x, 1).dtype() == DType::Float32);
+  const Tensor target = from_vector<int64_t>({0, 2, 1, 1}, {4});
+  const Variable loss = cross_entropy(x, target);
+  REQUIRE(loss.dtype() == DType::Float32);
+  REQUIRE(mse_loss(x, Variable(zeros({4, 3}))).dtype() == DType::Float32);
+  loss.backward();
+  REQUIRE(x.grad().dtype() == DType::Float16);  // the gradient of a leaf keeps the leaf's dtype
+  // Outside autocast nothing is cast: float32 stays float32, a float16 softmax is refused.
+  autocast::Guard off(DType::Float16, false);
+  REQUIRE(linear(Variable(ones({2, 3})), Variable(ones({4, 3})), Variable()).dtype() == DType::Float32);
+  REQUIRE_THROWS(softmax(x, 1));
+}
+
+namespace {
+
+struct Cnn {
+  Variable w1, b1, w2, b2;
+};
+
+// 4 conv filters (3x3, pad 1) -> ReLU -> linear to 3 classes on 1x6x6 images;
+// the same float32 initial weights for every run.
+Cnn make_cnn() {
+  Generator g(5);
+  return {Variable(mul(randn({4, 1, 3, 3}, g), 0.3), true), Variable(zeros({4}), true),
+          Variable(mul(randn({3, 4 * 36}, g), 0.05), true), Variable(zeros({3}), true)};
+}
+
+Variable forward(const Cnn& m, const Tensor& x) {
+  Conv2dParams p;
+  p.padding = {1, 1};
+  const Variable h = relu(conv2d(Variable(x), m.w1, m.b1, p));
+  return linear(h.reshape({x.size(0), 4 * 36}), m.w2, m.b2);
+}
+
+// Full-batch SGD; returns the final loss. The class of an image is the band
+// of rows (top, middle, bottom) with the largest sum.
+double train(std::optional<DType> low, Cnn& m, std::vector<double>* losses = nullptr) {
+  Generator g(9);
+  const Tensor x = randn({48, 1, 6, 6}, g);
+  const Tensor bands = sum(x.reshape({48, 3, 12}), {2});
+  const Tensor y = argmax(bands, 1);
+  optim::SGD opt({m.w1, m.b1, m.w2, m.b2}, optim::SGDOptions{.lr = 0.2, .momentum = 0.9});
+  double last = 0;
+  for (int step = 0; step < 25; ++step) {
+    opt.zero_grad();
+    Variable loss;
+    {
+      autocast::Guard guard(low.value_or(DType::BFloat16), low.has_value());
+      loss = cross_entropy(forward(m, x), y);
+    }
+    loss.backward();
+    opt.step();
+    last = loss.data().item();
+    if (losses) losses->push_back(last);
+  }
+  return last;
+}
+
+}  // namespace
+
+TEST_CASE("a small CNN trained under bf16 autocast reaches the float32 loss with float32 weights", "[autocast]") {
+  Cnn fp32 = make_cnn(), mixed = make_cnn();
+  std::vector<double> l32, l16;
+  const double final32 = train(std::nullopt, fp32, &l32);
+  const double final16 = train(DType::BFloat16, mixed, &l16);
+  INFO("float32 " << l32.front() << " -> " << final32 << ", bf16 autocast " << l16.front() << " -> " << final16);
+  REQUIRE(final32 < 0.5 * l32.front());  // it learns
+  REQUIRE(final16 < 0.5 * l16.front());
+  REQUIRE(std::abs(final16 - final32) < 1e-3 + 0.1 * final32);
+  for (const Variable* w : {&mixed.w1, &mixed.b1, &mixed.w2, &mixed.b2}) {
+    REQUIRE(w->dtype() == DType::Float32);
+    REQUIRE(w->grad().dtype() == DType::Float32);
+  }
+  // Not a no-op: the bf16 run's weights differ from the float32 run's.
+  REQUIRE_FALSE(allclose(mixed.w2.data(), fp32.w2.data(), 0, 1e-7));
+}
