@@ -4,6 +4,7 @@
 // no data; a source's own transform still runs, with the caller's random context.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,15 @@ std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset>
 // first subsets (PyTorch 1.13's rule).
 std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> source,
                                                   const std::vector<double>& fractions, uint64_t seed = 0);
+// Braced lists pick by their element type: random_split(d, {800, 200}) or ({0.8, 0.2}).
+inline std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> source,
+                                                         std::initializer_list<int> lengths, uint64_t seed = 0) {
+  return random_split(std::move(source), std::vector<int64_t>(lengths.begin(), lengths.end()), seed);
+}
+inline std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> source,
+                                                         std::initializer_list<double> fractions, uint64_t seed = 0) {
+  return random_split(std::move(source), std::vector<double>(fractions), seed);
+}
 
 class ConcatDataset : public Dataset {
  public:

@@ -63,6 +63,9 @@ TEST_CASE("random_split: disjoint, covering, repeatable; fractions rounded as Py
   REQUIRE(thirds[1]->size() == 4);
   REQUIRE(thirds[2]->size() == 3);
   REQUIRE_THROWS_WITH(random_split(src, std::vector<int64_t>{3, 7}), Catch::Contains("lengths sum to 10"));
+  // Braced lists work as in PyTorch: whole numbers are lengths, fractions are fractions.
+  REQUIRE(random_split(src, {5, 6}, 42)[1]->size() == 6);
+  REQUIRE(random_split(src, {0.5, 0.5}, 42)[0]->size() == 6);
   REQUIRE_THROWS_WITH(random_split(src, std::vector<double>{0.5, 0.6}), Catch::Contains("fractions sum to 1.1"));
 }
 
