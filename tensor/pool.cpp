@@ -65,6 +65,10 @@ void check_grad_y(const Tensor& gy, const Shape& x_shape, const Shape& ys, const
 }  // namespace
 
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p) {
+  if (x.defined() && is_reduced_float(x.dtype())) {  // See Note [Half compute] (the maxima are exact)
+    auto [y, idx] = max_pool2d_with_indices(x.to(DType::Float32), p);
+    return {y.to(x.dtype()), idx};
+  }
   check_float(x, "max_pool2d");
   const Shape ys = pool_output_shape(x.shape(), p, "max_pool2d");
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
@@ -76,6 +80,8 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dP
 Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_with_indices(x, p).first; }
 
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
+  if (grad_y.defined() && is_reduced_float(grad_y.dtype()))  // See Note [Half compute]
+    return max_pool2d_backward(grad_y.to(DType::Float32), indices, x_shape).to(grad_y.dtype());
   check_float(grad_y, "max_pool2d_backward");
   DDL_CHECK(indices.dtype() == DType::Int64, "max_pool2d_backward: indices must be int64, got ", describe(indices));
   DDL_CHECK(indices.shape() == grad_y.shape(), "max_pool2d_backward: indices ", indices.shape(), " and grad_y ",
@@ -94,6 +100,7 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
 }
 
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) {
+  if (x.defined() && is_reduced_float(x.dtype())) return avg_pool2d(x.to(DType::Float32), p).to(x.dtype());
   check_float(x, "avg_pool2d");
   DDL_CHECK(p.dilation[0] == 1 && p.dilation[1] == 1, "avg_pool2d: dilation must be [1, 1], got ", as_pair(p.dilation));
   const Shape ys = pool_output_shape(x.shape(), p, "avg_pool2d");
@@ -103,6 +110,8 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) {
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Pool2dParams& p) {
+  if (grad_y.defined() && is_reduced_float(grad_y.dtype()))  // See Note [Half compute]
+    return avg_pool2d_backward(grad_y.to(DType::Float32), x_shape, p).to(grad_y.dtype());
   check_float(grad_y, "avg_pool2d_backward");
   DDL_CHECK(p.dilation[0] == 1 && p.dilation[1] == 1, "avg_pool2d_backward: dilation must be [1, 1], got ",
             as_pair(p.dilation));

@@ -158,3 +158,30 @@ TEST_CASE("a small CNN trained under bf16 autocast reaches the float32 loss with
   // Not a no-op: the bf16 run's weights differ from the float32 run's.
   REQUIRE_FALSE(allclose(mixed.w2.data(), fp32.w2.data(), 0, 1e-7));
 }
+
+TEST_CASE("VGG-11 (with and without BatchNorm) and ResNet-18 train under bf16 autocast with float32 parameters",
+          "[autocast]") {
+  Generator g(21);
+  const Tensor x = randn({2, 3, 32, 32}, g);
+  const Tensor y = from_vector<int64_t>({3, 7}, {2});
+  for (const char* name : {"vgg11", "vgg11_bn", "resnet18"}) {
+    INFO(name);
+    manual_seed(1);
+    const std::shared_ptr<nn::Module> model = nn::make_model(name, 10, 3, 32);
+    const Variable loss32 = cross_entropy(model->forward(Variable(x)), y);
+    Variable loss16;
+    {
+      autocast::Guard guard(DType::BFloat16);
+      loss16 = cross_entropy(model->forward(Variable(x)), y);
+    }
+    REQUIRE(loss16.dtype() == DType::Float32);
+    REQUIRE(loss16.data().item() == Approx(loss32.data().item()).epsilon(5e-2));
+    loss16.backward();
+    for (const Variable& p : model->parameters()) {
+      REQUIRE(p.dtype() == DType::Float32);
+      REQUIRE(p.grad().defined());
+      REQUIRE(p.grad().dtype() == DType::Float32);
+      REQUIRE(std::isfinite(sum(p.grad()).item()));
+    }
+  }
+}

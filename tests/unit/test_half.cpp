@@ -253,10 +253,20 @@ TEST_CASE("matmul, linear and conv2d on 16-bit tensors accumulate in float32 and
   }
 }
 
-TEST_CASE("ops without 16-bit support say so", "[half]") {
-  const Tensor x = ones({1, 1, 4, 4}).to(DType::BFloat16);
-  REQUIRE_THROWS_WITH(softmax(x, 1), Catch::Contains("bfloat16"));
+TEST_CASE("pooling on 16-bit tensors pools in float32; ops without 16-bit support say so", "[half]") {
+  Generator g(13);
+  const Tensor x32 = randn({2, 3, 6, 6}, g);
   Pool2dParams pp;
-  pp.kernel = {2, 2};
-  REQUIRE_THROWS_WITH(max_pool2d(x, pp), Catch::Contains("bfloat16"));
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    const Tensor x = x32.to(h), xf = x.to(DType::Float32);
+    auto [y, idx] = max_pool2d_with_indices(x, pp);
+    auto [yf, idxf] = max_pool2d_with_indices(xf, pp);
+    require_same(y, yf.to(h));
+    REQUIRE(to_vector<int64_t>(idx) == to_vector<int64_t>(idxf));
+    require_same(max_pool2d_backward(y, idx, x.shape()), max_pool2d_backward(yf, idxf, x.shape()).to(h));
+    require_same(avg_pool2d(x, pp), avg_pool2d(xf, pp).to(h));
+    require_same(avg_pool2d_backward(y, x.shape(), pp), avg_pool2d_backward(yf, x.shape(), pp).to(h));
+  }
+  REQUIRE_THROWS_WITH(softmax(x32.to(DType::BFloat16), 1), Catch::Contains("bfloat16"));
 }
