@@ -1,7 +1,8 @@
 // LossScaler (torch.cuda.amp.GradScaler's rules): scaled loss and unscaled
 // gradients, a step skipped on an injected inf/NaN with the scale halved,
-// growth after growth_interval clean steps, state save/restore, and a float16
-// linear regression whose tiny gradients flush to zero without scaling.
+// growth after growth_interval clean steps, state save/restore, a float16
+// gradient that flushes to zero without scaling, and an MLP trained under
+// float16 autocast with a scaler (from 2^16, and from 2^24 where it backs off).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -105,4 +106,60 @@ TEST_CASE("float16 gradients below 2^-24 flush to zero unless the loss is scaled
   };
   REQUIRE(grad_of_w(1.0) == 0.0);
   REQUIRE(grad_of_w(65536.0) == Approx(4e-8).epsilon(1e-2));
+}
+
+namespace {
+
+// A 2-layer MLP on 48 samples of 12 features (class: the largest of three feature
+// sums), full-batch SGD; float16 autocast with a LossScaler when `fp16`. Returns
+// the loss of each step; counts skipped steps.
+std::vector<double> train_mlp(bool fp16, double init_scale, int* skipped, std::vector<Variable>* params_out,
+                              double* final_scale = nullptr) {
+  Generator g(17);
+  const Tensor x = randn({48, 12}, g);
+  const Tensor y = argmax(sum(x.reshape({48, 3, 4}), {2}), 1);
+  Generator init(23);
+  std::vector<Variable> params{Variable(mul(randn({32, 12}, init), 0.3), true), Variable(zeros({32}), true),
+                               Variable(mul(randn({3, 32}, init), 0.2), true), Variable(zeros({3}), true)};
+  optim::SGD opt(params, optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+  optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = init_scale, .enabled = fp16});
+  std::vector<double> losses;
+  for (int step = 0; step < 40; ++step) {
+    opt.zero_grad();
+    Variable loss;
+    {
+      autocast::Guard guard(DType::Float16, fp16);
+      loss = cross_entropy(linear(relu(linear(Variable(x), params[0], params[1])), params[2], params[3]), y);
+    }
+    scaler.scale(loss).backward();
+    if (!scaler.step(opt)) ++*skipped;
+    scaler.update();
+    losses.push_back(loss.data().item());
+  }
+  *params_out = params;
+  if (final_scale) *final_scale = scaler.get_scale();
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("an MLP trained under float16 autocast with a LossScaler follows the float32 run", "[loss_scaler]") {
+  int skipped32 = 0, skipped16 = 0, skipped_big = 0;
+  std::vector<Variable> p32, p16, p_big;
+  const std::vector<double> l32 = train_mlp(false, 1.0, &skipped32, &p32);
+  const std::vector<double> l16 = train_mlp(true, 65536.0, &skipped16, &p16);
+  // Starting at 2^24, the scaled gradients overflow float16: steps are skipped and the scale halves until they fit.
+  double final_scale = 0;
+  const std::vector<double> l_big = train_mlp(true, 16777216.0, &skipped_big, &p_big, &final_scale);
+  INFO("float32 " << l32.front() << " -> " << l32.back() << "; float16 " << l16.front() << " -> " << l16.back()
+                  << " with " << skipped16 << " skipped steps");
+  REQUIRE(skipped32 == 0);
+  REQUIRE(l32.back() < 0.5 * l32.front());
+  REQUIRE(l16.back() < 0.5 * l16.front());
+  REQUIRE(std::abs(l16.back() - l32.back()) < 0.01 + 0.25 * l32.back());
+  for (const Variable& p : p16) REQUIRE(p.dtype() == DType::Float32);
+  INFO("from 2^24: " << skipped_big << " skipped steps, final scale " << final_scale << ", loss " << l_big.back());
+  REQUIRE(skipped_big >= 1);
+  REQUIRE(final_scale == 16777216.0 / std::pow(2.0, skipped_big));  // one halving per skipped step (no growth in 40)
+  REQUIRE(l_big.back() < 0.5 * l_big.front());
 }
