@@ -1,8 +1,9 @@
-// The terminate handler for exceptions thrown in Gloo's network thread (see gloo_abort.h).
+// The terminate handler for exceptions thrown in Gloo's network thread, and SIGPIPE (see gloo_abort.h).
 #include "dist/gloo/gloo_abort.h"
 
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <exception>
@@ -69,6 +70,15 @@ void write_all(const std::string& s) {
 void install_gloo_abort_handler() {
   static std::once_flag once;
   std::call_once(once, [] { g_previous = std::set_terminate(on_terminate); });
+}
+
+void ignore_sigpipe_if_default() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL && !(current.sa_flags & SA_SIGINFO))
+      signal(SIGPIPE, SIG_IGN);  // See Note [SIGPIPE] in gloo_abort.h
+  });
 }
 
 int register_in_flight(std::function<std::string()> describe) {

@@ -54,6 +54,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   else
     attr.hostname = opts_.hostname.empty() ? "127.0.0.1" : opts_.hostname;
   detail::install_gloo_abort_handler();  // before Gloo's threads exist
+  detail::ignore_sigpipe_if_default();   // See Note [SIGPIPE] in gloo_abort.h
   ctx_ = detail::connect_mesh(store, rank, size, attr, opts_.timeout, deadline, log_prefix());
   last_heard_ = std::make_unique<std::atomic<int64_t>[]>(size);
   heard_from_all();

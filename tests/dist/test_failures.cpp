@@ -2,7 +2,12 @@
 // arrives, a send or recv whose partner never comes, rendezvous timeouts, errors carried by
 // Work handles, and the broken state afterwards. Every case must end well within the test
 // timeout: errors, never hangs.
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <thread>
 
 #include "dist/dist.h"
@@ -178,4 +183,37 @@ TEST_CASE("failures: Work::wait with a deadline, then the late peer arrives", "[
   });
   INFO(describe(outs));
   REQUIRE(test::all_ok(outs));
+}
+
+// See Note [SIGPIPE] in dist/gloo/gloo_abort.h: a write to a dead peer's socket must fail
+// with EPIPE (and Gloo's error naming the peer), never end the process by the signal.
+TEST_CASE("failures: a Gloo group makes SIGPIPE an error, and keeps a program's own handler", "[dist]") {
+  for (const bool own_handler : {false, true}) DYNAMIC_SECTION("own handler " << own_handler) {
+      auto outs = test::run_processes(
+          1,
+          [&](int) {
+            // As a fresh program starts (an ignored signal stays ignored across exec, and this
+            // test's parent may have made a group already).
+            signal(SIGPIPE, own_handler ? [](int) {} : SIG_DFL);
+            struct sigaction before {};
+            sigaction(SIGPIPE, nullptr, &before);
+            ProcessGroupGloo pg(std::make_shared<HashStore>(), 0, 1, with_timeout(Millis(5000)));
+            struct sigaction after {};
+            sigaction(SIGPIPE, nullptr, &after);
+            if (own_handler)
+              DIST_EXPECT(after.sa_handler == before.sa_handler, "the program's own SIGPIPE handler was replaced");
+            else
+              DIST_EXPECT(after.sa_handler == SIG_IGN, "SIGPIPE still ends the process");
+            // What it buys: a write to a closed socket now returns EPIPE instead of killing us.
+            int fds[2];
+            DIST_EXPECT(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0, "socketpair failed");
+            close(fds[1]);
+            if (!own_handler)
+              DIST_EXPECT(write(fds[0], "x", 1) == -1 && errno == EPIPE, "write did not fail with EPIPE");
+            close(fds[0]);
+          },
+          30);
+      INFO(describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
 }
