@@ -44,7 +44,10 @@ MatrixView as_matrix(const Tensor& t) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+namespace {
+// a @ b, plus `init` (broadcast to the result, e.g. a bias) added inside the
+// GEMM (beta = 1) when defined: one rounding for 16-bit outputs, as addmm.
+Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init) {
   DDL_CHECK(a_in.defined() && b_in.defined(), "matmul: undefined operand");
   DDL_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul: operands must have at least 1 dim, got ", a_in.shape(),
             " and ", b_in.shape());
@@ -67,6 +70,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   const int64_t nbatch = batch.numel();
 
   Tensor out = empty(out_shape, TensorOptions(a.dtype(), a.device()));
+  if (init.defined()) out.copy_(init);
   if (out.numel() > 0) {
     // A broadcast operand (stride 0 over the batch) is passed with batch stride 0 when it is a plain matrix.
     const bool a_shared = a_batch.numel() == 1 && nbatch > 1;
@@ -74,7 +78,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     const MatrixView av = as_matrix(a_shared ? a.reshape({M, K}) : a.expand(a_full).reshape(a_full));
     const MatrixView bv = as_matrix(b_shared ? b.reshape({K, N}) : b.expand(b_full).reshape(b_full));
     if (K == 0) {
-      out.zero_();
+      if (!init.defined()) out.zero_();
     } else {
       kernels::GemmArgs g{a.dtype(),
                           av.trans,
@@ -89,7 +93,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                           bv.holder.raw_data(),
                           bv.ld,
                           b_shared ? 0 : K * N,
-                          0.0,
+                          init.defined() ? 1.0 : 0.0,
                           out.raw_data(),
                           N,
                           M * N,
@@ -102,17 +106,22 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (b_in.dim() == 1) out = out.squeeze(-1);
   return out;
 }
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) { return matmul_add(a_in, b_in, Tensor()); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   DDL_CHECK(weight.dim() == 2, "linear: weight must be [out_features, in_features], got ", weight.shape());
   DDL_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input ", x.shape(), " does not match weight ",
             weight.shape(), " (expected last dim ", weight.size(1), ")");
-  Tensor y = matmul(x, weight.t());
-  if (bias.defined()) {
+  if (bias.defined())
     DDL_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), "linear: bias ", bias.shape(),
               " does not match weight ", weight.shape());
-    y.add_(bias);
-  }
+  // 16-bit: the bias joins the float32 accumulation and the sum is rounded once, as addmm (Note [Half compute]).
+  if (bias.defined() && is_reduced_float(x.dtype()) && bias.dtype() == x.dtype() && bias.device() == x.device())
+    return matmul_add(x, weight.t(), bias);
+  Tensor y = matmul(x, weight.t());
+  if (bias.defined()) y.add_(bias);
   return y;
 }
 
