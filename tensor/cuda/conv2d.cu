@@ -168,7 +168,11 @@ void conv2d_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& bias, c
                                           c.d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algo.algo),
                                           c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.y.get(), y.raw_data()),
                   describe_conv(c.key), ", algorithm ", c.algo.algo);
-  if (bias.defined()) {  // y += bias broadcast over [N, ., P, Q]
+  if (bias.defined() && is_reduced_float(t)) {
+    // 16-bit y: the bias is added by the elementwise add (float32 math, rounded once), as PyTorch
+    // adds it after cuDNN's convolution, instead of relying on cudnnAddTensor's 16-bit support.
+    y.add_(bias.reshape({1, bias.size(0), 1, 1}));
+  } else if (bias.defined()) {  // y += bias broadcast over [N, ., P, Q]
     const TensorDesc bd(t, {1, bias.size(0), 1, 1}, "conv2d");
     DDL_CUDNN_CHECK(cudnnAddTensor(c.h, s.one(t), bd.get(), bias.raw_data(), s.one(t), c.d.y.get(), y.raw_data()),
                     describe_conv(c.key), ": adding bias [", bias.size(0), "]");
