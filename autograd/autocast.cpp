@@ -38,7 +38,8 @@ bool is_enabled() { return state.enabled; }
 DType low_dtype() { return state.dtype; }
 
 bool needs_low(const Variable& v) {
-  return state.enabled && v.defined() && (v.dtype() == DType::Float32 || v.dtype() == DType::Float64);
+  // float64 is left alone, as PyTorch's autocast only casts float32 ("is_eligible" in autocast_mode.h).
+  return state.enabled && v.defined() && v.dtype() == DType::Float32;
 }
 
 Variable to_low(const Variable& v) { return needs_low(v) ? v.to(state.dtype) : v; }

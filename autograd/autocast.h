@@ -28,9 +28,10 @@ class Guard {
 bool is_enabled();
 DType low_dtype();  // the dtype of the innermost Guard (meaningful while is_enabled())
 
-// The op hooks. needs_low: enabled and v is float32/float64 (the lower-precision ops re-enter on to_low inputs).
+// The op hooks. needs_low: enabled and v is float32 (float64 is never cast, as in PyTorch); the
+// lower-precision ops re-enter on to_low inputs.
 bool needs_low(const Variable& v);
-// to_low: a float32/float64 input cast to low_dtype() while enabled,
+// to_low: a float32 input cast to low_dtype() while enabled,
 // otherwise (disabled, undefined, integer, already 16-bit) v itself.
 Variable to_low(const Variable& v);
 // True while enabled and v is a 16-bit float: the float32 ops call themselves again on to_float32(v).

@@ -86,6 +86,9 @@ TEST_CASE("softmax, losses and norms widen 16-bit inputs to float32", "[autocast
   REQUIRE(mse_loss(x, Variable(zeros({4, 3}))).dtype() == DType::Float32);
   loss.backward();
   REQUIRE(x.grad().dtype() == DType::Float16);  // the gradient of a leaf keeps the leaf's dtype
+  // float64 is never cast (PyTorch's autocast casts only float32).
+  REQUIRE(linear(Variable(ones({2, 3}, DType::Float64)), Variable(ones({4, 3}, DType::Float64)), Variable()).dtype() ==
+          DType::Float64);
   // Outside autocast nothing is cast: float32 stays float32, a float16 softmax is refused.
   autocast::Guard off(DType::Float16, false);
   REQUIRE(linear(Variable(ones({2, 3})), Variable(ones({4, 3})), Variable()).dtype() == DType::Float32);
