@@ -1,5 +1,5 @@
 // Automatic mixed precision, as torch.autocast: inside an autocast::Guard,
-// matmul, linear, conv2d (and conv1d) cast their floating inputs to the
+// matmul, linear, conv2d (and conv1d) cast their float32 inputs to the
 // guard's 16-bit dtype and return that dtype, while softmax, log_softmax, the
 // losses and the normalisations widen 16-bit inputs to float32. The casts are
 // recorded ops (Variable::to), so gradients reach float32 master weights in
@@ -32,7 +32,7 @@ DType low_dtype();  // the dtype of the innermost Guard (meaningful while is_ena
 // lower-precision ops re-enter on to_low inputs.
 bool needs_low(const Variable& v);
 // to_low: a float32 input cast to low_dtype() while enabled,
-// otherwise (disabled, undefined, integer, already 16-bit) v itself.
+// otherwise (disabled, undefined, integer, float64, already 16-bit) v itself.
 Variable to_low(const Variable& v);
 // True while enabled and v is a 16-bit float: the float32 ops call themselves again on to_float32(v).
 bool needs_float32(const Variable& v);
