@@ -2,13 +2,15 @@
 // probabilities and on logits, KL divergence), each as a pointwise loss tensor
 // plus its pointwise derivatives, written with tensor ops so any device with
 // elementwise kernels runs them. Formulas and clamps follow PyTorch 1.13's
-// ATen (Loss.cpp, BinaryOps / derivatives.yaml); see loss.h.
+// ATen (Loss.cpp, BinaryOps / derivatives.yaml); see loss.h. Each also has a
+// differentiable form of its slopes, so its gradient can be differentiated again.
 #include <functional>
 #include <limits>
 
 #include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
+#include "autograd/ops/elementwise.h"
 #include "autograd/ops/loss.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
@@ -21,19 +23,35 @@ namespace {
 // Maps the per-element upstream factor (g, or g / n for a mean) to one input's gradient.
 using PointwiseGrad = std::function<Tensor(const Tensor& factor)>;
 
+// The pointwise slopes d loss / d a and d loss / d b as differentiable functions of the
+// inputs, for double backward (Note [Double backward] in autograd/node.cpp): built only
+// when a second derivative is asked for, from the same formulas as the Tensor slopes.
+using DiffSlopes = std::function<std::pair<Variable, Variable>()>;
+
 // Reduces `pointwise` (Mean divides the sum by `divisor`) and records the backward.
 Variable finish(const char* name, const Variable& a, const Variable& b, const Tensor& pointwise, Reduction r,
-                double divisor, PointwiseGrad da, PointwiseGrad db) {
+                double divisor, PointwiseGrad da, PointwiseGrad db, DiffSlopes slopes = nullptr) {
   Tensor loss = r == Reduction::None  ? pointwise
                 : r == Reduction::Sum ? ddl::sum(pointwise)
                                       : ddl::div(ddl::sum(pointwise), divisor);
+  autograd::DiffBackwardFn diff;
+  if (slopes)
+    diff = [r, divisor, slopes](const Variable& g, const std::vector<bool>& needs) -> std::vector<Variable> {
+      const Variable factor = r == Reduction::Mean ? ddl::div(g, divisor) : g;
+      const auto [sa, sb] = slopes();
+      return {needs[0] ? ddl::mul(sa, factor) : Variable(), needs[1] ? ddl::mul(sb, factor) : Variable()};
+    };
   return autograd::make_result(
       std::move(loss), name, {&a, &b},
       [r, divisor, da, db](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
         const Tensor factor = r == Reduction::Mean ? ddl::div(g, divisor) : g;
         return {needs[0] ? da(factor) : Tensor(), needs[1] ? db(factor) : Tensor()};
-      });
+      },
+      std::move(diff));
 }
+
+// `w` (undefined, or already checked by weighted()) times v, as a constant factor.
+Variable weighted_var(const Variable& v, const Tensor& w) { return w.defined() ? ddl::mul(v, Variable(w)) : v; }
 
 void check_pair(const Variable& a, const Variable& b, const char* op) {
   DDL_CHECK(a.defined() && b.defined(), op, ": input and target must be defined");
@@ -75,7 +93,9 @@ Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
   const Tensor sgn = ddl::sign(diff);  // sign(0) = 0, as PyTorch's gradient
   PointwiseGrad da = [sgn](const Tensor& f) { return ddl::mul(sgn, f); };
   PointwiseGrad db = [sgn](const Tensor& f) { return ddl::neg(ddl::mul(sgn, f)); };
-  return finish("L1LossBackward", a, b, ddl::abs(diff), reduction, count(a), da, db);
+  // sign(a − b) is piecewise constant: its own derivative is zero (almost everywhere).
+  DiffSlopes slopes = [sgn] { return std::pair{Variable(sgn), Variable(ddl::neg(sgn))}; };
+  return finish("L1LossBackward", a, b, ddl::abs(diff), reduction, count(a), da, db, slopes);
 }
 
 Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reduction, double beta) {
@@ -89,7 +109,11 @@ Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reductio
   const Tensor slope = ddl::where(inner, ddl::div(diff, beta), ddl::sign(diff));
   PointwiseGrad da = [slope](const Tensor& f) { return ddl::mul(slope, f); };
   PointwiseGrad db = [slope](const Tensor& f) { return ddl::neg(ddl::mul(slope, f)); };
-  return finish("SmoothL1LossBackward", a, b, loss, reduction, count(a), da, db);
+  DiffSlopes slopes = [a, b, inner, diff, beta] {
+    const Variable s = ddl::where(inner, ddl::div(ddl::sub(a, b), beta), Variable(ddl::sign(diff)));
+    return std::pair{s, ddl::neg(s)};
+  };
+  return finish("SmoothL1LossBackward", a, b, loss, reduction, count(a), da, db, slopes);
 }
 
 Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, double delta) {
@@ -101,7 +125,11 @@ Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, d
   const Tensor slope = ddl::clamp(diff, -delta, delta);
   PointwiseGrad da = [slope](const Tensor& f) { return ddl::mul(slope, f); };
   PointwiseGrad db = [slope](const Tensor& f) { return ddl::neg(ddl::mul(slope, f)); };
-  return finish("HuberLossBackward", a, b, loss, reduction, count(a), da, db);
+  DiffSlopes slopes = [a, b, delta] {
+    const Variable s = ddl::clamp(ddl::sub(a, b), -delta, delta);
+    return std::pair{s, ddl::neg(s)};
+  };
+  return finish("HuberLossBackward", a, b, loss, reduction, count(a), da, db, slopes);
 }
 
 Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor& weight, Reduction reduction) {
@@ -123,7 +151,12 @@ Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor
   const Tensor slope_y = weighted(ddl::sub(log_1mx, log_x), weight, "", "");
   PointwiseGrad dx = [slope_x](const Tensor& f) { return ddl::mul(slope_x, f); };
   PointwiseGrad dy = [slope_y](const Tensor& f) { return ddl::mul(slope_y, f); };
-  return finish("BinaryCrossEntropyBackward", x, y, loss, reduction, count(x), dx, dy);
+  DiffSlopes slopes = [x, y, weight] {
+    const Variable denom = ddl::clamp(ddl::mul(x, ddl::rsub(x, 1.0)), 1e-12, std::nullopt);
+    return std::pair{weighted_var(ddl::div(ddl::sub(x, y), denom), weight),
+                     weighted_var(ddl::sub(ddl::log(ddl::rsub(x, 1.0)), ddl::log(x)), weight)};
+  };
+  return finish("BinaryCrossEntropyBackward", x, y, loss, reduction, count(x), dx, dy, slopes);
 }
 
 Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, const Tensor& weight,
@@ -152,7 +185,21 @@ Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, 
   slope_y = weighted(slope_y, weight, op, "weight");
   PointwiseGrad dz = [slope_z](const Tensor& f) { return ddl::mul(slope_z, f); };
   PointwiseGrad dy = [slope_y](const Tensor& f) { return ddl::mul(slope_y, f); };
-  return finish("BinaryCrossEntropyWithLogitsBackward", z, y, loss, reduction, count(z), dz, dy);
+  DiffSlopes slopes = [z, y, weight, pos_weight] {
+    Variable sz, sy;
+    if (pos_weight.defined()) {
+      const Variable py = ddl::mul(y, Variable(pos_weight));
+      const Variable mz = ddl::clamp(ddl::neg(z), 0.0, std::nullopt);  // softplus(−z) as in the forward
+      const Variable sp = ddl::add(mz, ddl::log(ddl::add(ddl::exp(ddl::neg(mz)), ddl::exp(ddl::sub(ddl::neg(z), mz)))));
+      sz = ddl::sub(ddl::mul(ddl::add(py, ddl::rsub(y, 1.0)), ddl::sigmoid(z)), py);
+      sy = ddl::add(ddl::neg(z), ddl::mul(sp, Variable(ddl::sub(pos_weight, 1.0))));
+    } else {
+      sz = ddl::sub(ddl::sigmoid(z), y);
+      sy = ddl::neg(z);
+    }
+    return std::pair{weighted_var(sz, weight), weighted_var(sy, weight)};
+  };
+  return finish("BinaryCrossEntropyWithLogitsBackward", z, y, loss, reduction, count(z), dz, dy, slopes);
 }
 
 Variable kl_div(const Variable& input, const Variable& target, KLDivReduction reduction, bool log_target) {
@@ -179,7 +226,16 @@ Variable kl_div(const Variable& input, const Variable& target, KLDivReduction re
   const double divisor = reduction == KLDivReduction::BatchMean && x.dim() > 0 ? double(x.size(0)) : count(input);
   PointwiseGrad dx = [slope_x](const Tensor& f) { return ddl::mul(slope_x, f); };
   PointwiseGrad dt = [slope_t](const Tensor& f) { return ddl::mul(slope_t, f); };
-  return finish("KlDivBackward", input, target, loss, r, divisor, dx, dt);
+  DiffSlopes slopes = [input, target, log_target, t] {
+    if (log_target) {
+      const Variable et = ddl::exp(target);
+      return std::pair{ddl::neg(et), ddl::mul(et, ddl::add(ddl::sub(target, input), 1.0))};
+    }
+    const Tensor nan = scalar_like(t, std::numeric_limits<double>::quiet_NaN());
+    return std::pair{ddl::neg(target),
+                     ddl::where(ddl::eq(t, 0.0), Variable(nan), ddl::sub(ddl::add(ddl::log(target), 1.0), input))};
+  };
+  return finish("KlDivBackward", input, target, loss, r, divisor, dx, dt, slopes);
 }
 
 }  // namespace ddl

@@ -483,3 +483,40 @@ TEST_CASE("double backward through an op without a differentiable form is an err
   const Variable g2 = grad({sum(cube(x))}, {x}, {}, std::nullopt, true)[0];
   REQUIRE_THROWS_WITH(sum(g2).backward(), Catch::Contains("double backward through MyCubeBackward"));
 }
+
+// Each input goes through a nonlinear map first (a², sigmoid, exp), so the second
+// derivative has a chain term even where the loss's own one is zero (l1's sign).
+TEST_CASE("double backward: l1, smooth_l1, huber, binary cross-entropy (both), kl_div", "[double_backward]") {
+  const Tensor a = random_double({3, 4}, 30, -1.5, 1.5), b = random_double({3, 4}, 31, -1.5, 1.5);
+  const Tensor w = random_double({4}, 33, 0.5, 1.5);
+  const Tensor pw = random_double({4}, 34, 0.5, 2.0);
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    std::vector<test::VariableFn> losses = {
+        [r](const std::vector<Variable>& v) { return l1_loss(mul(v[0], v[0]), mul(v[1], v[1]), r); },
+        [r](const std::vector<Variable>& v) { return smooth_l1_loss(mul(v[0], v[0]), mul(v[1], v[1]), r, 0.7); },
+        [r](const std::vector<Variable>& v) { return huber_loss(mul(v[0], v[0]), mul(v[1], v[1]), r, 0.9); },
+        [r, w](const std::vector<Variable>& v) { return binary_cross_entropy(sigmoid(v[0]), sigmoid(v[1]), w, r); },
+        [r, w, pw](const std::vector<Variable>& v) {
+          return binary_cross_entropy_with_logits(mul(v[0], v[0]), sigmoid(v[1]), w, pw, r);
+        },
+        [r](const std::vector<Variable>& v) {
+          return binary_cross_entropy_with_logits(v[0], sigmoid(v[1]), Tensor(), Tensor(), r);
+        },
+    };
+    for (size_t i = 0; i < losses.size(); ++i) {
+      INFO("loss " << i << ", reduction " << static_cast<int>(r));
+      REQUIRE_GRADCHECK(first_grad(losses[i], 0), {a, b});
+      REQUIRE_GRADCHECK(first_grad(losses[i], 1), {a, b});
+    }
+  }
+  for (KLDivReduction r : {KLDivReduction::BatchMean, KLDivReduction::Sum, KLDivReduction::None}) {
+    for (bool log_target : {false, true}) {
+      auto kl = [r, log_target](const std::vector<Variable>& v) {
+        return kl_div(mul(v[0], v[0]), log_target ? v[1] : exp(v[1]), r, log_target);
+      };
+      INFO("kl_div, log_target " << log_target);
+      REQUIRE_GRADCHECK(first_grad(kl, 0), {a, b});
+      REQUIRE_GRADCHECK(first_grad(kl, 1), {a, b});
+    }
+  }
+}
