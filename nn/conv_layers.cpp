@@ -25,6 +25,12 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, C
   init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
 }
 
+std::shared_ptr<Module> Conv1d::clone() const {
+  auto copy = std::make_shared<Conv1d>(in_, out_, k_, opts_);
+  copy->copy_state_from(*this);
+  return copy;
+}
+
 Variable Conv1d::forward(const Variable& x) {
   return conv1d(x, weight, bias, opts_.stride, opts_.padding, opts_.dilation, opts_.groups);
 }
@@ -56,6 +62,12 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size
   if (opts.bias) bias = register_parameter("bias", empty({out_channels}));
   // fan_in counts the weight's dim 1 (out / groups) times the kernel, as PyTorch's init does.
   init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
+}
+
+std::shared_ptr<Module> ConvTranspose2d::clone() const {
+  auto copy = std::make_shared<ConvTranspose2d>(in_, out_, k_, opts_);
+  copy->copy_state_from(*this);
+  return copy;
 }
 
 Variable ConvTranspose2d::forward(const Variable& x) {

@@ -19,6 +19,7 @@ class Conv1d : public Module {
  public:
   Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions opts = {});
   Variable forward(const Variable& x) override;
+  std::shared_ptr<Module> clone() const override;  // the same configuration, this one's values
   std::string extra_repr() const override;
   Variable weight, bias;
 
@@ -41,6 +42,7 @@ class ConvTranspose2d : public Module {
  public:
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, ConvTranspose2dOptions opts = {});
   Variable forward(const Variable& x) override;
+  std::shared_ptr<Module> clone() const override;  // the same configuration, this one's values
   std::string extra_repr() const override;
   Variable weight, bias;
 

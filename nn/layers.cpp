@@ -46,6 +46,12 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Con
   init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
 }
 
+std::shared_ptr<Module> Conv2d::clone() const {
+  auto copy = std::make_shared<Conv2d>(in_, out_, k_, opts_);
+  copy->copy_state_from(*this);
+  return copy;
+}
+
 Variable Conv2d::forward(const Variable& x) {
   Conv2dParams p;
   p.stride = opts_.stride, p.padding = opts_.padding, p.dilation = opts_.dilation;

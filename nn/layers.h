@@ -35,6 +35,7 @@ class Conv2d : public Module {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2dOptions opts = {});
   Variable forward(const Variable& x) override;
+  std::shared_ptr<Module> clone() const override;  // the same configuration, this one's values
   std::string extra_repr() const override;
   Variable weight, bias;  // weight: [out, in / groups, kh, kw]
 
@@ -92,6 +93,8 @@ class MaxPool2d : public Module {
                      bool ceil_mode = false);
   Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
   std::string extra_repr() const override;
+  // Pools hold no parameters or buffers: a copy is a deep copy.
+  std::shared_ptr<Module> clone() const override { return std::make_shared<MaxPool2d>(*this); }
 
  private:
   Pool2dParams params_;
@@ -104,6 +107,7 @@ class AvgPool2d : public Module {
                      bool count_include_pad = true);
   Variable forward(const Variable& x) override { return avg_pool2d(x, params_); }
   std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override { return std::make_shared<AvgPool2d>(*this); }
 
  private:
   Pool2dParams params_;
@@ -117,6 +121,7 @@ class AdaptiveAvgPool2d : public Module {
   explicit AdaptiveAvgPool2d(Size2 output_size) : Module("AdaptiveAvgPool2d"), out_(output_size) {}
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override { return std::make_shared<AdaptiveAvgPool2d>(*this); }
 
  private:
   Size2 out_;

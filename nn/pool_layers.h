@@ -17,6 +17,8 @@ class AdaptiveMaxPool2d : public Module {
   explicit AdaptiveMaxPool2d(Size2 output_size) : Module("AdaptiveMaxPool2d"), out_(output_size) {}
   Variable forward(const Variable& x) override { return adaptive_max_pool2d(x, out_); }
   std::string extra_repr() const override { return "output_size=" + out_.repr(); }
+  // No parameters or buffers: a copy is a deep copy.
+  std::shared_ptr<Module> clone() const override { return std::make_shared<AdaptiveMaxPool2d>(*this); }
 
  private:
   Size2 out_;
@@ -34,6 +36,7 @@ class Upsample : public Module {
   explicit Upsample(InterpolateOptions opts);
   Variable forward(const Variable& x) override { return interpolate(x, opts_); }
   std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override { return std::make_shared<Upsample>(*this); }
 
  private:
   InterpolateOptions opts_;

@@ -140,3 +140,22 @@ TEST_CASE("A module that is not Cloneable says how to become one", "[nn][clone]"
   list.push_back(std::make_shared<Plain>());
   REQUIRE_THROWS_WITH(list.clone(), Catch::Contains("Cloneable"));
 }
+
+TEST_CASE("A CNN of convolution, pooling and upsampling layers clones", "[nn][clone]") {
+  Sequential cnn({std::make_shared<Conv2d>(2, 4, Size2(3, 2), Conv2dOptions{.stride = {1, 2}, .padding = 1}),
+                  std::make_shared<BatchNorm2d>(4), std::make_shared<ReLU>(),
+                  std::make_shared<MaxPool2d>(2, 1, 0, 1, true), std::make_shared<AvgPool2d>(Size2(2, 1)),
+                  std::make_shared<ConvTranspose2d>(4, 3, 2, ConvTranspose2dOptions{.stride = 2, .bias = false}),
+                  std::make_shared<AdaptiveAvgPool2d>(Size2(3, 5)), std::make_shared<AdaptiveMaxPool2d>(3),
+                  std::make_shared<Upsample>(Upsample::by_scale(2.0, InterpolateMode::Bilinear))});
+  cnn.eval();
+  auto copy = nn::clone(cnn);
+  require_equal_but_separate(cnn, *copy);
+  REQUIRE(std::dynamic_pointer_cast<ConvTranspose2d>((*copy)[5]) != nullptr);
+  REQUIRE((*copy)[3]->extra_repr() == cnn[3]->extra_repr());
+  const Tensor x = test::random_double({2, 2, 9, 8}, 8).to(DType::Float32);
+  REQUIRE(allclose(cnn(x).data(), (*copy)(x).data(), 0, 0));
+  Conv1d c1(3, 2, 3, {.padding = 1});
+  auto c1_copy = nn::clone(c1);
+  require_equal_but_separate(c1, *c1_copy);
+}
