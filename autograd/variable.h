@@ -4,6 +4,7 @@
 // wrapper and not a field of Tensor.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -91,6 +92,15 @@ class Variable {
   // ---- method forms of the free ops, as in LibTorch (autograd/variable_methods.cpp) ----
   Variable sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   Variable mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  // One dim, as LibTorch's x.sum(1) (a template, so that x.sum({}) still means every dim).
+  template <std::integral I>
+  Variable sum(I dim, bool keepdim = false) const {
+    return sum(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
+  template <std::integral I>
+  Variable mean(I dim, bool keepdim = false) const {
+    return mean(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
   Variable max() const;  // the largest element, 0-dim; ties share the gradient
   Variable min() const;
   ValuesIndices<Variable> max(int64_t dim, bool keepdim = false) const;  // (values, argmax) along dim

@@ -4,6 +4,7 @@
 // nothing of autograd (see autograd/README.md).
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -107,6 +108,15 @@ class Tensor {
   // ---- method forms of the free ops, as in LibTorch (tensor/tensor_methods.cpp) ----
   Tensor sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   Tensor mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  // One dim, as LibTorch's x.sum(1). A template, so that x.sum({}) still means every dim.
+  template <std::integral I>
+  Tensor sum(I dim, bool keepdim = false) const {
+    return sum(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
+  template <std::integral I>
+  Tensor mean(I dim, bool keepdim = false) const {
+    return mean(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
   Tensor max() const;  // the largest element, 0-dim
   Tensor min() const;
   ValuesIndices<Tensor> max(int64_t dim, bool keepdim = false) const;  // (amax, argmax) along dim

@@ -170,3 +170,18 @@ TEST_CASE("the default generator gives threads disjoint counters", "[random]") {
   const std::vector<double> stream = to_vector<double>(rand({2000}, DType::Float64));
   REQUIRE(std::set<double>(stream.begin(), stream.end()) == all);
 }
+
+TEST_CASE("x.sum(1) and x.mean(1) take one dim as LibTorch; x.sum({}) still sums everything", "[methods]") {
+  const Tensor x = arange(0, 6, 1, DType::Float64).reshape({2, 3});
+  REQUIRE(to_vector<double>(x.sum(1)) == std::vector<double>{3, 12});
+  REQUIRE(to_vector<double>(x.mean(0)) == std::vector<double>{1.5, 2.5, 3.5});
+  REQUIRE(x.sum(1, true).shape() == Shape{2, 1});
+  REQUIRE(x.sum(-1L).shape() == Shape{2});
+  REQUIRE(x.sum({}).item() == 15);
+  REQUIRE(x.sum({1}).shape() == Shape{2});
+  const Variable v(x, true);
+  v.sum(1).sum().backward();
+  REQUIRE(to_vector<double>(v.grad()) == std::vector<double>(6, 1.0));
+  REQUIRE(v.mean(0).shape() == Shape{3});
+  REQUIRE(v.sum({}).item() == 15);
+}
