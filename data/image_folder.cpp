@@ -73,6 +73,15 @@ void check_png_chunks(std::vector<uint8_t>& b, const std::string& path) {
   }
 }
 
+// stb takes any run of 0xFF fill bytes before the SOI marker as a JPEG (stbi__get_marker)
+// and then builds Huffman tables from it, out of bounds on crafted input (fuzz_image, even
+// from stbi_info): such files go to libjpeg too, which refuses what does not start FF D8.
+bool stb_would_read_as_jpeg(const std::vector<uint8_t>& b) {
+  size_t i = 0;
+  while (i < b.size() && b[i] == 0xFF) ++i;
+  return i > 0 && i < b.size() && b[i] == 0xD8;
+}
+
 }  // namespace
 
 Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels) {
@@ -81,7 +90,8 @@ Tensor read_image(const std::string& path, int64_t channels, int64_t max_pixels)
   DDL_CHECK(!bytes.empty(), "read_image: '", path, "' is empty, expected an encoded image");
   DDL_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "read_image: '", path, "' has ",
             bytes.size(), " bytes, more than stb_image can read");
-  if (detail::is_jpeg(bytes)) return detail::decode_jpeg(bytes, path, channels, max_pixels);
+  if (detail::is_jpeg(bytes) || stb_would_read_as_jpeg(bytes))
+    return detail::decode_jpeg(bytes, path, channels, max_pixels);
   if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm_header(bytes, path);
   static const uint8_t kPngSignature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) check_png_chunks(bytes, path);

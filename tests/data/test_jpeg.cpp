@@ -151,3 +151,14 @@ TEST_CASE("a JPEG whose header claims more than max_pixels is refused before dec
                       Catch::Contains(big) && Catch::Contains("60000x60000") && Catch::Contains("max_pixels"));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
 }
+
+// Found by fuzz_image: stb takes 0xFF fill bytes before SOI as a JPEG and built Huffman
+// tables out of bounds even in stbi_info; such files now go to libjpeg, which refuses them.
+TEST_CASE("0xFF fill bytes before a JPEG's SOI are refused by libjpeg, never parsed by stb", "[data][image][jpeg]") {
+  TempDir dir;
+  std::vector<uint8_t> filled(4, 0xFF);
+  const auto whole = jpeg_bytes(8, 8, 90);
+  filled.insert(filled.end(), whole.begin() + 1, whole.end());  // FF FF FF FF D8 ...
+  const std::string path = write(dir / "filled.jpg", filled);
+  REQUIRE_THROWS_WITH(read_image(path), Catch::Contains(path) && Catch::Contains("cannot decode JPEG"));
+}
