@@ -6,7 +6,7 @@
 namespace ddl::optim {
 
 OneCycleLR::OneCycleLR(Optimizer& opt, double max_lr, int64_t total_steps, OneCycleOptions o)
-    : LRScheduler(opt), max_lr_(max_lr), total_(total_steps), opts_(o) {
+    : LRScheduler(opt), total_(total_steps), opts_(o) {
   DDL_CHECK(total_steps >= 1, "OneCycleLR: total_steps must be >= 1, got ", total_steps);
   DDL_CHECK(o.pct_start >= 0 && o.pct_start <= 1, "OneCycleLR: pct_start must be in [0, 1], got ", o.pct_start);
   DDL_CHECK(max_lr > 0 && o.div_factor > 0 && o.final_div_factor > 0,

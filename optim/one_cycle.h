@@ -37,7 +37,6 @@ class OneCycleLR : public LRScheduler {
   // The phase holding step k and the fraction of it done.
   std::pair<const Phase*, double> locate(int64_t k) const;
 
-  double max_lr_;
   int64_t total_;
   OneCycleOptions opts_;
   std::vector<Phase> phases_;
