@@ -5,40 +5,26 @@
 #include <filesystem>
 
 #include "ddl.h"
+#include "tests/common/optim_steps.h"
 
 using namespace ddl;
 using namespace ddl::optim;
 
-namespace {
-// Three steps on loss = sum(c * w^2), c = [1, 3], w0 = [1, -2], in float64.
-std::vector<double> run(const std::function<std::unique_ptr<Optimizer>(std::vector<Variable>)>& make, int steps = 3) {
-  Variable w(from_vector<double>({1, -2}), true);
-  const Variable c(from_vector<double>({1, 3}));
-  auto opt = make({w});
-  for (int i = 0; i < steps; ++i) {
-    opt->zero_grad();
-    sum(c * w * w).backward();
-    opt->step();
-  }
-  return to_vector<double>(w.data());
-}
-
-void require_values(const std::vector<double>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).epsilon(1e-12).margin(1e-14));
-}
-}  // namespace
+using test::require_values;
 
 TEST_CASE("SGD variants match PyTorch", "[optim]") {
   // Plain SGD by hand: w <- w - 0.1 * 2cw, three times.
-  require_values(run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1}); }), {0.512, -0.128});
-  require_values(
-      run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1}); }),
-      {0.024318999999999934, 1.726002});
-  require_values(
-      run([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5}); }),
-      {0.252, 1.5520000000000003});
-  require_values(run([](auto p) {
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1}); }),
+                 {0.512, -0.128});
+  require_values(test::run_quadratic([](auto p) {
+                   return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1});
+                 }),
+                 {0.024318999999999934, 1.726002});
+  require_values(test::run_quadratic([](auto p) {
+                   return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5});
+                 }),
+                 {0.252, 1.5520000000000003});
+  require_values(test::run_quadratic([](auto p) {
                    return std::make_unique<SGD>(
                        p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
                  }),
@@ -47,14 +33,15 @@ TEST_CASE("SGD variants match PyTorch", "[optim]") {
 }
 
 TEST_CASE("Adam and AdamW match PyTorch", "[optim]") {
-  require_values(run([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.1}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.1}); }),
                  {0.70158627294603015, -1.7006233915360325});
-  require_values(run([](auto p) {
+  require_values(test::run_quadratic([](auto p) {
                    return std::make_unique<Adam>(
                        p, AdamOptions{.lr = 0.1, .beta1 = 0.8, .beta2 = 0.9, .weight_decay = 0.1});
                  }),
                  {0.70171922678621135, -1.7006834045513854});
-  require_values(run([](auto p) { return std::make_unique<AdamW>(p, AdamOptions{.lr = 0.1, .weight_decay = 0.1}); }),
+  require_values(test::run_quadratic(
+                     [](auto p) { return std::make_unique<AdamW>(p, AdamOptions{.lr = 0.1, .weight_decay = 0.1}); }),
                  {0.6751012216400698, -1.6443686830529762});
 }
 

@@ -4,35 +4,18 @@
 #include <filesystem>
 
 #include "ddl.h"
+#include "tests/common/optim_steps.h"
 
 using namespace ddl;
 using namespace ddl::optim;
 
-namespace {
-// `steps` steps on loss = sum(c * w^2), c = [1, 3], w0 = [1, -2], in float64 (as the golden script).
-std::vector<double> run(const std::function<std::unique_ptr<Optimizer>(std::vector<Variable>)>& make, int steps = 3) {
-  Variable w(from_vector<double>({1, -2}), true);
-  const Variable c(from_vector<double>({1, 3}));
-  auto opt = make({w});
-  for (int i = 0; i < steps; ++i) {
-    opt->zero_grad();
-    sum(c * w * w).backward();
-    opt->step();
-  }
-  return to_vector<double>(w.data());
-}
-
-void require_values(const std::vector<double>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).epsilon(1e-12).margin(1e-14));
-}
-}  // namespace
+using test::require_values;
 
 TEST_CASE("RMSprop matches PyTorch", "[optim]") {
-  require_values(run([](auto p) { return std::make_unique<RMSprop>(p, RMSpropOptions{.lr = 0.01}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<RMSprop>(p, RMSpropOptions{.lr = 0.01}); }),
                  {0.77998227324363512, -1.7753494426029548});
   require_values(
-      run([](auto p) {
+      test::run_quadratic([](auto p) {
         return std::make_unique<RMSprop>(
             p, RMSpropOptions{.lr = 0.01, .alpha = 0.9, .weight_decay = 0.1, .momentum = 0.5, .centered = true});
       }),
@@ -41,10 +24,10 @@ TEST_CASE("RMSprop matches PyTorch", "[optim]") {
 }
 
 TEST_CASE("Adagrad matches PyTorch", "[optim]") {
-  require_values(run([](auto p) { return std::make_unique<Adagrad>(p, AdagradOptions{.lr = 0.1}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adagrad>(p, AdagradOptions{.lr = 0.1}); }),
                  {0.78045618135680983, -1.7758215150100747});
   require_values(
-      run([](auto p) {
+      test::run_quadratic([](auto p) {
         return std::make_unique<Adagrad>(
             p, AdagradOptions{.lr = 0.1, .lr_decay = 0.5, .weight_decay = 0.1, .initial_accumulator_value = 0.2});
       }),
