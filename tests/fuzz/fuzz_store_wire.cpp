@@ -5,15 +5,20 @@
 // request decoders; clear, the whole stream is fuzzed from its first byte. The server is
 // shared between inputs and restarted when a request blocks it (a long get/wait) or every
 // 20,000 inputs, which bounds the memory its keys hold.
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -28,13 +33,43 @@ constexpr int kSliceMs = 50;
 std::unique_ptr<ddl::dist::TCPStoreServer> server;
 int64_t served = 0;
 
+// Open descriptors and threads of this process, for the report when a connect fails.
+int64_t count_entries(const char* dir) {
+  int64_t n = 0;
+  if (DIR* d = opendir(dir)) {
+    while (readdir(d)) ++n;
+    closedir(d);
+  }
+  return n - 2;  // . and ..
+}
+
+// A harness failure, not a finding in the server: says why, so a rare one can be explained.
+[[noreturn]] void harness_failure(const char* call, int err) {
+  std::fprintf(stderr, "fuzz_store_wire harness: %s failed: %s; %lld open descriptors, %lld threads\n", call,
+               std::strerror(err), static_cast<long long>(count_entries("/proc/self/fd")),
+               static_cast<long long>(count_entries("/proc/self/task")));
+  std::abort();
+}
+
 int connect_to(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) harness_failure("socket", errno);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) __builtin_trap();
+  // libFuzzer's timeout alarm (SIGALRM, installed without SA_RESTART) can interrupt a
+  // connect that waits for a full accept queue; the connection then completes by itself.
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    if (errno != EINTR) harness_failure("connect", errno);
+    pollfd p{fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) harness_failure("connect (after EINTR)", err);
+  }
   // Reset on close: no TIME_WAIT, so millions of short connections cannot use up the ports.
   linger l{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
