@@ -71,7 +71,10 @@ class ScopeSpans {
 }  // namespace
 
 void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& grads_in, bool retain_graph) {
-  DDL_CHECK(roots.size() == grads_in.size(), "backward: ", roots.size(), " roots but ", grads_in.size(), " gradients");
+  // An empty list means "ones for every root", as torch.autograd.backward's grad_tensors=None;
+  // that is only defined for one-element roots (checked below, per root).
+  DDL_CHECK(grads_in.empty() || roots.size() == grads_in.size(), "backward: ", roots.size(), " roots but ",
+            grads_in.size(), " gradients (pass one per root, or none for one-element roots)");
   DDL_CHECK(queued_callbacks == nullptr, "backward: called re-entrantly from a hook");
   DDL_TRACE_SPAN("autograd backward", "backward");
 
@@ -110,10 +113,10 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
   std::vector<std::shared_ptr<VariableImpl>> root_leaves;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Variable& r = roots[i];
-    Tensor g = grads_in[i];
+    Tensor g = grads_in.empty() ? Tensor() : grads_in[i];
     if (!g.defined()) {
       DDL_CHECK(r.numel() == 1, "backward: grad can be implicitly created only for a one-element output, got shape ",
-                r.shape(), "; pass a gradient tensor");
+                r.shape(), " for root ", i, "; pass a gradient tensor");
       g = ones_like(r.data());
     }
     DDL_CHECK(g.shape() == r.shape(), "backward: gradient ", describe(g), " does not match output ",

@@ -82,10 +82,14 @@ class Variable {
   Variable slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Variable select(int64_t dim, int64_t index) const;
   Variable expand(const Shape& shape) const;
+  Variable squeeze() const;  // drops every size-1 dim
   Variable squeeze(int64_t dim) const;
   Variable unsqueeze(int64_t dim) const;
   Variable contiguous() const;
+  // Casts and copies between devices are recorded: the gradient comes back in this
+  // variable's dtype and on its device. The same variable when nothing changes.
   Variable to(DType dtype) const;
+  Variable to(Device device) const;
   // x.index({Slice(), 0, idx}): basic and advanced indexing (autograd/ops/indexing.h).
   Variable index(const std::vector<TensorIndex>& indices) const;
 

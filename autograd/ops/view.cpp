@@ -66,6 +66,7 @@ Variable Variable::reshape(const Shape& shape) const {
 Variable Variable::flatten(int64_t s, int64_t e) const {
   return reshape_like(*this, data().flatten(s, e), "FlattenBackward");
 }
+Variable Variable::squeeze() const { return reshape_like(*this, data().squeeze(), "SqueezeBackward"); }
 Variable Variable::squeeze(int64_t d) const { return reshape_like(*this, data().squeeze(d), "SqueezeBackward"); }
 Variable Variable::unsqueeze(int64_t d) const { return reshape_like(*this, data().unsqueeze(d), "UnsqueezeBackward"); }
 
@@ -120,8 +121,18 @@ Variable Variable::expand(const Shape& shape) const {
 
 Variable Variable::to(DType dtype) const {
   const DType from = this->dtype();
+  if (dtype == from) return *this;
   return make_result(
       data().to(dtype), "ToBackward", {this}, [from](const Tensor& g, const Needs&) -> Grads { return {g.to(from)}; },
+      [from](const Variable& g, const Needs&) -> VGrads { return {g.to(from)}; });
+}
+
+Variable Variable::to(Device device) const {
+  const Device from = this->device();
+  if (device == from) return *this;
+  return make_result(
+      data().to(device), "ToDeviceBackward", {this},
+      [from](const Tensor& g, const Needs&) -> Grads { return {g.to(from)}; },
       [from](const Variable& g, const Needs&) -> VGrads { return {g.to(from)}; });
 }
 
