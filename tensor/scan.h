@@ -1,10 +1,12 @@
 // Inclusive scans along one dim: cumsum and cumprod. Float inputs keep their
 // dtype and accumulate in double (as PyTorch's CPU kernels); integral and bool
-// inputs give int64, as torch.cumsum. CPU only: CUDA tensors are refused.
+// inputs give int64, as torch.cumsum. Runs on the CPU (tensor/cpu/scan.cpp) and
+// CUDA (tensor/cuda/scan.cu), with bit-identical results.
 #pragma once
 
 #include <cstdint>
 
+#include "tensor/dispatch.h"
 #include "tensor/tensor.h"
 
 namespace ddl {
@@ -17,3 +19,16 @@ Tensor cumprod(const Tensor& x, int64_t dim);
 Tensor cumsum_backward(const Tensor& grad, int64_t dim);
 
 }  // namespace ddl
+
+namespace ddl::kernels {
+
+enum class ScanOp { Sum, Prod };
+
+// in, out: [outer, n, inner] contiguous, one dtype (float32, float64 or int64).
+// Scans each of the outer * inner lines along n (from its end when `reverse`),
+// accumulating floats in double and integers in int64.
+using ScanFn = void(const Tensor& in, int64_t outer, int64_t n, int64_t inner, ScanOp op, bool reverse, Tensor& out);
+
+DDL_DECLARE_KERNEL(scan_kernel, ScanFn);
+
+}  // namespace ddl::kernels

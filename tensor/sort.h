@@ -1,11 +1,13 @@
 // Sorting along one dim: sort, argsort, topk, kthvalue, max_dim, min_dim, and
 // the scatter that routes their gradient back. Values keep the input's dtype;
 // indices are int64 (ValuesIndices, tensor.h). NaN sorts as the largest value,
-// as in PyTorch. CPU only: a CUDA tensor is refused with an error.
+// as in PyTorch. Runs on the CPU (tensor/cpu/sort.cpp) and CUDA (tensor/cuda/sort.cu),
+// with identical results.
 #pragma once
 
 #include <cstdint>
 
+#include "tensor/dispatch.h"
 #include "tensor/tensor.h"
 
 namespace ddl {
@@ -30,3 +32,19 @@ ValuesIndices<Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim = false
 Tensor sort_backward(const Tensor& grad, const Tensor& indices, int64_t dim, const Shape& input_shape);
 
 }  // namespace ddl
+
+namespace ddl::kernels {
+
+// x: [rows, n] contiguous, a dtype of DDL_DISPATCH_NUMERIC; values: [rows, k] of
+// x's dtype; indices: int64 [rows, k]; 0 < k <= n. Writes the first k of each row
+// sorted stably (ties keep index order, in both directions; NaN above every number).
+using SortRowsFn = void(const Tensor& x, int64_t k, bool descending, Tensor& values, Tensor& indices);
+// grad, indices: [rows, k] contiguous (grad float32/float64, indices int64);
+// grad_x: [rows, n] contiguous zeros. grad_x[r, indices[r, j]] += grad[r, j].
+// An index outside [0, n) throws (the CUDA kernel defers it to the next sync).
+using SortBackwardFn = void(const Tensor& grad, const Tensor& indices, Tensor& grad_x);
+
+DDL_DECLARE_KERNEL(sort_rows_kernel, SortRowsFn);
+DDL_DECLARE_KERNEL(sort_backward_kernel, SortBackwardFn);
+
+}  // namespace ddl::kernels
