@@ -1,5 +1,5 @@
 // AdaptiveMaxPool2d and Upsample modules (the fixed-window pools and
-// AdaptiveAvgPool2d are in nn/layers.h). Both run through CPU-only kernels.
+// AdaptiveAvgPool2d are in nn/layers.h), on CPU and CUDA tensors.
 #pragma once
 
 #include <array>

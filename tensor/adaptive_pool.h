@@ -1,7 +1,7 @@
 // Adaptive 2-D average and max pooling (torch.nn.functional's
 // adaptive_avg_pool2d / adaptive_max_pool2d): any input size to any output
 // size, output cell i covering rows [floor(i H / out), ceil((i + 1) H / out)).
-// CPU kernels only (tensor/cpu/adaptive_pool.cpp); other devices raise an error.
+// CPU and CUDA kernels (tensor/cpu/adaptive_pool.cpp, tensor/cuda/adaptive_pool.cu).
 #pragma once
 
 #include <array>
@@ -11,11 +11,20 @@
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
 
+#ifndef DDL_HOST_DEVICE
+#ifdef __CUDACC__
+#define DDL_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define DDL_HOST_DEVICE inline
+#endif
+#endif
+
 namespace ddl {
 
 // The window of output cell i along a dim of input extent `in` and output extent `out`.
-inline int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return i * in / out; }
-inline int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+// Shared by the CPU and CUDA kernels.
+DDL_HOST_DEVICE int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return i * in / out; }
+DDL_HOST_DEVICE int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
 
 // x: [N, C, H, W] or [C, H, W] with H, W >= 1; output_size entries >= 1.
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);

@@ -1,5 +1,5 @@
 // upsample2d frontend: shape and parameter checks, unbatched input via a batch
-// dim of 1, output allocation and kernel dispatch (tensor/cpu/upsample.cpp).
+// dim of 1, output allocation and kernel dispatch (tensor/cpu/upsample.cpp, tensor/cuda/upsample.cu).
 #include "tensor/upsample.h"
 
 #include <cmath>

@@ -2,7 +2,8 @@
 // in modes "nearest" and "bilinear" (align_corners false or true), with the
 // gradients. Source coordinates follow PyTorch 1.13's CPU kernels exactly,
 // including its use of 1/scale_factor (not in/out) when a scale was given.
-// No bicubic, area, or nearest-exact modes; CPU kernels only.
+// No bicubic, area, or nearest-exact modes. CPU and CUDA kernels
+// (tensor/cpu/upsample.cpp, tensor/cuda/upsample.cu), bit-identical results.
 #pragma once
 
 #include <array>

@@ -1,7 +1,8 @@
 // CPU upsample2d kernels (nearest, bilinear), parallel over the N*C planes;
 // each plane is written by one thread in a fixed order, so results (the
 // backward's sums included) never depend on the thread count. The index and
-// weight formulas are PyTorch 1.13's (aten/src/ATen/native/UpSample.h).
+// weight formulas are PyTorch 1.13's, shared with the CUDA kernels
+// (tensor/upsample_coords.h; see Note [Explicit fma in upsample2d] there).
 #include "tensor/upsample.h"
 
 #include <algorithm>
@@ -9,49 +10,18 @@
 #include <vector>
 
 #include "tensor/parallel.h"
+#include "tensor/upsample_coords.h"
 
 namespace ddl::cpu {
 namespace {
 
-// PyTorch's compute_scales_value: 1/scale when a scale was given, else in/out.
-template <typename T>
-T scale_value(double scale, int64_t in, int64_t out) {
-  return scale > 0 ? static_cast<T>(1.0 / scale) : static_cast<T>(in) / static_cast<T>(out);
-}
-
-// Nearest source index of output index i (PyTorch's nearest_idx, float math).
-int64_t nearest_src(int64_t i, int64_t in, int64_t out, double scale) {
-  if (out == in) return i;
-  if (out == 2 * in) return i >> 1;
-  const float s = scale_value<float>(scale, in, out);
-  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(i) * s)), in - 1);
-}
-
-// One output index's two source indices and weights along a dim (PyTorch's
-// compute_source_index_and_lambda).
-template <typename T>
-struct Lerp {
-  int64_t i0, i1;
-  T l0, l1;
-};
+namespace uc = upsample_coords;
 
 template <typename T>
-std::vector<Lerp<T>> lerp_table(int64_t in, int64_t out, double scale, bool align_corners) {
-  std::vector<Lerp<T>> t(static_cast<size_t>(out));
-  const T ratio = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
-                                : scale_value<T>(scale, in, out);
-  for (int64_t i = 0; i < out; ++i) {
-    if (in == out) {
-      t[i] = {i, i, T(1), T(0)};
-      continue;
-    }
-    T src = align_corners ? ratio * static_cast<T>(i) : ratio * (static_cast<T>(i) + T(0.5)) - T(0.5);
-    if (!align_corners && src < 0) src = 0;
-    const int64_t i0 = static_cast<int64_t>(src);
-    const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-    const T l1 = std::min(std::max(src - static_cast<T>(i0), T(0)), T(1));
-    t[i] = {i0, i1, T(1) - l1, l1};
-  }
+std::vector<uc::Lerp<T>> lerp_table(int64_t in, int64_t out, double scale, bool align_corners) {
+  std::vector<uc::Lerp<T>> t(static_cast<size_t>(out));
+  const T ratio = uc::bilinear_ratio<T>(in, out, scale, align_corners);
+  for (int64_t i = 0; i < out; ++i) t[i] = uc::lerp_at<T>(i, in, out, ratio, align_corners);
   return t;
 }
 
@@ -65,8 +35,9 @@ template <typename T>
 void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool backward) {
   if (p.mode == InterpolateMode::Nearest) {
     std::vector<int64_t> rows(g.P), cols(g.Q);
-    for (int64_t i = 0; i < g.P; ++i) rows[i] = nearest_src(i, g.H, g.P, p.scales[0]);
-    for (int64_t j = 0; j < g.Q; ++j) cols[j] = nearest_src(j, g.W, g.Q, p.scales[1]);
+    const float sh = uc::scale_value<float>(p.scales[0], g.H, g.P), sw = uc::scale_value<float>(p.scales[1], g.W, g.Q);
+    for (int64_t i = 0; i < g.P; ++i) rows[i] = uc::nearest_src(i, g.H, g.P, sh);
+    for (int64_t j = 0; j < g.Q; ++j) cols[j] = uc::nearest_src(j, g.W, g.Q, sw);
     parallel_for(0, g.planes, g.grain(), [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
         if (!backward) {
@@ -93,12 +64,12 @@ void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool ba
         const T* xp = src + pl * g.H * g.W;
         T* yp = dst + pl * g.P * g.Q;
         for (int64_t i = 0; i < g.P; ++i) {
-          const Lerp<T>& r = rt[i];
+          const uc::Lerp<T>& r = rt[i];
           const T* x0 = xp + r.i0 * g.W;
           const T* x1 = xp + r.i1 * g.W;
           for (int64_t j = 0; j < g.Q; ++j) {
-            const Lerp<T>& c = ct[j];
-            yp[i * g.Q + j] = r.l0 * (c.l0 * x0[c.i0] + c.l1 * x0[c.i1]) + r.l1 * (c.l0 * x1[c.i0] + c.l1 * x1[c.i1]);
+            const uc::Lerp<T>& c = ct[j];
+            yp[i * g.Q + j] = uc::blend(r, c, x0[c.i0], x0[c.i1], x1[c.i0], x1[c.i1]);
           }
         }
       } else {
@@ -106,14 +77,19 @@ void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool ba
         T* gx = dst + pl * g.H * g.W;
         std::fill(gx, gx + g.H * g.W, T(0));
         for (int64_t i = 0; i < g.P; ++i) {
-          const Lerp<T>& r = rt[i];
+          const uc::Lerp<T>& r = rt[i];
           for (int64_t j = 0; j < g.Q; ++j) {
-            const Lerp<T>& c = ct[j];
+            const uc::Lerp<T>& c = ct[j];
             const T v = gy[i * g.Q + j];
-            gx[r.i0 * g.W + c.i0] += r.l0 * c.l0 * v;
-            gx[r.i0 * g.W + c.i1] += r.l0 * c.l1 * v;
-            gx[r.i1 * g.W + c.i0] += r.l1 * c.l0 * v;
-            gx[r.i1 * g.W + c.i1] += r.l1 * c.l1 * v;
+            // In this order; tensor/cuda/upsample.cu gathers in the same one.
+            T& g00 = gx[r.i0 * g.W + c.i0];
+            g00 = uc::fused_mul_add(r.l0 * c.l0, v, g00);
+            T& g01 = gx[r.i0 * g.W + c.i1];
+            g01 = uc::fused_mul_add(r.l0 * c.l1, v, g01);
+            T& g10 = gx[r.i1 * g.W + c.i0];
+            g10 = uc::fused_mul_add(r.l1 * c.l0, v, g10);
+            T& g11 = gx[r.i1 * g.W + c.i1];
+            g11 = uc::fused_mul_add(r.l1 * c.l1, v, g11);
           }
         }
       }
