@@ -1,7 +1,7 @@
 // Inclusive scans along one dim: cumsum and cumprod. Float inputs keep their
 // dtype and accumulate in double (as PyTorch's CPU kernels); integral and bool
 // inputs give int64, as torch.cumsum. Runs on the CPU (tensor/cpu/scan.cpp) and
-// CUDA (tensor/cuda/scan.cu), with bit-identical results.
+// CUDA (tensor/cuda/scan.cu) with bit-identical results (a NaN's payload aside).
 #pragma once
 
 #include <cstdint>
