@@ -3,7 +3,7 @@
 //   ddl-bench peak [--threads N]   fp32 FMA peak of this machine
 //   ddl-bench gemm [--threads N]   sgemm GFLOP/s, 1024^3 and VGG-11 im2col shapes
 //   ddl-bench conv [--threads N]   conv2d forward+backward at VGG-11 CIFAR layers, batch 64
-//   ddl-bench train-step --model M --batch B --threads N --steps S [--eval] [--device cuda]
+//   ddl-bench train-step --model M --batch B --threads N --steps S [--eval] [--device cuda] [--autocast bf16]
 //   ddlrun --nproc 2 ddl-bench allreduce --numel N --iters I
 //   ddlrun --nproc 2 ddl-bench ddp-step --model M --batch B --threads T --steps S [--no-overlap]
 //   ddl-bench loader [--workers N]  DataLoader throughput, CIFAR-shaped images with augmentation

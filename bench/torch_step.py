@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The PyTorch side of bench/vs_pytorch.sh: the same step as `ddl-bench train-step`
-(VGG CIFAR variant or the MLP, SGD momentum 0.9, weight decay 5e-4, random data).
+"""The PyTorch side of bench/vs_pytorch.sh and scripts/gpu_check.sh: the same step as
+`ddl-bench train-step` (VGG CIFAR variant, ResNet-18 CIFAR variant or the MLP, SGD
+momentum 0.9, weight decay 5e-4, random data), optionally under torch.autocast(bf16).
 Prints one JSON line like ddl-bench."""
 import argparse
 import json
@@ -31,6 +32,41 @@ class VGG(nn.Module):
         return self.classifier(self.features(x).flatten(1))
 
 
+class BasicBlock(nn.Module):
+    """ResNet-18's block as nn/models/resnet.cpp builds it (kuangliu/pytorch-cifar)."""
+
+    def __init__(self, in_planes, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or in_planes != planes:
+            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, in_ch=3):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_ch, 64, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        blocks, c = [], 64
+        for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            blocks.append(nn.Sequential(BasicBlock(c, planes, stride), BasicBlock(planes, planes, 1)))
+            c = planes
+        self.layers = nn.Sequential(*blocks)
+        self.linear = nn.Linear(512, 10)
+
+    def forward(self, x):
+        out = self.layers(torch.relu(self.bn1(self.conv1(x))))
+        return self.linear(out.mean((2, 3)))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", default="vgg11_bn")
@@ -39,11 +75,17 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--eval", action="store_true")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--autocast", choices=["fp32", "bf16"], default="fp32")
+    # ddl picks each convolution's cuDNN algorithm by timing them once, as benchmark mode does.
+    p.add_argument("--cudnn-benchmark", action="store_true")
     a = p.parse_args()
+    torch.backends.cudnn.benchmark = a.cudnn_benchmark
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     if a.model in ("vgg11", "vgg11_bn"):
         model = VGG(a.model.endswith("_bn"))
+    elif a.model == "resnet18":
+        model = ResNet18()
     elif a.model == "mlp":
         model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
     else:
@@ -56,13 +98,17 @@ def main():
     if a.eval:
         model.eval()
 
+    device_type = "cuda" if a.device.startswith("cuda") else "cpu"
+    amp = torch.autocast(device_type, dtype=torch.bfloat16, enabled=a.autocast == "bf16")
+
     def step():
         if a.eval:
-            with torch.no_grad():
+            with torch.no_grad(), amp:
                 model(x)
             sync()
             return
-        loss = nn.functional.cross_entropy(model(x), y)
+        with amp:
+            loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -77,7 +123,7 @@ def main():
     ms = statistics.median(times) * 1e3
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": "forward" if a.eval else "train-step", "framework": "pytorch", "model": a.model,
-                      "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
+                      "device": a.device, "precision": a.autocast, "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
                       "images_per_s": round(a.batch / ms * 1e3, 1), "peak_rss_mb": round(rss)}))
 
 

@@ -1,11 +1,14 @@
 // One training step of a model on random data: forward, cross-entropy,
 // backward, SGD with momentum and weight decay; or forward only (--eval).
 // Prints one JSON line with the median ms per step and the peak RSS.
-// --device cuda[:N] runs it on a GPU (each step timed to the end of its GPU work).
+// --device cuda[:N] runs it on a GPU (each step timed to the end of its GPU work);
+// --autocast bf16 runs forward and loss under autocast::Guard(BFloat16), float32
+// master weights and optimizer (as torch.autocast; fp16 would also need a loss scaler).
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "bench/bench_util.h"
@@ -16,7 +19,7 @@ int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";
   int64_t batch = 64, steps = 10, in_channels = 3, image = 32;
   bool eval = false;
-  std::string trace_file;
+  std::string trace_file, precision = "fp32";
   ddl::Device device = ddl::Device::cpu();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -31,6 +34,8 @@ int train_step_main(int argc, char** argv) {
       eval = true;
     else if (a == "--device")
       device = ddl::Device::parse(next());
+    else if (a == "--autocast")
+      precision = next();
     else if (a == "--trace")
       trace_file = next();
     else if (a == "--threads" || a == "--clock")
@@ -39,6 +44,10 @@ int train_step_main(int argc, char** argv) {
       std::fprintf(stderr, "train-step: unknown flag %s\n", a.c_str());
       return 1;
     }
+  }
+  if (precision != "fp32" && precision != "bf16") {
+    std::fprintf(stderr, "train-step: --autocast takes bf16 (fp32 is the default), got '%s'\n", precision.c_str());
+    return 1;
   }
   const int threads = ddl::bench::threads_arg(argc, argv, ddl::get_num_threads());
   ddl::set_num_threads(threads);
@@ -54,6 +63,8 @@ int train_step_main(int argc, char** argv) {
     if (device.is_cuda()) ddl::cuda::synchronize(device.index);
   };
   if (eval) model->eval();
+  std::optional<ddl::autocast::Guard> autocast;
+  if (precision == "bf16") autocast.emplace(ddl::DType::BFloat16);
   if (!trace_file.empty()) ddl::dist::start_trace(trace_file);
   const double secs = ddl::bench::median_seconds(static_cast<int>(steps), [&] {
     if (eval) {
@@ -62,7 +73,7 @@ int train_step_main(int argc, char** argv) {
       sync();
       return;
     }
-    ddl::Variable loss = ddl::cross_entropy((*model)(ddl::Variable(x)), y);
+    ddl::Variable loss = ddl::cross_entropy((*model)(ddl::Variable(x)), y);  // float32 under autocast
     opt.zero_grad();
     loss.backward();
     opt.step();
@@ -72,9 +83,11 @@ int train_step_main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   std::printf(
-      "{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"batch\":%ld,\"threads\":%d,"
+      "{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"precision\":\"%s\",\"batch\":%ld,"
+      "\"threads\":%d,"
       "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
-      eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), static_cast<long>(batch), threads,
-      secs * 1e3, static_cast<double>(batch) / secs, static_cast<double>(ru.ru_maxrss) / 1024.0);
+      eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), precision.c_str(),
+      static_cast<long>(batch), threads, secs * 1e3, static_cast<double>(batch) / secs,
+      static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }

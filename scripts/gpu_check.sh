@@ -3,7 +3,8 @@
 # build with CUDA required, the CUDA tests (a skip is an error, except the two-GPU executables
 # on a one-GPU machine, which say so), the whole suite, a short training on the GPU (alone, then
 # under ddlrun with NCCL), and the train step of VGG-11-BN and ResNet-18 at batch 128 next to
-# PyTorch's on the same GPU when python3 has a CUDA PyTorch (bench/torch_step.py).
+# PyTorch's on the same GPU, in fp32 and bf16 autocast, when python3 has a CUDA PyTorch
+# (bench/torch_step.py).
 # On a machine without a package registry it builds against the carried .gpu-deps/ (made here
 # by scripts/gpu_deps.sh; docs/cuda.md) in a fresh build-gpu/, and never calls apt-get; without
 # that folder it runs scripts/setup.sh and uses build/. Logs go to ${OUT:-gpu-check}/.
@@ -101,13 +102,18 @@ step "train step, batch 128, GPU: ddl, then PyTorch on the same GPU when python3
 # PyTorch runs without the carried libraries on its loader path (they are for ddl alone).
 has_torch_cuda=$(env -u LD_LIBRARY_PATH python3 -c "import torch; print(int(torch.cuda.is_available()))" 2>/dev/null ||
   echo 0)
+# fp32, then bf16 autocast (float32 master weights) in both; PyTorch with cudnn.benchmark,
+# since ddl also times the cuDNN algorithms once per shape.
 for model in vgg11_bn resnet18; do
-  "$build/bench/ddl-bench" train-step --model "$model" --batch 128 --steps 20 --device cuda |
-    tee -a "$out/train-step.json" || fail "ddl-bench train-step --model $model failed"
-  if [ "$has_torch_cuda" = 1 ]; then
-    env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 --device cuda |
-      tee -a "$out/train-step.json" || fail "bench/torch_step.py --model $model failed"
-  fi
+  for precision in fp32 bf16; do
+    "$build/bench/ddl-bench" train-step --model "$model" --batch 128 --steps 20 --device cuda --autocast "$precision" |
+      tee -a "$out/train-step.json" || fail "ddl-bench train-step --model $model --autocast $precision failed"
+    if [ "$has_torch_cuda" = 1 ]; then
+      env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 --device cuda \
+        --autocast "$precision" --cudnn-benchmark | tee -a "$out/train-step.json" ||
+        fail "bench/torch_step.py --model $model --autocast $precision failed"
+    fi
+  done
 done
 [ "$has_torch_cuda" = 1 ] || echo "gpu_check: python3 has no CUDA PyTorch: no PyTorch figures"
 echo "gpu_check: all steps passed; logs in $out/"
