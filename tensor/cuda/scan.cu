@@ -19,10 +19,11 @@ using kernels::ScanOp;
 // depend on the launch shape. Here one thread owns each (outer, inner) line and
 // accumulates it left to right (right to left when reversed) exactly as the CPU
 // does: floats in double, rounded once per output, integers in int64. The
-// results are therefore deterministic and bit-identical to the CPU's. The
-// explicit __dadd_rn/__dmul_rn keep the compiler from contracting anything into
-// an FMA. Neighbouring threads take neighbouring inner positions, so loads are
-// coalesced when inner > 1.
+// results are therefore deterministic and bit-identical to the CPU's (except a
+// computed NaN's payload: x86 propagates an input NaN's bits, the GPU returns its
+// canonical NaN). The explicit __dadd_rn/__dmul_rn keep the compiler from
+// contracting anything into an FMA. Neighbouring threads take neighbouring inner
+// positions, so loads are coalesced when inner > 1.
 __device__ __forceinline__ double scan_step(double acc, double v, bool prod) {
   return prod ? __dmul_rn(acc, v) : __dadd_rn(acc, v);
 }
