@@ -1,10 +1,12 @@
 // Frontends of the index-driven ops of tensor/indexing.h: index_select and
 // index_add (gather and scatter_add with the index laid along one dim),
 // gather, scatter(_add) and masked_fill (a where()). Indices are checked here,
-// once, so the kernels (tensor/cpu/indexing.cpp) only walk memory.
+// once, so the kernels (tensor/cpu/indexing.cpp, tensor/cuda/gather_scatter.cu)
+// only walk memory; every operand must already be on self's device.
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/indexing.h"
+#include "tensor/join.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
@@ -14,26 +16,46 @@ DDL_DEFINE_KERNEL(gather_kernel, GatherFn);
 DDL_DEFINE_KERNEL(scatter_kernel, ScatterFn);
 }  // namespace kernels
 
+namespace detail {
+
+void require_same_device(const Tensor& t, const Tensor& other, const char* what, const char* op) {
+  DDL_CHECK(other.defined(), op, ": undefined ", what);
+  DDL_CHECK(other.device() == t.device(), op, ": ", what, " ", describe(other), " is on ", other.device(), " but self ",
+            describe(t), " is on ", t.device(), "; move it with .to()");
+}
+
+std::pair<int64_t, int64_t> index_min_max(const Tensor& index) {
+  // One read-back for both bounds. On CUDA it waits for the device; PyTorch's CUDA
+  // kernels instead assert on the device and fail at the next synchronisation.
+  const std::vector<int64_t> v = to_vector<int64_t>(stack({amin(index), amax(index)}));
+  return {v[0], v[1]};
+}
+
+}  // namespace detail
+
 namespace {
 
-using detail::require_cpu;
+using detail::require_same_device;
 
+// Throws unless every value of index is in [0, n) (a host sync on CUDA: see index_min_max).
 void check_index_range(const Tensor& index, int64_t n, int64_t dim, const char* op) {
   if (index.numel() == 0) return;
-  const int64_t lo = static_cast<int64_t>(amin(index).item()), hi = static_cast<int64_t>(amax(index).item());
+  const auto [lo, hi] = detail::index_min_max(index);
   DDL_CHECK(lo >= 0, op, ": index ", lo, " is out of bounds for dimension ", dim, " with size ", n);
   DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", dim, " with size ", n);
 }
 
-// Devices, dtypes, shapes and index values shared by gather (src null) and scatter.
-void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op) {
-  require_cpu(self, op);
-  require_cpu(index, op);
+// Devices, dtypes and shapes shared by gather (src null) and scatter; index values
+// too when check_range (index_select and index_add have checked them already).
+void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op,
+                          bool check_range = true) {
+  DDL_CHECK(self.defined(), op, ": undefined tensor");
+  require_same_device(self, index, "index", op);
   DDL_CHECK(index.dtype() == DType::Int64, op, ": expected an int64 index, got ", describe(index));
   DDL_CHECK(index.dim() == self.dim(), op, ": index ", describe(index), " must have as many dims as self ",
             describe(self));
   if (src) {
-    require_cpu(*src, op);
+    require_same_device(self, *src, "src", op);
     DDL_CHECK(src->dim() == self.dim(), op, ": src ", describe(*src), " must have as many dims as self ",
               describe(self));
   }
@@ -44,57 +66,79 @@ void check_gather_scatter(const Tensor& self, int64_t dim, const Tensor& index, 
       DDL_CHECK(index.size(d) <= src->size(d), op, ": index ", describe(index), " is larger than src ", describe(*src),
                 " in dimension ", d);
   }
-  check_index_range(index, self.dim() ? self.size(dim) : 1, dim, op);
+  if (check_range) check_index_range(index, self.dim() ? self.size(dim) : 1, dim, op);
+}
+
+Tensor gather_impl(const Tensor& t, int64_t dim, const Tensor& index, bool check_range) {
+  const int64_t d = t.dim() ? wrap_dim(dim, t.dim(), "gather") : 0;
+  check_gather_scatter(t, d, index, nullptr, "gather", check_range);
+  Tensor out = empty(index.shape(), TensorOptions(t.dtype(), t.device()));
+  if (t.dim() == 0) {
+    out.copy_(t);
+    return out;
+  }
+  if (out.numel() > 0) kernels::gather_kernel(t.device())(out, t, d, index);
+  return out;
+}
+
+const Tensor& scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                               bool check_range) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
+  check_gather_scatter(self, d, index, &src, "scatter_add_", check_range);
+  if (self.dim() == 0) return self.add_(src.to(self.dtype()));
+  if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
+  return self;
+}
+
+// The 1-D index of index_select and index_add as int64, checked against t.size(d).
+Tensor checked_dim_index(const Tensor& t, int64_t d, const Tensor& index, const char* op) {
+  require_same_device(t, index, "index", op);
+  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32), op,
+            ": expected a 1-D int64 index, got ", describe(index));
+  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  check_index_range(idx, t.size(d), d, op);
+  return idx;
 }
 
 }  // namespace
 
 // index_select(t, d, i) is gather with i laid along d and broadcast over the other dims.
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
-  require_cpu(t, "index_select");
-  require_cpu(index, "index_select");
+  DDL_CHECK(t.defined(), "index_select: undefined tensor");
   DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
-  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
-            "index_select: expected a 1-D int64 index, got ", describe(index));
   const int64_t d = wrap_dim(dim, t.dim(), "index_select");
-  const Tensor idx = index.to(DType::Int64).reshape({-1});
-  check_index_range(idx, t.size(d), d, "index_select");
+  const Tensor idx = checked_dim_index(t, d, index, "index_select");
   Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
   out_shape[d] = along[d] = idx.numel();
-  return gather(t, d, idx.view(along).expand(out_shape));
+  return gather_impl(t, d, idx.view(along).expand(out_shape), /*check_range=*/false);
 }
 
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
-  require_cpu(t, "index_add");
+  DDL_CHECK(t.defined(), "index_add: undefined tensor");
   DDL_CHECK(t.dim() > 0, "index_add: expected a tensor with at least one dim, got ", describe(t));
-  DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
-            "index_add: expected a 1-D int64 index, got ", describe(index));
   const int64_t d = wrap_dim(dim, t.dim(), "index_add");
-  const Tensor idx = index.to(DType::Int64).reshape({-1});
+  DDL_CHECK(index.defined() && index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
+            "index_add: expected a 1-D int64 index, got ", describe(index));
   Shape expected = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
-  expected[d] = along[d] = idx.numel();
-  DDL_CHECK(source.shape() == expected, "index_add: source ", describe(source), " must have shape ", expected,
-            " (self ", describe(t), " with dimension ", d, " of the index's length)");
-  return scatter_add(t, d, idx.view(along).expand(expected), source);
+  expected[d] = along[d] = index.numel();
+  DDL_CHECK(source.defined() && source.shape() == expected, "index_add: source ", describe(source), " must have shape ",
+            expected, " (self ", describe(t), " with dimension ", d, " of the index's length)");
+  require_same_device(t, source, "source", "index_add");
+  const Tensor idx = checked_dim_index(t, d, index, "index_add");
+  Tensor out = t.clone();
+  scatter_add_impl(out, d, idx.view(along).expand(expected), source, /*check_range=*/false);
+  return out;
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
-  const int64_t d = t.dim() ? wrap_dim(dim, t.dim(), "gather") : 0;
-  check_gather_scatter(t, d, index, nullptr, "gather");
-  Tensor out = empty(index.shape(), TensorOptions(t.dtype(), t.device()));
-  if (t.dim() == 0) {
-    out.copy_(t);
-    return out;
-  }
-  kernels::gather_kernel(t.device())(out, t, d, index);
-  return out;
+  return gather_impl(t, dim, index, /*check_range=*/true);
 }
 
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
   check_gather_scatter(self, d, index, &src, "scatter_");
   if (self.dim() == 0) return self.copy_(src);
-  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
+  if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
   return self;
 }
 
@@ -104,11 +148,7 @@ const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, dou
 }
 
 const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
-  check_gather_scatter(self, d, index, &src, "scatter_add_");
-  if (self.dim() == 0) return self.add_(src.to(self.dtype()));
-  kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
-  return self;
+  return scatter_add_impl(self, dim, index, src, /*check_range=*/true);
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {

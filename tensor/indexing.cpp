@@ -7,12 +7,14 @@
 // view. Reading gathers rows of the rest view at those offsets ([N, rest...])
 // and then places B's dims as NumPy does: where the indexed dims were when they
 // were adjacent, first otherwise. Writing runs the same mapping backwards.
+// The offsets are computed with elementwise ops, so this file runs on every device.
 #include "tensor/indexing.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
+#include "tensor/elementwise.h"
 #include "tensor/factory.h"
 
 namespace ddl {
@@ -20,28 +22,17 @@ namespace ddl {
 namespace kernels {
 DDL_DEFINE_KERNEL(take_kernel, TakeFn);
 DDL_DEFINE_KERNEL(put_kernel, PutFn);
+DDL_DEFINE_KERNEL(nonzero_kernel, NonzeroFn);
 }  // namespace kernels
 
-namespace detail {
-
-void require_cpu(const Tensor& t, const char* op) {
-  DDL_CHECK(t.defined(), op, ": undefined tensor");
-  DDL_CHECK(t.device().is_cpu(), op, ": not implemented on ", t.device(),
-            " (CPU kernels only); move the tensor with .to(Device::cpu())");
-}
-
-}  // namespace detail
-
 namespace {
-
-using detail::require_cpu;
 
 // An index list resolved against a tensor (see Note [Advanced indexing]).
 struct ResolvedIndex {
   Tensor view;                  // after integers, slices, None and Ellipsis
   std::vector<int64_t> dims;    // dims of `view` indexed by tensors, increasing
   std::vector<int64_t> source;  // the same dims numbered as in the indexed tensor, for errors
-  std::vector<Tensor> tensors;  // their int64 CPU index tensors, broadcast to `bshape`
+  std::vector<Tensor> tensors;  // their int64 index tensors on view's device, broadcast to `bshape`
   Shape bshape;                 // B
   bool advanced() const { return !dims.empty(); }
 };
@@ -133,7 +124,10 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
         break;
       case TensorIndex::Kind::Tensor: {
         const Tensor& it = ix.tensor();
-        require_cpu(it, op);
+        // As PyTorch: index tensors on the CPU or on t's device (CPU ones are moved).
+        DDL_CHECK(it.device().is_cpu() || it.device() == t.device(), op, ": index tensor ", describe(it), " is on ",
+                  it.device(), " but the indexed tensor ", describe(t), " is on ", t.device(),
+                  "; index tensors must be on the CPU or on the indexed tensor's device");
         if (it.dtype() == DType::Bool) {
           DDL_CHECK(it.dim() > 0, op, ": a 0-dim bool index is not supported");
           for (int64_t k = 0; k < it.dim(); ++k)
@@ -143,44 +137,44 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
           for (int64_t k = 0; k < it.dim(); ++k) {
             r.dims.push_back(d++);
             r.source.push_back(src++);
-            raw.push_back(coords.select(1, k));
+            raw.push_back(coords.select(1, k).to(t.device()));
           }
         } else {
           DDL_CHECK(it.dtype() == DType::Int64 || it.dtype() == DType::Int32, op,
                     ": index tensors must be int64 or bool, got ", describe(it));
           r.dims.push_back(d++);
           r.source.push_back(src++);
-          raw.push_back(it.to(DType::Int64));
+          raw.push_back(it.to(DType::Int64).to(t.device()));
         }
         break;
       }
     }
   }
   if (raw.empty()) return r;
-  require_cpu(t, op);
   r.bshape = raw[0].shape();
   for (const Tensor& x : raw) r.bshape = broadcast_shapes(r.bshape, x.shape(), op);
   for (const Tensor& x : raw) r.tensors.push_back(x.expand(r.bshape));
   return r;
 }
 
-// Element offsets (int64 [N], N = numel of B) of the indexed positions in r.view,
-// checking every index against its dim (negative ones count from the end).
+// Element offsets (int64 [N], N = numel of B, on r.view's device) of the indexed
+// positions in r.view, checking every index against its dim (negative ones count
+// from the end). The range check reads the bounds back: a host sync on CUDA.
 Tensor element_offsets(const ResolvedIndex& r, const char* op) {
-  const int64_t count = r.bshape.numel();
-  Tensor offsets = zeros({count}, DType::Int64);
-  int64_t* off = offsets.data<int64_t>();
+  Tensor offsets = zeros(r.bshape, TensorOptions(DType::Int64, r.view.device()));
+  if (r.bshape.numel() == 0) return offsets.reshape({-1});
   for (size_t j = 0; j < r.dims.size(); ++j) {
     const int64_t n = r.view.size(r.dims[j]), stride = r.view.stride(r.dims[j]);
-    const std::vector<int64_t> idx = to_vector<int64_t>(r.tensors[j]);
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t i = idx[k];
-      DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of bounds for dimension ", r.source[j], " with size ", n);
-      if (i < 0) i += n;
-      off[k] += i * stride;
-    }
+    const Tensor& idx = r.tensors[j];
+    const auto [lo, hi] = detail::index_min_max(idx);
+    DDL_CHECK(lo >= -n, op, ": index ", lo, " is out of bounds for dimension ", r.source[j], " with size ", n);
+    DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", r.source[j], " with size ", n);
+    // (An int64 tensor plus a double promotes to float64: add n as an int64 tensor.)
+    const Tensor size = scalar_tensor(static_cast<double>(n), TensorOptions(DType::Int64, idx.device()));
+    const Tensor wrapped = lo < 0 ? where(lt(idx, 0.0), add(idx, size), idx) : idx;
+    offsets = add(offsets, wrapped, static_cast<double>(stride));
   }
-  return offsets;
+  return offsets.reshape({-1});
 }
 
 // r.view without the indexed dims.
@@ -222,7 +216,7 @@ Tensor index(const Tensor& t, const std::vector<TensorIndex>& indices) {
   Shape flat = rest.shape();
   flat.insert(0, offsets.numel());
   Tensor out = empty(flat, TensorOptions(t.dtype(), t.device()));
-  kernels::take_kernel(t.device())(out, rest, offsets);
+  if (out.numel() > 0) kernels::take_kernel(t.device())(out, rest, offsets);
   Shape bshaped = r.bshape;
   for (int64_t s : rest.shape()) bshaped.push_back(s);
   const int64_t pos = result_position(r);
@@ -243,7 +237,7 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
       r.view.copy_(v);
     return t;
   }
-  require_cpu(values, "index_put_");
+  detail::require_same_device(t, values, "values", "index_put_");
   const Tensor rest = rest_view(r);
   const Tensor offsets = element_offsets(r, "index_put_");
   const int64_t nb = r.bshape.size(), pos = result_position(r);
@@ -261,7 +255,7 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
   Shape flat = rest.shape();
   flat.insert(0, offsets.numel());
   const Tensor vals = v.expand(result_shape).permute(inverse).contiguous().view(flat);
-  kernels::put_kernel(t.device())(rest, offsets, vals, accumulate);
+  if (vals.numel() > 0) kernels::put_kernel(t.device())(rest, offsets, vals, accumulate);
   return t;
 }
 
@@ -284,21 +278,11 @@ const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, double
 }
 
 Tensor nonzero(const Tensor& t) {
-  require_cpu(t, "nonzero");
-  const Tensor c = t.contiguous();
-  const int64_t nd = t.dim();
-  std::vector<int64_t> coords;
-  std::vector<int64_t> pos(static_cast<size_t>(nd), 0);
-  DDL_DISPATCH_ALL(t.dtype(), "nonzero", [&] {
-    const scalar_t* p = c.data<scalar_t>();
-    for (int64_t i = 0; i < c.numel(); ++i) {
-      if (p[i] != scalar_t(0)) coords.insert(coords.end(), pos.begin(), pos.end());
-      for (int64_t d = nd - 1; d >= 0 && ++pos[d] == t.size(d); --d) pos[d] = 0;
-    }
-  });
-  const int64_t count = nd ? static_cast<int64_t>(coords.size()) / nd : (c.numel() && t.item() != 0 ? 1 : 0);
-  if (nd == 0) return zeros({count, 0}, DType::Int64);
-  return from_vector(coords, {count, nd});
+  DDL_CHECK(t.defined(), "nonzero: undefined tensor");
+  const TensorOptions i64(DType::Int64, t.device());
+  if (t.dim() == 0) return zeros({nonzero(t.reshape({1})).size(0), 0}, i64);  // [1, 0] or [0, 0]
+  if (t.numel() == 0) return zeros({0, t.dim()}, i64);
+  return kernels::nonzero_kernel(t.device())(t.contiguous());
 }
 
 }  // namespace ddl

@@ -2,13 +2,15 @@
 // the index-driven ops: index_select, index_add, gather, scatter(_add),
 // masked_fill, nonzero. Integers, slices, None and Ellipsis give views; int64
 // or bool index tensors ("advanced indexing", NumPy's rules) give copies.
-// Basic indexing and masked_fill (a where()) run on any device; the index kernels
-// are CPU-only, and on a CUDA tensor the other ops throw a ddl::Error naming the op.
+// Every op runs on CPU and CUDA tensors (kernels in tensor/cpu/indexing.cpp and
+// tensor/cuda/); index, src and values tensors must be on self's device, except
+// that index() and index_put_() also take CPU index tensors, as PyTorch does.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tensor/dispatch.h"
@@ -62,7 +64,8 @@ class TensorIndex {
 // or bool masks; several are broadcast together, as in NumPy.
 Tensor index(const Tensor& t, const std::vector<TensorIndex>& indices);
 // t[indices] = values (broadcast to the indexed shape), or += when accumulate
-// (then repeated indices add up; without it the last write wins). Writes into t; returns t.
+// (then repeated indices add up in index order; without it the last write wins, on
+// every device: see Note [Deterministic scatter on CUDA]). Writes into t; returns t.
 const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
                          bool accumulate = false);
 const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, double value);
@@ -80,7 +83,8 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // self[index[i][j][k]][j][k] = src[i][j][k] for dim 0; scatter_add sums instead of
 // overwriting. index.size(d) <= src.size(d) for every d. Where indices repeat, the
-// last write in row-major order of index wins (PyTorch leaves the winner unspecified).
+// last write in row-major order of index wins (PyTorch leaves the winner unspecified),
+// and scatter_add adds in that order, on CUDA too (Note [Deterministic scatter on CUDA]).
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, double value);
 const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
@@ -92,11 +96,15 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 const Tensor& masked_fill_(const Tensor& t, const Tensor& mask, double value);
 // Coordinates of the nonzero elements, row-major order: int64 [count, t.dim()].
+// On CUDA it waits for the device once, to learn the count (as PyTorch's does).
 Tensor nonzero(const Tensor& t);
 
 namespace detail {
-// Throws, naming `op`, unless t is a defined CPU tensor.
-void require_cpu(const Tensor& t, const char* op);
+// Throws, naming `op` and both tensors, unless `other` is defined and on t's device.
+void require_same_device(const Tensor& t, const Tensor& other, const char* what, const char* op);
+// The smallest and largest value of a non-empty integer tensor. Reads them back to
+// the host: on CUDA this waits for the device (PyTorch checks on the device instead).
+std::pair<int64_t, int64_t> index_min_max(const Tensor& index);
 }  // namespace detail
 
 namespace kernels {
@@ -113,6 +121,10 @@ DDL_DECLARE_KERNEL(take_kernel, TakeFn);
 // The reverse: dst[offsets[n] + r...] = (or +=) values[n, r...], in order of n.
 using PutFn = void(const Tensor& dst, const Tensor& offsets, const Tensor& values, bool accumulate);
 DDL_DECLARE_KERNEL(put_kernel, PutFn);
+// Coordinates (int64 [count, t.dim()], on t's device) of t's nonzero elements in
+// row-major order; t is contiguous with at least one dim and one element.
+using NonzeroFn = Tensor(const Tensor& t);
+DDL_DECLARE_KERNEL(nonzero_kernel, NonzeroFn);
 }  // namespace kernels
 
 }  // namespace ddl

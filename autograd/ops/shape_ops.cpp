@@ -42,7 +42,8 @@ Variable pad(const Variable& x, const std::vector<int64_t>& pads, PadMode mode, 
     Variable out = x;
     for (size_t j = 0; j < pads.size() / 2; ++j) {
       const int64_t d = x.dim() - 1 - static_cast<int64_t>(j);
-      out = index_select(out, d, detail::pad_source_positions(x.size(d), pads[2 * j], pads[2 * j + 1], mode));
+      out = index_select(out, d,
+                         detail::pad_source_positions(x.size(d), pads[2 * j], pads[2 * j + 1], mode).to(x.device()));
     }
     return out;
   }

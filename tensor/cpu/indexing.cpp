@@ -1,5 +1,5 @@
 // CPU kernels of the index-driven ops (tensor/indexing.h): gather, scatter,
-// take and put. Frontends have already checked shapes, dtypes and index ranges;
+// take, put and nonzero. Frontends have already checked shapes, dtypes and index ranges;
 // gather and scatter walk their operands with StridedLoop (cpu/loops.h), take and
 // put with precomputed offsets. Writes that may collide (scatter, put) run
 // serially in index order, so results are deterministic.
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor/cpu/loops.h"
+#include "tensor/factory.h"
 #include "tensor/parallel.h"
 
 namespace ddl::cpu {
@@ -134,8 +135,24 @@ void put_cpu(const Tensor& dst, const Tensor& offsets, const Tensor& values, boo
   });
 }
 
+// t: contiguous, at least one dim; coordinates of its nonzero elements in row-major order.
+Tensor nonzero_cpu(const Tensor& t) {
+  const int64_t nd = t.dim();
+  std::vector<int64_t> coords;
+  std::vector<int64_t> pos(static_cast<size_t>(nd), 0);
+  DDL_DISPATCH_ALL(t.dtype(), "nonzero", [&] {
+    const scalar_t* p = t.data<scalar_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (p[i] != scalar_t(0)) coords.insert(coords.end(), pos.begin(), pos.end());
+      for (int64_t d = nd - 1; d >= 0 && ++pos[d] == t.size(d); --d) pos[d] = 0;
+    }
+  });
+  return from_vector(coords, {static_cast<int64_t>(coords.size()) / nd, nd});
+}
+
 }  // namespace
 
+DDL_REGISTER_KERNEL(kernels::nonzero_kernel, CPU, &nonzero_cpu);
 DDL_REGISTER_KERNEL(kernels::gather_kernel, CPU, &gather_cpu);
 DDL_REGISTER_KERNEL(kernels::scatter_kernel, CPU, &scatter_cpu);
 DDL_REGISTER_KERNEL(kernels::take_kernel, CPU, &take_cpu);
