@@ -184,6 +184,13 @@ Variable CrossEntropyLoss::forward(const Variable& logits, const Tensor& target)
                            : cross_entropy(logits, target, opts_);
 }
 
+std::shared_ptr<Module> CrossEntropyLoss::clone() const {
+  auto copy = weight_.defined() ? std::make_shared<CrossEntropyLoss>(weight_.data(), opts_)
+                                : std::make_shared<CrossEntropyLoss>(opts_);
+  copy->copy_state_from(*this);  // the weight's values in fresh storage, and the training flag
+  return copy;
+}
+
 Dropout::Dropout(double p, Generator* gen) : Cloneable("Dropout"), p_(p), gen_(gen) {
   DDL_CHECK(p >= 0 && p <= 1, "Dropout: probability must be in [0, 1], got ", p);
 }

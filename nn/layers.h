@@ -3,7 +3,10 @@
 #pragma once
 
 #include <array>
+#include <concepts>
+#include <initializer_list>
 #include <memory>
+#include <type_traits>
 
 #include "autograd/functions.h"
 #include "nn/module.h"
@@ -86,11 +89,23 @@ class ReLU : public Cloneable<ReLU> {
   Variable forward(const Variable& x) override { return relu(x); }
 };
 
-// stride 0 (per dim) means the kernel size, as PyTorch's stride=None.
+namespace detail {
+// {k} or {h, w} as a Size2; LibTorch's ExpandingArray<2> accepts the same two lengths.
+inline Size2 size2_from_list(std::initializer_list<int64_t> v, const char* layer) {
+  DDL_CHECK(v.size() == 1 || v.size() == 2, layer, ": kernel_size must be {k} or {h, w}, got ", v.size(), " numbers");
+  return v.size() == 1 ? Size2(*v.begin()) : Size2(*v.begin(), *(v.begin() + 1));
+}
+}  // namespace detail
+
+// stride 0 (per dim) means the kernel size, as PyTorch's stride=None. A braced pair
+// alone is the kernel, as in LibTorch: MaxPool2d({2, 4}) is a 2x4 window (without the
+// initializer_list overload it would be ambiguous with MaxPool2d(kernel 2, stride 4)).
 class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0, Size2 dilation = 1,
                      bool ceil_mode = false);
+  explicit MaxPool2d(std::initializer_list<int64_t> kernel_size)
+      : MaxPool2d(detail::size2_from_list(kernel_size, "MaxPool2d")) {}
   Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
   std::string extra_repr() const override;
   // Pools hold no parameters or buffers: a copy is a deep copy.
@@ -105,6 +120,8 @@ class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(Size2 kernel_size, Size2 stride = 0, Size2 padding = 0, bool ceil_mode = false,
                      bool count_include_pad = true);
+  explicit AvgPool2d(std::initializer_list<int64_t> kernel_size)
+      : AvgPool2d(detail::size2_from_list(kernel_size, "AvgPool2d")) {}
   Variable forward(const Variable& x) override { return avg_pool2d(x, params_); }
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override { return std::make_shared<AvgPool2d>(*this); }
@@ -151,11 +168,45 @@ class Flatten : public Cloneable<Flatten> {
   int64_t start_, end_;
 };
 
+namespace detail {
+// A Sequential argument: a module given by value (moved into a new shared_ptr) or a
+// std::shared_ptr to one (shared, as LibTorch's holders are).
+template <typename T>
+struct IsModulePtr : std::false_type {};
+template <typename M>
+struct IsModulePtr<std::shared_ptr<M>> : std::bool_constant<std::derived_from<M, Module>> {};
+template <typename T>
+concept SequentialArg = IsModulePtr<std::remove_cvref_t<T>>::value || std::derived_from<std::remove_cvref_t<T>, Module>;
+
+template <typename T>
+std::shared_ptr<Module> to_module_ptr(T&& m) {
+  using M = std::remove_cvref_t<T>;
+  if constexpr (IsModulePtr<M>::value) {
+    return std::forward<T>(m);
+  } else {
+    static_assert(!std::is_lvalue_reference_v<T>,
+                  "Sequential: pass a module as a temporary (nn::Linear(4, 8)), std::move it, or pass a "
+                  "std::shared_ptr to share it (see Note [Copying modules] in nn/module.h)");
+    return std::make_shared<M>(std::move(m));
+  }
+}
+}  // namespace detail
+
 // Runs its children in order; children are named "0", "1", ... by position.
 class Sequential : public Module {
  public:
   Sequential() : Module("Sequential") {}
   explicit Sequential(std::vector<std::shared_ptr<Module>> modules);
+  // Sequential({a, b}) with shared_ptrs; without it the braced list would be ambiguous
+  // with copying a Sequential built by the variadic form below.
+  Sequential(std::initializer_list<std::shared_ptr<Module>> modules)
+      : Sequential(std::vector<std::shared_ptr<Module>>(modules)) {}
+  // LibTorch's variadic form: Sequential(nn::Linear(4, 8), nn::ReLU(), fc2) with modules
+  // by value (moved in) or as std::shared_ptr (shared).
+  template <detail::SequentialArg... Ms>
+  requires(sizeof...(Ms) > 0) explicit Sequential(Ms&&... modules) : Module("Sequential") {
+    (push_back(detail::to_module_ptr(std::forward<Ms>(modules))), ...);
+  }
   void push_back(std::shared_ptr<Module> m);
   Variable forward(const Variable& x) override;
   size_t size() const { return named_children().size(); }
@@ -172,15 +223,17 @@ class CrossEntropyLoss : public Module {
   explicit CrossEntropyLoss(Tensor weight, CrossEntropyOptions opts = {});
   Variable forward(const Variable& logits, const Tensor& target) const;
   Variable operator()(const Variable& logits, const Tensor& target) const { return forward(logits, target); }
+  std::shared_ptr<Module> clone() const override;  // the same options, a copy of the weight
 
  private:
   CrossEntropyOptions opts_;
   Variable weight_;
 };
 
-class MSELoss : public Module {
+class MSELoss : public Cloneable<MSELoss> {
  public:
-  explicit MSELoss(Reduction reduction = Reduction::Mean) : Module("MSELoss"), reduction_(reduction) {}
+  explicit MSELoss(Reduction reduction = Reduction::Mean) : Cloneable("MSELoss"), reduction_(reduction) {}
+  void reset() override {}
   Variable operator()(const Variable& a, const Variable& b) const { return mse_loss(a, b, reduction_); }
 
  private:

@@ -1,6 +1,6 @@
-// Loss modules for the elementwise losses (autograd/ops/loss.h), as torch.nn's:
-// L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss.
-// CrossEntropyLoss and MSELoss are in nn/layers.h. Weight tensors are buffers.
+// Loss modules (autograd/ops/loss.h), as torch.nn's: NLLLoss, L1Loss, SmoothL1Loss,
+// HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss. CrossEntropyLoss and MSELoss are in
+// nn/layers.h. Weight tensors are buffers; every loss module clones (clone()).
 #pragma once
 
 #include "autograd/functions.h"
@@ -8,9 +8,30 @@
 
 namespace ddl::nn {
 
-class L1Loss : public Module {
+struct NLLLossOptions {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;  // samples with this target add 0 and are not counted by Mean
+};
+
+// input: log-probabilities [N, C] or [N, C, d1, ...] (log_softmax(x, 1)); target: int64
+// class indices. weight: undefined, or [C] (Mean then divides by the targets' summed weights).
+class NLLLoss : public Module {
  public:
-  explicit L1Loss(Reduction reduction = Reduction::Mean) : Module("L1Loss"), reduction_(reduction) {}
+  explicit NLLLoss(NLLLossOptions opts = {}) : Module("NLLLoss"), opts_(opts) {}
+  explicit NLLLoss(Tensor weight, NLLLossOptions opts = {});
+  Variable forward(const Variable& log_probs, const Tensor& target) const;
+  Variable operator()(const Variable& log_probs, const Tensor& target) const { return forward(log_probs, target); }
+  std::shared_ptr<Module> clone() const override;
+
+ private:
+  NLLLossOptions opts_;
+  Variable weight_;
+};
+
+class L1Loss : public Cloneable<L1Loss> {
+ public:
+  explicit L1Loss(Reduction reduction = Reduction::Mean) : Cloneable("L1Loss"), reduction_(reduction) {}
+  void reset() override {}
   Variable forward(const Variable& x, const Variable& y) const { return l1_loss(x, y, reduction_); }
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
@@ -18,10 +39,11 @@ class L1Loss : public Module {
   Reduction reduction_;
 };
 
-class SmoothL1Loss : public Module {
+class SmoothL1Loss : public Cloneable<SmoothL1Loss> {
  public:
   explicit SmoothL1Loss(Reduction reduction = Reduction::Mean, double beta = 1.0)
-      : Module("SmoothL1Loss"), reduction_(reduction), beta_(beta) {}
+      : Cloneable("SmoothL1Loss"), reduction_(reduction), beta_(beta) {}
+  void reset() override {}
   Variable forward(const Variable& x, const Variable& y) const { return smooth_l1_loss(x, y, reduction_, beta_); }
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
@@ -30,10 +52,11 @@ class SmoothL1Loss : public Module {
   double beta_;
 };
 
-class HuberLoss : public Module {
+class HuberLoss : public Cloneable<HuberLoss> {
  public:
   explicit HuberLoss(Reduction reduction = Reduction::Mean, double delta = 1.0)
-      : Module("HuberLoss"), reduction_(reduction), delta_(delta) {}
+      : Cloneable("HuberLoss"), reduction_(reduction), delta_(delta) {}
+  void reset() override {}
   Variable forward(const Variable& x, const Variable& y) const { return huber_loss(x, y, reduction_, delta_); }
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
@@ -47,6 +70,7 @@ class BCELoss : public Module {
  public:
   explicit BCELoss(Tensor weight = {}, Reduction reduction = Reduction::Mean);
   Variable forward(const Variable& x, const Variable& y) const;
+  std::shared_ptr<Module> clone() const override;  // the same configuration, a copy of the weight
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
@@ -59,6 +83,7 @@ class BCEWithLogitsLoss : public Module {
  public:
   explicit BCEWithLogitsLoss(Tensor weight = {}, Reduction reduction = Reduction::Mean, Tensor pos_weight = {});
   Variable forward(const Variable& z, const Variable& y) const;
+  std::shared_ptr<Module> clone() const override;
   Variable operator()(const Variable& z, const Variable& y) const { return forward(z, y); }
 
  private:
@@ -67,10 +92,11 @@ class BCEWithLogitsLoss : public Module {
 };
 
 // input: log-probabilities; target: probabilities (or log-probabilities with log_target).
-class KLDivLoss : public Module {
+class KLDivLoss : public Cloneable<KLDivLoss> {
  public:
   explicit KLDivLoss(KLDivReduction reduction = KLDivReduction::Mean, bool log_target = false)
-      : Module("KLDivLoss"), reduction_(reduction), log_target_(log_target) {}
+      : Cloneable("KLDivLoss"), reduction_(reduction), log_target_(log_target) {}
+  void reset() override {}
   Variable forward(const Variable& x, const Variable& y) const { return kl_div(x, y, reduction_, log_target_); }
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 

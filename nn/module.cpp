@@ -1,6 +1,8 @@
 // Module registration, traversal and printing.
 #include "nn/module.h"
 
+#include <unordered_set>
+
 #include "autograd/grad_mode.h"
 
 namespace ddl::nn {
@@ -16,7 +18,25 @@ bool has(const List& list, const std::string& name) {
     if (n == name) return true;
   return false;
 }
+thread_local int clone_copy_depth = 0;  // live CloneCopyScopes on this thread
 }  // namespace
+
+Module::CloneCopyScope::CloneCopyScope() { ++clone_copy_depth; }
+Module::CloneCopyScope::~CloneCopyScope() { --clone_copy_depth; }
+
+// See Note [Copying modules].
+Module::Module(const Module& other)
+    : std::enable_shared_from_this<Module>(),
+      type_name_(other.type_name_),
+      training_(other.training_),
+      parameters_(other.parameters_),
+      buffers_(other.buffers_),
+      children_(other.children_) {
+  DDL_CHECK(clone_copy_depth > 0 || (parameters_.empty() && buffers_.empty() && children_.empty()), type_name_,
+            ": a module with parameters, buffers or submodules cannot be copied (the copy would share them but not "
+            "its training mode or configuration); hold it by std::shared_ptr to share it, or call clone() / "
+            "nn::clone(module) for an independent copy");
+}
 
 Variable Module::forward(const Variable&) {
   DDL_CHECK(false, type_name_, ": this module has no single-input forward(); call its own forward overload");
@@ -68,6 +88,40 @@ std::vector<std::pair<std::string, Variable>> Module::named_buffers(bool recurse
 std::vector<Variable> Module::parameters(bool recurse) const {
   std::vector<Variable> out;
   for (auto& [n, v] : named_parameters(recurse)) out.push_back(v);
+  return out;
+}
+
+std::vector<Variable> Module::buffers(bool recurse) const {
+  std::vector<Variable> out;
+  for (auto& [n, v] : named_buffers(recurse)) out.push_back(v);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix,
+                                                                                   bool include_self) const {
+  // Preorder with a set of modules already listed, as torch.nn.Module.named_modules.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+  std::unordered_set<const Module*> seen{this};
+  if (include_self) {
+    std::shared_ptr<Module> self = std::const_pointer_cast<Module>(weak_from_this().lock());
+    if (!self) self = std::shared_ptr<Module>(std::shared_ptr<Module>(), const_cast<Module*>(this));  // non-owning
+    out.emplace_back(prefix, std::move(self));
+  }
+  std::function<void(const Module&, const std::string&)> walk = [&](const Module& m, const std::string& at) {
+    for (const auto& [n, c] : m.children_) {
+      if (!seen.insert(c.get()).second) continue;
+      const std::string name = at.empty() ? n : at + "." + n;
+      out.emplace_back(name, c);
+      walk(*c, name);
+    }
+  };
+  walk(*this, prefix);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (auto& [n, m] : named_modules("", include_self)) out.push_back(std::move(m));
   return out;
 }
 

@@ -18,11 +18,14 @@
 
 namespace ddl::nn {
 
-class Module {
+class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
   virtual ~Module() = default;
   Module& operator=(const Module&) = delete;
+  // Moving hands every registration to the new object (the old one is left empty), so
+  // `std::make_shared<nn::Linear>(nn::Linear(4, 2))` and Sequential's variadic form work.
+  Module(Module&&) noexcept = default;
 
   // The single-input forward used by Sequential; layers override it.
   virtual Variable forward(const Variable& x);
@@ -44,8 +47,17 @@ class Module {
   std::vector<std::pair<std::string, Variable>> named_parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Variable>> named_buffers(bool recurse = true) const;
   std::vector<Variable> parameters(bool recurse = true) const;
+  std::vector<Variable> buffers(bool recurse = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
   std::vector<std::shared_ptr<Module>> children() const;
+  // This module (named "", or `prefix`) and every descendant, parents first, with dotted
+  // names ("features.0"): torch.nn.Module.named_modules, which lists a module registered
+  // in several places once, under its first name. The entry for this module owns it when
+  // it is held by a std::shared_ptr; for a module on the stack it is a non-owning pointer,
+  // valid while the module lives.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(const std::string& prefix = "",
+                                                                             bool include_self = true) const;
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true) const;
   // Parameters and buffers by name: what checkpoints hold.
   std::vector<std::pair<std::string, Variable>> named_state() const;
   int64_t parameter_count() const;
@@ -73,8 +85,17 @@ class Module {
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
-  // A shallow copy sharing every parameter, buffer and child: only Cloneable uses it.
-  Module(const Module&) = default;
+  // Refused for a module that has parameters, buffers or submodules, except inside
+  // clone(): see Note [Copying modules]. A module with none of them copies freely.
+  Module(const Module& other);
+  // While one lives on this thread, copies are allowed: Cloneable::clone() copies the
+  // configuration members this way and then replaces every registration.
+  struct CloneCopyScope {
+    CloneCopyScope();
+    ~CloneCopyScope();
+    CloneCopyScope(const CloneCopyScope&) = delete;
+    CloneCopyScope& operator=(const CloneCopyScope&) = delete;
+  };
   // Forgets every registration, so that reset() can register afresh.
   void clear_registrations();
   // Copies values, gradients, requires_grad and training flags from `other`, which
@@ -99,6 +120,19 @@ class Module {
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
+// Note [Copying modules]
+// ddl has no holder class (LibTorch's TORCH_MODULE): a module is shared by holding it in
+// a std::shared_ptr, which is what copying a LibTorch holder does. Copying the module
+// object itself (`nn::Linear b = a;`) could only be half a copy: the registered
+// parameters, buffers and submodules are handles, so they would be shared, while the
+// training flag and the configuration members would not (b.eval() would switch a's
+// submodules to evaluation but leave a in training). So such a copy throws ddl::Error,
+// pointing at std::shared_ptr (to share) or clone() (to copy deeply). C++ cannot reject it
+// at compile time without also rejecting the copy clone() itself makes: a derived class's
+// copy constructor is public and implicit. Modules with no registrations (pooling,
+// activations) hold nothing to share, so their copies are whole copies and are allowed;
+// moves are allowed too, since the moved-from module keeps nothing.
+
 // Note [Cloning]
 // A module is clonable when it derives from Cloneable<T> instead of Module and
 // implements reset(): (re)create every parameter, buffer and submodule, assigning
@@ -114,7 +148,11 @@ class Cloneable : public Module {
   using Module::Module;
   virtual void reset() = 0;
   std::shared_ptr<Module> clone() const override {
-    auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    std::shared_ptr<Derived> copy;
+    {
+      CloneCopyScope allow_copy;  // See Note [Copying modules]
+      copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    }
     copy->clear_registrations();
     copy->reset();
     copy->copy_state_from(*this);

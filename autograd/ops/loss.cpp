@@ -8,6 +8,7 @@
 #include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
+#include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
@@ -35,29 +36,29 @@ struct TargetMatrix {
   Tensor denominator;  // scalar
 };
 
-TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& weight,
-                           const CrossEntropyOptions& opts) {
+TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& weight, const CrossEntropyOptions& opts,
+                           const char* op = "cross_entropy") {
   const int64_t C = z.size(1);
   const TensorOptions fo(z.dtype(), z.device());
   const Tensor w = weight.defined() ? weight.reshape(class_shape(z.dim(), C)) : Tensor();
   const double eps = opts.label_smoothing;
   if (is_floating(target.dtype())) {
-    DDL_CHECK(target.shape() == z.shape(), "cross_entropy: probability targets ", target.shape(),
+    DDL_CHECK(target.shape() == z.shape(), op, ": probability targets ", target.shape(),
               " must have the logits' shape ", z.shape());
     Tensor M = ddl::add(ddl::mul(target.to(z.dtype()), 1.0 - eps), eps / double(C));
     if (w.defined()) M = ddl::mul(M, w);
     return {M, scalar_tensor(double(z.numel() / std::max<int64_t>(C, 1)), fo)};
   }
-  DDL_CHECK(target.dtype() == DType::Int64, "cross_entropy: target must be int64 class indices or floating ",
+  DDL_CHECK(target.dtype() == DType::Int64, op, ": target must be int64 class indices or floating ",
             "probabilities, got ", describe(target));
   std::vector<int64_t> ts = z.shape().vec();
   ts.erase(ts.begin() + 1);
-  DDL_CHECK(target.shape() == Shape(ts), "cross_entropy: target ", target.shape(), " does not match logits ", z.shape(),
+  DDL_CHECK(target.shape() == Shape(ts), op, ": target ", target.shape(), " does not match logits ", z.shape(),
             " (expected ", Shape(ts), ")");
   const std::vector<int64_t> tv = to_vector<int64_t>(target.to(Device::cpu()));
   for (size_t i = 0; i < tv.size(); ++i)
-    DDL_CHECK(tv[i] == opts.ignore_index || (tv[i] >= 0 && tv[i] < C), "cross_entropy: target ", tv[i], " of sample ",
-              i, " is out of range for ", C, " classes (ignore_index ", opts.ignore_index, ")");
+    DDL_CHECK(tv[i] == opts.ignore_index || (tv[i] >= 0 && tv[i] < C), op, ": target ", tv[i], " of sample ", i,
+              " is out of range for ", C, " classes (ignore_index ", opts.ignore_index, ")");
   const Tensor classes =
       arange(0.0, double(C), 1.0, TensorOptions(z.dtype())).to(z.device()).reshape(class_shape(z.dim(), C));
   const Tensor t = target.to(z.dtype()).unsqueeze(1);
@@ -131,6 +132,44 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction red
                                [lp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
                                  return {nll_loss_backward(g, lp, target, opts, /*through_log_softmax=*/false)};
                                });
+}
+
+// Weighted: loss_n = −w[t_n] logp[n, t_n], the target matrix of Note [Cross entropy as a
+// target matrix] with ε = 0; the gradient in log_probs is −M·factor, linear in g.
+Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor& weight, Reduction reduction,
+                  int64_t ignore_index) {
+  if (!weight.defined()) return nll_loss(log_probs, target, reduction, ignore_index);
+  DDL_CHECK(log_probs.defined() && target.defined(), "nll_loss: log_probs and target must be defined");
+  if (autocast::needs_float32(log_probs))  // See Note [Autocast]
+    return nll_loss(autocast::to_float32(log_probs), target, weight, reduction, ignore_index);
+  const Tensor lp = log_probs.data();
+  DDL_CHECK(lp.dim() >= 2, "nll_loss: log_probs must be [N, C] or [N, C, d1, ...], got ", lp.shape());
+  DDL_CHECK(target.dtype() == DType::Int64, "nll_loss: target must be int64 class indices, got ", describe(target));
+  DDL_CHECK(weight.dim() == 1 && weight.size(0) == lp.size(1), "nll_loss: weight must be [", lp.size(1),
+            "] (one per class), got ", weight.shape());
+  DDL_CHECK(weight.dtype() == lp.dtype() && weight.device() == lp.device(), "nll_loss: weight is ", describe(weight),
+            " but log_probs are ", describe(lp));
+  const TargetMatrix tm =
+      target_matrix(lp, target, weight, CrossEntropyOptions{reduction, ignore_index, 0.0}, "nll_loss");
+  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, lp), {1}));
+  Tensor loss = reduction == Reduction::None  ? per_sample
+                : reduction == Reduction::Sum ? ddl::sum(per_sample)
+                                              : ddl::div(ddl::sum(per_sample), tm.denominator);
+  const Tensor minus_m = ddl::neg(tm.M);
+  return autograd::make_result(
+      std::move(loss), "NllLossBackward", {&log_probs},
+      [minus_m, tm, reduction](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        const Tensor factor = reduction == Reduction::None  ? g.unsqueeze(1)
+                              : reduction == Reduction::Sum ? g
+                                                            : ddl::div(g, tm.denominator);
+        return {ddl::mul(minus_m, factor)};
+      },
+      [minus_m, tm, reduction](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
+        const Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
+                                : reduction == Reduction::Sum ? g
+                                                              : ddl::div(g, Variable(tm.denominator));
+        return {ddl::mul(Variable(minus_m), factor)};
+      });
 }
 
 }  // namespace ddl

@@ -23,6 +23,10 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
 // log_probs as produced by log_softmax(x, 1); same target rules.
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
                   int64_t ignore_index = -100);
+// With class weights ([C], or undefined for none): a sample of class t counts w[t] and
+// Mean divides by the summed weights of the non-ignored targets, as torch.nn.functional.nll_loss.
+Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor& weight,
+                  Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
 // (a − b)², reduced. a and b must have the same shape.
 Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction = Reduction::Mean);
 // |a − b|, reduced.
