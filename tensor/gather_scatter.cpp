@@ -90,27 +90,36 @@ const Tensor& scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& in
   return self;
 }
 
-// The 1-D index of index_select and index_add as int64, checked against t.size(d).
-Tensor checked_dim_index(const Tensor& t, int64_t d, const Tensor& index, const char* op) {
+// The 1-D index of index_select and index_add as int64, checked against t.size(d)
+// when check_range.
+Tensor checked_dim_index(const Tensor& t, int64_t d, const Tensor& index, const char* op, bool check_range = true) {
   require_same_device(t, index, "index", op);
   DDL_CHECK(index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32), op,
             ": expected a 1-D int64 index, got ", describe(index));
   const Tensor idx = index.to(DType::Int64).reshape({-1});
-  check_index_range(idx, t.size(d), d, op);
+  if (check_range) check_index_range(idx, t.size(d), d, op);
   return idx;
+}
+
+Tensor index_select_impl(const Tensor& t, int64_t dim, const Tensor& index, bool check_range) {
+  DDL_CHECK(t.defined(), "index_select: undefined tensor");
+  DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
+  const int64_t d = wrap_dim(dim, t.dim(), "index_select");
+  const Tensor idx = checked_dim_index(t, d, index, "index_select", check_range);
+  Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
+  out_shape[d] = along[d] = idx.numel();
+  return gather_impl(t, d, idx.view(along).expand(out_shape), /*check_range=*/false);
 }
 
 }  // namespace
 
+Tensor detail::index_select_in_range(const Tensor& t, int64_t dim, const Tensor& index) {
+  return index_select_impl(t, dim, index, /*check_range=*/false);
+}
+
 // index_select(t, d, i) is gather with i laid along d and broadcast over the other dims.
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
-  DDL_CHECK(t.defined(), "index_select: undefined tensor");
-  DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
-  const int64_t d = wrap_dim(dim, t.dim(), "index_select");
-  const Tensor idx = checked_dim_index(t, d, index, "index_select");
-  Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
-  out_shape[d] = along[d] = idx.numel();
-  return gather_impl(t, d, idx.view(along).expand(out_shape), /*check_range=*/false);
+  return index_select_impl(t, dim, index, /*check_range=*/true);
 }
 
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {

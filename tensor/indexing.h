@@ -105,6 +105,9 @@ void require_same_device(const Tensor& t, const Tensor& other, const char* what,
 // The smallest and largest value of a non-empty integer tensor. Reads them back to
 // the host: on CUDA this waits for the device (PyTorch checks on the device instead).
 std::pair<int64_t, int64_t> index_min_max(const Tensor& index);
+// index_select for an index its caller built in [0, t.size(dim)) (flip, pad): the
+// same result without the range check, so no host sync on CUDA.
+Tensor index_select_in_range(const Tensor& t, int64_t dim, const Tensor& index);
 }  // namespace detail
 
 namespace kernels {

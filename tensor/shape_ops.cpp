@@ -38,7 +38,8 @@ Tensor flip(const Tensor& t, const std::vector<int64_t>& dims) {
     DDL_CHECK(!seen[d], "flip: dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
     const int64_t n = t.size(d);
-    out = index_select(out, d, arange(static_cast<double>(n - 1), -1.0, -1.0, TensorOptions(DType::Int64, t.device())));
+    const Tensor reversed = arange(static_cast<double>(n - 1), -1.0, -1.0, TensorOptions(DType::Int64, t.device()));
+    out = detail::index_select_in_range(out, d, reversed);
   }
   return dims.empty() ? t.clone() : out;
 }
@@ -93,7 +94,7 @@ Tensor pad(const Tensor& t, const std::vector<int64_t>& pads, PadMode mode, doub
       const int64_t d = t.dim() - 1 - j;
       // The positions are built on the CPU; index_select wants them on t's device.
       const Tensor positions = detail::pad_source_positions(t.size(d), pads[2 * j], pads[2 * j + 1], mode);
-      out = index_select(out, d, positions.to(t.device()));
+      out = detail::index_select_in_range(out, d, positions.to(t.device()));
     }
     return k ? out : t.clone();
   }
