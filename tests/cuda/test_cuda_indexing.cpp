@@ -5,12 +5,14 @@
 // [Deterministic scatter on CUDA]), so results must be bit-identical, repeated
 // indices included; only a backward that ends in a reduction gets a tolerance.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
 
 #include "autograd/functions.h"
+#include "tensor/devices.h"
 #include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
 
@@ -244,6 +246,31 @@ TEST_CASE("cuda flip and the reflect and replicate pads match the CPU", "[cuda][
     require_identical(pad(gpu(img).transpose(2, 3), {3, 0}, mode), pad(img.transpose(2, 3), {3, 0}, mode));
     require_identical(pad(gpu(x), {4999, 10}, mode), pad(x, {4999, 10}, mode));
   }
+}
+
+TEST_CASE("cuda flip and pad do not wait for earlier GPU work", "[cuda][indexing][hotpath]") {
+  // Their positions are valid by construction, so no range check reads them back.
+  // "Does not wait": about 40 fp32 GEMMs of 4096^3 are queued first (tens of ms on an H100).
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  Generator g(1);
+  const Tensor a = rand({4096, 4096}, g, TensorOptions(DType::Float32, kCuda));
+  const Tensor x = gpu(random_of(DType::Float32, {8, 3, 64, 64}, 95));
+  (void)flip(x, {2, 3}), (void)pad(x, {2, 2, 2, 2}, PadMode::Reflect);  // warm the allocator
+  cuda::synchronize(0);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 40; ++i) (void)matmul(a, a);
+  const Tensor flipped = flip(x, {2, 3});
+  const Tensor padded = pad(x, {2, 2, 2, 2}, PadMode::Reflect);
+  const double call_ms = ms_since(t0);
+  INFO("flip and pad returned after " << call_ms << " ms");
+  cuda::synchronize(0);
+  REQUIRE(ms_since(t0) > 20.0);  // the premise: the GPU was still busy
+  CHECK(call_ms < 10.0);
+  require_identical(flipped, flip(x.to(Device::cpu()), {2, 3}));
+  require_identical(padded, pad(x.to(Device::cpu()), {2, 2, 2, 2}, PadMode::Reflect));
 }
 
 TEST_CASE("cuda indexing errors name the op and both devices", "[cuda][indexing][errors]") {
