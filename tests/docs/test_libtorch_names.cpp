@@ -166,6 +166,10 @@ TEST_CASE("autograd: requires_grad, backward, grad, no_grad, custom functions, a
   REQUIRE(to_vector<double>(g[0].data()) == std::vector<double>{1, 2, 3});
   autograd::backward({sum(w)}, {Tensor()});  // torch::autograd::backward
   REQUIRE(w.grad().sum().item<double>() == 3);
+  autograd::backward({sum(w), sum(w * 2.0)}, {});  // grad_tensors empty: ones for scalar roots
+  REQUIRE(w.grad().sum().item<double>() == 12);
+  Variable wf = w.to(DType::Float32).to(Device::cpu()).unsqueeze(0).squeeze();  // recorded on Variable too
+  REQUIRE(wf.dtype() == DType::Float32);
   REQUIRE(w.is_leaf());
   REQUIRE_FALSE((w * 2.0).detach().requires_grad());
 
@@ -229,6 +233,9 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(net->parameters().size() == 5);
   REQUIRE(net->named_parameters()[0].first == "scale");
   REQUIRE(net->named_buffers()[0].first == "steps");
+  REQUIRE(net->buffers().size() == 1);
+  REQUIRE(net->named_modules()[1].first == "fc1");  // "" is the module itself
+  REQUIRE(net->modules().size() == 3);
   REQUIRE(net->named_children()[1].first == "fc2");
   REQUIRE(net->children().size() == 2);
   REQUIRE(net->named_state().size() == 6);
@@ -254,6 +261,8 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(seq->size() == 4);
   REQUIRE((*seq)[1]->type_name() == "ReLU");
   REQUIRE(seq->forward(Variable(ones({2, 4}))).shape() == Shape{2, 3});
+  nn::Sequential variadic(nn::Linear(4, 3), nn::ReLU(), seq);  // LibTorch's variadic Sequential
+  REQUIRE(variadic.size() == 3);
   static_assert(std::is_base_of_v<nn::Cloneable<nn::Linear>, nn::Linear>);
   REQUIRE(nn::Linear(4, 2, /*bias=*/false).extra_repr() == "in_features=4, out_features=2, bias=False");
   REQUIRE_FALSE(nn::Linear(4, 2, false).bias.defined());
@@ -276,7 +285,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::Conv1d(3, 4, 3, {.padding = 1}).forward(Variable(rand({2, 3, 5}))).shape() == Shape{2, 4, 5});
   REQUIRE(nn::ConvTranspose2d(3, 2, 2, {.stride = 2}).forward(img).shape() == Shape{2, 2, 16, 16});
   REQUIRE(nn::MaxPool2d(2).forward(img).shape() == Shape{2, 3, 4, 4});
-  REQUIRE(nn::AvgPool2d(nn::Size2(2, 4)).forward(img).shape() == Shape{2, 3, 4, 2});
+  REQUIRE(nn::AvgPool2d({2, 4}).forward(img).shape() == Shape{2, 3, 4, 2});
   REQUIRE(nn::AdaptiveAvgPool2d(1).forward(img).shape() == Shape{2, 3, 1, 1});
   REQUIRE(nn::AdaptiveMaxPool2d({3, 5}).forward(img).shape() == Shape{2, 3, 3, 5});
   REQUIRE(nn::Upsample::by_scale(2.0).forward(img).shape() == Shape{2, 3, 16, 16});
@@ -318,6 +327,8 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::BCEWithLogitsLoss()(Variable(zeros({2})), q).item() == Approx(std::log(2.0)));
   REQUIRE(nn::KLDivLoss(KLDivReduction::BatchMean)(log(p), p).item() == Approx(0.0).margin(1e-7));
   REQUIRE(nll_loss(log_softmax(logits, 1), target).item() == Approx(cross_entropy(logits, target).item()));
+  REQUIRE(nn::NLLLoss(ones({3}), {.ignore_index = 1})(log_softmax(logits, 1), target).item() ==
+          Approx(cross_entropy(logits, from_vector<int64_t>({0, -100})).item()));
 
   const Tensor wt = empty({4, 3});
   nn::init::xavier_uniform_(wt);  // torch::nn::init::xavier_uniform_
