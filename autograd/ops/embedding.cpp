@@ -1,45 +1,21 @@
-// embedding on Variables. On the CPU the forward copies rows and the backward
-// scatter-adds them serially (so the sum order, and the result, never depends on
-// threads). Other devices take a one-hot matrix product instead: exact, and built
-// from existing device ops, but O(rows * num_embeddings) — fine for character and
-// small vocabularies until a device gather kernel exists.
+// embedding on Variables, on every device: the forward is index_select of the
+// weight's rows, the backward index_add of the gradient rows (both deterministic:
+// repeated indices add up in index order on the CPU and on CUDA, Note
+// [Deterministic scatter on CUDA]), the padding row zeroed. detail::embedding_one_hot
+// computes the same as a one-hot matrix product: the tests' cross-check.
 #include "autograd/ops/embedding.h"
-
-#include <cstring>
 
 #include "autograd/node.h"
 #include "autograd/ops/reduce.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/indexing.h"
 #include "tensor/linalg.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
 
 namespace {
-
-// out[i, :] = w[idx[i], :]. out: [m, dim], w: [num, dim], both contiguous.
-template <typename T>
-void gather_rows(const int64_t* idx, int64_t m, const Tensor& w, const Tensor& out) {
-  const int64_t dim = w.size(1);
-  const T* src = w.data<T>();
-  T* dst = out.data<T>();
-  for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * dim, src + idx[i] * dim, static_cast<size_t>(dim) * sizeof(T));
-}
-
-// gw[idx[i], :] += g[i, :], skipping the padding row. gw: [num, dim] zeros; g: [m, dim].
-template <typename T>
-void scatter_add_rows(const int64_t* idx, int64_t m, const Tensor& g, const Tensor& gw, int64_t padding) {
-  const int64_t dim = gw.size(1);
-  const T* src = g.data<T>();
-  T* dst = gw.data<T>();
-  for (int64_t i = 0; i < m; ++i) {
-    if (idx[i] == padding) continue;
-    T* row = dst + idx[i] * dim;
-    const T* grow = src + i * dim;
-    for (int64_t j = 0; j < dim; ++j) row[j] += grow[j];
-  }
-}
 
 // The weight gradient written with Variable ops, one_hot^T g (the padding column
 // zeroed), so that create_graph can differentiate it again; built only when asked.
@@ -72,30 +48,19 @@ Variable embedding(const Tensor& indices, const Variable& weight, std::optional<
   out_shape.push_back(dim);
 
   const Tensor idx = indices.contiguous().reshape({m});
-  if (wd.device().is_cpu()) {
-    const int64_t* ip = idx.data<int64_t>();
-    for (int64_t i = 0; i < m; ++i)
-      DDL_CHECK(ip[i] >= 0 && ip[i] < num, "embedding: index ", ip[i], " out of range for ", num, " embeddings");
-    const Tensor w = wd.contiguous();
-    const Tensor out = empty({m, dim}, {wd.dtype(), wd.device()});
-    if (wd.dtype() == DType::Float32)
-      gather_rows<float>(ip, m, w, out);
-    else
-      gather_rows<double>(ip, m, w, out);
-    return autograd::make_result(
-        out.reshape(out_shape), "EmbeddingBackward", {&weight},
-        [idx, num, dim, padding](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-          const Tensor g2 = g.contiguous().reshape({-1, dim});
-          const Tensor gw = zeros({num, dim}, {g.dtype(), g.device()});
-          if (g.dtype() == DType::Float32)
-            scatter_add_rows<float>(idx.data<int64_t>(), idx.numel(), g2, gw, padding);
-          else
-            scatter_add_rows<double>(idx.data<int64_t>(), idx.numel(), g2, gw, padding);
-          return {gw};
-        },
-        one_hot_backward(idx, num, dim, padding));
+  if (m > 0) {  // one read-back of both bounds (a wait for the device on CUDA, as index_select's own check)
+    const auto [lo, hi] = detail::index_min_max(idx);
+    DDL_CHECK(lo >= 0 && hi < num, "embedding: index ", lo < 0 ? lo : hi, " out of range for ", num, " embeddings");
   }
-  return detail::embedding_one_hot(indices, weight, padding_idx);
+  const Tensor out = detail::index_select_in_range(wd, 0, idx);
+  return autograd::make_result(
+      out.reshape(out_shape), "EmbeddingBackward", {&weight},
+      [idx, num, dim, padding](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        const Tensor gw = index_add(zeros({num, dim}, {g.dtype(), g.device()}), 0, idx, g.reshape({-1, dim}));
+        if (padding >= 0) gw.narrow(0, padding, 1).zero_();
+        return {gw};
+      },
+      one_hot_backward(idx, num, dim, padding));
 }
 
 namespace detail {
