@@ -73,16 +73,29 @@ void Module::collect(const std::string& prefix, bool params, bool recurse,
   for (const auto& [n, child] : children_) child->collect(prefix + n + ".", params, true, out);
 }
 
+namespace {
+// Keeps the first name of a Variable reachable under several (a module registered twice,
+// tied weights), as torch.nn.Module.named_parameters' remove_duplicate: an optimizer
+// given parameters() then steps a shared weight once, not once per name.
+std::vector<std::pair<std::string, Variable>> first_names(std::vector<std::pair<std::string, Variable>> all) {
+  std::unordered_set<const VariableImpl*> seen;
+  std::vector<std::pair<std::string, Variable>> out;
+  for (auto& entry : all)
+    if (seen.insert(entry.second.impl()).second) out.push_back(std::move(entry));
+  return out;
+}
+}  // namespace
+
 std::vector<std::pair<std::string, Variable>> Module::named_parameters(bool recurse) const {
   std::vector<std::pair<std::string, Variable>> out;
   collect("", true, recurse, out);
-  return out;
+  return first_names(std::move(out));
 }
 
 std::vector<std::pair<std::string, Variable>> Module::named_buffers(bool recurse) const {
   std::vector<std::pair<std::string, Variable>> out;
   collect("", false, recurse, out);
-  return out;
+  return first_names(std::move(out));
 }
 
 std::vector<Variable> Module::parameters(bool recurse) const {
@@ -132,7 +145,8 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
 }
 
 std::vector<std::pair<std::string, Variable>> Module::named_state() const {
-  // PyTorch's state_dict order: each module's parameters, then its buffers, then its children.
+  // PyTorch's state_dict order: each module's parameters, then its buffers, then its children;
+  // like state_dict, a shared tensor appears under every name.
   std::vector<std::pair<std::string, Variable>> out;
   std::function<void(const Module&, const std::string&)> walk = [&](const Module& m, const std::string& prefix) {
     for (const auto& [n, v] : m.parameters_) out.emplace_back(prefix + n, v);

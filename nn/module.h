@@ -44,6 +44,8 @@ class Module : public std::enable_shared_from_this<Module> {
   }
 
   // ---- traversal, in registration order, with dotted names ----
+  // A parameter or buffer reachable under several names (a submodule registered twice)
+  // is listed once, under its first name, as in PyTorch; named_state() lists every name.
   std::vector<std::pair<std::string, Variable>> named_parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Variable>> named_buffers(bool recurse = true) const;
   std::vector<Variable> parameters(bool recurse = true) const;

@@ -1,7 +1,7 @@
 # Golden values for tests/nn/test_module_api.cpp, from PyTorch 1.13: the names and
-# order of named_modules / named_buffers for a nested model, NLLLoss with class
-# weights and ignore_index for every reduction (values and input gradients), and
-# 2x4 max / average pooling. Inputs are closed-form sequences (seq below, as in
+# order of named_modules / named_buffers / named_parameters / state_dict for a nested
+# model with a shared submodule, NLLLoss with class weights and ignore_index for every
+# reduction (values and input gradients), and 2x4 max / average pooling. Inputs are closed-form sequences (seq below, as in
 # conv_losses.py), rebuilt identically in C++.
 # Run: /usr/bin/python3 tests/golden/module_api.py
 import math
@@ -55,6 +55,8 @@ def main():
     emit_names("modules_types", [type(m).__name__ for _, m in net.named_modules()])
     emit_names("modules_prefixed", [n for n, _ in net.named_modules(prefix="net")])
     emit_names("buffers_names", [n for n, _ in net.named_buffers()])
+    emit_names("parameters_names", [n for n, _ in net.named_parameters()])
+    emit_names("state_names", list(net.state_dict().keys()))
 
     # NLLLoss on log_softmax(seq) with weights and an ignored target.
     x = seq([5, 4], 0.7, 0.3, 2.0)

@@ -12,6 +12,7 @@
 #include "autograd/functions.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
+#include "optim/sgd.h"
 #include "tensor/ops.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_seq.h"
@@ -47,6 +48,38 @@ const std::vector<std::string> buffers_names = {"steps",
                                                 "features.3.bn.running_mean",
                                                 "features.3.bn.running_var",
                                                 "features.3.bn.num_batches_tracked"};
+
+const std::vector<std::string> parameters_names = {"scale",
+                                                   "features.0.weight",
+                                                   "features.0.bias",
+                                                   "features.1.weight",
+                                                   "features.1.bias",
+                                                   "features.3.conv.weight",
+                                                   "features.3.conv.bias",
+                                                   "features.3.bn.weight",
+                                                   "features.3.bn.bias",
+                                                   "head.1.weight",
+                                                   "head.1.bias"};
+const std::vector<std::string> state_names = {"scale",
+                                              "steps",
+                                              "features.0.weight",
+                                              "features.0.bias",
+                                              "features.1.weight",
+                                              "features.1.bias",
+                                              "features.1.running_mean",
+                                              "features.1.running_var",
+                                              "features.1.num_batches_tracked",
+                                              "features.3.conv.weight",
+                                              "features.3.conv.bias",
+                                              "features.3.bn.weight",
+                                              "features.3.bn.bias",
+                                              "features.3.bn.running_mean",
+                                              "features.3.bn.running_var",
+                                              "features.3.bn.num_batches_tracked",
+                                              "head.1.weight",
+                                              "head.1.bias",
+                                              "tied.weight",
+                                              "tied.bias"};
 
 // PyTorch's Net of module_api.py: a ReLU shared by features.2 and features.3.shared, and
 // head.1 registered again as "tied"; named_modules lists each module once.
@@ -130,6 +163,25 @@ TEST_CASE("buffers: named_buffers and buffers(), batch norm statistics among the
   (void)(*net->features)[1]->forward((*net->features)[0]->forward(x));  // conv, then batch norm
   REQUIRE(!allclose(running_mean.data(), before, 0, 0));
   REQUIRE(net->named_buffers()[3].second.data().item<int64_t>() == 1);  // num_batches_tracked
+}
+
+TEST_CASE("a shared submodule: its parameters once, its state under every name", "[nn][module_api]") {
+  auto net = std::make_shared<Net>();
+  REQUIRE(names_of(net->named_parameters()) == parameters_names);
+  REQUIRE(names_of(net->named_state()) == state_names);  // state_dict keeps "tied.*"
+  REQUIRE(net->parameters().size() == parameters_names.size());
+  const int64_t head_params = 16 * 2 + 2;
+  const int64_t expected = 2 + (3 * 9 + 3) + 3 + 3 + (4 * 3 * 9 + 4) + 4 + 4 + head_params;
+  REQUIRE(net->parameter_count() == expected);
+
+  // An optimizer step moves the tied weight once: SGD with lr 1 on loss = sum(w) subtracts 1.
+  auto head = std::dynamic_pointer_cast<nn::Linear>((*net->head)[1]);
+  const Tensor before = head->weight.data().clone();
+  optim::SGD opt(net->parameters(), {.lr = 1.0});
+  opt.zero_grad();
+  sum(head->weight).backward();
+  opt.step();
+  REQUIRE(allclose(head->weight.data(), sub(before, 1.0), 1e-6, 1e-6));
 }
 
 TEST_CASE("Sequential: LibTorch's variadic constructor", "[nn][module_api]") {
