@@ -13,7 +13,7 @@ namespace ddl {
 // Tiles t sizes[i] times along dim i; sizes may have more entries than t has
 // dims (t is then viewed with leading 1s), as torch.Tensor.repeat.
 Tensor repeat(const Tensor& t, const std::vector<int64_t>& sizes);
-// Reverses the order of elements along each of `dims` (CPU only).
+// Reverses the order of elements along each of `dims` (a copy, on any device).
 Tensor flip(const Tensor& t, const std::vector<int64_t>& dims);
 
 enum class PadMode { Constant, Reflect, Replicate };
