@@ -9,15 +9,8 @@
 #include <utility>
 
 #include "tensor/dispatch.h"
+#include "tensor/host_device.h"
 #include "tensor/tensor.h"
-
-#ifndef DDL_HOST_DEVICE
-#ifdef __CUDACC__
-#define DDL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define DDL_HOST_DEVICE inline
-#endif
-#endif
 
 namespace ddl {
 

@@ -8,11 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define DDL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define DDL_HOST_DEVICE inline
-#endif
+#include "tensor/host_device.h"
 
 namespace ddl {
 

@@ -10,13 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
-#ifndef DDL_HOST_DEVICE
-#ifdef __CUDACC__
-#define DDL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define DDL_HOST_DEVICE inline
-#endif
-#endif
+#include "tensor/host_device.h"
 
 // Note [Half compute]
 // ddl keeps no arithmetic kernels in 16 bits. An op given float16/bfloat16

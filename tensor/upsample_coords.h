@@ -8,13 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifndef DDL_HOST_DEVICE
-#ifdef __CUDACC__
-#define DDL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define DDL_HOST_DEVICE inline
-#endif
-#endif
+#include "tensor/host_device.h"
 
 namespace ddl::upsample_coords {
 
