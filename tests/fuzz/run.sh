@@ -28,11 +28,17 @@ mkdir "$run_dir/corpus" "$run_dir/inputs"
 export DDL_FUZZ_TMPDIR=$run_dir/inputs
 artifacts=${DDL_FUZZ_ARTIFACTS:-$PWD}
 mkdir -p "$artifacts"
+# fuzz_store_wire's store server runs threads beside the input, and LeakSanitizer's check
+# after an input, made while they run, can miss pointers they hold (google/sanitizers#757):
+# in a 2-hour run it reported the live poll vectors of the acceptor thread, which a replay
+# does not. Its leaks are checked once, at exit, after the harness has stopped the server.
+extra=()
+[ "$name" = fuzz_store_wire ] && extra=(-detect_leaks=0)
 # halt_on_error: a UBSan report must fail the run, not scroll past.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # In the background and waited for, so a signal to this script runs its traps at once.
 "$exe" -seed="${DDL_FUZZ_SEED:-1}" -max_total_time="${DDL_FUZZ_SECONDS:-30}" -timeout=20 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "$run_dir/corpus" "$seeds" &
+  -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "${extra[@]}" "$run_dir/corpus" "$seeds" &
 child=$!
 wait "$child"
 status=$?
