@@ -224,6 +224,11 @@ TEST_CASE("shm all_reduce: a rank 0 killed right after creating the segment leav
           if (rank == 0) {
             store->set("pid0", std::to_string(getpid()));
             setenv("DDL_TEST_SHM_KILL_AFTER_CREATE", "1", 1);
+          } else {
+            // Rank 1 must read the name before its short set-up timeout ends, as it always
+            // does with the real (300 s) one; under sanitizers on a loaded machine rank 0 may
+            // take longer than 1.5 s to publish it, and then nobody would know the name.
+            store->wait({"ddl-shm/name"}, Millis(20000));
           }
           std::string why;
           try {
