@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "dist/dist.h"
 #include "dist/transport/shm_all_reduce.h"
@@ -225,10 +226,12 @@ TEST_CASE("shm all_reduce: a rank 0 killed right after creating the segment leav
             store->set("pid0", std::to_string(getpid()));
             setenv("DDL_TEST_SHM_KILL_AFTER_CREATE", "1", 1);
           } else {
-            // Rank 1 must read the name before its short set-up timeout ends, as it always
-            // does with the real (300 s) one; under sanitizers on a loaded machine rank 0 may
-            // take longer than 1.5 s to publish it, and then nobody would know the name.
-            store->wait({"ddl-shm/name"}, Millis(20000));
+            // Rank 1 starts its short set-up timeout once the segment exists, as the real
+            // (300 s) one always allows: under sanitizers on a loaded machine rank 0 may take
+            // longer than 1.5 s to publish the name or to create the segment, and rank 1 would
+            // give up (and unlink nothing) before there is anything to remove.
+            const std::string path = "/dev/shm" + store->get("ddl-shm/name", Millis(20000));
+            for (int i = 0; i < 2000 && !std::filesystem::exists(path); ++i) std::this_thread::sleep_for(Millis(10));
           }
           std::string why;
           try {
