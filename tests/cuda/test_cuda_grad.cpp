@@ -142,3 +142,21 @@ TEST_CASE("cuda gradients through matmul, conv, batch norm and pooling match the
       },
       {img, k, kb, fc}, rtol, atol);
 }
+
+TEST_CASE("Variable::to moves across devices with its gradient", "[cuda][grad][to]") {
+  // CPU leaf → CUDA computation → CPU loss: each gradient returns to its leaf's device.
+  const Tensor a = rnd({3, 4}, 26), b = rnd({3, 4}, 27);
+  Variable x(a, true), y(b.to(kCuda), true);
+  const Variable on_gpu = x.to(kCuda) * y;
+  REQUIRE(on_gpu.device() == kCuda);
+  const Variable loss = (on_gpu.to(Device::cpu()) * 2.0).sum();
+  REQUIRE(loss.device() == Device::cpu());
+  loss.backward();
+  REQUIRE(x.grad().device() == Device::cpu());
+  REQUIRE(y.grad().device() == kCuda);
+  // d loss / dx = 2 y, d loss / dy = 2 x, exactly (one multiply by 2 of a copied value).
+  REQUIRE(to_vector<float>(x.grad()) == to_vector<float>(mul(b, 2.0)));
+  REQUIRE(to_vector<float>(y.grad().to(Device::cpu())) == to_vector<float>(mul(a, 2.0)));
+  // The same device is the identity, as in PyTorch: no copy, no extra node.
+  REQUIRE(y.to(kCuda).data().raw_data() == y.data().raw_data());
+}
