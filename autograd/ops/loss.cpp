@@ -11,6 +11,7 @@
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/indexing.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
@@ -85,6 +86,15 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
       autograd::cross_entropy_double_backward(logits, target, opts));  // double_backward.cpp
 }
 
+namespace {
+// logp where the target matrix M weighs it, 0 elsewhere: M·logp must not turn a class M
+// leaves out (an ignored row, a masked logit of −inf) into 0 · (−inf) = NaN. PyTorch's
+// loss reads only the weighted entries.
+Tensor zero_where_unweighted(const Tensor& logp, const Tensor& M) {
+  return ddl::masked_fill(logp, ddl::eq(M, 0.0), 0.0);
+}
+}  // namespace
+
 Variable cross_entropy(const Variable& logits, const Tensor& target, const Tensor& weight,
                        const CrossEntropyOptions& opts) {
   DDL_CHECK(logits.defined() && target.defined(), "cross_entropy: logits and target must be defined");
@@ -105,7 +115,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
   }
   const TargetMatrix tm = target_matrix(z, target, weight, opts);
   const Tensor logp = ddl::log_softmax(z, 1);
-  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, logp), {1}));
+  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, zero_where_unweighted(logp, tm.M)), {1}));
   const Reduction r = opts.reduction;
   Tensor loss = r == Reduction::None  ? per_sample
                 : r == Reduction::Sum ? ddl::sum(per_sample)
@@ -151,7 +161,7 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor&
             " but log_probs are ", describe(lp));
   const TargetMatrix tm =
       target_matrix(lp, target, weight, CrossEntropyOptions{reduction, ignore_index, 0.0}, "nll_loss");
-  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, lp), {1}));
+  const Tensor per_sample = ddl::neg(ddl::sum(ddl::mul(tm.M, zero_where_unweighted(lp, tm.M)), {1}));
   Tensor loss = reduction == Reduction::None  ? per_sample
                 : reduction == Reduction::Sum ? ddl::sum(per_sample)
                                               : ddl::div(ddl::sum(per_sample), tm.denominator);

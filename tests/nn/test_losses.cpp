@@ -6,6 +6,7 @@
 // gradient checks, a cross-check of the weighted path against the fused kernel,
 // the modules and the errors.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -247,6 +248,27 @@ TEST_CASE("cross_entropy with class weights: golden values", "[loss]") {
   // [N, C, d] logits with [N, d] targets.
   const Tensor t3 = from_vector<int64_t>({0, 2, 1, 1, 2, 2, 0, 1}, {2, 4});
   require_close(cross_entropy(Variable(seq({2, 3, 4}, 1.3, 0.2, 2.0)), t3, vec({1.5, 0.5, 1.0})).data(), cew3_mean);
+}
+
+TEST_CASE("weighted nll_loss and cross_entropy: a masked class (-inf) or an ignored NaN row stays finite", "[loss]") {
+  // As PyTorch, the loss reads only the weighted entries: 0 * -inf must not make it NaN.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const Tensor w = vec({1.0, 2.0, 3.0});
+  const Tensor lp = from_vector<double>({-inf, -0.5, -1.0, -0.2, -inf, -2.0, nan, nan, nan}, {3, 3});
+  const Tensor t = from_vector<int64_t>({1, 0, -1}, {3});
+  Variable x(lp, true);
+  const Variable loss = nll_loss(x, t, w, Reduction::Mean, -1);
+  // (2 * 0.5 + 1 * 0.2) / (2 + 1); the ignored row weighs nothing.
+  require_close(loss.data(), {0.4});
+  loss.backward();
+  require_close(x.grad(), {0, -2.0 / 3, 0, -1.0 / 3, 0, 0, 0, 0, 0});
+  // Logits with a masked class: the weighted path equals the fused unweighted one at unit weights.
+  const Tensor z = from_vector<double>({-inf, 1.0, 2.0, 0.5, -inf, -1.0}, {2, 3});
+  const Tensor t2 = from_vector<int64_t>({1, 0}, {2});
+  CrossEntropyOptions opts;
+  const double weighted = cross_entropy(Variable(z), t2, vec({1.0, 1.0, 1.0}), opts).data().item();
+  REQUIRE(std::isfinite(weighted));
+  REQUIRE(weighted == Approx(cross_entropy(Variable(z), t2, opts).data().item()).epsilon(1e-12));
 }
 
 TEST_CASE("cross_entropy with probability targets: golden values", "[loss]") {
