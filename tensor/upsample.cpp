@@ -27,6 +27,13 @@ Shape checked_batched(const Shape& s, const Upsample2dParams& p, const char* op)
   DDL_CHECK(s[s.size() - 1] > 0 && s[s.size() - 2] > 0, op, ": input ", s, " has an empty spatial dim");
   DDL_CHECK(!(p.align_corners && p.mode == InterpolateMode::Nearest), op,
             ": align_corners applies to bilinear mode only (as in PyTorch)");
+  // A scale the output size did not come from would map output pixels past the input.
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = s[s.size() - 2 + static_cast<size_t>(i)];
+    DDL_CHECK(p.scales[i] <= 0 || upsample_out_size(in, p.scales[i]) == p.output_size[i], op, ": scale factor ",
+              p.scales[i], " of input ", s, " gives size ", upsample_out_size(in, p.scales[i]),
+              ", not the output size ", p.output_size[i]);
+  }
   return s.size() == 4 ? s : Shape{1, s[0], s[1], s[2]};
 }
 

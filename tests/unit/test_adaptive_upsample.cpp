@@ -372,4 +372,10 @@ TEST_CASE("adaptive pooling and interpolate: errors") {
   REQUIRE_THROWS_WITH(interpolate(Variable(x), scaled({-1.0, 1.0}, kNearest)),
                       Catch::Contains("scale_factor must be positive"));
   REQUIRE_THROWS_WITH(upsample2d(zeros({1, 2, 4, 4}, DType::Int64), {}), Catch::Contains("float32 or float64"));
+  // A scale that does not give the output size would read (and the backward write) past the input.
+  Upsample2dParams p;
+  p.output_size = {8, 8}, p.scales = {0.25, 2.0}, p.mode = InterpolateMode::Bilinear;
+  REQUIRE_THROWS_WITH(upsample2d(x, p),
+                      Catch::Contains("scale factor 0.25") && Catch::Contains("not the output size 8"));
+  REQUIRE_THROWS_WITH(upsample2d_backward(zeros({1, 2, 8, 8}), x.shape(), p), Catch::Contains("scale factor 0.25"));
 }
