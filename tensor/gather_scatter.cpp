@@ -24,6 +24,13 @@ void require_same_device(const Tensor& t, const Tensor& other, const char* what,
             describe(t), " is on ", t.device(), "; move it with .to()");
 }
 
+void require_no_internal_overlap(const Tensor& t, const char* op) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    DDL_CHECK(t.strides()[d] != 0 || t.size(d) <= 1, op, ": more than one element of the written-to tensor ",
+              describe(t), " refers to a single memory location (dim ", d,
+              " is expanded, stride 0); clone() it first, as PyTorch requires");
+}
+
 std::pair<int64_t, int64_t> index_min_max(const Tensor& index) {
   // One read-back for both bounds. On CUDA it waits for the device; PyTorch's CUDA
   // kernels instead assert on the device and fail at the next synchronisation.
@@ -85,6 +92,7 @@ const Tensor& scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& in
                                bool check_range) {
   const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
   check_gather_scatter(self, d, index, &src, "scatter_add_", check_range);
+  detail::require_no_internal_overlap(self, "scatter_add_");
   if (self.dim() == 0) return self.add_(src.to(self.dtype()));
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
   return self;
@@ -146,6 +154,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
   check_gather_scatter(self, d, index, &src, "scatter_");
+  detail::require_no_internal_overlap(self, "scatter_");
   if (self.dim() == 0) return self.copy_(src);
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
   return self;

@@ -102,6 +102,9 @@ Tensor nonzero(const Tensor& t);
 namespace detail {
 // Throws, naming `op` and both tensors, unless `other` is defined and on t's device.
 void require_same_device(const Tensor& t, const Tensor& other, const char* what, const char* op);
+// Throws, naming `op`, when t has an expanded dim (stride 0, size > 1): an in-place
+// scatter into it would write one element from several places (PyTorch refuses too).
+void require_no_internal_overlap(const Tensor& t, const char* op);
 // The smallest and largest value of a non-empty integer tensor. Reads them back to
 // the host: on CUDA this waits for the device (PyTorch checks on the device instead).
 std::pair<int64_t, int64_t> index_min_max(const Tensor& index);

@@ -409,6 +409,24 @@ TEST_CASE("indexing errors name the op, the index and the dim size", "[indexing]
                  masked_fill_(t, mask({1}, {1, 1, 1}), 1.0);
                }),
                Contains("masked_fill_: mask bool[1, 1, 1] does not broadcast to self float32[3, 4]"));
+  // Writing into an expanded view would write one element from several places.
+  const Tensor expanded = zeros({3, 1}).expand({3, 4});
+  REQUIRE_THAT(error_of([&] {
+                 scatter_(expanded, 1, ints({0, 1, 2}, {3, 1}), 1.0);
+               }),
+               Contains("scatter_: more than one element of the written-to tensor"));
+  REQUIRE_THAT(error_of([&] {
+                 scatter_add_(expanded, 0, ints({0}, {1, 1}), ones({1, 1}));
+               }),
+               Contains("scatter_add_: more than one element") && Contains("dim 1 is expanded"));
+  REQUIRE_THAT(error_of([&] {
+                 index_put_(expanded, {ints({0, 2})}, ones({4}), true);
+               }),
+               Contains("index_put_: more than one element"));
+  // Size-1 stride-0 dims (a scalar expanded to [1]) hold one element each: allowed.
+  const Tensor one = zeros({1}).expand({1, 1});
+  scatter_(one, 0, ints({0}, {1, 1}), 5.0);
+  REQUIRE(one.item() == 5.0);
 }
 
 TEST_CASE("gradients of indexing", "[indexing][grad]") {
