@@ -1,9 +1,10 @@
-// CUDA sort, topk and kthvalue rows (one stable segmented sort per call, see
-// Note [CUDA sort keys]) and the scatter of sort_backward. Results equal the
-// CPU's (tensor/cpu/sort.cpp) bit for bit: same order, same tie rule, NaN
-// above every number. topk and kthvalue sort whole rows and keep the first k:
+// CUDA sort, topk and kthvalue rows (one stable segmented sort per call, a
+// device-wide radix sort for a single row; see Note [CUDA sort keys]) and the
+// scatter of sort_backward. Results equal the CPU's (tensor/cpu/sort.cpp) bit
+// for bit: same order, same tie rule, NaN above every number. topk and kthvalue sort whole rows and keep the first k:
 // correct and simple, not a selection algorithm.
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "tensor/cuda/common.h"
@@ -113,12 +114,22 @@ void sort_rows_cuda(const Tensor& x, int64_t k, bool descending, Tensor& values,
     int64_t* off = offsets.data<int64_t>();
     make_keys<<<blocks_for(total), kBlockThreads, 0, s>>>(x.data<scalar_t>(), total, n, descending, kin, cin, off);
     DDL_CUDA_KERNEL_CHECK();
+    // One row: a device-wide radix sort (stable too, so the same result) uses the whole GPU,
+    // where the segmented sort would give the row to a single thread block.
     size_t scratch_bytes = 0;
-    DDL_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, scratch_bytes, kin, kout, cin, cout, total, rows,
-                                                             off, off + 1, s));
+    if (rows == 1)
+      DDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratch_bytes, kin, kout, cin, cout, total, 0,
+                                                     int(sizeof(K) * 8), s));
+    else
+      DDL_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, scratch_bytes, kin, kout, cin, cout, total,
+                                                               rows, off, off + 1, s));
     const Tensor scratch = empty({static_cast<int64_t>(scratch_bytes > 0 ? scratch_bytes : 1)}, bytes);
-    DDL_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(scratch.raw_data(), scratch_bytes, kin, kout, cin, cout,
-                                                             total, rows, off, off + 1, s));
+    if (rows == 1)
+      DDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.raw_data(), scratch_bytes, kin, kout, cin, cout, total, 0,
+                                                     int(sizeof(K) * 8), s));
+    else
+      DDL_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(scratch.raw_data(), scratch_bytes, kin, kout, cin, cout,
+                                                               total, rows, off, off + 1, s));
     take_first_k<<<blocks_for(rows * k), kBlockThreads, 0, s>>>(x.data<scalar_t>(), cout, rows, n, k,
                                                                 values.data<scalar_t>(), indices.data<int64_t>());
     DDL_CUDA_KERNEL_CHECK();
