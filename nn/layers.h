@@ -187,6 +187,11 @@ std::shared_ptr<Module> to_module_ptr(T&& m) {
     static_assert(!std::is_lvalue_reference_v<T>,
                   "Sequential: pass a module as a temporary (nn::Linear(4, 8)), std::move it, or pass a "
                   "std::shared_ptr to share it (see Note [Copying modules] in nn/module.h)");
+    // A module class that declares a destructor or copy constructor has no implicit move:
+    // std::move would pick the copy, which throws at run time (Note [Copying modules]).
+    static_assert(std::is_nothrow_move_constructible_v<M>,
+                  "Sequential: this module class cannot be moved (it declares a destructor or a copy "
+                  "constructor, so it has no implicit move constructor); pass a std::shared_ptr to it");
     return std::make_shared<M>(std::move(m));
   }
 }

@@ -133,7 +133,10 @@ std::ostream& operator<<(std::ostream& os, const Module& m);
 // at compile time without also rejecting the copy clone() itself makes: a derived class's
 // copy constructor is public and implicit. Modules with no registrations (pooling,
 // activations) hold nothing to share, so their copies are whole copies and are allowed;
-// moves are allowed too, since the moved-from module keeps nothing.
+// moves are allowed too, since the moved-from module keeps nothing. Still refused at run
+// time, where C++ copies: std::vector<nn::Linear>{a, b} (an initializer_list copies), and a
+// module class of the user's that declares a destructor (it has no implicit move, so
+// std::move copies; Sequential's variadic constructor rejects such a class at compile time).
 
 // Note [Cloning]
 // A module is clonable when it derives from Cloneable<T> instead of Module and
