@@ -4,12 +4,17 @@
 // clone() of every loss module, brace-initialised rectangular pooling kernels, and
 // Note [Copying modules]: a copy that would share state is refused, moves are not.
 // Golden values: tests/golden/module_api.py.
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "autograd/functions.h"
+#include "nn/checkpoint.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
 #include "optim/sgd.h"
@@ -182,6 +187,19 @@ TEST_CASE("a shared submodule: its parameters once, its state under every name",
   sum(head->weight).backward();
   opt.step();
   REQUIRE(allclose(head->weight.data(), sub(before, 1.0), 1e-6, 1e-6));
+
+  // A checkpoint round trip keeps the values, and the tie: loading writes into the one storage.
+  const std::string path = std::filesystem::temp_directory_path() / ("ddl_tied_" + std::to_string(getpid()));
+  nn::save_state(*net, path);
+  auto fresh = std::make_shared<Net>();
+  nn::load_state(*fresh, path);
+  std::filesystem::remove(path);
+  auto fresh_head = std::dynamic_pointer_cast<nn::Linear>((*fresh->head)[1]);
+  REQUIRE(allclose(fresh_head->weight.data(), head->weight.data(), 0, 0));
+  const auto state = fresh->named_state();
+  const auto tied = std::find_if(state.begin(), state.end(), [](const auto& kv) { return kv.first == "tied.weight"; });
+  REQUIRE(tied != state.end());
+  REQUIRE(tied->second.data().raw_data() == fresh_head->weight.data().raw_data());
 }
 
 TEST_CASE("Sequential: LibTorch's variadic constructor", "[nn][module_api]") {
