@@ -2,6 +2,7 @@
 // Open MPI and Slurm variables). The input is lines "INDEX VALUE": the first byte of a line
 // picks one of the variables below, the rest is its value. HOME is a private folder, so a
 // derived token's ~/.ddl/secret is made there; DDL_JOB_TOKEN_FILE is not fuzzed (a path).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -56,9 +57,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t end = in.find('\n', at);
     if (end == std::string::npos) end = in.size();
     if (end > at) {
-      const char* name = kNames[static_cast<uint8_t>(in[at]) % kCount];
-      // setenv stops at a NUL, as the real environment would.
-      setenv(name, in.substr(at + 1, end - at - 1).c_str(), 1);
+      const size_t k = static_cast<uint8_t>(in[at]) % kCount;
+      // putenv with strings this harness owns: glibc's setenv never frees a value it
+      // copied (stdlib/setenv.c keeps them in known_values), past 2 GB in an hour here.
+      // Unset first, so the environment never points at a string being replaced.
+      static std::string slots[kCount];
+      unsetenv(kNames[k]);
+      std::string value = in.substr(at + 1, end - at - 1);
+      value.resize(std::min(value.size(), value.find('\0')));  // a NUL ends it, as in a real environment
+      slots[k] = std::string(kNames[k]) + "=" + value;
+      putenv(slots[k].data());
     }
     at = end + 1;
   }
