@@ -25,6 +25,7 @@ int main(int argc, char** argv) try {
   if (o.threads > 0) set_num_threads(o.threads);
   const dist::LaunchEnv env = dist::read_launch_env();
   const Device device = apps::training_device(o, env.local_rank);  // cpu, or cuda:LOCAL_RANK
+  apps::prepare_shared_gpu(o, env);                                // --share-gpu: before NCCL starts
 
   // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1:
   //    gloo for CPU tensors, nccl for CUDA tensors.

@@ -90,6 +90,10 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu or cuda (under ddlrun, rank with LOCAL_RANK i uses GPU i)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  app.add_flag("--share-gpu", o.share_gpu,
+               "with --device cuda: more ranks than GPUs on a node, rank with LOCAL_RANK i on GPU i % GPUs; NCCL "
+               "then takes each rank for a host of its own and connects them over sockets (to try multi-process "
+               "DDP on one GPU, not for speed)");
   app.add_option("--backend", o.backend,
                  "process group backend: auto (gloo for cpu, nccl for cuda), gloo, or nccl "
                  "(CUDA tensors over NCCL; host-side metrics still over gloo)")
@@ -154,6 +158,7 @@ TrainOptions parse_options(int argc, char** argv) {
                                                                        "--backend nccl (or auto) with --device cuda"
                                                                      : nullptr;
   if (mismatch) usage_error(mismatch);
+  if (o.share_gpu && o.device != "cuda") usage_error("--share-gpu needs --device cuda");
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
   if (o.eval_only && !o.load.empty() && !o.snapshot.empty())
     usage_error("--eval-only evaluates either --load or --snapshot, not both");

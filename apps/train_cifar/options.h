@@ -23,6 +23,7 @@ struct TrainOptions {
   int threads = 0;  // 0: all cores
   int64_t loader_workers = 1;
   std::string device = "cpu";    // cpu | cuda (cuda:LOCAL_RANK under ddlrun)
+  bool share_gpu = false;        // ranks of a node share its GPUs (local rank % GPUs)
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
   int64_t log_every = 50;

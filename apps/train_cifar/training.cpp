@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "dist/init.h"
 #include "tensor/devices.h"
@@ -13,9 +15,24 @@ Device training_device(const TrainOptions& o, int local_rank) {
   if (o.device == "cpu") return Device::cpu();
   const int n = cuda::device_count();
   DDL_CHECK(n > 0, "--device cuda: no GPU available (ddl::cuda::device_count() is 0); use --device cpu");
-  DDL_CHECK(local_rank >= 0 && local_rank < n, "--device cuda: local rank ", local_rank,
-            " has no GPU of its own: this node has ", n, " GPU(s); start at most ", n, " processes per node");
+  DDL_CHECK(local_rank >= 0, "--device cuda: negative local rank ", local_rank);
+  if (o.share_gpu) return Device::cuda(local_rank % n);
+  DDL_CHECK(local_rank < n, "--device cuda: local rank ", local_rank, " has no GPU of its own: this node has ", n,
+            " GPU(s); start at most ", n, " processes per node, or pass --share-gpu");
   return Device::cuda(local_rank);
+}
+
+void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env) {
+  if (!o.share_gpu || env.world_size < 2) return;
+  // NCCL refuses two ranks of a communicator on one GPU of one host ("Duplicate GPU
+  // detected", NVIDIA/nccl#418); a host id of its own per rank (NCCL_HOSTID, read by its
+  // getHostHash) makes it connect them as separate hosts, over its socket transport.
+  const std::string id = "ddl-shared-gpu-rank-" + std::to_string(env.rank);
+  setenv("NCCL_HOSTID", id.c_str(), /*overwrite=*/0);
+  if (env.local_world_size == env.world_size) {  // one node: the loopback reaches every rank
+    setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+    setenv("NCCL_IB_DISABLE", "1", 0);
+  }
 }
 
 std::string process_group_backend(const TrainOptions& o) {

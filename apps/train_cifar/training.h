@@ -14,10 +14,14 @@
 
 namespace ddl::apps {
 
-// The CPU, or cuda:local_rank (one GPU per process: LOCAL_RANK under ddlrun, 0 alone).
-// Throws ddl::Error "--device cuda: no GPU available ..." when there is none, and names
-// the GPU count when local_rank has no GPU of its own.
+// The CPU, or cuda:local_rank (one GPU per process: LOCAL_RANK under ddlrun, 0 alone;
+// cuda:(local_rank % GPUs) with --share-gpu). Throws ddl::Error "--device cuda: no GPU
+// available ..." when there is none, and names the GPU count when local_rank has no GPU
+// of its own.
 Device training_device(const TrainOptions& o, int local_rank);
+// --share-gpu in a multi-process job: sets this rank's NCCL_HOSTID (and, on one node, the
+// loopback as NCCL's socket interface) unless the user set them. Call before NCCL starts.
+void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env);
 
 // The init_process_group backend: "gloo" for --device cpu; for cuda "auto", which sends
 // CUDA tensors (gradients, weights) over nccl and the host-side metrics over gloo.

@@ -1,5 +1,5 @@
 // train_cifar's device flags where no GPU is usable: --device cuda says there is no GPU,
-// and --backend nccl needs --device cuda. train_cifar is found next to this test's build
+// and --backend nccl and --share-gpu need --device cuda. train_cifar is found next to this test's build
 // folder (build/apps/train_cifar); where it is not built, this program reports itself skipped.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,4 +54,8 @@ TEST_CASE("train_cifar --device cuda without a GPU says so", "[dist][apps]") {
   INFO(out);
   CHECK(status == 2);
   CHECK_THAT(out, Catch::Contains("--backend nccl needs --device cuda"));
+  auto [share_status, share_out] = run("'" + exe + "' --share-gpu" + common);
+  INFO(share_out);
+  CHECK(share_status == 2);
+  CHECK_THAT(share_out, Catch::Contains("--share-gpu needs --device cuda"));
 }
