@@ -29,9 +29,31 @@ namespace ddl::dist {
 using detail::GlooCall;
 using detail::Traffic;
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer's annotation interface (compiler-rt, tsan_interface_ann.cpp).
+extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
+#endif
+
 namespace {
+// The message of an exception Gloo handed to this thread. Gloo's network thread builds it
+// (libstdc++ keeps it in a copy-on-write string) and passes it on under Gloo's own locks,
+// which ThreadSanitizer cannot see (libgloo is not instrumented): it would report this
+// read as racing with that write. So it is copied once, with TSan's reads ignored for the
+// copy only, and everything after reads the copy. See tests/sanitize/tsan.supp.
+std::string gloo_message(const std::exception& e) {
+#if defined(__SANITIZE_THREAD__)
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  std::string copy(e.what());
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  return copy;
+#else
+  return e.what();
+#endif
+}
+
 // Gloo's timeouts say "Timed out waiting ..."; everything else is a broken connection.
-bool is_timeout(const std::exception& e) { return std::string(e.what()).find("imed out") != std::string::npos; }
+bool is_timeout(const std::string& gloo_what) { return gloo_what.find("imed out") != std::string::npos; }
 
 // -1: the variable decides (unset or empty: `unset_means`); otherwise the option does.
 bool option_or_env(int option, const char* var, bool unset_means) {
@@ -169,11 +191,12 @@ void ProcessGroupGloo::execute(Task& task) {
   } catch (const std::exception& e) {
     // Gloo's IoException (peer gone, timeout) or an enforce failure mid-transfer: the
     // connections are in an unknown state, so the whole group is unusable from here on.
-    const bool timed_out = is_timeout(e);
+    const std::string what = gloo_message(e);
+    const bool timed_out = is_timeout(what);
     const bool via_shm = dynamic_cast<const detail::ShmError*>(&e) != nullptr;
     const auto& mesh = static_cast<const detail::MeshContext&>(*ctx_);  // connect_mesh made it one
     std::string address;
-    const int peer = via_shm ? -1 : mesh.peer_in_message(e.what(), &address);
+    const int peer = via_shm ? -1 : mesh.peer_in_message(what, &address);
     // See Note [Naming the failed peer]. Which peer went quiet is not in Gloo's timeout
     // message; when each last answered tells.
     std::string heard;
@@ -183,7 +206,7 @@ void ProcessGroupGloo::execute(Task& task) {
         detail::peer_failure_message(log_prefix() + " " + task.desc, task.peers, peer, address, timed_out,
                                      "no answer within " + std::to_string(opts_.timeout.count()) + " ms (" + heard +
                                          "): a rank hangs, waits in a different call, or the link to it is down",
-                                     (via_shm ? "" : "gloo: ") + std::string(e.what()));
+                                     (via_shm ? "" : "gloo: ") + what);
     mark_broken(msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
   }
@@ -200,10 +223,11 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
   try {
     all = detail::gloo_exchange_records(call, mine, &traffic);
   } catch (const std::exception& e) {
+    const std::string what = gloo_message(e);
     std::string address;  // a dead peer is named as dead (see Note [Naming the failed peer])
-    const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(e.what(), &address);
+    const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(what, &address);
     std::string msg =
-        detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(e), opts_.timeout, e.what());
+        detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(what), opts_.timeout, what);
     mark_broken(msg);
     throw Error(msg);
   }
@@ -257,7 +281,8 @@ void ProcessGroupGloo::p2p_loop() {
         p.work->finish(std::current_exception());
         continue;
       }
-      const bool timed_out = is_timeout(e);
+      const std::string what = gloo_message(e);
+      const bool timed_out = is_timeout(what);
       // A peer that went quiet cannot be told from one that waits in another call; say
       // both, and when it last answered, rather than guess.
       const std::string msg = detail::peer_failure_message(
@@ -265,7 +290,7 @@ void ProcessGroupGloo::p2p_loop() {
           "rank " + std::to_string(p.peer) + " stopped answering: nothing from it within " +
               std::to_string(opts_.timeout.count()) + " ms (" + last_heard(p.peer) +
               "): it hangs, waits in a different call, or the link to it is down",
-          std::string("gloo: ") + e.what());
+          "gloo: " + what);
       mark_broken(msg);
       p.work->finish(std::make_exception_ptr(Error(msg)));
     }
