@@ -1,20 +1,15 @@
 # Golden values for tests/unit/test_conv_transpose.cpp, test_adaptive_upsample.cpp
 # and tests/nn/test_losses.cpp, from PyTorch 1.13. Inputs are closed-form
-# sequences (seq below, as in conv_pool.py), rebuilt identically in C++.
+# sequences (seq, golden_seq.py), rebuilt identically in C++.
 # Run: /usr/bin/python3 tests/golden/conv_losses.py
-import math
 import warnings
 
 import torch
 import torch.nn.functional as F
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
 warnings.filterwarnings("ignore")  # kl_div's note on reduction="mean"
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def emit(name, t):

@@ -1,16 +1,11 @@
 # Golden values for tests/unit/test_conv.cpp and test_pool.cpp, from PyTorch.
-# Inputs come from closed-form sequences (seq below), rebuilt identically in C++,
+# Inputs come from closed-form sequences (seq, golden_seq.py), rebuilt identically in C++,
 # so no data files are needed. Run: python3 tests/golden/conv_pool.py
-import math
 import torch
 import torch.nn.functional as F
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def emit(name, t):

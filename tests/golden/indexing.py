@@ -1,18 +1,13 @@
 # Golden values for tests/unit/test_join.cpp and test_indexing.cpp, from PyTorch 1.13.
-# Inputs are closed-form sequences (seq below) and literal index lists, rebuilt
+# Inputs are closed-form sequences (seq, golden_seq.py) and literal index lists, rebuilt
 # identically in C++. For each case: the forward values, and a checksum of the
 # input gradient for the cotangent seq(y.shape, 0.9, 0.1).
 # Run: /usr/bin/python3 tests/golden/indexing.py
-import math
 import torch
 import torch.nn.functional as F
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def emit(name, t):

@@ -1,20 +1,15 @@
 # Golden values for tests/nn/test_module_api.cpp, from PyTorch 1.13: the names and
 # order of named_modules / named_buffers / named_parameters / state_dict for a nested
 # model with a shared submodule, NLLLoss with class weights and ignore_index for every
-# reduction (values and input gradients), and 2x4 max / average pooling. Inputs are closed-form sequences (seq below, as in
-# conv_losses.py), rebuilt identically in C++.
+# reduction (values and input gradients), and 2x4 max / average pooling. Inputs are
+# closed-form sequences (seq, golden_seq.py), rebuilt identically in C++.
 # Run: /usr/bin/python3 tests/golden/module_api.py
-import math
 
 import torch
 import torch.nn as nn
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def emit(name, t):

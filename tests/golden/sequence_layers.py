@@ -6,17 +6,12 @@
 # Each case: the outputs' values, then the checksum of each input's gradient and of
 # each parameter's gradient (named_parameters order) for the loss
 #   sum_i sum(out_i * seq(out_i.shape, 0.9, 0.1 + 0.3 i)).
-import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def checksum(t):

@@ -1,15 +1,11 @@
 # Golden values for tests/unit/test_sort_scan.cpp and test_einsum.cpp, from PyTorch.
-# Inputs come from closed-form sequences (seq below), rebuilt identically in C++,
+# Inputs come from closed-form sequences (seq, golden_seq.py), rebuilt identically in C++,
 # so no data files are needed. Run: /usr/bin/python3 tests/golden/sort_scan_einsum.py
 import math
 import torch
+from golden_seq import seq
 
 torch.set_default_dtype(torch.float64)
-
-
-def seq(shape, a, b, scale=1.0):
-    n = math.prod(shape)
-    return torch.tensor([scale * math.sin(a * i + b) for i in range(n)]).reshape(shape)
 
 
 def emit(name, t):
