@@ -1,6 +1,8 @@
 // Deferred device errors (Note [Deferred device errors] in tensor/cuda/common.h):
 // one DeviceErrorRecord per GPU in mapped page-locked memory, and the host side
-// that raises it. Only cross-entropy's target check writes records so far.
+// that raises it. Two kinds share the record (common.h has no kind field):
+// cross-entropy's target records (inner >= 1: positions per sample) and index
+// records (inner == 0: `value` outside [0, classes), as sort_backward's check).
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -81,9 +83,11 @@ void raise_device_errors(int device) {
                                                                     : "cross_entropy";
     *r = DeviceErrorRecord{};  // raised once: later calls on this GPU start clean
   }
+  const std::string where = " (found on cuda:" + std::to_string(device) + " by an earlier call)";
+  // Worded as the CPU's check of the same index (tensor/cpu/sort.cpp), plus where it was found.
+  DDL_CHECK(e.inner != 0, op, ": index ", e.value, " out of range [0, ", e.classes, ")", where);
   const int64_t S = e.inner > 0 ? e.inner : 1;
-  nll_math::target_error(e.value, e.index / S, e.index % S, S, e.classes,
-                         (op + " (found on cuda:" + std::to_string(device) + " by an earlier call)").c_str());
+  nll_math::target_error(e.value, e.index / S, e.index % S, S, e.classes, (op + where).c_str());
 }
 
 }  // namespace ddl::cuda::detail
