@@ -231,6 +231,7 @@ class CrossEntropyLoss : public Module {
   std::shared_ptr<Module> clone() const override;  // the same options, a copy of the weight
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   CrossEntropyOptions opts_;
   Variable weight_;
 };

@@ -24,6 +24,7 @@ class NLLLoss : public Module {
   std::shared_ptr<Module> clone() const override;
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   NLLLossOptions opts_;
   Variable weight_;
 };
@@ -36,6 +37,7 @@ class L1Loss : public Cloneable<L1Loss> {
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   Reduction reduction_;
 };
 
@@ -48,6 +50,7 @@ class SmoothL1Loss : public Cloneable<SmoothL1Loss> {
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   Reduction reduction_;
   double beta_;
 };
@@ -61,6 +64,7 @@ class HuberLoss : public Cloneable<HuberLoss> {
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   Reduction reduction_;
   double delta_;
 };
@@ -74,6 +78,7 @@ class BCELoss : public Module {
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   Variable weight_;
   Reduction reduction_;
 };
@@ -87,6 +92,7 @@ class BCEWithLogitsLoss : public Module {
   Variable operator()(const Variable& z, const Variable& y) const { return forward(z, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   Variable weight_, pos_weight_;
   Reduction reduction_;
 };
@@ -101,6 +107,7 @@ class KLDivLoss : public Cloneable<KLDivLoss> {
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
  private:
+  using Module::forward;  // a loss takes (input, target); Sequential's one-input forward stays out of reach
   KLDivReduction reduction_;
   bool log_target_;
 };
