@@ -48,6 +48,10 @@ void fill_cpu(const Tensor& t, uint64_t seed, uint64_t offset, const Transform& 
 
 // A new tensor of `opts` drawn on its own device; reserves numel counters.
 Tensor generate(const Shape& shape, Generator& gen, TensorOptions opts, const Transform& tr) {
+  // 16-bit floats are drawn in float32 and rounded once (the same conversion on every
+  // device), as PyTorch draws them in float.
+  if (is_reduced_float(opts.dtype))
+    return generate(shape, gen, TensorOptions(DType::Float32, opts.device), tr).to(opts.dtype);
   Tensor t = empty(shape, opts);
   const Generator::Draw draw = gen.reserve(static_cast<uint64_t>(t.numel()));
   if (t.numel() == 0) return t;
@@ -118,7 +122,9 @@ const Tensor& uniform_(const Tensor& t, double low, double high, Generator& gen)
 
 const Tensor& normal_(const Tensor& t, double mean, double std, Generator& gen) {
   DDL_CHECK(std >= 0, "normal_: std must be non-negative, got ", std);
-  t.copy_(add(mul(randn(t.shape(), gen, TensorOptions(t.dtype(), t.device())), std), mean));
+  // A 16-bit tensor is drawn and scaled in float32 and rounded once, by copy_.
+  const DType dt = is_reduced_float(t.dtype()) ? DType::Float32 : t.dtype();
+  t.copy_(add(mul(randn(t.shape(), gen, TensorOptions(dt, t.device())), std), mean));
   return t;
 }
 

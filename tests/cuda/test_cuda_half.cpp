@@ -97,3 +97,23 @@ TEST_CASE("bf16 autocast on CUDA: a linear layer runs in bf16, its float32 weigh
   REQUIRE(wc.grad().dtype() == DType::Float32);
   REQUIRE(allclose(wc.grad().to(Device::cpu()), wh.grad(), 2e-2, 2e-2));
 }
+
+TEST_CASE("16-bit random draws and dropout on CUDA equal the CPU's", "[cuda][half][random]") {
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    Generator gc(6), gg(6);
+    REQUIRE(bits(rand({1000}, gg, {h, kCuda})) == bits(rand({1000}, gc, h)));
+    REQUIRE(bits(bernoulli({1000}, 0.4, gg, {h, kCuda})) == bits(bernoulli({1000}, 0.4, gc, h)));
+    Tensor ug = empty({1000}, {h, kCuda}), uc = empty({1000}, h);
+    uniform_(ug, -1.0, 2.0, gg);
+    uniform_(uc, -1.0, 2.0, gc);
+    REQUIRE(bits(ug) == bits(uc));
+    // randn's log and cos may differ by an ulp between glibc and libdevice (random.cu).
+    require_close(randn({1000}, gg, {h, kCuda}), randn({1000}, gc, h), h);
+    Generator gx(9);
+    const Tensor x = randn({64, 33}, gx).to(h);
+    const Tensor yg = dropout(Variable(x.to(kCuda)), 0.1, true, gg).data();
+    const Tensor yc = dropout(Variable(x), 0.1, true, gc).data();
+    REQUIRE(bits(yg) == bits(yc));
+  }
+}

@@ -185,3 +185,23 @@ TEST_CASE("VGG-11 (with and without BatchNorm) and ResNet-18 train under bf16 au
     }
   }
 }
+
+TEST_CASE("a TransformerEncoderLayer with dropout trains under bf16 autocast", "[autocast][dropout]") {
+  // Its second dropout sees linear2's bfloat16 output: the mask is drawn for a 16-bit input.
+  manual_seed(3);
+  nn::TransformerEncoderLayer layer(16, 2, {.dim_feedforward = 32, .dropout = 0.2, .batch_first = true});
+  Generator g(8);
+  const Tensor x = randn({4, 5, 16}, g);
+  Variable out;
+  {
+    autocast::Guard guard(DType::BFloat16);
+    out = layer.forward(Variable(x));
+  }
+  REQUIRE(std::isfinite(sum(out.data().to(DType::Float32)).item()));
+  out.to(DType::Float32).mean().backward();
+  for (const Variable& p : layer.parameters()) {
+    REQUIRE(p.dtype() == DType::Float32);
+    REQUIRE(p.grad().defined());
+    REQUIRE(std::isfinite(sum(p.grad()).item()));
+  }
+}

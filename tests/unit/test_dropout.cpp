@@ -53,6 +53,25 @@ TEST_CASE("dropout: the same generator state gives the same mask", "[dropout]") 
   REQUIRE(to_vector<float>(ya) != to_vector<float>(yc));
 }
 
+TEST_CASE("dropout of a 16-bit input scales in float32 and rounds once", "[dropout][half]") {
+  // 1 / (1 - 0.1) is 1.109375 in bfloat16: a 16-bit mask would shrink every kept value.
+  const double p = 0.1;
+  for (const DType h : {DType::BFloat16, DType::Float16}) {
+    INFO(h);
+    Generator a(12), b(12);
+    const Tensor x = test::random_double({40, 50}, 3, -2.0, 2.0).to(h);
+    Variable xv(x, true);
+    Variable y = dropout(xv, p, true, a);
+    REQUIRE(y.data().dtype() == h);
+    const Tensor mask = mul(bernoulli(x.shape(), 1.0 - p, b), 1.0 / (1.0 - p));  // float32
+    REQUIRE(to_vector<double>(y.data()) == to_vector<double>(mul(x.to(DType::Float32), mask).to(h)));
+    const Tensor g = test::random_double({40, 50}, 4, -1.0, 1.0).to(h);
+    y.backward(g);
+    REQUIRE(xv.grad().dtype() == h);
+    REQUIRE(to_vector<double>(xv.grad()) == to_vector<double>(mul(g.to(DType::Float32), mask).to(h)));
+  }
+}
+
 TEST_CASE("dropout: gradient is mask / (1 - p)", "[dropout][grad]") {
   const double p = 0.4;
   Generator gen(5);

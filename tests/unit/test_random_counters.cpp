@@ -3,7 +3,7 @@
 // Checked against an independent re-derivation from philox4x32 (the Random123-checked
 // public function) and the documented formulas, and against draw_element, the
 // __host__ __device__ function tensor/cuda/random.cu runs on the GPU, compiled here
-// for the host. tests/cuda/test_cuda_random.cpp compares real GPU draws with the CPU's.
+// for the host. tests/cuda/test_cuda_core.cpp compares real GPU draws with the CPU's.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -54,6 +54,28 @@ TEST_CASE("rand, bernoulli, randint, uniform_ follow the shared counter scheme b
   }
   const auto uv = to_vector<double>(u);
   for (int64_t i = 0; i < 50; ++i) REQUIRE(same_bits(uv[i], std::fma(5.0, uniforms(seed, 1454, i, true).first, -2.0)));
+}
+
+TEST_CASE("16-bit draws are the float32 draws rounded once, on the same counters", "[random][half]") {
+  for (const DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    Generator a(41), b(41);
+    const Tensor r = rand({300}, a, h), n = randn({300}, a, h), m = bernoulli({300}, 0.3, a, h);
+    Tensor u = empty({300}, h), v = empty({300}, h);
+    uniform_(u, -2.0, 3.0, a);
+    normal_(v, 1.0, 0.5, a);
+    REQUIRE(r.dtype() == h);
+    REQUIRE(m.dtype() == h);
+    REQUIRE(to_vector<double>(r) == to_vector<double>(rand({300}, b).to(h)));
+    REQUIRE(to_vector<double>(n) == to_vector<double>(randn({300}, b).to(h)));
+    REQUIRE(to_vector<double>(m) == to_vector<double>(bernoulli({300}, 0.3, b).to(h)));
+    Tensor uf = empty({300}), vf = empty({300});
+    uniform_(uf, -2.0, 3.0, b);
+    normal_(vf, 1.0, 0.5, b);
+    REQUIRE(to_vector<double>(u) == to_vector<double>(uf.to(h)));
+    REQUIRE(to_vector<double>(v) == to_vector<double>(vf.to(h)));
+    REQUIRE(a.offset() == b.offset());
+  }
 }
 
 TEST_CASE("randn is Box-Muller on the counter's two uniforms", "[random]") {
