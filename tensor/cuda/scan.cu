@@ -33,15 +33,32 @@ __device__ __forceinline__ int64_t scan_step(int64_t acc, int64_t v, bool prod) 
   return static_cast<int64_t>(prod ? a * b : a + b);
 }
 
-// in, out: [outer, n, inner]; one thread per (o, j) line.
+// Inputs a thread loads before it adds them: one dependent load per element
+// would leave each add waiting for memory. The adds keep their order.
+constexpr int kScanUnroll = 8;
+
+// in, out: [outer, n, inner], distinct buffers (the frontend allocates out); one
+// thread per (o, j) line.
 template <typename T, typename Acc>
-__global__ void scan_lines(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool prod, bool reverse) {
+__global__ void scan_lines(const T* __restrict__ in, T* __restrict__ out, int64_t outer, int64_t n, int64_t inner,
+                           bool prod, bool reverse) {
   for (int64_t line = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; line < outer * inner;
        line += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t base = (line / inner) * n * inner + line % inner;
+    const int64_t step = reverse ? -inner : inner;
+    int64_t at = (line / inner) * n * inner + line % inner + (reverse ? (n - 1) * inner : 0);
     Acc acc = prod ? Acc(1) : Acc(0);
-    for (int64_t s = 0; s < n; ++s) {
-      const int64_t at = base + (reverse ? n - 1 - s : s) * inner;
+    int64_t s = 0;
+    for (; s + kScanUnroll <= n; s += kScanUnroll, at += kScanUnroll * step) {
+      T v[kScanUnroll];
+#pragma unroll
+      for (int u = 0; u < kScanUnroll; ++u) v[u] = in[at + u * step];
+#pragma unroll
+      for (int u = 0; u < kScanUnroll; ++u) {
+        acc = scan_step(acc, static_cast<Acc>(v[u]), prod);
+        out[at + u * step] = static_cast<T>(acc);
+      }
+    }
+    for (; s < n; ++s, at += step) {
       acc = scan_step(acc, static_cast<Acc>(in[at]), prod);
       out[at] = static_cast<T>(acc);
     }
