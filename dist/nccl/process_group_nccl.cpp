@@ -15,7 +15,13 @@
 // backoff (20 us doubling to 1 ms while nothing completes; a new launch wakes it), so an idle
 // or slow collective does not burn a core. Past the timeout it aborts the communicators,
 // which releases kernels stuck waiting for a dead peer, and fails every pending Work with a
-// message naming the operation and rank.
+// message naming the operation and rank. An aborted communicator is freed, so comm_mu_
+// orders abort_all against the code that creates, copies or polls one: a communicator is
+// published only while the group is not broken, launches copy their lane under the lock, and
+// a launch that reaches the queue after the group broke is failed and parked, never queued.
+// When `issue` throws (an argument error NCCL caught), a copy or part of a group may already
+// be queued on the lane, so its end event is recorded anyway and the tensors stay referenced
+// until it fires; that Work then fails with the error.
 //
 // Note [NCCL Work::wait]
 // As in PyTorch (ProcessGroupNCCL's WorkNCCL::wait), Work::wait() does not block the host:
@@ -46,6 +52,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "dist/debug_check.h"
 #include "dist/env.h"
@@ -92,7 +99,13 @@ ProcessGroupNccl::~ProcessGroupNccl() {
   cv_.notify_all();
   watchdog_.join();  // it drains pending_: each Work completes, fails or times out (and aborts)
   if (!comms_) return;
-  NcclDeviceGuard g(comms_->device);
+  // Never throws (NcclDeviceGuard does): a group left in init's static state is destroyed at
+  // exit, possibly after the CUDA runtime was torn down; then NCCL is left alone.
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(comms_->device) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
   for (Lane& l : comms_->lanes) {
     if (l.comm == nullptr) continue;
     if (is_broken())
@@ -101,6 +114,7 @@ ProcessGroupNccl::~ProcessGroupNccl() {
       ncclCommDestroy(l.comm);
   }
   if (comms_->scratch) cudaFree(comms_->scratch);
+  cudaSetDevice(previous);
   // The streams come from cuda::Stream::create and live until the process ends.
 }
 
@@ -147,15 +161,30 @@ void ProcessGroupNccl::init_lanes(Comms& c, int first, int last, const void* ids
     l.scratch = c.scratch;
     ncclUniqueId id;
     std::memcpy(&id, static_cast<const char*>(ids) + (i - first) * sizeof(ncclUniqueId), sizeof id);
-    const ncclResult_t res = ncclCommInitRank(&l.comm, size(), id, rank());
-    if (res != ncclSuccess) {
-      l.comm = nullptr;
-      for (int j = first; j < i; ++j) {
-        ncclCommAbort(c.lanes[j].comm);
-        c.lanes[j].comm = nullptr;
+    // Made in a local and published under comm_mu_ only while the group is not broken:
+    // abort_all (which may run meanwhile, see Note [NCCL stream ordering]) never sees it half made.
+    ncclComm_t comm = nullptr;
+    const ncclResult_t res = ncclCommInitRank(&comm, size(), id, rank());
+    bool published = false;
+    if (res == ncclSuccess) {
+      std::lock_guard<std::mutex> lock(comm_mu_);
+      if (!is_broken()) {
+        l.comm = comm;
+        published = true;
+      }
+    }
+    if (!published) {
+      if (res == ncclSuccess) ncclCommAbort(comm);
+      {
+        std::lock_guard<std::mutex> lock(comm_mu_);
+        for (int j = first; j < i; ++j) {
+          if (c.lanes[j].comm) ncclCommAbort(c.lanes[j].comm);
+          c.lanes[j].comm = nullptr;
+        }
       }
       DDL_NCCL_CHECK(res, nullptr,
                      what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
+      DDL_CHECK(false, what, ": the group broke while the communicators were made: ", broken_reason());
     }
   }
 }
@@ -165,15 +194,22 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
     DDL_CHECK(comms_->device == device, log_prefix(), " ", desc,
               ": this nccl group communicates on cuda:", comms_->device, " but the tensor is on cuda:", device,
               "; a group serves one GPU per process (move the tensor, or create another group)");
-    if (p2p && !comms_->has_p2p()) {
-      // Launches are serialised by launch_mu_: only this thread touches the lanes now.
+    if (p2p && !comms_->p2p_tried) {
+      // Launches are serialised by launch_mu_: only this thread creates lanes now.
+      comms_->p2p_tried = true;
       const std::string what =
           log_prefix() + " ProcessGroupNccl: creating the send/recv communicators on cuda:" + std::to_string(device) +
           " (first send or recv: " + desc + ")";
-      NcclDeviceGuard g(device);
-      ncclUniqueId ids[2];
-      exchange_unique_ids("nccl/p2p", ids, sizeof ids, what);
-      init_lanes(*comms_, kUpLane, kNumLanes, ids, what);
+      try {
+        NcclDeviceGuard g(device);
+        ncclUniqueId ids[2];
+        exchange_unique_ids("nccl/p2p", ids, sizeof ids, what);
+        init_lanes(*comms_, kUpLane, kNumLanes, ids, what);
+      } catch (const Error& e) {
+        // A retry would reuse the store keys, whose check-in count is already full, and hang.
+        mark_broken(std::string(e.what()) + " (the send/recv communicators cannot be created a second time)");
+        throw;
+      }
     }
     return *comms_;
   }
@@ -182,24 +218,32 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
   const std::string what = log_prefix() +
                            " ProcessGroupNccl: creating the communicators on cuda:" + std::to_string(device) +
                            " (first call: " + desc + ")";
-  NcclDeviceGuard g(device);
-  // Rank 0 makes the unique ids; the others read them from the store. The first call is
-  // the same on every rank, so a first send or recv makes all three lanes at once.
-  ncclUniqueId ids[kNumLanes];
-  const int lanes = p2p ? kNumLanes : 1;
-  exchange_unique_ids(p2p ? "nccl/all" : "nccl", ids, sizeof(ncclUniqueId) * static_cast<size_t>(lanes), what);
-  auto c = std::make_unique<Comms>();
-  c->device = device;
-  DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c->scratch), sizeof(float)), what);
   try {
-    DDL_NCCL_CUDA(cudaMemset(c->scratch, 0, sizeof(float)), what);
-    init_lanes(*c, kCollectiveLane, lanes, ids, what);
-  } catch (...) {
-    cudaFree(c->scratch);
+    NcclDeviceGuard g(device);
+    // Rank 0 makes the unique ids; the others read them from the store. The first call is
+    // the same on every rank, so a first send or recv makes all three lanes at once.
+    ncclUniqueId ids[kNumLanes];
+    const int lanes = p2p ? kNumLanes : 1;
+    exchange_unique_ids(p2p ? "nccl/all" : "nccl", ids, sizeof(ncclUniqueId) * static_cast<size_t>(lanes), what);
+    auto c = std::make_unique<Comms>();
+    c->device = device;
+    c->p2p_tried = p2p;
+    DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c->scratch), sizeof(float)), what);
+    try {
+      DDL_NCCL_CUDA(cudaMemset(c->scratch, 0, sizeof(float)), what);
+      init_lanes(*c, kCollectiveLane, lanes, ids, what);
+    } catch (...) {
+      cudaFree(c->scratch);
+      throw;
+    }
+    std::lock_guard<std::mutex> comm_lock(comm_mu_);
+    std::lock_guard<std::mutex> lock(state_mu_);
+    comms_ = std::move(c);
+  } catch (const Error& e) {
+    // A retry would reuse the store keys, whose check-in count is already full, and hang.
+    mark_broken(std::string(e.what()) + " (the communicators cannot be created a second time)");
     throw;
   }
-  std::lock_guard<std::mutex> lock(state_mu_);
-  comms_ = std::move(c);
   return *comms_;
 }
 
@@ -230,7 +274,13 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   Comms& c = comms_for(device, desc, lane_index != kCollectiveLane);
   const std::string what = log_prefix() + " " + desc;
   NcclDeviceGuard g(c.device);
-  const Lane& lane = c.lanes[lane_index];
+  Lane lane;  // a copy: abort_all may null the communicator meanwhile
+  {
+    std::lock_guard<std::mutex> lock(comm_mu_);
+    lane = c.lanes[lane_index];
+  }
+  if (lane.comm == nullptr) check_usable(desc);  // aborted, or its creation failed: broken either way
+  DDL_ASSERT(lane.comm != nullptr, "no NCCL communicator on lane ", lane_index);
   auto current = static_cast<cudaStream_t>(cuda::current_stream(c.device).handle());
 
   // Everything that can fail before NCCL gets the tensors happens first.
@@ -243,29 +293,46 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->end = l->work->end();
   l->keep = std::move(keep);
   for (auto& [target, staged] : copy_back) l->keep.push_back(staged);
-  l->comm = lane.comm;
+  l->lane = lane_index;
   l->sent = sent;
   l->received = received;
+  l->deadline = Clock::now() + opts_.timeout;
 
-  // See Note [NCCL stream ordering].
+  // See Note [NCCL stream ordering]. A barrier also waits for the point-to-point lanes, so it
+  // completes only after every rank's earlier sends and receives (their streams are set only
+  // under launch_mu_, which we hold).
   {
+    std::vector<cudaStream_t> after = {current};
+    if (kind == OpKind::Barrier)
+      for (int i : {kUpLane, kDownLane})
+        if (c.lanes[i].stream) after.push_back(c.lanes[i].stream);
     cudaEvent_t ready = nullptr;
     DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
-    const cudaError_t rec = cudaEventRecord(ready, current);
-    const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(lane.stream, ready, 0) : rec;
-    cudaEventDestroy(ready);  // released once the wait is satisfied
-    DDL_NCCL_CUDA(wait, what);
+    cudaError_t err = cudaSuccess;
+    for (cudaStream_t s : after) {  // a wait takes the event as last recorded: reuse is safe
+      if (err == cudaSuccess) err = cudaEventRecord(ready, s);
+      if (err == cudaSuccess) err = cudaStreamWaitEvent(lane.stream, ready, 0);
+    }
+    cudaEventDestroy(ready);  // released once the waits are satisfied
+    DDL_NCCL_CUDA(err, what);
   }
   try {
     issue(lane, what);
   } catch (const Error& e) {
     // An argument error leaves the communicator usable; anything else (a peer failed, the
     // network broke) leaves it in an unknown state.
-    ncclResult_t async = ncclSuccess;
-    ncclCommGetAsyncError(lane.comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress) {
+    if (lane_failed(lane_index, nullptr)) {
       mark_broken(e.what());
       park(std::move(l), e.what());  // NCCL may have been given some of the tensors
+      throw;
+    }
+    // A copy or part of a group may be queued already: track it until its end event fires.
+    l->error = std::current_exception();
+    if (cudaEventRecord(l->end, lane.stream) == cudaSuccess) {
+      enqueue(std::move(l));
+    } else {
+      cudaGetLastError();
+      park(std::move(l), e.what());
     }
     throw;
   }
@@ -285,14 +352,36 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
     park(std::move(l), why);
     throw;
   }
-  l->deadline = Clock::now() + opts_.timeout;
   std::shared_ptr<Work> work = l->work;
-  {
-    std::lock_guard<std::mutex> q(mu_);
-    pending_.push_back(std::move(l));
-  }
-  cv_.notify_all();
+  enqueue(std::move(l));
   return work;
+}
+
+void ProcessGroupNccl::enqueue(std::unique_ptr<Launch> l) {
+  {
+    // abort_all marks the group broken before it takes pending_: a launch pushed before that
+    // is failed by abort_all, one that comes later sees the mark here.
+    std::lock_guard<std::mutex> q(mu_);
+    if (!is_broken()) pending_.push_back(std::move(l));
+  }
+  if (l)
+    park(std::move(l), broken_reason());
+  else
+    cv_.notify_all();
+}
+
+bool ProcessGroupNccl::lane_failed(int lane, std::string* why) {
+  std::lock_guard<std::mutex> lock(comm_mu_);
+  ncclComm_t comm = comms_ ? comms_->lanes[lane].comm : nullptr;
+  if (comm == nullptr) return false;
+  ncclResult_t async = ncclSuccess;
+  ncclCommGetAsyncError(comm, &async);
+  if (async == ncclSuccess || async == ncclInProgress) return false;
+  if (why) {
+    const char* last = ncclGetLastError(comm);
+    *why = std::string(ncclGetErrorString(async)) + (last && *last ? std::string(": ") + last : std::string());
+  }
+  return true;
 }
 
 void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
@@ -363,9 +452,8 @@ void ProcessGroupNccl::watchdog_loop() {
           it = pending_.erase(it);
           continue;
         }
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(l.comm, &async);
-        const bool nccl_failed = async != ncclSuccess && async != ncclInProgress;
+        std::string nccl_why;
+        const bool nccl_failed = lane_failed(l.lane, &nccl_why);
         if (q == cudaErrorNotReady && !nccl_failed && Clock::now() <= l.deadline) {
           ++it;
           continue;
@@ -375,10 +463,7 @@ void ProcessGroupNccl::watchdog_loop() {
           cudaGetLastError();
           failure += std::string(" failed: CUDA reported ") + cudaGetErrorString(q);
         } else if (nccl_failed) {
-          const char* last = ncclGetLastError(l.comm);
-          failure += std::string(" failed: NCCL reported ") + ncclGetErrorString(async) +
-                     (last && *last ? std::string(": ") + last : std::string()) +
-                     " (a peer failed or the network broke)";
+          failure += " failed: NCCL reported " + nccl_why + " (a peer failed or the network broke)";
         } else {
           failure += " did not complete within " + std::to_string(opts_.timeout.count()) +
                      " ms: a peer died, hangs, or called a different collective";
@@ -388,6 +473,10 @@ void ProcessGroupNccl::watchdog_loop() {
     }
     for (auto& l : finished) {
       l->keep.clear();  // the GPU is done with them: the allocator may reuse their memory
+      if (l->error) {   // its launch threw; what it had queued is done now
+        l->work->finish(l->error);
+        continue;
+      }
       {
         std::lock_guard<std::mutex> lock(state_mu_);
         OpStats& s = stats_[l->kind];
@@ -416,6 +505,7 @@ void ProcessGroupNccl::abort_all(const std::string& why) {
     // Abort under the launch lock when we can get it; a launch stuck inside NCCL (waiting
     // for a dead peer) holds it, and the abort is what releases that launch.
     std::unique_lock<std::timed_mutex> lock(launch_mu_, std::chrono::seconds(1));
+    std::lock_guard<std::mutex> comm_lock(comm_mu_);  // see Note [NCCL stream ordering]
     if (comms_)
       for (Lane& l : comms_->lanes)
         if (l.comm) {

@@ -98,6 +98,12 @@ class ProcessGroupNccl final : public ProcessGroup {
   void exchange_unique_ids(const std::string& key, void* ids, size_t bytes, const std::string& what);
   // Creates lanes [first, last) of `c` from `ids` (one per lane, from exchange_unique_ids).
   void init_lanes(Comms& c, int first, int last, const void* ids, const std::string& what);
+  // Hands `l` to the watchdog; when the group broke meanwhile (abort_all may already have
+  // failed the pending work and freed the communicators), fails and parks it instead.
+  void enqueue(std::unique_ptr<Launch> l);
+  // True when lane `lane`'s communicator reports an asynchronous failure (NCCL's message in
+  // *why). An aborted communicator is freed: once abort_all has nulled it, it is never polled.
+  bool lane_failed(int lane, std::string* why);
   void watchdog_loop();
   // Fails l's Work with `why` and keeps l (and its tensors) until the group is destroyed.
   void park(std::unique_ptr<Launch> l, const std::string& why);
@@ -113,6 +119,9 @@ class ProcessGroupNccl final : public ProcessGroup {
   int64_t debug_seq_ = 0;         // guarded by debug_mu_: the number of the next checked collective
   std::unique_ptr<Comms> comms_;  // set once, on the launching thread; see comms_for
   std::timed_mutex launch_mu_;    // one launch at a time: NCCL calls on a comm are not thread-safe
+  // Guards comms_ and the lanes' communicators between their creation, their use and abort_all
+  // (which cannot always take launch_mu_); taken before state_mu_, never held during a launch.
+  std::mutex comm_mu_;
 
   std::mutex mu_;
   std::condition_variable cv_;

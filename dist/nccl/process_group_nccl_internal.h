@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <exception>
 
 #include "dist/nccl/process_group_nccl.h"
 #include "tensor/error.h"
@@ -32,7 +33,9 @@ struct ProcessGroupNccl::Comms {
   int device = -1;
   Lane lanes[kNumLanes];
   float* scratch = nullptr;
-  bool has_p2p() const { return lanes[kUpLane].comm != nullptr; }
+  // Under launch_mu_: the point-to-point lanes were attempted (a failed attempt breaks the
+  // group, since its rendezvous keys in the store cannot be used twice).
+  bool p2p_tried = false;
 };
 
 // See Note [NCCL Work::wait]: wait() makes the caller's current stream wait for `end`
@@ -59,11 +62,13 @@ struct ProcessGroupNccl::Launch {
   OpKind kind;
   std::string desc, peers;
   std::shared_ptr<NcclWork> work;
-  std::vector<Tensor> keep;   // alive until `end` fires (see Note [NCCL stream ordering])
-  cudaEvent_t end = nullptr;  // owned by `work`
-  ncclComm_t comm = nullptr;  // polled for asynchronous errors
+  std::vector<Tensor> keep;    // alive until `end` fires (see Note [NCCL stream ordering])
+  cudaEvent_t end = nullptr;   // owned by `work`
+  int lane = kCollectiveLane;  // whose communicator is polled for asynchronous errors
   detail::Clock::time_point deadline;
   int64_t sent = 0, received = 0;
+  // Set when `issue` threw after possibly queueing work: the Work fails once `end` fires.
+  std::exception_ptr error;
 };
 
 namespace detail {

@@ -322,7 +322,8 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
 
 std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
   // A one-float all-reduce: it completes on a rank only once every rank has reached it,
-  // after everything each rank launched on the collective stream before.
+  // after everything each rank launched before (launch makes the barrier's stream wait for
+  // the point-to-point lanes as well as the caller's stream).
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
   return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
                 {}, b, b, [](const Lane& l, const std::string& what) {
