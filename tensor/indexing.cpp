@@ -33,6 +33,7 @@ struct ResolvedIndex {
   std::vector<int64_t> dims;    // dims of `view` indexed by tensors, increasing
   std::vector<int64_t> source;  // the same dims numbered as in the indexed tensor, for errors
   std::vector<Tensor> tensors;  // their int64 index tensors on view's device, broadcast to `bshape`
+  std::vector<bool> in_range;   // a bool mask's nonzero() coordinates: in [0, size) already, not checked again
   Shape bshape;                 // B
   bool advanced() const { return !dims.empty(); }
 };
@@ -137,6 +138,7 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
           for (int64_t k = 0; k < it.dim(); ++k) {
             r.dims.push_back(d++);
             r.source.push_back(src++);
+            r.in_range.push_back(true);
             raw.push_back(coords.select(1, k).to(t.device()));
           }
         } else {
@@ -144,6 +146,7 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
                     ": index tensors must be int64 or bool, got ", describe(it));
           r.dims.push_back(d++);
           r.source.push_back(src++);
+          r.in_range.push_back(false);
           raw.push_back(it.to(DType::Int64).to(t.device()));
         }
         break;
@@ -159,16 +162,21 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
 
 // Element offsets (int64 [N], N = numel of B, on r.view's device) of the indexed
 // positions in r.view, checking every index against its dim (negative ones count
-// from the end). The range check reads the bounds back: a host sync on CUDA.
+// from the end). The range check reads the bounds back: a host sync on CUDA, so
+// it is skipped for a mask's coordinates (r.in_range), valid by construction.
 Tensor element_offsets(const ResolvedIndex& r, const char* op) {
   Tensor offsets = zeros(r.bshape, TensorOptions(DType::Int64, r.view.device()));
   if (r.bshape.numel() == 0) return offsets.reshape({-1});
   for (size_t j = 0; j < r.dims.size(); ++j) {
     const int64_t n = r.view.size(r.dims[j]), stride = r.view.stride(r.dims[j]);
     const Tensor& idx = r.tensors[j];
-    const auto [lo, hi] = detail::index_min_max(idx);
-    DDL_CHECK(lo >= -n, op, ": index ", lo, " is out of bounds for dimension ", r.source[j], " with size ", n);
-    DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", r.source[j], " with size ", n);
+    int64_t lo = 0;  // the least index, when negative (a mask's coordinates never are)
+    if (!r.in_range[j]) {
+      const auto [least, hi] = detail::index_min_max(idx);
+      DDL_CHECK(least >= -n, op, ": index ", least, " is out of bounds for dimension ", r.source[j], " with size ", n);
+      DDL_CHECK(hi < n, op, ": index ", hi, " is out of bounds for dimension ", r.source[j], " with size ", n);
+      lo = least;
+    }
     // (An int64 tensor plus a double promotes to float64: add n as an int64 tensor.)
     const Tensor size = scalar_tensor(static_cast<double>(n), TensorOptions(DType::Int64, idx.device()));
     const Tensor wrapped = lo < 0 ? where(lt(idx, 0.0), add(idx, size), idx) : idx;

@@ -274,6 +274,31 @@ TEST_CASE("cuda flip and pad do not wait for earlier GPU work", "[cuda][indexing
   require_identical(padded, pad(x.to(Device::cpu()), {2, 2, 2, 2}, PadMode::Reflect));
 }
 
+TEST_CASE("cuda indexing with a CPU bool mask does not wait for earlier GPU work", "[cuda][indexing][hotpath]") {
+  // The mask's nonzero() runs on the CPU; its coordinates are in range by
+  // construction, so no range check reads them back from the GPU.
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  Generator g(2);
+  const Tensor a = rand({4096, 4096}, g, TensorOptions(DType::Float32, kCuda));
+  const Tensor xc = random_of(DType::Float32, {8, 9, 600}, 96), x = gpu(xc);
+  const Tensor mask = random_of(DType::Bool, {8, 9}, 97);
+  (void)x.index({mask});  // warm the allocator and the pinned staging of uploads
+  (void)matmul(a, a);     // and cuBLAS
+  cuda::synchronize(0);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 40; ++i) (void)matmul(a, a);
+  const Tensor picked = x.index({mask});
+  const double call_ms = ms_since(t0);
+  INFO("index returned after " << call_ms << " ms");
+  cuda::synchronize(0);
+  REQUIRE(ms_since(t0) > 20.0);  // the premise: the GPU was still busy
+  CHECK(call_ms < 10.0);
+  require_identical(picked, xc.index({mask}));
+}
+
 TEST_CASE("cuda indexing errors name the op and both devices", "[cuda][indexing][errors]") {
   const Tensor x = random_of(DType::Float32, {3, 4}, 90), idx = zeros({2, 4}, DType::Int64);
   auto error_of = [](const std::function<void()>& f) -> std::string {
