@@ -24,28 +24,17 @@ Adagrad::Adagrad(std::vector<Variable> params, AdagradOptions o)
 void Adagrad::step() {
   DDL_TRACE_SPAN("adagrad step", "optimizer");
   NoGradGuard no_grad;
-  size_t index = 0;
-  for (auto& group : groups_) {
+  for_each_param([](ParamGroup& group, const Tensor& w, Tensor g, State& state) {
     const double lr = group.options["lr"], lr_decay = group.options["lr_decay"], eps = group.options["eps"];
-    const double wd = group.options["weight_decay"], init = group.options["initial_accumulator_value"];
-    for (auto& p : group.params) {
-      auto& state = state_of(index++);
-      if (!p.grad().defined()) continue;
-      const Tensor& w = p.data();
-      Tensor g = p.grad();
-      if (!state.count("step")) {
-        state["step"] = zeros({}, DType::Float64);
-        state["sum"] = full_like(w, init);
-      }
-      const double t = state["step"].item() + 1;
-      state["step"].fill_(t);
-      if (wd != 0) g = add(g, w, wd);
-      const double clr = lr / (1 + (t - 1) * lr_decay);
-      Tensor& s = state["sum"];
-      s.add_(mul(g, g));
-      w.add_(div(g, add(sqrt(s), eps)), -clr);
-    }
-  }
+    const double wd = group.options["weight_decay"];
+    if (!state.count("sum")) state["sum"] = full_like(w, group.options["initial_accumulator_value"]);
+    const double t = advance_step(state);
+    if (wd != 0) g = add(g, w, wd);
+    const double clr = lr / (1 + (t - 1) * lr_decay);
+    Tensor& s = state["sum"];
+    s.add_(mul(g, g));
+    w.add_(div(g, add(sqrt(s), eps)), -clr);
+  });
 }
 
 }  // namespace ddl::optim

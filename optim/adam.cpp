@@ -22,37 +22,28 @@ Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
 void Adam::step() {
   DDL_TRACE_SPAN("adam step", "optimizer");
   NoGradGuard no_grad;
-  size_t index = 0;
-  for (auto& group : groups_) {
+  for_each_param([this](ParamGroup& group, const Tensor& w, Tensor g, State& state) {
     const double lr = group.options["lr"], b1 = group.options["beta1"], b2 = group.options["beta2"];
     const double eps = group.options["eps"], wd = group.options["weight_decay"];
-    for (auto& p : group.params) {
-      auto& state = state_of(index++);
-      if (!p.grad().defined()) continue;
-      const Tensor& w = p.data();
-      Tensor g = p.grad();
-      if (!state.count("step")) {
-        state["step"] = zeros({}, DType::Float64);
-        state["exp_avg"] = zeros_like(w);
-        state["exp_avg_sq"] = zeros_like(w);
-      }
-      const double t = state["step"].item() + 1;
-      state["step"].fill_(t);
-      if (wd != 0) {
-        if (decoupled_)
-          w.mul_(1 - lr * wd);
-        else
-          g = add(g, w, wd);
-      }
-      Tensor& m = state["exp_avg"];
-      Tensor& v = state["exp_avg_sq"];
-      m.mul_(b1).add_(g, 1 - b1);
-      v.mul_(b2).add_(mul(g, g), 1 - b2);
-      const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
-      const Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), eps);
-      w.add_(div(m, denom), -lr / bc1);
+    if (!state.count("exp_avg")) {
+      state["exp_avg"] = zeros_like(w);
+      state["exp_avg_sq"] = zeros_like(w);
     }
-  }
+    const double t = advance_step(state);
+    if (wd != 0) {
+      if (decoupled_)
+        w.mul_(1 - lr * wd);
+      else
+        g = add(g, w, wd);
+    }
+    Tensor& m = state["exp_avg"];
+    Tensor& v = state["exp_avg_sq"];
+    m.mul_(b1).add_(g, 1 - b1);
+    v.mul_(b2).add_(mul(g, g), 1 - b2);
+    const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+    const Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), eps);
+    w.add_(div(m, denom), -lr / bc1);
+  });
 }
 
 }  // namespace ddl::optim

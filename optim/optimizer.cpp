@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tensor/elementwise.h"
+#include "tensor/factory.h"
 #include "tensor/reduce.h"
 
 namespace ddl::optim {
@@ -12,6 +13,14 @@ namespace ddl::optim {
 void Optimizer::zero_grad(bool set_to_none) {
   for (auto& g : groups_)
     for (auto& p : g.params) p.zero_grad(set_to_none);
+}
+
+double Optimizer::advance_step(State& state) {
+  auto it = state.find("step");
+  if (it == state.end()) it = state.emplace("step", zeros({}, DType::Float64)).first;
+  const double t = it->second.item() + 1;
+  it->second.fill_(t);
+  return t;
 }
 
 void Optimizer::add_param_group(std::vector<Variable> params, std::map<std::string, double> options) {

@@ -40,8 +40,22 @@ class Optimizer {
 
  protected:
   explicit Optimizer(std::map<std::string, double> defaults) : defaults_(std::move(defaults)) {}
+  using State = std::map<std::string, Tensor>;
   // Per-parameter state, by the parameter's position across groups.
-  std::map<std::string, Tensor>& state_of(size_t index) { return state_[index]; }
+  State& state_of(size_t index) { return state_[index]; }
+  // update(group, weight, grad, state) for every parameter with a gradient, in group order;
+  // a parameter without one keeps its state (and its position, which keys the state).
+  template <typename Update>
+  void for_each_param(Update&& update) {
+    size_t index = 0;
+    for (ParamGroup& group : groups_)
+      for (Variable& p : group.params) {
+        State& state = state_of(index++);
+        if (p.grad().defined()) update(group, p.data(), p.grad(), state);
+      }
+  }
+  // Adds one to the float64 scalar state["step"] (PyTorch's step count), made on first use.
+  static double advance_step(State& state);
 
   std::vector<ParamGroup> groups_;
 

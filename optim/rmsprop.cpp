@@ -24,43 +24,35 @@ RMSprop::RMSprop(std::vector<Variable> params, RMSpropOptions o)
 void RMSprop::step() {
   DDL_TRACE_SPAN("rmsprop step", "optimizer");
   NoGradGuard no_grad;
-  size_t index = 0;
-  for (auto& group : groups_) {
+  for_each_param([](ParamGroup& group, const Tensor& w, Tensor g, State& state) {
     const double lr = group.options["lr"], alpha = group.options["alpha"], eps = group.options["eps"];
     const double wd = group.options["weight_decay"], momentum = group.options["momentum"];
     const bool centered = group.options["centered"] != 0;
-    for (auto& p : group.params) {
-      auto& state = state_of(index++);
-      if (!p.grad().defined()) continue;
-      const Tensor& w = p.data();
-      Tensor g = p.grad();
-      if (!state.count("step")) {
-        state["step"] = zeros({}, DType::Float64);
-        state["square_avg"] = zeros_like(w);
-        if (momentum > 0) state["momentum_buffer"] = zeros_like(w);
-        if (centered) state["grad_avg"] = zeros_like(w);
-      }
-      state["step"].fill_(state["step"].item() + 1);
-      if (wd != 0) g = add(g, w, wd);
-      Tensor& s = state["square_avg"];
-      s.mul_(alpha).add_(mul(g, g), 1 - alpha);
-      Tensor avg;
-      if (centered) {
-        Tensor& m = state["grad_avg"];
-        m.mul_(alpha).add_(g, 1 - alpha);
-        avg = add(sqrt(sub(s, mul(m, m))), eps);
-      } else {
-        avg = add(sqrt(s), eps);
-      }
-      if (momentum > 0) {
-        Tensor& b = state["momentum_buffer"];
-        b.mul_(momentum).add_(div(g, avg));
-        w.add_(b, -lr);
-      } else {
-        w.add_(div(g, avg), -lr);
-      }
+    if (!state.count("square_avg")) {
+      state["square_avg"] = zeros_like(w);
+      if (momentum > 0) state["momentum_buffer"] = zeros_like(w);
+      if (centered) state["grad_avg"] = zeros_like(w);
     }
-  }
+    advance_step(state);
+    if (wd != 0) g = add(g, w, wd);
+    Tensor& s = state["square_avg"];
+    s.mul_(alpha).add_(mul(g, g), 1 - alpha);
+    Tensor avg;
+    if (centered) {
+      Tensor& m = state["grad_avg"];
+      m.mul_(alpha).add_(g, 1 - alpha);
+      avg = add(sqrt(sub(s, mul(m, m))), eps);
+    } else {
+      avg = add(sqrt(s), eps);
+    }
+    if (momentum > 0) {
+      Tensor& b = state["momentum_buffer"];
+      b.mul_(momentum).add_(div(g, avg));
+      w.add_(b, -lr);
+    } else {
+      w.add_(div(g, avg), -lr);
+    }
+  });
 }
 
 }  // namespace ddl::optim

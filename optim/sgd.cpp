@@ -21,29 +21,22 @@ SGD::SGD(std::vector<Variable> params, SGDOptions o)
 void SGD::step() {
   DDL_TRACE_SPAN("sgd step", "optimizer");
   NoGradGuard no_grad;
-  size_t index = 0;
-  for (auto& group : groups_) {
+  for_each_param([](ParamGroup& group, const Tensor& w, Tensor d, State& state) {
     const double lr = group.options["lr"], momentum = group.options["momentum"];
     const double dampening = group.options["dampening"], wd = group.options["weight_decay"];
     const bool nesterov = group.options["nesterov"] != 0;
-    for (auto& p : group.params) {
-      auto& state = state_of(index++);
-      if (!p.grad().defined()) continue;
-      const Tensor& w = p.data();
-      Tensor d = p.grad();
-      if (wd != 0) d = add(d, w, wd);
-      if (momentum != 0) {
-        auto it = state.find("momentum_buffer");
-        if (it == state.end()) {
-          it = state.emplace("momentum_buffer", d.clone()).first;
-        } else {
-          it->second.mul_(momentum).add_(d, 1 - dampening);
-        }
-        d = nesterov ? add(d, it->second, momentum) : it->second;
+    if (wd != 0) d = add(d, w, wd);
+    if (momentum != 0) {
+      auto it = state.find("momentum_buffer");
+      if (it == state.end()) {
+        it = state.emplace("momentum_buffer", d.clone()).first;
+      } else {
+        it->second.mul_(momentum).add_(d, 1 - dampening);
       }
-      w.add_(d, -lr);
+      d = nesterov ? add(d, it->second, momentum) : it->second;
     }
-  }
+    w.add_(d, -lr);
+  });
 }
 
 }  // namespace ddl::optim
