@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tensor/devices.h"
 #include "tests/common/collective_checks.h"
 #include "tests/common/small_cnn.h"
 
@@ -77,10 +78,12 @@ void check_native(ProcessGroup& pg, Device dev) {
   expect_values<float>(
       base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "strided view");
   // Barrier, then counters: an all-reduce of B bytes moves 2(w-1)/w * B each way (ring).
+  // The watchdog counts an operation when its end event fires, and wait() does not block the
+  // host on nccl (Note [NCCL Work::wait]): wait(timeout) does, so the count is in by then.
   pg.barrier();
   pg.reset_stats();
   Tensor c = ones(Shape{1000}, TensorOptions(DType::Float32, dev));
-  pg.all_reduce(c);
+  pg.all_reduce_async(c)->wait(Millis(60000));
   const CommStats s = pg.stats();
   DIST_EXPECT(s[OpKind::AllReduce].calls == 1, "calls ", s[OpKind::AllReduce].calls);
   DIST_EXPECT(s[OpKind::AllReduce].bytes_sent == 2 * (w - 1) * 4000 / w, "sent ", s[OpKind::AllReduce].bytes_sent);
@@ -94,6 +97,36 @@ void check_native(ProcessGroup& pg, Device dev) {
   }
   DIST_EXPECT(threw, "a CPU tensor must be refused naming gloo");
   DIST_EXPECT(!pg.is_broken(), "argument errors must not break the group");
+}
+
+void check_barrier_after_p2p(ProcessGroup& pg, Device dev) {
+  DIST_EXPECT(pg.size() == 2, "check_barrier_after_p2p needs world 2, got ", pg.size());
+  const int64_t n = 1 << 16;
+  Tensor t = zeros(Shape{n}, TensorOptions(DType::Float32, dev));
+  if (pg.rank() == 0) {
+    Generator g(1);
+    const Tensor a = rand({4096, 4096}, g, TensorOptions(DType::Float32, dev));
+    cuda::synchronize(dev.index);  // t and a are ready for the side stream
+    std::shared_ptr<Work> sent;
+    {
+      // The send waits for ~100 ms of GEMMs on a side stream; the current stream stays idle,
+      // so this rank's barrier would start its all-reduce at once were it not ordered after
+      // the send/recv lanes.
+      cuda::StreamGuard side(cuda::Stream::create(dev.index));
+      for (int i = 0; i < 40; ++i) (void)matmul(a, a);
+      t.add_(42.0);
+      sent = pg.send_async(t, 1);
+    }
+    pg.barrier();
+    sent->wait(Millis(60000));
+  } else {
+    auto received = pg.recv_async(t, 0);
+    pg.barrier();
+    // Read without ordering this stream after the receive: only the barrier orders it.
+    expect_values<float>(
+        t.narrow(0, n - 16, 16), [](int64_t) { return 42; }, "a receive before barrier()");
+    received->wait(Millis(60000));
+  }
 }
 
 void ddp_matches_one_process(std::shared_ptr<ProcessGroup> pg, Device dev) {

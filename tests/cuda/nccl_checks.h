@@ -81,6 +81,11 @@ class OnDevice final : public dist::ProcessGroup {
 // Stream ordering, a strided view, byte counters and the refusal of CPU tensors on `pg`.
 void check_native(dist::ProcessGroup& pg, Device dev);
 
+// World 2: rank 0 sends behind long GPU work on a side stream, rank 1 receives without
+// waiting, and both call barrier(); rank 1 then reads the message, ordered only by the
+// barrier, which must wait for the send/recv lanes as well as the caller's stream.
+void check_barrier_after_p2p(dist::ProcessGroup& pg, Device dev);
+
 // Trains a small CNN on `dev` alone and under DDP over `pg` (each rank a slice of every
 // batch); fails (DIST_EXPECT) unless the parameters agree to 1e-4.
 void ddp_matches_one_process(std::shared_ptr<dist::ProcessGroup> pg, Device dev);

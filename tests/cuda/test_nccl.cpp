@@ -33,7 +33,9 @@ TEST_CASE("auto backend: CPU tensors over gloo, CUDA tensors over nccl", "[cuda]
   REQUIRE(pg->backend() == "gloo+nccl");
   Tensor cpu = full(Shape{3}, 2.0), gpu = full(Shape{3}, 3.0).to(Device::cuda(0));
   pg->all_reduce(cpu);
-  pg->all_reduce(gpu);
+  // nccl counts an operation when its end event fires and its wait() leaves the host running
+  // (Note [NCCL Work::wait]); wait(timeout) blocks the host until then.
+  pg->all_reduce_async(gpu)->wait(Millis(60000));
   REQUIRE(to_vector<float>(gpu)[0] == 3.0f);
   auto& a = dynamic_cast<ProcessGroupAuto&>(*pg);
   REQUIRE(a.cpu_group().stats()[OpKind::AllReduce].calls == 1);

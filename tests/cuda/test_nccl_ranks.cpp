@@ -1,5 +1,6 @@
 // The nccl group across two processes, each a real rank over a TCPStore: every collective
-// against its closed form, the CUDA-tensor checks, and DDP equal to one process. Built twice:
+// against its closed form, the CUDA-tensor checks, a barrier after send/recv, DDP equal to one
+// process, and a failed creation of the send/recv communicators breaking the group. Built twice:
 // test_nccl_ranks puts rank r on cuda:r and needs two GPUs (its main exits 77 with fewer, see
 // cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
 // one-GPU machine still moves collective data between processes. NCCL refuses two ranks of one
@@ -103,12 +104,29 @@ RankStatuses spawn_ranks(const std::string& scenario, int port, double deadline_
   return out;
 }
 
+// Rank 0's first send finds no peer making one, so creating the send/recv communicators
+// times out. That breaks the group: a second send must fail at once naming it, not reuse the
+// first attempt's store keys (whose check-in count is full) and hang in ncclCommInitRank.
+void p2p_retry(ProcessGroup& pg, Store& store, Device dev) {
+  if (pg.rank() != 0) {
+    store.get("p2p_retry_done", Millis(60000));
+    return;
+  }
+  Tensor t = ones(Shape{4}, TensorOptions(DType::Float32, dev));
+  REQUIRE_THROWS_WITH(pg.send(t, 1), Catch::Contains("rendezvous failed"));
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_WITH(pg.send(t, 1), Catch::Contains("broken by an earlier failure"));
+  REQUIRE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  REQUIRE(pg.is_broken());
+  store.set("p2p_retry_done", "1");
+}
+
 }  // namespace
 
 TEST_CASE("nccl world 2: collectives and DDP across processes", "[cuda][nccl]") {
   // Reached only with enough GPUs: cuda_main.cpp exits 77 before, so this never passes vacuously.
   REQUIRE(cuda::device_count() >= (DDL_NCCL_SHARED_GPU ? 1 : kWorld));
-  for (const char* scenario : {"collectives", "ddp"}) {
+  for (const char* scenario : {"collectives", "ddp", "p2p_retry"}) {
     TCPStoreServer server("127.0.0.1", 0);
     const RankStatuses s = spawn_ranks(scenario, server.port());
     INFO(scenario << s.failures);
@@ -129,7 +147,9 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
   TCPStoreOptions so;
   so.timeout = Millis(60000);
   auto store = std::make_shared<TCPStore>("127.0.0.1", std::atoi(std::getenv("DDL_NCCL_TEST_PORT")), so);
-  auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, test::nccl_test_options());
+  InitOptions opts = test::nccl_test_options();
+  if (scenario == "p2p_retry") opts.timeout = Millis(5000);  // the send/recv rendezvous is meant to time out
+  auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, opts);
   const Device dev = rank_device(rank);
   // The first collective builds the communicator: a refusal by NCCL is reported, not failed.
   Tensor first = full(Shape{4}, double(rank + 1)).to(dev);
@@ -148,10 +168,15 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
   test::expect_values<float>(
       first, [&](int64_t) { return world * (world + 1) / 2; }, "first all_reduce");
   pg->reset_stats();
+  if (scenario == "p2p_retry") {
+    p2p_retry(*pg, *store, dev);
+    return;
+  }
   if (scenario == "collectives") {
     test::OnDevice adapter(pg, dev);
     test::check_all_collectives(adapter);
     test::check_native(*pg, dev);
+    test::check_barrier_after_p2p(*pg, dev);
   } else {
     test::ddp_matches_one_process(pg, dev);
   }
