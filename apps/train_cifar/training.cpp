@@ -28,7 +28,8 @@ void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env) {
   // detected", NVIDIA/nccl#418); a host id of its own per rank (NCCL_HOSTID, read by its
   // getHostHash) makes it connect them as separate hosts, over its socket transport.
   const std::string id = "ddl-shared-gpu-rank-" + std::to_string(env.rank);
-  setenv("NCCL_HOSTID", id.c_str(), /*overwrite=*/0);
+  // Overwritten: an inherited NCCL_HOSTID is the same in every rank and brings the refusal back.
+  setenv("NCCL_HOSTID", id.c_str(), /*overwrite=*/1);
   if (env.local_world_size == env.world_size) {  // one node: the loopback reaches every rank
     setenv("NCCL_SOCKET_IFNAME", "lo", 0);
     setenv("NCCL_IB_DISABLE", "1", 0);
