@@ -1,7 +1,8 @@
 // Internal to tensor/cuda/: element offsets of N strided operands sharing one
 // shape, passed to kernels by value. Dims are coalesced as in the CPU loops
 // (tensor/cpu/loops.h), so contiguous operands cost one multiply per element.
-// Up to kMaxDims dims remain after coalescing; int64 indexes throughout.
+// Up to kMaxDims dims remain after coalescing (the CPU takes any number; 25 is
+// PyTorch's MAX_DIMS, more than a real view keeps); int64 indexes throughout.
 #pragma once
 
 #include <array>
@@ -12,7 +13,7 @@
 
 namespace ddl::cuda::detail {
 
-inline constexpr int kMaxDims = 8;
+inline constexpr int kMaxDims = 25;
 
 template <int N>
 struct OffsetCalc {
@@ -40,6 +41,9 @@ struct OffsetCalc {
 // ts: operands of one shape (expanded views allowed: stride 0). `op` names the caller in errors.
 template <int N>
 OffsetCalc<N> make_offset_calc(const std::array<const Tensor*, N>& ts, const char* op) {
+  // Passed by value: kernel parameters must fit in 4 KiB (CUDA C++ Programming
+  // Guide, "Function Parameters"), with room left for the functor and sizes.
+  static_assert(sizeof(OffsetCalc<N>) <= 2048, "OffsetCalc too large for a kernel parameter");
   OffsetCalc<N> c{};
   c.ndim = 0;
   const Shape& shape = ts[0]->shape();

@@ -299,6 +299,33 @@ TEST_CASE("cuda indexing with a CPU bool mask does not wait for earlier GPU work
   require_identical(picked, xc.index({mask}));
 }
 
+TEST_CASE("cuda indexing ops take views of up to 25 non-mergeable dims", "[cuda][indexing]") {
+  // [2, 2, ..., 2] with its dims reversed: no two neighbours merge, so every dim
+  // reaches the kernels (the limit was 8; the CPU has none).
+  auto reversed_dims = [](int64_t nd) {
+    std::vector<int64_t> p;
+    for (int64_t d = nd - 1; d >= 0; --d) p.push_back(d);
+    return p;
+  };
+  const Shape twelve(std::vector<int64_t>(12, 2));
+  const Tensor base = random_of(DType::Float32, twelve, 110), base_g = gpu(base);
+  const Tensor x = base.permute(reversed_dims(12)), xg = base_g.permute(reversed_dims(12));
+  const Tensor idx = random_index(2, twelve, 111), rows = from_vector<int64_t>({1, 0, 1});
+  require_identical(gather(xg, 0, gpu(idx)), gather(x, 0, idx));
+  require_identical(xg.index({gpu(rows)}), x.index({rows}));
+  require_identical(add(xg, 1.0), add(x, 1.0));
+  Shape vshape = twelve;
+  vshape[0] = 3;
+  const Tensor vals = random_of(DType::Float32, vshape, 112);
+  index_put_(xg, {gpu(rows)}, gpu(vals), true);
+  index_put_(x, {rows}, vals, true);
+  require_identical(base_g, base);
+  // Past the limit: a ddl::Error that names it, not a bad launch.
+  const Shape many(std::vector<int64_t>(26, 2));  // 64 MiB of uint8
+  const Tensor wide = ones(many, TensorOptions(DType::UInt8, kCuda)).permute(reversed_dims(26));
+  REQUIRE_THROWS_WITH(wide.contiguous(), Contains("at most 25 non-mergeable dims"));
+}
+
 TEST_CASE("cuda indexing errors name the op and both devices", "[cuda][indexing][errors]") {
   const Tensor x = random_of(DType::Float32, {3, 4}, 90), idx = zeros({2, 4}, DType::Int64);
   auto error_of = [](const std::function<void()>& f) -> std::string {
