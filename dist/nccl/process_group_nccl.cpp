@@ -444,9 +444,14 @@ void ProcessGroupNccl::watchdog_loop() {
     std::string failure;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto it = pending_.begin(); it != pending_.end();) {
+      // Newest first: work the GPU ordered after another ends after it, so a Work completed
+      // here comes with every earlier one it waited for (after barrier() the counts are in).
+      std::vector<cudaError_t> queried(pending_.size());
+      for (size_t i = pending_.size(); i-- > 0;) queried[i] = cudaEventQuery(pending_[i]->end);
+      size_t i = 0;
+      for (auto it = pending_.begin(); it != pending_.end(); ++i) {
         Launch& l = **it;
-        const cudaError_t q = cudaEventQuery(l.end);
+        const cudaError_t q = queried[i];
         if (q == cudaSuccess) {
           finished.push_back(std::move(*it));
           it = pending_.erase(it);
