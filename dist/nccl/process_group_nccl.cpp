@@ -296,7 +296,6 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->lane = lane_index;
   l->sent = sent;
   l->received = received;
-  l->deadline = Clock::now() + opts_.timeout;
 
   // See Note [NCCL stream ordering]. A barrier also waits for the point-to-point lanes, so it
   // completes only after every rank's earlier sends and receives (their streams are set only
@@ -358,6 +357,7 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
 }
 
 void ProcessGroupNccl::enqueue(std::unique_ptr<Launch> l) {
+  l->deadline = Clock::now() + opts_.timeout;  // from here: issuing may have set up connections
   {
     // abort_all marks the group broken before it takes pending_: a launch pushed before that
     // is failed by abort_all, one that comes later sees the mark here.

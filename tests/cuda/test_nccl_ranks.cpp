@@ -148,7 +148,7 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
   so.timeout = Millis(60000);
   auto store = std::make_shared<TCPStore>("127.0.0.1", std::atoi(std::getenv("DDL_NCCL_TEST_PORT")), so);
   InitOptions opts = test::nccl_test_options();
-  if (scenario == "p2p_retry") opts.timeout = Millis(5000);  // the send/recv rendezvous is meant to time out
+  if (scenario == "p2p_retry") opts.timeout = Millis(10000);  // the send/recv rendezvous is meant to time out
   auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, opts);
   const Device dev = rank_device(rank);
   // The first collective builds the communicator: a refusal by NCCL is reported, not failed.
