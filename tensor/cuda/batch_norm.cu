@@ -85,6 +85,13 @@ Tensor filled(const Tensor& like, int64_t C, double value, cudaStream_t s) {
   return t;
 }
 
+// 16-bit inputs are refused up front with the CPU's wording: cuDNN's 16-bit batch norm
+// wants float32 parameters, and ddl's share the input's dtype (autocast runs batch_norm
+// in float32, autograd/ops/norm.cpp).
+void check_dtype(DType t, const char* op) {
+  DDL_CHECK(t == DType::Float32 || t == DType::Float64, op, ": expected a float32 or float64 tensor, got ", t);
+}
+
 std::string describe_bn(const char* op, const Tensor& x) {
   return ::ddl::detail::str_cat(op, ": ", x.dtype(), " input [N, C, S] = ", x.shape());
 }
@@ -93,6 +100,7 @@ std::string describe_bn(const char* op, const Tensor& x) {
 void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
                              Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
                              Tensor& save_mean, Tensor& save_invstd) {
+  check_dtype(x.dtype(), "batch_norm");
   const int device = x.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);
@@ -138,6 +146,7 @@ void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor
 void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
                               const Tensor& save_invstd, bool training, double eps, Tensor& grad_input,
                               Tensor& grad_weight, Tensor& grad_bias) {
+  check_dtype(x.dtype(), "batch_norm_backward");
   const int device = x.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);

@@ -2,12 +2,12 @@
 // broadcast bias add), input gradient (BackwardData) and weight gradient
 // (BackwardFilter), for float32 and float64, any stride, padding, dilation and
 // groups. Algorithms come from the shape cache, see Note [Conv algorithm cache].
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "tensor/conv.h"
 #include "tensor/cuda/dnn.h"
-#include "tensor/cuda/runtime.h"
 #include "tensor/devices.h"
 
 namespace ddl::cuda::detail {
@@ -67,36 +67,27 @@ struct ConvDescs {
   }
 };
 
-// Picks from cuDNN's heuristic ranking (best first): the first algorithm that
-// succeeded, runs in the requested math type, is deterministic if any such is,
-// and whose workspace can be allocated now; that workspace is handed back in
-// `ws` for the first call. perf: cudnnConvolution*AlgoPerf_t.
+// cuDNN's heuristic ranking (best first) reduced to the candidates worth trying:
+// those that succeeded, run in the requested math type and report a sane
+// workspace, the deterministic ones first. perf: cudnnConvolution*AlgoPerf_t.
 template <typename Perf>
-ConvAlgo pick(const ConvKey& k, const std::vector<Perf>& perf, int count, Tensor& ws) {
+std::vector<ConvAlgo> usable(const ConvKey& k, const std::vector<Perf>& perf, int count) {
   const cudnnMathType_t math = requested_math(k);
-  std::string alloc_error;
-  for (bool need_deterministic : {true, false}) {
+  std::vector<ConvAlgo> out;
+  for (bool deterministic : {true, false}) {
     for (int i = 0; i < count; ++i) {
       const Perf& r = perf[static_cast<size_t>(i)];
       if (r.status != CUDNN_STATUS_SUCCESS) continue;
       if (math == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH) continue;
-      if (need_deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
+      if ((r.determinism == CUDNN_DETERMINISTIC) != deterministic) continue;
       if (r.memory >= (size_t(1) << 40)) continue;  // cuDNN sometimes reports absurd sizes
-      try {
-        ws = workspace(k.device, r.memory);
-      } catch (const ddl::Error& e) {
-        alloc_error = e.what();  // too large for the memory left: try the next algorithm
-        continue;
-      }
-      return {static_cast<int>(r.algo), r.mathType, r.memory};
+      out.push_back({static_cast<int>(r.algo), r.mathType, r.memory});
     }
   }
-  DDL_CHECK(false, describe_conv(k), ": cuDNN offers no usable algorithm (", count, " candidates)",
-            alloc_error.empty() ? "" : "; last workspace allocation failed: ", alloc_error);
-  return {};
+  return out;
 }
 
-ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, Tensor& ws) {
+std::vector<ConvAlgo> candidates(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d) {
   const std::string what = describe_conv(k);
   int max_count = 0, count = 0;
   switch (k.pass) {
@@ -112,7 +103,7 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, Tensor& w
       DDL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
                                                              max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count, ws);
+      return usable(k, perf, count);
     }
     case ConvPass::BackwardData: {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_count), what);
@@ -120,7 +111,7 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, Tensor& w
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
                                                                   max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count, ws);
+      return usable(k, perf, count);
     }
     case ConvPass::BackwardFilter: {
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count), what);
@@ -128,81 +119,143 @@ ConvAlgo search(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, Tensor& w
       DDL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
                                                                     max_count, &count, perf.data()),
                       what);
-      return pick(k, perf, count, ws);
+      return usable(k, perf, count);
     }
   }
   return {};
 }
 
-// Everything one pass needs: handle, descriptors (math type set), algorithm, workspace.
-// After a search only the chosen algorithm's workspace stays: the probe's block is the
-// one this call uses, and the segments cached by the search (rejected probes, the
-// allocator's retries) are returned to the driver. That costs a device sync, once per
-// new convolution shape (the choice is cached).
-struct ConvCall {
-  ConvKey key;
-  cudnnHandle_t h;
-  ConvDescs d;
-  ConvAlgo algo;
-  Tensor ws;
-  explicit ConvCall(const ConvKey& k) : key(k), h(cudnn_handle(k.device)), d(k) {
-    bool searched = false;
-    algo = cached_conv_algo(k, [&] {
-      searched = true;
-      return search(k, h, d, ws);
-    });
-    if (searched) ::ddl::detail::cuda_empty_cache(k.device);  // ws is held: it stays
-    if (!ws.defined() || ws.nbytes() < algo.workspace_bytes) ws = workspace(k.device, algo.workspace_bytes);
-    d.conv.set_math(algo.math, pass_name(k.pass));
+// The workspace `algo` needs with the math type now set on d.conv.
+cudnnStatus_t workspace_size(const ConvKey& k, cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
+  switch (k.pass) {
+    case ConvPass::Forward:
+      return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+    case ConvPass::BackwardData:
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
+                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+    case ConvPass::BackwardFilter:
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
   }
-  void* ws_ptr() const { return ws.defined() ? ws.raw_data() : nullptr; }
-};
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+// A failure of this algorithm on this shape, after which the next candidate may
+// still run (cuDNN 9 codes are category * 1000 + detail, cudnn_graph.h). Other
+// statuses (a bad parameter, a bad handle) would fail every candidate alike.
+bool is_algorithm_failure(cudnnStatus_t st) {
+  const int category = static_cast<int>(st) / 1000 * 1000;
+  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_EXECUTION_FAILED ||
+         category == CUDNN_STATUS_INTERNAL_ERROR || st == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT;
+}
+
+void* ptr(const Tensor& ws) { return ws.defined() ? ws.raw_data() : nullptr; }
+
+// Runs the pass with each candidate in turn until one succeeds, and returns it
+// (PyTorch's AlgoIterator::try_all in aten/src/ATen/native/cudnn/Conv_v7.cpp).
+// A candidate whose workspace cannot be allocated is passed over; the allocator
+// has by then released its free cached segments and retried (Note [Caching
+// allocator]), so nothing else is emptied here.
+template <typename Run>
+ConvAlgo first_that_runs(const ConvKey& k, cudnnHandle_t h, ConvDescs& d, const char* call, const Run& run) {
+  const std::vector<ConvAlgo> all = candidates(k, h, d);
+  std::string passed_over;  // why each candidate failed, for the error below
+  for (ConvAlgo a : all) {
+    d.conv.set_math(a.math, pass_name(k.pass));
+    size_t bytes = 0;
+    const char* failed = "cudnnGetConvolution*WorkspaceSize";
+    cudnnStatus_t st = workspace_size(k, h, d, a.algo, &bytes);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      a.workspace_bytes = std::max(a.workspace_bytes, bytes);  // the ranking's estimate, confirmed
+      Tensor ws;
+      try {
+        ws = workspace(k.device, a.workspace_bytes);
+      } catch (const ddl::Error& e) {
+        passed_over += ::ddl::detail::str_cat("; algorithm ", a.algo, ": ", e.what());
+        continue;
+      }
+      failed = call;
+      st = run(h, d, a, ptr(ws));
+      if (st == CUDNN_STATUS_SUCCESS) return a;
+    }
+    if (!is_algorithm_failure(st))
+      throw_cudnn(st, failed, ::ddl::detail::str_cat(describe_conv(k), ", algorithm ", a.algo), __FILE__, __LINE__);
+    cudaGetLastError();  // a failed launch leaves its error for the next check: clear it
+    passed_over += ::ddl::detail::str_cat("; algorithm ", a.algo, ": ", failed, ": ", cudnnGetErrorString(st));
+  }
+  DDL_CHECK(false, describe_conv(k), ": none of cuDNN's ", all.size(), " usable algorithms ran", passed_over);
+  return {};
+}
+
+// Runs one pass. On a key's first call the candidates are tried in order and
+// only the one that ran is cached; later calls run the cached one (see Note
+// [Conv algorithm cache]). run(h, descs, algo, workspace) makes the
+// cudnnConvolution* call named `call` and returns its status.
+template <typename Run>
+void run_conv(const ConvKey& k, const char* call, const Run& run) {
+  cudnnHandle_t h = cudnn_handle(k.device);
+  ConvDescs d(k);
+  bool ran = false;
+  const ConvAlgo algo = cached_conv_algo(k, [&] {
+    ran = true;
+    return first_that_runs(k, h, d, call, run);
+  });
+  if (ran) return;
+  d.conv.set_math(algo.math, pass_name(k.pass));
+  const Tensor ws = workspace(k.device, algo.workspace_bytes);
+  const cudnnStatus_t st = run(h, d, algo, ptr(ws));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw_cudnn(st, call, ::ddl::detail::str_cat(describe_conv(k), ", algorithm ", algo.algo), __FILE__, __LINE__);
+}
 
 // x: [N, C, H, W], w: [K, C/G, R, S], bias: [K] or undefined, y: [N, K, P, Q]
 void conv2d_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y, const Conv2dParams& p) {
   DeviceGuard guard(x.device().index);
-  const ConvCall c(make_key(ConvPass::Forward, x, w, y, p));
+  const ConvKey key = make_key(ConvPass::Forward, x, w, y, p);
   const Blend s;
   const DType t = x.dtype();
-  DDL_CUDNN_CHECK(cudnnConvolutionForward(c.h, s.one(t), c.d.x.get(), x.raw_data(), c.d.w.get(), w.raw_data(),
-                                          c.d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algo.algo),
-                                          c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.y.get(), y.raw_data()),
-                  describe_conv(c.key), ", algorithm ", c.algo.algo);
+  run_conv(key, "cudnnConvolutionForward", [&](cudnnHandle_t h, const ConvDescs& d, const ConvAlgo& a, void* ws) {
+    return cudnnConvolutionForward(h, s.one(t), d.x.get(), x.raw_data(), d.w.get(), w.raw_data(), d.conv.get(),
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), ws, a.workspace_bytes, s.zero(t),
+                                   d.y.get(), y.raw_data());
+  });
   if (bias.defined() && is_reduced_float(t)) {
     // 16-bit y: the bias is added by the elementwise add (float32 math, rounded once), as PyTorch
     // adds it after cuDNN's convolution, instead of relying on cudnnAddTensor's 16-bit support.
     y.add_(bias.reshape({1, bias.size(0), 1, 1}));
   } else if (bias.defined()) {  // y += bias broadcast over [N, ., P, Q]
-    const TensorDesc bd(t, {1, bias.size(0), 1, 1}, "conv2d");
-    DDL_CUDNN_CHECK(cudnnAddTensor(c.h, s.one(t), bd.get(), bias.raw_data(), s.one(t), c.d.y.get(), y.raw_data()),
-                    describe_conv(c.key), ": adding bias [", bias.size(0), "]");
+    const TensorDesc bd(t, {1, bias.size(0), 1, 1}, "conv2d"), yd(t, key.y, "conv2d");
+    DDL_CUDNN_CHECK(
+        cudnnAddTensor(cudnn_handle(key.device), s.one(t), bd.get(), bias.raw_data(), s.one(t), yd.get(), y.raw_data()),
+        describe_conv(key), ": adding bias [", bias.size(0), "]");
   }
 }
 
 // gy: [N, K, P, Q], w: [K, C/G, R, S], gx: [N, C, H, W]
 void conv2d_backward_input_cuda(const Tensor& gy, const Tensor& w, const Tensor& gx, const Conv2dParams& p) {
   DeviceGuard guard(gy.device().index);
-  const ConvCall c(make_key(ConvPass::BackwardData, gx, w, gy, p));
   const Blend s;
   const DType t = gy.dtype();
-  DDL_CUDNN_CHECK(
-      cudnnConvolutionBackwardData(c.h, s.one(t), c.d.w.get(), w.raw_data(), c.d.y.get(), gy.raw_data(), c.d.conv.get(),
-                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo.algo), c.ws_ptr(),
-                                   c.algo.workspace_bytes, s.zero(t), c.d.x.get(), gx.raw_data()),
-      describe_conv(c.key), ", algorithm ", c.algo.algo);
+  run_conv(make_key(ConvPass::BackwardData, gx, w, gy, p), "cudnnConvolutionBackwardData",
+           [&](cudnnHandle_t h, const ConvDescs& d, const ConvAlgo& a, void* ws) {
+             return cudnnConvolutionBackwardData(h, s.one(t), d.w.get(), w.raw_data(), d.y.get(), gy.raw_data(),
+                                                 d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), ws,
+                                                 a.workspace_bytes, s.zero(t), d.x.get(), gx.raw_data());
+           });
 }
 
 // gy: [N, K, P, Q], x: [N, C, H, W], gw: [K, C/G, R, S]
 void conv2d_backward_weight_cuda(const Tensor& gy, const Tensor& x, const Tensor& gw, const Conv2dParams& p) {
   DeviceGuard guard(gy.device().index);
-  const ConvCall c(make_key(ConvPass::BackwardFilter, x, gw, gy, p));
   const Blend s;
   const DType t = gy.dtype();
-  DDL_CUDNN_CHECK(
-      cudnnConvolutionBackwardFilter(c.h, s.one(t), c.d.x.get(), x.raw_data(), c.d.y.get(), gy.raw_data(),
-                                     c.d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo.algo),
-                                     c.ws_ptr(), c.algo.workspace_bytes, s.zero(t), c.d.w.get(), gw.raw_data()),
-      describe_conv(c.key), ", algorithm ", c.algo.algo);
+  run_conv(make_key(ConvPass::BackwardFilter, x, gw, gy, p), "cudnnConvolutionBackwardFilter",
+           [&](cudnnHandle_t h, const ConvDescs& d, const ConvAlgo& a, void* ws) {
+             return cudnnConvolutionBackwardFilter(h, s.one(t), d.x.get(), x.raw_data(), d.y.get(), gy.raw_data(),
+                                                   d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
+                                                   ws, a.workspace_bytes, s.zero(t), d.w.get(), gw.raw_data());
+           });
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // cuBLAS/cuDNN handles, status checks, RAII descriptors, workspaces and the
 // convolution algorithm cache (see tensor/cuda/dnn.h). No kernels here.
 #include <climits>
+#include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "tensor/cuda/dnn.h"
 #include "tensor/factory.h"
@@ -27,6 +29,28 @@ namespace {
 // exit can run after the driver is torn down (PyTorch leaks them likewise).
 thread_local std::unordered_map<int, cublasHandle_t> cublas_handles;
 thread_local std::unordered_map<int, cudnnHandle_t> cudnn_handles;
+
+// Note [cuBLAS workspace per stream]
+// cublasSetStream resets the handle to cuBLAS's default workspace, and the cuBLAS
+// guide ("Results reproducibility", "cublasSetWorkspace") asks for a workspace per
+// stream for bitwise-reproducible results when several streams run concurrently.
+// So each (handle, stream) gets its own buffer from ddl's caching allocator, set
+// after every cublasSetStream, as PyTorch does (CublasHandlePool.cpp,
+// cublas_handle_stream_to_workspace). The buffer is allocated with that stream
+// current, so when a thread ends and its map frees it, the allocator reuses it
+// only on that stream, after the GEMMs queued there. Streams are never destroyed
+// (stream.cu), so a stream's address names one stream for the whole run.
+thread_local std::map<std::pair<cublasHandle_t, cudaStream_t>, Tensor> cublas_workspaces;
+
+// PyTorch's default size (parseChosenWorkspaceSize in CublasHandlePool.cpp): 32 MiB
+// on sm_90, as the cuBLAS guide's cublasSetWorkspace recommends for Hopper, else
+// ":4096:2:16:8" in CUBLAS_WORKSPACE_CONFIG's notation (2 x 4 MiB + 8 x 16 KiB).
+size_t cublas_workspace_bytes(int device) {
+  int major = 0, minor = 0;
+  DDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DDL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0 ? size_t{32} << 20 : (size_t{4096} * 2 + size_t{16} * 8) << 10;
+}
 }  // namespace
 
 cublasHandle_t cublas_handle(int device) {
@@ -36,9 +60,16 @@ cublasHandle_t cublas_handle(int device) {
     DDL_CUBLAS_CHECK(cublasCreate(&h), "cuda:", device, ": creating the cuBLAS handle");
     it = cublas_handles.emplace(device, h).first;
   }
-  DDL_CUBLAS_CHECK(cublasSetStream(it->second, current_stream(device)), "cuda:", device,
-                   ": binding cuBLAS to the stream");
-  return it->second;
+  cublasHandle_t h = it->second;
+  const cudaStream_t stream = current_stream(device);
+  DDL_CUBLAS_CHECK(cublasSetStream(h, stream), "cuda:", device, ": binding cuBLAS to the stream");
+  // See Note [cuBLAS workspace per stream].
+  auto ws = cublas_workspaces.find({h, stream});
+  if (ws == cublas_workspaces.end())
+    ws = cublas_workspaces.emplace(std::pair{h, stream}, workspace(device, cublas_workspace_bytes(device))).first;
+  DDL_CUBLAS_CHECK(cublasSetWorkspace(h, ws->second.raw_data(), ws->second.nbytes()), "cuda:", device,
+                   ": setting the cuBLAS workspace of the stream");
+  return h;
 }
 
 cudnnHandle_t cudnn_handle(int device) {

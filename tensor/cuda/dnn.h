@@ -15,11 +15,14 @@ namespace ddl::cuda::detail {
 
 // Note [Conv algorithm cache]
 // cuDNN offers several algorithms per convolution pass; the right one depends
-// on the shapes, dtype and math mode. It is chosen once per ConvKey with
-// cudnnGet*Algorithm_v7 (cuDNN's heuristics: no benchmark runs, so the choice
-// is the same in every run), preferring deterministic algorithms whose
-// workspace can be allocated, and kept for the process lifetime. The key holds
-// shapes, never pointers, so a freed and reused buffer cannot alias an entry.
+// on the shapes, dtype and math mode. It is chosen once per ConvKey from
+// cudnnGet*Algorithm_v7's ranking (cuDNN's heuristics: no benchmark runs, so
+// the choice is the same in every run), deterministic algorithms first. The
+// key's first call runs the candidates in that order until one succeeds (its
+// workspace confirmed with cudnnGet*WorkspaceSize and allocated, the call not
+// refused as unsupported or failed), as PyTorch's AlgoIterator::try_all does,
+// and only that one is kept, for the process lifetime. The key holds shapes,
+// never pointers, so a freed and reused buffer cannot alias an entry.
 enum class ConvPass : uint8_t { Forward, BackwardData, BackwardFilter };
 
 struct ConvKey {
@@ -62,7 +65,9 @@ namespace ddl::cuda::detail {
                               int line);
 
 // This thread's handle for `device` (the device must be current), bound to
-// current_stream(device) on every call. Handles live until the process ends.
+// current_stream(device) on every call; cuBLAS's also to that stream's own
+// workspace (Note [cuBLAS workspace per stream] in dnn.cu). Handles live until
+// the process ends.
 cublasHandle_t cublas_handle(int device);
 cudnnHandle_t cudnn_handle(int device);
 
@@ -119,8 +124,8 @@ struct ConvAlgo {
   size_t workspace_bytes = 0;
 };
 
-// The cached algorithm for `key`, running `search` (and counting it) on a miss.
-// See Note [Conv algorithm cache].
+// The cached algorithm for `key`, running `search` (and counting it) on a miss;
+// a search that throws caches nothing. See Note [Conv algorithm cache].
 ConvAlgo cached_conv_algo(const ConvKey& key, const std::function<ConvAlgo()>& search);
 
 // alpha = 1 and beta = 0 as cuDNN reads blend factors: double for double data, float otherwise.

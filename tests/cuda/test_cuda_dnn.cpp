@@ -1,12 +1,15 @@
 // CUDA GEMM, conv2d, batch_norm and pooling kernels against the CPU backend on
 // the same random inputs: VGG-like and odd shapes, strides, padding, dilation,
 // groups, batch 1, float32 (TF32 off and on) and float64, forward and backward;
-// plus the cuDNN algorithm cache (a repeated shape does not search again),
-// work on a non-default stream, GEMM on padded-leading-dimension views and C = 0.
+// plus the cuDNN algorithm cache (a repeated shape does not search again, both
+// of its paths match the CPU, a search keeps the allocator's cache), cuBLAS's
+// workspace per stream, work on a non-default stream, GEMM on padded-leading-
+// dimension views, C = 0, and 16-bit batch_norm refused with the CPU's message.
 // Runs only with a GPU (tests/cuda/cuda_main.cpp exits 77 otherwise).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "ddl_config.h"
@@ -171,6 +174,75 @@ TEST_CASE("cuda conv2d chooses an algorithm once per shape", "[cuda][conv][cache
   conv2d(x.to(DType::Float64), w.to(DType::Float64), Tensor(), p);
   REQUIRE(conv_algo_searches() == before + 5);
 }
+
+TEST_CASE("cuda conv2d: the searching call and the cached call both match the CPU", "[cuda][conv][cache]") {
+  // The first call of a key runs the pass inside the search (each candidate until
+  // one runs); later calls run the cached algorithm. Both paths, all three passes.
+  using cuda::detail::conv_algo_searches;
+  const Tensor x = random({2, 6, 17, 21}, 40), w = random({10, 6, 5, 3}, 41);  // shapes no other test uses
+  const Conv2dParams p = conv_params({2, 1}, {2, 1});
+  const Tensor y = conv2d(x, w, Tensor(), p), gy = random(y.shape(), 42);
+  const Tensor gx = conv2d_backward_input(gy, w, x.shape(), p), gw = conv2d_backward_weight(gy, x, w.shape(), p);
+  const Tensor xg = to_gpu(x), wg = to_gpu(w), gyg = to_gpu(gy);
+  const int64_t before = conv_algo_searches();
+  std::vector<float> first;
+  for (int call = 0; call < 2; ++call) {
+    INFO("call " << call);
+    const Tensor yg = conv2d(xg, wg, Tensor(), p);
+    require_close(yg, y, 1e-4, "conv2d forward");
+    require_close(conv2d_backward_input(gyg, wg, x.shape(), p), gx, 1e-4, "conv2d backward input");
+    require_close(conv2d_backward_weight(gyg, xg, w.shape(), p), gw, 1e-4, "conv2d backward weight");
+    REQUIRE(conv_algo_searches() == before + 3);  // searched on the first call only
+    if (call == 0) first = to_vector<float>(to_cpu(yg));
+    if (call == 1) REQUIRE(to_vector<float>(to_cpu(yg)) == first);  // the algorithm that ran is the one cached
+  }
+}
+
+TEST_CASE("cuda conv2d's algorithm search returns no cached memory to the driver", "[cuda][conv][cache]") {
+  // Emptying the cache after each search synchronised the device and released every
+  // free segment, once per new shape and pass (about 60 times in ResNet-18's first step).
+  // A free 64 MiB segment of another stream: the convolution cannot reuse it, so only
+  // emptying the cache could return it.
+  const cuda::Stream side = cuda::Stream::create(0);
+  {
+    cuda::StreamGuard guard(side);
+    const Tensor big = empty({64 << 20}, TensorOptions(DType::UInt8, Device::cuda()));
+  }
+  cuda::synchronize();
+  const int64_t reserved = cuda::memory_stats(0).reserved_bytes;
+  const int64_t before = cuda::detail::conv_algo_searches();
+  const Tensor x = random({3, 4, 13, 11}, 50), w = random({6, 4, 3, 3}, 51);  // shapes no other test uses
+  const Conv2dParams p = conv_params({1, 1}, {1, 1});
+  require_close(conv2d(to_gpu(x), to_gpu(w), Tensor(), p), conv2d(x, w, Tensor(), p), 1e-4, "conv2d");
+  REQUIRE(cuda::detail::conv_algo_searches() == before + 1);
+  REQUIRE(cuda::memory_stats(0).reserved_bytes >= reserved);  // the free segment is still cached
+}
+
+TEST_CASE("cuda matmul keeps one cuBLAS workspace per stream", "[cuda][gemm][stream]") {
+  // cublasSetStream resets the handle to cuBLAS's default workspace; each stream gets
+  // its own from ddl's allocator instead (Note [cuBLAS workspace per stream] in dnn.cu),
+  // made on the stream's first GEMM and held, so it counts as allocated from then on.
+  const Tensor a = random({256, 384}, 60), b = random({384, 128}, 61);
+  const Tensor want = matmul(a, b);
+  const cuda::Stream s1 = cuda::Stream::create(0), s2 = cuda::Stream::create(0);
+  std::vector<float> got1, got2;
+  {
+    cuda::StreamGuard guard(s1);
+    const Tensor ag = to_gpu(a), bg = to_gpu(b);
+    const int64_t before = cuda::memory_stats(0).allocated_bytes;
+    got1 = to_vector<float>(to_cpu(matmul(ag, bg)));
+    const int64_t held = cuda::memory_stats(0).allocated_bytes - before;
+    REQUIRE(held >= (int64_t{4} << 20));  // the workspace of s1 (32 MiB on sm_90)
+    REQUIRE(to_vector<float>(to_cpu(matmul(ag, bg))) == got1);
+    REQUIRE(cuda::memory_stats(0).allocated_bytes == before + held);  // reused, not made again
+    require_close(matmul(ag, bg), want, 1e-4, "A B on s1");
+  }
+  {
+    cuda::StreamGuard guard(s2);
+    got2 = to_vector<float>(to_cpu(matmul(to_gpu(a), to_gpu(b))));
+  }
+  REQUIRE(got2 == got1);  // bitwise the same on another stream
+}
 #endif
 
 namespace {
@@ -225,6 +297,31 @@ TEST_CASE("cuda batch_norm matches the CPU in training and eval, forward and bac
     // cuDNN backward must get the forward's eps along with the saved invstd).
     check_batch_norm({8, 6, 4, 4}, dt, true, true, true, 0.5, seed += 10);
     check_batch_norm({8, 6, 4, 4}, dt, false, false, true, 0.5, seed += 10);
+  }
+}
+
+TEST_CASE("cuda batch_norm refuses 16-bit inputs with the CPU's message", "[cuda][batch_norm]") {
+  // Outside autocast (which runs batch_norm in float32) a 16-bit input must get the
+  // CPU's error, not one from cuDNN, in training and eval, forward and backward.
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    INFO(dt);
+    const Tensor x = random({4, 3, 5, 5}, 80, dt), w = random({3}, 81, dt), b = random({3}, 82, dt);
+    const Tensor gy = random({4, 3, 5, 5}, 83, dt), stat = random({3}, 84).abs().to(dt);
+    const std::string fwd = "batch_norm: expected a float32 or float64 tensor, got ";
+    const std::string bwd = "batch_norm_backward: expected a float32 or float64 tensor, got ";
+    for (bool training : {true, false}) {
+      INFO("training " << training);
+      Tensor rm = zeros({3}, TensorOptions(dt)), rv = ones({3}, TensorOptions(dt));
+      REQUIRE_THROWS_WITH(batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5), Catch::Contains(fwd));
+      Tensor rm_g = to_gpu(rm), rv_g = to_gpu(rv);
+      REQUIRE_THROWS_WITH(batch_norm(to_gpu(x), to_gpu(w), to_gpu(b), rm_g, rv_g, training, 0.1, 1e-5),
+                          Catch::Contains(fwd));
+      REQUIRE_THROWS_WITH(batch_norm_backward(gy, x, w, stat, stat, training, 1e-5, {true, true, true}),
+                          Catch::Contains(bwd));
+      REQUIRE_THROWS_WITH(batch_norm_backward(to_gpu(gy), to_gpu(x), to_gpu(w), to_gpu(stat), to_gpu(stat), training,
+                                              1e-5, {true, true, true}),
+                          Catch::Contains(bwd));
+    }
   }
 }
 
