@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "ddl.h"
-#include "tensor/cuda/dnn.h"  // conv_algo_searches (plain C++ part)
 #include "tensor/devices.h"
 
 using namespace ddl;
