@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tensor/conv.h"
+#include "tensor/cuda/conv_algo_choice.h"
 #include "tensor/cuda/dnn.h"
 #include "tensor/devices.h"
 
@@ -68,8 +69,8 @@ struct ConvDescs {
 };
 
 // cuDNN's heuristic ranking (best first) reduced to the candidates worth trying:
-// those that succeeded, run in the requested math type and report a sane
-// workspace, the deterministic ones first. perf: cudnnConvolution*AlgoPerf_t.
+// those that succeeded, run in the requested math type (never converting wider
+// data to 16 bits) and report a sane workspace, the deterministic ones first. perf: cudnnConvolution*AlgoPerf_t.
 template <typename Perf>
 std::vector<ConvAlgo> usable(const ConvKey& k, const std::vector<Perf>& perf, int count) {
   const cudnnMathType_t math = requested_math(k);
@@ -79,6 +80,8 @@ std::vector<ConvAlgo> usable(const ConvKey& k, const std::vector<Perf>& perf, in
       const Perf& r = perf[static_cast<size_t>(i)];
       if (r.status != CUDNN_STATUS_SUCCESS) continue;
       if (math == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH) continue;
+      // ALLOW_CONVERSION may run float32 data as float16: only for 16-bit data.
+      if (r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && !is_reduced_float(k.dtype)) continue;
       if ((r.determinism == CUDNN_DETERMINISTIC) != deterministic) continue;
       if (r.memory >= (size_t(1) << 40)) continue;  // cuDNN sometimes reports absurd sizes
       out.push_back({static_cast<int>(r.algo), r.mathType, r.memory});
@@ -141,51 +144,47 @@ cudnnStatus_t workspace_size(const ConvKey& k, cudnnHandle_t h, const ConvDescs&
   return CUDNN_STATUS_BAD_PARAM;
 }
 
-// A failure of this algorithm on this shape, after which the next candidate may
-// still run (cuDNN 9 codes are category * 1000 + detail, cudnn_graph.h). Other
-// statuses (a bad parameter, a bad handle) would fail every candidate alike.
-bool is_algorithm_failure(cudnnStatus_t st) {
-  const int category = static_cast<int>(st) / 1000 * 1000;
-  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_EXECUTION_FAILED ||
-         category == CUDNN_STATUS_INTERNAL_ERROR || st == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT;
-}
-
 void* ptr(const Tensor& ws) { return ws.defined() ? ws.raw_data() : nullptr; }
 
+// " (CUDA: <error>)" when a CUDA error is pending, which this clears (a sticky
+// one stays), else "": a failed cuDNN call may leave its launch's error behind,
+// which the next kernel's DDL_CUDA_KERNEL_CHECK would report as its own.
+std::string take_cuda_error() {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return {};
+  return ::ddl::detail::str_cat(" (CUDA: ", cudaGetErrorString(err), " (", static_cast<int>(err), "))");
+}
+
 // Runs the pass with each candidate in turn until one succeeds, and returns it
-// (PyTorch's AlgoIterator::try_all in aten/src/ATen/native/cudnn/Conv_v7.cpp).
-// A candidate whose workspace cannot be allocated is passed over; the allocator
-// has by then released its free cached segments and retried (Note [Caching
-// allocator]), so nothing else is emptied here.
+// (see conv_algo_choice.h). A candidate whose workspace cannot be allocated is
+// passed over; the allocator has by then released its free cached segments and
+// retried (Note [Caching allocator]), so nothing else is emptied here. After a
+// failed candidate, a sticky CUDA error (this call's or earlier work's, e.g. an
+// illegal address) is raised as what it is: every later candidate would fail.
 template <typename Run>
-ConvAlgo first_that_runs(const ConvKey& k, cudnnHandle_t h, ConvDescs& d, const char* call, const Run& run) {
-  const std::vector<ConvAlgo> all = candidates(k, h, d);
-  std::string passed_over;  // why each candidate failed, for the error below
-  for (ConvAlgo a : all) {
+ConvAlgo try_candidates(const ConvKey& k, cudnnHandle_t h, ConvDescs& d, const char* call, const Run& run) {
+  const cudaStream_t stream = current_stream(k.device);  // the one cudnn_handle bound
+  const auto attempt = [&](ConvAlgo& a) -> ConvTry {
     d.conv.set_math(a.math, pass_name(k.pass));
     size_t bytes = 0;
-    const char* failed = "cudnnGetConvolution*WorkspaceSize";
-    cudnnStatus_t st = workspace_size(k, h, d, a.algo, &bytes);
-    if (st == CUDNN_STATUS_SUCCESS) {
-      a.workspace_bytes = std::max(a.workspace_bytes, bytes);  // the ranking's estimate, confirmed
-      Tensor ws;
-      try {
-        ws = workspace(k.device, a.workspace_bytes);
-      } catch (const ddl::Error& e) {
-        passed_over += ::ddl::detail::str_cat("; algorithm ", a.algo, ": ", e.what());
-        continue;
-      }
-      failed = call;
-      st = run(h, d, a, ptr(ws));
-      if (st == CUDNN_STATUS_SUCCESS) return a;
+    const cudnnStatus_t st = workspace_size(k, h, d, a.algo, &bytes);
+    if (st != CUDNN_STATUS_SUCCESS) return {static_cast<int>(st), "cudnnGetConvolution*WorkspaceSize"};
+    a.workspace_bytes = std::max(a.workspace_bytes, bytes);  // the ranking's estimate, confirmed
+    const Tensor ws = workspace(k.device, a.workspace_bytes);
+    return {static_cast<int>(run(h, d, a, ptr(ws))), call};
+  };
+  const auto after_failure = [&](int, const char* failed) {
+    std::string note = take_cuda_error();
+    const cudaError_t now = cudaStreamQuery(stream);  // cudaErrorNotReady: work still queued, no error
+    if (now != cudaSuccess && now != cudaErrorNotReady) {
+      const std::string what = ::ddl::detail::str_cat(describe_conv(k), ": cudaStreamQuery after ", failed,
+                                                      " (an error of this or earlier GPU work)");
+      check(now, what.c_str(), __FILE__, __LINE__);
     }
-    if (!is_algorithm_failure(st))
-      throw_cudnn(st, failed, ::ddl::detail::str_cat(describe_conv(k), ", algorithm ", a.algo), __FILE__, __LINE__);
-    cudaGetLastError();  // a failed launch leaves its error for the next check: clear it
-    passed_over += ::ddl::detail::str_cat("; algorithm ", a.algo, ": ", failed, ": ", cudnnGetErrorString(st));
-  }
-  DDL_CHECK(false, describe_conv(k), ": none of cuDNN's ", all.size(), " usable algorithms ran", passed_over);
-  return {};
+    return note;
+  };
+  const auto status_name = [](int st) { return cudnnGetErrorString(static_cast<cudnnStatus_t>(st)); };
+  return first_that_runs(candidates(k, h, d), describe_conv(k), attempt, after_failure, status_name);
 }
 
 // Runs one pass. On a key's first call the candidates are tried in order and
@@ -194,19 +193,27 @@ ConvAlgo first_that_runs(const ConvKey& k, cudnnHandle_t h, ConvDescs& d, const 
 // cudnnConvolution* call named `call` and returns its status.
 template <typename Run>
 void run_conv(const ConvKey& k, const char* call, const Run& run) {
+  // An error left by earlier work would fail every candidate (and a non-sticky
+  // one just the first, caching the second for good): raise it as what it is.
+  if (const cudaError_t pending = cudaPeekAtLastError(); pending != cudaSuccess) {
+    const std::string what = ::ddl::detail::str_cat(pass_name(k.pass), ": an error pending before the call, from ",
+                                                    "earlier GPU work: cudaPeekAtLastError()");
+    check(pending, what.c_str(), __FILE__, __LINE__);
+  }
   cudnnHandle_t h = cudnn_handle(k.device);
   ConvDescs d(k);
   bool ran = false;
   const ConvAlgo algo = cached_conv_algo(k, [&] {
     ran = true;
-    return first_that_runs(k, h, d, call, run);
+    return try_candidates(k, h, d, call, run);
   });
   if (ran) return;
   d.conv.set_math(algo.math, pass_name(k.pass));
   const Tensor ws = workspace(k.device, algo.workspace_bytes);
   const cudnnStatus_t st = run(h, d, algo, ptr(ws));
   if (st != CUDNN_STATUS_SUCCESS)
-    throw_cudnn(st, call, ::ddl::detail::str_cat(describe_conv(k), ", algorithm ", algo.algo), __FILE__, __LINE__);
+    throw_cudnn(st, call, ::ddl::detail::str_cat(describe_conv(k), ", algorithm ", algo.algo, take_cuda_error()),
+                __FILE__, __LINE__);
 }
 
 // x: [N, C, H, W], w: [K, C/G, R, S], bias: [K] or undefined, y: [N, K, P, Q]

@@ -1,11 +1,13 @@
 // cuBLAS/cuDNN handles, status checks, RAII descriptors, workspaces and the
 // convolution algorithm cache (see tensor/cuda/dnn.h). No kernels here.
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 
+#include "tensor/caching_allocator.h"
 #include "tensor/cuda/dnn.h"
 #include "tensor/factory.h"
 
@@ -42,16 +44,23 @@ thread_local std::unordered_map<int, cudnnHandle_t> cudnn_handles;
 // (stream.cu), so a stream's address names one stream for the whole run.
 thread_local std::map<std::pair<cublasHandle_t, cudaStream_t>, Tensor> cublas_workspaces;
 
-// PyTorch's default size (parseChosenWorkspaceSize in CublasHandlePool.cpp): 32 MiB
-// on sm_90, as the cuBLAS guide's cublasSetWorkspace recommends for Hopper, else
-// ":4096:2:16:8" in CUBLAS_WORKSPACE_CONFIG's notation (2 x 4 MiB + 8 x 16 KiB).
+// 32 MiB on sm_90, PyTorch's default there (parseChosenWorkspaceSize in
+// CublasHandlePool.cpp) and what the cuBLAS guide's cublasSetWorkspace
+// recommends for Hopper. Elsewhere PyTorch's ":4096:2:16:8" (2 x 4 MiB + 8 x
+// 16 KiB) raised to the allocator's kMinLargeAlloc (10 MiB): a smaller request
+// is carved from a shared 20 MiB segment and, held for good, would pin all of it.
 size_t cublas_workspace_bytes(int device) {
+  if (compute_capability(device) == 90) return size_t{32} << 20;
+  return std::max((size_t{4096} * 2 + size_t{16} * 8) << 10, ::ddl::detail::CachingAllocator::kMinLargeAlloc);
+}
+}  // namespace
+
+int compute_capability(int device) {
   int major = 0, minor = 0;
   DDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   DDL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0 ? size_t{32} << 20 : (size_t{4096} * 2 + size_t{16} * 8) << 10;
+  return major * 10 + minor;
 }
-}  // namespace
 
 cublasHandle_t cublas_handle(int device) {
   auto it = cublas_handles.find(device);

@@ -16,13 +16,15 @@ namespace ddl::cuda::detail {
 // Note [Conv algorithm cache]
 // cuDNN offers several algorithms per convolution pass; the right one depends
 // on the shapes, dtype and math mode. It is chosen once per ConvKey from
-// cudnnGet*Algorithm_v7's ranking (cuDNN's heuristics: no benchmark runs, so
-// the choice is the same in every run), deterministic algorithms first. The
-// key's first call runs the candidates in that order until one succeeds (its
-// workspace confirmed with cudnnGet*WorkspaceSize and allocated, the call not
-// refused as unsupported or failed), as PyTorch's AlgoIterator::try_all does,
-// and only that one is kept, for the process lifetime. The key holds shapes,
-// never pointers, so a freed and reused buffer cannot alias an entry.
+// cudnnGet*Algorithm_v7's ranking (cuDNN's heuristics, no benchmark runs),
+// deterministic algorithms first. The key's first call runs the candidates in
+// that order until one succeeds (its workspace confirmed with
+// cudnnGet*WorkspaceSize and allocated, the call not refused), as PyTorch's
+// AlgoIterator::try_all does, and only that one is kept, for the process
+// lifetime. The ranking is fixed for a given GPU and cuDNN, but which candidate
+// wins may not be: one passed over for want of memory at that first call could
+// have run in another process. The key holds shapes, never pointers, so a freed
+// and reused buffer cannot alias an entry.
 enum class ConvPass : uint8_t { Forward, BackwardData, BackwardFilter };
 
 struct ConvKey {
@@ -42,6 +44,9 @@ struct ConvKeyHash {
 
 // How many algorithm searches have run (a repeated shape must not add one).
 int64_t conv_algo_searches();
+
+// major * 10 + minor, e.g. 90 for sm_90.
+int compute_capability(int device);
 
 }  // namespace ddl::cuda::detail
 
