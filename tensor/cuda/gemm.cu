@@ -38,6 +38,10 @@ void gemm_cuda(const kernels::GemmArgs& g) {
                      describe_gemm(g));
   } else if (is_reduced_float(g.dtype)) {
     // See Note [Half compute]: 16-bit operands and output, float32 accumulation and alpha/beta.
+    // One exception: under CUBLAS_DEFAULT_MATH a 16-bit output lets cuBLAS reduce split-K
+    // partial sums in the output type (cuBLAS docs, cublasMath_t: only
+    // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION forces the compute type), as PyTorch
+    // allows by default (torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction).
     const cudaDataType_t t = g.dtype == DType::Float16 ? CUDA_R_16F : CUDA_R_16BF;
     const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
     DDL_CUBLAS_CHECK(
