@@ -18,7 +18,9 @@
 // float32) and rounds the result to the 16-bit type once: elementwise ops and
 // reductions in their frontends (tensor/elementwise.cpp, reduce.cpp), GEMM and
 // conv2d in the CPU kernels. The CUDA GEMM and convolution read 16-bit operands
-// directly (cuBLAS/cuDNN with float32 compute). This is what PyTorch's CPU
+// directly (cuBLAS/cuDNN with float32 compute; cuBLAS's default math may still
+// add split-K partial sums in the 16-bit output type, as PyTorch allows by
+// default: tensor/cuda/gemm.cu). This is what PyTorch's CPU
 // kernels do for bfloat16 (see "CPU Op-Specific Behavior" in torch.amp's docs),
 // so results agree to the last bit wherever the float32 results do.
 namespace ddl {
