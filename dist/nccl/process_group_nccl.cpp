@@ -13,15 +13,35 @@
 // then broken) instead of dropping it. The watchdog thread polls end events (and
 // ncclCommGetAsyncError) and completes each Work, sleeping between polls with exponential
 // backoff (20 us doubling to 1 ms while nothing completes; a new launch wakes it), so an idle
-// or slow collective does not burn a core. Past the timeout it aborts the communicators,
-// which releases kernels stuck waiting for a dead peer, and fails every pending Work with a
-// message naming the operation and rank. An aborted communicator is freed, so comm_mu_
-// orders abort_all against the code that creates, copies or polls one: a communicator is
-// published only while the group is not broken, launches copy their lane under the lock, and
-// a launch that reaches the queue after the group broke is failed and parked, never queued.
-// When `issue` throws (an argument error NCCL caught), a copy or part of a group may already
-// be queued on the lane, so its end event is recorded anyway and the tensors stay referenced
-// until it fires; that Work then fails with the error.
+// or slow collective does not burn a core. Past the timeout it aborts the communicators
+// (see Note [NCCL abort]), which releases kernels stuck waiting for a dead peer, and fails
+// every pending Work with a message naming the operation and rank. An aborted communicator is
+// freed, so comm_mu_ orders abort_all against the code that creates, copies or polls one: a
+// communicator is published only while the group is not broken, launches copy their lane
+// under the lock, and a launch that reaches the queue after the group broke is failed and
+// parked, never queued.
+//
+// Note [NCCL errors in a launch]
+// When `issue` throws, a copy or part of a group may already be queued on the lane. An error
+// NCCL returned as ncclInvalidArgument or ncclInvalidUsage is a call it refused before using
+// the communicator: the group stays usable, the end event is recorded anyway, the tensors stay
+// referenced until it fires, and that Work then fails with the error. Any other NCCL result
+// (ncclSystemError, ncclRemoteError, ncclInternalError, ...: e.g. a connection setup inside
+// the call failed) leaves the communicator in an unknown state, and with blocking
+// communicators ncclCommGetAsyncError need not report it: the result itself (carried by
+// detail::NcclCallError) breaks the group, parks the launch and wakes the watchdog to abort.
+// A non-NCCL error (a CUDA copy) breaks it only when the communicator reports a failure.
+//
+// Note [NCCL abort]
+// The communicators are blocking (ncclCommInitRank), and NCCL's fault-tolerance guide forbids
+// aborting one while another thread is inside an NCCL call on it (ncclCommAbort frees it).
+// Every NCCL call on the communicators runs under launch_mu_ (launches, their creation), so
+// abort_all aborts only while holding it. When it cannot get it within a second, a thread is
+// inside NCCL, typically blocked on the host in connection setup or ncclCommInitRank waiting
+// for a peer that never arrives: the group's timeout cannot interrupt that. abort_all then
+// only marks the group broken and fails the pending Work, saying so, and leaves the
+// communicators to the destructor or process exit (ddlrun ends the job when a rank dies).
+// Non-blocking communicators (ncclCommInitRankConfig with blocking = 0) would lift this.
 //
 // Note [NCCL Work::wait]
 // As in PyTorch (ProcessGroupNCCL's WorkNCCL::wait), Work::wait() does not block the host:
@@ -49,9 +69,30 @@
 // communicator costs GPU buffers, proxy threads and an init of up to a second, so the two
 // point-to-point ones are created only on the group's first send or recv, which every rank
 // must make (as with the group's first call): a collective-only job (DDP) has one.
+// NCCL connects a send/recv peer lazily, on the host inside the first call to it (taskAppend
+// marks the peer, ncclGroupEnd runs ncclTransportP2pSetup, which exchanges connection data
+// with the peer through bootstrapSend/Recv on that communicator and waits for it). Left lazy,
+// world 2 with both ranks posting a receive first deadlocks on the host: rank 0 waits in the
+// down lane's setup for rank 1, which waits in the up lane's setup for rank 0. So
+// connect_p2p connects every pair right after the lanes are made, where every rank is by
+// contract: on the up lane, in one group, a one-float send to every higher rank and a receive
+// from every lower one; the mirror on the down lane; then it waits (up to the timeout) for
+// both streams. NCCL connects all of a peer's channels on the first message whatever its
+// size, so later sends and receives find them connected.
+//
+// Note [NCCL barrier]
+// barrier() is a one-float all-reduce on the collective lane, ordered after the caller's
+// stream only, as any collective. Its end event is then recorded again on a join stream that
+// waits for the all-reduce and for the up and down lanes' work queued so far, so the barrier
+// completes (and its host wait returns) once every rank has reached it (their earlier
+// collectives have run) and this rank's earlier work on the group, sends and receives
+// included, is done. It does not wait for other ranks' sends and receives. The all-reduce
+// itself never waits for the lanes: a receive posted before the barrier whose send the peer
+// posts after its own barrier then completes instead of deadlocking, as on gloo.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "dist/debug_check.h"
@@ -114,6 +155,7 @@ ProcessGroupNccl::~ProcessGroupNccl() {
       ncclCommDestroy(l.comm);
   }
   if (comms_->scratch) cudaFree(comms_->scratch);
+  if (comms_->p2p_scratch) cudaFree(comms_->p2p_scratch);
   cudaSetDevice(previous);
   // The streams come from cuda::Stream::create and live until the process ends.
 }
@@ -205,6 +247,7 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
         ncclUniqueId ids[2];
         exchange_unique_ids("nccl/p2p", ids, sizeof ids, what);
         init_lanes(*comms_, kUpLane, kNumLanes, ids, what);
+        connect_p2p(*comms_, what);
       } catch (const Error& e) {
         // A retry would reuse the store keys, whose check-in count is already full, and hang.
         mark_broken(std::string(e.what()) + " (the send/recv communicators cannot be created a second time)");
@@ -236,9 +279,14 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
       cudaFree(c->scratch);
       throw;
     }
-    std::lock_guard<std::mutex> comm_lock(comm_mu_);
-    std::lock_guard<std::mutex> lock(state_mu_);
-    comms_ = std::move(c);
+    {
+      std::lock_guard<std::mutex> comm_lock(comm_mu_);
+      std::lock_guard<std::mutex> lock(state_mu_);
+      comms_ = std::move(c);
+    }
+    // Published first: should connecting fail, the destructor aborts the communicators
+    // (releasing the connecting kernels) before it frees their buffers.
+    if (p2p) connect_p2p(*comms_, what);
   } catch (const Error& e) {
     // A retry would reuse the store keys, whose check-in count is already full, and hang.
     mark_broken(std::string(e.what()) + " (the communicators cannot be created a second time)");
@@ -246,6 +294,63 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
   }
   return *comms_;
 }
+
+// See Note [NCCL point-to-point lanes]. Called under launch_mu_, so abort_all (which
+// aborts only under it) never frees these communicators meanwhile.
+void ProcessGroupNccl::connect_p2p(Comms& c, const std::string& what) {
+  c.join = static_cast<cudaStream_t>(cuda::Stream::create(c.device).handle());
+  if (size() == 1) return;
+  const std::string connecting = what + " (connecting)";
+  DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c.p2p_scratch), 4 * sizeof(float)), what);
+  for (int i : {kUpLane, kDownLane}) {
+    // Up: a message to every higher rank and from every lower one; down: the mirror.
+    const Lane& l = c.lanes[i];
+    float* out = c.p2p_scratch + 2 * (i - kUpLane);
+    float* in = out + 1;
+    DDL_NCCL_CUDA(cudaMemsetAsync(out, 0, 2 * sizeof(float), l.stream), what);
+    detail::NcclGroup group(l.comm, connecting);
+    for (int r = 0; r < size(); ++r) {
+      if (r == rank()) continue;
+      if ((r > rank()) == (i == kUpLane))
+        DDL_NCCL_CHECK(ncclSend(out, 1, ncclFloat32, r, l.comm, l.stream), l.comm, what);
+      else
+        DDL_NCCL_CHECK(ncclRecv(in, 1, ncclFloat32, r, l.comm, l.stream), l.comm, what);
+    }
+    group.end();  // NCCL connects the peers here, on the host, with each of them
+  }
+  const auto deadline = Clock::now() + opts_.timeout;
+  for (int i : {kUpLane, kDownLane}) {
+    const Lane& l = c.lanes[i];
+    cudaError_t q = cudaSuccess;
+    while ((q = cudaStreamQuery(l.stream)) == cudaErrorNotReady) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(l.comm, &async);
+      if (async != ncclInProgress) DDL_NCCL_CHECK(async, l.comm, connecting);
+      DDL_CHECK(Clock::now() < deadline, what, ": the first messages between the ranks did not arrive within ",
+                opts_.timeout.count(), " ms: a peer died or hangs");
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    DDL_NCCL_CUDA(q, connecting);
+  }
+}
+
+namespace {
+// See Note [NCCL barrier]: `end`, recorded after the barrier's all-reduce, is recorded again
+// on the join stream once that all-reduce and the lanes' work queued so far are done.
+void join_p2p(const ProcessGroupNccl::Comms& c, cudaEvent_t end, const std::string& what) {
+  if (c.join == nullptr) return;  // no send or recv yet
+  cudaEvent_t tail = nullptr;
+  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&tail, cudaEventDisableTiming), what);
+  cudaError_t err = cudaStreamWaitEvent(c.join, end, 0);
+  for (int i : {kUpLane, kDownLane}) {  // a wait takes the event as last recorded: reuse is safe
+    if (err == cudaSuccess) err = cudaEventRecord(tail, c.lanes[i].stream);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(c.join, tail, 0);
+  }
+  cudaEventDestroy(tail);  // released once the waits are satisfied
+  if (err == cudaSuccess) err = cudaEventRecord(end, c.join);
+  DDL_NCCL_CUDA(err, what);
+}
+}  // namespace
 
 void NcclWork::create_end_event(const std::string& what) {
   DDL_NCCL_CUDA(cudaEventCreateWithFlags(&end_, cudaEventDisableTiming), what);
@@ -297,32 +402,25 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->sent = sent;
   l->received = received;
 
-  // See Note [NCCL stream ordering]. A barrier also waits for the point-to-point lanes, so it
-  // completes only after every rank's earlier sends and receives (their streams are set only
-  // under launch_mu_, which we hold).
+  // See Note [NCCL stream ordering]. A barrier's all-reduce too waits for the caller's stream
+  // only: see Note [NCCL barrier] for the point-to-point lanes.
   {
-    std::vector<cudaStream_t> after = {current};
-    if (kind == OpKind::Barrier)
-      for (int i : {kUpLane, kDownLane})
-        if (c.lanes[i].stream) after.push_back(c.lanes[i].stream);
     cudaEvent_t ready = nullptr;
     DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
-    cudaError_t err = cudaSuccess;
-    for (cudaStream_t s : after) {  // a wait takes the event as last recorded: reuse is safe
-      if (err == cudaSuccess) err = cudaEventRecord(ready, s);
-      if (err == cudaSuccess) err = cudaStreamWaitEvent(lane.stream, ready, 0);
-    }
-    cudaEventDestroy(ready);  // released once the waits are satisfied
+    cudaError_t err = cudaEventRecord(ready, current);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(lane.stream, ready, 0);
+    cudaEventDestroy(ready);  // released once the wait is satisfied
     DDL_NCCL_CUDA(err, what);
   }
   try {
     issue(lane, what);
   } catch (const Error& e) {
-    // An argument error leaves the communicator usable; anything else (a peer failed, the
-    // network broke) leaves it in an unknown state.
-    if (lane_failed(lane_index, nullptr)) {
+    // See Note [NCCL errors in a launch]: only a call NCCL refused leaves the group usable.
+    const auto* nccl = dynamic_cast<const detail::NcclCallError*>(&e);
+    if (nccl ? !nccl->argument_error() : lane_failed(lane_index, nullptr)) {
       mark_broken(e.what());
       park(std::move(l), e.what());  // NCCL may have been given some of the tensors
+      request_abort();
       throw;
     }
     // A copy or part of a group may be queued already: track it until its end event fires.
@@ -338,6 +436,7 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   // From here NCCL owns the tensors until `end` fires: a failure must not drop them.
   try {
     DDL_NCCL_CUDA(cudaEventRecord(l->end, lane.stream), what);
+    if (kind == OpKind::Barrier) join_p2p(c, l->end, what);
     if (!copy_back.empty()) {
       // Non-contiguous targets get their results on the caller's stream, after NCCL is done.
       DDL_NCCL_CUDA(cudaStreamWaitEvent(current, l->end, 0), what);
@@ -382,6 +481,14 @@ bool ProcessGroupNccl::lane_failed(int lane, std::string* why) {
     *why = std::string(ncclGetErrorString(async)) + (last && *last ? std::string(": ") + last : std::string());
   }
   return true;
+}
+
+void ProcessGroupNccl::request_abort() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abort_requested_ = true;
+  }
+  cv_.notify_all();
 }
 
 void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
@@ -431,14 +538,25 @@ void ProcessGroupNccl::watchdog_loop() {
   auto poll = kMinPoll;
   bool device_set = false;
   while (true) {
+    bool abort_now = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
-      if (pending_.empty()) return;
+      cv_.wait(lock, [&] { return stop_ || abort_requested_ || !pending_.empty(); });
+      abort_now = std::exchange(abort_requested_, false);
+      if (!abort_now && pending_.empty()) return;
     }
     if (!device_set) {
-      cudaSetDevice(device());  // for the event queries and frees that follow
+      cudaSetDevice(device());  // for the event queries, aborts and frees that follow
       device_set = true;
+    }
+    if (abort_now) {  // a launch failed inside NCCL (see Note [NCCL errors in a launch])
+      std::string first;
+      {
+        std::lock_guard<std::mutex> lock(state_mu_);
+        first = broken_;  // the launch's failure, marked before it asked
+      }
+      abort_all(first);
+      continue;
     }
     std::vector<std::unique_ptr<Launch>> finished;
     std::string failure;
@@ -492,7 +610,7 @@ void ProcessGroupNccl::watchdog_loop() {
       l->work->finish();
     }
     if (!failure.empty()) {
-      abort_all(failure + "; the NCCL communicators were aborted");
+      abort_all(failure);
     } else if (!finished.empty()) {
       poll = kMinPoll;
     } else {
@@ -505,25 +623,36 @@ void ProcessGroupNccl::watchdog_loop() {
 }
 
 void ProcessGroupNccl::abort_all(const std::string& why) {
-  const std::string first = mark_broken(why);
+  const std::string first = mark_broken(why);  // a launch waiting for launch_mu_ stops at check_usable
+  bool aborted = false;
   {
-    // Abort under the launch lock when we can get it; a launch stuck inside NCCL (waiting
-    // for a dead peer) holds it, and the abort is what releases that launch.
+    // See Note [NCCL abort]: never while another thread may be inside NCCL.
     std::unique_lock<std::timed_mutex> lock(launch_mu_, std::chrono::seconds(1));
-    std::lock_guard<std::mutex> comm_lock(comm_mu_);  // see Note [NCCL stream ordering]
-    if (comms_)
-      for (Lane& l : comms_->lanes)
-        if (l.comm) {
-          ncclCommAbort(l.comm);
-          l.comm = nullptr;
-        }
+    if (lock.owns_lock()) {
+      std::lock_guard<std::mutex> comm_lock(comm_mu_);  // see Note [NCCL stream ordering]
+      if (comms_)
+        for (Lane& l : comms_->lanes)
+          if (l.comm) {
+            ncclCommAbort(l.comm);
+            l.comm = nullptr;
+          }
+      aborted = true;
+    }
+  }
+  const std::string note = aborted ? "; the NCCL communicators were aborted"
+                                   : "; another thread is still inside an NCCL call on this group (e.g. setting up "
+                                     "a connection, waiting for a peer), so the communicators were not aborted and "
+                                     "are left to the group's destructor or process exit";
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    abort_note_ = note;
   }
   std::deque<std::unique_ptr<Launch>> failed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     failed.swap(pending_);
   }
-  for (auto& l : failed) park(std::move(l), first);  // tensors kept: an aborted kernel may still touch them
+  for (auto& l : failed) park(std::move(l), first + note);  // tensors kept: an aborted kernel may still touch them
 }
 
 std::string ProcessGroupNccl::mark_broken(const std::string& what) {
@@ -537,7 +666,7 @@ void ProcessGroupNccl::check_usable(const std::string& desc) const {
   DDL_CHECK(broken_.empty(), log_prefix(), " ", desc,
             ": the process group is broken by an earlier failure and cannot be used; destroy it and "
             "restart the job (ddlrun --max-restarts). First failure: ",
-            broken_);
+            broken_, abort_note_);
 }
 
 CommStats ProcessGroupNccl::stats() const {
@@ -557,7 +686,7 @@ bool ProcessGroupNccl::is_broken() const {
 
 std::string ProcessGroupNccl::broken_reason() const {
   std::lock_guard<std::mutex> lock(state_mu_);
-  return broken_;
+  return broken_ + abort_note_;
 }
 
 // "nccl" for init_process_group; see register_backend in init.h.

@@ -49,7 +49,9 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::shared_ptr<Work> gather_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
-  // Completes (Work::wait returns) only once every rank's earlier work on this group is done.
+  // Completes (Work::wait blocks the host until then) once every rank has reached it and this
+  // rank's earlier work on the group (collectives, sends, receives) is done; other ranks'
+  // sends and receives may still run. See Note [NCCL barrier].
   std::shared_ptr<Work> barrier_async() override;
   // NCCL matches point-to-point calls per peer and direction in posting order: the tag is
   // checked (>= 0) but not used. See Note [NCCL point-to-point lanes] for which orders work.
@@ -98,6 +100,9 @@ class ProcessGroupNccl final : public ProcessGroup {
   void exchange_unique_ids(const std::string& key, void* ids, size_t bytes, const std::string& what);
   // Creates lanes [first, last) of `c` from `ids` (one per lane, from exchange_unique_ids).
   void init_lanes(Comms& c, int first, int last, const void* ids, const std::string& what);
+  // Connects every pair of ranks on the point-to-point lanes (one small message each way),
+  // right after they were created; throws past the timeout. See Note [NCCL point-to-point lanes].
+  void connect_p2p(Comms& c, const std::string& what);
   // Hands `l` to the watchdog; when the group broke meanwhile (abort_all may already have
   // failed the pending work and freed the communicators), fails and parks it instead.
   void enqueue(std::unique_ptr<Launch> l);
@@ -105,9 +110,12 @@ class ProcessGroupNccl final : public ProcessGroup {
   // *why). An aborted communicator is freed: once abort_all has nulled it, it is never polled.
   bool lane_failed(int lane, std::string* why);
   void watchdog_loop();
+  // Wakes the watchdog to abort the communicators (the group is already marked broken).
+  void request_abort();
   // Fails l's Work with `why` and keeps l (and its tensors) until the group is destroyed.
   void park(std::unique_ptr<Launch> l, const std::string& why);
-  // Records the first failure, aborts the communicators and fails every pending Work.
+  // Records the first failure, aborts the communicators (only under launch_mu_: see Note
+  // [NCCL abort]) and fails every pending Work.
   void abort_all(const std::string& why);
   std::string mark_broken(const std::string& what);
   void check_usable(const std::string& desc) const;
@@ -128,11 +136,13 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::deque<std::unique_ptr<Launch>> pending_;   // in launch order
   std::vector<std::unique_ptr<Launch>> aborted_;  // guarded by mu_; their tensors stay alive until destruction
   bool stop_ = false;
+  bool abort_requested_ = false;  // guarded by mu_; see request_abort
   std::thread watchdog_;
 
   mutable std::mutex state_mu_;
   CommStats stats_;
   std::string broken_;
+  std::string abort_note_;  // whether abort_all aborted the communicators; see Note [NCCL abort]
 };
 
 }  // namespace ddl::dist

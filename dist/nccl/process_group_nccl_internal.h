@@ -33,6 +33,10 @@ struct ProcessGroupNccl::Comms {
   int device = -1;
   Lane lanes[kNumLanes];
   float* scratch = nullptr;
+  // Made with the point-to-point lanes (see connect_p2p): four floats on the device for the
+  // connecting messages, and the stream where barrier() joins the lanes (Note [NCCL barrier]).
+  float* p2p_scratch = nullptr;
+  cudaStream_t join = nullptr;
   // Under launch_mu_: the point-to-point lanes were attempted (a failed attempt breaks the
   // group, since its rendezvous keys in the store cannot be used twice).
   bool p2p_tried = false;
@@ -81,18 +85,29 @@ inline void check_cuda(cudaError_t err, const char* call, const std::string& wha
       ::ddl::detail::str_cat(what, ": CUDA call ", call, " failed: ", cudaGetErrorString(err), " (", int(err), ")"));
 }
 
-inline void check_nccl(ncclResult_t res, ncclComm_t comm, const char* call, const std::string& what, const char* file,
-                       int line) {
+// What DDL_NCCL_CHECK throws: the message and NCCL's result, which tells a call NCCL refused
+// (an argument error: the communicator stays usable) from a failure (see Note [NCCL errors
+// in a launch] in process_group_nccl.cpp).
+class NcclCallError final : public ::ddl::Error {
+ public:
+  NcclCallError(const std::string& msg, ncclResult_t result) : Error(msg), result_(result) {}
+  ncclResult_t result() const { return result_; }
+  bool argument_error() const { return result_ == ncclInvalidArgument || result_ == ncclInvalidUsage; }
+
+ private:
+  ncclResult_t result_;
+};
+
+inline void check_nccl(ncclResult_t res, ncclComm_t comm, const char* call, const std::string& what) {
   if (res == ncclSuccess) return;
   const char* last = ncclGetLastError(comm);
-  ::ddl::detail::throw_error(file, line,
-                             ::ddl::detail::str_cat(what, ": ", call, " failed: ", ncclGetErrorString(res), " (",
-                                                    int(res), ")", last && *last ? ": " : "", last ? last : ""));
+  throw NcclCallError(::ddl::detail::str_cat(what, ": ", call, " failed: ", ncclGetErrorString(res), " (", int(res),
+                                             ")", last && *last ? ": " : "", last ? last : ""),
+                      res);
 }
 
 #define DDL_NCCL_CUDA(expr, what) ::ddl::dist::detail::check_cuda((expr), #expr, (what), __FILE__, __LINE__)
-#define DDL_NCCL_CHECK(expr, comm, what) \
-  ::ddl::dist::detail::check_nccl((expr), (comm), #expr, (what), __FILE__, __LINE__)
+#define DDL_NCCL_CHECK(expr, comm, what) ::ddl::dist::detail::check_nccl((expr), (comm), #expr, (what))
 
 // Makes `device` current for the guard's lifetime.
 class NcclDeviceGuard {
@@ -110,6 +125,29 @@ class NcclDeviceGuard {
 
  private:
   int previous_ = 0;
+};
+
+// ncclGroupStart/End around grouped sends and receives; the group is closed even when a
+// call inside throws, so later NCCL calls are not swallowed into a dangling group.
+class NcclGroup {
+ public:
+  NcclGroup(ncclComm_t comm, const std::string& what) : comm_(comm), what_(what) {
+    DDL_NCCL_CHECK(ncclGroupStart(), comm_, what_);
+  }
+  ~NcclGroup() {
+    if (open_) ncclGroupEnd();
+  }
+  void end() {
+    open_ = false;
+    DDL_NCCL_CHECK(ncclGroupEnd(), comm_, what_);
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+ private:
+  ncclComm_t comm_;
+  const std::string& what_;
+  bool open_ = true;
 };
 
 }  // namespace detail

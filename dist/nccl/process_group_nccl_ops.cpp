@@ -7,6 +7,8 @@
 
 namespace ddl::dist {
 
+using detail::NcclGroup;
+
 namespace {
 
 ncclDataType_t nccl_type(DType t) {
@@ -69,29 +71,6 @@ std::string sig(const Tensor& t) { return detail::debug_signature(t); }
 void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");
 }
-
-// ncclGroupStart/End around grouped sends and receives; the group is closed even when a
-// call inside throws, so later NCCL calls are not swallowed into a dangling group.
-class NcclGroup {
- public:
-  NcclGroup(ncclComm_t comm, const std::string& what) : comm_(comm), what_(what) {
-    DDL_NCCL_CHECK(ncclGroupStart(), comm_, what_);
-  }
-  ~NcclGroup() {
-    if (open_) ncclGroupEnd();
-  }
-  void end() {
-    open_ = false;
-    DDL_NCCL_CHECK(ncclGroupEnd(), comm_, what_);
-  }
-  NcclGroup(const NcclGroup&) = delete;
-  NcclGroup& operator=(const NcclGroup&) = delete;
-
- private:
-  ncclComm_t comm_;
-  const std::string& what_;
-  bool open_ = true;
-};
 
 Tensor staged(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
 std::vector<std::pair<Tensor, Tensor>> copy_back(const Tensor& target, const Tensor& buf) {
@@ -321,9 +300,8 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
-  // A one-float all-reduce: it completes on a rank only once every rank has reached it,
-  // after everything each rank launched before (launch makes the barrier's stream wait for
-  // the point-to-point lanes as well as the caller's stream).
+  // A one-float all-reduce, which launch joins with this rank's send/recv lanes: see Note
+  // [NCCL barrier] in process_group_nccl.cpp for what its completion means.
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
   return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
                 {}, b, b, [](const Lane& l, const std::string& what) {

@@ -129,6 +129,24 @@ void check_barrier_after_p2p(ProcessGroup& pg, Device dev) {
   }
 }
 
+void check_recv_across_barrier(ProcessGroup& pg, Device dev) {
+  DIST_EXPECT(pg.size() == 2, "check_recv_across_barrier needs world 2, got ", pg.size());
+  const int64_t n = 1 << 16;
+  Tensor t = zeros(Shape{n}, TensorOptions(DType::Float32, dev));
+  if (pg.rank() == 0) {
+    auto received = pg.recv_async(t, 1);
+    pg.barrier();  // rank 1 sends only after its own barrier
+    expect_values<float>(
+        t.narrow(0, n - 16, 16), [](int64_t) { return 7; }, "a receive whose send follows the barrier");
+    received->wait(Millis(60000));
+  } else {
+    pg.barrier();
+    t.add_(7.0);
+    pg.send_async(t, 0)->wait(Millis(60000));
+  }
+  DIST_EXPECT(!pg.is_broken(), "recv, barrier, send: ", pg.broken_reason());
+}
+
 void ddp_matches_one_process(std::shared_ptr<ProcessGroup> pg, Device dev) {
   const auto ref = train_cnn(dev, nullptr, 0, 1);
   const auto got = train_cnn(dev, pg, pg->rank(), pg->size());

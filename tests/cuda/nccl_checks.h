@@ -86,6 +86,11 @@ void check_native(dist::ProcessGroup& pg, Device dev);
 // barrier, which must wait for the send/recv lanes as well as the caller's stream.
 void check_barrier_after_p2p(dist::ProcessGroup& pg, Device dev);
 
+// World 2: rank 0 posts a receive and calls barrier(); rank 1 calls barrier() and only then
+// sends. The barrier's all-reduce must not wait for the receive (that would deadlock until the
+// timeout); rank 0's barrier returns once the receive is done, so it reads the message.
+void check_recv_across_barrier(dist::ProcessGroup& pg, Device dev);
+
 // Trains a small CNN on `dev` alone and under DDP over `pg` (each rank a slice of every
 // batch); fails (DIST_EXPECT) unless the parameters agree to 1e-4.
 void ddp_matches_one_process(std::shared_ptr<dist::ProcessGroup> pg, Device dev);

@@ -1,6 +1,9 @@
 // The nccl group across two processes, each a real rank over a TCPStore: every collective
-// against its closed form, the CUDA-tensor checks, a barrier after send/recv, DDP equal to one
-// process, and a failed creation of the send/recv communicators breaking the group. Built twice:
+// against its closed form (its send/recv ring posts both receives first: the lanes must be
+// connected before), the CUDA-tensor checks, a barrier after send/recv and a receive across a
+// barrier, DDP equal to one process, a failed creation of the send/recv communicators breaking
+// the group, and a timeout while a thread is inside NCCL leaving the communicators alone. Built
+// twice:
 // test_nccl_ranks puts rank r on cuda:r and needs two GPUs (its main exits 77 with fewer, see
 // cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
 // one-GPU machine still moves collective data between processes. NCCL refuses two ranks of one
@@ -17,6 +20,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -121,12 +125,47 @@ void p2p_retry(ProcessGroup& pg, Store& store, Device dev) {
   store.set("p2p_retry_done", "1");
 }
 
+// A collective times out while another thread of rank 0 is blocked inside NCCL: rank 1 checks
+// in for the send/recv communicators through the store (the keys of exchange_unique_ids)
+// without making them, so rank 0's ncclCommInitRank waits for it forever (NVIDIA/nccl#289),
+// holding the launch lock. Aborting a blocking communicator while a thread is inside NCCL is
+// forbidden (see Note [NCCL abort]): the watchdog must fail the collective, saying why it
+// left the communicators alone. Both ranks leave with _Exit: a thread stays inside NCCL.
+void abort_while_inside_nccl(ProcessGroup& pg, Store& store, const std::string& scenario, Device dev) {
+  if (pg.rank() != 0) {
+    store.add(scenario + "/nccl/p2p/joined", 1);
+    store.get("abort_blocked_done", Millis(60000));
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  Tensor x = ones(Shape{4}, TensorOptions(DType::Float32, dev));
+  auto stuck = pg.all_reduce_async(x);  // rank 1 never joins it
+  std::thread([&pg, dev] {
+    Tensor t = ones(Shape{4}, TensorOptions(DType::Float32, dev));
+    try {
+      pg.send(t, 1);  // blocks in ncclCommInitRank
+    } catch (const Error&) {
+    }
+  }).detach();
+  std::string what;
+  try {
+    stuck->wait(Millis(60000));
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  const bool ok = what.find("still inside an NCCL call") != std::string::npos && pg.is_broken();
+  if (!ok) std::fprintf(stderr, "rank 0: expected the collective to fail without an abort, got: %s\n", what.c_str());
+  store.set("abort_blocked_done", "1");
+  std::fflush(nullptr);
+  std::_Exit(ok ? 0 : 1);
+}
+
 }  // namespace
 
 TEST_CASE("nccl world 2: collectives and DDP across processes", "[cuda][nccl]") {
   // Reached only with enough GPUs: cuda_main.cpp exits 77 before, so this never passes vacuously.
   REQUIRE(cuda::device_count() >= (DDL_NCCL_SHARED_GPU ? 1 : kWorld));
-  for (const char* scenario : {"collectives", "ddp", "p2p_retry"}) {
+  for (const char* scenario : {"collectives", "ddp", "p2p_retry", "abort_blocked"}) {
     TCPStoreServer server("127.0.0.1", 0);
     const RankStatuses s = spawn_ranks(scenario, server.port());
     INFO(scenario << s.failures);
@@ -148,7 +187,8 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
   so.timeout = Millis(60000);
   auto store = std::make_shared<TCPStore>("127.0.0.1", std::atoi(std::getenv("DDL_NCCL_TEST_PORT")), so);
   InitOptions opts = test::nccl_test_options();
-  if (scenario == "p2p_retry") opts.timeout = Millis(10000);  // the send/recv rendezvous is meant to time out
+  if (scenario == "p2p_retry") opts.timeout = Millis(10000);     // the send/recv rendezvous is meant to time out
+  if (scenario == "abort_blocked") opts.timeout = Millis(5000);  // a collective is meant to time out
   auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, opts);
   const Device dev = rank_device(rank);
   // The first collective builds the communicator: a refusal by NCCL is reported, not failed.
@@ -172,11 +212,13 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
     p2p_retry(*pg, *store, dev);
     return;
   }
+  if (scenario == "abort_blocked") abort_while_inside_nccl(*pg, *store, scenario, dev);  // never returns
   if (scenario == "collectives") {
     test::OnDevice adapter(pg, dev);
     test::check_all_collectives(adapter);
     test::check_native(*pg, dev);
     test::check_barrier_after_p2p(*pg, dev);
+    test::check_recv_across_barrier(*pg, dev);
   } else {
     test::ddp_matches_one_process(pg, dev);
   }
