@@ -24,7 +24,7 @@ struct ProcessGroupNccl::Lane {
   float* scratch = nullptr;  // one float on the device, for barrier()
 };
 
-// See Note [NCCL point-to-point lanes] in process_group_nccl.cpp.
+// See Note [NCCL point-to-point lanes] in process_group_nccl_comms.cpp.
 enum NcclLane : int { kCollectiveLane = 0, kUpLane = 1, kDownLane = 2, kNumLanes = 3 };
 
 // The collective lane is made with the group (on its first call); the two point-to-point
