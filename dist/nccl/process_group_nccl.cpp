@@ -54,6 +54,7 @@
 // included, is done. It does not wait for other ranks' sends and receives. The all-reduce
 // itself never waits for the lanes: a receive posted before the barrier whose send the peer
 // posts after its own barrier then completes instead of deadlocking, as on gloo.
+#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,7 @@
 #include "dist/init.h"
 #include "dist/nccl/process_group_nccl_internal.h"
 #include "tensor/devices.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -256,6 +258,14 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
 
 void ProcessGroupNccl::enqueue(std::unique_ptr<Launch> l) {
   l->deadline = Clock::now() + opts_.timeout;  // from here: issuing may have set up connections
+  if (trace::enabled()) [[unlikely]] {
+    // From the hand-off to the watchdog until it sees the end event (docs/trace.md): the time
+    // queued behind earlier work on the GPU counts, as it would in a profiler's NCCL row.
+    static std::atomic<uint64_t> next_trace_id{0};
+    l->trace_id = ++next_trace_id;
+    trace::async_begin(op_kind_name(l->kind), "nccl", l->trace_id,
+                       {{"bytes_sent", l->sent}, {"bytes_received", l->received}});
+  }
   {
     // abort_all marks the group broken before it takes pending_: a launch pushed before that
     // is failed by abort_all, one that comes later sees the mark here.

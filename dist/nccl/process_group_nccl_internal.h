@@ -73,6 +73,7 @@ struct ProcessGroupNccl::Launch {
   int64_t sent = 0, received = 0;
   // Set when `issue` threw after possibly queueing work: the Work fails once `end` fires.
   std::exception_ptr error;
+  uint64_t trace_id = 0;  // its async span on the trace (category "nccl"); 0: not traced
 };
 
 namespace detail {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dist/nccl/process_group_nccl_internal.h"
+#include "trace/trace.h"
 
 namespace ddl::dist {
 
@@ -47,6 +48,7 @@ void ProcessGroupNccl::request_abort() {
 }
 
 void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
+  if (l->trace_id) trace::async_end(op_kind_name(l->kind), "nccl", l->trace_id, {{"failed", 1}});
   l->work->finish(std::make_exception_ptr(Error(log_prefix() + " " + l->desc + " failed: " + why)));
   std::lock_guard<std::mutex> lock(mu_);
   aborted_.push_back(std::move(l));
@@ -115,7 +117,8 @@ void ProcessGroupNccl::watchdog_loop() {
     }
     for (auto& l : finished) {
       l->keep.clear();  // the GPU is done with them: the allocator may reuse their memory
-      if (l->error) {   // its launch threw; what it had queued is done now
+      if (l->trace_id) trace::async_end(op_kind_name(l->kind), "nccl", l->trace_id, {{"failed", l->error ? 1 : 0}});
+      if (l->error) {  // its launch threw; what it had queued is done now
         l->work->finish(l->error);
         continue;
       }

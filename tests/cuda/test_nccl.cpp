@@ -1,9 +1,12 @@
 // The nccl process group on one GPU (skipped without one, see cuda_main.cpp): every collective
 // against its closed form (tests/common/collective_checks.h, through the OnDevice adapter of
 // nccl_checks.h), stream ordering, errors, byte counters, DDP on CUDA equal to one process,
-// and the auto backend's split between gloo and nccl. World 1 runs in this process; several
-// processes are test_nccl_ranks (two GPUs) and test_nccl_shared_gpu (two ranks on one GPU).
+// the auto backend's split between gloo and nccl, and the operations' trace spans. World 1
+// runs in this process; several processes are test_nccl_ranks (two GPUs) and
+// test_nccl_shared_gpu (two ranks on one GPU).
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "ddl.h"
 #include "dist/dist.h"
@@ -11,6 +14,7 @@
 #include "tensor/devices.h"
 #include "tests/common/collective_checks.h"
 #include "tests/cuda/nccl_checks.h"
+#include "trace/snapshot.h"
 
 using namespace ddl;
 using namespace ddl::dist;
@@ -41,4 +45,31 @@ TEST_CASE("auto backend: CPU tensors over gloo, CUDA tensors over nccl", "[cuda]
   REQUIRE(a.cpu_group().stats()[OpKind::AllReduce].calls == 1);
   REQUIRE(a.cuda_group().stats()[OpKind::AllReduce].calls == 1);
   REQUIRE(pg->stats()[OpKind::AllReduce].calls == 2);
+}
+
+TEST_CASE("nccl operations are async spans on the trace, from hand-off to completion", "[cuda][nccl][trace]") {
+  auto pg = new_group("nccl", std::make_shared<HashStore>(), 0, 1, test::nccl_test_options());
+  Tensor t = full(Shape{1000}, 1.0).to(Device::cuda(0));
+  pg->all_reduce_async(t)->wait(Millis(60000));  // creates the communicator outside the trace
+  trace::start();
+  pg->all_reduce_async(t)->wait(Millis(60000));
+  pg->all_reduce_async(t)->wait(Millis(60000));
+  trace::stop();
+  const trace::Snapshot s = trace::snapshot();
+  std::vector<const trace::Event*> begins, ends;
+  for (const trace::Event& e : s.events)
+    if (e.cat && std::string(e.cat) == "nccl") {
+      REQUIRE(std::string(e.name) == "all_reduce");
+      (e.phase == 'b' ? begins : ends).push_back(&e);
+    }
+  REQUIRE(begins.size() == 2);
+  REQUIRE(ends.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    REQUIRE(begins[i]->id == ends[i]->id);
+    REQUIRE(begins[i]->id != 0);
+    REQUIRE(ends[i]->ts_ns >= begins[i]->ts_ns);
+    REQUIRE(begins[i]->nargs == 2);
+    REQUIRE(ends[i]->args[0].value == 0);  // "failed"
+  }
+  REQUIRE(begins[0]->id != begins[1]->id);
 }
