@@ -85,8 +85,9 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) = 0;
   // Chunk j of output ← chunk rank() of rank j's input; both hold size() equal chunks.
   virtual std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) = 0;
-  // Completes once every rank has reached it and this rank's earlier collectives are done
-  // (on nccl its earlier sends and receives too; see ProcessGroupNccl::barrier_async).
+  // Completes once every rank has reached it and this rank's earlier collectives are done.
+  // Sends and receives are not covered (wait on their Work), so a receive whose send the
+  // peer posts after its own barrier still completes.
   virtual std::shared_ptr<Work> barrier_async() = 0;
   // Point to point: matched by (peer, tag). They bypass the collective queue, so a send
   // and its recv may be posted in any order relative to collectives, barrier included.

@@ -8,7 +8,8 @@
 // The caller's kernels run on its current stream; NCCL runs on the group's own streams
 // (one per lane, see below, so point-to-point never queues behind a collective). Before an
 // operation the NCCL stream waits on an event recorded on the current stream, so the inputs
-// are ready without a host sync. The launched tensors stay referenced until the operation's
+// are ready without a host sync; a non-contiguous target gets its result from the staging
+// buffer on that stream too, before the end event. The launched tensors stay referenced until the operation's
 // end event fires: the caching allocator must not hand their memory to another kernel while
 // NCCL still reads or writes it. That holds on every path: once NCCL has been given the
 // tensors, a later failure in the launch parks the operation with its tensors (the group is
@@ -47,13 +48,13 @@
 //
 // Note [NCCL barrier]
 // barrier() is a one-float all-reduce on the collective lane, ordered after the caller's
-// stream only, as any collective. Its end event is then recorded again on a join stream that
-// waits for the all-reduce and for the up and down lanes' work queued so far, so the barrier
-// completes (and its host wait returns) once every rank has reached it (their earlier
-// collectives have run) and this rank's earlier work on the group, sends and receives
-// included, is done. It does not wait for other ranks' sends and receives. The all-reduce
-// itself never waits for the lanes: a receive posted before the barrier whose send the peer
-// posts after its own barrier then completes instead of deadlocking, as on gloo.
+// stream, as any collective; its wait blocks the host until that all-reduce is done, i.e.
+// every rank has reached it and this rank's earlier collectives and caller's-stream work
+// are done (PyTorch's ProcessGroupNCCL::barrier is the same all-reduce). It does not cover
+// sends and receives, as on gloo: wait on their Work before using their data. It cannot:
+// were the caller's stream (or the host) ordered after this rank's earlier receives, two
+// ranks that each run `recv; barrier; send` would deadlock, since each send is ordered
+// after its own stream and so after its own receive, whose send is the peer's.
 #include <atomic>
 #include <utility>
 #include <vector>
@@ -135,24 +136,6 @@ int ProcessGroupNccl::default_device() const {
   return read_launch_env().local_rank % cuda::device_count();
 }
 
-namespace {
-// See Note [NCCL barrier]: `end`, recorded after the barrier's all-reduce, is recorded again
-// on the join stream once that all-reduce and the lanes' work queued so far are done.
-void join_p2p(const ProcessGroupNccl::Comms& c, cudaEvent_t end, const std::string& what) {
-  if (c.join == nullptr) return;  // no send or recv yet
-  cudaEvent_t tail = nullptr;
-  DDL_NCCL_CUDA(cudaEventCreateWithFlags(&tail, cudaEventDisableTiming), what);
-  cudaError_t err = cudaStreamWaitEvent(c.join, end, 0);
-  for (int i : {kUpLane, kDownLane}) {  // a wait takes the event as last recorded: reuse is safe
-    if (err == cudaSuccess) err = cudaEventRecord(tail, c.lanes[i].stream);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(c.join, tail, 0);
-  }
-  cudaEventDestroy(tail);  // released once the waits are satisfied
-  if (err == cudaSuccess) err = cudaEventRecord(end, c.join);
-  DDL_NCCL_CUDA(err, what);
-}
-}  // namespace
-
 void NcclWork::create_end_event(const std::string& what) {
   DDL_NCCL_CUDA(cudaEventCreateWithFlags(&end_, cudaEventDisableTiming), what);
 }
@@ -198,13 +181,15 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->work->create_end_event(what);
   l->end = l->work->end();
   l->keep = std::move(keep);
-  for (auto& [target, staged] : copy_back) l->keep.push_back(staged);
+  for (auto& [target, staged] : copy_back) {
+    l->keep.push_back(target);  // written on the lane after NCCL: see below
+    l->keep.push_back(staged);
+  }
   l->lane = lane_index;
   l->sent = sent;
   l->received = received;
 
-  // See Note [NCCL stream ordering]. A barrier's all-reduce too waits for the caller's stream
-  // only: see Note [NCCL barrier] for the point-to-point lanes.
+  // See Note [NCCL stream ordering].
   {
     cudaEvent_t ready = nullptr;
     DDL_NCCL_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
@@ -236,14 +221,15 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   }
   // From here NCCL owns the tensors until `end` fires: a failure must not drop them.
   try {
-    DDL_NCCL_CUDA(cudaEventRecord(l->end, lane.stream), what);
-    if (kind == OpKind::Barrier) join_p2p(c, l->end, what);
     if (!copy_back.empty()) {
-      // Non-contiguous targets get their results on the caller's stream, after NCCL is done.
-      DDL_NCCL_CUDA(cudaStreamWaitEvent(current, l->end, 0), what);
+      // Non-contiguous targets get their results on the lane, after NCCL, before `end`: the
+      // caller's stream must not wait for the operation here (a receive would then order
+      // every later send of this rank after it: a pairwise exchange would deadlock), and
+      // wait() orders it after `end`, the copy included.
+      cuda::StreamGuard on_lane(cuda::Stream(c.device, lane.stream));
       for (auto& [target, staged] : copy_back) target.copy_(staged);
-      DDL_NCCL_CUDA(cudaEventRecord(l->end, current), what);
     }
+    DDL_NCCL_CUDA(cudaEventRecord(l->end, lane.stream), what);
   } catch (const Error& e) {
     // The operation can no longer be tracked: its tensors stay alive until the group is
     // destroyed, and the group is broken (the destructor aborts the communicators).

@@ -50,8 +50,8 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
   // Completes (Work::wait blocks the host until then) once every rank has reached it and this
-  // rank's earlier work on the group (collectives, sends, receives) is done; other ranks'
-  // sends and receives may still run. See Note [NCCL barrier].
+  // rank's earlier collectives are done. Sends and receives are not covered: wait on their
+  // Work. See Note [NCCL barrier].
   std::shared_ptr<Work> barrier_async() override;
   // NCCL matches point-to-point calls per peer and direction in posting order: the tag is
   // checked (>= 0) but not used. See Note [NCCL point-to-point lanes] for which orders work.
@@ -74,7 +74,7 @@ class ProcessGroupNccl final : public ProcessGroup {
  private:
   using IssueFn = std::function<void(const Lane&, const std::string& what)>;
   // Orders the lane after the caller's current stream, runs `issue` on it, copies staged
-  // results back into non-contiguous targets, and hands the end event to the watchdog.
+  // results back into non-contiguous targets on it, and hands the end event to the watchdog.
   // `fingerprint` is what DDL_DEBUG compares across ranks ("all_reduce(float32 x 10, sum)");
   // collectives pass one, send/recv pass "" (they are not checked).
   std::shared_ptr<Work> launch(OpKind kind, std::string desc, const std::string& fingerprint, std::string peers,

@@ -167,7 +167,6 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
 // See Note [NCCL point-to-point lanes]. Called under launch_mu_, so abort_all (which
 // aborts only under it) never frees these communicators meanwhile.
 void ProcessGroupNccl::connect_p2p(Comms& c, const std::string& what) {
-  c.join = static_cast<cudaStream_t>(cuda::Stream::create(c.device).handle());
   if (size() == 1) return;
   const std::string connecting = what + " (connecting)";
   DDL_NCCL_CUDA(cudaMalloc(reinterpret_cast<void**>(&c.p2p_scratch), 4 * sizeof(float)), what);

@@ -34,9 +34,8 @@ struct ProcessGroupNccl::Comms {
   Lane lanes[kNumLanes];
   float* scratch = nullptr;
   // Made with the point-to-point lanes (see connect_p2p): four floats on the device for the
-  // connecting messages, and the stream where barrier() joins the lanes (Note [NCCL barrier]).
+  // connecting messages.
   float* p2p_scratch = nullptr;
-  cudaStream_t join = nullptr;
   // Under launch_mu_: the point-to-point lanes were attempted (a failed attempt breaks the
   // group, since its rendezvous keys in the store cannot be used twice).
   bool p2p_tried = false;

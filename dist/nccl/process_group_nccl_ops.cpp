@@ -300,8 +300,8 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
-  // A one-float all-reduce, which launch joins with this rank's send/recv lanes: see Note
-  // [NCCL barrier] in process_group_nccl.cpp for what its completion means.
+  // A one-float all-reduce: see Note [NCCL barrier] in process_group_nccl.cpp for what its
+  // completion means.
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
   return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
                 {}, b, b, [](const Lane& l, const std::string& what) {

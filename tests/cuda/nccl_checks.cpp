@@ -121,8 +121,8 @@ void check_barrier_after_p2p(ProcessGroup& pg, Device dev) {
     sent->wait(Millis(60000));
   } else {
     auto received = pg.recv_async(t, 0);
-    pg.barrier();
-    // Read without ordering this stream after the receive: only the barrier orders it.
+    pg.barrier();      // does not cover the receive (Note [NCCL barrier])
+    received->wait();  // the current stream waits for it; the host goes on
     expect_values<float>(
         t.narrow(0, n - 16, 16), [](int64_t) { return 42; }, "a receive before barrier()");
     received->wait(Millis(60000));
@@ -136,6 +136,7 @@ void check_recv_across_barrier(ProcessGroup& pg, Device dev) {
   if (pg.rank() == 0) {
     auto received = pg.recv_async(t, 1);
     pg.barrier();  // rank 1 sends only after its own barrier
+    received->wait();
     expect_values<float>(
         t.narrow(0, n - 16, 16), [](int64_t) { return 7; }, "a receive whose send follows the barrier");
     received->wait(Millis(60000));
@@ -145,6 +146,33 @@ void check_recv_across_barrier(ProcessGroup& pg, Device dev) {
     pg.send_async(t, 0)->wait(Millis(60000));
   }
   DIST_EXPECT(!pg.is_broken(), "recv, barrier, send: ", pg.broken_reason());
+}
+
+void check_recv_barrier_send_both(ProcessGroup& pg, Device dev) {
+  DIST_EXPECT(pg.size() == 2, "check_recv_barrier_send_both needs world 2, got ", pg.size());
+  const int r = pg.rank(), peer = 1 - r;
+  const int64_t n = 1 << 16;
+  Tensor in = zeros(Shape{n}, TensorOptions(DType::Float32, dev));
+  Tensor out = full(Shape{n}, 10.0 + r, TensorOptions(DType::Float32, dev));
+  auto received = pg.recv_async(in, peer);
+  pg.barrier();  // the peer's send comes only after its own barrier
+  auto sent = pg.send_async(out, peer);
+  received->wait();
+  expect_values<float>(
+      in.narrow(0, n - 16, 16), [&](int64_t) { return 10 + peer; }, "recv; barrier; send on both ranks");
+  received->wait(Millis(60000));
+  sent->wait(Millis(60000));
+  // A pairwise exchange into a non-contiguous target: its copy-back must not order this
+  // rank's later send after the receive (Note [NCCL stream ordering]).
+  Tensor base = zeros(Shape{256, 256}, TensorOptions(DType::Float32, dev));
+  auto received_t = pg.recv_async(base.t(), peer);
+  auto sent_t = pg.send_async(out, peer);
+  received_t->wait();
+  expect_values<float>(
+      base.view(Shape{n}).narrow(0, n - 16, 16), [&](int64_t) { return 10 + peer; }, "recv into a view, then send");
+  received_t->wait(Millis(60000));
+  sent_t->wait(Millis(60000));
+  DIST_EXPECT(!pg.is_broken(), "recv; barrier; send on both ranks: ", pg.broken_reason());
 }
 
 void ddp_matches_one_process(std::shared_ptr<ProcessGroup> pg, Device dev) {

@@ -81,15 +81,21 @@ class OnDevice final : public dist::ProcessGroup {
 // Stream ordering, a strided view, byte counters and the refusal of CPU tensors on `pg`.
 void check_native(dist::ProcessGroup& pg, Device dev);
 
-// World 2: rank 0 sends behind long GPU work on a side stream, rank 1 receives without
-// waiting, and both call barrier(); rank 1 then reads the message, ordered only by the
-// barrier, which must wait for the send/recv lanes as well as the caller's stream.
+// World 2: rank 0 sends behind long GPU work on a side stream, rank 1 receives, and both
+// call barrier(), which does not wait for the send/recv lanes (Note [NCCL barrier]); rank 1
+// then orders its stream after the receive with a stream-only wait() and reads the message.
 void check_barrier_after_p2p(dist::ProcessGroup& pg, Device dev);
 
 // World 2: rank 0 posts a receive and calls barrier(); rank 1 calls barrier() and only then
-// sends. The barrier's all-reduce must not wait for the receive (that would deadlock until the
-// timeout); rank 0's barrier returns once the receive is done, so it reads the message.
+// sends. The barrier must not wait for the receive (that would deadlock until the timeout);
+// rank 0 then waits on the receive's Work and reads the message.
 void check_recv_across_barrier(dist::ProcessGroup& pg, Device dev);
+
+// World 2: both ranks post a receive from the other, call barrier(), then send to the other
+// (the ring `recv left; barrier; send right`). Each barrier must complete without this
+// rank's receive, whose send the peer posts after its own barrier. Then the same exchange
+// without a barrier into a non-contiguous receive target.
+void check_recv_barrier_send_both(dist::ProcessGroup& pg, Device dev);
 
 // Trains a small CNN on `dev` alone and under DDP over `pg` (each rank a slice of every
 // batch); fails (DIST_EXPECT) unless the parameters agree to 1e-4.

@@ -1,8 +1,8 @@
 // The nccl group across two processes, each a real rank over a TCPStore: every collective
 // against its closed form (its send/recv ring posts both receives first: the lanes must be
-// connected before), the CUDA-tensor checks, a barrier after send/recv and a receive across a
-// barrier, DDP equal to one process, a failed creation of the send/recv communicators breaking
-// the group, and a timeout while a thread is inside NCCL leaving the communicators alone. Built
+// connected before), the CUDA-tensor checks, a barrier after send/recv, a receive across a
+// barrier and `recv; barrier; send` on both ranks, DDP equal to one process, a failed creation of the send/recv
+// communicators breaking the group, and a timeout while a thread is inside NCCL leaving the communicators alone. Built
 // twice:
 // test_nccl_ranks puts rank r on cuda:r and needs two GPUs (its main exits 77 with fewer, see
 // cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
@@ -219,6 +219,7 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
     test::check_native(*pg, dev);
     test::check_barrier_after_p2p(*pg, dev);
     test::check_recv_across_barrier(*pg, dev);
+    test::check_recv_barrier_send_both(*pg, dev);
   } else {
     test::ddp_matches_one_process(pg, dev);
   }
