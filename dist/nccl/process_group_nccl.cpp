@@ -82,17 +82,24 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int s
   DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
   watchdog_ = std::thread([this] { watchdog_loop(); });
   if (opts_.device >= 0) {
-    std::lock_guard<std::timed_mutex> lock(launch_mu_);
-    try {
-      comms_for(opts_.device, "ProcessGroupNccl()");
-    } catch (...) {
+    std::exception_ptr failed;
+    {
+      std::lock_guard<std::timed_mutex> lock(launch_mu_);
+      try {
+        comms_for(opts_.device, "ProcessGroupNccl()");
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    }
+    abort_if_pending();  // see Note [NCCL abort]
+    if (failed) {
       {
         std::lock_guard<std::mutex> l(mu_);
         stop_ = true;
       }
       cv_.notify_all();
-      watchdog_.join();
-      throw;
+      watchdog_.join();  // after an abort comms_for requested
+      std::rethrow_exception(failed);
     }
   }
 }
@@ -157,6 +164,11 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
                                                int64_t received, const IssueFn& issue) {
   check_usable(desc);
   const auto order = debug_check(fingerprint, desc);  // before launch_mu_: send/recv need not wait for it
+  // Destroyed after `lock`, so the abort abort_all left pending runs then: see Note [NCCL abort].
+  struct AfterUnlock {
+    ProcessGroupNccl* pg;
+    ~AfterUnlock() { pg->abort_if_pending(); }
+  } after_unlock{this};
   std::lock_guard<std::timed_mutex> lock(launch_mu_);
   check_usable(desc);  // the watchdog may have aborted while we waited for the lock
   DDL_ASSERT(lane_index >= 0 && lane_index < kNumLanes, "bad lane ", lane_index);

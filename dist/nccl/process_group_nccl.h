@@ -9,6 +9,7 @@
 // docs/dist.md, "The nccl backend".
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -112,10 +113,13 @@ class ProcessGroupNccl final : public ProcessGroup {
   void watchdog_loop();
   // Wakes the watchdog to abort the communicators (the group is already marked broken).
   void request_abort();
+  // Called after letting go of launch_mu_: requests the abort that abort_all could not do
+  // while this thread held it (see Note [NCCL abort]).
+  void abort_if_pending();
   // Fails l's Work with `why` and keeps l (and its tensors) until the group is destroyed.
   void park(std::unique_ptr<Launch> l, const std::string& why);
-  // Records the first failure, aborts the communicators (only under launch_mu_: see Note
-  // [NCCL abort]) and fails every pending Work.
+  // Records the first failure, aborts the communicators (only under launch_mu_, else once
+  // its holder lets go: see Note [NCCL abort]) and fails every pending Work.
   void abort_all(const std::string& why);
   std::string mark_broken(const std::string& what);
   void check_usable(const std::string& desc) const;
@@ -136,13 +140,14 @@ class ProcessGroupNccl final : public ProcessGroup {
   std::deque<std::unique_ptr<Launch>> pending_;   // in launch order
   std::vector<std::unique_ptr<Launch>> aborted_;  // guarded by mu_; their tensors stay alive until destruction
   bool stop_ = false;
-  bool abort_requested_ = false;  // guarded by mu_; see request_abort
+  bool abort_requested_ = false;            // guarded by mu_; see request_abort
+  std::atomic<bool> abort_pending_{false};  // abort_all found launch_mu_ held; see abort_if_pending
   std::thread watchdog_;
 
   mutable std::mutex state_mu_;
   CommStats stats_;
   std::string broken_;
-  std::string abort_note_;  // whether abort_all aborted the communicators; see Note [NCCL abort]
+  std::string abort_note_;  // the first abort_all's: whether it aborted; see Note [NCCL abort]
 };
 
 }  // namespace ddl::dist

@@ -86,13 +86,14 @@ void ProcessGroupNccl::init_lanes(Comms& c, int first, int last, const void* ids
     }
     if (!published) {
       if (res == ncclSuccess) ncclCommAbort(comm);
+      ncclComm_t made[kNumLanes] = {};
       {
+        // Unpublished under the lock, aborted after it: the watchdog's lane_failed takes it.
         std::lock_guard<std::mutex> lock(comm_mu_);
-        for (int j = first; j < i; ++j) {
-          if (c.lanes[j].comm) ncclCommAbort(c.lanes[j].comm);
-          c.lanes[j].comm = nullptr;
-        }
+        for (int j = first; j < i; ++j) made[j] = std::exchange(c.lanes[j].comm, nullptr);
       }
+      for (int j = first; j < i; ++j)
+        if (made[j]) ncclCommAbort(made[j]);
       DDL_NCCL_CHECK(res, nullptr,
                      what + " (ncclCommInitRank, " + (i == kCollectiveLane ? "collectives" : "send/recv") + ")");
       DDL_CHECK(false, what, ": the group broke while the communicators were made: ", broken_reason());
@@ -119,7 +120,9 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
         connect_p2p(*comms_, what);
       } catch (const Error& e) {
         // A retry would reuse the store keys, whose check-in count is already full, and hang.
+        // The abort releases kernels a failed connect_p2p left queued (see Note [NCCL abort]).
         mark_broken(std::string(e.what()) + " (the send/recv communicators cannot be created a second time)");
+        request_abort();
         throw;
       }
     }
@@ -159,6 +162,7 @@ ProcessGroupNccl::Comms& ProcessGroupNccl::comms_for(int device, const std::stri
   } catch (const Error& e) {
     // A retry would reuse the store keys, whose check-in count is already full, and hang.
     mark_broken(std::string(e.what()) + " (the communicators cannot be created a second time)");
+    request_abort();
     throw;
   }
   return *comms_;

@@ -7,12 +7,17 @@
 // The communicators are blocking (ncclCommInitRank), and NCCL's fault-tolerance guide forbids
 // aborting one while another thread is inside an NCCL call on it (ncclCommAbort frees it).
 // Every NCCL call on the communicators runs under launch_mu_ (launches, their creation), so
-// abort_all aborts only while holding it. When it cannot get it within a second, a thread is
-// inside NCCL, typically blocked on the host in connection setup or ncclCommInitRank waiting
-// for a peer that never arrives: the group's timeout cannot interrupt that. abort_all then
-// only marks the group broken and fails the pending Work, saying so, and leaves the
+// abort_all aborts only while holding it. When it cannot get it within a second, a thread
+// holds it: inside NCCL (connection setup, ncclCommInitRank waiting for a peer that never
+// arrives: the group's timeout cannot interrupt that) or waiting for a peer (the unique ids
+// through the store, connect_p2p's poll). abort_all then marks the group broken, fails the
+// pending Work saying so, and leaves a flag: the holder, once it lets go of the lock, wakes
+// the watchdog to abort (abort_if_pending). A holder that never lets go leaves the
 // communicators to the destructor or process exit (ddlrun ends the job when a rank dies).
-// Non-blocking communicators (ncclCommInitRankConfig with blocking = 0) would lift this.
+// Aborting the other communicators meanwhile would need to know which one the holder is
+// inside, and that no launch can read a communicator and call NCCL on it after it was
+// aborted; not done. Non-blocking communicators (ncclCommInitRankConfig with blocking = 0)
+// would lift this.
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -45,6 +50,10 @@ void ProcessGroupNccl::request_abort() {
     abort_requested_ = true;
   }
   cv_.notify_all();
+}
+
+void ProcessGroupNccl::abort_if_pending() {
+  if (abort_pending_.exchange(false)) request_abort();
 }
 
 void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
@@ -148,9 +157,12 @@ void ProcessGroupNccl::abort_all(const std::string& why) {
   const std::string first = mark_broken(why);  // a launch waiting for launch_mu_ stops at check_usable
   bool aborted = false;
   {
-    // See Note [NCCL abort]: never while another thread may be inside NCCL.
+    // See Note [NCCL abort]: never while another thread may be inside NCCL. The flag is set
+    // first, so a holder that lets go after this try sees it.
+    abort_pending_ = true;
     std::unique_lock<std::timed_mutex> lock(launch_mu_, std::chrono::seconds(1));
     if (lock.owns_lock()) {
+      abort_pending_ = false;
       std::lock_guard<std::mutex> comm_lock(comm_mu_);  // see Note [NCCL stream ordering]
       if (comms_)
         for (Lane& l : comms_->lanes)
@@ -161,13 +173,15 @@ void ProcessGroupNccl::abort_all(const std::string& why) {
       aborted = true;
     }
   }
-  const std::string note = aborted ? "; the NCCL communicators were aborted"
-                                   : "; another thread is still inside an NCCL call on this group (e.g. setting up "
-                                     "a connection, waiting for a peer), so the communicators were not aborted and "
-                                     "are left to the group's destructor or process exit";
+  std::string note;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
-    abort_note_ = note;
+    if (abort_note_.empty())  // the first one's: it went with the first failure
+      abort_note_ = aborted ? "; the NCCL communicators were aborted"
+                            : "; a thread holds the launch lock (inside NCCL or waiting for a peer), so the "
+                              "communicators were not aborted: they are once it lets go, else by the group's "
+                              "destructor or at process exit";
+    note = abort_note_;
   }
   std::deque<std::unique_ptr<Launch>> failed;
   {

@@ -1,9 +1,10 @@
 // The nccl group across two processes, each a real rank over a TCPStore: every collective
 // against its closed form (its send/recv ring posts both receives first: the lanes must be
 // connected before), the CUDA-tensor checks, a barrier after send/recv, a receive across a
-// barrier and `recv; barrier; send` on both ranks, DDP equal to one process, a failed creation of the send/recv
-// communicators breaking the group, and a timeout while a thread is inside NCCL leaving the communicators alone. Built
-// twice:
+// barrier and `recv; barrier; send` on both ranks, DDP equal to one process, a failed
+// creation of the send/recv communicators breaking the group, a timeout while a thread is
+// inside NCCL leaving the communicators alone, and their abort once a thread that held the
+// launch lock lets go of it. Built twice:
 // test_nccl_ranks puts rank r on cuda:r and needs two GPUs (its main exits 77 with fewer, see
 // cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
 // one-GPU machine still moves collective data between processes. NCCL refuses two ranks of one
@@ -153,9 +154,49 @@ void abort_while_inside_nccl(ProcessGroup& pg, Store& store, const std::string& 
   } catch (const Error& e) {
     what = e.what();
   }
-  const bool ok = what.find("still inside an NCCL call") != std::string::npos && pg.is_broken();
+  const bool ok = what.find("holds the launch lock") != std::string::npos && pg.is_broken();
   if (!ok) std::fprintf(stderr, "rank 0: expected the collective to fail without an abort, got: %s\n", what.c_str());
   store.set("abort_blocked_done", "1");
+  std::fflush(nullptr);
+  std::_Exit(ok ? 0 : 1);
+}
+
+// A collective times out while another thread of rank 0 holds the launch lock waiting in the
+// store for rank 1's check-in to the send/recv communicators, which never comes: abort_all
+// cannot abort then. Once that thread's rendezvous times out and it lets go of the lock, the
+// communicators must be aborted (see Note [NCCL abort]), releasing the all-reduce kernel that
+// still spins on the GPU for a rank 1 that never joins: the device synchronize returns.
+// Without the abort it never does, and spawn_ranks kills the rank at its deadline.
+void abort_after_lock(ProcessGroup& pg, Store& store, Device dev) {
+  if (pg.rank() != 0) {
+    store.get("abort_after_done", Millis(60000));
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  Tensor x = ones(Shape{4}, TensorOptions(DType::Float32, dev));
+  auto stuck = pg.all_reduce_async(x);  // rank 1 never joins it
+  std::thread sender([&pg, dev] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // still waiting when the collective times out
+    Tensor t = ones(Shape{4}, TensorOptions(DType::Float32, dev));
+    try {
+      pg.send(t, 1);  // waits in the rendezvous, holding the launch lock, until its timeout
+    } catch (const Error&) {
+    }
+  });
+  std::string what;
+  try {
+    stuck->wait(Millis(60000));
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  sender.join();
+  try {
+    cuda::synchronize(dev.index);  // returns once the abort released the all-reduce
+  } catch (const Error&) {
+  }
+  const bool ok = what.find("holds the launch lock") != std::string::npos && pg.is_broken();
+  if (!ok) std::fprintf(stderr, "rank 0: expected the collective to fail before the abort, got: %s\n", what.c_str());
+  store.set("abort_after_done", "1");
   std::fflush(nullptr);
   std::_Exit(ok ? 0 : 1);
 }
@@ -165,7 +206,7 @@ void abort_while_inside_nccl(ProcessGroup& pg, Store& store, const std::string& 
 TEST_CASE("nccl world 2: collectives and DDP across processes", "[cuda][nccl]") {
   // Reached only with enough GPUs: cuda_main.cpp exits 77 before, so this never passes vacuously.
   REQUIRE(cuda::device_count() >= (DDL_NCCL_SHARED_GPU ? 1 : kWorld));
-  for (const char* scenario : {"collectives", "ddp", "p2p_retry", "abort_blocked"}) {
+  for (const char* scenario : {"collectives", "ddp", "p2p_retry", "abort_blocked", "abort_after_lock"}) {
     TCPStoreServer server("127.0.0.1", 0);
     const RankStatuses s = spawn_ranks(scenario, server.port());
     INFO(scenario << s.failures);
@@ -187,8 +228,9 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
   so.timeout = Millis(60000);
   auto store = std::make_shared<TCPStore>("127.0.0.1", std::atoi(std::getenv("DDL_NCCL_TEST_PORT")), so);
   InitOptions opts = test::nccl_test_options();
-  if (scenario == "p2p_retry") opts.timeout = Millis(10000);     // the send/recv rendezvous is meant to time out
-  if (scenario == "abort_blocked") opts.timeout = Millis(5000);  // a collective is meant to time out
+  if (scenario == "p2p_retry") opts.timeout = Millis(10000);  // the send/recv rendezvous is meant to time out
+  if (scenario == "abort_blocked" || scenario == "abort_after_lock")
+    opts.timeout = Millis(5000);  // a collective is meant to time out
   auto pg = new_group("nccl", std::make_shared<PrefixStore>(scenario, store), rank, world, opts);
   const Device dev = rank_device(rank);
   // The first collective builds the communicator: a refusal by NCCL is reported, not failed.
@@ -213,6 +255,7 @@ TEST_CASE("nccl rank process", "[.nccl_rank]") {
     return;
   }
   if (scenario == "abort_blocked") abort_while_inside_nccl(*pg, *store, scenario, dev);  // never returns
+  if (scenario == "abort_after_lock") abort_after_lock(*pg, *store, dev);                // never returns
   if (scenario == "collectives") {
     test::OnDevice adapter(pg, dev);
     test::check_all_collectives(adapter);
