@@ -9,9 +9,9 @@
 // (one per lane, see below, so point-to-point never queues behind a collective). Before an
 // operation the NCCL stream waits on an event recorded on the current stream, so the inputs
 // are ready without a host sync; a non-contiguous target gets its result from the staging
-// buffer on that stream too, before the end event. The launched tensors stay referenced until the operation's
-// end event fires: the caching allocator must not hand their memory to another kernel while
-// NCCL still reads or writes it. That holds on every path: once NCCL has been given the
+// buffer on that stream too, before the end event. The launched tensors stay referenced
+// until the operation's end event fires: the caching allocator must not hand their memory
+// to another kernel while NCCL still reads or writes it. That holds on every path: once NCCL has been given the
 // tensors, a later failure in the launch parks the operation with its tensors (the group is
 // then broken) instead of dropping it. The watchdog thread polls end events (and
 // ncclCommGetAsyncError) and completes each Work, sleeping between polls with exponential
