@@ -27,8 +27,9 @@ class ProcessGroupAuto final : public ProcessGroup {
   std::shared_ptr<Work> gather_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> scatter_async(const Tensor& output, const Tensor& input, int root) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& output, const Tensor& input) override;
-  // A host barrier: completes once every rank's earlier work on this group is done, the
-  // GPU's included once a CUDA tensor went through the group. Before that it is the CPU
+  // A host barrier: completes once every rank has reached it and their earlier collectives
+  // on this group are done, the NCCL ones included once a CUDA tensor went through the group
+  // (sends and receives are not covered: wait on their Work). Before that it is the CPU
   // group's barrier alone, so a CPU-only job never creates NCCL communicators (which
   // would fail outright with more ranks than GPUs: NCCL allows one rank per GPU).
   std::shared_ptr<Work> barrier_async() override;
