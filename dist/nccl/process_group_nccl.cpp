@@ -5,24 +5,26 @@
 // process_group_nccl_watchdog.cpp, the collectives in process_group_nccl_ops.cpp.
 //
 // Note [NCCL stream ordering]
-// The caller's kernels run on its current stream; NCCL runs on the group's own streams
-// (one per lane, see below, so point-to-point never queues behind a collective). Before an
+// The caller's kernels run on its current stream; NCCL runs on the group's own streams (one
+// per lane, see below, so point-to-point never queues behind a collective). Before an
 // operation the NCCL stream waits on an event recorded on the current stream, so the inputs
-// are ready without a host sync; a non-contiguous target gets its result from the staging
-// buffer on that stream too, before the end event. The launched tensors stay referenced
-// until the operation's end event fires: the caching allocator must not hand their memory
-// to another kernel while NCCL still reads or writes it. That holds on every path: once NCCL has been given the
-// tensors, a later failure in the launch parks the operation with its tensors (the group is
-// then broken) instead of dropping it. The watchdog thread polls end events (and
-// ncclCommGetAsyncError) and completes each Work, sleeping between polls with exponential
-// backoff (20 us doubling to 1 ms while nothing completes; a new launch wakes it), so an idle
-// or slow collective does not burn a core. Past the timeout it aborts the communicators
-// (see Note [NCCL abort]), which releases kernels stuck waiting for a dead peer, and fails
-// every pending Work with a message naming the operation and rank. An aborted communicator is
-// freed, so comm_mu_ orders abort_all against the code that creates, copies or polls one: a
-// communicator is published only while the group is not broken, launches copy their lane
-// under the lock, and a launch that reaches the queue after the group broke is failed and
-// parked, never queued.
+// are ready without a host sync. A non-contiguous operand is staged into a contiguous
+// buffer on that stream, after the wait (so it reads what the caller's kernels wrote, and
+// after an earlier operation's copy back into the same view), and a written one gets its
+// result back from the buffer on that stream too, before the end event. The launched
+// tensors and buffers stay referenced until the end event fires: the caching allocator must
+// not hand their memory to another kernel while NCCL still reads or writes it. That holds
+// on every path: once NCCL has been given the tensors, a later failure in the launch parks
+// the operation with its tensors (the group is then broken) instead of dropping it. The
+// watchdog thread polls end events (and ncclCommGetAsyncError) and completes each Work,
+// sleeping between polls with exponential backoff (20 us doubling to 1 ms while nothing
+// completes; a new launch wakes it), so an idle or slow collective does not burn a core.
+// Past the timeout it aborts the communicators (see Note [NCCL abort]), which releases
+// kernels stuck waiting for a dead peer, and fails every pending Work with a message naming
+// the operation and rank. An aborted communicator is freed, so comm_mu_ orders abort_all
+// against the code that creates, copies or polls one: a communicator is published only
+// while the group is not broken, launches copy their lane under the lock, and a launch that
+// reaches the queue after the group broke is failed and parked, never queued.
 //
 // Note [NCCL errors in a launch]
 // When `issue` throws, a copy or part of a group may already be queued on the lane. An error
@@ -159,9 +161,9 @@ void NcclWork::wait() {
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, const std::string& fingerprint,
-                                               std::string peers, int device, int lane_index, std::vector<Tensor> keep,
-                                               std::vector<std::pair<Tensor, Tensor>> copy_back, int64_t sent,
-                                               int64_t received, const IssueFn& issue) {
+                                               std::string peers, int device, int lane_index,
+                                               std::vector<Operand> operands, int64_t sent, int64_t received,
+                                               const IssueFn& issue) {
   check_usable(desc);
   const auto order = debug_check(fingerprint, desc);  // before launch_mu_: send/recv need not wait for it
   // Destroyed after `lock`, so the abort abort_all left pending runs then: see Note [NCCL abort].
@@ -192,11 +194,8 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->work = std::make_shared<NcclWork>(l->desc, c.device, kind == OpKind::Barrier);
   l->work->create_end_event(what);
   l->end = l->work->end();
-  l->keep = std::move(keep);
-  for (auto& [target, staged] : copy_back) {
-    l->keep.push_back(target);  // written on the lane after NCCL: see below
-    l->keep.push_back(staged);
-  }
+  for (const Operand& o : operands)
+    if (o.t.defined()) l->keep.push_back(o.t);
   l->lane = lane_index;
   l->sent = sent;
   l->received = received;
@@ -210,8 +209,21 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
     cudaEventDestroy(ready);  // released once the wait is satisfied
     DDL_NCCL_CUDA(err, what);
   }
+  // Staging, `issue` and the copies back run on the lane (Note [NCCL stream ordering]).
+  cuda::StreamGuard on_lane(cuda::Stream(c.device, lane.stream));
+  std::vector<std::pair<Tensor, Tensor>> copy_back;  // (target, staged buffer)
   try {
-    issue(lane, what);
+    std::vector<Tensor> bufs;
+    for (const Operand& o : operands) {
+      if (!o.t.defined() || o.t.is_contiguous()) {
+        bufs.push_back(o.t);
+        continue;
+      }
+      bufs.push_back(o.t.contiguous());  // allocated on the lane: kept until `end` fires
+      l->keep.push_back(bufs.back());
+      if (o.written) copy_back.emplace_back(o.t, bufs.back());
+    }
+    issue(lane, bufs, what);
   } catch (const Error& e) {
     // See Note [NCCL errors in a launch]: only a call NCCL refused leaves the group usable.
     const auto* nccl = dynamic_cast<const detail::NcclCallError*>(&e);
@@ -238,7 +250,6 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
       // caller's stream must not wait for the operation here (a receive would then order
       // every later send of this rank after it: a pairwise exchange would deadlock), and
       // wait() orders it after `end`, the copy included.
-      cuda::StreamGuard on_lane(cuda::Stream(c.device, lane.stream));
       for (auto& [target, staged] : copy_back) target.copy_(staged);
     }
     DDL_NCCL_CUDA(cudaEventRecord(l->end, lane.stream), what);

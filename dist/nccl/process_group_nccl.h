@@ -73,14 +73,20 @@ class ProcessGroupNccl final : public ProcessGroup {
   struct Launch;  // one launched operation, until its end event fires
 
  private:
-  using IssueFn = std::function<void(const Lane&, const std::string& what)>;
-  // Orders the lane after the caller's current stream, runs `issue` on it, copies staged
-  // results back into non-contiguous targets on it, and hands the end event to the watchdog.
+  // An operand as the caller passed it; `written`: a non-contiguous one gets the result back.
+  struct Operand {
+    Tensor t;  // may be undefined (a non-root's missing input or output)
+    bool written = false;
+  };
+  // `bufs`: the operands' contiguous buffers, in order (the operand itself when contiguous).
+  using IssueFn = std::function<void(const Lane&, const std::vector<Tensor>& bufs, const std::string& what)>;
+  // Orders the lane after the caller's current stream, stages non-contiguous operands into
+  // contiguous buffers on it, runs `issue` on it, copies staged results back into written
+  // operands on it, and hands the end event to the watchdog.
   // `fingerprint` is what DDL_DEBUG compares across ranks ("all_reduce(float32 x 10, sum)");
   // collectives pass one, send/recv pass "" (they are not checked).
   std::shared_ptr<Work> launch(OpKind kind, std::string desc, const std::string& fingerprint, std::string peers,
-                               int device, int lane, std::vector<Tensor> keep,
-                               std::vector<std::pair<Tensor, Tensor>> copy_back, int64_t sent, int64_t received,
+                               int device, int lane, std::vector<Operand> operands, int64_t sent, int64_t received,
                                const IssueFn& issue);
   std::shared_ptr<Work> p2p(OpKind kind, const Tensor& t, int peer, int tag);
   // For empty tensors: nothing to launch, but a collective is still DDL_DEBUG-checked.

@@ -1,7 +1,7 @@
-// ProcessGroupNccl's collectives and point-to-point calls: argument checks, staging of
-// non-contiguous tensors, byte counts, DDL_DEBUG fingerprints, and the NCCL calls each
-// launch issues (the launch path itself is in process_group_nccl.cpp; see Note [NCCL
-// stream ordering] there).
+// ProcessGroupNccl's collectives and point-to-point calls: argument checks, which operands
+// are written (launch stages non-contiguous ones), byte counts, DDL_DEBUG fingerprints, and
+// the NCCL calls each launch issues (the launch path itself is in process_group_nccl.cpp;
+// see Note [NCCL stream ordering] there).
 #include "dist/debug_check.h"
 #include "dist/nccl/process_group_nccl_internal.h"
 
@@ -72,12 +72,6 @@ void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");
 }
 
-Tensor staged(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
-std::vector<std::pair<Tensor, Tensor>> copy_back(const Tensor& target, const Tensor& buf) {
-  if (target.is_contiguous()) return {};
-  return {{target, buf}};
-}
-
 char* bytes_at(const Tensor& t, int64_t chunk, int64_t index) {
   return static_cast<char*>(t.raw_data()) + chunk * index * static_cast<int64_t>(t.element_size());
 }
@@ -104,10 +98,10 @@ std::shared_ptr<Work> ProcessGroupNccl::all_reduce_async(const Tensor& t, Reduce
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
   const std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
-  const Tensor buf = staged(t);
   const int64_t b = ring_allreduce_bytes(static_cast<int64_t>(t.nbytes()), size());
-  return launch(OpKind::AllReduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
-                copy_back(t, buf), b, b, [buf, op](const Lane& l, const std::string& what) {
+  return launch(OpKind::AllReduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane,
+                {{t, true}}, b, b, [op](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor& buf = bufs[0];
                   DDL_NCCL_CHECK(ncclAllReduce(buf.raw_data(), buf.raw_data(), buf.numel(), nccl_type(buf.dtype()),
                                                nccl_op(op), l.comm, l.stream),
                                  l.comm, what);
@@ -120,14 +114,15 @@ std::shared_ptr<Work> ProcessGroupNccl::broadcast_async(const Tensor& t, int roo
   std::string desc = "broadcast(" + describe(t) + ", root=" + std::to_string(root) + ")";
   const std::string fp = "broadcast(" + sig(t) + ", root=" + std::to_string(root) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
-  const Tensor buf = staged(t);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, false);
-  return launch(OpKind::Broadcast, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
-                copy_back(t, buf), sent, received, [buf, root](const Lane& l, const std::string& what) {
-                  DDL_NCCL_CHECK(ncclBroadcast(buf.raw_data(), buf.raw_data(), buf.numel(), nccl_type(buf.dtype()),
-                                               root, l.comm, l.stream),
-                                 l.comm, what);
-                });
+  return launch(
+      OpKind::Broadcast, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {{t, true}}, sent,
+      received, [root](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+        const Tensor& buf = bufs[0];
+        DDL_NCCL_CHECK(
+            ncclBroadcast(buf.raw_data(), buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), root, l.comm, l.stream),
+            l.comm, what);
+      });
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, ReduceOp op) {
@@ -139,13 +134,13 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, 
   const std::string fp = "reduce(" + sig(t) + args;
   if (t.numel() == 0) return finished_work(desc, fp);
   const bool is_root = rank() == root;
-  const Tensor buf = staged(t);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, true);
   // Only the root's buffer receives the result (NCCL takes recvbuff = nullptr elsewhere),
   // so other ranks' tensors stay unchanged as the interface promises.
-  return launch(OpKind::Reduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane, {buf},
-                is_root ? copy_back(t, buf) : std::vector<std::pair<Tensor, Tensor>>{}, sent, received,
-                [buf, root, op, is_root](const Lane& l, const std::string& what) {
+  return launch(OpKind::Reduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane,
+                {{t, is_root}}, sent, received,
+                [root, op, is_root](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor& buf = bufs[0];
                   DDL_NCCL_CHECK(ncclReduce(buf.raw_data(), is_root ? buf.raw_data() : nullptr, buf.numel(),
                                             nccl_type(buf.dtype()), nccl_op(op), root, l.comm, l.stream),
                                  l.comm, what);
@@ -162,14 +157,15 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, cons
   std::string desc = "all_gather(" + describe(in) + ")";
   const std::string fp = "all_gather(" + sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
-  const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(in.nbytes()) * (size() - 1);
-  return launch(OpKind::AllGather, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst}, copy_back(out, dst), b, b, [src, dst](const Lane& l, const std::string& what) {
-                  DDL_NCCL_CHECK(ncclAllGather(src.raw_data(), dst.raw_data(), src.numel(), nccl_type(src.dtype()),
-                                               l.comm, l.stream),
-                                 l.comm, what);
-                });
+  return launch(
+      OpKind::AllGather, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
+      {{in, false}, {out, true}}, b, b, [](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+        const Tensor &src = bufs[0], &dst = bufs[1];
+        DDL_NCCL_CHECK(
+            ncclAllGather(src.raw_data(), dst.raw_data(), src.numel(), nccl_type(src.dtype()), l.comm, l.stream),
+            l.comm, what);
+      });
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
@@ -183,10 +179,11 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, 
   std::string desc = "reduce_scatter(" + describe(in) + ", " + reduce_op_name(op) + ")";
   const std::string fp = "reduce_scatter(" + sig(in) + ", " + reduce_op_name(op) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
-  const Tensor src = staged(in), dst = staged(out);
   const int64_t b = static_cast<int64_t>(out.nbytes()) * (size() - 1);
   return launch(OpKind::ReduceScatter, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst}, copy_back(out, dst), b, b, [src, dst, op](const Lane& l, const std::string& what) {
+                {{in, false}, {out, true}}, b, b,
+                [op](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor &src = bufs[0], &dst = bufs[1];
                   DDL_NCCL_CHECK(ncclReduceScatter(src.raw_data(), dst.raw_data(), dst.numel(), nccl_type(src.dtype()),
                                                    nccl_op(op), l.comm, l.stream),
                                  l.comm, what);
@@ -209,13 +206,13 @@ std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Te
   std::string desc = "gather(" + describe(in) + ", root=" + std::to_string(root) + ")";
   const std::string fp = "gather(" + sig(in) + ", root=" + std::to_string(root) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
-  const Tensor src = staged(in), dst = is_root ? staged(out) : Tensor();
   const int64_t chunk = static_cast<int64_t>(in.nbytes()), n = size(), me = rank();
   return launch(OpKind::Gather, std::move(desc), fp,
                 is_root ? "every other rank" : "the root rank " + std::to_string(root), in.device().index,
-                kCollectiveLane, {src, dst}, is_root ? copy_back(out, dst) : std::vector<std::pair<Tensor, Tensor>>{},
-                is_root ? 0 : chunk, is_root ? chunk * (n - 1) : 0,
-                [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
+                kCollectiveLane, {{in, false}, {is_root ? out : Tensor(), true}}, is_root ? 0 : chunk,
+                is_root ? chunk * (n - 1) : 0,
+                [root, n, me, is_root](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor &src = bufs[0], &dst = bufs[1];
                   const int64_t count = src.numel();
                   const ncclDataType_t dt = nccl_type(src.dtype());
                   if (is_root)
@@ -247,12 +244,13 @@ std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const T
   std::string desc = "scatter(" + describe(out) + ", root=" + std::to_string(root) + ")";
   const std::string fp = "scatter(" + sig(out) + ", root=" + std::to_string(root) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
-  const Tensor dst = staged(out), src = is_root ? staged(in) : Tensor();
   const int64_t chunk = static_cast<int64_t>(out.nbytes()), n = size(), me = rank();
   return launch(OpKind::Scatter, std::move(desc), fp,
                 is_root ? "every other rank" : "the root rank " + std::to_string(root), out.device().index,
-                kCollectiveLane, {src, dst}, copy_back(out, dst), is_root ? chunk * (n - 1) : 0, is_root ? 0 : chunk,
-                [src, dst, root, n, me, is_root](const Lane& l, const std::string& what) {
+                kCollectiveLane, {{is_root ? in : Tensor(), false}, {out, true}}, is_root ? chunk * (n - 1) : 0,
+                is_root ? 0 : chunk,
+                [root, n, me, is_root](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor &src = bufs[0], &dst = bufs[1];
                   const int64_t count = dst.numel();
                   const ncclDataType_t dt = nccl_type(dst.dtype());
                   if (is_root)
@@ -280,10 +278,11 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
   std::string desc = "all_to_all(" + describe(in) + ")";
   const std::string fp = "all_to_all(" + sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
-  const Tensor src = staged(in), dst = staged(out);
   const int64_t n = size(), me = rank(), b = static_cast<int64_t>(in.nbytes()) / n * (n - 1);
   return launch(OpKind::AllToAll, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
-                {src, dst}, copy_back(out, dst), b, b, [src, dst, n, me](const Lane& l, const std::string& what) {
+                {{in, false}, {out, true}}, b, b,
+                [n, me](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+                  const Tensor &src = bufs[0], &dst = bufs[1];
                   const int64_t count = src.numel() / n;
                   const ncclDataType_t dt = nccl_type(src.dtype());
                   DDL_NCCL_CUDA(cudaMemcpyAsync(bytes_at(dst, count, me), bytes_at(src, count, me),
@@ -303,8 +302,8 @@ std::shared_ptr<Work> ProcessGroupNccl::barrier_async() {
   // A one-float all-reduce: see Note [NCCL barrier] in process_group_nccl.cpp for what its
   // completion means.
   const int64_t b = ring_allreduce_bytes(sizeof(float), size());
-  return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {},
-                {}, b, b, [](const Lane& l, const std::string& what) {
+  return launch(OpKind::Barrier, "barrier()", "barrier()", "every other rank", default_device(), kCollectiveLane, {}, b,
+                b, [](const Lane& l, const std::vector<Tensor>&, const std::string& what) {
                   DDL_NCCL_CHECK(ncclAllReduce(l.scratch, l.scratch, 1, ncclFloat32, ncclSum, l.comm, l.stream), l.comm,
                                  what);
                 });
@@ -324,15 +323,15 @@ std::shared_ptr<Work> ProcessGroupNccl::p2p(OpKind kind, const Tensor& t, int pe
   check_tensor(t, name);
   std::string desc = p2p_description(kind, t, peer, tag);
   if (t.numel() == 0) return finished_work(desc, "");  // "": send/recv are not DDL_DEBUG-checked
-  const Tensor buf = staged(t);
   const int64_t b = static_cast<int64_t>(t.nbytes());
   // See Note [NCCL point-to-point lanes]: the lane of the message's direction.
   const int from = is_send ? rank() : peer, to = is_send ? peer : rank();
   const int lane = from < to ? kUpLane : kDownLane;
   return launch(
-      kind, std::move(desc), "", "peer rank " + std::to_string(peer), t.device().index, lane, {buf},
-      is_send ? std::vector<std::pair<Tensor, Tensor>>{} : copy_back(t, buf), is_send ? b : 0, is_send ? 0 : b,
-      [buf, peer, is_send](const Lane& l, const std::string& what) {
+      kind, std::move(desc), "", "peer rank " + std::to_string(peer), t.device().index, lane, {{t, !is_send}},
+      is_send ? b : 0, is_send ? 0 : b,
+      [peer, is_send](const Lane& l, const std::vector<Tensor>& bufs, const std::string& what) {
+        const Tensor& buf = bufs[0];
         if (is_send)
           DDL_NCCL_CHECK(ncclSend(buf.raw_data(), buf.numel(), nccl_type(buf.dtype()), peer, l.comm, l.stream), l.comm,
                          what);

@@ -93,7 +93,8 @@ void ProcessGroupNccl::watchdog_loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Newest first: work the GPU ordered after another ends after it, so a Work completed
-      // here comes with every earlier one it waited for (after barrier() the counts are in).
+      // here comes with every earlier one it waited for (after barrier() the counts of
+      // earlier collectives are in; send/recv run on other lanes and may still be pending).
       std::vector<cudaError_t> queried(pending_.size());
       for (size_t i = pending_.size(); i-- > 0;) queried[i] = cudaEventQuery(pending_[i]->end);
       size_t i = 0;

@@ -77,6 +77,19 @@ void check_native(ProcessGroup& pg, Device dev) {
   pg.all_reduce(view);
   expect_values<float>(
       base.view(Shape{24}), [&](int64_t i) { return i * (w * (w + 1) / 2); }, "strided view");
+  // Two all-reduces of one transposed view back to back: the second's staging copy must read
+  // the first's copy-back (both run on the lane), so each rank holds w * (w(w+1)/2) * x.
+  const int64_t big = 1024;
+  Tensor base2 = make<float>(big * big, [&](int64_t i) { return (i % 97) * (r + 1); }).to(dev).view(Shape{big, big});
+  Tensor view2 = base2.t();
+  auto first = pg.all_reduce_async(view2);
+  auto second = pg.all_reduce_async(view2);
+  second->wait();
+  expect_values<float>(
+      base2.view(Shape{big * big}), [&](int64_t i) { return (i % 97) * w * (w * (w + 1) / 2); },
+      "two all-reduces of one view");
+  first->wait(Millis(60000));
+  second->wait(Millis(60000));
   // Barrier, then counters: an all-reduce of B bytes moves 2(w-1)/w * B each way (ring).
   // The watchdog counts an operation when its end event fires, and wait() does not block the
   // host on nccl (Note [NCCL Work::wait]): wait(timeout) does, so the count is in by then.
@@ -109,9 +122,9 @@ void check_barrier_after_p2p(ProcessGroup& pg, Device dev) {
     cuda::synchronize(dev.index);  // t and a are ready for the side stream
     std::shared_ptr<Work> sent;
     {
-      // The send waits for ~100 ms of GEMMs on a side stream; the current stream stays idle,
-      // so this rank's barrier would start its all-reduce at once were it not ordered after
-      // the send/recv lanes.
+      // The send waits for ~100 ms of GEMMs on a side stream, so the barrier (a plain
+      // all-reduce on the idle current stream) completes before the message leaves: rank 1
+      // orders its read through received->wait(), not through barrier().
       cuda::StreamGuard side(cuda::Stream::create(dev.index));
       for (int i = 0; i < 40; ++i) (void)matmul(a, a);
       t.add_(42.0);

@@ -166,7 +166,9 @@ void abort_while_inside_nccl(ProcessGroup& pg, Store& store, const std::string& 
 // cannot abort then. Once that thread's rendezvous times out and it lets go of the lock, the
 // communicators must be aborted (see Note [NCCL abort]), releasing the all-reduce kernel that
 // still spins on the GPU for a rank 1 that never joins: the device synchronize returns.
-// Without the abort it never does, and spawn_ranks kills the rank at its deadline.
+// Without the abort it never does, and spawn_ranks kills the rank at its deadline. What this
+// covers is comms_for's request_abort on the failed rendezvous; the abort_pending_ path
+// (abort_all finding the lock held) is not reached separately: the request_abort comes first.
 void abort_after_lock(ProcessGroup& pg, Store& store, Device dev) {
   if (pg.rank() != 0) {
     store.get("abort_after_done", Millis(60000));
