@@ -6,7 +6,6 @@ Prints one JSON line like ddl-bench."""
 import argparse
 import json
 import resource
-import statistics
 import time
 
 import torch
@@ -67,6 +66,16 @@ class ResNet18(nn.Module):
         return self.linear(out.mean((2, 3)))
 
 
+def set_tf32(on):
+    # PyTorch 2.9 replaced allow_tf32 by fp32_precision and refuses a mix of the two APIs.
+    if hasattr(torch.backends.cudnn, "conv") and hasattr(torch.backends.cudnn.conv, "fp32_precision"):
+        torch.backends.cudnn.conv.fp32_precision = "tf32" if on else "ieee"
+        torch.backends.cuda.matmul.fp32_precision = "tf32" if on else "ieee"
+    else:
+        torch.backends.cudnn.allow_tf32 = on
+        torch.backends.cuda.matmul.allow_tf32 = on
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", default="vgg11_bn")
@@ -76,10 +85,15 @@ def main():
     p.add_argument("--eval", action="store_true")
     p.add_argument("--device", default="cpu")
     p.add_argument("--autocast", choices=["fp32", "bf16"], default="fp32")
-    # ddl picks each convolution's cuDNN algorithm by timing them once, as benchmark mode does.
+    # PyTorch eager picks cuDNN algorithms from cuDNN's heuristics, as ddl does; benchmark mode
+    # times every candidate once per shape instead (ddl has no such mode).
     p.add_argument("--cudnn-benchmark", action="store_true")
+    # float32 convolutions and GEMMs in TF32 on tensor cores; off by default, as in ddl
+    # (PyTorch's own default runs float32 convolutions in TF32: the rows would not compare).
+    p.add_argument("--tf32", action="store_true")
     a = p.parse_args()
     torch.backends.cudnn.benchmark = a.cudnn_benchmark
+    set_tf32(a.tf32)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     if a.model in ("vgg11", "vgg11_bn"):
@@ -120,10 +134,13 @@ def main():
         t = time.perf_counter()
         step()
         times.append(time.perf_counter() - t)
-    ms = statistics.median(times) * 1e3
+    ms = sorted(times)[len(times) // 2] * 1e3  # the upper middle for an even count, as ddl-bench
+    device = torch.device(a.device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": "forward" if a.eval else "train-step", "framework": "pytorch", "model": a.model,
-                      "device": a.device, "precision": a.autocast, "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
+                      "device": str(device), "precision": a.autocast, "tf32": a.tf32, "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
                       "images_per_s": round(a.batch / ms * 1e3, 1), "peak_rss_mb": round(rss)}))
 
 

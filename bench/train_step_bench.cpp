@@ -3,7 +3,8 @@
 // Prints one JSON line with the median ms per step and the peak RSS.
 // --device cuda[:N] runs it on a GPU (each step timed to the end of its GPU work);
 // --autocast bf16 runs forward and loss under autocast::Guard(BFloat16), float32
-// master weights and optimizer (as torch.autocast; fp16 would also need a loss scaler).
+// master weights and optimizer (as torch.autocast; fp16 would also need a loss scaler);
+// --tf32 lets float32 convolutions and GEMMs use TF32 tensor cores (off, as in ddl's default).
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -18,7 +19,7 @@
 int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";
   int64_t batch = 64, steps = 10, in_channels = 3, image = 32;
-  bool eval = false;
+  bool eval = false, tf32 = false;
   std::string trace_file, precision = "fp32";
   ddl::Device device = ddl::Device::cpu();
   for (int i = 1; i < argc; ++i) {
@@ -36,6 +37,8 @@ int train_step_main(int argc, char** argv) {
       device = ddl::Device::parse(next());
     else if (a == "--autocast")
       precision = next();
+    else if (a == "--tf32")
+      tf32 = true;
     else if (a == "--trace")
       trace_file = next();
     else if (a == "--threads" || a == "--clock")
@@ -51,6 +54,7 @@ int train_step_main(int argc, char** argv) {
   }
   const int threads = ddl::bench::threads_arg(argc, argv, ddl::get_num_threads());
   ddl::set_num_threads(threads);
+  ddl::cuda::set_allow_tf32(tf32);
   ddl::manual_seed(0);
   auto model = ddl::nn::make_model(model_name, 10, in_channels, image);
   model->to(device);
@@ -84,10 +88,10 @@ int train_step_main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   std::printf(
       "{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"precision\":\"%s\",\"batch\":%ld,"
-      "\"threads\":%d,"
+      "\"threads\":%d,\"tf32\":%s,"
       "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
       eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), precision.c_str(),
-      static_cast<long>(batch), threads, secs * 1e3, static_cast<double>(batch) / secs,
+      static_cast<long>(batch), threads, tf32 ? "true" : "false", secs * 1e3, static_cast<double>(batch) / secs,
       static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }

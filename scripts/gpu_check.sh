@@ -164,16 +164,18 @@ stage_bench() {
   local has_torch_cuda
   has_torch_cuda=$(env -u LD_LIBRARY_PATH python3 -c "import torch; print(int(torch.cuda.is_available()))" \
     2>/dev/null || echo 0)
-  # fp32, then bf16 autocast (float32 master weights) in both; PyTorch with cudnn.benchmark,
-  # since ddl also times the cuDNN algorithms once per shape. One JSON line per run.
+  # fp32 (IEEE in both: no TF32), then bf16 autocast (float32 master weights) in both; cuDNN
+  # algorithms from cuDNN's heuristics in both (docs/cuda.md). One JSON line per run.
+  local threads
+  threads=$(nproc)
   for model in vgg11_bn resnet18; do
     for precision in fp32 bf16; do
       within "$build/bench/ddl-bench" train-step --model "$model" --batch 128 --steps 20 --device cuda \
-        --autocast "$precision" >>"$out/train-step.json" ||
+        --autocast "$precision" --threads "$threads" >>"$out/train-step.json" ||
         fail "ddl-bench train-step --model $model --autocast $precision failed"
       if [ "$has_torch_cuda" = 1 ]; then
         within env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 \
-          --device cuda --autocast "$precision" --cudnn-benchmark >>"$out/train-step.json" ||
+          --device cuda --autocast "$precision" --threads "$threads" >>"$out/train-step.json" ||
           fail "bench/torch_step.py --model $model --autocast $precision failed"
       fi
       tail -n "$([ "$has_torch_cuda" = 1 ] && echo 2 || echo 1)" "$out/train-step.json"
