@@ -130,7 +130,9 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   return index_select_impl(t, dim, index, /*check_range=*/true);
 }
 
-Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+namespace {
+
+Tensor index_add_impl(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, bool check_range) {
   DDL_CHECK(t.defined(), "index_add: undefined tensor");
   DDL_CHECK(t.dim() > 0, "index_add: expected a tensor with at least one dim, got ", describe(t));
   const int64_t d = wrap_dim(dim, t.dim(), "index_add");
@@ -141,10 +143,20 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
   DDL_CHECK(source.defined() && source.shape() == expected, "index_add: source ", describe(source), " must have shape ",
             expected, " (self ", describe(t), " with dimension ", d, " of the index's length)");
   require_same_device(t, source, "source", "index_add");
-  const Tensor idx = checked_dim_index(t, d, index, "index_add");
+  const Tensor idx = checked_dim_index(t, d, index, "index_add", check_range);
   Tensor out = t.clone();
   scatter_add_impl(out, d, idx.view(along).expand(expected), source, /*check_range=*/false);
   return out;
+}
+
+}  // namespace
+
+Tensor detail::index_add_in_range(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+  return index_add_impl(t, dim, index, source, /*check_range=*/false);
+}
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+  return index_add_impl(t, dim, index, source, /*check_range=*/true);
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {

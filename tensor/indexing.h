@@ -111,6 +111,9 @@ std::pair<int64_t, int64_t> index_min_max(const Tensor& index);
 // index_select for an index its caller built in [0, t.size(dim)) (flip, pad): the
 // same result without the range check, so no host sync on CUDA.
 Tensor index_select_in_range(const Tensor& t, int64_t dim, const Tensor& index);
+// index_add for an index already checked in [0, t.size(dim)) (embedding's backward
+// after its forward's check): no second host sync on CUDA.
+Tensor index_add_in_range(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 }  // namespace detail
 
 namespace kernels {

@@ -56,7 +56,9 @@ Variable embedding(const Tensor& indices, const Variable& weight, std::optional<
   return autograd::make_result(
       out.reshape(out_shape), "EmbeddingBackward", {&weight},
       [idx, num, dim, padding](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-        const Tensor gw = index_add(zeros({num, dim}, {g.dtype(), g.device()}), 0, idx, g.reshape({-1, dim}));
+        // idx was checked by the forward: no second read-back of its range.
+        const Tensor gw =
+            detail::index_add_in_range(zeros({num, dim}, {g.dtype(), g.device()}), 0, idx, g.reshape({-1, dim}));
         if (padding >= 0) gw.narrow(0, padding, 1).zero_();
         return {gw};
       },

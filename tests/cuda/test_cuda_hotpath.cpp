@@ -1,9 +1,9 @@
 // The host-synchronisation and determinism fixes made before the first GPU run (docs/cuda.md,
-// "What changed before the first GPU run"): uploads from pageable memory and cross-entropy
-// do not wait for earlier GPU work, a bad target is raised at the next sync, random draws
-// on the GPU equal the CPU's, max-pool backward equals the CPU bit for bit, record_stream
-// holds memory until the other stream is done (the conv algorithm choice is tested in
-// test_cuda_dnn.cpp). Skipped (exit 77) without a GPU.
+// "What changed before the first GPU run"): uploads from pageable memory, cross-entropy and
+// embedding backward do not wait for earlier GPU work, a bad target is raised at the next
+// sync, random draws on the GPU equal the CPU's, max-pool backward equals the CPU bit for
+// bit, record_stream holds memory until the other stream is done (the conv algorithm choice
+// is tested in test_cuda_dnn.cpp). Skipped (exit 77) without a GPU.
 //
 // "Does not wait" is checked against long GPU work queued first: about 40 fp32 GEMMs of
 // 4096^3 (tens of milliseconds on an H100); the call under test must return long before.
@@ -90,6 +90,28 @@ TEST_CASE("cross_entropy does not wait for the GPU; a bad target is raised at th
   REQUIRE_THROWS_WITH(cuda::synchronize(0), Catch::Contains("nll_loss") && Catch::Contains("target -7"));
   // The device stays usable.
   REQUIRE(std::isfinite(to_vector<float>(cross_entropy(logits, good))[0]));
+}
+
+TEST_CASE("embedding backward does not read the indices back again", "[cuda][embedding][hotpath]") {
+  Generator g(5);
+  const Tensor w_cpu = randn({1000, 64}, g), idx_cpu = randint(0, 1000, {4096}, g);
+  const Tensor idx = idx_cpu.to(kGpu);
+  Variable w(w_cpu.to(kGpu), true);
+  const Tensor a = busy_operand();
+  sum(embedding(idx, w)).backward();             // the first call allocates its scratch
+  const Variable loss = sum(embedding(idx, w));  // the forward checks the range (one read-back)
+  w.zero_grad();
+  cuda::synchronize(0);
+  const auto t0 = Clock::now();
+  queue_busy_work(a);
+  loss.backward();
+  const double call_ms = ms_since(t0);
+  INFO("embedding backward returned after " << call_ms << " ms");
+  require_gpu_busy_for(t0, 20.0);
+  CHECK(call_ms < 10.0);
+  Variable w_ref(w_cpu, true);
+  sum(embedding(idx_cpu, w_ref)).backward();
+  REQUIRE(to_vector<float>(w.grad()) == to_vector<float>(w_ref.grad()));  // counts of each row: exact
 }
 
 TEST_CASE("random draws on the GPU equal the CPU's for the same generator", "[cuda][random][hotpath]") {
