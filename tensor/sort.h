@@ -28,7 +28,9 @@ ValuesIndices<Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim = false
 ValuesIndices<Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim = false);
 
 // Gradient of any of the above w.r.t. x: zeros of `input_shape` with grad[..., j, ...]
-// added at indices[..., j, ...] along `dim`. grad and indices have one shape.
+// added at indices[..., j, ...] along `dim`. grad and indices have one shape. Indices
+// that repeat along `dim` (never from the ops above) are summed in any order on CUDA:
+// for those, scatter_add gives the CPU's bits.
 Tensor sort_backward(const Tensor& grad, const Tensor& indices, int64_t dim, const Shape& input_shape);
 
 }  // namespace ddl
