@@ -1,4 +1,4 @@
-// Device names and parsing.
+// Device names and parsing, and choosing the current device.
 #include "tensor/device.h"
 
 #include "tensor/error.h"
@@ -22,5 +22,14 @@ std::string Device::str() const { return is_cpu() ? std::string("cpu") : "cuda:"
 
 std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
 std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << (t == DeviceType::CPU ? "cpu" : "cuda"); }
+
+void set_current_device(Device d) {
+  if (d.is_cuda()) detail::cuda_set_current_device(d.index);
+}
+
+Device current_device() {
+  const int index = detail::cuda_current_device();
+  return index >= 0 ? Device::cuda(index) : Device::cpu();
+}
 
 }  // namespace ddl
