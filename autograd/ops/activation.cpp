@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/double_backward.h"
 #include "autograd/ops/elementwise.h"
@@ -20,6 +21,8 @@ Variable gelu(const Variable& x, const std::string& approximate) {
   if (approximate == "tanh") {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     const double k = std::sqrt(2.0 / std::numbers::pi);
+    // One op in PyTorch, on no autocast list: its pow must not widen it. See Note [Autocast].
+    autocast::Guard off(autocast::low_dtype(), false);
     const Variable inner = mul(add(x, mul(pow(x, 3.0), 0.044715)), k);
     return mul(mul(x, 0.5), add(tanh(inner), 1.0));
   }

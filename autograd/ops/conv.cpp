@@ -43,6 +43,8 @@ Variable conv1d(const Variable& x, const Variable& w, const Variable& bias, int6
 
 Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& bias, const Conv2dParams& p,
                           std::array<int64_t, 2> output_padding) {
+  if (autocast::needs_low(x) || autocast::needs_low(w) || autocast::needs_low(bias))  // See Note [Autocast]
+    return conv_transpose2d(autocast::to_low(x), autocast::to_low(w), autocast::to_low(bias), p, output_padding);
   const Tensor xd = x.data(), wd = w.data();
   Tensor y = conv_transpose2d(xd, wd, bias.defined() ? bias.data() : Tensor(), p, output_padding);
   auto backward = [xd, wd, p, output_padding](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {

@@ -2,6 +2,7 @@
 // operands are summed back to their shapes with sum_to.
 #include "autograd/ops/elementwise.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/reduce.h"
 #include "tensor/elementwise.h"
@@ -114,7 +115,10 @@ Variable rsub(const Variable& a, double b) {
       [](const Variable& g, const Needs&) -> VGrads { return {neg(g)}; });
 }
 
+// pow, exp, log and rsqrt are on autocast's float32 list (their range overflows or loses
+// precision in 16 bits): 16-bit inputs are widened. See Note [Autocast].
 Variable pow(const Variable& a, double e) {
+  if (autocast::needs_float32(a)) return pow(autocast::to_float32(a), e);
   const Tensor ad = a.data();
   return make_result(
       pow(ad, e), "PowBackward", {&a},
@@ -135,6 +139,7 @@ Variable neg(const Variable& a) {
 }
 
 Variable exp(const Variable& a) {
+  if (autocast::needs_float32(a)) return exp(autocast::to_float32(a));
   const Tensor y = exp(a.data());
   return make_result(
       y, "ExpBackward", {&a}, [y](const Tensor& g, const Needs&) -> Grads { return {mul(g, y)}; },
@@ -142,6 +147,7 @@ Variable exp(const Variable& a) {
 }
 
 Variable log(const Variable& a) {
+  if (autocast::needs_float32(a)) return log(autocast::to_float32(a));
   const Tensor ad = a.data();
   return make_result(
       log(ad), "LogBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {div(g, ad)}; },
@@ -156,6 +162,7 @@ Variable sqrt(const Variable& a) {
 }
 
 Variable rsqrt(const Variable& a) {
+  if (autocast::needs_float32(a)) return rsqrt(autocast::to_float32(a));
   const Tensor ad = a.data(), y = rsqrt(ad);
   return make_result(
       y, "RsqrtBackward", {&a},

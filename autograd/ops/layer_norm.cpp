@@ -41,8 +41,10 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
 
 Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
                     double eps) {
-  if (autocast::needs_float32(x))  // See Note [Autocast]
-    return layer_norm(autocast::to_float32(x), normalized_shape, weight, bias, eps);
+  // See Note [Autocast]: float32 list; the affine parameters are widened with the input, as PyTorch casts all.
+  if (autocast::needs_float32(x) || autocast::needs_float32(weight) || autocast::needs_float32(bias))
+    return layer_norm(autocast::to_float32(x), normalized_shape, autocast::to_float32(weight),
+                      autocast::to_float32(bias), eps);
   const int64_t nd = normalized_shape.size();
   bool ok = nd >= 1 && x.dim() >= nd;
   for (int64_t i = 0; ok && i < nd; ++i) ok = x.size(x.dim() - nd + i) == normalized_shape[i];
@@ -58,6 +60,9 @@ Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Vari
 }
 
 Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weight, const Variable& bias, double eps) {
+  if (autocast::needs_float32(x) || autocast::needs_float32(weight) || autocast::needs_float32(bias))  // As layer_norm.
+    return group_norm(autocast::to_float32(x), num_groups, autocast::to_float32(weight), autocast::to_float32(bias),
+                      eps);
   DDL_CHECK(x.dim() >= 2, "group_norm: expected [N, C, *], got ", x.shape());
   const int64_t n = x.size(0), c = x.size(1);
   DDL_CHECK(num_groups > 0 && c % num_groups == 0, "group_norm: num_groups=", num_groups,

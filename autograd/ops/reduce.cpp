@@ -79,6 +79,9 @@ Variable sum_to(const Variable& x, const Shape& shape) {
 }
 
 Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  // See Note [Autocast]: a 16-bit sum is returned in float32 (torch.sum(dtype=float32)), as a
+  // float16 one overflows past 65504.
+  if (autocast::needs_float32(x)) return sum(autocast::to_float32(x), dims, keepdim);
   const Shape s = x.shape();
   return make_result(
       sum(x.data(), dims, keepdim), "SumBackward", {&x},

@@ -72,6 +72,12 @@ Tensor scalar_like(const Tensor& t, double v) { return scalar_tensor(v, TensorOp
 
 double count(const Variable& a) { return static_cast<double>(a.numel()); }
 
+// See Note [Autocast]: every loss here is on its float32 list. A 16-bit weight tensor is
+// widened as well, as PyTorch casts each tensor argument.
+bool widens(const Tensor& t) { return autocast::is_enabled() && t.defined() && is_reduced_float(t.dtype()); }
+Tensor to_float32(const Tensor& t) { return widens(t) ? t.to(DType::Float32) : t; }
+bool widens(const Variable& a, const Variable& b) { return autocast::needs_float32(a) || autocast::needs_float32(b); }
+
 }  // namespace
 
 Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
@@ -88,6 +94,7 @@ Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
 }
 
 Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
+  if (widens(a, b)) return l1_loss(autocast::to_float32(a), autocast::to_float32(b), reduction);
   check_pair(a, b, "l1_loss");
   const Tensor diff = ddl::sub(a.data(), b.data());
   const Tensor sgn = ddl::sign(diff);  // sign(0) = 0, as PyTorch's gradient
@@ -100,6 +107,7 @@ Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
 
 Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reduction, double beta) {
   DDL_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
+  if (widens(a, b)) return smooth_l1_loss(autocast::to_float32(a), autocast::to_float32(b), reduction, beta);
   if (beta == 0) return l1_loss(a, b, reduction);
   check_pair(a, b, "smooth_l1_loss");
   const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
@@ -118,6 +126,7 @@ Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reductio
 
 Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, double delta) {
   DDL_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
+  if (widens(a, b)) return huber_loss(autocast::to_float32(a), autocast::to_float32(b), reduction, delta);
   check_pair(a, b, "huber_loss");
   const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
   const Tensor loss =
@@ -133,6 +142,11 @@ Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, d
 }
 
 Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor& weight, Reduction reduction) {
+  // PyTorch refuses it under autocast (binary_cross_entropy_banned in autocast_mode.cpp): a
+  // 16-bit sigmoid before it saturates, and the logits form is exact for any input.
+  DDL_CHECK(!autocast::is_enabled(), "binary_cross_entropy is unsafe to autocast: a sigmoid right before it ",
+            "loses precision in 16 bits. Use binary_cross_entropy_with_logits on the logits (safe to autocast), ",
+            "or call it inside autocast::Guard(dtype, /*enabled=*/false) with float32 inputs");
   check_pair(x, y, "binary_cross_entropy");
   const Tensor xd = x.data(), yd = y.data();
   if (xd.numel() > 0) {
@@ -162,6 +176,9 @@ Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor
 Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, const Tensor& weight,
                                           const Tensor& pos_weight, Reduction reduction) {
   const char* op = "binary_cross_entropy_with_logits";
+  if (widens(z, y) || widens(weight) || widens(pos_weight))
+    return binary_cross_entropy_with_logits(autocast::to_float32(z), autocast::to_float32(y), to_float32(weight),
+                                            to_float32(pos_weight), reduction);
   check_pair(z, y, op);
   const Tensor zd = z.data(), yd = y.data();
   // softplus(−z) = m + log(exp(−m) + exp(−z − m)) with m = max(−z, 0): no overflow for any z.
@@ -203,6 +220,8 @@ Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, 
 }
 
 Variable kl_div(const Variable& input, const Variable& target, KLDivReduction reduction, bool log_target) {
+  if (widens(input, target))
+    return kl_div(autocast::to_float32(input), autocast::to_float32(target), reduction, log_target);
   check_pair(input, target, "kl_div");
   const Tensor x = input.data(), t = target.data();
   Tensor loss, slope_x, slope_t;

@@ -12,6 +12,9 @@
 // once. Only the tensor ops of tensor/ are used, so any device works.
 #include "autograd/ops/rnn.h"
 
+#include <initializer_list>
+
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
@@ -23,6 +26,14 @@ namespace ddl {
 namespace {
 
 Tensor data_or_empty(const Variable& v) { return v.defined() ? v.data() : Tensor(); }
+
+// See Note [Autocast]: the recurrent layers are GEMMs (cuDNN's RNN under CUDA autocast, and the
+// *_cell ops), so any float32 input sends every input, states included, to the low dtype.
+bool any_needs_low(std::initializer_list<const Variable*> vs) {
+  for (const Variable* v : vs)
+    if (autocast::needs_low(*v)) return true;
+  return false;
+}
 
 // Checks shapes shared by both cells; `gates` is 4 (LSTM) or 3 (GRU).
 void check_layer(const char* op, int64_t gates, const Variable& x, const Variable& h0, const Variable& w_ih,
@@ -77,6 +88,10 @@ std::vector<Tensor> weight_grads(const Tensor& d_xw, const Tensor& d_hw, const T
 
 LstmLayerResult lstm_layer(const Variable& x, const Variable& h0, const Variable& c0, const Variable& w_ih,
                            const Variable& w_hh, const Variable& b_ih, const Variable& b_hh, bool reverse) {
+  using autocast::to_low;
+  if (any_needs_low({&x, &h0, &c0, &w_ih, &w_hh, &b_ih, &b_hh}))
+    return lstm_layer(to_low(x), to_low(h0), to_low(c0), to_low(w_ih), to_low(w_hh), to_low(b_ih), to_low(b_hh),
+                      reverse);
   check_layer("lstm_layer", 4, x, h0, w_ih, w_hh, b_ih, b_hh);
   DDL_CHECK(!c0.defined() || c0.shape() == Shape({x.size(1), w_hh.size(1)}), "lstm_layer: c0 must be [", x.size(1),
             ", ", w_hh.size(1), "], got ", c0.shape());
@@ -146,6 +161,9 @@ LstmLayerResult lstm_layer(const Variable& x, const Variable& h0, const Variable
 
 GruLayerResult gru_layer(const Variable& x, const Variable& h0, const Variable& w_ih, const Variable& w_hh,
                          const Variable& b_ih, const Variable& b_hh, bool reverse) {
+  using autocast::to_low;
+  if (any_needs_low({&x, &h0, &w_ih, &w_hh, &b_ih, &b_hh}))
+    return gru_layer(to_low(x), to_low(h0), to_low(w_ih), to_low(w_hh), to_low(b_ih), to_low(b_hh), reverse);
   check_layer("gru_layer", 3, x, h0, w_ih, w_hh, b_ih, b_hh);
   const Tensor xd = x.data(), wih = w_ih.data(), whh = w_hh.data(), bhh = data_or_empty(b_hh);
   const int64_t steps = x.size(0), batch = x.size(1), hs = w_hh.size(1);

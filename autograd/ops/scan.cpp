@@ -1,6 +1,7 @@
 // cumsum: y_i = x_0 + ... + x_i, so dL/dx_j = sum_{i >= j} dL/dy_i (a reversed cumsum).
 #include "autograd/ops/scan.h"
 
+#include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/shape_ops.h"
 #include "tensor/scan.h"
@@ -8,6 +9,7 @@
 namespace ddl {
 
 Variable cumsum(const Variable& x, int64_t dim) {
+  if (autocast::needs_float32(x)) return cumsum(autocast::to_float32(x), dim);  // See Note [Autocast]
   return autograd::make_result(
       cumsum(x.data(), dim), "CumsumBackward", {&x},
       [dim](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> { return {cumsum_backward(g, dim)}; },
