@@ -35,12 +35,20 @@ DType compute_type(BinaryOp op, DType t) {
   return DType::UInt8;
 }
 
+// Whether 16-bit operands of dtype t go through float32 copies: on the CPU,
+// whose kernels have no 16-bit cases, and wherever an operand has another dtype
+// (an integer must reach float32 unrounded, as the cast path takes it). CUDA
+// kernels load 16 bits, compute in float and round once: the same bits.
+bool casts_to_float(DType t, const Tensor& a, const Tensor& b) {
+  return is_reduced_float(t) && (!a.device().is_cuda() || a.dtype() != t || b.dtype() != t);
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha = 1.0) {
   const char* name = binary_name(op);
   check_pair(a, b, name);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const DType t = promote_types(a.dtype(), b.dtype());
-  if (is_reduced_float(t)) {  // See Note [Half compute]
+  if (casts_to_float(t, a, b)) {  // See Note [Half compute]
     const Tensor r = binary(op, a.to(DType::Float32), b.to(DType::Float32), alpha);
     return is_comparison(op) ? r : r.to(t);
   }
@@ -56,7 +64,7 @@ void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, double
   check_pair(self, other, name);
   const Shape shape = broadcast_shapes(self.shape(), other.shape(), name);
   DDL_CHECK(shape == self.shape(), name, "_: in-place result of shape ", shape, " does not fit ", self.shape());
-  if (is_reduced_float(self.dtype())) {  // See Note [Half compute]
+  if (casts_to_float(self.dtype(), self, other)) {  // See Note [Half compute]
     self.copy_(binary(op, self, other, alpha));
     return;
   }
@@ -70,7 +78,7 @@ Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0) {
       op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign || op == UnaryOp::Relu || op == UnaryOp::Clamp;
   // Math functions of integers give floats, as in PyTorch.
   const Tensor in = is_floating(x.dtype()) || keeps_int ? x : x.to(DType::Float32);
-  if (is_reduced_float(in.dtype()))
+  if (casts_to_float(in.dtype(), in, in))
     return unary(op, in.to(DType::Float32), a, b).to(in.dtype());  // Note [Half compute]
   Tensor out = empty(in.shape(), TensorOptions(in.dtype(), in.device()));
   kernels::unary_kernel(in.device())(op, out, in, a, b);
@@ -152,7 +160,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_pair(cond, a, "where");
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const DType t = promote_types(a.dtype(), b.dtype());
-  if (is_reduced_float(t)) return where(cond, a.to(DType::Float32), b.to(DType::Float32)).to(t);  // Note [Half compute]
+  if (casts_to_float(t, a, b))
+    return where(cond, a.to(DType::Float32), b.to(DType::Float32)).to(t);  // Note [Half compute]
   const Tensor c = cond.dtype() == DType::Bool ? cond : ne(cond, 0.0);
   Tensor out = empty(shape, TensorOptions(t, a.device()));
   kernels::where_kernel(a.device())(out, c.expand(shape), a.to(t).expand(shape), b.to(t).expand(shape));
@@ -189,19 +198,21 @@ const Tensor& Tensor::div_(const Tensor& other) const {
 }
 const Tensor& Tensor::add_(double value) const {
   DDL_CHECK(defined(), "add_: undefined tensor");
-  if (is_reduced_float(dtype())) return copy_(unary(UnaryOp::AddScalar, *this, value));  // Note [Half compute]
+  if (casts_to_float(dtype(), *this, *this))
+    return copy_(unary(UnaryOp::AddScalar, *this, value));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::AddScalar, *this, *this, value, 0);
   return *this;
 }
 const Tensor& Tensor::mul_(double value) const {
   DDL_CHECK(defined(), "mul_: undefined tensor");
-  if (is_reduced_float(dtype())) return copy_(unary(UnaryOp::MulScalar, *this, value));  // Note [Half compute]
+  if (casts_to_float(dtype(), *this, *this))
+    return copy_(unary(UnaryOp::MulScalar, *this, value));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::MulScalar, *this, *this, value, 0);
   return *this;
 }
 const Tensor& Tensor::clamp_(double lo, double hi) const {
   DDL_CHECK(defined() && lo <= hi, "clamp_: undefined tensor or lower bound ", lo, " above ", hi);
-  if (is_reduced_float(dtype())) return copy_(unary(UnaryOp::Clamp, *this, lo, hi));  // Note [Half compute]
+  if (casts_to_float(dtype(), *this, *this)) return copy_(unary(UnaryOp::Clamp, *this, lo, hi));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::Clamp, *this, *this, lo, hi);
   return *this;
 }

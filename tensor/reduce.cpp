@@ -39,9 +39,16 @@ Shape reduced_shape(const Tensor& x, const std::vector<bool>& mask, bool keepdim
   return out;
 }
 
-Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
+// Whether x is a 16-bit float tensor reduced through a float32 copy: the CPU
+// kernels have no 16-bit cases; the CUDA ones load 16 bits and reduce in float
+// as the float32 kernels do (tensor/cuda/reduce.cu), with the same bits.
+bool casts_to_float(const Tensor& x) { return is_reduced_float(x.dtype()) && !x.device().is_cuda(); }
+
+// float_out: a 16-bit (CUDA) sum written as float32, not rounded to 16 bits (for mean).
+Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name,
+              bool float_out = false) {
   DDL_CHECK(x.defined(), name, ": undefined tensor");
-  if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: accumulate in float32, round once
+  if (casts_to_float(x)) {  // See Note [Half compute]: accumulate in float32, round once
     const Tensor r = reduce(op, x.to(DType::Float32), dims, keepdim, name);
     return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? r : r.to(x.dtype());
   }
@@ -56,7 +63,8 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bo
   DDL_CHECK(inner > 0 || op == ReduceOp::Sum, name, ": cannot reduce an empty dimension of ", x.shape());
   Tensor in = x.dtype() == DType::Bool ? x.to(DType::Int64) : x;
   in = in.permute(perm).contiguous();
-  Tensor out = empty(Shape{outer}, TensorOptions(arg ? DType::Int64 : in.dtype(), x.device()));
+  const DType out_dtype = arg ? DType::Int64 : float_out ? DType::Float32 : in.dtype();
+  Tensor out = empty(Shape{outer}, TensorOptions(out_dtype, x.device()));
   if (inner == 0) {
     out.zero_();
   } else if (outer > 0) {
@@ -77,8 +85,9 @@ int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims, const c
 
 // When x is contiguous and the kept dims form one block in the middle ([A, C, B]
 // with A and B reduced), sums in place instead of permuting a copy first.
-bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, Tensor& result) {
-  if (!x.is_contiguous() || dims.empty() || x.dtype() == DType::Bool || is_reduced_float(x.dtype()) || x.numel() == 0)
+// out_dtype: x's, or float32 for a 16-bit x (mean's sum).
+bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, DType out_dtype, Tensor& result) {
+  if (!x.is_contiguous() || dims.empty() || x.dtype() == DType::Bool || casts_to_float(x) || x.numel() == 0)
     return false;
   const std::vector<bool> mask = reduced_mask(x, dims, "sum");
   int64_t first = -1, last = -1;
@@ -92,7 +101,10 @@ bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
     if (mask[i]) return false;
   int64_t A = 1, C = 1, B = 1;
   for (int64_t i = 0; i < x.dim(); ++i) (i < first ? A : i <= last ? C : B) *= x.size(i);
-  Tensor out = empty(Shape{C}, TensorOptions(x.dtype(), x.device()));
+  // A 16-bit sum kept in 16 bits reproduces the cast path, reduce() on float32,
+  // whose order this kernel matches except in its thread-per-channel case (B == 1).
+  if (is_reduced_float(x.dtype()) && out_dtype == x.dtype() && B == 1) return false;
+  Tensor out = empty(Shape{C}, TensorOptions(out_dtype, x.device()));
   kernels::sum_middle_kernel(x.device())(out, x, A, C, B);
   result = out.view(reduced_shape(x, mask, keepdim));
   return true;
@@ -100,12 +112,20 @@ bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Tensor fast;
-  if (x.defined() && sum_middle(x, dims, keepdim, fast)) return fast;
+  if (x.defined() && sum_middle(x, dims, keepdim, x.dtype(), fast)) return fast;
   return reduce(ReduceOp::Sum, x, dims, keepdim, "sum");
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  if (x.defined() && is_reduced_float(x.dtype())) return mean(x.to(DType::Float32), dims, keepdim).to(x.dtype());
+  if (x.defined() && casts_to_float(x)) return mean(x.to(DType::Float32), dims, keepdim).to(x.dtype());
+  if (x.defined() && is_reduced_float(x.dtype())) {
+    // sum(x.to(float32)) without the float32 copy, bit for bit: that copy is
+    // contiguous, so sum_middle sees x contiguous too.
+    const Tensor xc = x.contiguous();
+    Tensor s;
+    if (!sum_middle(xc, dims, keepdim, DType::Float32, s)) s = reduce(ReduceOp::Sum, xc, dims, keepdim, "mean", true);
+    return div(s, static_cast<double>(reduced_count(x, dims, "mean"))).to(x.dtype());
+  }
   const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
   const int64_t n = reduced_count(x, dims, "mean");
   return div(sum(xf, dims, keepdim), static_cast<double>(n));

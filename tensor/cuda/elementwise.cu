@@ -1,7 +1,10 @@
 // CUDA elementwise kernels: one grid-stride launch per op over operands of any
 // strides (tensor/cuda/indexing.h), the math from tensor/functors.h, the
 // same functors the CPU loops run. Dtype coverage and bool handling mirror
-// tensor/cpu/elementwise.cpp.
+// tensor/cpu/elementwise.cpp, plus float16/bfloat16, which load as float,
+// compute in float and round once on store (see Note [Half compute]).
+#include <type_traits>
+
 #include "tensor/cuda/indexing.h"
 #include "tensor/elementwise_kernel.h"
 
@@ -10,13 +13,19 @@ namespace {
 
 using detail::strided_apply;
 
+// The type an element of T computes in: float for the 16-bit floats, T otherwise.
+template <typename T>
+using ComputeT = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
 // out[i] = f(in[i]); out, in: the same shape, any strides.
 template <typename Fn, typename T>
 struct UnaryApply {
   Fn f;
   T* out;
   const T* in;
-  __device__ __forceinline__ void operator()(const int64_t (&off)[2]) const { out[off[0]] = f(in[off[1]]); }
+  __device__ __forceinline__ void operator()(const int64_t (&off)[2]) const {
+    out[off[0]] = static_cast<T>(f(static_cast<ComputeT<T>>(in[off[1]])));
+  }
 };
 
 template <typename Fn, typename T, typename Out>
@@ -25,33 +34,43 @@ struct BinaryApply {
   Out* out;
   const T* a;
   const T* b;
-  __device__ __forceinline__ void operator()(const int64_t (&off)[3]) const { out[off[0]] = f(a[off[1]], b[off[2]]); }
+  __device__ __forceinline__ void operator()(const int64_t (&off)[3]) const {
+    using C = ComputeT<T>;
+    out[off[0]] = static_cast<Out>(f(static_cast<C>(a[off[1]]), static_cast<C>(b[off[2]])));
+  }
 };
 
+// The select goes through float too, so a 16-bit NaN leaves with the bits a
+// float32 round trip gives it (the cast path's), not its own payload.
 template <typename T>
 struct WhereApply {
-  WhereFn<T> f;
+  WhereFn<ComputeT<T>> f;
   T* out;
   const bool* cond;
   const T* a;
   const T* b;
   __device__ __forceinline__ void operator()(const int64_t (&off)[4]) const {
-    out[off[0]] = f(cond[off[1]], a[off[2]], b[off[3]]);
+    using C = ComputeT<T>;
+    out[off[0]] = static_cast<T>(f(cond[off[1]], static_cast<C>(a[off[2]]), static_cast<C>(b[off[3]])));
   }
 };
 
+// Scalars (a, b, alpha) are converted to the compute type, never rounded to a 16-bit T.
 template <UnaryOp Op, typename T>
 void unary_launch(const Tensor& out, const Tensor& in, double a, double b) {
-  using Fn = UnaryFn<Op, T>;
-  const UnaryApply<Fn, T> apply{Fn{static_cast<T>(a), static_cast<T>(b)}, out.data<T>(), in.data<T>()};
+  using C = ComputeT<T>;
+  using Fn = UnaryFn<Op, C>;
+  const UnaryApply<Fn, T> apply{Fn{static_cast<C>(a), static_cast<C>(b)}, out.data<T>(), in.data<T>()};
   strided_apply<2>(out.device().index, {&out, &in}, apply, "elementwise");
 }
 
 template <BinaryOp Op, typename T>
 void binary_launch(const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  using Fn = BinaryFn<Op, T>;
-  using Out = typename Fn::Out;
-  const BinaryApply<Fn, T, Out> apply{Fn{static_cast<T>(alpha)}, out.data<Out>(), a.data<T>(), b.data<T>()};
+  using C = ComputeT<T>;
+  using Fn = BinaryFn<Op, C>;
+  // Comparisons write bool; the rest write T.
+  using Out = std::conditional_t<std::is_same_v<typename Fn::Out, bool>, bool, T>;
+  const BinaryApply<Fn, T, Out> apply{Fn{static_cast<C>(alpha)}, out.data<Out>(), a.data<T>(), b.data<T>()};
   strided_apply<3>(out.device().index, {&out, &a, &b}, apply, "elementwise");
 }
 
@@ -91,19 +110,29 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
   }
 }
 
+// Calls f(T{}) with T the C++ type of a numeric or 16-bit float dtype.
+template <typename F>
+void dispatch_numeric_and_half(DType t, const char* op, const F& f) {
+  if (t == DType::Float16) return f(Half{});
+  if (t == DType::BFloat16) return f(BFloat16{});
+  DDL_DISPATCH_NUMERIC(t, op, [&] { f(scalar_t{}); });
+}
+
 void unary_cuda(UnaryOp op, const Tensor& out, const Tensor& in, double a, double b) {
-  DDL_DISPATCH_NUMERIC(in.dtype(), "elementwise", [&] { unary_typed<scalar_t>(op, out, in, a, b); });
+  dispatch_numeric_and_half(in.dtype(), "elementwise",
+                            [&](auto tag) { unary_typed<decltype(tag)>(op, out, in, a, b); });
 }
 
 void binary_cuda(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   // Bools arrive as uint8 (tensor/elementwise.cpp, compute_type).
-  DDL_DISPATCH_NUMERIC(a.dtype(), "elementwise", [&] { binary_typed<scalar_t>(op, out, a, b, alpha); });
+  dispatch_numeric_and_half(a.dtype(), "elementwise",
+                            [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b, alpha); });
 }
 
 void where_cuda(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  DDL_DISPATCH_ALL(out.dtype(), "where", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(out.dtype(), "where", [&] {
     using T = scalar_t;
-    const WhereApply<T> apply{WhereFn<T>{}, out.data<T>(), cond.data<bool>(), a.data<T>(), b.data<T>()};
+    const WhereApply<T> apply{{}, out.data<T>(), cond.data<bool>(), a.data<T>(), b.data<T>()};
     strided_apply<4>(out.device().index, {&out, &cond, &a, &b}, apply, "where");
   });
 }

@@ -2,6 +2,10 @@
 // and the kept middle dim of [A, C, B] (sum_middle_kernel). Sum accumulates
 // and max/min/arg* pick as ExtremeFn says (tensor/reduce_functors.h, shared
 // with the CPU). Deterministic: see Note [Deterministic CUDA reductions].
+// float16/bfloat16 load as float and reduce exactly as float32 does (sums in
+// double), so the result has the bits of the cast-to-float32 path.
+#include <type_traits>
+
 #include "tensor/cuda/block_reduce.h"
 #include "tensor/factory.h"
 #include "tensor/reduce_functors.h"
@@ -20,13 +24,22 @@ constexpr int64_t kChunk = 8192;
 constexpr unsigned int kMaxBlocks = 1u << 20;
 
 template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+// The type an element of T computes in: float for the 16-bit floats, T otherwise.
+template <typename T>
+using ComputeT = std::conditional_t<kIsHalf<T>, float, T>;
+
+// Out is T, or float for a 16-bit T summed into float32 (mean's sum).
+template <typename T, typename Out_ = T>
 struct SumReducer {
-  using Acc = SumAcc<T>;
-  using Out = T;
+  using C = ComputeT<T>;
+  using Acc = SumAcc<C>;
+  using Out = Out_;
   __device__ Acc identity() const { return Acc(0); }
-  __device__ Acc load(T x, int64_t) const { return static_cast<Acc>(x); }
+  __device__ Acc load(T x, int64_t) const { return static_cast<Acc>(static_cast<C>(x)); }
   __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
-  __device__ Out finish(Acc a) const { return static_cast<T>(a); }
+  // Through C first: a 16-bit result is the float32 sum rounded, as the cast path rounds it.
+  __device__ Out finish(Acc a) const { return static_cast<Out>(static_cast<C>(a)); }
 };
 
 // The value and index of the pick so far; i < 0: nothing seen yet.
@@ -38,20 +51,21 @@ struct Pick {
 
 template <typename T, bool kMax, bool kArg>
 struct ExtremeReducer {
-  using Acc = Pick<T>;
+  using C = ComputeT<T>;
+  using Acc = Pick<C>;
   using Out = std::conditional_t<kArg, int64_t, T>;
-  __device__ Acc identity() const { return Acc{T(0), -1}; }
-  __device__ Acc load(T x, int64_t i) const { return Acc{x, i}; }
+  __device__ Acc identity() const { return Acc{C(0), -1}; }
+  __device__ Acc load(T x, int64_t i) const { return Acc{static_cast<C>(x), i}; }
   __device__ Acc operator()(Acc a, Acc b) const {
     if (a.i < 0) return b;
     if (b.i < 0) return a;
-    return ExtremeFn<T, kMax>{}.beats(b.v, b.i, a.v, a.i) ? b : a;
+    return ExtremeFn<C, kMax>{}.beats(b.v, b.i, a.v, a.i) ? b : a;
   }
   __device__ Out finish(Acc a) const {
     if constexpr (kArg)
       return a.i;
     else
-      return a.v;
+      return static_cast<T>(a.v);
   }
 };
 
@@ -158,11 +172,23 @@ void reduce_typed(const R& r, const Tensor& out, const Tensor& in, int64_t outer
               in.device());
 }
 
+// Calls f(T{}) with T the C++ type of a numeric or 16-bit float dtype.
+template <typename F>
+void dispatch_numeric_and_half(DType t, const char* op, const F& f) {
+  if (t == DType::Float16) return f(Half{});
+  if (t == DType::BFloat16) return f(BFloat16{});
+  DDL_DISPATCH_NUMERIC(t, op, [&] { f(scalar_t{}); });
+}
+
 void reduce_cuda(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t inner) {
-  DDL_DISPATCH_NUMERIC(in.dtype(), "reduce", [&] {
-    using T = scalar_t;
+  dispatch_numeric_and_half(in.dtype(), "reduce", [&](auto tag) {
+    using T = decltype(tag);
     switch (op) {
       case ReduceOp::Sum:
+        // A 16-bit input summed into float32 (tensor/reduce.cpp, mean) is not rounded to 16 bits.
+        if constexpr (kIsHalf<T>) {
+          if (out.dtype() == DType::Float32) return reduce_typed<SumReducer<T, float>, T>({}, out, in, outer, inner);
+        }
         return reduce_typed<SumReducer<T>, T>({}, out, in, outer, inner);
       case ReduceOp::Max:
         return reduce_typed<ExtremeReducer<T, true, false>, T>({}, out, in, outer, inner);
@@ -179,12 +205,16 @@ void reduce_cuda(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer
 // in: contiguous [A, C, B]; out: [C]. With B == 1 and many channels, a thread
 // per channel reads coalesced across threads; otherwise a block per chunk.
 void sum_middle_cuda(const Tensor& out, const Tensor& in, int64_t A, int64_t C, int64_t B) {
-  DDL_DISPATCH_NUMERIC(in.dtype(), "sum", [&] {
-    using T = scalar_t;
+  dispatch_numeric_and_half(in.dtype(), "sum", [&](auto tag) {
+    using T = decltype(tag);
     const int64_t len = A * B;
     const bool thread_per_row = len <= kSmallRow || (B == 1 && C >= 2048);
-    reduce_rows(SumReducer<T>{}, MiddleIndexer<T>{in.data<T>(), C, B}, C, len, thread_per_row, out.data<T>(),
-                in.device());
+    const MiddleIndexer<T> at{in.data<T>(), C, B};
+    if constexpr (kIsHalf<T>) {
+      if (out.dtype() == DType::Float32)
+        return reduce_rows(SumReducer<T, float>{}, at, C, len, thread_per_row, out.data<float>(), in.device());
+    }
+    reduce_rows(SumReducer<T>{}, at, C, len, thread_per_row, out.data<T>(), in.device());
   });
 }
 
