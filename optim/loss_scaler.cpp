@@ -3,15 +3,19 @@
 #include "optim/loss_scaler.h"
 
 #include <cfloat>
+#include <utility>
+#include <vector>
 
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
+#include "tensor/factory.h"
 #include "tensor/reduce.h"
 
 namespace ddl::optim {
 
 namespace {
 // True when every element of g is finite (16-bit gradients are checked in float32).
+// Several passes and a host sync: only to confirm what AnyNonFinite flags.
 bool all_finite(const Tensor& g) {
   if (g.numel() == 0) return true;
   const bool wide = g.dtype() == DType::Float64;
@@ -20,6 +24,36 @@ bool all_finite(const Tensor& g) {
   const Tensor ok = le(a, wide ? DBL_MAX : FLT_MAX);
   return sum(ok.to(DType::Int64)).item() == static_cast<double>(g.numel());
 }
+
+// Note [One sync per unscale]
+// Checking each gradient with its own item() would wait for the device once per
+// parameter. Instead each gradient's mean (one reading pass, summed in double)
+// is folded into a zero scalar per device as flag += 0 * mean: the flag stays 0
+// while every mean is finite and turns NaN otherwise, and one item() per device
+// reads it. A non-finite element makes the mean non-finite; the converse can
+// fail only when finite values sum past the output type's range, so a raised
+// flag is confirmed gradient by gradient (all_finite) and the verdict is exact.
+class AnyNonFinite {
+ public:
+  void add(const Tensor& g) {
+    if (g.numel() == 0) return;
+    Tensor* flag = nullptr;
+    for (auto& [device, f] : flags_)
+      if (device == g.device()) flag = &f;
+    if (flag == nullptr)
+      flag = &flags_.emplace_back(g.device(), zeros({}, TensorOptions(DType::Float32, g.device()))).second;
+    flag->add_(mean(g), 0.0);  // 0 * inf and 0 * NaN are NaN
+  }
+  // One item() (a host sync) per device.
+  bool raised() const {
+    for (const auto& [device, f] : flags_)
+      if (f.item() != 0.0) return true;
+    return false;
+  }
+
+ private:
+  std::vector<std::pair<Device, Tensor>> flags_;
+};
 }  // namespace
 
 LossScaler::LossScaler(LossScalerOptions opts)
@@ -42,14 +76,19 @@ void LossScaler::unscale_(Optimizer& opt) {
   PerOptimizer& st = of(opt);
   DDL_CHECK(!st.unscaled, "LossScaler::unscale_: already called for this optimizer since the last update()");
   const double inv = 1.0 / scale_;
-  bool found_inf = false;
+  std::vector<Tensor> grads;
+  AnyNonFinite check;  // See Note [One sync per unscale]
   for (ParamGroup& group : opt.param_groups())
     for (Variable& p : group.params) {
       const Tensor g = p.grad();
       if (!g.defined()) continue;
       g.mul_(inv);
-      if (!all_finite(g)) found_inf = true;
+      check.add(g);
+      grads.push_back(g);
     }
+  bool found_inf = false;
+  if (check.raised())
+    for (const Tensor& g : grads) found_inf = found_inf || !all_finite(g);
   st.unscaled = true;
   st.found_inf = found_inf;
 }

@@ -29,7 +29,8 @@ class LossScaler {
   // loss * scale(), recorded in the graph.
   Variable scale(const Variable& loss) const;
   // Divides the gradients of opt's parameters by scale() in place and notes
-  // whether any is inf or NaN. At most once per optimizer between update()s.
+  // whether any is inf or NaN, waiting for the device once (per device the
+  // gradients are on). At most once per optimizer between update()s.
   void unscale_(Optimizer& opt);
   // Unscales (unless unscale_ ran) and calls opt.step() when every gradient is
   // finite; returns whether it stepped.

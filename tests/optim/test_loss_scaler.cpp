@@ -1,6 +1,7 @@
 // LossScaler (torch.cuda.amp.GradScaler's rules): scaled loss and unscaled
 // gradients, a step skipped on an injected inf/NaN with the scale halved,
-// growth after growth_interval clean steps, state save/restore, a float16
+// growth after growth_interval clean steps, inf and NaN in different
+// parameters and finite gradients whose sums overflow, state save/restore, a float16
 // gradient that flushes to zero without scaling, and an MLP trained under
 // float16 autocast with a scaler (from 2^16, and from 2^24 where it backs off).
 #include <catch2/catch.hpp>
@@ -73,6 +74,42 @@ TEST_CASE("an inf or NaN gradient skips the step and halves the scale", "[loss_s
       scaler.update();
     }
     REQUIRE(scaler.get_scale() == 1024.0);
+  }
+}
+
+TEST_CASE("inf or NaN in any of several gradients skips the step; large finite ones do not", "[loss_scaler]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    std::vector<float> ga, gb, gc;
+    bool steps;
+  };
+  // The check folds every gradient into one flag (Note [One sync per unscale] in
+  // optim/loss_scaler.cpp); a flag raised by overflowing sums is confirmed per gradient.
+  const std::vector<Case> cases = {
+      {{1, inf}, {2, 3}, {nan, 4}, false},               // inf and NaN in different parameters
+      {{1, 2}, {-inf, 3}, {5, 4}, false},                // -inf in the middle one
+      {{1, 2}, {2, 3}, {5, nan}, false},                 // NaN in the last one
+      {{inf, -inf}, {2, 3}, {5, 4}, false},              // inf and -inf in one: their sum is NaN
+      {{3e38f, 3e38f}, {-3e38f, -3e38f}, {1, 2}, true},  // finite, though their sums overflow float32
+      {{1, 2}, {2, 3}, {5, 4}, true},
+  };
+  for (const Case& k : cases) {
+    std::vector<Variable> p{Variable(zeros({2}), true), Variable(zeros({2}), true), Variable(zeros({2}), true)};
+    optim::SGD opt(p, optim::SGDOptions{.lr = 1.0});
+    optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = 1.0, .growth_interval = 2});
+    for (int step = 0; step < 2; ++step) {
+      opt.zero_grad();
+      scaler.scale(add(add(sum(p[0]), sum(p[1])), sum(p[2]))).backward();
+      const std::vector<std::vector<float>> gs = {k.ga, k.gb, k.gc};
+      for (int i = 0; i < 3; ++i) p[i].grad().copy_(from_vector<float>(gs[i], {2}));
+      REQUIRE(scaler.step(opt) == k.steps);
+      scaler.update();
+      for (int i = 0; i < 3; ++i)
+        REQUIRE(to_vector<float>(p[i].data())[1] == (k.steps ? -(step + 1.0f) * gs[i][1] : 0.0f));  // float SGD
+    }
+    // Two skips halve the scale twice; two clean steps (growth_interval) double it once.
+    REQUIRE(scaler.get_scale() == (k.steps ? 2.0 : 0.25));
+    REQUIRE(scaler.growth_tracker() == 0);
   }
 }
 
