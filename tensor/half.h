@@ -13,11 +13,14 @@
 #include "tensor/host_device.h"
 
 // Note [Half compute]
-// ddl keeps no arithmetic kernels in 16 bits. An op given float16/bfloat16
-// tensors widens them to float32, computes there (sums and GEMMs accumulate in
-// float32) and rounds the result to the 16-bit type once: elementwise ops and
-// reductions in their frontends (tensor/elementwise.cpp, reduce.cpp), GEMM and
-// conv2d in the CPU kernels. The CUDA GEMM and convolution read 16-bit operands
+// ddl keeps no arithmetic in 16 bits. An op given float16/bfloat16 tensors
+// computes in float32 (sums in double, as the float32 kernels; GEMMs in float32)
+// and rounds the result to the 16-bit type once. On the CPU, and for operands of
+// mixed dtypes, elementwise ops and reductions widen copies in their frontends
+// (tensor/elementwise.cpp, reduce.cpp); on CUDA, operands of one 16-bit dtype go
+// through one kernel that loads 16 bits, computes in float and stores once, bit
+// for bit the same result (tensor/cuda/elementwise.cu, reduce.cu). GEMM and
+// conv2d widen in the CPU kernels. The CUDA GEMM and convolution read 16-bit operands
 // directly (cuBLAS/cuDNN with float32 compute; cuBLAS's default math may still
 // add split-K partial sums in the 16-bit output type, as PyTorch allows by
 // default: tensor/cuda/gemm.cu). This is what PyTorch's CPU
