@@ -20,18 +20,20 @@ EvalResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   DDL_TRACE_SPAN("evaluate", "eval");
   const int64_t rank = group ? group->rank() : 0, world = group ? group->size() : 1;
   const int64_t begin = test_size * rank / world, end = test_size * (rank + 1) / world;
+  // Batches go to the model's device (from page-locked memory on a GPU); the totals stay
+  // on the host (gloo reduces them).
+  const auto params = model.parameters();
+  const Device device = params.empty() ? Device::cpu() : params.front().device();
   data::DataLoaderOptions lo;
   lo.batch_size = batch_size;
   lo.sampler = std::make_shared<RangeSampler>(begin, end);
   lo.num_workers = loader_workers;
+  lo.pin_memory = device.is_cuda();
   data::DataLoader loader(test, lo);
 
   const bool was_training = model.is_training();
   model.eval();
   NoGradGuard no_grad;
-  // Batches go to the model's device; the totals stay on the host (gloo reduces them).
-  const auto params = model.parameters();
-  const Device device = params.empty() ? Device::cpu() : params.front().device();
   // [loss sum, then the confusion matrix], summed over ranks in one all_reduce.
   Tensor totals = zeros({1 + num_classes * num_classes}, DType::Float64);
   double* t = totals.data<double>();

@@ -25,7 +25,8 @@ int main(int argc, char** argv) try {
   if (o.threads > 0) set_num_threads(o.threads);
   const dist::LaunchEnv env = dist::read_launch_env();
   const Device device = apps::training_device(o, env.local_rank);  // cpu, or cuda:LOCAL_RANK
-  apps::prepare_shared_gpu(o, env);                                // --share-gpu: before NCCL starts
+  set_current_device(device);        // before any allocation: no context on cuda:0 for other ranks
+  apps::prepare_shared_gpu(o, env);  // --share-gpu: before NCCL starts
 
   // 1. The process group, when launched by ddlrun/srun/mpirun with WORLD_SIZE > 1:
   //    gloo for CPU tensors, nccl for CUDA tensors.
@@ -45,8 +46,12 @@ int main(int argc, char** argv) try {
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
   const apps::DataSplits splits = apps::make_datasets(o);
   auto sampler = std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
-  data::DataLoader train_loader(
-      splits.train, {.batch_size = o.batch_size, .sampler = sampler, .num_workers = o.loader_workers, .seed = o.seed});
+  // Page-locked batches on a GPU: the copy to the device is then an asynchronous DMA.
+  data::DataLoader train_loader(splits.train, {.batch_size = o.batch_size,
+                                               .sampler = sampler,
+                                               .num_workers = o.loader_workers,
+                                               .pin_memory = device.is_cuda(),
+                                               .seed = o.seed});
 
   // 3. Model, synchronisation strategy, optimizer, schedule. Same seed on every rank;
   //    the strategy also broadcasts rank 0's weights.
@@ -59,7 +64,7 @@ int main(int argc, char** argv) try {
     apps::load_weights(o.snapshot, *model);
   }
   model->to(device);
-  apps::RunReport report(o, splits, group.get(), *model, train_loader.size());
+  apps::RunReport report(o, splits, group.get(), *model, train_loader.size(), device);
   if (o.eval_only) {
     report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                            o.loader_workers, group.get()));
@@ -114,12 +119,12 @@ int main(int argc, char** argv) try {
         opt.step();
       timer.start(Phase::CommWait);
       if (strategy) strategy->after_step();
-      timer.stop();  // the rest of the step (loss.item(), the schedule, logging) is "other"
+      timer.stop();  // the rest of the step (the accuracy, the schedule, logging) is "other"
       const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
       schedule->step();
       // Where the strategy communicated (inside forward, backward, step): counted as comm wait.
       const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
-      report.end_step(step, loss.item(), logits.data(), y, lr, comm);
+      report.end_step(step, loss.data(), logits.data(), y, lr, comm);  // reads the loss when it shows it
       ++pos.global_step;
       if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&

@@ -34,6 +34,18 @@ double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(s
 // report prints as the strategy's traffic.
 constexpr int64_t kSlowestEvery = 10;
 
+// Note [Deferred reads]
+// Reading a value from the GPU waits for all the work queued before it, so a read per
+// step (the loss, the number correct) keeps the host from queueing the next step while
+// the GPU runs this one. Each step therefore leaves its loss and correct count on the
+// device as one [2] float64, and the host reads all the steps queued so far in one copy
+// only when something shows a step: the --metrics line (every step), the progress bar
+// (every step), a --log-every line, the epoch's last step; and at the epoch's end. The
+// GPU-clock step timer is resolved right after that read (its events are then reached).
+// Values are the same as reading each step: float32 to float64 and int64 to float64 are
+// exact, and the sums are taken on the host in the same order. On the CPU every step is
+// read at once (no queue to lose), so its output is unchanged.
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -69,7 +81,7 @@ std::string describe_group(dist::ProcessGroup& group) {
 }  // namespace
 
 RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group,
-                     const nn::Module& model, int64_t batches_per_epoch)
+                     const nn::Module& model, int64_t batches_per_epoch, Device device)
     : o_(o),
       splits_(splits),
       group_(group),
@@ -77,6 +89,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       world_(group ? group->size() : 1),
       batches_per_epoch_(batches_per_epoch),
       start_(std::chrono::steady_clock::now()),
+      timer_(device.is_cuda() ? report::StepTimer(device) : report::StepTimer()),
       convergence_(o.target_accuracy),
       history_(batches_per_epoch) {
   exchanging_ = world_ > 1 && (o.progress || !o.metrics.empty());
@@ -110,6 +123,12 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
      << " per worker, " << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads, augmentation "
      << (o.augment ? "on (random crop, horizontal flip)" : "off");
   say(os.str());
+  // See Note [Device clock] in report/step_timer.cpp.
+  if (device.is_cuda())
+    say(std::string("step times are GPU time between the phase boundaries (CUDA events on the training stream)") +
+        (world_ > 1 ? "; comm wait is the GPU's wait in the strategy's steps after backward and after the optimizer "
+                      "(ddp's all-reduce overlaps backward, and its wait for the last buckets counts as backward)"
+                    : ""));
   if (group_) say(describe_group(*group_));
   // Under ddlrun --hosts: which emulated host this rank runs on, and its link (docs/cluster.md).
   if (const char* host = std::getenv("DDL_HOST")) {
@@ -169,41 +188,63 @@ void RunReport::start_at_step(int64_t step) {
   if (bar_) bar_->start_at(step);
 }
 
-void RunReport::end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
+void RunReport::end_step(int64_t step, const Tensor& loss, const Tensor& logits, const Tensor& target, double lr,
                          const dist::StepComm& comm) {
   // Waiting for the network is comm_wait wherever it happened: ddp's buffer broadcast in
-  // forward and its last buckets in backward, param-server's weight pull in step().
-  timer_.move_time(report::Phase::Forward, report::Phase::CommWait, comm.forward_ms / 1e3);
-  timer_.move_time(report::Phase::Backward, report::Phase::CommWait, comm.backward_ms / 1e3);
-  timer_.move_time(report::Phase::Optimizer, report::Phase::CommWait, comm.step_ms / 1e3);
+  // forward and its last buckets in backward, param-server's weight pull in step(). These
+  // are host times: on a GPU clock the waits are GPU time in their own phases instead.
+  if (!timer_.device_clock()) {
+    timer_.move_time(report::Phase::Forward, report::Phase::CommWait, comm.forward_ms / 1e3);
+    timer_.move_time(report::Phase::Backward, report::Phase::CommWait, comm.backward_ms / 1e3);
+    timer_.move_time(report::Phase::Optimizer, report::Phase::CommWait, comm.step_ms / 1e3);
+  }
   timer_.stop();  // from here to end_step: "other" (the accuracy, the exchange)
-  const int64_t n = target.numel();
-  const int64_t ok = static_cast<int64_t>(sum(eq(argmax(logits, 1), target).to(DType::Int64)).item());
-  loss_sum_ += loss * static_cast<double>(n);
-  seen_ += n;
-  correct_ += ok;
+  const Tensor correct = sum(eq(argmax(logits, 1), target).to(DType::Int64));
+  const Tensor values = cat({loss.to(DType::Float64).reshape({1}), correct.to(DType::Float64).reshape({1})});
+  queued_.push_back({step, target.numel(), lr, std::numeric_limits<double>::quiet_NaN(), values});
   // step_start_ is taken just before the timer's own step start: the time sent is never
   // less than the sum of this step's phases. See Note [Slowest rank].
-  const double slowest = exchange_slowest(seconds_since(step_start_));
+  queued_.back().slowest = exchange_slowest(seconds_since(step_start_));
   const report::StepTimes t = timer_.end_step();
-  if (log_) {
-    nlohmann::json extra = {{"loss", loss}, {"accuracy_pct", pct(ok, n)}, {"lr", lr}, {"images", n}};
-    if (std::isfinite(slowest)) extra["slowest_rank_step_s"] = slowest;
-    log_->step(epoch_, step, t, std::move(extra));
-  }
-  if (lead()) history_.step(epoch_, step, loss, pct(ok, n), lr);
-  if (bar_) {
-    // Every rank trains on an equal shard (DistributedSampler), so the job's rate is world x ours.
-    const double rate = double(seen_) * world_ / std::max(seconds_since(epoch_start_), 1e-9);
-    bar_->update(step + 1, report::format_train_status(loss, rate, slowest_s_));
-  }
-  if (step % o_.log_every == 0 || step + 1 == batches_per_epoch_)
-    say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.2f%%", double(epoch_ + 1), double(step), loss,
-            pct(ok, n)) +
-        fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, lr));
+  const bool shown = step % o_.log_every == 0 || step + 1 == batches_per_epoch_;
+  if (!timer_.device_clock() || log_ || bar_ || shown) read_steps(t);  // See Note [Deferred reads]
   // The wait for the next batch is that batch's data time, so its step opens now.
   step_start_ = std::chrono::steady_clock::now();
   timer_.start(report::Phase::Data);
+}
+
+void RunReport::read_steps(const report::StepTimes& host_times) {
+  if (queued_.empty()) return;
+  std::vector<Tensor> rows;
+  for (const QueuedStep& q : queued_) rows.push_back(q.values);
+  const std::vector<double> v = to_vector<double>(stack(rows).to(Device::cpu()));  // the one wait for the GPU
+  const std::vector<report::StepTimes> times =
+      timer_.device_clock() ? timer_.resolve() : std::vector<report::StepTimes>{host_times};
+  for (size_t i = 0; i < queued_.size(); ++i) {
+    const QueuedStep& q = queued_[i];
+    const double loss = v[2 * i];
+    const int64_t n = q.images, ok = std::llround(v[2 * i + 1]);
+    const report::StepTimes t = i < times.size() ? times[i] : report::StepTimes{};
+    loss_sum_ += loss * static_cast<double>(n);
+    seen_ += n;
+    correct_ += ok;
+    if (log_) {
+      nlohmann::json extra = {{"loss", loss}, {"accuracy_pct", pct(ok, n)}, {"lr", q.lr}, {"images", n}};
+      if (std::isfinite(q.slowest)) extra["slowest_rank_step_s"] = q.slowest;
+      log_->step(epoch_, q.step, t, std::move(extra));
+    }
+    if (lead()) history_.step(epoch_, q.step, loss, pct(ok, n), q.lr);
+    if (bar_) {
+      // Every rank trains on an equal shard (DistributedSampler), so the job's rate is world x ours.
+      const double rate = double(seen_) * world_ / std::max(seconds_since(epoch_start_), 1e-9);
+      bar_->update(q.step + 1, report::format_train_status(loss, rate, slowest_s_));
+    }
+    if (q.step % o_.log_every == 0 || q.step + 1 == batches_per_epoch_)
+      say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.2f%%", double(epoch_ + 1), double(q.step), loss,
+              pct(ok, n)) +
+          fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, q.lr));
+  }
+  queued_.clear();
 }
 
 double RunReport::exchange_slowest(double step_s) {
@@ -239,6 +280,7 @@ dist::CommStats RunReport::strategy_stats() const {
 
 void RunReport::end_epoch() {
   timer_.discard_step();  // the data wait that found the epoch over belongs to no batch
+  read_steps({});         // steps still queued when the loader ended early
   const report::EpochTimes e = timer_.end_epoch();
   // The job's train loss and accuracy, not rank 0's shard: every rank ends each epoch
   // here, so the sums' all_reduce lines up.

@@ -4,7 +4,9 @@
 // the JSON lines of --metrics and the --report HTML file. Every line is prefixed
 // "[rank r/N]" (by ddlrun, or here when run alone); only rank 0 prints evaluation
 // results and the final tables and writes the report. Accuracy is shown in percent.
-// A restarted or resuming run appends to its metrics file.
+// A restarted or resuming run appends to its metrics file. On a GPU, step times are GPU
+// time (StepTimer's Note [Device clock]) and a step's loss and accuracy are read only
+// when something shows them: see Note [Deferred reads] in run_report.cpp.
 #pragma once
 
 #include <chrono>
@@ -28,8 +30,9 @@ namespace ddl::apps {
 
 class RunReport {
  public:
+  // `device`: the training device; on a GPU the step phases are timed on it.
   RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
-            int64_t batches_per_epoch);
+            int64_t batches_per_epoch, Device device);
 
   report::StepTimer& timer() { return timer_; }
   // Says where training resumes from a snapshot, and logs it: the "resume" line that
@@ -45,9 +48,10 @@ class RunReport {
   void start_at_step(int64_t step);
   // After the optimizer step: exchanges the slowest rank's step time (when due), closes the
   // step's timing, logs every --log-every steps, and opens the next step's data phase.
-  // comm: the sync strategy's communication in this step; what ran inside forward,
-  // backward and step() moves from those phases to comm_wait.
-  void end_step(int64_t step, double loss, const Tensor& logits, const Tensor& target, double lr,
+  // loss: the step's mean loss, one element, on the training device. comm: the sync
+  // strategy's communication in this step; on the CPU what ran inside forward, backward
+  // and step() moves from those phases to comm_wait (host times: not on a GPU clock).
+  void end_step(int64_t step, const Tensor& loss, const Tensor& logits, const Tensor& target, double lr,
                 const dist::StepComm& comm);
   // Drops the data phase opened by the last end_step (no batch came), closes the epoch.
   // The epoch's train loss and accuracy are summed over the ranks (a collective).
@@ -65,6 +69,9 @@ class RunReport {
   void say_lines(const std::string& text);  // the prefix on each line of a multi-line text
   bool lead() const { return rank_ == 0; }
   void write_restart_marker();  // the "restart" line, when one is still pending
+  // Reads the queued steps' loss and correct counts in one copy, then counts, logs and
+  // shows each. host_times: the last step's times on the host clock.
+  void read_steps(const report::StepTimes& host_times);
   // Every kSlowestEvery steps, on every rank: the slowest rank's step time so far (a
   // one-value all_reduce(max)); NaN on the other steps or alone. See Note [Slowest rank].
   double exchange_slowest(double step_s);
@@ -103,6 +110,12 @@ class RunReport {
   OwnCollective totals_;    // the per-epoch train loss and accuracy sums: likewise
   std::chrono::steady_clock::time_point epoch_start_, step_start_;
   std::unique_ptr<report::HtmlReport> html_;  // --report's page, built by final_evaluation
+  struct QueuedStep {
+    int64_t step, images;
+    double lr, slowest;
+    Tensor values;  // [2] float64 on the device: the loss and the number correct
+  };
+  std::vector<QueuedStep> queued_;  // steps not yet read: See Note [Deferred reads]
 };
 
 }  // namespace ddl::apps
