@@ -1,8 +1,11 @@
-// Copies between two GPUs (peer copies, a strided source, a dtype change on the destination).
+// Copies between two GPUs (peer copies, a strided source, a dtype change on the destination);
+// loader workers pinning with the caller's current GPU.
 // Its own executable so that a machine with fewer than two GPUs reports it skipped (its main
 // exits 77, cuda_main.cpp), never passed.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ddl.h"
@@ -32,4 +35,32 @@ TEST_CASE("copies between two GPUs", "[cuda][copy][multi_gpu]") {
   REQUIRE(to_vector<double>(d64) == to_vector<double>(h.to(DType::Float64)));
   const Tensor back = d1.to(Device::cuda(0));  // and back the other way
   REQUIRE(to_vector<float>(back) == to_vector<float>(h));
+}
+
+TEST_CASE("loader workers pin batches with the caller's current GPU", "[cuda][data][multi_gpu]") {
+  REQUIRE(cuda::device_count() >= 2);
+  set_current_device(Device::cuda(1));  // a rank that trains on cuda:1
+  std::mutex mu;
+  std::vector<Device> seen;
+  data::DataLoaderOptions o;
+  o.batch_size = 4;
+  o.num_workers = 2;
+  o.pin_memory = true;
+  o.collate_fn = [&](const std::vector<data::Example>& examples) {
+    const std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(current_device());
+    return data::collate(examples);
+  };
+  const data::DataLoader loader(std::make_shared<data::TensorDataset>(arange(0, 32, 1, DType::Float32).reshape({16, 2}),
+                                                                      zeros({16}, DType::Int64)),
+                                o);
+  int64_t batches = 0;
+  for (const data::Batch& b : loader) {
+    REQUIRE(b.data.is_pinned());
+    ++batches;
+  }
+  set_current_device(Device::cuda(0));
+  REQUIRE(batches == 4);
+  REQUIRE(seen.size() == 4);
+  for (const Device& d : seen) REQUIRE(d == Device::cuda(1));
 }
