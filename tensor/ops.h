@@ -4,6 +4,7 @@
 #include "tensor/adaptive_pool.h"
 #include "tensor/conv.h"
 #include "tensor/conv_transpose.h"
+#include "tensor/device_timer.h"
 #include "tensor/devices.h"
 #include "tensor/einsum.h"
 #include "tensor/elementwise.h"
