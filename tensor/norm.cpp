@@ -12,13 +12,16 @@ DDL_DEFINE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);
 namespace ddl {
 namespace {
 
-// Checks an optional per-channel tensor: undefined, or [C] like x.
+// Checks an optional per-channel tensor: undefined, or [C] of the parameter dtype.
 void check_channel_param(const Tensor& p, const char* what, const Tensor& x, const char* op) {
   if (!p.defined()) return;
   const int64_t c = x.size(1);
   DDL_CHECK(p.dim() == 1 && p.size(0) == c, op, ": ", what, " must have shape [", c, "] for input ", x.shape(),
             ", got ", p.shape());
-  DDL_CHECK(p.dtype() == x.dtype(), op, ": ", what, " is ", p.dtype(), " but the input is ", x.dtype());
+  const DType want = batch_norm_param_dtype(x.dtype());
+  DDL_CHECK(p.dtype() == want, op, ": ", what, " ", p.shape(), " is ", p.dtype(), " but a ", x.dtype(), " input ",
+            x.shape(), " needs ", want, " ", what,
+            " (float16/bfloat16 inputs take float32 weight, bias and statistics; other inputs their own dtype)");
   DDL_CHECK(p.device() == x.device(), op, ": ", what, " is on ", p.device(), " but the input is on ", x.device());
 }
 
@@ -30,6 +33,8 @@ Tensor as_ncs(const Tensor& x) {
 }
 
 }  // namespace
+
+DType batch_norm_param_dtype(DType x) { return is_reduced_float(x) ? DType::Float32 : x; }
 
 BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
                            Tensor running_var, bool training, double momentum, double eps) {
@@ -51,8 +56,8 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 
   const Tensor xc = as_ncs(x);
   const int64_t c = x.size(1);
-  Tensor y = empty(xc.shape(), {x.dtype(), x.device()});
-  BatchNormResult r{y, empty({c}, {x.dtype(), x.device()}), empty({c}, {x.dtype(), x.device()})};
+  const TensorOptions popts{batch_norm_param_dtype(x.dtype()), x.device()};
+  BatchNormResult r{empty(xc.shape(), {x.dtype(), x.device()}), empty({c}, popts), empty({c}, popts)};
   // Kernels update running stats in contiguous buffers; copy back into strided views.
   Tensor rm = running_mean.defined() ? running_mean.contiguous() : Tensor();
   Tensor rv = running_var.defined() ? running_var.contiguous() : Tensor();
@@ -84,11 +89,11 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   const Tensor xc = as_ncs(x);
   const Tensor gc = grad_y.contiguous().view(xc.shape());
   const int64_t c = x.size(1);
-  const TensorOptions opts{x.dtype(), x.device()};
+  const TensorOptions popts{batch_norm_param_dtype(x.dtype()), x.device()};
   BatchNormGrads g;
-  if (needs[0]) g.grad_input = empty(xc.shape(), opts);
-  if (needs[1]) g.grad_weight = empty({c}, opts);
-  if (needs[2]) g.grad_bias = empty({c}, opts);
+  if (needs[0]) g.grad_input = empty(xc.shape(), {x.dtype(), x.device()});
+  if (needs[1]) g.grad_weight = empty({c}, popts);
+  if (needs[2]) g.grad_bias = empty({c}, popts);
   if (!needs[0] && !needs[1] && !needs[2]) return g;
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),

@@ -1,6 +1,7 @@
 // Batch normalisation over the channel dim of [N, C] or [N, C, *] tensors,
 // forward and backward, with PyTorch's semantics for running statistics.
-// Layer/group norm are not here; autograd wiring is in autograd/ops/norm.h.
+// float16/bfloat16 inputs take float32 parameters and statistics, as PyTorch's
+// cuDNN path does. Layer/group norm are not here; autograd is in autograd/ops/norm.h.
 #pragma once
 
 #include <array>
@@ -11,17 +12,22 @@
 namespace ddl {
 
 struct BatchNormResult {
-  Tensor y;            // same shape as x, contiguous
+  Tensor y;            // same shape and dtype as x, contiguous
   Tensor save_mean;    // [C]: the mean used to normalise (batch or running)
   Tensor save_invstd;  // [C]: 1 / sqrt(var + eps) used to normalise
 };
+
+// The dtype of weight, bias, running and saved statistics for input dtype x:
+// x itself for float32/float64, float32 for float16/bfloat16.
+DType batch_norm_param_dtype(DType x);
 
 // x: [N, C] or [N, C, *]; weight, bias: [C] or undefined (no affine transform);
 // running_mean, running_var: [C] or both undefined (always use batch stats).
 // training (or no running stats): normalise with the batch mean and biased
 // variance, and update defined running stats in place with `momentum`, using
 // the unbiased batch variance as PyTorch does. Eval: use the running stats.
-// All float tensors must share x's dtype.
+// Every [C] tensor has batch_norm_param_dtype(x.dtype()); a 16-bit x is
+// normalised in float32 and y rounded once (Note [Half compute] in tensor/half.h).
 BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
                            Tensor running_var, bool training, double momentum, double eps);
 
@@ -33,6 +39,8 @@ struct BatchNormGrads {
 // (training or no running stats): then the mean and variance depend on x.
 // eps must be the forward's (cuDNN's backward asks for it; the CPU uses save_invstd).
 // needs: {grad_input, grad_weight, grad_bias}. weight may be undefined (= ones).
+// grad_y and grad_input have x's dtype; the [C] tensors and grad_weight,
+// grad_bias have batch_norm_param_dtype(x.dtype()).
 BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
                                    const Tensor& save_invstd, bool use_batch_stats, double eps,
                                    std::array<bool, 3> needs);
@@ -44,6 +52,7 @@ namespace ddl::kernels {
 // x, y: [N, C, S] contiguous; weight, bias: [C] or undefined; running stats: [C]
 // contiguous or undefined (then training is true). Writes save_mean and
 // save_invstd ([C]): batch stats when training, running stats otherwise.
+// x and y may be 16-bit; then every [C] tensor is float32.
 using BatchNormForwardFn = void(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
                                 Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
                                 Tensor& save_mean, Tensor& save_invstd);

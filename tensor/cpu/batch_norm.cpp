@@ -1,13 +1,15 @@
 // CPU batch_norm kernels: threads split the channels into fixed blocks; each
 // channel is reduced by one thread in a fixed order, so results are bitwise the
 // same for any thread count. Forward: two-pass mean / centred variance, then y;
-// backward: one reduction pass (Σdy, Σdy·(x−μ)), then dx.
+// backward: one reduction pass (Σdy, Σdy·(x−μ)), then dx. A 16-bit x runs the
+// float32 kernel on a widened copy (its [C] tensors are float32 already).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "tensor/dtype.h"
+#include "tensor/factory.h"
 #include "tensor/norm.h"
 #include "tensor/parallel.h"
 
@@ -209,6 +211,13 @@ void block_dy_sums(const T* dy, const T* x, const Geom& g, int64_t c0, int64_t c
 void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
                             Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
                             Tensor& save_mean, Tensor& save_invstd) {
+  if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: float32 kernel, y rounded once.
+    Tensor y32 = empty(y.shape(), TensorOptions(DType::Float32, y.device()));
+    batch_norm_forward_cpu(x.to(DType::Float32), weight, bias, running_mean, running_var, training, momentum, eps, y32,
+                           save_mean, save_invstd);
+    y.copy_(y32);
+    return;
+  }
   const Geom g{x.size(0), x.size(1), x.size(2)};
   const double m_count = static_cast<double>(g.N * g.S);
   DDL_DISPATCH_FLOAT(x.dtype(), "batch_norm", [&] {
@@ -262,8 +271,17 @@ void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor&
 // With batch stats: dx = w·invstd·(dy − Σdy/M − x̂·Σ(dy·x̂)/M), x̂ = (x − μ)·invstd.
 // With running stats: dx = w·invstd·dy. Both: dw = Σ dy·x̂, db = Σ dy.
 void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
-                             const Tensor& save_invstd, bool training, double /*eps: save_invstd has it*/,
-                             Tensor& grad_input, Tensor& grad_weight, Tensor& grad_bias) {
+                             const Tensor& save_invstd, bool training,
+                             double eps /*passed on only: save_invstd has it*/, Tensor& grad_input, Tensor& grad_weight,
+                             Tensor& grad_bias) {
+  if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: float32 kernel, grad_input rounded once.
+    Tensor gi32 =
+        grad_input.defined() ? empty(grad_input.shape(), TensorOptions(DType::Float32, x.device())) : Tensor();
+    batch_norm_backward_cpu(grad_y.to(DType::Float32), x.to(DType::Float32), weight, save_mean, save_invstd, training,
+                            eps, gi32, grad_weight, grad_bias);
+    if (grad_input.defined()) grad_input.copy_(gi32);
+    return;
+  }
   const Geom g{x.size(0), x.size(1), x.size(2)};
   const double inv_m = 1.0 / static_cast<double>(g.N * g.S);
   DDL_DISPATCH_FLOAT(x.dtype(), "batch_norm_backward", [&] {

@@ -1,14 +1,15 @@
 // batch_norm: hand-computed and PyTorch golden values (tests/golden/norm_softmax_loss.py),
 // running-stat updates, gradient checks in training and eval mode, thread-count
-// determinism, and error messages.
+// determinism, error messages, and float16/bfloat16 inputs with float32
+// parameters (bit-exact to the float32 kernel on the widened input, and under autocast).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <vector>
 
-#include "autograd/functions.h"
 #include "common/gradcheck.h"
-#include "tensor/ops.h"
+#include "ddl.h"
 #include "tests/common/formula.h"
 
 using namespace ddl;
@@ -184,4 +185,151 @@ TEST_CASE("batch_norm: errors name the op and shapes", "[batch_norm][errors]") {
                       Catch::Contains("both"));
   REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::Float64), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
                       Catch::Contains("float64"));
+}
+
+namespace {
+// A float tensor's values widened to float (exact for the 16-bit dtypes).
+std::vector<float> values(const Tensor& t) { return to_vector<float>(t.to(DType::Float32)); }
+}  // namespace
+
+TEST_CASE("batch_norm: a 16-bit input with float32 parameters is the float32 kernel on the widened input, rounded once",
+          "[batch_norm][half]") {
+  // S = 25 (short rows), S = 72 (long rows; Note [Batch norm passes]) and [N, C].
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    for (const Shape& shape : {Shape{4, 3, 5, 5}, Shape{2, 3, 8, 9}, Shape{16, 5}}) {
+      for (bool affine : {true, false}) {
+        INFO(h << " " << shape << (affine ? " affine" : " no affine"));
+        Generator gen(11);
+        const int64_t c = shape[1];
+        const Tensor xh = add(mul(randn(shape, gen), 2.0), 0.5).to(h), x32 = xh.to(DType::Float32);
+        const Tensor gy = randn(shape, gen).to(h);
+        const Tensor w = affine ? randn({c}, gen) : Tensor(), b = affine ? randn({c}, gen) : Tensor();
+        Tensor rm = mul(randn({c}, gen), 0.1), rv = add(rand({c}, gen), 0.5);
+        Tensor rm32 = rm.clone(), rv32 = rv.clone();
+        for (bool training : {true, false}) {
+          INFO((training ? "training" : "eval"));
+          const BatchNormResult r = batch_norm(xh, w, b, rm, rv, training, 0.1, 1e-5);
+          const BatchNormResult ref = batch_norm(x32, w, b, rm32, rv32, training, 0.1, 1e-5);
+          REQUIRE(r.y.dtype() == h);
+          REQUIRE(r.save_mean.dtype() == DType::Float32);
+          REQUIRE(r.save_invstd.dtype() == DType::Float32);
+          REQUIRE(values(r.y) == values(ref.y.to(h)));
+          REQUIRE(values(r.save_mean) == values(ref.save_mean));
+          REQUIRE(values(r.save_invstd) == values(ref.save_invstd));
+          REQUIRE(values(rm) == values(rm32));  // the running update, in float32
+          REQUIRE(values(rv) == values(rv32));
+
+          const BatchNormGrads g =
+              batch_norm_backward(gy, xh, w, r.save_mean, r.save_invstd, training, 1e-5, {true, affine, affine});
+          const BatchNormGrads gref = batch_norm_backward(gy.to(DType::Float32), x32, w, ref.save_mean, ref.save_invstd,
+                                                          training, 1e-5, {true, affine, affine});
+          REQUIRE(g.grad_input.dtype() == h);
+          REQUIRE(values(g.grad_input) == values(gref.grad_input.to(h)));
+          if (!affine) continue;
+          REQUIRE(g.grad_weight.dtype() == DType::Float32);
+          REQUIRE(g.grad_bias.dtype() == DType::Float32);
+          REQUIRE(values(g.grad_weight) == values(gref.grad_weight));
+          REQUIRE(values(g.grad_bias) == values(gref.grad_bias));
+          // Parameter gradients alone (no input gradient).
+          const BatchNormGrads gp =
+              batch_norm_backward(gy, xh, w, r.save_mean, r.save_invstd, training, 1e-5, {false, true, true});
+          REQUIRE_FALSE(gp.grad_input.defined());
+          REQUIRE(values(gp.grad_weight) == values(gref.grad_weight));
+          REQUIRE(values(gp.grad_bias) == values(gref.grad_bias));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("batch_norm: a 16-bit input needs float32 parameters and statistics", "[batch_norm][half][errors]") {
+  const Tensor x = zeros({4, 3, 2}, DType::BFloat16);
+  REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::BFloat16), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("batch_norm") && Catch::Contains("weight") && Catch::Contains("[4, 3, 2]") &&
+                          Catch::Contains("bfloat16") && Catch::Contains("float32"));
+  REQUIRE_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), zeros({3}, DType::Float16), ones({3}), true, 0.1, 1e-5),
+                      Catch::Contains("running_mean") && Catch::Contains("float16") && Catch::Contains("float32"));
+  REQUIRE_THROWS_WITH(
+      batch_norm(zeros({4, 3}, DType::Float64), zeros({3}), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+      Catch::Contains("float64") && Catch::Contains("[4, 3]"));
+  const BatchNormResult r = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
+  REQUIRE_THROWS_WITH(batch_norm_backward(x, x, Tensor(), r.save_mean.to(DType::BFloat16), r.save_invstd, true, 1e-5,
+                                          {true, false, false}),
+                      Catch::Contains("save_mean") && Catch::Contains("float32"));
+  REQUIRE_THROWS_WITH(batch_norm_backward(x.to(DType::Float32), x, Tensor(), r.save_mean, r.save_invstd, true, 1e-5,
+                                          {true, false, false}),
+                      Catch::Contains("grad_y") && Catch::Contains("bfloat16"));
+}
+
+TEST_CASE("conv -> BatchNorm2d -> ReLU -> max pool under bf16 autocast keeps bf16 activations and trains",
+          "[batch_norm][half][autocast]") {
+  manual_seed(5);
+  nn::Conv2d conv(3, 8, 3, {.padding = 1});
+  nn::BatchNorm2d bn(8);
+  nn::Linear fc(8 * 4 * 4, 10);
+  const auto bn32 = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn.clone());
+  Generator gen(12);
+  const Tensor x = randn({4, 3, 8, 8}, gen);
+  const Tensor labels = from_vector<int64_t>({1, 3, 5, 7}, {4});
+  const auto block = [&](nn::Module& norm, std::optional<DType> low) {
+    std::optional<autocast::Guard> guard;
+    if (low) guard.emplace(*low);
+    const Variable c = conv.forward(Variable(x));
+    const Variable n = norm.forward(c);
+    const Variable p = max_pool2d(relu(n), 2);
+    if (low) {  // BN, ReLU and the pool stay 16-bit (no float32 copy between the convs)
+      REQUIRE(c.dtype() == *low);
+      REQUIRE(n.dtype() == *low);
+      REQUIRE(p.dtype() == *low);
+    }
+    return cross_entropy(fc.forward(p.reshape({4, -1})), labels);
+  };
+  const double loss32 = block(*bn32, std::nullopt).data().item();
+  Variable loss = block(bn, DType::BFloat16);
+  REQUIRE(loss.dtype() == DType::Float32);
+  REQUIRE(loss.data().item() == Approx(loss32).epsilon(3e-2));
+
+  // Running statistics: float32, updated as in the float32 run (from bf16 conv outputs).
+  REQUIRE(bn.running_mean.dtype() == DType::Float32);
+  REQUIRE(bn.num_batches_tracked.data().item() == 1.0);
+  REQUIRE(allclose(bn.running_mean.data(), bn32->running_mean.data(), 2e-2, 2e-3));
+  REQUIRE(allclose(bn.running_var.data(), bn32->running_var.data(), 2e-2, 2e-3));
+
+  std::vector<Variable> params = conv.parameters();
+  for (const Variable& p : bn.parameters()) params.push_back(p);
+  for (const Variable& p : fc.parameters()) params.push_back(p);
+  const Tensor w_before = bn.weight.data().clone();
+  loss.backward();
+  for (const Variable& p : params) {
+    REQUIRE(p.dtype() == DType::Float32);
+    REQUIRE(p.grad().dtype() == DType::Float32);
+    REQUIRE(std::isfinite(sum(p.grad()).item()));
+  }
+  optim::SGD opt(params, {.lr = 0.05});
+  opt.step();
+  REQUIRE_FALSE(allclose(bn.weight.data(), w_before, 0, 0));
+  REQUIRE(block(bn, DType::BFloat16).data().item() < loss.data().item());  // one step on the batch lowers its loss
+  REQUIRE(bn.num_batches_tracked.data().item() == 2.0);
+}
+
+TEST_CASE("batch_norm: double backward of a 16-bit input keeps each input's dtype",
+          "[batch_norm][half][double_backward]") {
+  for (bool training : {true, false}) {
+    INFO((training ? "training" : "eval"));
+    Generator gen(13);
+    const Tensor xh = randn({4, 3, 2, 2}, gen).to(DType::BFloat16), cot = randn({4, 3, 2, 2}, gen).to(DType::BFloat16);
+    Variable x(xh, true), w(add(randn({3}, gen), 1.0), true), b(randn({3}, gen), true);
+    Tensor rm = zeros({3}), rv = ones({3});
+    const Variable y = batch_norm(x, w, b, rm, rv, training);
+    const std::vector<Variable> g =
+        autograd::grad({y}, {x, w, b}, {Variable(cot)}, std::nullopt, /*create_graph=*/true);
+    REQUIRE(g[0].dtype() == DType::BFloat16);
+    REQUIRE(g[1].dtype() == DType::Float32);
+    REQUIRE(g[2].dtype() == DType::Float32);
+    // x reaches the loss through the weight gradient in both modes.
+    add(sum(mul(g[0].to(DType::Float32), g[0].to(DType::Float32))), sum(mul(g[1], g[1]))).backward();
+    REQUIRE(x.grad().defined());
+    REQUIRE(x.grad().dtype() == DType::BFloat16);
+    REQUIRE(w.grad().dtype() == DType::Float32);
+  }
 }
