@@ -3,9 +3,11 @@
 // gradient. Its saved statistics are exactly the slot's: the batch mean and
 // 1 / sqrt(biased var + eps). Small kernels of our own cover what cuDNN does
 // not: eval-mode save_mean/save_invstd, eval-mode gradients, weight/bias
-// gradients without an input gradient, and ones/zeros for a missing affine.
+// gradients without an input gradient, ones/zeros for a missing affine, and
+// all of float16/bfloat16 (Note [16-bit batch norm on CUDA]).
 #include <algorithm>
 
+#include "tensor/cuda/block_reduce.h"
 #include "tensor/cuda/dnn.h"
 #include "tensor/factory.h"
 #include "tensor/norm.h"
@@ -32,10 +34,10 @@ __global__ void eval_stats_kernel(const T* rm, const T* rv, double eps, T* sm, T
 
 // One block per channel c: gw[c] = invstd[c] Σ dy (x − mean[c]), gb[c] = Σ dy
 // over n, s, summed in double in a fixed order (deterministic).
-// dy, x: [N, C, S]; mean, invstd, gw, gb: [C] (gw or gb may be null)
-template <typename T>
-__global__ void channel_grads_kernel(const T* dy, const T* x, const T* mean, const T* invstd, int64_t N, int64_t C,
-                                     int64_t S, T* gw, T* gb) {
+// dy, x: [N, C, S] of T; mean, invstd, gw, gb: [C] of P (gw or gb may be null)
+template <typename T, typename P>
+__global__ void channel_grads_kernel(const T* dy, const T* x, const P* mean, const P* invstd, int64_t N, int64_t C,
+                                     int64_t S, P* gw, P* gb) {
   __shared__ double s_dy[kReduceThreads], s_dyx[kReduceThreads];
   for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     const double m = mean[c];
@@ -56,20 +58,21 @@ __global__ void channel_grads_kernel(const T* dy, const T* x, const T* mean, con
       __syncthreads();
     }
     if (threadIdx.x == 0) {
-      if (gw) gw[c] = static_cast<T>(s_dyx[0] * static_cast<double>(invstd[c]));
-      if (gb) gb[c] = static_cast<T>(s_dy[0]);
+      if (gw) gw[c] = static_cast<P>(s_dyx[0] * static_cast<double>(invstd[c]));
+      if (gb) gb[c] = static_cast<P>(s_dy[0]);
     }
     __syncthreads();  // the shared buffers are reused by the next channel
   }
 }
 
-// Eval mode (statistics are constants): dx = w invstd dy. dy, dx: [N, C, S]; w (or null), invstd: [C]
-template <typename T>
-__global__ void eval_grad_input_kernel(const T* dy, const T* w, const T* invstd, T* dx, int64_t total, int64_t C,
+// Eval mode (statistics are constants): dx = w invstd dy, computed in P.
+// dy, dx: [N, C, S] of T; w (or null), invstd: [C] of P
+template <typename T, typename P>
+__global__ void eval_grad_input_kernel(const T* dy, const P* w, const P* invstd, T* dx, int64_t total, int64_t C,
                                        int64_t S) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = (i / S) % C;
-    dx[i] = (w ? w[c] : T(1)) * invstd[c] * dy[i];
+    dx[i] = static_cast<T>((w ? w[c] : P(1)) * invstd[c] * static_cast<P>(dy[i]));
   }
 }
 
@@ -85,11 +88,143 @@ Tensor filled(const Tensor& like, int64_t C, double value, cudaStream_t s) {
   return t;
 }
 
-// 16-bit inputs are refused up front with the CPU's wording: cuDNN's 16-bit batch norm
-// wants float32 parameters, and ddl's share the input's dtype (autocast runs batch_norm
-// in float32, autograd/ops/norm.cpp).
-void check_dtype(DType t, const char* op) {
-  DDL_CHECK(t == DType::Float32 || t == DType::Float64, op, ": expected a float32 or float64 tensor, got ", t);
+// Note [16-bit batch norm on CUDA]
+// cuDNN's legacy batch-norm calls (cudnn_ops.h, cuDNN 9) document only that
+// the parameter descriptor is "(typeOf(x) == double) ? double : float"; they
+// name no bfloat16 data. So float16 and bfloat16 inputs take the kernels below
+// rather than cuDNN: they read 16-bit x and dy, compute in float (per-channel
+// sums in double, fixed order, as channel_grads_kernel), and store y and dx in
+// the 16-bit type once. weight, bias, running and saved statistics are float32,
+// as PyTorch keeps them for 16-bit inputs; the results match the CPU's (a
+// float32 kernel on a widened x) up to summation order.
+
+struct SumD {
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+
+// Training statistics, one block per channel c: the mean, then Σ (x − mean)²
+// (two passes, as the CPU); save_* and the running update (unbiased variance,
+// as PyTorch) from thread 0. x: [N, C, S]; sm, si: [C]; rm, rv: [C] or null
+template <typename T>
+__global__ void half_batch_stats_kernel(const T* x, int64_t N, int64_t C, int64_t S, double momentum, double eps,
+                                        float* sm, float* si, float* rm, float* rv) {
+  __shared__ BlockScratch<double> scratch;
+  const int64_t M = N * S;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    double a = 0.0;
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) a += static_cast<float>(x[((i / S) * C + c) * S + i % S]);
+    const double mean = block_reduce(a, SumD{}, scratch.get()) / static_cast<double>(M);
+    double q = 0.0;
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
+      const double d = static_cast<float>(x[((i / S) * C + c) * S + i % S]) - mean;
+      q += d * d;
+    }
+    const double m2 = block_reduce(q, SumD{}, scratch.get());
+    if (threadIdx.x == 0) {
+      sm[c] = static_cast<float>(mean);
+      si[c] = static_cast<float>(1.0 / sqrt(m2 / static_cast<double>(M) + eps));
+      if (rm) {
+        rm[c] = static_cast<float>((1.0 - momentum) * rm[c] + momentum * mean);
+        rv[c] = static_cast<float>((1.0 - momentum) * rv[c] + momentum * m2 / static_cast<double>(M - 1));
+      }
+    }
+  }
+}
+
+// y = (x − mean) (w invstd) + b in float, rounded to T once.
+// x, y: [N, C, S]; w, b (or null), mean, invstd: [C]
+template <typename T>
+__global__ void half_normalize_kernel(const T* x, const float* w, const float* b, const float* mean,
+                                      const float* invstd, T* y, int64_t total, int64_t C, int64_t S) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = (i / S) % C;
+    const float scale = (w ? w[c] : 1.0f) * invstd[c];
+    y[i] = static_cast<T>((static_cast<float>(x[i]) - mean[c]) * scale + (b ? b[c] : 0.0f));
+  }
+}
+
+// Training input gradient, x̂ = (x − mean) invstd:
+// dx = w invstd (dy − Σdy / M − x̂ Σ(dy x̂) / M), with sdyx = Σ(dy x̂) and sdy = Σ dy
+// from channel_grads_kernel. dy, x, dx: [N, C, S]; w (or null), the rest: [C]
+template <typename T>
+__global__ void half_train_grad_input_kernel(const T* dy, const T* x, const float* w, const float* mean,
+                                             const float* invstd, const float* sdyx, const float* sdy, T* dx,
+                                             int64_t total, int64_t C, int64_t S, float inv_m) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = (i / S) % C;
+    const float xhat = (static_cast<float>(x[i]) - mean[c]) * invstd[c];
+    const float g = static_cast<float>(dy[i]) - sdy[c] * inv_m - xhat * sdyx[c] * inv_m;
+    dx[i] = static_cast<T>((w ? w[c] : 1.0f) * invstd[c] * g);
+  }
+}
+
+// Calls fn(T{}) with T the storage type of a 16-bit dtype.
+template <typename Fn>
+void dispatch_half(DType t, const Fn& fn) {
+  DDL_ASSERT(is_reduced_float(t), "batch_norm: expected a 16-bit dtype, got ", t);
+  if (t == DType::Float16)
+    fn(Half{});
+  else
+    fn(BFloat16{});
+}
+
+const float* f32_or_null(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+
+// See Note [16-bit batch norm on CUDA]. x, y: [N, C, S] 16-bit; the rest [C] float32.
+void batch_norm_forward_half(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
+                             Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
+                             Tensor& save_mean, Tensor& save_invstd, cudaStream_t s) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  float* rm = running_mean.defined() ? running_mean.data<float>() : nullptr;
+  float* rv = running_var.defined() ? running_var.data<float>() : nullptr;
+  dispatch_half(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if (training) {
+      half_batch_stats_kernel<T><<<reduce_blocks(C), kBlockThreads, 0, s>>>(  // block_reduce needs kBlockThreads
+          x.data<T>(), N, C, S, momentum, eps, save_mean.data<float>(), save_invstd.data<float>(), rm, rv);
+    } else {
+      eval_stats_kernel<float>
+          <<<blocks_for(C), kBlockThreads, 0, s>>>(rm, rv, eps, save_mean.data<float>(), save_invstd.data<float>(), C);
+    }
+    DDL_CUDA_KERNEL_CHECK();
+    if (N * S == 0) return;
+    half_normalize_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
+        x.data<T>(), f32_or_null(weight), f32_or_null(bias), save_mean.data<float>(), save_invstd.data<float>(),
+        y.data<T>(), N * C * S, C, S);
+    DDL_CUDA_KERNEL_CHECK();
+  });
+}
+
+// See Note [16-bit batch norm on CUDA]. grad_y, x, grad_input: [N, C, S] 16-bit; the rest [C] float32.
+// N * S > 0 and C > 0 (the caller handles empty tensors).
+void batch_norm_backward_half(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                              const Tensor& save_invstd, bool training, Tensor& grad_input, Tensor& grad_weight,
+                              Tensor& grad_bias, cudaStream_t s) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const bool dx_sums = training && grad_input.defined();  // the training dx needs both sums
+  const TensorOptions f32(DType::Float32, x.device());
+  const Tensor gw = grad_weight.defined() ? grad_weight : dx_sums ? empty({C}, f32) : Tensor();
+  const Tensor gb = grad_bias.defined() ? grad_bias : dx_sums ? empty({C}, f32) : Tensor();
+  dispatch_half(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if (gw.defined() || gb.defined()) {
+      channel_grads_kernel<T, float><<<reduce_blocks(C), kReduceThreads, 0, s>>>(
+          grad_y.data<T>(), x.data<T>(), save_mean.data<float>(), save_invstd.data<float>(), N, C, S,
+          gw.defined() ? gw.data<float>() : nullptr, gb.defined() ? gb.data<float>() : nullptr);
+      DDL_CUDA_KERNEL_CHECK();
+    }
+    if (!grad_input.defined()) return;
+    if (training) {
+      half_train_grad_input_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
+          grad_y.data<T>(), x.data<T>(), f32_or_null(weight), save_mean.data<float>(), save_invstd.data<float>(),
+          gw.data<float>(), gb.data<float>(), grad_input.data<T>(), N * C * S, C, S,
+          static_cast<float>(1.0 / static_cast<double>(N * S)));
+    } else {
+      eval_grad_input_kernel<T, float><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
+          grad_y.data<T>(), f32_or_null(weight), save_invstd.data<float>(), grad_input.data<T>(), N * C * S, C, S);
+    }
+    DDL_CUDA_KERNEL_CHECK();
+  });
 }
 
 std::string describe_bn(const char* op, const Tensor& x) {
@@ -100,12 +235,14 @@ std::string describe_bn(const char* op, const Tensor& x) {
 void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
                              Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
                              Tensor& save_mean, Tensor& save_invstd) {
-  check_dtype(x.dtype(), "batch_norm");
   const int device = x.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   if (C == 0) return;
+  if (is_reduced_float(x.dtype()))
+    return batch_norm_forward_half(x, weight, bias, running_mean, running_var, training, momentum, eps, y, save_mean,
+                                   save_invstd, s);
   const DType t = x.dtype();
   if (!training) {  // save_* are the running stats, whatever the batch size
     DDL_DISPATCH_FLOAT(t, "batch_norm", [&] {
@@ -146,7 +283,6 @@ void batch_norm_forward_cuda(const Tensor& x, const Tensor& weight, const Tensor
 void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
                               const Tensor& save_invstd, bool training, double eps, Tensor& grad_input,
                               Tensor& grad_weight, Tensor& grad_bias) {
-  check_dtype(x.dtype(), "batch_norm_backward");
   const int device = x.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);
@@ -159,6 +295,9 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
     if (grad_bias.defined()) DDL_CUDA_CHECK(cudaMemsetAsync(grad_bias.raw_data(), 0, grad_bias.nbytes(), s));
     return;
   }
+  if (is_reduced_float(t))
+    return batch_norm_backward_half(grad_y, x, weight, save_mean, save_invstd, training, grad_input, grad_weight,
+                                    grad_bias, s);
   if (training && grad_input.defined()) {
     // cuDNN always writes all three; missing outputs go to scratch buffers.
     const TensorDesc xd(t, {N, C, S, 1}, op), pd(t, {1, C, 1, 1}, op);
@@ -177,13 +316,13 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
   DDL_DISPATCH_FLOAT(t, op, [&] {
     using T = scalar_t;
     if (grad_weight.defined() || grad_bias.defined()) {
-      channel_grads_kernel<T><<<reduce_blocks(C), kReduceThreads, 0, s>>>(
+      channel_grads_kernel<T, T><<<reduce_blocks(C), kReduceThreads, 0, s>>>(
           grad_y.data<T>(), x.data<T>(), save_mean.data<T>(), save_invstd.data<T>(), N, C, S,
           grad_weight.defined() ? grad_weight.data<T>() : nullptr, grad_bias.defined() ? grad_bias.data<T>() : nullptr);
       DDL_CUDA_KERNEL_CHECK();
     }
     if (grad_input.defined()) {  // eval mode (training with an input gradient went to cuDNN)
-      eval_grad_input_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
+      eval_grad_input_kernel<T, T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
           grad_y.data<T>(), weight.defined() ? weight.data<T>() : nullptr, save_invstd.data<T>(), grad_input.data<T>(),
           N * C * S, C, S);
       DDL_CUDA_KERNEL_CHECK();

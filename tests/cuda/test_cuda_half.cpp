@@ -1,8 +1,9 @@
 // float16/bfloat16 on the GPU against the CPU reference kernels: conversions
 // bit for bit (one conversion function serves both), elementwise ops and sums,
 // cuBLAS GEMM (16-bit operands, float32 compute) and cuDNN convolution with
-// both gradients within one 16-bit rounding, and bf16 autocast of a linear
-// layer with float32 master-weight gradients. Skipped (exit 77) without a GPU.
+// both gradients within one 16-bit rounding, bf16 autocast of a linear layer
+// with float32 master-weight gradients, and 16-bit batch_norm with float32
+// parameters, alone and after a bf16 conv. Skipped (exit 77) without a GPU.
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -116,4 +117,76 @@ TEST_CASE("16-bit random draws and dropout on CUDA equal the CPU's", "[cuda][hal
     const Tensor yc = dropout(Variable(x), 0.1, true, gc).data();
     REQUIRE(bits(yg) == bits(yc));
   }
+}
+
+TEST_CASE("CUDA batch_norm on 16-bit inputs with float32 parameters matches the CPU", "[cuda][half][batch_norm]") {
+  // Note [16-bit batch norm on CUDA]: ddl's kernels, not cuDNN. S = 25, S = 72 and [N, C].
+  const auto f32_close = [](const Tensor& gpu, const Tensor& cpu) {
+    REQUIRE(gpu.device() == kCuda);
+    REQUIRE(gpu.dtype() == DType::Float32);
+    REQUIRE(allclose(gpu.to(Device::cpu()), cpu, 1e-4, 1e-4));
+  };
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    for (const Shape& shape : {Shape{4, 3, 5, 5}, Shape{2, 3, 8, 9}, Shape{16, 5}}) {
+      for (bool affine : {true, false}) {
+        INFO(h << " " << shape << (affine ? " affine" : " no affine"));
+        Generator gen(11);
+        const int64_t c = shape[1];
+        const Tensor xh = add(mul(randn(shape, gen), 2.0), 0.5).to(h), gy = randn(shape, gen).to(h);
+        const Tensor w = affine ? randn({c}, gen) : Tensor(), b = affine ? randn({c}, gen) : Tensor();
+        const Tensor wc = affine ? w.to(kCuda) : Tensor(), bc = affine ? b.to(kCuda) : Tensor();
+        Tensor rm = mul(randn({c}, gen), 0.1), rv = add(rand({c}, gen), 0.5);
+        Tensor rmc = rm.to(kCuda), rvc = rv.to(kCuda);
+        for (bool training : {true, false}) {
+          INFO((training ? "training" : "eval"));
+          const BatchNormResult r = batch_norm(xh, w, b, rm, rv, training, 0.1, 1e-5);
+          const BatchNormResult rc = batch_norm(xh.to(kCuda), wc, bc, rmc, rvc, training, 0.1, 1e-5);
+          require_close(rc.y, r.y, h);
+          f32_close(rc.save_mean, r.save_mean);
+          f32_close(rc.save_invstd, r.save_invstd);
+          f32_close(rmc, rm);
+          f32_close(rvc, rv);
+          for (const std::array<bool, 3> needs : {std::array<bool, 3>{true, affine, affine}, {false, true, true}}) {
+            const BatchNormGrads g = batch_norm_backward(gy, xh, w, r.save_mean, r.save_invstd, training, 1e-5, needs);
+            const BatchNormGrads gc = batch_norm_backward(gy.to(kCuda), xh.to(kCuda), wc, rc.save_mean, rc.save_invstd,
+                                                          training, 1e-5, needs);
+            REQUIRE(gc.grad_input.defined() == needs[0]);
+            if (needs[0]) require_close(gc.grad_input, g.grad_input, h);
+            if (needs[1]) f32_close(gc.grad_weight, g.grad_weight);
+            if (needs[2]) f32_close(gc.grad_bias, g.grad_bias);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16 autocast on CUDA: conv -> BatchNorm2d -> ReLU stays bf16 and matches the CPU",
+          "[cuda][half][batch_norm]") {
+  manual_seed(5);
+  nn::Conv2d conv(3, 8, 3, {.padding = 1});
+  nn::BatchNorm2d bn(8);
+  const auto conv_c = std::dynamic_pointer_cast<nn::Conv2d>(conv.clone());
+  const auto bn_c = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn.clone());
+  conv_c->to(kCuda);
+  bn_c->to(kCuda);
+  Generator gen(12);
+  const Tensor x = randn({4, 3, 8, 8}, gen), cot = randn({4, 8, 8, 8}, gen).to(DType::BFloat16);
+  Variable y, yc;
+  {
+    autocast::Guard guard(DType::BFloat16);
+    y = relu(bn.forward(conv.forward(Variable(x))));
+    yc = relu(bn_c->forward(conv_c->forward(Variable(x.to(kCuda)))));
+  }
+  REQUIRE(yc.dtype() == DType::BFloat16);
+  require_close(yc.data(), y.data(), DType::BFloat16);
+  REQUIRE(bn_c->running_mean.dtype() == DType::Float32);
+  REQUIRE(allclose(bn_c->running_mean.data().to(Device::cpu()), bn.running_mean.data(), 1e-2, 1e-3));
+  REQUIRE(allclose(bn_c->running_var.data().to(Device::cpu()), bn.running_var.data(), 1e-2, 1e-3));
+  y.backward(cot);
+  yc.backward(cot.to(kCuda));
+  REQUIRE(bn_c->weight.grad().dtype() == DType::Float32);
+  REQUIRE(allclose(bn_c->weight.grad().to(Device::cpu()), bn.weight.grad(), 3e-2, 3e-2));
+  REQUIRE(allclose(bn_c->bias.grad().to(Device::cpu()), bn.bias.grad(), 3e-2, 3e-2));
+  REQUIRE(allclose(conv_c->weight.grad().to(Device::cpu()), conv.weight.grad(), 3e-2, 3e-2));
 }
