@@ -121,6 +121,7 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
     }
     DDL_CHECK(g.shape() == r.shape(), "backward: gradient ", describe(g), " does not match output ",
               describe(r.data()));
+    if (g.dtype() != r.dtype()) g = g.to(r.dtype());  // as a node's gradients: Note [Gradient dtype]
     if (r.grad_fn()) {
       add_into(node_grads[r.grad_fn().get()], g);
     } else {

@@ -15,6 +15,14 @@
 // A node with only the Tensor form still runs under create_graph: its gradients are
 // wrapped in a node whose own backward raises "double backward through <op> is not
 // supported", so a missing formula is an error, never a silent zero.
+//
+// Note [Gradient dtype]: an op on a 16-bit and a float32 input computes in float32
+// (type promotion), so its backward returns float32 gradients, the 16-bit input's
+// included; a 16-bit matmul or conv upstream would then get a gradient in the wrong
+// dtype. As PyTorch's engine (validate_outputs in torch/csrc/autograd/engine.cpp),
+// a node casts each gradient it returns to the dtype its input had, so every backward
+// receives its output's dtype. Under create_graph the cast is a recorded Variable::to;
+// when the dtypes agree nothing is done, so all-float32 training is unchanged.
 #include "autograd/node.h"
 
 #include <atomic>
@@ -29,6 +37,8 @@ std::atomic<uint64_t> next_sequence_nr{0};
 
 const Shape& shape_of(const Tensor& t) { return t.shape(); }
 const Shape& shape_of(const Variable& v) { return v.shape(); }
+DType dtype_of(const Tensor& t) { return t.dtype(); }
+DType dtype_of(const Variable& v) { return v.dtype(); }
 bool defined(const Tensor& t) { return t.defined(); }
 bool defined(const Variable& v) { return v.defined(); }
 
@@ -44,11 +54,12 @@ Edge edge_to(const Variable& v) {
 }
 }  // namespace
 
-Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn,
-           DiffBackwardFn diff_fn)
+Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, std::vector<DType> input_dtypes,
+           BackwardFn fn, DiffBackwardFn diff_fn)
     : name_(std::move(name)),
       next_(std::move(next)),
       input_shapes_(std::move(input_shapes)),
+      input_dtypes_(std::move(input_dtypes)),
       fn_(std::move(fn)),
       diff_fn_(std::move(diff_fn)),
       seq_(next_sequence_nr++),
@@ -58,7 +69,7 @@ Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_sh
 }
 
 template <typename G>
-void Node::check_gradients(const std::vector<G>& grads, const std::vector<bool>& needs) const {
+void Node::validate_gradients(std::vector<G>& grads, const std::vector<bool>& needs) const {
   if (user_defined_) {
     DDL_CHECK(grads.size() == next_.size(), "backward of custom op '", name_, "' returned ", grads.size(),
               " gradients for ", next_.size(), " inputs; return one per input (undefined where not needed)");
@@ -76,6 +87,8 @@ void Node::check_gradients(const std::vector<G>& grads, const std::vector<bool>&
       DDL_ASSERT(shape_of(grads[i]) == input_shapes_[i], name_, ": gradient ", i, " has shape ", shape_of(grads[i]),
                  " but the input had ", input_shapes_[i]);
     }
+    if (dtype_of(grads[i]) != input_dtypes_[i]) [[unlikely]]  // See Note [Gradient dtype]
+      grads[i] = grads[i].to(input_dtypes_[i]);
   }
 }
 
@@ -90,7 +103,7 @@ std::vector<Tensor> Node::apply(const Tensor& grad_out, const std::vector<bool>&
             ": trying to backward through the graph a second time; its saved tensors were freed. "
             "Pass retain_graph=true to the first backward() if you need to");
   std::vector<Tensor> grads = fn_(grad_out, needs);
-  check_gradients(grads, needs);
+  validate_gradients(grads, needs);
   return grads;
 }
 
@@ -101,7 +114,7 @@ std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const
   if (diff_fn_) {
     GradModeGuard grad_on(true);
     std::vector<Variable> grads = diff_fn_(grad_out, needs);
-    check_gradients(grads, needs);
+    validate_gradients(grads, needs);
     return grads;
   }
   std::vector<Tensor> plain;
@@ -109,14 +122,16 @@ std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const
     NoGradGuard no_grad;
     plain = fn_(grad_out.data(), needs);
   }
-  check_gradients(plain, needs);
+  validate_gradients(plain, needs);
   // See Note [Double backward]: the result depends on this node's inputs and on grad_out,
   // so it gets edges to all of them, and a backward that raises.
   std::vector<Edge> edges;
   std::vector<Shape> shapes;
-  for (const Edge& e : next_)
-    if (e.valid()) edges.push_back(e), shapes.push_back({});
-  if (Edge e = edge_to(grad_out); e.valid()) edges.push_back(std::move(e)), shapes.push_back(grad_out.shape());
+  std::vector<DType> dtypes;
+  for (size_t i = 0; i < next_.size(); ++i)
+    if (next_[i].valid()) edges.push_back(next_[i]), shapes.push_back({}), dtypes.push_back(input_dtypes_[i]);
+  if (Edge e = edge_to(grad_out); e.valid())
+    edges.push_back(std::move(e)), shapes.push_back(grad_out.shape()), dtypes.push_back(grad_out.dtype());
   std::vector<Variable> out(plain.size());
   for (size_t i = 0; i < plain.size(); ++i) {
     if (!needs[i] || !plain[i].defined()) continue;
@@ -125,7 +140,7 @@ std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const
     impl->data = std::move(plain[i]);
     impl->requires_grad = true;
     impl->grad_fn = std::make_shared<Node>(
-        name_ + " (no double backward)", edges, shapes,
+        name_ + " (no double backward)", edges, shapes, dtypes,
         [op](const Tensor&, const std::vector<bool>&) -> std::vector<Tensor> {
           DDL_CHECK(false, "double backward through ", op,
                     " is not supported: its backward has no differentiable form (see Note [Double backward] and "
@@ -151,15 +166,17 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
   if (!any) return Variable(std::move(out));
   std::vector<Edge> edges;
   std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
   for (const Variable* v : inputs) {
     edges.push_back(edge_to(*v));
     shapes.push_back(v->defined() ? v->shape() : Shape{});
+    dtypes.push_back(v->defined() ? v->dtype() : DType::Float32);
   }
   auto impl = std::make_shared<VariableImpl>();
   impl->data = std::move(out);
   impl->requires_grad = true;
-  impl->grad_fn =
-      std::make_shared<Node>(name, std::move(edges), std::move(shapes), std::move(backward), std::move(diff_backward));
+  impl->grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(shapes), std::move(dtypes),
+                                         std::move(backward), std::move(diff_backward));
   return Variable(std::move(impl));
 }
 

@@ -36,15 +36,16 @@ using DiffBackwardFn = std::function<std::vector<Variable>(const Variable& grad_
 
 class Node {
  public:
-  Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, BackwardFn fn,
-       DiffBackwardFn diff_fn = nullptr);
+  // input_dtypes[i]: input i's dtype; its gradient is cast to it (Note [Gradient dtype]).
+  Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_shapes, std::vector<DType> input_dtypes,
+       BackwardFn fn, DiffBackwardFn diff_fn = nullptr);
 
   const std::string& name() const { return name_; }
   const std::vector<Edge>& next_edges() const { return next_; }
   // Creation order: later nodes run first when several are ready.
   uint64_t sequence_nr() const { return seq_; }
-  // Calls the closure and checks each returned gradient against its input's shape.
-  // needs[i] defaults to whether edge i is valid.
+  // Calls the closure, checks each returned gradient against its input's shape and
+  // casts it to its input's dtype. needs[i] defaults to whether edge i is valid.
   std::vector<Tensor> apply(const Tensor& grad_out);
   std::vector<Tensor> apply(const Tensor& grad_out, const std::vector<bool>& needs);
   // The create_graph form: the differentiable closure when there is one; otherwise the
@@ -65,11 +66,12 @@ class Node {
 
  private:
   template <typename G>
-  void check_gradients(const std::vector<G>& grads, const std::vector<bool>& needs) const;
+  void validate_gradients(std::vector<G>& grads, const std::vector<bool>& needs) const;
 
   std::string name_;
   std::vector<Edge> next_;
   std::vector<Shape> input_shapes_;
+  std::vector<DType> input_dtypes_;
   BackwardFn fn_;
   DiffBackwardFn diff_fn_;
   uint64_t seq_;

@@ -205,3 +205,140 @@ TEST_CASE("a TransformerEncoderLayer with dropout trains under bf16 autocast", "
     REQUIRE(std::isfinite(sum(p.grad()).item()));
   }
 }
+
+namespace {
+
+// ||a - b|| / ||b||, in float64.
+double relative_error(const Tensor& a, const Tensor& b) {
+  const Tensor d = sub(a.to(DType::Float64), b.to(DType::Float64));
+  const Tensor r = b.to(DType::Float64);
+  return std::sqrt(sum(mul(d, d)).item() / sum(mul(r, r)).item());
+}
+
+// One backward step of loss() in float32, then one under `low` autocast: every
+// parameter gets a gradient of its own dtype, within 16-bit precision of the
+// float32 one. The loss is sum(y * c) for a fixed float32 c, so a 16-bit y meets
+// a float32 tensor in the last op too.
+void check_mixed_backward(const std::function<Variable()>& forward, const std::vector<Variable>& params,
+                          DType low = DType::BFloat16, double tol = 3e-2) {
+  auto loss = [&] {
+    const Variable y = forward();
+    return sum(mul(y, Variable(seq(y.shape(), 0.9, 0.1).to(DType::Float32))));
+  };
+  for (Variable p : params) p.zero_grad();
+  loss().backward();
+  std::vector<Tensor> ref;
+  for (const Variable& p : params) ref.push_back(p.grad().clone());
+  for (Variable p : params) p.zero_grad();
+  Variable l;
+  {
+    autocast::Guard guard(low);
+    l = loss();
+  }
+  l.backward();
+  for (size_t k = 0; k < params.size(); ++k) {
+    INFO("parameter " << k << " of shape " << params[k].shape());
+    REQUIRE(params[k].grad().defined());
+    REQUIRE(params[k].grad().dtype() == params[k].dtype());
+    REQUIRE(relative_error(params[k].grad(), ref[k]) < tol);
+  }
+}
+
+Variable leaf(const Shape& s, double a, DType dtype = DType::Float32) {
+  return Variable(seq(s, a, 0.3, 0.5).to(dtype), true);
+}
+
+}  // namespace
+
+// A 16-bit and a float32 tensor meeting in one op give a float32 result, so its
+// backward hands the 16-bit branch a float32 gradient; the engine casts it to the
+// input's dtype, as PyTorch's validate_outputs, before the 16-bit backward runs.
+TEST_CASE("a float32 residual around a 16-bit linear trains under autocast", "[autocast]") {
+  const Variable x = leaf({4, 8}, 0.7), w = leaf({8, 8}, 0.37), b = leaf({8}, 1.1);
+  for (DType low : {DType::BFloat16, DType::Float16}) {
+    INFO(low);
+    check_mixed_backward([&] { return add(x, linear(x, w, b)); }, {x, w, b}, low);
+  }
+}
+
+TEST_CASE("a TransformerEncoderLayer without dropout trains under bf16 autocast", "[autocast]") {
+  manual_seed(4);
+  nn::TransformerEncoderLayer layer(16, 2, {.dropout = 0.0});
+  const Variable x = leaf({5, 3, 16}, 0.45);
+  std::vector<Variable> params = layer.parameters();
+  params.push_back(x);
+  // Rounding to bf16 moves a few of the 2048 ReLU inputs across 0: linear1's bias
+  // gradient, their sum, is ~4% off the float32 one (the others 0.3-2%).
+  check_mixed_backward([&] { return layer.forward(x); }, params, DType::BFloat16, 6e-2);
+}
+
+TEST_CASE("conv2d with a float32 residual, and conv2d into an affine group_norm, train under bf16 autocast",
+          "[autocast]") {
+  Conv2dParams p;
+  p.padding = {1, 1};
+  const Variable x = leaf({2, 4, 5, 5}, 0.31), w = leaf({4, 4, 3, 3}, 0.53), b = leaf({4}, 0.9);
+  SECTION("residual") {
+    check_mixed_backward([&] { return add(x, conv2d(x, w, b, p)); }, {x, w, b});
+  }
+  const Variable gw = leaf({4}, 0.8), gb = leaf({4}, 1.3);
+  SECTION("group_norm") {
+    check_mixed_backward([&] { return group_norm(conv2d(x, w, b, p), 2, gw, gb, 1e-5); }, {x, w, b, gw, gb});
+  }
+}
+
+TEST_CASE("the engine casts each gradient to its input's dtype without autocast too", "[autocast]") {
+  // A bf16 conv scaled by a float32 per-channel factor (as an affine norm's weight), and a
+  // float32 gradient passed to backward() for a bf16 root (cast as PyTorch's engine does).
+  Conv2dParams p;
+  p.padding = {1, 1};
+  Variable x = leaf({2, 3, 5, 5}, 0.31, DType::BFloat16), w = leaf({4, 3, 3, 3}, 0.53, DType::BFloat16);
+  Variable s = leaf({1, 4, 1, 1}, 0.8);
+  const Variable x32(x.data().to(DType::Float32), true), w32(w.data().to(DType::Float32), true);
+  const Tensor c = seq({2, 4, 5, 5}, 0.9, 0.1).to(DType::Float32);
+  sum(mul(mul(conv2d(x, w, Variable(), p), s), Variable(c))).backward();
+  const Tensor gs = s.grad().clone();
+  s.zero_grad();
+  sum(mul(mul(conv2d(x32, w32, Variable(), p), s), Variable(c))).backward();
+  REQUIRE(x.grad().dtype() == DType::BFloat16);
+  REQUIRE(w.grad().dtype() == DType::BFloat16);
+  REQUIRE(gs.dtype() == DType::Float32);
+  REQUIRE(relative_error(x.grad(), x32.grad()) < 2e-2);
+  REQUIRE(relative_error(w.grad(), w32.grad()) < 2e-2);
+  REQUIRE(relative_error(gs, s.grad()) < 2e-2);
+  x.zero_grad();
+  conv2d(x, w, Variable(), p).backward(c);
+  REQUIRE(x.grad().dtype() == DType::BFloat16);
+}
+
+TEST_CASE("a gradient reaching a 16-bit input in float32 is cast under create_graph too", "[autocast]") {
+  // Gradient penalty: d/dw of |d loss / dx|^2 through a float32 residual around a bf16 linear.
+  Variable x = leaf({4, 8}, 0.7), w = leaf({8, 8}, 0.37), b = leaf({8}, 1.1);
+  auto penalty = [&](bool mixed) {
+    Variable y;
+    {
+      autocast::Guard guard(DType::BFloat16, mixed);
+      y = add(x, linear(x, w, b));
+    }
+    // Outside autocast, so that the recorded backward ops do not cast for it.
+    const Variable loss = sum(mul(y, Variable(seq(y.shape(), 0.9, 0.1).to(DType::Float32))));
+    const Variable gx = autograd::grad({loss}, {x}, {}, std::nullopt, true)[0];
+    REQUIRE(gx.dtype() == DType::Float32);
+    return sum(mul(gx, gx));
+  };
+  w.zero_grad();
+  penalty(false).backward();
+  const Tensor ref = w.grad().clone();
+  w.zero_grad();
+  penalty(true).backward();
+  REQUIRE(w.grad().dtype() == DType::Float32);
+  REQUIRE(relative_error(w.grad(), ref) < 3e-2);
+  // The inner gradient's dtype also follows the 16-bit input when it is not a leaf.
+  Variable h;
+  {
+    autocast::Guard guard(DType::BFloat16);
+    h = linear(x, w, b);
+  }
+  const Variable g = autograd::grad({sum(mul(h, Variable(ones({4, 8}))))}, {h}, {}, std::nullopt, true)[0];
+  REQUIRE(h.dtype() == DType::BFloat16);
+  REQUIRE(g.dtype() == DType::BFloat16);
+}
