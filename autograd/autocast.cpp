@@ -12,6 +12,9 @@
 // sites). The casts are ordinary recorded Variable::to ops, so the backward of
 // a bf16 linear computes in bf16 and ToBackward hands its float32 weight a
 // float32 gradient: master weights, and the optimizer state, stay float32.
+// An unlisted op on a 16-bit and a float32 input (a float32 residual added to
+// a bf16 linear) runs in float32; the engine casts the gradient it hands the
+// 16-bit input back to 16 bits (Note [Gradient dtype] in autograd/node.cpp).
 #include "autograd/autocast.h"
 
 namespace ddl::autocast {
@@ -38,8 +41,12 @@ bool is_enabled() { return state.enabled; }
 DType low_dtype() { return state.dtype; }
 
 bool needs_low(const Variable& v) {
-  // float64 is left alone, as PyTorch's autocast only casts float32 ("is_eligible" in autocast_mode.h).
-  return state.enabled && v.defined() && v.dtype() == DType::Float32;
+  // As cached_cast in PyTorch's aten/src/ATen/autocast_mode.h: every floating input but
+  // float64 (is_autocast_eligible) whose dtype is not the autocast dtype, so under float16
+  // a bfloat16 activation and a float32 weight both become float16.
+  if (!state.enabled || !v.defined()) return false;
+  const DType t = v.dtype();
+  return t != state.dtype && (t == DType::Float32 || is_reduced_float(t));
 }
 
 Variable to_low(const Variable& v) { return needs_low(v) ? v.to(state.dtype) : v; }

@@ -1,10 +1,11 @@
 // Automatic mixed precision, as torch.autocast: inside an autocast::Guard,
-// matmul, linear, conv2d (and conv1d) cast their float32 inputs to the
-// guard's 16-bit dtype and return that dtype, while softmax, log_softmax, the
-// losses and the normalisations widen 16-bit inputs to float32. The casts are
-// recorded ops (Variable::to), so gradients reach float32 master weights in
-// float32. It does not cache casts of weights between ops, and other ops run
-// in their inputs' dtype. See Note [Autocast] and docs/mixed_precision.md.
+// matmul, linear, conv2d (and conv1d) cast their float32 and other 16-bit
+// inputs to the guard's 16-bit dtype and return that dtype, while softmax,
+// log_softmax, the losses and the normalisations widen 16-bit inputs to
+// float32. The casts are recorded ops (Variable::to), so gradients reach
+// float32 master weights in float32. It does not cache casts of weights
+// between ops, and other ops run in their inputs' dtype. See Note [Autocast]
+// and docs/mixed_precision.md.
 #pragma once
 
 #include "autograd/variable.h"
@@ -28,11 +29,12 @@ class Guard {
 bool is_enabled();
 DType low_dtype();  // the dtype of the innermost Guard (meaningful while is_enabled())
 
-// The op hooks. needs_low: enabled and v is float32 (float64 is never cast, as in PyTorch); the
-// lower-precision ops re-enter on to_low inputs.
+// The op hooks. needs_low: enabled and v is float32, or the 16-bit dtype that is not
+// low_dtype() (float64 is never cast, as in PyTorch); the lower-precision ops re-enter on
+// to_low inputs.
 bool needs_low(const Variable& v);
-// to_low: a float32 input cast to low_dtype() while enabled,
-// otherwise (disabled, undefined, integer, float64, already 16-bit) v itself.
+// to_low: v cast to low_dtype() when needs_low(v),
+// otherwise (disabled, undefined, integer, float64, already low_dtype()) v itself.
 Variable to_low(const Variable& v);
 // True while enabled and v is a 16-bit float: the float32 ops call themselves again on to_float32(v).
 bool needs_float32(const Variable& v);

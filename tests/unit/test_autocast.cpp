@@ -86,7 +86,7 @@ TEST_CASE("softmax, losses and norms widen 16-bit inputs to float32", "[autocast
   REQUIRE(mse_loss(x, Variable(zeros({4, 3}))).dtype() == DType::Float32);
   loss.backward();
   REQUIRE(x.grad().dtype() == DType::Float16);  // the gradient of a leaf keeps the leaf's dtype
-  // float64 is never cast (PyTorch's autocast casts only float32).
+  // float64 is never cast, as in PyTorch.
   REQUIRE(linear(Variable(ones({2, 3}, DType::Float64)), Variable(ones({4, 3}, DType::Float64)), Variable()).dtype() ==
           DType::Float64);
   // Outside autocast nothing is cast: float32 stays float32, a float16 softmax is refused.
@@ -341,4 +341,36 @@ TEST_CASE("a gradient reaching a 16-bit input in float32 is cast under create_gr
   const Variable g = autograd::grad({sum(mul(h, Variable(ones({4, 8}))))}, {h}, {}, std::nullopt, true)[0];
   REQUIRE(h.dtype() == DType::BFloat16);
   REQUIRE(g.dtype() == DType::BFloat16);
+}
+
+// PyTorch's autocast casts every floating input but float64 whose dtype is not the
+// autocast dtype (cached_cast in aten/src/ATen/autocast_mode.h), not only float32 ones.
+TEST_CASE("autocast casts a bfloat16 input to float16 under float16 autocast, and back", "[autocast]") {
+  Variable x16 = leaf({4, 8}, 0.7, DType::BFloat16), w = leaf({6, 8}, 0.37), b = leaf({6}, 1.1);
+  const Variable x32(x16.data().to(DType::Float32), true);
+  Variable y;
+  {
+    autocast::Guard guard(DType::Float16);
+    y = linear(x16, w, b);
+    REQUIRE(y.dtype() == DType::Float16);
+    REQUIRE(matmul(x16, w.t()).dtype() == DType::Float16);
+    // float64 and integers are left alone.
+    REQUIRE(matmul(Variable(ones({2, 3}, DType::Float64)), Variable(ones({3, 2}, DType::Float64))).dtype() ==
+            DType::Float64);
+  }
+  {
+    autocast::Guard guard(DType::BFloat16);
+    REQUIRE(linear(Variable(ones({2, 3}, DType::Float16)), w.slice(1, 0, 3), Variable()).dtype() == DType::BFloat16);
+  }
+  const Tensor c = seq(y.shape(), 0.9, 0.1).to(DType::Float32);
+  sum(mul(y, Variable(c))).backward();
+  const Tensor gw = w.grad().clone(), gb = b.grad().clone();
+  REQUIRE(x16.grad().dtype() == DType::BFloat16);
+  REQUIRE(gw.dtype() == DType::Float32);
+  w.zero_grad();
+  b.zero_grad();
+  sum(mul(linear(x32, w, b), Variable(c))).backward();
+  REQUIRE(relative_error(x16.grad(), x32.grad()) < 3e-2);
+  REQUIRE(relative_error(gw, w.grad()) < 3e-2);
+  REQUIRE(relative_error(gb, b.grad()) < 3e-2);
 }
