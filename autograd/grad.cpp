@@ -173,6 +173,7 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
     }
     DDL_CHECK(s.shape() == y.shape(), "grad: grad_outputs[", k, "] has shape ", s.shape(), " but output ", k,
               " has shape ", y.shape());
+    if (s.dtype() != y.dtype()) s = s.to(y.dtype());  // as backward(): Note [Gradient dtype]
     seeds.push_back(std::move(s));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

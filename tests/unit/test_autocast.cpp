@@ -341,6 +341,12 @@ TEST_CASE("a gradient reaching a 16-bit input in float32 is cast under create_gr
   const Variable g = autograd::grad({sum(mul(h, Variable(ones({4, 8}))))}, {h}, {}, std::nullopt, true)[0];
   REQUIRE(h.dtype() == DType::BFloat16);
   REQUIRE(g.dtype() == DType::BFloat16);
+  // grad() casts a float32 grad_output given for a 16-bit output, as backward() does.
+  const Variable gw = autograd::grad({h}, {w}, {Variable(ones({4, 8}))}, true)[0];
+  REQUIRE(gw.dtype() == DType::Float32);
+  w.zero_grad();
+  sum(h).backward();
+  REQUIRE(relative_error(gw.data(), w.grad()) < 1e-6);
 }
 
 // PyTorch's autocast casts every floating input but float64 whose dtype is not the
