@@ -4,9 +4,10 @@
 // torch.autocast sorts ops into lists (see "Autocast Op Reference" in the
 // torch.amp docs): ops that gain from tensor cores and accumulate in float32
 // anyway (matmul, linear, conv) run in float16/bfloat16; ops whose range or
-// precision matters (softmax, log_softmax, losses, norms) run in float32; the
-// rest run in whatever their inputs are. ddl keeps the same lists, taking
-// CUDA's float32 list on every device. Each listed op calls a hook at its
+// precision matters (softmax, log_softmax, sums, exp/log/pow, losses, layer
+// and group norm) run in float32; the rest, batch_norm among them, run in
+// whatever their inputs are. ddl keeps the same lists for the ops it has,
+// taking CUDA's lists on every device. Each listed op calls a hook at its
 // top: a lower-precision op casts its inputs with to_low(); a float32 op
 // re-enters itself on to_float32() inputs (`// See Note [Autocast]` marks the
 // sites). The casts are ordinary recorded Variable::to ops, so the backward of

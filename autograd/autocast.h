@@ -1,11 +1,13 @@
 // Automatic mixed precision, as torch.autocast: inside an autocast::Guard,
-// matmul, linear, conv2d (and conv1d) cast their float32 and other 16-bit
-// inputs to the guard's 16-bit dtype and return that dtype, while softmax,
-// log_softmax, the losses and the normalisations widen 16-bit inputs to
-// float32. The casts are recorded ops (Variable::to), so gradients reach
-// float32 master weights in float32. It does not cache casts of weights
-// between ops, and other ops run in their inputs' dtype. See Note [Autocast]
-// and docs/mixed_precision.md.
+// matmul, linear, the convolutions, einsum and the LSTM/GRU layers cast their
+// float32 and other 16-bit inputs to the guard's 16-bit dtype and return that
+// dtype, while softmax, log_softmax, sum, cumsum, exp, log, pow, the losses and
+// layer/group norm widen 16-bit inputs to float32 (batch_norm is on neither
+// list: it takes 16-bit inputs with float32 parameters, as in PyTorch). The
+// casts are recorded ops (Variable::to), so gradients reach float32 master
+// weights in float32. It does not cache casts of weights between ops, and
+// other ops run in their inputs' dtype. See Note [Autocast] and
+// docs/mixed_precision.md.
 #pragma once
 
 #include "autograd/variable.h"
