@@ -2,6 +2,7 @@
 #include "tensor/elementwise.h"
 
 #include <limits>
+#include <utility>
 
 #include "tensor/elementwise_kernel.h"
 #include "tensor/factory.h"
@@ -58,12 +59,32 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha = 1.0)
   return out;
 }
 
+// Whether the bytes a and b reach (first to last element, strides >= 0) intersect.
+bool memory_overlaps(const Tensor& a, const Tensor& b) {
+  if (!a.shares_storage(b) || a.numel() == 0 || b.numel() == 0) return false;
+  auto range = [](const Tensor& t) {
+    int64_t last = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+    const auto* first = static_cast<const char*>(t.raw_data());
+    return std::pair{first, first + (last + 1) * static_cast<int64_t>(t.element_size())};
+  };
+  const auto [a0, a1] = range(a);
+  const auto [b0, b1] = range(b);
+  return a0 < b1 && b0 < a1;
+}
+
 // In place: self op= other, other broadcast to self's shape.
-void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, double alpha = 1.0) {
+void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other_in, double alpha = 1.0) {
   const char* name = binary_name(op);
-  check_pair(self, other, name);
-  const Shape shape = broadcast_shapes(self.shape(), other.shape(), name);
+  check_pair(self, other_in, name);
+  const Shape shape = broadcast_shapes(self.shape(), other_in.shape(), name);
   DDL_CHECK(shape == self.shape(), name, "_: in-place result of shape ", shape, " does not fit ", self.shape());
+  // An operand that overlaps self other than element for element (x.add_(x.t()), x.add_(x[0]))
+  // would be read after some of its elements were written: read a copy, so the result is
+  // self op old-other on every device and thread count (PyTorch refuses such partial overlap).
+  const bool same_view =
+      other_in.raw_data() == self.raw_data() && other_in.shape() == shape && other_in.strides() == self.strides();
+  const Tensor other = !same_view && memory_overlaps(self, other_in) ? other_in.clone() : other_in;
   if (casts_to_float(self.dtype(), self, other)) {  // See Note [Half compute]
     self.copy_(binary(op, self, other, alpha));
     return;

@@ -272,3 +272,13 @@ TEST_CASE("LossScaler on CUDA gradients: inf or NaN in any parameter skips the s
     }
   }
 }
+
+TEST_CASE("a 16-bit in-place op on CUDA reads an overlapping operand as it was", "[cuda][half]") {
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    const Tensor x0 = arange(0, 64 * 64, 1, DType::Float32).reshape({64, 64}).to(h);
+    const Tensor x = x0.to(kCuda);
+    x.add_(x.t());  // written in place while its transpose is read
+    REQUIRE(to_vector<float>(x.to(DType::Float32)) == to_vector<float>(add(x0, x0.t()).to(DType::Float32)));
+  }
+}

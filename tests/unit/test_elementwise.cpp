@@ -111,3 +111,23 @@ TEST_CASE("allclose handles tolerance and NaN", "[elementwise]") {
   REQUIRE_FALSE(allclose(d({NAN}), d({NAN})));
   REQUIRE_FALSE(allclose(d({1}), d({1, 1})));
 }
+
+TEST_CASE("an in-place op reads an overlapping operand as it was before the op", "[elementwise][inplace]") {
+  for (DType t : {DType::Float32, DType::BFloat16}) {
+    INFO(t);
+    const Tensor x0 = arange(0, 16, 1, DType::Float32).reshape({4, 4}).to(t);
+    Tensor x = x0.clone();
+    x.add_(x.t());  // the transpose's elements are written before some are read
+    REQUIRE(to_vector<float>(x.to(DType::Float32)) == to_vector<float>(add(x0, x0.t()).to(DType::Float32)));
+    x = x0.clone();
+    x.mul_(x.narrow(0, 1, 1));  // row 1 broadcast over rows 0..3, row 1 among them
+    REQUIRE(to_vector<float>(x.to(DType::Float32)) == to_vector<float>(mul(x0, x0.narrow(0, 1, 1)).to(DType::Float32)));
+    x = x0.clone();
+    x.add_(x);  // the same view: element for element, no copy needed
+    REQUIRE(to_vector<float>(x.to(DType::Float32)) == to_vector<float>(mul(x0, 2.0).to(DType::Float32)));
+    x = x0.clone();
+    x.narrow(0, 0, 2).sub_(x.narrow(0, 2, 2));  // one storage, no overlap
+    REQUIRE(to_vector<float>(x.narrow(0, 0, 2).to(DType::Float32)) ==
+            to_vector<float>(sub(x0.narrow(0, 0, 2), x0.narrow(0, 2, 2)).to(DType::Float32)));
+  }
+}
