@@ -163,10 +163,14 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
   bool any = false;
   if (is_grad_enabled())
     for (const Variable* v : inputs) any = any || (v->defined() && v->requires_grad());
-  if (!any) return Variable(std::move(out));
+  // An integer or bool result carries no gradient (PyTorch: only floating tensors require grad).
+  if (!any || (out.defined() && !is_floating(out.dtype()))) return Variable(std::move(out));
   std::vector<Edge> edges;
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
+  edges.reserve(inputs.size());
+  shapes.reserve(inputs.size());
+  dtypes.reserve(inputs.size());
   for (const Variable* v : inputs) {
     edges.push_back(edge_to(*v));
     shapes.push_back(v->defined() ? v->shape() : Shape{});

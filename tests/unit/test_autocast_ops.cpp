@@ -5,6 +5,7 @@
 // float32; binary_cross_entropy is refused. Each case runs forward and backward
 // and is compared with the same computation in float32.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <functional>
 
 #include "common/golden_case.h"
@@ -145,6 +146,19 @@ TEST_CASE("group_norm and layer_norm after a bf16 conv run in float32", "[autoca
   check_against_float32(gn, {{2, 3, 5, 5}, {4, 3, 3, 3}, {4}, {4}}, DType::BFloat16, DType::Float32, kBf16Tol);
   const Fn ln = [](const std::vector<Variable>& v) { return layer_norm(linear(v[0], v[1], v[2]), {5}, v[3], v[4]); };
   check_against_float32(ln, {{4, 3}, {5, 3}, {5}, {5}, {5}}, DType::BFloat16, DType::Float32, kBf16Tol);
+  // Without affine parameters nothing else promotes: the widening alone makes it float32.
+  autocast::Guard guard(DType::BFloat16);
+  const Variable h(seq({2, 4, 3}, 0.3, 0.1).to(DType::BFloat16), true);
+  REQUIRE(group_norm(h, 2, Variable(), Variable()).dtype() == DType::Float32);
+  // 16-bit affine parameters are widened too; their gradients come back in their dtype.
+  const Variable x(seq({4, 5}, 0.3, 0.1).to(DType::Float32), true);
+  const Variable w(full({5}, 1.5).to(DType::BFloat16), true), b(full({5}, 0.25).to(DType::BFloat16), true);
+  const Variable y = layer_norm(x, {5}, w, b);
+  REQUIRE(y.dtype() == DType::Float32);
+  sum(y).backward();
+  REQUIRE(w.grad().dtype() == DType::BFloat16);
+  REQUIRE(b.grad().dtype() == DType::BFloat16);
+  REQUIRE(to_vector<float>(b.grad().to(DType::Float32)) == std::vector<float>(5, 4.0f));
 }
 
 TEST_CASE("the elementwise losses take a float16 input and a float32 target in float32", "[autocast]") {
@@ -191,4 +205,31 @@ TEST_CASE("float32-list ops on float32 inputs and ops on no list record no cast"
   const Variable h(full({3}, 0.5).to(DType::Float16), true);
   REQUIRE(gelu(h, "tanh").dtype() == DType::Float16);
   REQUIRE(autocast::is_enabled());
+}
+
+TEST_CASE("tanh-gelu of large float16 inputs has finite gradients", "[autocast]") {
+  // In float16, x^3 overflows for |x| > 40 and 0 * 3x^2 is NaN beyond 148: computed in float32.
+  const Variable h(from_vector<float>({50, 150, 300, -200, 0.5}).to(DType::Float16), true);
+  const Variable y = gelu(h, "tanh");
+  REQUIRE(y.dtype() == DType::Float16);
+  sum(y).backward();
+  const std::vector<float> g = to_vector<float>(h.grad().to(DType::Float32));
+  const std::vector<float> v = to_vector<float>(y.data().to(DType::Float32));
+  REQUIRE(g[0] == 1.0f);
+  REQUIRE(g[1] == 1.0f);
+  REQUIRE(g[2] == 1.0f);
+  REQUIRE(g[3] == 0.0f);
+  REQUIRE(std::abs(g[4] - 0.8674f) < 2e-3);  // d/dx tanh-gelu at 0.5 (PyTorch 1.13: 0.8674)
+  REQUIRE(v[2] == 300.0f);
+  REQUIRE(v[3] == 0.0f);
+}
+
+TEST_CASE("an integer or bool result of a Variable op carries no gradient", "[autocast]") {
+  const Variable x(full({3}, 0.5), true), w(full({3}, 0.3), true);
+  const Variable b = x.to(DType::Bool), i = x.to(DType::Int64);
+  REQUIRE_FALSE(b.requires_grad());
+  REQUIRE_FALSE(i.requires_grad());
+  sum(mul(b.to(DType::Float32), w)).backward();
+  REQUIRE_FALSE(x.grad().defined());
+  REQUIRE(to_vector<float>(w.grad()) == std::vector<float>(3, 1.0f));
 }
