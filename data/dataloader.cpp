@@ -61,7 +61,7 @@ class DataLoader::Epoch {
         seed_(seed),
         epoch_(epoch),
         pin_memory_(pin_memory),
-        pin_device_(pin_memory ? current_device() : Device::cpu()),
+        pin_device_(pin_memory && num_workers > 0 ? current_device() : Device::cpu()),
         collate_(collate_fn ? std::move(collate_fn) : collate),
         window_(num_workers * prefetch_factor) {
     const int64_t n = static_cast<int64_t>(indices_.size());
@@ -128,7 +128,7 @@ class DataLoader::Epoch {
     try {
       // The current GPU is per thread: pin with the caller's, or a worker opens a context on
       // cuda:0 (PyTorch's pin-memory thread sets its device for the same reason).
-      if (pin_memory_) set_current_device(pin_device_);
+      if (pin_device_.is_cuda()) set_current_device(pin_device_);  // set in workers only
       Batch batch = collate_(examples);
       if (pin_memory_) {  // in the worker thread, off the training loop's path
         batch.data = batch.data.pin_memory();
@@ -179,7 +179,7 @@ class DataLoader::Epoch {
   uint64_t seed_;
   int64_t epoch_;
   bool pin_memory_;
-  Device pin_device_;  // the current GPU of the thread that began the epoch
+  Device pin_device_;  // the current GPU of the thread that began the epoch, for the workers
   std::function<Batch(const std::vector<Example>&)> collate_;
   int64_t window_;
   int64_t num_batches_ = 0;

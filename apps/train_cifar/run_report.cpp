@@ -31,7 +31,10 @@ double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(s
 // alone, never on the rank or its terminal), so the collective sequence stays valid.
 // The exchange runs inside the step, so its wait is in that step's time (as "other",
 // not comm_wait, which stays the strategy's); its bytes are kept out of the counters the
-// report prints as the strategy's traffic.
+// report prints as the strategy's traffic. On a GPU the host only queues a step, so its
+// host time says nothing: an exchange step there first waits for its own GPU work (one
+// read), and each rank sends its mean wall time per step since the last exchange (or the
+// epoch's start), GPU work included.
 constexpr int64_t kSlowestEvery = 10;
 
 // Note [Deferred reads]
@@ -39,8 +42,8 @@ constexpr int64_t kSlowestEvery = 10;
 // step (the loss, the number correct) keeps the host from queueing the next step while
 // the GPU runs this one. Each step therefore leaves its loss and correct count on the
 // device as one [2] float64, and the host reads all the steps queued so far in one copy
-// only when something shows a step: the --metrics line (every step), the progress bar
-// (every step), a --log-every line, the epoch's last step; and at the epoch's end. The
+// only when something shows a step: the --metrics line (every step), a progress bar that
+// draws (every step), a --log-every line, the epoch's last step; and at the epoch's end. The
 // GPU-clock step timer is resolved right after that read (its events are then reached).
 // Values are the same as reading each step: float32 to float64 and int64 to float64 are
 // exact, and the sums are taken on the host in the same order. On the CPU every step is
@@ -173,7 +176,8 @@ void RunReport::start_epoch(int64_t epoch) {
   epoch_ = epoch;
   loss_sum_ = 0;
   seen_ = correct_ = 0;
-  epoch_start_ = step_start_ = std::chrono::steady_clock::now();
+  epoch_start_ = step_start_ = window_start_ = std::chrono::steady_clock::now();
+  window_steps_ = 0;
   timer_.begin_epoch();
   timer_.start(report::Phase::Data);
   if (o_.progress && lead())
@@ -183,7 +187,8 @@ void RunReport::start_epoch(int64_t epoch) {
 void RunReport::start_at_step(int64_t step) {
   if (step == 0) return;
   timer_.discard_step();  // the wait for skipped batches is no step's data time
-  epoch_start_ = step_start_ = std::chrono::steady_clock::now();
+  epoch_start_ = step_start_ = window_start_ = std::chrono::steady_clock::now();
+  window_steps_ = 0;
   timer_.start(report::Phase::Data);
   if (bar_) bar_->start_at(step);
 }
@@ -204,10 +209,19 @@ void RunReport::end_step(int64_t step, const Tensor& loss, const Tensor& logits,
   queued_.push_back({step, target.numel(), lr, std::numeric_limits<double>::quiet_NaN(), values});
   // step_start_ is taken just before the timer's own step start: the time sent is never
   // less than the sum of this step's phases. See Note [Slowest rank].
-  queued_.back().slowest = exchange_slowest(seconds_since(step_start_));
+  double step_s = seconds_since(step_start_);
+  ++window_steps_;
+  if (timer_.device_clock() && exchanging_ && (steps_done_ + 1) % kSlowestEvery == 0) {
+    (void)to_vector<double>(values);  // waits for this step's GPU work
+    step_s = seconds_since(window_start_) / static_cast<double>(window_steps_);
+    window_start_ = std::chrono::steady_clock::now();
+    window_steps_ = 0;
+  }
+  queued_.back().slowest = exchange_slowest(step_s);
   const report::StepTimes t = timer_.end_step();
   const bool shown = step % o_.log_every == 0 || step + 1 == batches_per_epoch_;
-  if (!timer_.device_clock() || log_ || bar_ || shown) read_steps(t);  // See Note [Deferred reads]
+  const bool drawn = bar_ && bar_->enabled();                           // a bar that never draws needs no value
+  if (!timer_.device_clock() || log_ || drawn || shown) read_steps(t);  // See Note [Deferred reads]
   // The wait for the next batch is that batch's data time, so its step opens now.
   step_start_ = std::chrono::steady_clock::now();
   timer_.start(report::Phase::Data);

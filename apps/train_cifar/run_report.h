@@ -109,6 +109,10 @@ class RunReport {
   OwnCollective exchange_;  // the slowest-rank exchange: left out of the strategy's counters
   OwnCollective totals_;    // the per-epoch train loss and accuracy sums: likewise
   std::chrono::steady_clock::time_point epoch_start_, step_start_;
+  // On a GPU clock: the steps since window_start_ (this epoch), timed together at an
+  // exchange. See Note [Slowest rank].
+  std::chrono::steady_clock::time_point window_start_;
+  int64_t window_steps_ = 0;
   std::unique_ptr<report::HtmlReport> html_;  // --report's page, built by final_evaluation
   struct QueuedStep {
     int64_t step, images;

@@ -39,6 +39,9 @@ TEST_CASE("copies between two GPUs", "[cuda][copy][multi_gpu]") {
 
 TEST_CASE("loader workers pin batches with the caller's current GPU", "[cuda][data][multi_gpu]") {
   REQUIRE(cuda::device_count() >= 2);
+  struct Restore {
+    ~Restore() { set_current_device(Device::cuda(0)); }  // also when a REQUIRE below fails
+  } restore;
   set_current_device(Device::cuda(1));  // a rank that trains on cuda:1
   std::mutex mu;
   std::vector<Device> seen;
@@ -59,7 +62,6 @@ TEST_CASE("loader workers pin batches with the caller's current GPU", "[cuda][da
     REQUIRE(b.data.is_pinned());
     ++batches;
   }
-  set_current_device(Device::cuda(0));
   REQUIRE(batches == 4);
   REQUIRE(seen.size() == 4);
   for (const Device& d : seen) REQUIRE(d == Device::cuda(1));

@@ -2,7 +2,7 @@
 // epoch is left out of means, and run() spans epochs. Timing from short sleeps, so the
 // bounds are loose: lower bounds exact, upper bounds with slack for a loaded machine.
 // StepTimer(device) on the CPU runs the device-clock path (marks, a queue, resolve())
-// with host-clock marks; tests/cuda/test_cuda_step_timer.cpp runs it on a GPU.
+// with host-clock marks; tests/report/test_step_timer_cuda.cpp runs it on a GPU.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
