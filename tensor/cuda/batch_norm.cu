@@ -15,8 +15,6 @@
 namespace ddl::cuda::detail {
 namespace {
 
-constexpr int kReduceThreads = 256;  // power of two: the tree reduction halves it
-
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t n, T v) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -32,37 +30,165 @@ __global__ void eval_stats_kernel(const T* rm, const T* rv, double eps, T* sm, T
   }
 }
 
-// One block per channel c: gw[c] = invstd[c] Σ dy (x − mean[c]), gb[c] = Σ dy
-// over n, s, summed in double in a fixed order (deterministic).
-// dy, x: [N, C, S] of T; mean, invstd, gw, gb: [C] of P (gw or gb may be null)
-template <typename T, typename P>
-__global__ void channel_grads_kernel(const T* dy, const T* x, const P* mean, const P* invstd, int64_t N, int64_t C,
-                                     int64_t S, P* gw, P* gb) {
-  __shared__ double s_dy[kReduceThreads], s_dyx[kReduceThreads];
-  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
-    const double m = mean[c];
-    double a = 0.0, b = 0.0;
-    for (int64_t i = threadIdx.x; i < N * S; i += blockDim.x) {
-      const int64_t off = ((i / S) * C + c) * S + i % S;
-      const double g = dy[off];
-      a += g;
-      b += g * (static_cast<double>(x[off]) - m);
-    }
-    s_dy[threadIdx.x] = a, s_dyx[threadIdx.x] = b;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) {
-        s_dy[threadIdx.x] += s_dy[threadIdx.x + half];
-        s_dyx[threadIdx.x] += s_dyx[threadIdx.x + half];
+// Note [Chunked channel sums]
+// A per-channel sum over n and s of x: [N, C, S] runs in two kernels, as
+// PyTorch's batch_norm_collect_statistics and reduce.cu's reduce_rows_chunked:
+// the channel's M = N S elements, in (n, s) order, are cut into nchunks chunks
+// of chunk_len; a block (or, for S == 1, a thread) per (channel, chunk) writes
+// a partial sum in double to scratch, then fold_partials_kernel adds a
+// channel's partials in chunk order through a fixed tree. The split depends on
+// the shape alone (never on the device or timing) and no atomics are used, so
+// every GPU and every run gives the same bits (Note [Deterministic CUDA
+// reductions]). Each kernel sums two values (Acc2) so one pass serves dw and db.
+constexpr int64_t kTargetBlocks = 1024;  // blocks over all channels when M is large
+constexpr int64_t kMinChunk = 1024;      // elements per block, at least
+constexpr int64_t kRowsPerThread = 64;   // S == 1: rows one thread sums
+
+struct Acc2 {
+  double a, b;
+};
+
+struct AddAcc2 {
+  __device__ Acc2 operator()(Acc2 x, Acc2 y) const { return {x.a + y.a, x.b + y.b}; }
+};
+
+struct ChunkPlan {
+  int64_t nchunks, chunk_len;
+};
+
+// A function of (N, C, S) only, so the summation order is too.
+ChunkPlan plan_chunks(int64_t N, int64_t C, int64_t S) {
+  const int64_t M = N * S;
+  const auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t n = S == 1 ? cdiv(M, kRowsPerThread) : std::min(cdiv(kTargetBlocks, C), cdiv(M, kMinChunk));
+  const int64_t nchunks = std::max<int64_t>(n, 1);
+  return {nchunks, cdiv(M, nchunks)};
+}
+
+// Block (chunk k, channel c) sums load(offset of (n, s), center(c)) over the
+// chunk's elements; thread t takes elements t, t + 256, ... of the chunk, so a
+// warp reads along s. (n, s) advance by adding, not dividing.
+// partial: [C, nchunks]. S > 0; blockDim.x == kBlockThreads.
+template <typename Load>
+__global__ void chunk_partials_kernel(Load load, int64_t C, int64_t S, int64_t M, ChunkPlan plan, Acc2* partial) {
+  __shared__ BlockScratch<Acc2> scratch;
+  const int64_t CS = C * S;
+  const int64_t ds = kBlockThreads % S, step = (kBlockThreads / S) * CS + ds;  // one stride of kBlockThreads
+  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+    const double m = load.center(c);
+    for (int64_t k = blockIdx.x; k < plan.nchunks; k += gridDim.x) {
+      const int64_t begin = k * plan.chunk_len, end = begin + plan.chunk_len < M ? begin + plan.chunk_len : M;
+      Acc2 acc{0.0, 0.0};
+      int64_t j = begin + threadIdx.x;
+      if (j < end) {
+        int64_t s = j % S, off = (j / S) * CS + c * S + s;  // once per thread and chunk
+#pragma unroll 4                                            // several loads in flight; the sum's order is unchanged
+        for (; j < end; j += kBlockThreads) {
+          const Acc2 v = load(off, m);
+          acc.a += v.a, acc.b += v.b;
+          off += step, s += ds;
+          if (s >= S) s -= S, off += CS - S;  // crossed into the next n
+        }
       }
-      __syncthreads();
+      acc = block_reduce(acc, AddAcc2{}, scratch.get());  // every thread of the block gets here
+      if (threadIdx.x == 0) partial[c * plan.nchunks + k] = acc;
     }
-    if (threadIdx.x == 0) {
-      if (gw) gw[c] = static_cast<P>(s_dyx[0] * static_cast<double>(invstd[c]));
-      if (gb) gb[c] = static_cast<P>(s_dy[0]);
-    }
-    __syncthreads();  // the shared buffers are reused by the next channel
   }
+}
+
+// S == 1 (x: [N, C]): thread c sums rows of its chunk k in order, so a warp
+// reads consecutive channels. partial: [C, nchunks].
+template <typename Load>
+__global__ void row_partials_kernel(Load load, int64_t N, int64_t C, ChunkPlan plan, Acc2* partial) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
+    const double m = load.center(c);
+    for (int64_t k = blockIdx.y; k < plan.nchunks; k += gridDim.y) {
+      const int64_t end = (k + 1) * plan.chunk_len < N ? (k + 1) * plan.chunk_len : N;
+      Acc2 acc{0.0, 0.0};
+      for (int64_t n = k * plan.chunk_len; n < end; ++n) {
+        const Acc2 v = load(n * C + c, m);
+        acc.a += v.a, acc.b += v.b;
+      }
+      partial[c * plan.nchunks + k] = acc;
+    }
+  }
+}
+
+// Block c folds partial[c, 0..nchunks) in a fixed order, then finish(c, total).
+template <typename Finish>
+__global__ void fold_partials_kernel(Finish finish, const Acc2* partial, int64_t C, int64_t nchunks) {
+  __shared__ BlockScratch<Acc2> scratch;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    Acc2 acc{0.0, 0.0};
+    for (int64_t k = threadIdx.x; k < nchunks; k += blockDim.x) {
+      const Acc2 v = partial[c * nchunks + k];
+      acc.a += v.a, acc.b += v.b;
+    }
+    acc = block_reduce(acc, AddAcc2{}, scratch.get());
+    if (threadIdx.x == 0) finish(c, acc);
+  }
+}
+
+// Sums load over each channel of x: [N, C, S] and calls finish(c, sums) (Note
+// [Chunked channel sums]). partial: scratch of C * plan.nchunks Acc2. N S > 0.
+template <typename Load, typename Finish>
+void channel_sums(const Load& load, const Finish& finish, int64_t N, int64_t C, int64_t S, const ChunkPlan& plan,
+                  Acc2* partial, cudaStream_t s) {
+  const auto cap = [](int64_t n, int64_t most) { return static_cast<unsigned int>(std::min(n, most)); };
+  if (S == 1) {
+    const int64_t threads = std::min<int64_t>(kBlockThreads, (C + 31) / 32 * 32);  // no idle warps for small C
+    const dim3 grid(cap((C + threads - 1) / threads, 1 << 20), cap(plan.nchunks, 65535));
+    row_partials_kernel<<<grid, static_cast<unsigned int>(threads), 0, s>>>(load, N, C, plan, partial);
+  } else {
+    const dim3 grid(cap(plan.nchunks, 1 << 20), cap(C, 65535));
+    chunk_partials_kernel<<<grid, kBlockThreads, 0, s>>>(load, C, S, N * S, plan, partial);
+  }
+  DDL_CUDA_KERNEL_CHECK();
+  fold_partials_kernel<<<cap(C, 65535), kBlockThreads, 0, s>>>(finish, partial, C, plan.nchunks);
+  DDL_CUDA_KERNEL_CHECK();
+}
+
+// Scratch for C * plan.nchunks partials on the current stream (the caching
+// allocator is stream-ordered, so it stays valid for the kernels queued after).
+Tensor partials_scratch(int64_t C, const ChunkPlan& plan, Device device) {
+  return empty({C * plan.nchunks * static_cast<int64_t>(sizeof(Acc2))}, TensorOptions(DType::UInt8, device));
+}
+
+// Σ dy and Σ dy (x − mean[c]), each element read as double.
+// dy, x: [N, C, S] of T; mean: [C] of P
+template <typename T, typename P>
+struct GradLoad {
+  const T *dy, *x;
+  const P* mean;
+  __device__ double center(int64_t c) const { return mean[c]; }
+  __device__ Acc2 operator()(int64_t i, double m) const {
+    const double g = dy[i];
+    return {g, g * (static_cast<double>(x[i]) - m)};
+  }
+};
+
+// gw[c] = invstd[c] Σ dy (x − mean[c]), gb[c] = Σ dy (gw or gb may be null).
+template <typename P>
+struct GradFinish {
+  const P* invstd;
+  P *gw, *gb;
+  __device__ void operator()(int64_t c, Acc2 t) const {
+    if (gw) gw[c] = static_cast<P>(t.b * static_cast<double>(invstd[c]));
+    if (gb) gb[c] = static_cast<P>(t.a);
+  }
+};
+
+// dw and db of batch norm (see GradFinish), deterministic. dy, x: [N, C, S]; N S > 0
+template <typename T, typename P>
+void channel_grads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& gw,
+                   const Tensor& gb, cudaStream_t s) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const ChunkPlan plan = plan_chunks(N, C, S);
+  const Tensor scratch = partials_scratch(C, plan, x.device());
+  channel_sums(
+      GradLoad<T, P>{dy.data<T>(), x.data<T>(), mean.data<P>()},
+      GradFinish<P>{invstd.data<P>(), gw.defined() ? gw.data<P>() : nullptr, gb.defined() ? gb.data<P>() : nullptr}, N,
+      C, S, plan, static_cast<Acc2*>(scratch.raw_data()), s);
 }
 
 // Eval mode (statistics are constants): dx = w invstd dy, computed in P.
@@ -75,8 +201,6 @@ __global__ void eval_grad_input_kernel(const T* dy, const P* w, const P* invstd,
     dx[i] = static_cast<T>((w ? w[c] : P(1)) * invstd[c] * static_cast<P>(dy[i]));
   }
 }
-
-unsigned int reduce_blocks(int64_t C) { return static_cast<unsigned int>(std::min<int64_t>(C, 65535)); }
 
 // A [C] tensor of `value` on x's device, for a missing weight or bias.
 Tensor filled(const Tensor& like, int64_t C, double value, cudaStream_t s) {
@@ -93,42 +217,71 @@ Tensor filled(const Tensor& like, int64_t C, double value, cudaStream_t s) {
 // the parameter descriptor is "(typeOf(x) == double) ? double : float"; they
 // name no bfloat16 data. So float16 and bfloat16 inputs take the kernels below
 // rather than cuDNN: they read 16-bit x and dy, compute in float (per-channel
-// sums in double, fixed order, as channel_grads_kernel), and store y and dx in
+// sums in double, Note [Chunked channel sums]), and store y and dx in
 // the 16-bit type once. weight, bias, running and saved statistics are float32,
 // as PyTorch keeps them for 16-bit inputs; the results match the CPU's (a
 // float32 kernel on a widened x) up to summation order.
 
-struct SumD {
-  __device__ double operator()(double a, double b) const { return a + b; }
+// Pass 1 of the training statistics: Σ x. x: [N, C, S]
+template <typename T>
+struct SumLoad {
+  const T* x;
+  __device__ double center(int64_t) const { return 0.0; }
+  __device__ Acc2 operator()(int64_t i, double) const { return {static_cast<float>(x[i]), 0.0}; }
 };
 
-// Training statistics, one block per channel c: the mean, then Σ (x − mean)²
-// (two passes, as the CPU); save_* and the running update (unbiased variance,
-// as PyTorch) from thread 0. x: [N, C, S]; sm, si: [C]; rm, rv: [C] or null
+// mean[c] = Σ x / M in double, for pass 2. mean: [C]
+struct MeanFinish {
+  double* mean;
+  double m;
+  __device__ void operator()(int64_t c, Acc2 t) const { mean[c] = t.a / m; }
+};
+
+// Pass 2: Σ (x − mean)², the mean in double (two passes, as the CPU).
 template <typename T>
-__global__ void half_batch_stats_kernel(const T* x, int64_t N, int64_t C, int64_t S, double momentum, double eps,
-                                        float* sm, float* si, float* rm, float* rv) {
-  __shared__ BlockScratch<double> scratch;
-  const int64_t M = N * S;
-  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
-    double a = 0.0;
-    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) a += static_cast<float>(x[((i / S) * C + c) * S + i % S]);
-    const double mean = block_reduce(a, SumD{}, scratch.get()) / static_cast<double>(M);
-    double q = 0.0;
-    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
-      const double d = static_cast<float>(x[((i / S) * C + c) * S + i % S]) - mean;
-      q += d * d;
-    }
-    const double m2 = block_reduce(q, SumD{}, scratch.get());
-    if (threadIdx.x == 0) {
-      sm[c] = static_cast<float>(mean);
-      si[c] = static_cast<float>(1.0 / sqrt(m2 / static_cast<double>(M) + eps));
-      if (rm) {
-        rm[c] = static_cast<float>((1.0 - momentum) * rm[c] + momentum * mean);
-        rv[c] = static_cast<float>((1.0 - momentum) * rv[c] + momentum * m2 / static_cast<double>(M - 1));
-      }
+struct SquaresLoad {
+  const T* x;
+  const double* mean;
+  __device__ double center(int64_t c) const { return mean[c]; }
+  __device__ Acc2 operator()(int64_t i, double m) const {
+    const double d = static_cast<float>(x[i]) - m;
+    return {d * d, 0.0};
+  }
+};
+
+// save_* and the running update (unbiased variance, as PyTorch) from the
+// mean and Σ (x − mean)². mean: [C] double; sm, si: [C]; rm, rv: [C] or null
+struct StatsFinish {
+  const double* mean;
+  double m, momentum, eps;
+  float *sm, *si, *rm, *rv;
+  __device__ void operator()(int64_t c, Acc2 t) const {
+    const double mu = mean[c], m2 = t.a;
+    sm[c] = static_cast<float>(mu);
+    si[c] = static_cast<float>(1.0 / sqrt(m2 / m + eps));
+    if (rm) {
+      rm[c] = static_cast<float>((1.0 - momentum) * rm[c] + momentum * mu);
+      rv[c] = static_cast<float>((1.0 - momentum) * rv[c] + momentum * m2 / (m - 1.0));
     }
   }
+};
+
+// Training statistics of x: [N, C, S] in two chunked passes (Note [Chunked
+// channel sums]). N S > 1 (the front end checks it).
+template <typename T>
+void half_batch_stats(const Tensor& x, double momentum, double eps, Tensor& save_mean, Tensor& save_invstd, float* rm,
+                      float* rv, cudaStream_t s) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const double m = static_cast<double>(N * S);
+  const ChunkPlan plan = plan_chunks(N, C, S);
+  const Tensor scratch = partials_scratch(C, plan, x.device());
+  const Tensor mean = empty({C}, TensorOptions(DType::Float64, x.device()));
+  Acc2* partial = static_cast<Acc2*>(scratch.raw_data());
+  channel_sums(SumLoad<T>{x.data<T>()}, MeanFinish{mean.data<double>(), m}, N, C, S, plan, partial, s);
+  channel_sums(
+      SquaresLoad<T>{x.data<T>(), mean.data<double>()},
+      StatsFinish{mean.data<double>(), m, momentum, eps, save_mean.data<float>(), save_invstd.data<float>(), rm, rv}, N,
+      C, S, plan, partial, s);
 }
 
 // y = (x − mean) (w invstd) + b in float, rounded to T once.
@@ -145,7 +298,7 @@ __global__ void half_normalize_kernel(const T* x, const float* w, const float* b
 
 // Training input gradient, x̂ = (x − mean) invstd:
 // dx = w invstd (dy − Σdy / M − x̂ Σ(dy x̂) / M), with sdyx = Σ(dy x̂) and sdy = Σ dy
-// from channel_grads_kernel. dy, x, dx: [N, C, S]; w (or null), the rest: [C]
+// from channel_grads. dy, x, dx: [N, C, S]; w (or null), the rest: [C]
 template <typename T>
 __global__ void half_train_grad_input_kernel(const T* dy, const T* x, const float* w, const float* mean,
                                              const float* invstd, const float* sdyx, const float* sdy, T* dx,
@@ -180,8 +333,7 @@ void batch_norm_forward_half(const Tensor& x, const Tensor& weight, const Tensor
   dispatch_half(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (training) {
-      half_batch_stats_kernel<T><<<reduce_blocks(C), kBlockThreads, 0, s>>>(  // block_reduce needs kBlockThreads
-          x.data<T>(), N, C, S, momentum, eps, save_mean.data<float>(), save_invstd.data<float>(), rm, rv);
+      half_batch_stats<T>(x, momentum, eps, save_mean, save_invstd, rm, rv, s);
     } else {
       eval_stats_kernel<float>
           <<<blocks_for(C), kBlockThreads, 0, s>>>(rm, rv, eps, save_mean.data<float>(), save_invstd.data<float>(), C);
@@ -208,10 +360,7 @@ void batch_norm_backward_half(const Tensor& grad_y, const Tensor& x, const Tenso
   dispatch_half(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (gw.defined() || gb.defined()) {
-      channel_grads_kernel<T, float><<<reduce_blocks(C), kReduceThreads, 0, s>>>(
-          grad_y.data<T>(), x.data<T>(), save_mean.data<float>(), save_invstd.data<float>(), N, C, S,
-          gw.defined() ? gw.data<float>() : nullptr, gb.defined() ? gb.data<float>() : nullptr);
-      DDL_CUDA_KERNEL_CHECK();
+      channel_grads<T, float>(grad_y, x, save_mean, save_invstd, gw, gb, s);
     }
     if (!grad_input.defined()) return;
     if (training) {
@@ -316,10 +465,7 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
   DDL_DISPATCH_FLOAT(t, op, [&] {
     using T = scalar_t;
     if (grad_weight.defined() || grad_bias.defined()) {
-      channel_grads_kernel<T, T><<<reduce_blocks(C), kReduceThreads, 0, s>>>(
-          grad_y.data<T>(), x.data<T>(), save_mean.data<T>(), save_invstd.data<T>(), N, C, S,
-          grad_weight.defined() ? grad_weight.data<T>() : nullptr, grad_bias.defined() ? grad_bias.data<T>() : nullptr);
-      DDL_CUDA_KERNEL_CHECK();
+      channel_grads<T, T>(grad_y, x, save_mean, save_invstd, grad_weight, grad_bias, s);
     }
     if (grad_input.defined()) {  // eval mode (training with an input gradient went to cuDNN)
       eval_grad_input_kernel<T, T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(

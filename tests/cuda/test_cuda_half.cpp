@@ -3,7 +3,8 @@
 // cuBLAS GEMM (16-bit operands, float32 compute) and cuDNN convolution with
 // both gradients within one 16-bit rounding, bf16 autocast of a linear layer
 // with float32 master-weight gradients, and 16-bit batch_norm with float32
-// parameters, alone and after a bf16 conv. Skipped (exit 77) without a GPU.
+// parameters, alone (also over many chunks, repeated bit for bit) and after
+// a bf16 conv. Skipped (exit 77) without a GPU.
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -189,4 +190,82 @@ TEST_CASE("bf16 autocast on CUDA: conv -> BatchNorm2d -> ReLU stays bf16 and mat
   REQUIRE(allclose(bn_c->weight.grad().to(Device::cpu()), bn.weight.grad(), 3e-2, 3e-2));
   REQUIRE(allclose(bn_c->bias.grad().to(Device::cpu()), bn.bias.grad(), 3e-2, 3e-2));
   REQUIRE(allclose(conv_c->weight.grad().to(Device::cpu()), conv.weight.grad(), 3e-2, 3e-2));
+}
+
+TEST_CASE("CUDA 16-bit batch_norm: chunked channel sums match the CPU and repeat bit for bit",
+          "[cuda][half][batch_norm]") {
+  // Note [Chunked channel sums]: several chunks whose ends fall inside a row
+  // (M = 10336, S = 323), S == 1 with many row chunks, many channels with a
+  // small plane, and an empty eval batch.
+  const auto f32_same = [](const Tensor& a, const Tensor& b) {
+    REQUIRE(to_vector<double>(a.to(Device::cpu())) == to_vector<double>(b.to(Device::cpu())));
+  };
+  const auto f32_close = [](const Tensor& gpu, const Tensor& cpu) {
+    REQUIRE(gpu.device() == kCuda);
+    REQUIRE(gpu.dtype() == DType::Float32);
+    REQUIRE(allclose(gpu.to(Device::cpu()), cpu, 1e-4, 1e-4));
+  };
+  using Needs = std::array<bool, 3>;
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    for (const Shape& shape : {Shape{32, 4, 17, 19}, Shape{3000, 2}, Shape{2, 300, 4, 4}, Shape{0, 3, 4, 4}}) {
+      const bool empty_batch = shape[0] == 0;
+      for (bool training : {true, false}) {
+        if (empty_batch && training) continue;  // training needs more than one value per channel
+        INFO(h << " " << shape << (training ? " training" : " eval"));
+        Generator gen(13);
+        const int64_t c = shape[1];
+        const Tensor xh = add(mul(randn(shape, gen), 2.0), 0.5).to(h), gy = randn(shape, gen).to(h);
+        const Tensor w = randn({c}, gen), b = randn({c}, gen);
+        const Tensor rm0 = mul(randn({c}, gen), 0.1), rv0 = add(rand({c}, gen), 0.5);
+        Tensor rm = rm0.clone(), rv = rv0.clone();
+        const BatchNormResult r = batch_norm(xh, w, b, rm, rv, training, 0.1, 1e-5);
+        BatchNormResult first;
+        Tensor first_rm;
+        for (int run = 0; run < 2; ++run) {
+          INFO("run " << run);
+          Tensor rmc = rm0.to(kCuda), rvc = rv0.to(kCuda);
+          const BatchNormResult rc = batch_norm(xh.to(kCuda), w.to(kCuda), b.to(kCuda), rmc, rvc, training, 0.1, 1e-5);
+          if (!empty_batch) require_close(rc.y, r.y, h);
+          REQUIRE(rc.y.shape() == r.y.shape());
+          f32_close(rc.save_mean, r.save_mean);
+          f32_close(rc.save_invstd, r.save_invstd);
+          f32_close(rmc, rm);
+          f32_close(rvc, rv);
+          if (run == 0) {
+            first = rc, first_rm = rmc;
+          } else {
+            REQUIRE(bits(rc.y) == bits(first.y));
+            f32_same(rc.save_mean, first.save_mean);
+            f32_same(rc.save_invstd, first.save_invstd);
+            f32_same(rmc, first_rm);
+          }
+          for (const Needs needs : {Needs{true, true, true}, Needs{true, true, false}, Needs{true, false, true},
+                                    Needs{false, true, true}}) {
+            INFO("needs " << needs[0] << needs[1] << needs[2]);
+            const BatchNormGrads g = batch_norm_backward(gy, xh, w, r.save_mean, r.save_invstd, training, 1e-5, needs);
+            const BatchNormGrads g1 = batch_norm_backward(gy.to(kCuda), xh.to(kCuda), w.to(kCuda), rc.save_mean,
+                                                          rc.save_invstd, training, 1e-5, needs);
+            const BatchNormGrads g2 = batch_norm_backward(gy.to(kCuda), xh.to(kCuda), w.to(kCuda), rc.save_mean,
+                                                          rc.save_invstd, training, 1e-5, needs);
+            REQUIRE(g1.grad_input.defined() == needs[0]);
+            REQUIRE(g1.grad_weight.defined() == needs[1]);
+            REQUIRE(g1.grad_bias.defined() == needs[2]);
+            if (needs[0]) {
+              REQUIRE(g1.grad_input.shape() == g.grad_input.shape());
+              if (!empty_batch) require_close(g1.grad_input, g.grad_input, h);
+              REQUIRE(bits(g1.grad_input) == bits(g2.grad_input));
+            }
+            if (needs[1]) {
+              f32_close(g1.grad_weight, g.grad_weight);
+              f32_same(g1.grad_weight, g2.grad_weight);
+            }
+            if (needs[2]) {
+              f32_close(g1.grad_bias, g.grad_bias);
+              f32_same(g1.grad_bias, g2.grad_bias);
+            }
+          }
+        }
+      }
+    }
+  }
 }
