@@ -191,13 +191,38 @@ void channel_grads(const Tensor& dy, const Tensor& x, const Tensor& mean, const 
       C, S, plan, static_cast<Acc2*>(scratch.raw_data()), s);
 }
 
+// The elementwise kernels below take elements i = t, t + stride, ... of
+// [N, C, S] and step the channel c = (i / S) % C by adding, not dividing (a
+// 64-bit division per element costs more than the element's memory traffic).
+// A capped grid gives each thread several elements, so its one division is
+// shared. blockDim.x == kBlockThreads and gridDim.x == blocks.
+constexpr unsigned int kWalkBlocks = 2048;
+
+struct ChannelWalk {
+  unsigned int blocks;
+  int64_t stride, ds, dc;  // per step: elements, then s and c advance (mod S, C)
+  __device__ void step(int64_t& s, int64_t& c, int64_t S, int64_t C) const {
+    s += ds, c += dc;
+    if (s >= S) s -= S, ++c;  // one carry at most: ds < S
+    if (c >= C) c -= C;       // c + dc + 1 < 2C
+  }
+};
+
+// total = N C S > 0.
+ChannelWalk channel_walk(int64_t total, int64_t C, int64_t S) {
+  const unsigned int blocks = std::min(blocks_for(total), kWalkBlocks);
+  const int64_t stride = static_cast<int64_t>(blocks) * kBlockThreads;
+  return {blocks, stride, stride % S, (stride / S) % C};
+}
+
 // Eval mode (statistics are constants): dx = w invstd dy, computed in P.
 // dy, dx: [N, C, S] of T; w (or null), invstd: [C] of P
 template <typename T, typename P>
 __global__ void eval_grad_input_kernel(const T* dy, const P* w, const P* invstd, T* dx, int64_t total, int64_t C,
-                                       int64_t S) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = (i / S) % C;
+                                       int64_t S, ChannelWalk walk) {
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  int64_t s = first % S, c = (first / S) % C;
+  for (int64_t i = first; i < total; i += walk.stride, walk.step(s, c, S, C)) {
     dx[i] = static_cast<T>((w ? w[c] : P(1)) * invstd[c] * static_cast<P>(dy[i]));
   }
 }
@@ -288,9 +313,11 @@ void half_batch_stats(const Tensor& x, double momentum, double eps, Tensor& save
 // x, y: [N, C, S]; w, b (or null), mean, invstd: [C]
 template <typename T>
 __global__ void half_normalize_kernel(const T* x, const float* w, const float* b, const float* mean,
-                                      const float* invstd, T* y, int64_t total, int64_t C, int64_t S) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = (i / S) % C;
+                                      const float* invstd, T* y, int64_t total, int64_t C, int64_t S,
+                                      ChannelWalk walk) {
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  int64_t s = first % S, c = (first / S) % C;
+  for (int64_t i = first; i < total; i += walk.stride, walk.step(s, c, S, C)) {
     const float scale = (w ? w[c] : 1.0f) * invstd[c];
     y[i] = static_cast<T>((static_cast<float>(x[i]) - mean[c]) * scale + (b ? b[c] : 0.0f));
   }
@@ -302,9 +329,10 @@ __global__ void half_normalize_kernel(const T* x, const float* w, const float* b
 template <typename T>
 __global__ void half_train_grad_input_kernel(const T* dy, const T* x, const float* w, const float* mean,
                                              const float* invstd, const float* sdyx, const float* sdy, T* dx,
-                                             int64_t total, int64_t C, int64_t S, float inv_m) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = (i / S) % C;
+                                             int64_t total, int64_t C, int64_t S, float inv_m, ChannelWalk walk) {
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  int64_t s = first % S, c = (first / S) % C;
+  for (int64_t i = first; i < total; i += walk.stride, walk.step(s, c, S, C)) {
     const float xhat = (static_cast<float>(x[i]) - mean[c]) * invstd[c];
     const float g = static_cast<float>(dy[i]) - sdy[c] * inv_m - xhat * sdyx[c] * inv_m;
     dx[i] = static_cast<T>((w ? w[c] : 1.0f) * invstd[c] * g);
@@ -340,9 +368,10 @@ void batch_norm_forward_half(const Tensor& x, const Tensor& weight, const Tensor
     }
     DDL_CUDA_KERNEL_CHECK();
     if (N * S == 0) return;
-    half_normalize_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
-        x.data<T>(), f32_or_null(weight), f32_or_null(bias), save_mean.data<float>(), save_invstd.data<float>(),
-        y.data<T>(), N * C * S, C, S);
+    const ChannelWalk walk = channel_walk(N * C * S, C, S);
+    half_normalize_kernel<T><<<walk.blocks, kBlockThreads, 0, s>>>(x.data<T>(), f32_or_null(weight), f32_or_null(bias),
+                                                                   save_mean.data<float>(), save_invstd.data<float>(),
+                                                                   y.data<T>(), N * C * S, C, S, walk);
     DDL_CUDA_KERNEL_CHECK();
   });
 }
@@ -363,14 +392,16 @@ void batch_norm_backward_half(const Tensor& grad_y, const Tensor& x, const Tenso
       channel_grads<T, float>(grad_y, x, save_mean, save_invstd, gw, gb, s);
     }
     if (!grad_input.defined()) return;
+    const ChannelWalk walk = channel_walk(N * C * S, C, S);
     if (training) {
-      half_train_grad_input_kernel<T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
+      half_train_grad_input_kernel<T><<<walk.blocks, kBlockThreads, 0, s>>>(
           grad_y.data<T>(), x.data<T>(), f32_or_null(weight), save_mean.data<float>(), save_invstd.data<float>(),
           gw.data<float>(), gb.data<float>(), grad_input.data<T>(), N * C * S, C, S,
-          static_cast<float>(1.0 / static_cast<double>(N * S)));
+          static_cast<float>(1.0 / static_cast<double>(N * S)), walk);
     } else {
-      eval_grad_input_kernel<T, float><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
-          grad_y.data<T>(), f32_or_null(weight), save_invstd.data<float>(), grad_input.data<T>(), N * C * S, C, S);
+      eval_grad_input_kernel<T, float>
+          <<<walk.blocks, kBlockThreads, 0, s>>>(grad_y.data<T>(), f32_or_null(weight), save_invstd.data<float>(),
+                                                 grad_input.data<T>(), N * C * S, C, S, walk);
     }
     DDL_CUDA_KERNEL_CHECK();
   });
@@ -468,9 +499,10 @@ void batch_norm_backward_cuda(const Tensor& grad_y, const Tensor& x, const Tenso
       channel_grads<T, T>(grad_y, x, save_mean, save_invstd, grad_weight, grad_bias, s);
     }
     if (grad_input.defined()) {  // eval mode (training with an input gradient went to cuDNN)
-      eval_grad_input_kernel<T, T><<<blocks_for(N * C * S), kBlockThreads, 0, s>>>(
-          grad_y.data<T>(), weight.defined() ? weight.data<T>() : nullptr, save_invstd.data<T>(), grad_input.data<T>(),
-          N * C * S, C, S);
+      const ChannelWalk walk = channel_walk(N * C * S, C, S);
+      eval_grad_input_kernel<T, T>
+          <<<walk.blocks, kBlockThreads, 0, s>>>(grad_y.data<T>(), weight.defined() ? weight.data<T>() : nullptr,
+                                                 save_invstd.data<T>(), grad_input.data<T>(), N * C * S, C, S, walk);
       DDL_CUDA_KERNEL_CHECK();
     }
   });
