@@ -197,8 +197,9 @@ TEST_CASE("CUDA 16-bit batch_norm: chunked channel sums match the CPU and repeat
   // Note [Chunked channel sums]: several chunks whose ends fall inside a row
   // (M = 10336, S = 323), S == 1 with many row chunks, many channels with a
   // small plane, more elements than the elementwise kernels' threads (a
-  // thread steps its channel: ChannelWalk in batch_norm.cu), and an empty eval
-  // batch.
+  // thread steps its channel: ChannelWalk in batch_norm.cu; {128, 5, 33, 31} also
+  // moves it to the next channel), a chunk start that steps n and carries s
+  // ({40, 3, 7, 9}: S = 63 does not divide 256), and an empty eval batch.
   const auto f32_same = [](const Tensor& a, const Tensor& b) {
     REQUIRE(to_vector<double>(a.to(Device::cpu())) == to_vector<double>(b.to(Device::cpu())));
   };
@@ -209,8 +210,8 @@ TEST_CASE("CUDA 16-bit batch_norm: chunked channel sums match the CPU and repeat
   };
   using Needs = std::array<bool, 3>;
   for (DType h : {DType::Float16, DType::BFloat16}) {
-    for (const Shape& shape :
-         {Shape{32, 4, 17, 19}, Shape{3000, 2}, Shape{2, 300, 4, 4}, Shape{64, 3, 60, 50}, Shape{0, 3, 4, 4}}) {
+    for (const Shape& shape : {Shape{32, 4, 17, 19}, Shape{3000, 2}, Shape{2, 300, 4, 4}, Shape{64, 3, 60, 50},
+                               Shape{40, 3, 7, 9}, Shape{128, 5, 33, 31}, Shape{0, 3, 4, 4}}) {
       const bool empty_batch = shape[0] == 0;
       for (bool training : {true, false}) {
         if (empty_batch && training) continue;  // training needs more than one value per channel
