@@ -8,11 +8,16 @@
 # is no meson test: run it by hand (root), and see docs/cuda.md for the last result.
 # Usage: tests/gpu_carry/run.sh [LOGDIR]   env: GPU_CARRY_BASE=DIR reuses a debootstrapped root,
 #        GPU_CARRY_JOBS (default 2), GPU_CARRY_CUDA=1, GPU_CARRY_TARGETS="ninja targets" (build
-#        only those and run no tests: a quicker CUDA compile check).
+#        only those and run no tests: a quicker CUDA compile check), GPU_CARRY_RELEASE (default
+#        bookworm; trixie has g++ 14, newer than the GPU machine's g++ 13, to find what a newer
+#        compiler rejects), GPU_CARRY_WERROR=0 (warnings are not errors, as in gpu_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 logs=$(realpath -m "${1:-/tmp/gpu-carry-logs}")
 jobs=${GPU_CARRY_JOBS:-2}
+release=${GPU_CARRY_RELEASE:-bookworm}
+werror=--werror
+[ "${GPU_CARRY_WERROR:-1}" = 0 ] && werror=-Dwerror=false
 mkdir -p "$logs"
 [ "$(id -u)" -eq 0 ] || { echo "gpu_carry: needs root (debootstrap, chroot, mounts)"; exit 77; }
 command -v debootstrap >/dev/null || { echo "gpu_carry: needs debootstrap (apt-get install debootstrap)"; exit 77; }
@@ -30,9 +35,10 @@ t0=$(date +%s)
 if [ -n "${GPU_CARRY_BASE:-}" ]; then
   cp -a "$GPU_CARRY_BASE"/. "$root/"
 else
-  debootstrap --variant=minbase --include=g++,python3,meson,ninja-build bookworm "$root" \
+  debootstrap --variant=minbase --include=g++,python3,meson,ninja-build "$release" "$root" \
     http://deb.debian.org/debian >"$logs/debootstrap.log" 2>&1
 fi
+echo "gpu_carry: $(chroot "$root" g++ --version | head -1)"
 echo "gpu_carry: root ready in $(($(date +%s) - t0)) s: $(chroot "$root" dpkg-query -W -f='${Package}\n' | wc -l) packages," \
   "no -dev library but libc's: $(chroot "$root" dpkg-query -W -f='${Package}\n' | grep -- '-dev$' | tr '\n' ' ')"
 
@@ -60,9 +66,9 @@ cat >"$root/src/.gpu-carry-inside.sh" <<EOF
 set -uo pipefail
 cd /src
 . .gpu-deps/env.sh
-export PATH=/usr/local/cuda/bin:\$PATH HOME=/tmp
+export PATH=/usr/local/cuda/bin:\$PATH HOME=/tmp DDL_TESTS_NO_INSTALL=1
 t=\$(date +%s)
-meson setup /src/build-carry --buildtype=release --werror $cuda_opt >/logs/configure.log 2>&1 || { tail -30 /logs/configure.log; exit 1; }
+meson setup /src/build-carry --buildtype=release $werror $cuda_opt >/logs/configure.log 2>&1 || { tail -30 /logs/configure.log; exit 1; }
 grep -A12 "^ddl\|User defined options" /logs/configure.log | grep -E "cuda|nccl|openmp" || true
 echo "configure \$((\$(date +%s) - t)) s"; t=\$(date +%s)
 nice ninja -C /src/build-carry -j$jobs ${GPU_CARRY_TARGETS:-} >/logs/build.log 2>&1 || { grep -B2 -A12 "FAILED" /logs/build.log | head -60; exit 1; }
