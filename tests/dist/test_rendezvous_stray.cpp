@@ -9,8 +9,10 @@
 // has connected (GatedStore), so the stray always comes first.
 #include <arpa/inet.h>
 #include <gloo/transport/tcp/address.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -74,39 +76,62 @@ class GatedStore final : public Store {
 
 // The stray: for attempts 0 .. attempts-1, connects to every port every rank published
 // (all of Gloo's address entries) and, when `garbage`, writes bytes that are not Gloo's.
-// Keeps the connections open until "done"; returns the local ends of its connections.
-std::vector<std::string> run_stray(int port, int world, int attempts, bool garbage) {
-  auto store = test::store_client(port, Millis(30000));
+// Keeps the connections open until `done`; returns the local ends of its connections.
+// It runs on a thread, so it throws nothing: an exception there would be std::terminate.
+// A refused port is no error: a rank that reached its deadline has closed its ports, and a
+// busy machine can delay this thread past that (the last test case's ranks always do).
+std::vector<std::string> run_stray(int port, int world, int attempts, bool garbage, const std::atomic<bool>& done,
+                                   std::string* error) {
   std::vector<int> fds;
   std::vector<std::string> ends;
-  for (int a = 0; a < attempts; ++a) {
-    std::vector<std::string> keys;
-    for (int r = 0; r < world; ++r) keys.push_back("mesh/" + std::to_string(a) + "/" + std::to_string(r));
-    while (!store->check(keys)) {
-      if (store->check({"done"})) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (!store->check(keys)) break;
-    for (const auto& k : keys) {
-      const std::string all = store->get(k, Millis(0));
-      const size_t entry = all.size() / (world - 1);
-      for (size_t at = 0; at + entry <= all.size(); at += entry) {
-        const gloo::transport::tcp::Address addr(std::vector<char>(all.begin() + at, all.begin() + at + entry));
-        const int p = ntohs(reinterpret_cast<const sockaddr_in&>(addr.getSockaddr()).sin_port);
-        const int fd = dist::detail::tcp_connect("127.0.0.1", p, dist::detail::Clock::now() + Millis(2000));
-        ends.push_back(dist::detail::local_address(fd));
-        // What a port scanner or an HTTP health check sends (never a Gloo opcode).
-        const std::string junk = "GET /health HTTP/1.1\r\nHost: gloo\r\nUser-Agent: stray/1.0\r\n\r\n";
-        if (garbage && ::write(fd, junk.data(), junk.size()) < 0) FAIL("write to the Gloo port failed");
-        fds.push_back(fd);
+  try {
+    auto store = test::store_client(port, Millis(30000));
+    for (int a = 0; a < attempts && !done; ++a) {
+      std::vector<std::string> keys;
+      for (int r = 0; r < world; ++r) keys.push_back("mesh/" + std::to_string(a) + "/" + std::to_string(r));
+      while (!done && !store->check(keys)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (done) break;
+      for (const auto& k : keys) {
+        const std::string all = store->get(k, Millis(0));
+        const size_t entry = all.size() / (world - 1);
+        for (size_t at = 0; at + entry <= all.size(); at += entry) {
+          const gloo::transport::tcp::Address addr(std::vector<char>(all.begin() + at, all.begin() + at + entry));
+          const int p = ntohs(reinterpret_cast<const sockaddr_in&>(addr.getSockaddr()).sin_port);
+          int fd = -1;
+          try {
+            fd = dist::detail::tcp_connect("127.0.0.1", p, dist::detail::Clock::now() + Millis(1000));
+          } catch (const Error&) {  // refused: that rank gave up this attempt and closed the port
+            continue;
+          }
+          ends.push_back(dist::detail::local_address(fd));
+          // What a port scanner or an HTTP health check sends (never a Gloo opcode). The rank
+          // may have closed the port since: no SIGPIPE, and a failed send is no error.
+          const std::string junk = "GET /health HTTP/1.1\r\nHost: gloo\r\nUser-Agent: stray/1.0\r\n\r\n";
+          if (garbage) (void)::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
+          fds.push_back(fd);
+        }
       }
+      store->set("stray/" + std::to_string(a), "1");
     }
-    store->set("stray/" + std::to_string(a), "1");
+  } catch (const std::exception& e) {
+    *error = e.what();
   }
-  store->wait({"done"}, Millis(60000));
+  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   for (int fd : fds) close(fd);
   return ends;
 }
+
+// Stops and joins the stray however the test case ends (a joinable thread destroyed by
+// a failed REQUIRE would be std::terminate).
+struct StrayThread {
+  std::atomic<bool> done{false};
+  std::thread thread;
+  void stop() {
+    done = true;
+    if (thread.joinable()) thread.join();
+  }
+  ~StrayThread() { stop(); }
+};
 
 struct RankResult {
   std::string error;   // "" when the group formed and the sum was right
@@ -120,8 +145,11 @@ std::vector<RankResult> job_with_stray(int world, int stray_attempts, bool garba
   test::ParentStoreServer server;
   const int port = server.port();
   std::vector<std::string> ends;
-  std::thread stray;
-  if (!test::is_rank_process()) stray = std::thread([&] { ends = run_stray(port, world, stray_attempts, garbage); });
+  std::string stray_error;
+  StrayThread stray;
+  if (!test::is_rank_process())
+    stray.thread =
+        std::thread([&] { ends = run_stray(port, world, stray_attempts, garbage, stray.done, &stray_error); });
   auto outs = test::run_processes(
       world,
       [&](int rank) {
@@ -157,11 +185,12 @@ std::vector<RankResult> job_with_stray(int world, int stray_attempts, bool garba
       60);
   std::vector<RankResult> results;
   if (test::is_rank_process()) return results;  // a rank of a later job passes through this one
-  auto store = test::store_client(port, Millis(5000));
-  store->set("done", "1");
-  stray.join();
+  stray.stop();
   INFO(test::describe(outs));
   REQUIRE(test::all_ok(outs));
+  INFO("the stray: " + stray_error);
+  REQUIRE(stray_error.empty());
+  auto store = test::store_client(port, Millis(5000));
   for (int r = 0; r < world; ++r)
     results.push_back({store->get("result/" + std::to_string(r)), store->get("stderr/" + std::to_string(r)),
                        std::stod(store->get("seconds/" + std::to_string(r)))});
