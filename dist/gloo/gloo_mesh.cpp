@@ -155,11 +155,16 @@ bool mentions_address(const std::string& text, const std::string& address) {
 // deadline passes, in the error): strays_behind reads it from the socket.
 std::vector<std::pair<int, std::string>> MeshContext::strays_behind(Store& store, const std::string& failure) const {
   std::vector<std::pair<int, std::string>> out;
-  if (failure.find("Connection refused") == std::string::npos) return out;
+  // Refused: the stray was accepted before the peer connected. Reset: the peer's connect
+  // was queued behind the stray and dropped when Gloo closed the listening socket (a busy
+  // machine delays Gloo's accept until the peer has connected too).
+  if (failure.find("Connection refused") == std::string::npos && failure.find("Connection reset") == std::string::npos)
+    return out;
   for (int r = 0; r < size; ++r) {
     if (r == rank) continue;
     const auto mine = published_for(store, rank, r, size);
-    // Only the pair whose published port refused rank r (Gloo's message spells it str()).
+    // Only the pair whose published port refused or reset rank r (Gloo's message spells it
+    // str()). This side accepted one connection there, and not rank r's.
     if (!mine || !mentions_address(failure, mine->str())) continue;
     if (std::string from = remote_end_at(mine->getSockaddr()); !from.empty()) out.emplace_back(r, from);
   }
@@ -170,8 +175,8 @@ std::string MeshContext::stray_note(const std::shared_ptr<Store>& store, const s
   std::string note;
   for (const auto& [r, from] : strays_behind(*store, failure))
     note += "; the connection this rank accepted for rank " + std::to_string(r) + " came from " + from +
-            ", not from rank " + std::to_string(r) + " (it was refused): an unexpected connection from " + from +
-            " took its place at once (see Note [Stray connections] in gloo_mesh.cpp)";
+            ", not from rank " + std::to_string(r) + " (it was refused or reset): an unexpected connection from " +
+            from + " took its place at once (see Note [Stray connections] in gloo_mesh.cpp)";
   return note;
 }
 

@@ -28,8 +28,8 @@ class MeshContext final : public gloo::rendezvous::Context {
   // Publishes this rank's ends of its pairs and reads every peer's. Best effort: the
   // names are a diagnostic, so what cannot be read by `deadline` is left out.
   void exchange_addresses(const std::shared_ptr<Store>& store, std::chrono::steady_clock::time_point deadline);
-  // After a peer failed with `failure`: when it was refused on a port this rank published,
-  // where the connection this rank accepted there came from (Note [Stray connections]):
+  // After a peer failed with `failure`: when it was refused (or reset) on a port this rank
+  // published, where the connection this rank accepted there came from (Note [Stray connections]):
   // (peer rank, "ip:port") per such pair, and the same as a sentence ("" for none).
   std::vector<std::pair<int, std::string>> strays_behind(Store& store, const std::string& failure) const;
   std::string stray_note(const std::shared_ptr<Store>& store, const std::string& failure) const;

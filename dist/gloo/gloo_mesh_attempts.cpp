@@ -29,8 +29,8 @@ using Clock = std::chrono::steady_clock;
 // connections]), so ddl makes the mesh in attempts it can throw away. Attempt a keeps its
 // keys under "mesh/<a>/" (Gloo's addresses included, so its ports are fresh) and goes:
 //   1. connectFullMesh, on a thread of its own (Gloo's connect waits for its own timeout);
-//   2. every rank sets "connected/<rank>", or "failed" with why when its connect was
-//      refused or reset (a stray took its place at the peer);
+//   2. every rank sets "connected/<rank>", or "failed/<rank>" and "failed" with why when
+//      its connect was refused or reset (a stray took its place at the peer);
 //   3. once all have connected, a handshake over every pair: each rank sends each peer
 //      {magic, rank, attempt, the job's nonce} and checks what comes back within a short
 //      bound, so a pair whose other end is a stray (silent, or sending bytes Gloo ignores)
@@ -91,7 +91,10 @@ struct Attempt {
   std::vector<std::string> strays;   // "rank r's port: ip:port" this rank found in a peer's place
 };
 
-void fail_attempt(AttemptStore& s, const std::string& why) {
+// Each failing rank's reason stays under "failed/<rank>": more than one rank can fail at
+// once, each on another rank's port, and "failed" keeps one of them (note_strays).
+void fail_attempt(AttemptStore& s, int rank, const std::string& why) {
+  s.set("failed/" + std::to_string(rank), why);
   if (!s.check({"failed"})) s.set("failed", why);
 }
 
@@ -204,11 +207,20 @@ std::string handshake(MeshContext& ctx, Store& s, int attempt, uint64_t nonce, M
                                   "store?)");
 }
 
-// When the attempt failed because a peer was refused on a port this rank published: who
-// took its place here (the pairs' sockets stay open while `ctx` lives).
+// When the attempt failed because a peer was refused (or reset) on a port this rank
+// published: who took its place here (the pairs' sockets stay open while `ctx` lives).
+// Every rank's reason is read, not only the one "failed" kept: ranks 0 and 2 of three can
+// both fail, each refused by a stray at another rank, and "failed" names one of them. Any
+// rank's reason is stored before "failed" is, so the first one is there once "failed" is.
 void note_strays(const MeshContext& ctx, Store& s, Attempt* a) {
-  for (const auto& [peer, from] : ctx.strays_behind(s, a->failure))
-    a->strays.push_back("rank " + std::to_string(peer) + "'s place: " + from);
+  std::vector<std::string> reasons{a->failure};
+  for (int r = 0; r < ctx.size; ++r)
+    if (s.check({"failed/" + std::to_string(r)})) reasons.push_back(s.get("failed/" + std::to_string(r), Millis(0)));
+  for (const auto& reason : reasons)
+    for (const auto& [peer, from] : ctx.strays_behind(s, reason)) {
+      const std::string place = "rank " + std::to_string(peer) + "'s place: " + from;
+      if (std::find(a->strays.begin(), a->strays.end(), place) == a->strays.end()) a->strays.push_back(place);
+    }
 }
 
 Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int size,
@@ -263,7 +275,7 @@ Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int 
     // Not what a stray does (an unreachable address, a family mismatch): retrying cannot help.
     DDL_CHECK(stray_symptom(what), "connecting to the other ranks failed at once: ", what,
               refused_note(*s, rank, size, what));
-    fail_attempt(*s,
+    fail_attempt(*s, rank,
                  "rank " + std::to_string(rank) + " could not connect: " + what + refused_note(*s, rank, size, what));
     a.failure = s->get("failed", Millis(0));
     note_strays(*ctx, *s, &a);
@@ -278,7 +290,7 @@ Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int 
   const uint64_t nonce = std::stoull(base->get(kNonceKey, std::max(Millis(1), remaining(deadline))));
   const Millis bound = std::min(remaining(deadline), std::clamp(op_timeout / 5, Millis(1000), Millis(5000)));
   if (const std::string bad = handshake(*ctx, *s, attempt, nonce, bound, &a.strays); !bad.empty()) {
-    fail_attempt(*s, bad);
+    fail_attempt(*s, rank, bad);
     a.failure = s->get("failed", Millis(0));
     return a;
   }
