@@ -171,8 +171,9 @@ TEST_CASE("the elementwise losses take a float16 input and a float32 target in f
       {"binary_cross_entropy_with_logits",
        [](const Variable& a, const Variable& b) { return binary_cross_entropy_with_logits(a, b); }},
   };
-  for (const auto& [name, loss] : losses) {
-    INFO(name);
+  for (const auto& entry : losses) {
+    const L& loss = entry.second;  // a named reference: clang 14 cannot capture a structured binding
+    INFO(entry.first);
     // [64, 10] logits out of a linear (float16 under autocast) against a float32 target in (0, 1).
     const Fn f = [&](const std::vector<Variable>& v) {
       return loss(linear(v[0], v[1], v[2]), add(mul(sigmoid(v[3]), 0.98), 0.01));
