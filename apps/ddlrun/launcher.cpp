@@ -109,7 +109,14 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   }
   if (!why.empty()) relay.message("ddlrun: rank " + std::to_string(w.rank) + ": " + why, i);
   pid_t parent = getpid();
+  // Until the child has reset ddlrun's handlers, a signal must wait (blocked) rather than
+  // run on_signal in it: stop_all's SIGTERM to a worker not yet scheduled after fork was
+  // lost that way, and the worker lived until SIGKILL (posix_spawn(3) blocks them likewise).
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
   pid_t pid = fork();
+  if (pid != 0) sigprocmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
     for (int fd : {out.read_fd, out.write_fd, err.read_fd, err.write_fd}) close(fd);
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
@@ -119,6 +126,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
+    // Now a pending SIGTERM (or Ctrl-C's SIGINT) ends the worker as it should.
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
