@@ -112,11 +112,12 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   // Until the child has reset ddlrun's handlers, a signal must wait (blocked) rather than
   // run on_signal in it: stop_all's SIGTERM to a worker not yet scheduled after fork was
   // lost that way, and the worker lived until SIGKILL (posix_spawn(3) blocks them likewise).
+  // pthread_sigmask: the mask is per thread; sigprocmask(2) is unspecified with threads.
   sigset_t all, old;
   sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, &old);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t pid = fork();
-  if (pid != 0) sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (pid != 0) pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
     for (int fd : {out.read_fd, out.write_fd, err.read_fd, err.write_fd}) close(fd);
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
@@ -129,7 +130,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     // Now a pending SIGTERM (or Ctrl-C's SIGINT) ends the worker as it should.
     sigset_t none;
     sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    pthread_sigmask(SIG_SETMASK, &none, nullptr);
     dup2(out.write_fd, STDOUT_FILENO);
     dup2(err.write_fd, STDERR_FILENO);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -346,7 +347,7 @@ int run(const Config& cfg) {
   signal(SIGPIPE, SIG_IGN);
   // main() blocks SIGINT and SIGTERM while it builds emulated hosts; from here they are handled.
   const sigset_t stops = stop_signals();
-  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+  pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
 
   // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):
   // given by the user, else made here; across nodes, node 0 makes it and shows it once.

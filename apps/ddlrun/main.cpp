@@ -78,7 +78,7 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   // A SIGINT or SIGTERM while the hosts are being built waits until the launcher handles it,
   // so the hosts are removed again (launcher.cpp unblocks them).
   const sigset_t stops = ddl::launcher::stop_signals();
-  sigprocmask(SIG_BLOCK, &stops, nullptr);
+  pthread_sigmask(SIG_BLOCK, &stops, nullptr);
   try {
     cluster = std::make_unique<hosts::Cluster>(spec);
   } catch (const std::exception& e) {

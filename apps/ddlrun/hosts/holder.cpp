@@ -43,7 +43,7 @@ void on_sigchld(int) {}
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigemptyset(&none);
-  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  pthread_sigmask(SIG_BLOCK, &chld, nullptr);
   for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
