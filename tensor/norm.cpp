@@ -2,6 +2,8 @@
 // buffers contiguous and calls the device kernel (tensor/cpu/batch_norm.cpp).
 #include "tensor/norm.h"
 
+#include <initializer_list>
+
 #include "tensor/factory.h"
 
 namespace ddl::kernels {
@@ -12,17 +14,32 @@ DDL_DEFINE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);
 namespace ddl {
 namespace {
 
-// Checks an optional per-channel tensor: undefined, or [C] of the parameter dtype.
-void check_channel_param(const Tensor& p, const char* what, const Tensor& x, const char* op) {
+// The dtype of the [C] tensors: batch_norm_param_dtype(x), or for a 16-bit x its own dtype
+// when they come in it (a model converted wholly with .to(bfloat16), which PyTorch also takes).
+DType channel_dtype(const Tensor& x, std::initializer_list<const Tensor*> params) {
+  if (is_reduced_float(x.dtype()))
+    for (const Tensor* p : params)
+      if (p->defined() && p->dtype() == x.dtype()) return x.dtype();
+  return batch_norm_param_dtype(x.dtype());
+}
+
+// Checks an optional per-channel tensor: undefined, or [C] of dtype `want`.
+void check_channel_param(const Tensor& p, const char* what, const Tensor& x, DType want, const char* op) {
   if (!p.defined()) return;
   const int64_t c = x.size(1);
   DDL_CHECK(p.dim() == 1 && p.size(0) == c, op, ": ", what, " must have shape [", c, "] for input ", x.shape(),
             ", got ", p.shape());
-  const DType want = batch_norm_param_dtype(x.dtype());
   DDL_CHECK(p.dtype() == want, op, ": ", what, " ", p.shape(), " is ", p.dtype(), " but a ", x.dtype(), " input ",
-            x.shape(), " needs ", want, " ", what,
-            " (float16/bfloat16 inputs take float32 weight, bias and statistics; other inputs their own dtype)");
+            x.shape(), " with these parameters needs ", want, " ", what,
+            " (float16/bfloat16 inputs take float32 weight, bias and statistics, or all of them in the input's"
+            " dtype; other inputs their own dtype)");
   DDL_CHECK(p.device() == x.device(), op, ": ", what, " is on ", p.device(), " but the input is on ", x.device());
+}
+
+// A defined [C] tensor contiguous and in float32 when it is 16-bit (Note [16-bit batch norm parameters]).
+Tensor widened(const Tensor& p) {
+  if (!p.defined()) return p;
+  return is_reduced_float(p.dtype()) ? p.to(DType::Float32) : p.contiguous();
 }
 
 // x viewed as [N, C, S] with S the product of the trailing dims.
@@ -42,10 +59,11 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   DDL_CHECK(x.defined(), op, ": input is undefined");
   DDL_CHECK(x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *], got ", x.shape());
   DDL_CHECK(is_floating(x.dtype()), op, ": expected a float input, got ", x.dtype());
-  check_channel_param(weight, "weight", x, op);
-  check_channel_param(bias, "bias", x, op);
-  check_channel_param(running_mean, "running_mean", x, op);
-  check_channel_param(running_var, "running_var", x, op);
+  const DType pdt = channel_dtype(x, {&weight, &bias, &running_mean, &running_var});
+  check_channel_param(weight, "weight", x, pdt, op);
+  check_channel_param(bias, "bias", x, pdt, op);
+  check_channel_param(running_mean, "running_mean", x, pdt, op);
+  check_channel_param(running_var, "running_var", x, pdt, op);
   DDL_CHECK(running_mean.defined() == running_var.defined(), op,
             ": running_mean and running_var must both be given or both be undefined");
   DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
@@ -58,11 +76,10 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   const int64_t c = x.size(1);
   const TensorOptions popts{batch_norm_param_dtype(x.dtype()), x.device()};
   BatchNormResult r{empty(xc.shape(), {x.dtype(), x.device()}), empty({c}, popts), empty({c}, popts)};
-  // Kernels update running stats in contiguous buffers; copy back into strided views.
-  Tensor rm = running_mean.defined() ? running_mean.contiguous() : Tensor();
-  Tensor rv = running_var.defined() ? running_var.contiguous() : Tensor();
-  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
-  const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+  // Kernels update running stats in contiguous float buffers; copy back into strided or
+  // 16-bit ones (rounded once).
+  Tensor rm = widened(running_mean), rv = widened(running_var);
+  const Tensor w = widened(weight), b = widened(bias);
   kernels::batch_norm_forward_kernel(x.device())(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y, r.save_mean,
                                                  r.save_invstd);
   if (use_batch_stats && rm.defined()) {
@@ -80,11 +97,11 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   DDL_CHECK(x.defined() && x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *]");
   DDL_CHECK(grad_y.shape() == x.shape(), op, ": grad_y has shape ", grad_y.shape(), " but the input has ", x.shape());
   DDL_CHECK(grad_y.dtype() == x.dtype(), op, ": grad_y is ", grad_y.dtype(), " but the input is ", x.dtype());
-  check_channel_param(weight, "weight", x, op);
+  check_channel_param(weight, "weight", x, channel_dtype(x, {&weight}), op);
   DDL_CHECK(save_mean.defined() && save_invstd.defined(), op, ": save_mean and save_invstd are required");
   DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0 (the forward's), got ", eps);
-  check_channel_param(save_mean, "save_mean", x, op);
-  check_channel_param(save_invstd, "save_invstd", x, op);
+  check_channel_param(save_mean, "save_mean", x, batch_norm_param_dtype(x.dtype()), op);
+  check_channel_param(save_invstd, "save_invstd", x, batch_norm_param_dtype(x.dtype()), op);
 
   const Tensor xc = as_ncs(x);
   const Tensor gc = grad_y.contiguous().view(xc.shape());
@@ -95,10 +112,14 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   if (needs[1]) g.grad_weight = empty({c}, popts);
   if (needs[2]) g.grad_bias = empty({c}, popts);
   if (!needs[0] && !needs[1] && !needs[2]) return g;
-  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const Tensor w = widened(weight);
   kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
                                                   use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
   if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
+  if (weight.defined() && weight.dtype() != popts.dtype) {  // 16-bit parameters: rounded once
+    if (g.grad_weight.defined()) g.grad_weight = g.grad_weight.to(weight.dtype());
+    if (g.grad_bias.defined()) g.grad_bias = g.grad_bias.to(weight.dtype());
+  }
   return g;
 }
 

@@ -1,7 +1,8 @@
 // Batch normalisation over the channel dim of [N, C] or [N, C, *] tensors,
 // forward and backward, with PyTorch's semantics for running statistics.
 // float16/bfloat16 inputs take float32 parameters and statistics, as PyTorch's
-// cuDNN path does. Layer/group norm are not here; autograd is in autograd/ops/norm.h.
+// cuDNN path does, or all of them in the input's dtype (Note [16-bit batch norm
+// parameters]). Layer/group norm are not here; autograd is in autograd/ops/norm.h.
 #pragma once
 
 #include <array>
@@ -17,17 +18,27 @@ struct BatchNormResult {
   Tensor save_invstd;  // [C]: 1 / sqrt(var + eps) used to normalise
 };
 
-// The dtype of weight, bias, running and saved statistics for input dtype x:
-// x itself for float32/float64, float32 for float16/bfloat16.
+// The dtype of saved statistics for input dtype x, and of weight, bias and running
+// statistics unless they come in a 16-bit x's own dtype: x itself for float32/float64,
+// float32 for float16/bfloat16.
 DType batch_norm_param_dtype(DType x);
+
+// Note [16-bit batch norm parameters]
+// A model converted wholly with .to(bfloat16) has 16-bit weight, bias and running
+// statistics; PyTorch takes those too (its CPU kernel and CUDA's native one compute in
+// float32 either way). Here they are widened to float32 around the same kernels, so the
+// result is the float32-parameter result on the widened parameters; the updated running
+// statistics and the weight and bias gradients are rounded to 16 bits once. All [C]
+// tensors of one call share a dtype: mixing float32 and 16-bit ones is refused.
 
 // x: [N, C] or [N, C, *]; weight, bias: [C] or undefined (no affine transform);
 // running_mean, running_var: [C] or both undefined (always use batch stats).
 // training (or no running stats): normalise with the batch mean and biased
 // variance, and update defined running stats in place with `momentum`, using
 // the unbiased batch variance as PyTorch does. Eval: use the running stats.
-// Every [C] tensor has batch_norm_param_dtype(x.dtype()); a 16-bit x is
-// normalised in float32 and y rounded once (Note [Half compute] in tensor/half.h).
+// Every [C] tensor has batch_norm_param_dtype(x.dtype()), or every one x's 16-bit dtype;
+// a 16-bit x is normalised in float32 and y rounded once (Note [Half compute] in
+// tensor/half.h). save_mean and save_invstd have batch_norm_param_dtype(x.dtype()).
 BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
                            Tensor running_var, bool training, double momentum, double eps);
 
@@ -39,8 +50,9 @@ struct BatchNormGrads {
 // (training or no running stats): then the mean and variance depend on x.
 // eps must be the forward's (cuDNN's backward asks for it; the CPU uses save_invstd).
 // needs: {grad_input, grad_weight, grad_bias}. weight may be undefined (= ones).
-// grad_y and grad_input have x's dtype; the [C] tensors and grad_weight,
-// grad_bias have batch_norm_param_dtype(x.dtype()).
+// grad_y and grad_input have x's dtype; save_mean and save_invstd have
+// batch_norm_param_dtype(x.dtype()); weight that or x's 16-bit dtype, and grad_weight
+// and grad_bias have weight's dtype (batch_norm_param_dtype when weight is undefined).
 BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
                                    const Tensor& save_invstd, bool use_batch_stats, double eps,
                                    std::array<bool, 3> needs);

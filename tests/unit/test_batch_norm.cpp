@@ -1,6 +1,6 @@
 // batch_norm: hand-computed and PyTorch golden values (tests/golden/norm_softmax_loss.py),
 // running-stat updates, gradient checks in training and eval mode, thread-count
-// determinism, error messages, and float16/bfloat16 inputs with float32
+// determinism, error messages, and float16/bfloat16 inputs with float32 or 16-bit
 // parameters (bit-exact to the float32 kernel on the widened input, and under autocast).
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -242,11 +242,62 @@ TEST_CASE("batch_norm: a 16-bit input with float32 parameters is the float32 ker
   }
 }
 
-TEST_CASE("batch_norm: a 16-bit input needs float32 parameters and statistics", "[batch_norm][half][errors]") {
+TEST_CASE("batch_norm: 16-bit parameters are the float32 ones widened, and the results rounded once",
+          "[batch_norm][half]") {
+  // Note [16-bit batch norm parameters]: a model converted wholly with .to(bfloat16).
+  for (DType h : {DType::Float16, DType::BFloat16}) {
+    for (const Shape& shape : {Shape{4, 3, 5, 5}, Shape{16, 5}}) {
+      INFO(h << " " << shape);
+      Generator gen(21);
+      const int64_t c = shape[1];
+      const Tensor x = add(mul(randn(shape, gen), 2.0), 0.5).to(h), gy = randn(shape, gen).to(h);
+      const Tensor w = randn({c}, gen).to(h), b = randn({c}, gen).to(h);
+      Tensor rm = mul(randn({c}, gen), 0.1).to(h), rv = add(rand({c}, gen), 0.5).to(h);
+      Tensor rm32 = rm.to(DType::Float32), rv32 = rv.to(DType::Float32);
+      const Tensor w32 = w.to(DType::Float32), b32 = b.to(DType::Float32);
+      for (bool training : {true, false}) {
+        INFO((training ? "training" : "eval"));
+        const BatchNormResult r = batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5);
+        const BatchNormResult ref = batch_norm(x, w32, b32, rm32, rv32, training, 0.1, 1e-5);
+        REQUIRE(r.y.dtype() == h);
+        REQUIRE(r.save_mean.dtype() == DType::Float32);
+        REQUIRE(values(r.y) == values(ref.y));
+        REQUIRE(values(r.save_invstd) == values(ref.save_invstd));
+        REQUIRE(rm.dtype() == h);
+        REQUIRE(values(rm) == values(rm32.to(h)));  // updated in float32, rounded once
+        REQUIRE(values(rv) == values(rv32.to(h)));
+        rm32 = rm.to(DType::Float32), rv32 = rv.to(DType::Float32);  // the next round starts equal
+
+        const BatchNormGrads g =
+            batch_norm_backward(gy, x, w, r.save_mean, r.save_invstd, training, 1e-5, {true, true, true});
+        const BatchNormGrads gref =
+            batch_norm_backward(gy, x, w32, ref.save_mean, ref.save_invstd, training, 1e-5, {true, true, true});
+        REQUIRE(g.grad_weight.dtype() == h);
+        REQUIRE(g.grad_bias.dtype() == h);
+        REQUIRE(values(g.grad_input) == values(gref.grad_input));
+        REQUIRE(values(g.grad_weight) == values(gref.grad_weight.to(h)));
+        REQUIRE(values(g.grad_bias) == values(gref.grad_bias.to(h)));
+      }
+      // Strided 16-bit running statistics are updated in place, too.
+      Tensor stats = stack({zeros({c}), ones({c})}, 1).to(h);
+      Tensor smean = stats.select(1, 0), svar = stats.select(1, 1);
+      batch_norm(x, w, b, smean, svar, true, 0.5, 1e-5);
+      Tensor m32 = zeros({c}), v32 = ones({c});
+      batch_norm(x, w32, b32, m32, v32, true, 0.5, 1e-5);
+      REQUIRE(values(stats.select(1, 0)) == values(m32.to(h)));
+      REQUIRE(values(stats.select(1, 1)) == values(v32.to(h)));
+    }
+  }
+}
+
+TEST_CASE("batch_norm: a 16-bit input takes float32 parameters, or all of them in its dtype",
+          "[batch_norm][half][errors]") {
   const Tensor x = zeros({4, 3, 2}, DType::BFloat16);
-  REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::BFloat16), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
-                      Catch::Contains("batch_norm") && Catch::Contains("weight") && Catch::Contains("[4, 3, 2]") &&
-                          Catch::Contains("bfloat16") && Catch::Contains("float32"));
+  REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::BFloat16), zeros({3}), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("batch_norm: bias [3] is float32") && Catch::Contains("[4, 3, 2]") &&
+                          Catch::Contains("needs bfloat16 bias"));
+  REQUIRE_THROWS_WITH(batch_norm(x, zeros({3}, DType::Float16), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5),
+                      Catch::Contains("weight") && Catch::Contains("float16") && Catch::Contains("needs float32"));
   REQUIRE_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), zeros({3}, DType::Float16), ones({3}), true, 0.1, 1e-5),
                       Catch::Contains("running_mean") && Catch::Contains("float16") && Catch::Contains("float32"));
   REQUIRE_THROWS_WITH(
@@ -314,22 +365,63 @@ TEST_CASE("conv -> BatchNorm2d -> ReLU -> max pool under bf16 autocast keeps bf1
 
 TEST_CASE("batch_norm: double backward of a 16-bit input keeps each input's dtype",
           "[batch_norm][half][double_backward]") {
-  for (bool training : {true, false}) {
-    INFO((training ? "training" : "eval"));
-    Generator gen(13);
-    const Tensor xh = randn({4, 3, 2, 2}, gen).to(DType::BFloat16), cot = randn({4, 3, 2, 2}, gen).to(DType::BFloat16);
-    Variable x(xh, true), w(add(randn({3}, gen), 1.0), true), b(randn({3}, gen), true);
-    Tensor rm = zeros({3}), rv = ones({3});
-    const Variable y = batch_norm(x, w, b, rm, rv, training);
-    const std::vector<Variable> g =
-        autograd::grad({y}, {x, w, b}, {Variable(cot)}, std::nullopt, /*create_graph=*/true);
-    REQUIRE(g[0].dtype() == DType::BFloat16);
-    REQUIRE(g[1].dtype() == DType::Float32);
-    REQUIRE(g[2].dtype() == DType::Float32);
-    // x reaches the loss through the weight gradient in both modes.
-    add(sum(mul(g[0].to(DType::Float32), g[0].to(DType::Float32))), sum(mul(g[1], g[1]))).backward();
-    REQUIRE(x.grad().defined());
-    REQUIRE(x.grad().dtype() == DType::BFloat16);
-    REQUIRE(w.grad().dtype() == DType::Float32);
+  for (DType pdt : {DType::Float32, DType::BFloat16}) {  // float32 or 16-bit parameters
+    for (bool training : {true, false}) {
+      INFO(pdt << (training ? " training" : " eval"));
+      Generator gen(13);
+      const Tensor xh = randn({4, 3, 2, 2}, gen).to(DType::BFloat16),
+                   cot = randn({4, 3, 2, 2}, gen).to(DType::BFloat16);
+      Variable x(xh, true), w(add(randn({3}, gen), 1.0).to(pdt), true), b(randn({3}, gen).to(pdt), true);
+      Tensor rm = zeros({3}, pdt), rv = ones({3}, pdt);
+      const Variable y = batch_norm(x, w, b, rm, rv, training);
+      const std::vector<Variable> g =
+          autograd::grad({y}, {x, w, b}, {Variable(cot)}, std::nullopt, /*create_graph=*/true);
+      REQUIRE(g[0].dtype() == DType::BFloat16);
+      REQUIRE(g[1].dtype() == pdt);
+      REQUIRE(g[2].dtype() == pdt);
+      // x reaches the loss through the weight gradient in both modes.
+      const Variable g1 = g[1].to(DType::Float32);
+      add(sum(mul(g[0].to(DType::Float32), g[0].to(DType::Float32))), sum(mul(g1, g1))).backward();
+      REQUIRE(x.grad().defined());
+      REQUIRE(x.grad().dtype() == DType::BFloat16);
+      REQUIRE(w.grad().dtype() == pdt);
+    }
   }
+}
+
+TEST_CASE("a conv -> BatchNorm2d -> Linear model converted wholly to bfloat16 trains like its float32 twin",
+          "[batch_norm][half]") {
+  manual_seed(6);
+  nn::Sequential net;
+  net.push_back(std::make_shared<nn::Conv2d>(3, 8, 3, nn::Conv2dOptions{.padding = 1}));
+  net.push_back(std::make_shared<nn::BatchNorm2d>(8));
+  net.push_back(std::make_shared<nn::ReLU>());
+  net.push_back(std::make_shared<nn::Flatten>());
+  net.push_back(std::make_shared<nn::Linear>(8 * 6 * 6, 10));
+  const auto net32 = net.clone();
+  net.to(DType::BFloat16);
+  for (const auto& [name, v] : net.named_buffers())
+    if (is_floating(v.dtype())) REQUIRE(v.dtype() == DType::BFloat16);
+  Generator gen(14);
+  const Tensor x = randn({8, 3, 6, 6}, gen), labels = from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7}, {8});
+  const auto loss_of = [&](nn::Module& m, DType dt) {
+    return cross_entropy(m.forward(Variable(x.to(dt))).to(DType::Float32), labels);
+  };
+  optim::SGD opt(net.parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt32(net32->parameters(), {.lr = 0.1, .momentum = 0.9});
+  double first = 0, last = 0;
+  for (int step = 0; step < 5; ++step) {
+    opt.zero_grad(), opt32.zero_grad();
+    Variable loss = loss_of(net, DType::BFloat16), loss32 = loss_of(*net32, DType::Float32);
+    REQUIRE(loss.data().item() == Approx(loss32.data().item()).epsilon(5e-2));
+    loss.backward(), loss32.backward();
+    for (const Variable& p : net.parameters()) REQUIRE(p.grad().dtype() == DType::BFloat16);
+    opt.step(), opt32.step();
+    (step == 0 ? first : last) = loss.data().item();
+  }
+  REQUIRE(last < first);
+  const auto& bn = dynamic_cast<nn::BatchNorm2d&>(*net[1]);
+  const auto& bn32 = dynamic_cast<nn::BatchNorm2d&>(*net32->children()[1]);
+  REQUIRE(bn.running_var.dtype() == DType::BFloat16);
+  REQUIRE(allclose(bn.running_var.data().to(DType::Float32), bn32.running_var.data(), 3e-2, 1e-2));
 }
