@@ -33,6 +33,11 @@ void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env) {
   if (env.local_world_size == env.world_size) {  // one node: the loopback reaches every rank
     setenv("NCCL_SOCKET_IFNAME", "lo", 0);
     setenv("NCCL_IB_DISABLE", "1", 0);
+    // NCCL's own sockets (a net plugin may ignore NCCL_IB_DISABLE), and no NVLink paths
+    // between "hosts" that are one GPU: multi-node NVLink and NVLink SHARP off.
+    setenv("NCCL_NET", "Socket", 0);
+    setenv("NCCL_MNNVL_ENABLE", "0", 0);
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
   }
 }
 

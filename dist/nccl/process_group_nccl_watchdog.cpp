@@ -75,8 +75,10 @@ void ProcessGroupNccl::watchdog_loop() {
       abort_now = std::exchange(abort_requested_, false);
       if (!abort_now && pending_.empty()) return;
     }
-    if (!device_set) {
-      cudaSetDevice(device());  // for the event queries, aborts and frees that follow
+    // For the event queries, aborts and frees that follow; there is no device yet when
+    // comms_for failed before making a communicator.
+    if (!device_set && device() >= 0) {
+      cudaSetDevice(device());
       device_set = true;
     }
     if (abort_now) {  // a launch failed inside NCCL (see Note [NCCL errors in a launch])

@@ -4,6 +4,7 @@
 // executables), so this can be a static library.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,11 +67,16 @@ class OnDevice final : public dist::ProcessGroup {
     for (const Tensor& h : host) dev.push_back(h.defined() ? h.to(d_) : Tensor());
     auto inner = call(dev);
     auto outer = std::make_shared<dist::Work>(inner->description());
+    // Runs on the watchdog thread: a failed copy back fails the Work rather than the process.
     inner->on_completion([host, dev, outer](dist::Work& w) {
-      if (w.is_success())
-        for (size_t k = 0; k < host.size(); ++k)
-          if (host[k].defined()) host[k].copy_(dev[k]);
-      outer->finish(w.exception());
+      std::exception_ptr failure = w.exception();
+      if (w.is_success()) try {
+          for (size_t k = 0; k < host.size(); ++k)
+            if (host[k].defined()) host[k].copy_(dev[k]);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      outer->finish(failure);
     });
     return outer;
   }

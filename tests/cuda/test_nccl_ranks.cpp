@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ddl.h"
@@ -68,8 +69,15 @@ RankStatuses spawn_ranks(const std::string& scenario, int port, double deadline_
         "DDL_NCCL_TEST_PORT=" + std::to_string(port), "DDL_NCCL_TEST_SCENARIO=" + scenario};
     if (DDL_NCCL_SHARED_GPU) {
       env_strings.push_back("NCCL_HOSTID=ddl-shared-gpu-rank-" + std::to_string(r));
-      if (!std::getenv("NCCL_SOCKET_IFNAME")) env_strings.emplace_back("NCCL_SOCKET_IFNAME=lo");
-      if (!std::getenv("NCCL_IB_DISABLE")) env_strings.emplace_back("NCCL_IB_DISABLE=1");
+      // As train_cifar --share-gpu (training.cpp): the loopback, NCCL's own sockets, and no
+      // NVLink paths between two "hosts" that are one GPU; a value the caller set is kept.
+      const std::pair<const char*, const char*> defaults[] = {{"NCCL_SOCKET_IFNAME", "lo"},
+                                                              {"NCCL_IB_DISABLE", "1"},
+                                                              {"NCCL_NET", "Socket"},
+                                                              {"NCCL_MNNVL_ENABLE", "0"},
+                                                              {"NCCL_NVLS_ENABLE", "0"}};
+      for (const auto& [name, value] : defaults)
+        if (!std::getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
     }
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("DDL_NCCL_TEST_", 0) != 0 && std::string(*e).rfind("NCCL_HOSTID=", 0) != 0)

@@ -30,9 +30,14 @@ InitOptions quick() {
   return o;
 }
 
+// Warmed up: the first GEMM of a process creates the cuBLAS handle and its workspace,
+// loads the kernel and allocates the output, which would fall inside a timed wait.
 Tensor busy_operand() {
   Generator g(1);
-  return rand({4096, 4096}, g, TensorOptions(DType::Float32, kGpu));
+  Tensor a = rand({4096, 4096}, g, TensorOptions(DType::Float32, kGpu));
+  (void)matmul(a, a);
+  cuda::synchronize(0);
+  return a;
 }
 
 // Long GPU work on the current stream (tens of ms on an H100); returns at once.
