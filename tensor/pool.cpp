@@ -3,6 +3,8 @@
 // (tensor/cpu/pool.cpp).
 #include "tensor/pool.h"
 
+#include <numeric>
+
 #include "tensor/factory.h"
 
 namespace ddl {
@@ -62,27 +64,16 @@ void check_grad_y(const Tensor& gy, const Shape& x_shape, const Shape& ys, const
             x_shape);
 }
 
-}  // namespace
+// 16-bit max pooling goes through float32 copies on the CPU, whose kernels have no
+// 16-bit cases. The CUDA kernels load 16 bits, compare or add in float and round
+// once: the same bits (See Note [Half compute]).
+bool max_pool_is_16bit(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()); }
+bool max_pool_widens(const Tensor& t) { return max_pool_is_16bit(t) && !t.device().is_cuda(); }
 
-std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p) {
-  if (x.defined() && is_reduced_float(x.dtype())) {  // See Note [Half compute] (the maxima are exact)
-    auto [y, idx] = max_pool2d_with_indices(x.to(DType::Float32), p);
-    return {y.to(x.dtype()), idx};
-  }
-  check_float(x, "max_pool2d");
-  const Shape ys = pool_output_shape(x.shape(), p, "max_pool2d");
-  Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
-  Tensor idx = empty(ys, TensorOptions(DType::Int64, x.device()));
-  if (y.numel() > 0) kernels::max_pool2d_forward_kernel(x.device())(as_4d(x), y, idx, p);
-  return {like_input(y, x.dim()), like_input(idx, x.dim())};
-}
-
-Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_with_indices(x, p).first; }
-
-Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
-  if (grad_y.defined() && is_reduced_float(grad_y.dtype()))  // See Note [Half compute]
-    return max_pool2d_backward(grad_y.to(DType::Float32), indices, x_shape).to(grad_y.dtype());
-  check_float(grad_y, "max_pool2d_backward");
+Tensor max_pool_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape, bool disjoint) {
+  if (max_pool_widens(grad_y))
+    return max_pool_backward(grad_y.to(DType::Float32), indices, x_shape, disjoint).to(grad_y.dtype());
+  if (!max_pool_is_16bit(grad_y)) check_float(grad_y, "max_pool2d_backward");
   DDL_CHECK(indices.dtype() == DType::Int64, "max_pool2d_backward: indices must be int64, got ", describe(indices));
   DDL_CHECK(indices.shape() == grad_y.shape(), "max_pool2d_backward: indices ", indices.shape(), " and grad_y ",
             grad_y.shape(), " must have the same shape");
@@ -95,8 +86,52 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
   DDL_CHECK(gy.size(0) == xs[0] && gy.size(1) == xs[1], "max_pool2d_backward: grad_y ", grad_y.shape(),
             " does not match input ", x_shape, " in batch or channels");
   Tensor gx = empty(xs, TensorOptions(grad_y.dtype(), grad_y.device()));
-  if (gx.numel() > 0) kernels::max_pool2d_backward_kernel(gx.device())(gy, as_4d(indices), gx);
+  if (gx.numel() > 0) kernels::max_pool2d_backward_kernel(gx.device())(gy, as_4d(indices), gx, disjoint);
   return like_input(gx, x_shape.size());
+}
+
+}  // namespace
+
+// Note [Disjoint pooling windows]
+// Along one dim, window p reads positions p*s - pad + d*j, j in [0, k). Windows p and
+// p + m share one iff d*(j - j') = m*s with |j - j'| <= k - 1; the least multiple of s
+// that d divides is lcm(s, d), so they never do iff lcm(s, d) / d = s / gcd(s, d) >= k
+// (s >= k without dilation; k 2, d 3, s 2 interleaves yet never meets). Two outputs
+// differ in p or in q, so 2-D windows are disjoint iff both dims are. An argmax is
+// always a position of its own window, except for a window with no position inside
+// the input, which padding with dilation > 1 can make: its index is a stray position
+// (PyTorch's too), which may be another window's, so padding needs dilation 1 here.
+bool max_pool2d_windows_disjoint(const Pool2dParams& p) {
+  for (int i = 0; i < 2; ++i) {
+    const int64_t s = p.stride[i], d = p.dilation[i];
+    if (s / std::gcd(s, d) < p.kernel[i] || (p.padding[i] > 0 && d > 1)) return false;
+  }
+  return true;
+}
+
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p) {
+  if (max_pool_widens(x)) {  // the maxima are exact
+    auto [y, idx] = max_pool2d_with_indices(x.to(DType::Float32), p);
+    return {y.to(x.dtype()), idx};
+  }
+  if (!max_pool_is_16bit(x)) check_float(x, "max_pool2d");
+  const Shape ys = pool_output_shape(x.shape(), p, "max_pool2d");
+  Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
+  Tensor idx = empty(ys, TensorOptions(DType::Int64, x.device()));
+  if (y.numel() > 0) kernels::max_pool2d_forward_kernel(x.device())(as_4d(x), y, idx, p);
+  return {like_input(y, x.dim()), like_input(idx, x.dim())};
+}
+
+Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_with_indices(x, p).first; }
+
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
+  return max_pool_backward(grad_y, indices, x_shape, false);
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape, const Pool2dParams& p) {
+  if (grad_y.defined())
+    check_grad_y(grad_y, x_shape, pool_output_shape(x_shape, p, "max_pool2d_backward"), "max_pool2d_backward");
+  return max_pool_backward(grad_y, indices, x_shape, max_pool2d_windows_disjoint(p));
 }
 
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) {

@@ -27,16 +27,24 @@ int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, i
 // Padding counts as -inf; padding must be at most half the kernel.
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p);
 Tensor max_pool2d(const Tensor& x, const Pool2dParams& p);
-// Scatters grad_y into a zero tensor of x_shape at `indices`.
+// Scatters grad_y into a zero tensor of x_shape at `indices`, adding where outputs share an argmax.
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape);
+// The same for indices made by max_pool2d_with_indices(x, p) with x of x_shape: when p's
+// windows cannot share an input, CUDA scatters without its deterministic sort.
+Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape, const Pool2dParams& p);
+// Whether every argmax max_pool2d_with_indices makes under p is in one window only. See Note [Disjoint pooling
+// windows].
+bool max_pool2d_windows_disjoint(const Pool2dParams& p);
 // Mean over each window; padding counts in the divisor when count_include_pad. Needs dilation 1.
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Pool2dParams& p);
 
 namespace kernels {
-// Contiguous 4-D tensors, outputs preallocated, shapes validated by the frontend.
+// Contiguous 4-D tensors, outputs preallocated, shapes validated by the frontend. The
+// max-pool kernels get float16/bfloat16 on CUDA only (the CPU's are widened first).
 using MaxPool2dForwardFn = void(const Tensor& x, const Tensor& y, const Tensor& indices, const Pool2dParams& p);
-using MaxPool2dBackwardFn = void(const Tensor& grad_y, const Tensor& indices, const Tensor& grad_x);
+// disjoint: no two outputs of a plane share an index (max_pool2d_windows_disjoint), so a plain scatter is exact.
+using MaxPool2dBackwardFn = void(const Tensor& grad_y, const Tensor& indices, const Tensor& grad_x, bool disjoint);
 using AvgPool2dForwardFn = void(const Tensor& x, const Tensor& y, const Pool2dParams& p);
 using AvgPool2dBackwardFn = void(const Tensor& grad_y, const Tensor& grad_x, const Pool2dParams& p);
 DDL_DECLARE_KERNEL(max_pool2d_forward_kernel, MaxPool2dForwardFn);

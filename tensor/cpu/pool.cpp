@@ -209,7 +209,8 @@ void max_pool2d_forward_cpu(const Tensor& x, const Tensor& y, const Tensor& idx,
                      [&] { max_forward<scalar_t>(g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>()); });
 }
 
-void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& idx, const Tensor& gx) {
+// disjoint changes nothing here: the CPU adds each plane's outputs in turn either way.
+void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& idx, const Tensor& gx, bool /*disjoint*/) {
   DDL_DISPATCH_FLOAT(gy.dtype(), "max_pool2d_backward", [&] {
     max_backward<scalar_t>(gx.size(0) * gx.size(1), gx.size(2) * gx.size(3), gy.size(2) * gy.size(3),
                            gy.data<scalar_t>(), idx.data<int64_t>(), gx.data<scalar_t>());

@@ -4,16 +4,31 @@
 // backward wants x and y, which the avg-pool backward slot does not receive.
 // Each kernel follows tensor/cpu/pool.cpp's loops and tie rules, so results
 // match the CPU's bit for bit, max backward included (see Note [Deterministic
-// max-pool backward]).
+// max-pool backward]). Max pooling also takes float16/bfloat16 directly: it
+// compares and adds in float and rounds once, as the CPU's float32 copies do.
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
+#include <type_traits>
 
 #include "tensor/cuda/common.h"
 #include "tensor/factory.h"
+#include "tensor/half.h"
 #include "tensor/pool.h"
 
 namespace ddl::cuda::detail {
 namespace {
+
+// The type an element of T computes in: float for the 16-bit floats, T otherwise.
+template <typename T>
+using ComputeT = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// Calls f(T{}) with T the C++ type of a float dtype, 16-bit ones included.
+template <typename F>
+void dispatch_float_and_half(DType t, const char* op, const F& f) {
+  if (t == DType::Float16) return f(Half{});
+  if (t == DType::BFloat16) return f(BFloat16{});
+  DDL_DISPATCH_FLOAT(t, op, [&] { f(scalar_t{}); });
+}
 
 struct PoolGeom {
   int64_t planes, H, W, P, Q, kh, kw, sh, sw, ph, pw, dh, dw;
@@ -26,8 +41,11 @@ PoolGeom make_geom(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
 
 // x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first
 // maximum in window order, NaN wins (as PyTorch); one thread per output.
+// 16-bit values compare as float, and the maximum leaves as float32 -> T rounds it
+// (a NaN's payload included), as the CPU's widened copy does.
 template <typename T>
 __global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
+  using C = ComputeT<T>;
   const int64_t total = g.planes * g.P * g.Q;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t q = i % g.Q, p = i / g.Q % g.P, pl = i / (g.P * g.Q);
@@ -36,15 +54,15 @@ __global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
     const int64_t h1 = min(h0 + (g.kh - 1) * g.dh + 1, g.H), w1 = min(w0 + (g.kw - 1) * g.dw + 1, g.W);
     while (h0 < 0) h0 += g.dh;
     while (w0 < 0) w0 += g.dw;
-    T m = -static_cast<T>(INFINITY);
+    C m = -static_cast<C>(INFINITY);
     int64_t mi = h0 * g.W + w0;
     for (int64_t h = h0; h < h1; h += g.dh) {
       for (int64_t w = w0; w < w1; w += g.dw) {
-        const T v = xp[h * g.W + w];
+        const C v = static_cast<C>(xp[h * g.W + w]);
         if (v > m || isnan(v)) m = v, mi = h * g.W + w;
       }
     }
-    y[i] = m;
+    y[i] = static_cast<T>(m);
     idx[i] = mi;
   }
 }
@@ -59,7 +77,13 @@ __global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
 // order, and one thread per group sums them in that order into zero. That is the CPU's
 // order (tensor/cpu/pool.cpp adds outputs in turn), so the result is the same in every
 // run and bit-identical to the CPU. Indices outside the plane get a key past every
-// position and are skipped (the forward never makes them).
+// position and are skipped (the forward never makes them). 16-bit gradients add in
+// float and round once, as the CPU's float32 copies do.
+//
+// When the frontend knows that no two windows share an input (Note [Disjoint pooling
+// windows] in tensor/pool.cpp: VGG's 2x2/2 pools), each input is at most one output's
+// argmax, and a plain scatter of 0 + gy (the sum of one term: -0 becomes +0) writes
+// the same bits with no sort.
 
 // keys[i] = (i / pq) * hw + idx[i] (or `none` when idx[i] is outside the plane), values[i] = i.
 __global__ void max_backward_keys(int64_t total, int64_t hw, int64_t pq, const int64_t* idx, uint64_t none,
@@ -76,12 +100,25 @@ __global__ void max_backward_keys(int64_t total, int64_t hw, int64_t pq, const i
 template <typename T>
 __global__ void max_backward_sum_runs(int64_t total, const uint64_t* keys, const int64_t* order, uint64_t none,
                                       const T* gy, T* gx) {
+  using C = ComputeT<T>;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < total; k += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t key = keys[k];
     if (key == none || (k > 0 && keys[k - 1] == key)) continue;
-    T acc = T(0);
-    for (int64_t j = k; j < total && keys[j] == key; ++j) acc += gy[order[j]];
-    gx[key] = acc;
+    C acc = C(0);
+    for (int64_t j = k; j < total && keys[j] == key; ++j) acc += static_cast<C>(gy[order[j]]);
+    gx[key] = static_cast<T>(acc);
+  }
+}
+
+// gy, idx: [planes, pq] -> gx: [planes, hw] (zeroed by the caller), when no two outputs
+// of a plane share an index: each writes its own input, so the order cannot matter.
+template <typename T>
+__global__ void max_backward_scatter(int64_t total, int64_t hw, int64_t pq, const int64_t* idx, const T* gy, T* gx) {
+  using C = ComputeT<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = idx[i];
+    if (j < 0 || j >= hw) continue;  // skipped, as the sorted path skips it
+    gx[(i / pq) * hw + j] = static_cast<T>(C(0) + static_cast<C>(gy[i]));
   }
 }
 
@@ -143,21 +180,31 @@ void max_pool2d_forward_cuda(const Tensor& x, const Tensor& y, const Tensor& idx
   DeviceGuard guard(x.device().index);
   const cudaStream_t s = current_stream(x.device().index);
   const PoolGeom g = make_geom(x, y, p);
-  DDL_DISPATCH_FLOAT(x.dtype(), "max_pool2d", [&] {
-    max_forward_kernel<scalar_t><<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(
-        g, x.data<scalar_t>(), y.data<scalar_t>(), idx.data<int64_t>());
+  dispatch_float_and_half(x.dtype(), "max_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    max_forward_kernel<T>
+        <<<blocks_for(y.numel()), kBlockThreads, 0, s>>>(g, x.data<T>(), y.data<T>(), idx.data<int64_t>());
   });
   DDL_CUDA_KERNEL_CHECK();
 }
 
 // See Note [Deterministic max-pool backward].
-void max_pool2d_backward_cuda(const Tensor& gy, const Tensor& idx, const Tensor& gx) {
+void max_pool2d_backward_cuda(const Tensor& gy, const Tensor& idx, const Tensor& gx, bool disjoint) {
   const int device = gx.device().index;
   DeviceGuard guard(device);
   const cudaStream_t s = current_stream(device);
   DDL_CUDA_CHECK(cudaMemsetAsync(gx.raw_data(), 0, gx.nbytes(), s));
   if (gy.numel() == 0) return;
   const int64_t hw = gx.size(2) * gx.size(3), pq = gy.size(2) * gy.size(3), total = gy.numel();
+  if (disjoint) {
+    dispatch_float_and_half(gy.dtype(), "max_pool2d_backward", [&](auto tag) {
+      using T = decltype(tag);
+      max_backward_scatter<T>
+          <<<blocks_for(total), kBlockThreads, 0, s>>>(total, hw, pq, idx.data<int64_t>(), gy.data<T>(), gx.data<T>());
+    });
+    DDL_CUDA_KERNEL_CHECK();
+    return;
+  }
   const uint64_t none = static_cast<uint64_t>(gx.numel());  // past every grad_x position
   int end_bit = 1;
   while (end_bit < 64 && (none >> end_bit) != 0) ++end_bit;  // the sort only needs the key's bits
@@ -176,9 +223,10 @@ void max_pool2d_backward_cuda(const Tensor& gy, const Tensor& idx, const Tensor&
       empty({static_cast<int64_t>(scratch_bytes > 0 ? scratch_bytes : 1)}, TensorOptions(DType::UInt8, gx.device()));
   DDL_CUDA_CHECK(
       cub::DeviceRadixSort::SortPairs(scratch.raw_data(), scratch_bytes, kin, kout, vin, vout, total, 0, end_bit, s));
-  DDL_DISPATCH_FLOAT(gy.dtype(), "max_pool2d_backward", [&] {
-    max_backward_sum_runs<scalar_t>
-        <<<blocks_for(total), kBlockThreads, 0, s>>>(total, kout, vout, none, gy.data<scalar_t>(), gx.data<scalar_t>());
+  dispatch_float_and_half(gy.dtype(), "max_pool2d_backward", [&](auto tag) {
+    using T = decltype(tag);
+    max_backward_sum_runs<T>
+        <<<blocks_for(total), kBlockThreads, 0, s>>>(total, kout, vout, none, gy.data<T>(), gx.data<T>());
   });
   DDL_CUDA_KERNEL_CHECK();
 }
