@@ -13,8 +13,9 @@ Variable max_pool2d(const Variable& x, const Pool2dParams& p) {
   const Shape xs = x.shape();
   return autograd::make_result(
       std::move(y), "MaxPool2dBackward", {&x},
-      [idx = idx, xs](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
-        return {needs[0] ? max_pool2d_backward(g, idx, xs) : Tensor()};
+      // With p, CUDA skips its deterministic sort when windows cannot share an input.
+      [idx = idx, xs, p](const Tensor& g, const std::vector<bool>& needs) -> std::vector<Tensor> {
+        return {needs[0] ? max_pool2d_backward(g, idx, xs, p) : Tensor()};
       },
       autograd::max_pool2d_double_backward(idx, xs));  // double_backward.cpp
 }
