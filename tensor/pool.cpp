@@ -104,6 +104,7 @@ Tensor max_pool_backward(const Tensor& grad_y, const Tensor& indices, const Shap
 bool max_pool2d_windows_disjoint(const Pool2dParams& p) {
   for (int i = 0; i < 2; ++i) {
     const int64_t s = p.stride[i], d = p.dilation[i];
+    if (s <= 0 || d <= 0 || p.kernel[i] <= 0) return false;  // invalid params (refused elsewhere)
     if (s / std::gcd(s, d) < p.kernel[i] || (p.padding[i] > 0 && d > 1)) return false;
   }
   return true;

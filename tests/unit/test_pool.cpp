@@ -1,7 +1,7 @@
 // Pooling tests: hand-computed cases, PyTorch golden values (from
 // tests/golden/conv_pool.py), output-size rules (ceil_mode), gradient checks
 // of max and average pooling, the 2x2 fast path against the general loop,
-// unbatched input and error messages.
+// unbatched input, error messages, and when max-pool windows are disjoint.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -236,4 +236,60 @@ TEST_CASE("pool: error messages name the op and the shapes") {
       Catch::Contains("avg_pool2d_backward: grad_y [1, 1, 3, 3] does not match the output [1, 1, 2, 2]"));
   REQUIRE_THROWS_WITH(max_pool2d_backward(zeros({1, 1, 2, 2}), zeros({1, 1, 2, 2}), {1, 1, 4, 4}),
                       Catch::Contains("max_pool2d_backward: indices must be int64"));
+}
+
+TEST_CASE("pool: max_pool2d_windows_disjoint says when no two windows share an input") {
+  // Note [Disjoint pooling windows]: the CUDA backward scatters without sorting when it holds.
+  REQUIRE(max_pool2d_windows_disjoint(params({2, 2}, {2, 2}, {0, 0})));                // VGG
+  REQUIRE_FALSE(max_pool2d_windows_disjoint(params({3, 3}, {2, 2}, {1, 1})));          // ResNet's stem
+  REQUIRE(max_pool2d_windows_disjoint(params({2, 2}, {2, 2}, {0, 0}, {3, 3})));        // interleaved, never meeting
+  REQUIRE_FALSE(max_pool2d_windows_disjoint(params({2, 2}, {3, 3}, {1, 1}, {2, 2})));  // padding with dilation
+  REQUIRE_FALSE(max_pool2d_windows_disjoint(params({2, 2}, {0, 0}, {0, 0}, {0, 0})));  // invalid: no division by 0
+  // Brute force along one dim (the 2-D answer is both dims'): a window's positions inside
+  // the input; disjoint must mean no position in two windows and none empty, and for
+  // dilation 1 or no padding, not disjoint must mean two windows meet on a long input.
+  for (int64_t k = 1; k <= 4; ++k) {
+    for (int64_t s = 1; s <= 7; ++s) {
+      for (int64_t d = 1; d <= 3; ++d) {
+        for (int64_t pad = 0; 2 * pad <= k; ++pad) {
+          for (bool ceil : {false, true}) {
+            const Pool2dParams p = params({k, k}, {s, s}, {pad, pad}, {d, d}, ceil);
+            const bool disjoint = max_pool2d_windows_disjoint(p);
+            bool ever_shared = false;
+            for (int64_t n = 1; n <= 40; ++n) {
+              const int64_t out = pool_out_size(n, k, s, pad, d, ceil);
+              std::vector<int> owners(static_cast<size_t>(n), 0);
+              bool empty = false;
+              for (int64_t o = 0; o < out; ++o) {
+                int inside = 0;
+                for (int64_t j = 0; j < k; ++j) {
+                  const int64_t at = o * s - pad + j * d;
+                  if (at >= 0 && at < n) ++owners[static_cast<size_t>(at)], ++inside;
+                }
+                empty = empty || inside == 0;
+              }
+              bool shared = false;
+              for (int c : owners) shared = shared || c > 1;
+              ever_shared = ever_shared || shared;
+              INFO("kernel " << k << " stride " << s << " dilation " << d << " pad " << pad << " ceil " << ceil << " n "
+                             << n);
+              if (disjoint) REQUIRE((!shared && !empty));
+            }
+            if (!disjoint && (pad == 0 || d == 1)) REQUIRE(ever_shared);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("pool: the max_pool2d backward given the params is the one without them") {
+  for (const Pool2dParams& p : {params({2, 2}, {2, 2}, {0, 0}), params({3, 3}, {2, 2}, {1, 1})}) {
+    const Tensor x = seq({2, 3, 9, 8}, 0.7, 0.3);
+    const auto [y, idx] = max_pool2d_with_indices(x, p);
+    const Tensor gy = seq(y.shape(), 0.9, 0.1);
+    REQUIRE(allclose(max_pool2d_backward(gy, idx, x.shape(), p), max_pool2d_backward(gy, idx, x.shape()), 0, 0));
+    REQUIRE_THROWS_WITH(max_pool2d_backward(zeros({2, 3, 2, 2}), idx, x.shape(), p),
+                        Catch::Contains("max_pool2d_backward: grad_y [2, 3, 2, 2] does not match the output"));
+  }
 }
