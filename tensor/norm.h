@@ -25,11 +25,11 @@ DType batch_norm_param_dtype(DType x);
 
 // Note [16-bit batch norm parameters]
 // A model converted wholly with .to(bfloat16) has 16-bit weight, bias and running
-// statistics; PyTorch takes those too (its CPU kernel and CUDA's native one compute in
-// float32 either way). Here they are widened to float32 around the same kernels, so the
-// result is the float32-parameter result on the widened parameters; the updated running
-// statistics and the weight and bias gradients are rounded to 16 bits once. All [C]
-// tensors of one call share a dtype: mixing float32 and 16-bit ones is refused.
+// statistics, and PyTorch takes those too (docs/mixed_precision.md compares). Here they
+// are widened to float32 around the same kernels, so the result is the float32-parameter
+// result on the widened parameters; the updated running statistics and the weight and
+// bias gradients are rounded to 16 bits once. All [C] tensors of one call share a dtype:
+// mixing float32 and 16-bit ones is refused.
 
 // x: [N, C] or [N, C, *]; weight, bias: [C] or undefined (no affine transform);
 // running_mean, running_var: [C] or both undefined (always use batch stats).
