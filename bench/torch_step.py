@@ -88,11 +88,15 @@ def main():
     # PyTorch eager picks cuDNN algorithms from cuDNN's heuristics, as ddl does; benchmark mode
     # times every candidate once per shape instead (ddl has no such mode).
     p.add_argument("--cudnn-benchmark", action="store_true")
+    # Deterministic cuDNN algorithms only, as ddl prefers them: the row that compares ddl's
+    # choice of algorithm with PyTorch's on equal terms (the default row is PyTorch as users run it).
+    p.add_argument("--deterministic", action="store_true")
     # float32 convolutions and GEMMs in TF32 on tensor cores; off by default, as in ddl
     # (PyTorch's own default runs float32 convolutions in TF32: the rows would not compare).
     p.add_argument("--tf32", action="store_true")
     a = p.parse_args()
     torch.backends.cudnn.benchmark = a.cudnn_benchmark
+    torch.backends.cudnn.deterministic = a.deterministic
     set_tf32(a.tf32)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -140,7 +144,7 @@ def main():
         device = torch.device("cuda", torch.cuda.current_device())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": "forward" if a.eval else "train-step", "framework": "pytorch", "model": a.model,
-                      "device": str(device), "precision": a.autocast, "tf32": a.tf32, "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
+                      "device": str(device), "precision": a.autocast, "tf32": a.tf32, "cudnn_deterministic": a.deterministic, "batch": a.batch, "threads": a.threads, "ms_per_step": round(ms, 1),
                       "images_per_s": round(a.batch / ms * 1e3, 1), "peak_rss_mb": round(rss)}))
 
 

@@ -178,11 +178,16 @@ stage_bench() {
         --autocast "$precision" --threads "$threads" >>"$out/train-step.json" ||
         fail "ddl-bench train-step --model $model --autocast $precision failed"
       if [ "$has_torch_cuda" = 1 ]; then
-        within env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 \
-          --device cuda --autocast "$precision" --threads "$threads" >>"$out/train-step.json" ||
-          fail "bench/torch_step.py --model $model --autocast $precision failed"
+        # PyTorch as users run it, then with deterministic cuDNN algorithms only, as ddl prefers.
+        for det in 0 1; do
+          local flag=()
+          [ "$det" = 1 ] && flag=(--deterministic)
+          within env -u LD_LIBRARY_PATH python3 bench/torch_step.py --model "$model" --batch 128 --steps 20 \
+            --device cuda --autocast "$precision" --threads "$threads" "${flag[@]}" >>"$out/train-step.json" ||
+            fail "bench/torch_step.py --model $model --autocast $precision ${flag[*]} failed"
+        done
       fi
-      tail -n "$([ "$has_torch_cuda" = 1 ] && echo 2 || echo 1)" "$out/train-step.json"
+      tail -n "$([ "$has_torch_cuda" = 1 ] && echo 3 || echo 1)" "$out/train-step.json"
     done
   done
   [ "$has_torch_cuda" = 1 ] || echo "gpu_check: python3 has no CUDA PyTorch: no PyTorch figures"
