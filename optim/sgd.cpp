@@ -2,7 +2,7 @@
 #include "optim/sgd.h"
 
 #include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
+#include "tensor/sgd_update.h"
 #include "trace/trace.h"
 
 namespace ddl::optim {
@@ -21,21 +21,19 @@ SGD::SGD(std::vector<Variable> params, SGDOptions o)
 void SGD::step() {
   DDL_TRACE_SPAN("sgd step", "optimizer");
   NoGradGuard no_grad;
-  for_each_param([](ParamGroup& group, const Tensor& w, Tensor d, State& state) {
-    const double lr = group.options["lr"], momentum = group.options["momentum"];
-    const double dampening = group.options["dampening"], wd = group.options["weight_decay"];
-    const bool nesterov = group.options["nesterov"] != 0;
-    if (wd != 0) d = add(d, w, wd);
-    if (momentum != 0) {
-      auto it = state.find("momentum_buffer");
-      if (it == state.end()) {
-        it = state.emplace("momentum_buffer", d.clone()).first;
-      } else {
-        it->second.mul_(momentum).add_(d, 1 - dampening);
-      }
-      d = nesterov ? add(d, it->second, momentum) : it->second;
+  for_each_param([](ParamGroup& group, const Tensor& w, const Tensor& grad, State& state) {
+    const SgdUpdate o{.lr = group.options["lr"],
+                      .momentum = group.options["momentum"],
+                      .dampening = group.options["dampening"],
+                      .weight_decay = group.options["weight_decay"],
+                      .nesterov = group.options["nesterov"] != 0};
+    // state["momentum_buffer"] is PyTorch's, made on the first step with momentum.
+    Tensor buf;
+    if (o.momentum != 0) {
+      if (auto it = state.find("momentum_buffer"); it != state.end()) buf = it->second;
     }
-    w.add_(d, -lr);
+    sgd_update_(w, grad, buf, o);
+    if (o.momentum != 0) state["momentum_buffer"] = buf;
   });
 }
 

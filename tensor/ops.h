@@ -18,6 +18,7 @@
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/scan.h"
+#include "tensor/sgd_update.h"
 #include "tensor/shape_ops.h"
 #include "tensor/softmax.h"
 #include "tensor/sort.h"
