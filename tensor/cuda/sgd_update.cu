@@ -29,7 +29,8 @@ struct SgdArgs {
 // nvcc contracts a * b + c into one FMA (its default -fmad=true), so float32 and
 // float64 results may differ from the CPU's in the last bit. 16-bit values load as
 // float and only the stored buf and w are rounded, once each (Note [Half compute]);
-// the composite rounds every intermediate, so those differ by a 16-bit rounding.
+// the composite rounds every intermediate, so those differ by a few 16-bit roundings
+// (Note [Fused SGD tolerance] in tests/cuda/test_cuda_sgd.cpp).
 // w, g, buf: [n] contiguous; buf is null when momentum is 0.
 template <typename T>
 __global__ void sgd_step_kernel(T* w, const T* g, T* buf, int64_t n, SgdArgs<ComputeT<T>> a) {
