@@ -10,6 +10,7 @@
 #include "ddl.h"
 #include "tensor/devices.h"
 #include "tests/common/gradcheck.h"
+#include "tests/common/optim_steps.h"
 
 using namespace ddl;
 
@@ -50,19 +51,6 @@ void require_match(const Tensor& on_gpu, const Tensor& on_cpu, double tol) {
     INFO("element " << i << ": cuda " << a[i] << ", cpu " << b[i]);
     REQUIRE(std::abs(a[i] - b[i]) <= tol * (1 + std::abs(b[i])));
   }
-}
-
-std::vector<SgdUpdate> option_matrix() {
-  std::vector<SgdUpdate> all;
-  for (double momentum : {0.0, 0.9})
-    for (double dampening : {0.0, 0.1})
-      for (bool nesterov : {false, true})
-        for (double wd : {0.0, 5e-4}) {
-          if (nesterov && (momentum == 0 || dampening != 0)) continue;
-          all.push_back(
-              {.lr = 0.1, .momentum = momentum, .dampening = dampening, .weight_decay = wd, .nesterov = nesterov});
-        }
-  return all;
 }
 
 // Three steps from the same values on the CPU and on CUDA; strided: w is a transposed
@@ -114,7 +102,7 @@ TEST_CASE("a fused SGD step on CUDA allocates no parameter-sized temporary", "[c
 
 TEST_CASE("sgd_update_ on CUDA matches the CPU over three steps", "[cuda][optim][sgd]") {
   for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
-    for (const SgdUpdate& o : option_matrix()) {
+    for (const SgdUpdate& o : test::sgd_option_matrix()) {
       require_same_steps(dt, o, {257, 33}, false);
       require_same_steps(dt, o, {0, 3}, false);
     }
@@ -122,7 +110,7 @@ TEST_CASE("sgd_update_ on CUDA matches the CPU over three steps", "[cuda][optim]
 
 TEST_CASE("sgd_update_ on CUDA takes the composite for strided or mixed operands", "[cuda][optim][sgd]") {
   for (DType dt : {DType::Float32, DType::BFloat16})
-    for (const SgdUpdate& o : option_matrix()) require_same_steps(dt, o, {33, 17}, true);
+    for (const SgdUpdate& o : test::sgd_option_matrix()) require_same_steps(dt, o, {33, 17}, true);
   // A float32 parameter with a float64 gradient: the buffer is float64 on both devices.
   const SgdUpdate o{.lr = 0.1, .momentum = 0.9, .weight_decay = 5e-4};
   Tensor w_cpu = test::random_double({5, 4}, 3).to(DType::Float32), w_gpu = copy_to(w_cpu, kCuda);

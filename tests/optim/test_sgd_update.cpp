@@ -8,6 +8,7 @@
 
 #include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include "tests/common/optim_steps.h"
 
 using namespace ddl;
 
@@ -33,26 +34,12 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return std::memcmp(ac.raw_data(), bc.raw_data(), ac.nbytes()) == 0;
 }
 
-// Every combination torch.optim.SGD accepts (nesterov needs dampening 0).
-std::vector<SgdUpdate> option_matrix() {
-  std::vector<SgdUpdate> all;
-  for (double momentum : {0.0, 0.9})
-    for (double dampening : {0.0, 0.1})
-      for (bool nesterov : {false, true})
-        for (double wd : {0.0, 5e-4}) {
-          if (nesterov && (momentum == 0 || dampening != 0)) continue;
-          all.push_back(
-              {.lr = 0.1, .momentum = momentum, .dampening = dampening, .weight_decay = wd, .nesterov = nesterov});
-        }
-  return all;
-}
-
 }  // namespace
 
 TEST_CASE("sgd_update_ equals the elementwise ops bit for bit on the CPU", "[optim][sgd]") {
   for (DType dt : {DType::Float32, DType::Float64})
     for (bool strided : {false, true})
-      for (const SgdUpdate& o : option_matrix()) {
+      for (const SgdUpdate& o : test::sgd_option_matrix()) {
         INFO(dt << " strided " << strided << " momentum " << o.momentum << " dampening " << o.dampening << " nesterov "
                 << o.nesterov << " weight_decay " << o.weight_decay);
         const Tensor w0 = test::random_double({7, 5}, 1).to(dt);
