@@ -100,7 +100,10 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& te
     const std::string field = name.substr(dot + 1);
     DDL_CHECK(t.numel() == 1 || t.shape() == flat[index].shape(), "optimizer load_state: '", name, "' has shape ",
               t.shape(), " but parameter ", index, " is ", flat[index].shape());
-    state[index][field] = t.numel() == 1 && t.dim() == 0 ? t.clone() : t.to(flat[index].dtype()).clone();
+    // Per-element state follows its parameter's device and dtype (a checkpoint saved from
+    // the CPU loads into a model on a GPU); scalar counters stay on the host.
+    state[index][field] =
+        t.numel() == 1 && t.dim() == 0 ? t.clone() : t.to(flat[index].device()).to(flat[index].dtype()).clone();
   }
   for (size_t g = 0; g < groups_.size(); ++g)
     for (auto& [k, v] : groups_[g].options) {

@@ -11,11 +11,13 @@ DDL_DEFINE_KERNEL(sgd_update_kernel, SgdUpdateFn);
 namespace ddl {
 namespace {
 
-// What a fused kernel needs: contiguous operands of one float dtype.
+// What a fused kernel needs: contiguous operands of one float dtype, in separate storage
+// (the composite's in-place ops copy an overlapping operand first; the kernel cannot).
 bool fusable(const Tensor& w, const Tensor& grad, const Tensor& buf) {
   const DType t = w.dtype();
-  return is_floating(t) && grad.dtype() == t && w.is_contiguous() && grad.is_contiguous() &&
-         (!buf.defined() || (buf.dtype() == t && buf.is_contiguous()));
+  return is_floating(t) && grad.dtype() == t && w.is_contiguous() && grad.is_contiguous() && !grad.shares_storage(w) &&
+         (!buf.defined() ||
+          (buf.dtype() == t && buf.is_contiguous() && !buf.shares_storage(w) && !buf.shares_storage(grad)));
 }
 
 }  // namespace

@@ -153,3 +153,53 @@ TEST_CASE("optim::SGD on CUDA matches the CPU, momentum buffers included", "[cud
     require_match(gpu_state[name], cpu_state[name], 1e-6);
   }
 }
+
+TEST_CASE("sgd_update_ on CUDA: a non-default stream, and operands sharing storage", "[cuda][optim][sgd]") {
+  // The fused kernel and its first-step buffer go on the current stream.
+  const SgdUpdate o{.lr = 0.1, .momentum = 0.9, .weight_decay = 5e-4};
+  const cuda::Stream side = cuda::Stream::create(0);
+  Tensor w_cpu = test::random_double({300, 7}, 60).to(DType::Float32), buf_cpu, buf_gpu, w_gpu;
+  {
+    cuda::StreamGuard guard(side);
+    w_gpu = copy_to(w_cpu, kCuda);
+    for (int step = 0; step < 3; ++step) {
+      const Tensor g = test::random_double({300, 7}, 61 + step).to(DType::Float32);
+      sgd_update_(w_cpu, g, buf_cpu, o);
+      sgd_update_(w_gpu, copy_to(g, kCuda), buf_gpu, o);
+    }
+  }
+  side.synchronize();
+  require_match(w_gpu, w_cpu, 1e-6);
+  require_match(buf_gpu, buf_cpu, 1e-6);
+
+  // grad overlaps w one element further on: the composite (which copies the operand
+  // first) on both devices, never the fused kernel, which would race.
+  const Tensor flat = test::random_double({1001}, 62).to(DType::Float32);
+  Tensor flat_gpu = copy_to(flat, kCuda), none_cpu, none_gpu;
+  Tensor flat_cpu = flat.clone();
+  const SgdUpdate plain{.lr = 0.5};
+  sgd_update_(flat_cpu.slice(0, 0, 1000), flat_cpu.slice(0, 1, 1001), none_cpu, plain);
+  sgd_update_(flat_gpu.slice(0, 0, 1000), flat_gpu.slice(0, 1, 1001), none_gpu, plain);
+  require_match(flat_gpu, flat_cpu, 1e-6);
+}
+
+TEST_CASE("optimizer state saved on the CPU loads into a CUDA model's optimizer", "[cuda][optim][sgd]") {
+  const optim::SGDOptions opts{.lr = 0.05, .momentum = 0.9};
+  const Tensor t = test::random_double({6, 5}, 70).to(DType::Float32);
+  Variable p_cpu(t.clone(), true), p_gpu(copy_to(t, kCuda), true);
+  optim::SGD on_cpu({p_cpu}, opts), on_gpu({p_gpu}, opts);
+  p_cpu.set_grad(test::random_double({6, 5}, 71).to(DType::Float32));
+  on_cpu.step();
+  on_gpu.load_state(on_cpu.state_tensors(), on_cpu.state_metadata());
+  for (const auto& [name, v] : on_gpu.state_tensors()) {
+    INFO(name);
+    REQUIRE(v.device() == kCuda);
+  }
+  p_gpu.set_data(copy_to(p_cpu.data(), kCuda));
+  const Tensor g = test::random_double({6, 5}, 72).to(DType::Float32);
+  p_cpu.set_grad(g.clone());
+  p_gpu.set_grad(copy_to(g, kCuda));
+  on_cpu.step();
+  on_gpu.step();  // refused before: the loaded momentum buffer stayed on the CPU
+  require_match(p_gpu.data(), p_cpu.data(), 1e-6);
+}
