@@ -5,17 +5,16 @@
 // compute in float and round once on store (see Note [Half compute]).
 #include <type_traits>
 
+#include "tensor/cuda/half_compute.h"
 #include "tensor/cuda/indexing.h"
 #include "tensor/elementwise_kernel.h"
 
 namespace ddl::cuda {
 namespace {
 
+using detail::ComputeT;
+using detail::dispatch_numeric_and_half;
 using detail::strided_apply;
-
-// The type an element of T computes in: float for the 16-bit floats, T otherwise.
-template <typename T>
-using ComputeT = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 // out[i] = f(in[i]); out, in: the same shape, any strides.
 template <typename Fn, typename T>
@@ -108,14 +107,6 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
 #undef DDL_BINARY_CASE
     // clang-format on
   }
-}
-
-// Calls f(T{}) with T the C++ type of a numeric or 16-bit float dtype.
-template <typename F>
-void dispatch_numeric_and_half(DType t, const char* op, const F& f) {
-  if (t == DType::Float16) return f(Half{});
-  if (t == DType::BFloat16) return f(BFloat16{});
-  DDL_DISPATCH_NUMERIC(t, op, [&] { f(scalar_t{}); });
 }
 
 void unary_cuda(UnaryOp op, const Tensor& out, const Tensor& in, double a, double b) {

@@ -8,27 +8,14 @@
 // compares and adds in float and rounds once, as the CPU's float32 copies do.
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
-#include <type_traits>
 
 #include "tensor/cuda/common.h"
+#include "tensor/cuda/half_compute.h"
 #include "tensor/factory.h"
-#include "tensor/half.h"
 #include "tensor/pool.h"
 
 namespace ddl::cuda::detail {
 namespace {
-
-// The type an element of T computes in: float for the 16-bit floats, T otherwise.
-template <typename T>
-using ComputeT = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-
-// Calls f(T{}) with T the C++ type of a float dtype, 16-bit ones included.
-template <typename F>
-void dispatch_float_and_half(DType t, const char* op, const F& f) {
-  if (t == DType::Float16) return f(Half{});
-  if (t == DType::BFloat16) return f(BFloat16{});
-  DDL_DISPATCH_FLOAT(t, op, [&] { f(scalar_t{}); });
-}
 
 struct PoolGeom {
   int64_t planes, H, W, P, Q, kh, kw, sh, sw, ph, pw, dh, dw;

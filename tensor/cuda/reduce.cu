@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "tensor/cuda/block_reduce.h"
+#include "tensor/cuda/half_compute.h"
 #include "tensor/factory.h"
 #include "tensor/reduce_functors.h"
 #include "tensor/reduce_kernel.h"
@@ -14,7 +15,10 @@
 namespace ddl::cuda {
 namespace {
 
+using detail::ComputeT;
+using detail::dispatch_numeric_and_half;
 using detail::kBlockThreads;
+using detail::kIsHalf;
 using kernels::ReduceOp;
 
 // Rows this short are folded by one thread each; longer ones by a block per
@@ -22,12 +26,6 @@ using kernels::ReduceOp;
 constexpr int64_t kSmallRow = 32;
 constexpr int64_t kChunk = 8192;
 constexpr unsigned int kMaxBlocks = 1u << 20;
-
-template <typename T>
-inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-// The type an element of T computes in: float for the 16-bit floats, T otherwise.
-template <typename T>
-using ComputeT = std::conditional_t<kIsHalf<T>, float, T>;
 
 // Out is T, or float for a 16-bit T summed into float32 (mean's sum).
 template <typename T, typename Out_ = T>
@@ -170,14 +168,6 @@ template <typename R, typename T>
 void reduce_typed(const R& r, const Tensor& out, const Tensor& in, int64_t outer, int64_t inner) {
   reduce_rows(r, RowIndexer<T>{in.data<T>(), inner}, outer, inner, inner <= kSmallRow, out.data<typename R::Out>(),
               in.device());
-}
-
-// Calls f(T{}) with T the C++ type of a numeric or 16-bit float dtype.
-template <typename F>
-void dispatch_numeric_and_half(DType t, const char* op, const F& f) {
-  if (t == DType::Float16) return f(Half{});
-  if (t == DType::BFloat16) return f(BFloat16{});
-  DDL_DISPATCH_NUMERIC(t, op, [&] { f(scalar_t{}); });
 }
 
 void reduce_cuda(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t inner) {

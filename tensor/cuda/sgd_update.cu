@@ -2,19 +2,14 @@
 // elementwise ops (and their temporaries) of the composite, since a step of a
 // small network is bound by launch overhead. Only contiguous operands of one
 // float dtype come here (tensor/sgd_update.cpp falls back otherwise).
-#include <type_traits>
 
 #include "tensor/cuda/common.h"
+#include "tensor/cuda/half_compute.h"
 #include "tensor/factory.h"
-#include "tensor/half.h"
 #include "tensor/sgd_update.h"
 
 namespace ddl::cuda::detail {
 namespace {
-
-// The type an element of T computes in: float for the 16-bit floats, T otherwise.
-template <typename T>
-using ComputeT = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 // The scalars in the compute type, as the elementwise ops convert their alphas.
 template <typename C>
@@ -72,18 +67,8 @@ void sgd_update_cuda(const Tensor& w, const Tensor& grad, Tensor& momentum_buffe
   if (first) momentum_buffer = empty(w.shape(), TensorOptions(w.dtype(), w.device()));
   if (w.numel() == 0) return;
   const cudaStream_t s = current_stream(device);
-  switch (w.dtype()) {
-    case DType::Float32:
-      return launch<float>(w, grad, momentum_buffer, o, first, s);
-    case DType::Float64:
-      return launch<double>(w, grad, momentum_buffer, o, first, s);
-    case DType::Float16:
-      return launch<Half>(w, grad, momentum_buffer, o, first, s);
-    case DType::BFloat16:
-      return launch<BFloat16>(w, grad, momentum_buffer, o, first, s);
-    default:
-      DDL_CHECK(false, "sgd_update_: the CUDA kernel takes float tensors, got ", w.dtype());
-  }
+  dispatch_float_and_half(w.dtype(), "sgd_update_",
+                          [&](auto tag) { launch<decltype(tag)>(w, grad, momentum_buffer, o, first, s); });
 }
 
 }  // namespace
