@@ -242,4 +242,15 @@ LaunchEnv read_launch_env() {
   return e;
 }
 
+std::vector<std::pair<std::string, std::string>> shared_gpu_nccl_env(int rank, bool one_node) {
+  std::vector<std::pair<std::string, std::string>> env{{"NCCL_HOSTID", "ddl-shared-gpu-rank-" + std::to_string(rank)}};
+  if (one_node)
+    env.insert(env.end(), {{"NCCL_SOCKET_IFNAME", "lo"},
+                           {"NCCL_IB_DISABLE", "1"},
+                           {"NCCL_NET", "Socket"},
+                           {"NCCL_MNNVL_ENABLE", "0"},
+                           {"NCCL_NVLS_ENABLE", "0"}});
+  return env;
+}
+
 }  // namespace ddl::dist

@@ -7,6 +7,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ddl::dist {
 
@@ -55,5 +57,14 @@ std::string default_secret_path();
 // The token of one launcher job: HMAC-SHA-256(secret, job id), hex.
 std::string derive_job_token(const std::string& secret, const std::string& job_id);
 }  // namespace detail
+
+// Ranks of one NCCL communicator sharing a GPU (train_cifar --share-gpu, the NCCL rank
+// tests): NCCL refuses two ranks on one GPU of one host ("Duplicate GPU detected",
+// NVIDIA/nccl#418), so each rank gets a host id of its own (NCCL_HOSTID, read by NCCL's
+// getHostHash) and NCCL joins them as hosts over its sockets. First NCCL_HOSTID, to be set
+// always (an inherited one is the same in every rank); then, on one node, defaults to keep
+// where the caller set them: the loopback, NCCL's own sockets (a net plugin may ignore
+// NCCL_IB_DISABLE), no multi-node NVLink or NVLink SHARP between "hosts" that are one GPU.
+std::vector<std::pair<std::string, std::string>> shared_gpu_nccl_env(int rank, bool one_node);
 
 }  // namespace ddl::dist

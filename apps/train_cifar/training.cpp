@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "dist/env.h"
 #include "dist/init.h"
 #include "tensor/devices.h"
 
@@ -24,21 +25,9 @@ Device training_device(const TrainOptions& o, int local_rank) {
 
 void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env) {
   if (!o.share_gpu || env.world_size < 2) return;
-  // NCCL refuses two ranks of a communicator on one GPU of one host ("Duplicate GPU
-  // detected", NVIDIA/nccl#418); a host id of its own per rank (NCCL_HOSTID, read by its
-  // getHostHash) makes it connect them as separate hosts, over its socket transport.
-  const std::string id = "ddl-shared-gpu-rank-" + std::to_string(env.rank);
-  // Overwritten: an inherited NCCL_HOSTID is the same in every rank and brings the refusal back.
-  setenv("NCCL_HOSTID", id.c_str(), /*overwrite=*/1);
-  if (env.local_world_size == env.world_size) {  // one node: the loopback reaches every rank
-    setenv("NCCL_SOCKET_IFNAME", "lo", 0);
-    setenv("NCCL_IB_DISABLE", "1", 0);
-    // NCCL's own sockets (a net plugin may ignore NCCL_IB_DISABLE), and no NVLink paths
-    // between "hosts" that are one GPU: multi-node NVLink and NVLink SHARP off.
-    setenv("NCCL_NET", "Socket", 0);
-    setenv("NCCL_MNNVL_ENABLE", "0", 0);
-    setenv("NCCL_NVLS_ENABLE", "0", 0);
-  }
+  const auto vars = dist::shared_gpu_nccl_env(env.rank, env.local_world_size == env.world_size);
+  for (size_t i = 0; i < vars.size(); ++i)  // the first, NCCL_HOSTID, always; the rest unless set
+    setenv(vars[i].first.c_str(), vars[i].second.c_str(), /*overwrite=*/i == 0);
 }
 
 std::string process_group_backend(const TrainOptions& o) {

@@ -19,8 +19,8 @@ namespace ddl::apps {
 // available ..." when there is none, and names the GPU count when local_rank has no GPU
 // of its own.
 Device training_device(const TrainOptions& o, int local_rank);
-// --share-gpu in a multi-process job: sets this rank's NCCL_HOSTID (and, on one node, the
-// loopback as NCCL's socket interface) unless the user set them. Call before NCCL starts.
+// --share-gpu in a multi-process job: sets dist::shared_gpu_nccl_env's variables (this rank's
+// NCCL_HOSTID always, the one-node defaults unless the user set them). Call before NCCL starts.
 void prepare_shared_gpu(const TrainOptions& o, const dist::LaunchEnv& env);
 
 // The init_process_group backend: "gloo" for --device cpu; for cuda "auto", which sends

@@ -9,11 +9,11 @@
 // cuda_main.cpp); test_nccl_shared_gpu (DDL_NCCL_SHARED_GPU) puts both ranks on cuda:0, so a
 // one-GPU machine still moves collective data between processes. NCCL refuses two ranks of one
 // communicator on one GPU of one host ("Duplicate GPU detected", NVIDIA/nccl#418: its topology
-// search maps one GPU to one rank); each rank here sets its own NCCL_HOSTID (read by NCCL's
-// getHostHash, src/misc/utils.cc), so NCCL takes them for two hosts and connects them over its
-// socket transport on the loopback. Should an NCCL refuse that too, the case reports skipped.
-// Processes are fork + exec of this binary (a child forked after CUDA init cannot use CUDA),
-// each running the hidden "nccl rank process" case.
+// search maps one GPU to one rank); each rank here gets dist::shared_gpu_nccl_env (its own
+// NCCL_HOSTID, read by NCCL's getHostHash, src/misc/utils.cc), so NCCL takes them for two
+// hosts and connects them over its socket transport on the loopback. Should an NCCL refuse that too, the case reports
+// skipped. Processes are fork + exec of this binary (a child forked after CUDA init cannot use CUDA), each running the
+// hidden "nccl rank process" case.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +25,6 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "ddl.h"
@@ -67,17 +66,10 @@ RankStatuses spawn_ranks(const std::string& scenario, int port, double deadline_
     std::vector<std::string> env_strings = {
         "DDL_NCCL_TEST_RANK=" + std::to_string(r), "DDL_NCCL_TEST_WORLD=" + std::to_string(kWorld),
         "DDL_NCCL_TEST_PORT=" + std::to_string(port), "DDL_NCCL_TEST_SCENARIO=" + scenario};
-    if (DDL_NCCL_SHARED_GPU) {
-      env_strings.push_back("NCCL_HOSTID=ddl-shared-gpu-rank-" + std::to_string(r));
-      // As train_cifar --share-gpu (training.cpp): the loopback, NCCL's own sockets, and no
-      // NVLink paths between two "hosts" that are one GPU; a value the caller set is kept.
-      const std::pair<const char*, const char*> defaults[] = {{"NCCL_SOCKET_IFNAME", "lo"},
-                                                              {"NCCL_IB_DISABLE", "1"},
-                                                              {"NCCL_NET", "Socket"},
-                                                              {"NCCL_MNNVL_ENABLE", "0"},
-                                                              {"NCCL_NVLS_ENABLE", "0"}};
-      for (const auto& [name, value] : defaults)
-        if (!std::getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
+    if (DDL_NCCL_SHARED_GPU) {  // as train_cifar --share-gpu; a default the caller set is kept
+      const auto vars = dist::shared_gpu_nccl_env(r, /*one_node=*/true);
+      for (size_t i = 0; i < vars.size(); ++i)
+        if (i == 0 || !std::getenv(vars[i].first.c_str())) env_strings.push_back(vars[i].first + "=" + vars[i].second);
     }
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("DDL_NCCL_TEST_", 0) != 0 && std::string(*e).rfind("NCCL_HOSTID=", 0) != 0)

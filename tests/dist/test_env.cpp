@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "dist/env.h"
 #include "dist/store/sha256.h"
@@ -273,4 +274,19 @@ TEST_CASE("env: SHA-256 and HMAC-SHA-256 match the published vectors", "[dist]")
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   CHECK(detail::hmac_sha256_hex(std::string(100, 'k'), "ddl job token v1: Slurm job 77 step 1") ==
         "dd68c122a1e37dc74db21c69ad3709e257aef373600c20a4339622dd72adbee6");
+}
+
+TEST_CASE("env: ranks sharing a GPU get their own NCCL host id, and the one-node defaults", "[dist]") {
+  const auto r0 = shared_gpu_nccl_env(0, true), r1 = shared_gpu_nccl_env(1, true);
+  REQUIRE(r0.front().first == "NCCL_HOSTID");
+  REQUIRE(r1.front().first == "NCCL_HOSTID");
+  REQUIRE(r0.front().second != r1.front().second);  // else NCCL refuses the duplicate GPU
+  std::map<std::string, std::string> defaults(r0.begin() + 1, r0.end());
+  REQUIRE(defaults.size() == r0.size() - 1);
+  CHECK(defaults["NCCL_SOCKET_IFNAME"] == "lo");
+  CHECK(defaults["NCCL_NET"] == "Socket");
+  CHECK(defaults["NCCL_MNNVL_ENABLE"] == "0");
+  CHECK(defaults["NCCL_NVLS_ENABLE"] == "0");
+  // Across nodes the loopback reaches no peer: only the host id.
+  REQUIRE(shared_gpu_nccl_env(3, false).size() == 1);
 }
