@@ -16,6 +16,18 @@
 // When backward ends, an end-of-backward callback launches what is left (or
 // names the parameters that got no gradient), waits for every bucket and
 // copies the averaged values back into each parameter's .grad.
+//
+// Note [Unused parameters]
+// With find_unused_parameters, a parameter that got no gradient on this rank
+// fills its slot with its current .grad (scaled), or zeros when it has none,
+// as PyTorch's reducer does (mark_variable_ready_dense). The ranks then
+// all-reduce one flag per parameter: was it used, in this backward or in a
+// no_sync backward since the last synchronised one (its .grad then holds that
+// accumulation). A parameter no rank used is globally unused and its .grad is
+// left as it was, undefined after zero_grad(), so the optimizer skips it as it
+// would in one process; writing zeros would let momentum and weight decay move
+// it. One used on some ranks gets the average, with zeros from the others.
+// PyTorch: torch/csrc/distributed/c10d/reducer.cpp, "globally unused".
 #include "dist/ddp/ddp.h"
 
 #include <chrono>
@@ -53,6 +65,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
   build_buckets(opts);
   ready_.assign(params_.size(), false);
+  used_since_sync_.assign(params_.size(), false);
   for (size_t i = 0; i < params_.size(); ++i)
     hook_ids_.push_back(params_[i].register_post_accumulate_grad_hook([this, i](Variable&) { on_grad_ready(i); }));
 }
@@ -117,6 +130,7 @@ Variable DistributedDataParallel::forward(const Variable& x) {
 }
 
 void DistributedDataParallel::on_grad_ready(size_t i) {
+  used_since_sync_[i] = true;  // See Note [Unused parameters]
   if (!sync_) return;
   if (!in_backward_) {
     // First gradient of this backward: reset the per-step state and arrange the final wait.
@@ -161,7 +175,8 @@ void DistributedDataParallel::launch_ready_buckets() {
 void DistributedDataParallel::finish_backward() {
   in_backward_ = false;
   overlapped_buckets_ = next_launch_;  // launched from gradient hooks, while backward ran
-  // Parameters that got no gradient: an error naming them, or zeros when tolerated.
+  // Parameters that got no gradient: an error naming them, or (find_unused_parameters) the
+  // gradient they hold, else zeros. See Note [Unused parameters].
   std::string missing;
   for (size_t i = 0; i < params_.size(); ++i) {
     if (ready_[i]) continue;
@@ -170,7 +185,13 @@ void DistributedDataParallel::finish_backward() {
       continue;
     }
     Bucket& b = *buckets_[bucket_of_[i]];
-    b.flat.narrow(0, offset_of_[i], params_[i].numel()).zero_();
+    const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
+    if (params_[i].grad().defined()) {
+      slot.copy_(params_[i].grad());
+      slot.mul_(1.0 / group_->size());
+    } else {
+      slot.zero_();
+    }
     --b.pending;
   }
   DDL_CHECK(missing.empty(), group_->log_prefix(),
@@ -178,17 +199,31 @@ void DistributedDataParallel::finish_backward() {
             "backward pass: ",
             missing, ". Use them in forward, or set find_unused_parameters = true");
   launch_ready_buckets();
+  // After every bucket, so that all ranks issue the same collectives in the same order.
+  Tensor used;
+  std::shared_ptr<Work> used_work;
+  if (opts_.find_unused_parameters) {
+    std::vector<int32_t> flags(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) flags[i] = used_since_sync_[i] ? 1 : 0;
+    used = from_vector(flags).to(buckets_.front()->flat.device());
+    used_work = group_->all_reduce_async(used, ReduceOp::Sum);
+  }
 
   const auto start = std::chrono::steady_clock::now();
   {
     DDL_TRACE_SPAN("wait for buckets", "ddp");
     for (auto& b : buckets_) b->work->wait();
+    if (used_work) used_work->wait();
   }
   stats_.last_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   stats_.total_wait_ms += stats_.last_wait_ms;
   ++stats_.synced_steps;
 
+  const std::vector<int32_t> users =
+      used.defined() ? to_vector<int32_t>(used.to(Device::cpu())) : std::vector<int32_t>{};
+  std::fill(used_since_sync_.begin(), used_since_sync_.end(), false);
   for (size_t i = 0; i < params_.size(); ++i) {
+    if (!users.empty() && users[i] == 0) continue;  // globally unused: .grad as it was
     const Bucket& b = *buckets_[bucket_of_[i]];
     const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
     if (params_[i].grad().defined())

@@ -14,10 +14,12 @@
 namespace ddl::dist {
 
 struct DDPOptions {
-  double bucket_cap_mb = 25;            // later buckets
-  double first_bucket_mb = 1;           // the first bucket is small so communication starts early
-  bool broadcast_buffers = true;        // rank 0's buffers (BatchNorm statistics) before each training forward
-  bool find_unused_parameters = false;  // tolerate parameters that get no gradient (they count as zero)
+  double bucket_cap_mb = 25;      // later buckets
+  double first_bucket_mb = 1;     // the first bucket is small so communication starts early
+  bool broadcast_buffers = true;  // rank 0's buffers (BatchNorm statistics) before each training forward
+  // Tolerate parameters that get no gradient: zeros in the average where some rank used them,
+  // .grad left untouched where no rank did (see Note [Unused parameters] in ddp.cpp).
+  bool find_unused_parameters = false;
 };
 
 // What DDP did, for reports.
@@ -79,7 +81,8 @@ class DistributedDataParallel : public nn::Module {
   std::vector<size_t> bucket_of_;   // parameter index -> bucket
   std::vector<int64_t> offset_of_;  // parameter index -> offset in its bucket
   std::vector<int> hook_ids_;
-  std::vector<bool> ready_;  // this backward: has the parameter's gradient arrived
+  std::vector<bool> ready_;            // this backward: has the parameter's gradient arrived
+  std::vector<bool> used_since_sync_;  // any backward since the last synchronised one (no_sync too)
   size_t next_launch_ = 0;
   size_t overlapped_buckets_ = 0;  // see last_overlapped_buckets()
   bool in_backward_ = false;
