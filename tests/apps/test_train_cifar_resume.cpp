@@ -1,0 +1,179 @@
+// train_cifar's snapshots and resume, below the program: 16-bit model and optimizer
+// state keeps its dtype and bits; a resumed run of a model with dropout equals an
+// uninterrupted one bit for bit (so the random-number state is restored, not only
+// weights); and the resume agreement refuses, on every rank, ranks that still disagree
+// on the position after rank 0 sent its snapshot (Note [Resume agreement]).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "apps/train_cifar/resume.h"
+#include "apps/train_cifar/snapshot.h"
+#include "ddl.h"
+#include "dist/dist.h"
+#include "tests/common/dist_fixtures.h"
+#include "tests/common/harness.h"
+
+using namespace ddl;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ddl_resume_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::string bits(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  return std::string(static_cast<const char*>(c.raw_data()), c.nbytes());
+}
+
+// Parameters of both 16-bit float dtypes.
+struct HalfParams : nn::Module {
+  HalfParams() : nn::Module("HalfParams") {
+    Generator g(4);
+    register_parameter("h", randn({3, 4}, g).to(DType::Float16));
+    register_parameter("b", (randn({5}, g) * 1e10).to(DType::BFloat16));
+  }
+};
+
+// SGD with momentum: its momentum buffers are state the snapshot holds too.
+optim::SGD make_sgd(nn::Module& m) { return optim::SGD(m.parameters(), {.lr = 0.1, .momentum = 0.9}); }
+
+// Linear, dropout, linear: every training forward draws a mask from the default generator.
+std::shared_ptr<nn::Sequential> make_dropout_net() {
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(6, 16), std::make_shared<nn::Dropout>(0.5), std::make_shared<nn::Linear>(16, 3)});
+}
+
+// Steps [from, to) on fixed batches of 4; the data never touches the default generator.
+void train_steps(nn::Module& net, optim::Optimizer& opt, int64_t from, int64_t to) {
+  Generator g(9);
+  const Tensor x = randn({8 * 4, 6}, g), y = randint(0, 3, {8 * 4}, g);
+  net.train();
+  for (int64_t s = from; s < to; ++s) {
+    opt.zero_grad();
+    cross_entropy(net(Variable(x.narrow(0, (s % 8) * 4, 4))), y.narrow(0, (s % 8) * 4, 4)).backward();
+    opt.step();
+  }
+}
+
+std::string all_bits(const nn::Module& m) {
+  std::string s;
+  for (const auto& [name, v] : m.named_state()) s += bits(v.data());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot: float16 and bfloat16 weights and momentum keep their dtype and bits", "[apps][snapshot]") {
+  const std::string dir = fresh_dir("half");
+  HalfParams saved;
+  optim::SGD opt = make_sgd(saved);
+  for (auto& p : saved.parameters()) p.set_grad(ones_like(p.data()));
+  opt.step();  // momentum buffers, in the parameters' dtypes
+  apps::save_snapshot(dir + "/snap", saved, opt, {.epoch = 1, .global_step = 3, .seed = 2, .batch_size = 8});
+
+  HalfParams loaded;
+  for (auto& p : loaded.parameters()) p.data().zero_();
+  optim::SGD opt2 = make_sgd(loaded);
+  apps::TrainingPosition pos{.seed = 2, .batch_size = 8};
+  REQUIRE(apps::load_snapshot(dir + "/snap", loaded, opt2, pos));
+  CHECK(pos.global_step == 3);
+  const auto a = saved.named_parameters(), b = loaded.named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i].first);
+    CHECK(b[i].second.dtype() == a[i].second.dtype());
+    CHECK(bits(b[i].second.data()) == bits(a[i].second.data()));
+  }
+  const auto sa = opt.state_tensors(), sb = opt2.state_tensors();
+  REQUIRE(sa.size() == sb.size());
+  REQUIRE(sa.size() >= 2);
+  for (size_t i = 0; i < sa.size(); ++i) {
+    INFO(sa[i].first);
+    CHECK(sb[i].second.dtype() == sa[i].second.dtype());
+    CHECK(bits(sb[i].second) == bits(sa[i].second));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("snapshot: a resumed run with dropout equals an uninterrupted run bit for bit", "[apps][snapshot]") {
+  const std::string dir = fresh_dir("dropout");
+  const int64_t total = 6, cut = 3;
+  // As train_cifar does: seed, build the model, train; a restart seeds and builds again.
+  manual_seed(5);
+  auto straight = make_dropout_net();
+  optim::SGD opt_straight = make_sgd(*straight);
+  train_steps(*straight, opt_straight, 0, total);
+
+  manual_seed(5);
+  auto first = make_dropout_net();
+  optim::SGD opt_first = make_sgd(*first);
+  train_steps(*first, opt_first, 0, cut);
+  apps::save_snapshot(dir + "/snap", *first, opt_first,
+                      {.global_step = cut, .seed = 5, .rng_offset = default_generator().offset(), .batch_size = 4});
+
+  manual_seed(5);
+  auto resumed = make_dropout_net();
+  optim::SGD opt_resumed = make_sgd(*resumed);
+  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  REQUIRE(apps::load_snapshot(dir + "/snap", *resumed, opt_resumed, pos));
+  CHECK(default_generator().offset() == pos.rng_offset);
+  train_steps(*resumed, opt_resumed, pos.global_step, total);
+  CHECK(all_bits(*resumed) == all_bits(*straight));
+  // The check means something: without the generator's position the masks differ.
+  manual_seed(5);
+  auto unrestored = make_dropout_net();
+  optim::SGD opt_unrestored = make_sgd(*unrestored);
+  REQUIRE(apps::load_snapshot(dir + "/snap", *unrestored, opt_unrestored, pos));
+  manual_seed(5);
+  train_steps(*unrestored, opt_unrestored, cut, total);
+  CHECK(all_bits(*unrestored) != all_bits(*straight));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("resume agreement: ranks that still differ after rank 0 sent its snapshot all stop", "[apps][resume]") {
+  test::ParentStoreServer server;
+  const int port = server.port();
+  const std::string dir = test::parent_temp_dir("resume_dir", "/tmp/ddl_resume_agree_XXXXXX");
+  for (uint64_t seed1 : {5, 6}) {
+    DYNAMIC_SECTION("rank 1 runs with seed " << seed1) {
+      auto outs = test::run_processes(2, [&](int rank) {
+        auto pg = test::gloo_group(port, rank, 2);
+        // Each rank its own "node"; only rank 0 holds a snapshot, taken with seed 5 at step 8.
+        const std::string node = dir + "/seed" + std::to_string(seed1) + "_node" + std::to_string(rank);
+        fs::create_directories(node);
+        manual_seed(5);
+        auto net = make_dropout_net();
+        optim::SGD opt = make_sgd(*net);
+        if (rank == 0) apps::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
+        pg->barrier_async()->wait();
+        // Rank 1 with seed 6 cannot load rank 0's snapshot and would start at step 0.
+        apps::TrainingPosition pos{.seed = rank == 0 ? 5 : seed1, .batch_size = 4};
+        std::string error;
+        apps::ResumeOutcome out;
+        try {
+          out = apps::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
+        } catch (const Error& e) {
+          error = e.what();
+        }
+        if (seed1 == 5) {
+          DIST_EXPECT(error.empty(), "rank ", rank, ": ", error);
+          DIST_EXPECT(out.resumed && pos.global_step == 8, "rank ", rank, " resumed at step ", pos.global_step);
+        } else {
+          DIST_EXPECT(error.find("still differ") != std::string::npos && error.find("seed 6") != std::string::npos,
+                      "rank ", rank, " resumed at step ", pos.global_step, " (resumed ", out.resumed,
+                      ") instead of stopping; error: \"", error, "\"");
+        }
+      });
+      INFO(test::describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
+  }
+  if (!test::is_rank_process()) fs::remove_all(dir);
+}
