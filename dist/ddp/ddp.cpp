@@ -26,7 +26,8 @@
 // accumulation). A parameter no rank used is globally unused and its .grad is
 // left as it was, undefined after zero_grad(), so the optimizer skips it as it
 // would in one process; writing zeros would let momentum and weight decay move
-// it. One used on some ranks gets the average, with zeros from the others.
+// it. One used on some ranks gets the average, with zeros from the others
+// (after zero_grad; a .grad left from before counts, as in PyTorch).
 // PyTorch: torch/csrc/distributed/c10d/reducer.cpp, "globally unused".
 #include "dist/ddp/ddp.h"
 

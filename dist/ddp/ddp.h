@@ -17,8 +17,9 @@ struct DDPOptions {
   double bucket_cap_mb = 25;      // later buckets
   double first_bucket_mb = 1;     // the first bucket is small so communication starts early
   bool broadcast_buffers = true;  // rank 0's buffers (BatchNorm statistics) before each training forward
-  // Tolerate parameters that get no gradient: zeros in the average where some rank used them,
-  // .grad left untouched where no rank did (see Note [Unused parameters] in ddp.cpp).
+  // Tolerate parameters that get no gradient: where some rank used one, the others add the
+  // .grad they hold (zeros after zero_grad) to the average; where no rank did, its .grad is
+  // left untouched (see Note [Unused parameters] in ddp.cpp).
   bool find_unused_parameters = false;
 };
 
