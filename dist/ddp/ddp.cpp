@@ -28,7 +28,9 @@
 // would in one process; writing zeros would let momentum and weight decay move
 // it. One used on some ranks gets the average, with zeros from the others
 // (after zero_grad; a .grad left from before counts, as in PyTorch).
-// PyTorch: torch/csrc/distributed/c10d/reducer.cpp, "globally unused".
+// PyTorch: torch/csrc/distributed/c10d/reducer.cpp, "globally unused". PyTorch
+// 1.13 does not count no_sync uses and leaves such a .grad un-averaged, different
+// on each rank (tests/golden/ddp_unused.py); ddl averages it.
 #include "dist/ddp/ddp.h"
 
 #include <chrono>
