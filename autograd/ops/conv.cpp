@@ -56,7 +56,8 @@ Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& 
     if (needs.size() > 2 && needs[2]) grads[2] = conv2d_backward_bias(g);
     return grads;
   };
-  auto diff_backward = autograd::conv_transpose2d_double_backward(x, w, bias.defined(), p);  // double_backward.cpp
+  // double_backward.cpp
+  auto diff_backward = autograd::conv_transpose2d_double_backward(x, w, bias.defined(), p, output_padding);
   if (bias.defined())
     return autograd::make_result(std::move(y), "ConvTranspose2dBackward", {&x, &w, &bias}, backward, diff_backward);
   return autograd::make_result(std::move(y), "ConvTranspose2dBackward", {&x, &w}, backward, diff_backward);

@@ -8,6 +8,7 @@
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/pool.h"
 #include "autograd/ops/reduce.h"
+#include "autograd/ops/shape_ops.h"
 #include "autograd/ops/softmax.h"
 #include "tensor/adaptive_pool.h"
 #include "tensor/elementwise.h"
@@ -137,24 +138,38 @@ DiffBackwardFn gelu_double_backward(const Variable& x) {
   return [x](const Variable& g, const Needs&) -> VGrads { return {mul(g, gelu_derivative(x))}; };
 }
 
+namespace {
+
+// The bias gradient: g summed over every dim but the channels (dim 0 of unbatched g).
+Variable bias_grad(const Variable& g) { return g.dim() == 4 ? sum(g, {0, 2, 3}) : sum(g, {1, 2}); }
+
+}  // namespace
+
 DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p) {
   return [x, w, has_bias, p](const Variable& g, const Needs& n) -> VGrads {
     VGrads out(n.size());
     if (n[0]) out[0] = conv2d_input_grad(g, w, x.shape(), p);
     if (n[1]) out[1] = conv2d_weight_grad(g, x, w.shape(), p);
-    if (has_bias && n.size() > 2 && n[2]) out[2] = sum(g, {0, 2, 3});
+    if (has_bias && n.size() > 2 && n[2]) out[2] = bias_grad(g);
     return out;
   };
 }
 
 DiffBackwardFn conv_transpose2d_double_backward(const Variable& x, const Variable& w, bool has_bias,
-                                                const Conv2dParams& p) {
-  return [x, w, has_bias, p](const Variable& g, const Needs& n) -> VGrads {
-    // y = conv2d_backward_input(x, w): dx = conv2d(g, w), dw = conv2d_backward_weight(x, g).
+                                                const Conv2dParams& p, std::array<int64_t, 2> output_padding) {
+  return [x, w, has_bias, p, output_padding](const Variable& g, const Needs& n) -> VGrads {
+    // y = conv2d_backward_input(x, w): dx = conv2d(g, w), dw = conv2d_backward_weight(x, g),
+    // with x's extra zero rows of Note [Large output_padding] (tensor/conv_transpose.cpp):
+    // dx drops them, dw sees x padded with them.
+    const int64_t eh = output_padding[0] / p.stride[0], ew = output_padding[1] / p.stride[1];
+    const int64_t h = x.dim() - 2;
     VGrads out(n.size());
-    if (n[0]) out[0] = conv2d(g, w, Variable(), p);
-    if (n[1]) out[1] = conv2d_weight_grad(x, g, w.shape(), p);
-    if (has_bias && n.size() > 2 && n[2]) out[2] = sum(g, {0, 2, 3});
+    if (n[0]) {
+      out[0] = conv2d(g, w, Variable(), p);
+      if (eh > 0 || ew > 0) out[0] = out[0].narrow(h, 0, x.size(h)).narrow(h + 1, 0, x.size(h + 1));
+    }
+    if (n[1]) out[1] = conv2d_weight_grad(eh > 0 || ew > 0 ? pad(x, {0, ew, 0, eh}) : x, g, w.shape(), p);
+    if (has_bias && n.size() > 2 && n[2]) out[2] = bias_grad(g);
     return out;
   };
 }

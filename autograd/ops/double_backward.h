@@ -30,7 +30,7 @@ DiffBackwardFn gelu_double_backward(const Variable& x);
 DiffBackwardFn conv2d_double_backward(const Variable& x, const Variable& w, bool has_bias, const Conv2dParams& p);
 // For conv_transpose2d(x, w, bias, p, output_padding) (conv2d's input gradient as a forward).
 DiffBackwardFn conv_transpose2d_double_backward(const Variable& x, const Variable& w, bool has_bias,
-                                                const Conv2dParams& p);
+                                                const Conv2dParams& p, std::array<int64_t, 2> output_padding);
 // For cross_entropy(logits, target, opts) with class-index targets.
 DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tensor& target,
                                              const CrossEntropyOptions& opts);
