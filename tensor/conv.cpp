@@ -14,6 +14,14 @@ DDL_DEFINE_KERNEL(conv2d_backward_input_kernel, Conv2dBackwardInputFn);
 DDL_DEFINE_KERNEL(conv2d_backward_weight_kernel, Conv2dBackwardWeightFn);
 }  // namespace kernels
 
+// Floats on every device; integers on the CPU, where PyTorch computes them too (its CUDA
+// convolutions are float only); never bool (PyTorch: "not implemented for 'Bool'").
+void detail::check_conv_dtype(const Tensor& t, const char* op) {
+  DDL_CHECK(t.dtype() != DType::Bool, op, ": expected a float or integer tensor, got ", describe(t));
+  DDL_CHECK(is_floating(t.dtype()) || t.device().is_cpu(), op,
+            ": integer convolutions run on the CPU only (as in PyTorch), got ", describe(t));
+}
+
 int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
   return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
 }
@@ -55,10 +63,6 @@ void check_same(const Tensor& a, const Tensor& b, const char* op, const char* an
   DDL_CHECK(a.device() == b.device(), op, ": ", an, " is on ", a.device(), " but ", bn, " is on ", b.device());
 }
 
-void check_float(const Tensor& t, const char* op) {
-  DDL_CHECK(is_floating(t.dtype()), op, ": expected float32 or float64 (or float16/bfloat16), got ", describe(t));
-}
-
 // Lifts an unbatched [C, H, W] shape to [1, C, H, W]; rejects other ranks.
 Shape batched(const Shape& s, const char* op, const char* what) {
   DDL_CHECK(s.size() == 3 || s.size() == 4, op, ": ", what, " must be 4-D [N, C, H, W] or 3-D [C, H, W], got ", s);
@@ -73,7 +77,7 @@ Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contigu
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p) {
   DDL_CHECK(x.defined() && w.defined(), "conv2d: input and weight must be defined");
   check_params(p, "conv2d");
-  check_float(x, "conv2d");
+  detail::check_conv_dtype(x, "conv2d");
   check_same(x, w, "conv2d", "input", "weight");
   const Shape xs = batched(x.shape(), "conv2d", "input");
   const Shape ys = conv_output_shape(xs, w.shape(), p, "conv2d");
@@ -99,7 +103,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 
 Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape& x_shape, const Conv2dParams& p) {
   check_params(p, "conv2d_backward_input");
-  check_float(grad_y, "conv2d_backward_input");
+  detail::check_conv_dtype(grad_y, "conv2d_backward_input");
   check_same(grad_y, w, "conv2d_backward_input", "grad_y", "weight");
   const Shape xs = batched(x_shape, "conv2d_backward_input", "input shape");
   const Shape ys = conv_output_shape(xs, w.shape(), p, "conv2d_backward_input");
@@ -119,7 +123,7 @@ Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape&
 
 Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape& w_shape, const Conv2dParams& p) {
   check_params(p, "conv2d_backward_weight");
-  check_float(grad_y, "conv2d_backward_weight");
+  detail::check_conv_dtype(grad_y, "conv2d_backward_weight");
   check_same(grad_y, x, "conv2d_backward_weight", "grad_y", "input");
   const Shape xs = batched(x.shape(), "conv2d_backward_weight", "input");
   const Shape ys = conv_output_shape(xs, w_shape, p, "conv2d_backward_weight");

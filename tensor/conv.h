@@ -20,7 +20,8 @@ struct Conv2dParams {
 int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation);
 
 // x: [N, C, H, W] (or unbatched [C, H, W]), w: [K, C/groups, R, S], bias: [K] or
-// undefined -> y: [N, K, P, Q] (or [K, P, Q]). Same dtype and device for all.
+// undefined -> y: [N, K, P, Q] (or [K, P, Q]). Same dtype and device for all: a float,
+// or an integer on the CPU (exact sums, wrapping on overflow, as PyTorch).
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p = {});
 // Gradient w.r.t. x of a conv2d whose input had shape x_shape.
 Tensor conv2d_backward_input(const Tensor& grad_y, const Tensor& w, const Shape& x_shape, const Conv2dParams& p);
@@ -29,8 +30,14 @@ Tensor conv2d_backward_weight(const Tensor& grad_y, const Tensor& x, const Shape
 // Gradient w.r.t. the bias: grad_y summed over N, P, Q -> [K].
 Tensor conv2d_backward_bias(const Tensor& grad_y);
 
+namespace detail {
+// Throws a ddl::Error naming op unless t's dtype is a float, or an integer on the CPU.
+void check_conv_dtype(const Tensor& t, const char* op);
+}  // namespace detail
+
 namespace kernels {
-// All tensors contiguous, 4-D, same dtype (float32, float64 or a 16-bit float); outputs preallocated.
+// All tensors contiguous, 4-D, same dtype (float32, float64, a 16-bit float, or an integer
+// on the CPU); outputs preallocated.
 // bias may be undefined. Shapes already validated by the frontend.
 using Conv2dForwardFn = void(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                              const Conv2dParams& p);

@@ -44,6 +44,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
             x.shape());
   DDL_CHECK(w.dim() == 4, "conv_transpose2d: weight must be 4-D [Cin, Cout/groups, R, S], got ", w.shape());
   DDL_CHECK(p.groups > 0, "conv_transpose2d: groups must be positive, got ", p.groups);
+  detail::check_conv_dtype(x, "conv_transpose2d");
   const int64_t cin = x.size(x.dim() - 3);
   DDL_CHECK(w.size(0) == cin, "conv_transpose2d: input ", x.shape(), " has ", cin, " channels but weight ", w.shape(),
             " expects ", w.size(0));

@@ -1,7 +1,8 @@
 // CPU conv2d kernels: im2col + GEMM over chunks of images, for float32
-// (ddl::cpu::sgemm) and float64 (dgemm, for gradient checks), plus a float32
-// Winograd F(2x2, 3x3) path (winograd.cpp) for wide 3x3 stride-1 layers with
-// finite operands. 1x1/stride-1/pad-0 convs skip im2col where they can.
+// (ddl::cpu::sgemm), float64 (dgemm, for gradient checks) and integers (plain
+// loops), plus a float32 Winograd F(2x2, 3x3) path (winograd.cpp) for wide 3x3
+// stride-1 layers with finite operands. 1x1/stride-1/pad-0 convs skip im2col
+// where they can.
 //
 // Note [Conv chunks]
 // One GEMM per image has too few columns for small late-layer maps (P*Q = 4
@@ -63,6 +64,25 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B, int64_t ldb,
           double beta, double* C, int64_t ldc) {
   dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
+}
+
+// Integer convolutions (PyTorch computes them on the CPU too) are rare: plain loops, in
+// the unsigned type so that products and sums wrap modulo 2^bits as PyTorch's do.
+template <typename T>
+requires std::is_integral_v<T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+          T* C, int64_t ldc) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<U> row(N);
+  for (int64_t i = 0; i < M; ++i) {
+    std::fill(row.begin(), row.end(), U(0));
+    for (int64_t k = 0; k < K; ++k) {
+      const U a = U(ta ? A[k * lda + i] : A[i * lda + k]);
+      if (a == 0) continue;
+      for (int64_t j = 0; j < N; ++j) row[j] += U(a * U(tb ? B[j * ldb + k] : B[k * ldb + j]));
+    }
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = T(beta == T(0) ? row[j] : U(row[j] + U(C[i * ldc + j])));
+  }
 }
 
 // Output columns q whose input column q*sw + off lies in [0, W): [lo, hi).
@@ -344,7 +364,7 @@ void conv2d_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& bias, co
     return;
   }
   const Geom g = make_geom(x.shape(), w.shape(), y.shape(), p);
-  DDL_DISPATCH_FLOAT(x.dtype(), "conv2d", [&] {
+  DDL_DISPATCH_NUMERIC(x.dtype(), "conv2d", [&] {
     forward<scalar_t>(g, x.data<scalar_t>(), w.data<scalar_t>(), bias.defined() ? bias.data<scalar_t>() : nullptr,
                       y.data<scalar_t>());
   });
@@ -358,7 +378,7 @@ void conv2d_backward_input_cpu(const Tensor& gy, const Tensor& w, const Tensor& 
     return;
   }
   const Geom g = make_geom(gx.shape(), w.shape(), gy.shape(), p);
-  DDL_DISPATCH_FLOAT(gy.dtype(), "conv2d_backward_input", [&] {
+  DDL_DISPATCH_NUMERIC(gy.dtype(), "conv2d_backward_input", [&] {
     backward_input<scalar_t>(g, gy.data<scalar_t>(), w.data<scalar_t>(), gx.data<scalar_t>());
   });
 }
@@ -371,7 +391,7 @@ void conv2d_backward_weight_cpu(const Tensor& gy, const Tensor& x, const Tensor&
     return;
   }
   const Geom g = make_geom(x.shape(), gw.shape(), gy.shape(), p);
-  DDL_DISPATCH_FLOAT(gy.dtype(), "conv2d_backward_weight", [&] {
+  DDL_DISPATCH_NUMERIC(gy.dtype(), "conv2d_backward_weight", [&] {
     backward_weight<scalar_t>(g, gy.data<scalar_t>(), x.data<scalar_t>(), gw.data<scalar_t>());
   });
 }
