@@ -45,6 +45,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
   DDL_CHECK(w.dim() == 4, "conv_transpose2d: weight must be 4-D [Cin, Cout/groups, R, S], got ", w.shape());
   DDL_CHECK(p.groups > 0, "conv_transpose2d: groups must be positive, got ", p.groups);
   detail::check_conv_dtype(x, "conv_transpose2d");
+  DDL_CHECK(x.dtype() == w.dtype() && x.device() == w.device(), "conv_transpose2d: input is ", describe(x),
+            " but weight is ", describe(w), " (dtypes must match, devices too)");
   const int64_t cin = x.size(x.dim() - 3);
   DDL_CHECK(w.size(0) == cin, "conv_transpose2d: input ", x.shape(), " has ", cin, " channels but weight ", w.shape(),
             " expects ", w.size(0));
@@ -53,6 +55,9 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
   Shape ys = x.shape();
   const int64_t c_dim = x.dim() - 3;
   ys[c_dim] = w.size(1) * p.groups;
+  // As PyTorch: an empty batch or channel dim is fine, an empty image is not.
+  DDL_CHECK(x.size(c_dim + 1) > 0 && x.size(c_dim + 2) > 0, "conv_transpose2d: input ", x.shape(),
+            " has an empty spatial dim");
   for (int i = 0; i < 2; ++i) {
     DDL_CHECK(p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0, "conv_transpose2d: stride [", p.stride[0],
               ", ", p.stride[1], "] and dilation [", p.dilation[0], ", ", p.dilation[1],

@@ -34,6 +34,8 @@ Variable conv1d(const Variable& x, const Variable& w, const Variable& bias, int6
   DDL_CHECK(x.defined() && w.defined(), "conv1d: input and weight must be defined");
   DDL_CHECK(x.dim() == 2 || x.dim() == 3, "conv1d: input must be 3-D [N, C, L] or 2-D [C, L], got ", x.shape());
   DDL_CHECK(w.dim() == 3, "conv1d: weight must be 3-D [K, C/groups, k], got ", w.shape());
+  DDL_CHECK(stride > 0 && dilation > 0 && padding >= 0 && groups > 0, "conv1d: stride ", stride, ", dilation ",
+            dilation, " and groups ", groups, " must be positive and padding ", padding, " non-negative");
   Conv2dParams p;
   p.stride = {1, stride}, p.padding = {0, padding}, p.dilation = {1, dilation}, p.groups = groups;
   // A length-L sequence is a 1 x L image; the height dim is added before the spatial one.

@@ -370,4 +370,14 @@ TEST_CASE("conv_transpose2d and conv1d: errors name the op and the shapes") {
                       Catch::Contains("conv1d: input must be 3-D"));
   REQUIRE_THROWS_WITH(nn::ConvTranspose2d(2, 2, 3, {.stride = 2, .output_padding = 2}),
                       Catch::Contains("output_padding (2, 2)"));
+  // Checks that the kernels behind them would make, named after the op the user called.
+  REQUIRE_THROWS_WITH(conv_transpose2d(x, w.to(DType::Float64), Tensor()),
+                      Catch::Contains("conv_transpose2d: ") && Catch::Contains("dtypes must match"));
+  REQUIRE_THROWS_WITH(conv_transpose2d(zeros({1, 4, 0, 3}), w, Tensor()),
+                      Catch::Contains("conv_transpose2d: input [1, 4, 0, 3] has an empty spatial dim"));
+  for (const auto& [stride, pad, dil, groups] :
+       {std::array<int64_t, 4>{0, 0, 1, 1}, {1, -1, 1, 1}, {1, 0, 0, 1}, {1, 0, 1, 0}})
+    REQUIRE_THROWS_WITH(
+        conv1d(Variable(zeros({1, 4, 5})), Variable(zeros({2, 4, 3})), Variable(), stride, pad, dil, groups),
+        Catch::StartsWith("conv1d: "));
 }
