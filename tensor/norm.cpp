@@ -68,13 +68,16 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
             ": running_mean and running_var must both be given or both be undefined");
   DDL_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
   const bool use_batch_stats = training || !running_mean.defined();
+  // As PyTorch: one value per channel has no batch variance; none at all (an empty batch)
+  // gives an empty output and leaves the running statistics alone.
   const int64_t per_channel = x.size(1) == 0 ? 0 : x.numel() / x.size(1);
-  DDL_CHECK(!use_batch_stats || per_channel > 1, op,
+  DDL_CHECK(!use_batch_stats || per_channel != 1, op,
             ": expected more than 1 value per channel when training, got input ", x.shape());
 
   const Tensor xc = as_ncs(x);
   const int64_t c = x.size(1);
   const TensorOptions popts{batch_norm_param_dtype(x.dtype()), x.device()};
+  if (x.numel() == 0) return {empty(x.shape(), {x.dtype(), x.device()}), zeros({c}, popts), zeros({c}, popts)};
   BatchNormResult r{empty(xc.shape(), {x.dtype(), x.device()}), empty({c}, popts), empty({c}, popts)};
   // Kernels update running stats in contiguous float buffers; copy back into strided or
   // 16-bit ones (rounded once).
@@ -112,9 +115,14 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   if (needs[1]) g.grad_weight = empty({c}, popts);
   if (needs[2]) g.grad_bias = empty({c}, popts);
   if (!needs[0] && !needs[1] && !needs[2]) return g;
-  const Tensor w = widened(weight);
-  kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
-                                                  use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
+  if (x.numel() == 0) {  // an empty batch: nothing to sum
+    if (g.grad_weight.defined()) g.grad_weight.zero_();
+    if (g.grad_bias.defined()) g.grad_bias.zero_();
+  } else {
+    const Tensor w = widened(weight);
+    kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
+                                                    use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
+  }
   if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
   if (weight.defined() && weight.dtype() != popts.dtype) {  // 16-bit parameters: rounded once
     if (g.grad_weight.defined()) g.grad_weight = g.grad_weight.to(weight.dtype());

@@ -20,7 +20,8 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
   DDL_CHECK(is_floating(x.dtype()), "normalize_trailing: expected a float input, got ", x.dtype());
   int64_t k = 1;
   for (int64_t d = x.dim() - num_dims; d < x.dim(); ++d) k *= x.size(d);
-  DDL_CHECK(k > 0, "normalize_trailing: the normalised dims of ", x.shape(), " are empty");
+  // Empty normalised dims: nothing to normalise, an empty result (as PyTorch).
+  if (k == 0) return mul(x, 1.0);
   // x2: [rows, k]; mean, invstd: [rows, 1].
   const Tensor x2 = x.data().reshape({-1, k});
   const Tensor centered = sub(x2, mean(x2, {1}, true));
@@ -45,6 +46,8 @@ Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Vari
   if (autocast::needs_float32(x) || autocast::needs_float32(weight) || autocast::needs_float32(bias))
     return layer_norm(autocast::to_float32(x), normalized_shape, autocast::to_float32(weight),
                       autocast::to_float32(bias), eps);
+  DDL_CHECK(x.defined() && is_floating(x.dtype()), "layer_norm: expected a float input, got ",
+            x.defined() ? describe(x.data()) : "an undefined one");
   const int64_t nd = normalized_shape.size();
   bool ok = nd >= 1 && x.dim() >= nd;
   for (int64_t i = 0; ok && i < nd; ++i) ok = x.size(x.dim() - nd + i) == normalized_shape[i];
@@ -63,6 +66,8 @@ Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weigh
   if (autocast::needs_float32(x) || autocast::needs_float32(weight) || autocast::needs_float32(bias))  // As layer_norm.
     return group_norm(autocast::to_float32(x), num_groups, autocast::to_float32(weight), autocast::to_float32(bias),
                       eps);
+  DDL_CHECK(x.defined() && is_floating(x.dtype()), "group_norm: expected a float input, got ",
+            x.defined() ? describe(x.data()) : "an undefined one");
   DDL_CHECK(x.dim() >= 2, "group_norm: expected [N, C, *], got ", x.shape());
   const int64_t n = x.size(0), c = x.size(1);
   DDL_CHECK(num_groups > 0 && c % num_groups == 0, "group_norm: num_groups=", num_groups,
@@ -70,7 +75,10 @@ Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weigh
   DDL_CHECK(!weight.defined() || weight.shape() == Shape{c}, "group_norm: weight ", weight.shape(), " must be [", c,
             "]");
   DDL_CHECK(!bias.defined() || bias.shape() == Shape{c}, "group_norm: bias ", bias.shape(), " must be [", c, "]");
-  Variable y = normalize_trailing(x.reshape({n, num_groups, -1}), 1, eps).reshape(x.shape());
+  // Each group's extent spelled out: reshape cannot infer a -1 for an empty batch.
+  int64_t group_extent = c / num_groups;
+  for (int64_t d = 2; d < x.dim(); ++d) group_extent *= x.size(d);
+  Variable y = normalize_trailing(x.reshape({n, num_groups, group_extent}), 1, eps).reshape(x.shape());
   // weight, bias: [C] viewed as [C, 1, ..., 1] to broadcast over the spatial dims.
   std::vector<int64_t> affine_shape(static_cast<size_t>(x.dim() - 1), 1);
   affine_shape[0] = c;
