@@ -31,12 +31,16 @@ void check_float(const Tensor& t, const char* op) {
             describe(t));
 }
 
+// float16/bfloat16 compute in float32 and round once, as avg_pool2d (See Note [Half compute]).
+bool widens(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()); }
+
 Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
 Tensor like_input(const Tensor& t, size_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
 
 }  // namespace
 
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) {
+  if (widens(x)) return adaptive_avg_pool2d(x.to(DType::Float32), output_size).to(x.dtype());
   check_float(x, "adaptive_avg_pool2d");
   const Shape ys = output_shape(x.shape(), output_size, "adaptive_avg_pool2d");
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
@@ -45,6 +49,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) 
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) {
+  if (widens(grad_y)) return adaptive_avg_pool2d_backward(grad_y.to(DType::Float32), x_shape).to(grad_y.dtype());
   check_float(grad_y, "adaptive_avg_pool2d_backward");
   const Shape xs = batched(x_shape, "adaptive_avg_pool2d_backward");
   DDL_CHECK(grad_y.dim() == static_cast<int64_t>(x_shape.size()), "adaptive_avg_pool2d_backward: grad_y ",
@@ -58,6 +63,10 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
 }
 
 std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) {
+  if (widens(x)) {  // the maxima are exact
+    auto [y, idx] = adaptive_max_pool2d(x.to(DType::Float32), output_size);
+    return {y.to(x.dtype()), idx};
+  }
   check_float(x, "adaptive_max_pool2d");
   const Shape ys = output_shape(x.shape(), output_size, "adaptive_max_pool2d");
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));

@@ -15,7 +15,11 @@ DDL_DEFINE_KERNEL(upsample2d_backward_kernel, Upsample2dBackwardFn);
 
 int64_t upsample_out_size(int64_t in, double scale) {
   DDL_CHECK(scale > 0 && std::isfinite(scale), "interpolate: scale_factor must be positive and finite, got ", scale);
-  return static_cast<int64_t>(std::floor(static_cast<double>(in) * scale));
+  const double out = std::floor(static_cast<double>(in) * scale);
+  // 2^62: the size must fit int64_t (converting a larger double is undefined) with room to spare.
+  DDL_CHECK(out < 0x1p62, "interpolate: scale_factor ", scale, " of input size ", in, " gives an output size ", out,
+            " that is too large");
+  return static_cast<int64_t>(out);
 }
 
 namespace {
@@ -42,12 +46,16 @@ void check_float(const Tensor& t, const char* op) {
             describe(t));
 }
 
+// float16/bfloat16 compute in float32 and round once (See Note [Half compute]).
+bool widens(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()); }
+
 Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
 Tensor like_input(const Tensor& t, size_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
 
 }  // namespace
 
 Tensor upsample2d(const Tensor& x, const Upsample2dParams& p) {
+  if (widens(x)) return upsample2d(x.to(DType::Float32), p).to(x.dtype());
   check_float(x, "upsample2d");
   const Shape xs = checked_batched(x.shape(), p, "upsample2d");
   Tensor y = empty({xs[0], xs[1], p.output_size[0], p.output_size[1]}, TensorOptions(x.dtype(), x.device()));
@@ -56,6 +64,7 @@ Tensor upsample2d(const Tensor& x, const Upsample2dParams& p) {
 }
 
 Tensor upsample2d_backward(const Tensor& grad_y, const Shape& x_shape, const Upsample2dParams& p) {
+  if (widens(grad_y)) return upsample2d_backward(grad_y.to(DType::Float32), x_shape, p).to(grad_y.dtype());
   check_float(grad_y, "upsample2d_backward");
   const Shape xs = checked_batched(x_shape, p, "upsample2d_backward");
   const Shape expect = x_shape.size() == 4 ? Shape{xs[0], xs[1], p.output_size[0], p.output_size[1]}

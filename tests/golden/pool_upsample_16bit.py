@@ -1,0 +1,22 @@
+# Golden values for tests/unit/test_pool_edge.cpp, from PyTorch 1.13: adaptive average and
+# max pooling and interpolate (nearest, bilinear) on bfloat16 CPU tensors.
+# Run: /usr/bin/python3 tests/golden/pool_upsample_16bit.py
+import torch
+import torch.nn.functional as F
+from golden_seq import seq
+
+
+def emit(name, t):
+    vals = ", ".join(f"{v:.12g}" for v in t.float().flatten().tolist())
+    print(f"// {name} {list(t.shape)} {t.dtype}")
+    print(f"const std::vector<double> {name} = {{{vals}}};")
+
+
+x = seq([1, 2, 5, 7], 0.7, 0.3, 3.0).bfloat16()
+emit("bf_adaptive_avg", F.adaptive_avg_pool2d(x, (3, 4)))
+y, idx = F.adaptive_max_pool2d(x, (3, 4), return_indices=True)
+emit("bf_adaptive_max", y)
+emit("bf_adaptive_max_idx", idx)
+emit("bf_nearest", F.interpolate(x, size=(4, 9), mode="nearest"))
+emit("bf_bilinear", F.interpolate(x, scale_factor=(1.5, 0.7), mode="bilinear"))
+emit("bf_bilinear_ac", F.interpolate(x, size=(3, 8), mode="bilinear", align_corners=True))
