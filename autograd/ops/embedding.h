@@ -8,7 +8,8 @@
 
 namespace ddl {
 
-// indices: int64 of any shape, each in [0, num_embeddings); weight: [num_embeddings, dim].
+// indices: int64 or int32 of any shape, each in [0, num_embeddings); weight: [num_embeddings, dim]
+// of any dtype (only float weights get a gradient).
 // Returns [*indices.shape, dim] holding the selected rows. The backward adds each
 // output row's gradient into its weight row (repeated indices accumulate); the row
 // padding_idx, when given, gets no gradient. No gradient flows to the indices.
