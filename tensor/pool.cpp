@@ -137,7 +137,8 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
 
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) {
   if (x.defined() && is_reduced_float(x.dtype())) return avg_pool2d(x.to(DType::Float32), p).to(x.dtype());
-  check_float(x, "avg_pool2d");
+  // int64 averages (sums divided with truncation) on the CPU, as PyTorch's CPU kernel.
+  if (!(x.defined() && x.dtype() == DType::Int64 && x.device().is_cpu())) check_float(x, "avg_pool2d");
   DDL_CHECK(p.dilation[0] == 1 && p.dilation[1] == 1, "avg_pool2d: dilation must be [1, 1], got ", as_pair(p.dilation));
   const Shape ys = pool_output_shape(x.shape(), p, "avg_pool2d");
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));

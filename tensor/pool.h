@@ -36,6 +36,7 @@ Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Sh
 // windows].
 bool max_pool2d_windows_disjoint(const Pool2dParams& p);
 // Mean over each window; padding counts in the divisor when count_include_pad. Needs dilation 1.
+// Floats, or int64 on the CPU (the sum divided with truncation, as PyTorch).
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape, const Pool2dParams& p);
 

@@ -219,6 +219,8 @@ void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& idx, const Tensor& 
 
 void avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y, const Pool2dParams& p) {
   const PoolGeom g = make_geom(x.shape(), y.shape(), p);
+  if (x.dtype() == DType::Int64)  // integer division truncates, as PyTorch's
+    return avg_forward<int64_t>(g, p.count_include_pad, x.data<int64_t>(), y.data<int64_t>());
   DDL_DISPATCH_FLOAT(x.dtype(), "avg_pool2d",
                      [&] { avg_forward<scalar_t>(g, p.count_include_pad, x.data<scalar_t>(), y.data<scalar_t>()); });
 }

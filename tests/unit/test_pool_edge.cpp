@@ -1,6 +1,6 @@
 // Pooling and resizing edge cases against PyTorch 1.13: adaptive average/max pooling and
 // interpolate on bfloat16 (and float16) tensors, computed in float32 and rounded once
-// (golden values from tests/golden/pool_upsample_16bit.py; PyTorch's bfloat16 bilinear
+// (golden values from tests/golden/pool_edge.py; PyTorch's bfloat16 bilinear
 // kernel rounds more often), their gradients in the input's dtype, and scale factors
 // whose output size does not fit.
 #include <catch2/catch.hpp>
@@ -17,7 +17,7 @@ using test::seq;
 
 namespace {
 
-// ---- golden values printed by tests/golden/pool_upsample_16bit.py ----
+// ---- golden values printed by tests/golden/pool_edge.py ----
 // bf_adaptive_avg [1, 2, 3, 4] torch.bfloat16
 const std::vector<double> bf_adaptive_avg = {
     -0.0908203125, 1.6484375,          1.3046875,   -0.67578125, -1.1015625, -1.015625,  0.376953125, 1.265625,
@@ -144,4 +144,23 @@ TEST_CASE("interpolate: a scale factor whose output size does not fit is refused
   o.scale_factor = std::array<double, 2>{1e300, 2.0};
   REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 1, 4, 4})), o),
                       Catch::StartsWith("interpolate: ") && Catch::Contains("too large"));
+}
+
+TEST_CASE("avg_pool2d: int64 as PyTorch, sums divided with truncation") {
+  // tests/golden/pool_edge.py
+  const Tensor x = (arange(25) - 12.0).to(DType::Int64).reshape({1, 1, 5, 5});
+  REQUIRE(x.dtype() == DType::Int64);
+  Pool2dParams p;
+  p.kernel = {3, 3}, p.stride = {2, 2}, p.padding = {1, 1};
+  const Tensor y = avg_pool2d(x, p);
+  REQUIRE(y.dtype() == DType::Int64);
+  CHECK(to_vector<int64_t>(y) == std::vector<int64_t>{-4, -5, -2, -1, 0, 1, 2, 5, 4});
+  p.count_include_pad = false;
+  CHECK(to_vector<int64_t>(avg_pool2d(x, p)) == std::vector<int64_t>{-9, -7, -6, -1, 0, 1, 6, 7, 9});
+  Pool2dParams c;
+  c.ceil_mode = true;
+  CHECK(to_vector<int64_t>(avg_pool2d(x, c)) == std::vector<int64_t>{-9, -7, -5, 1, 3, 4, 8, 10, 12});
+  // PyTorch has no int32, uint8 or bool average pooling.
+  for (DType dt : {DType::Int32, DType::UInt8, DType::Bool})
+    REQUIRE_THROWS_WITH(avg_pool2d(x.to(dt), p), Catch::StartsWith("avg_pool2d: "));
 }

@@ -1,6 +1,6 @@
 # Golden values for tests/unit/test_pool_edge.cpp, from PyTorch 1.13: adaptive average and
-# max pooling and interpolate (nearest, bilinear) on bfloat16 CPU tensors.
-# Run: /usr/bin/python3 tests/golden/pool_upsample_16bit.py
+# max pooling and interpolate (nearest, bilinear) on bfloat16 CPU tensors, avg_pool2d on int64.
+# Run: /usr/bin/python3 tests/golden/pool_edge.py
 import torch
 import torch.nn.functional as F
 from golden_seq import seq
@@ -20,3 +20,10 @@ emit("bf_adaptive_max_idx", idx)
 emit("bf_nearest", F.interpolate(x, size=(4, 9), mode="nearest"))
 emit("bf_bilinear", F.interpolate(x, scale_factor=(1.5, 0.7), mode="bilinear"))
 emit("bf_bilinear_ac", F.interpolate(x, size=(3, 8), mode="bilinear", align_corners=True))
+
+# avg_pool2d on int64 (CPU only in PyTorch): sums divided with C's truncation toward zero.
+xi = torch.arange(25).reshape(1, 1, 5, 5) - 12
+print(f"// int64 avg_pool2d of arange(25) - 12 as [1, 1, 5, 5]")
+print(f"// kernel 3, stride 2, padding 1: {F.avg_pool2d(xi, 3, 2, 1).flatten().tolist()}")
+print(f"// the same, count_include_pad=False: {F.avg_pool2d(xi, 3, 2, 1, count_include_pad=False).flatten().tolist()}")
+print(f"// kernel 2, stride 2, ceil_mode: {F.avg_pool2d(xi, 2, 2, 0, ceil_mode=True).flatten().tolist()}")
