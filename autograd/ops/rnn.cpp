@@ -13,6 +13,7 @@
 #include "autograd/ops/rnn.h"
 
 #include <initializer_list>
+#include <utility>
 
 #include "autograd/autocast.h"
 #include "autograd/node.h"
@@ -35,6 +36,12 @@ bool any_needs_low(std::initializer_list<const Variable*> vs) {
   return false;
 }
 
+// A defined operand must have the input's dtype and device (as torch.nn.LSTM requires).
+void check_like_input(const char* op, const char* name, const Variable& v, const Variable& x) {
+  DDL_CHECK(!v.defined() || (v.dtype() == x.dtype() && v.device() == x.device()), op, ": ", name, " is ",
+            describe(v.data()), " but the input is ", describe(x.data()), " (dtypes and devices must match)");
+}
+
 // Checks shapes shared by both cells; `gates` is 4 (LSTM) or 3 (GRU).
 void check_layer(const char* op, int64_t gates, const Variable& x, const Variable& h0, const Variable& w_ih,
                  const Variable& w_hh, const Variable& b_ih, const Variable& b_hh) {
@@ -50,6 +57,9 @@ void check_layer(const char* op, int64_t gates, const Variable& x, const Variabl
               b->shape());
   DDL_CHECK(!h0.defined() || h0.shape() == Shape({x.size(1), h}), op, ": initial state must be [", x.size(1), ", ", h,
             "], got ", h0.shape());
+  const std::pair<const char*, const Variable*> operands[] = {
+      {"weight_ih", &w_ih}, {"weight_hh", &w_hh}, {"bias_ih", &b_ih}, {"bias_hh", &b_hh}, {"h0", &h0}};
+  for (const auto& [name, v] : operands) check_like_input(op, name, *v, x);
 }
 
 // hprev[t] = the state step t started from: h0 for the first processed step, else
@@ -95,6 +105,7 @@ LstmLayerResult lstm_layer(const Variable& x, const Variable& h0, const Variable
   check_layer("lstm_layer", 4, x, h0, w_ih, w_hh, b_ih, b_hh);
   DDL_CHECK(!c0.defined() || c0.shape() == Shape({x.size(1), w_hh.size(1)}), "lstm_layer: c0 must be [", x.size(1),
             ", ", w_hh.size(1), "], got ", c0.shape());
+  check_like_input("lstm_layer", "c0", c0, x);
   const Tensor xd = x.data(), wih = w_ih.data(), whh = w_hh.data(), bhh = data_or_empty(b_hh);
   const int64_t steps = x.size(0), batch = x.size(1), hs = w_hh.size(1);
   const TensorOptions opts(xd.dtype(), xd.device());

@@ -193,6 +193,16 @@ TEST_CASE("Recurrent errors name the layer and the shapes", "[nn][rnn]") {
   REQUIRE_THROWS_WITH(GRU(3, 4, {.num_layers = 0}), Catch::Contains("num_layers"));
   GRUCell cell(3, 4);
   REQUIRE_THROWS_WITH(cell.forward(Variable(zeros({2, 3})), Variable(zeros({3, 4}))), Catch::Contains("GRUCell"));
+  // Operands of another dtype than the input: named by the layer op, not by an inner matmul.
+  const Variable x(zeros({5, 2, 3}, DType::Float64)), w_ih(zeros({16, 3})), w_hh(zeros({16, 4}));
+  REQUIRE_THROWS_WITH(lstm_layer(x, Variable(), Variable(), w_ih, w_hh, Variable(), Variable()),
+                      Catch::StartsWith("lstm_layer: ") && Catch::Contains("float32") && Catch::Contains("float64"));
+  REQUIRE_THROWS_WITH(lstm_layer(x, Variable(), Variable(zeros({2, 4})), w_ih.to(DType::Float64),
+                                 w_hh.to(DType::Float64), Variable(), Variable()),
+                      Catch::StartsWith("lstm_layer: ") && Catch::Contains("c0"));
+  REQUIRE_THROWS_WITH(gru_layer(x, Variable(zeros({2, 4})), Variable(zeros({12, 3}, DType::Float64)),
+                                Variable(zeros({12, 4}, DType::Float64)), Variable(), Variable()),
+                      Catch::StartsWith("gru_layer: ") && Catch::Contains("float32"));
 }
 
 TEST_CASE("A character-level LSTM language model learns a repeating string", "[nn][rnn][train]") {
