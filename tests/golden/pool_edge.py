@@ -27,3 +27,13 @@ print(f"// int64 avg_pool2d of arange(25) - 12 as [1, 1, 5, 5]")
 print(f"// kernel 3, stride 2, padding 1: {F.avg_pool2d(xi, 3, 2, 1).flatten().tolist()}")
 print(f"// the same, count_include_pad=False: {F.avg_pool2d(xi, 3, 2, 1, count_include_pad=False).flatten().tolist()}")
 print(f"// kernel 2, stride 2, ceil_mode: {F.avg_pool2d(xi, 2, 2, 0, ceil_mode=True).flatten().tolist()}")
+
+# Two NaNs in one window: PyTorch's max pooling takes the last NaN in window order.
+nan = float("nan")
+xn = torch.tensor([[[[nan, 1.0, nan, 5.0], [2.0, nan, 3.0, 4.0]]]])
+print("// max pooling indices of [[nan, 1, nan, 5], [2, nan, 3, 4]]")
+print(f"// kernel 2, stride 2: {F.max_pool2d(xn, 2, 2, return_indices=True)[1].flatten().tolist()}")
+print(f"// kernel 2, stride 1: {F.max_pool2d(xn, 2, 1, return_indices=True)[1].flatten().tolist()}")
+print(f"// kernel (2, 3), stride 1, padding (0, 1): "
+      f"{F.max_pool2d(xn, (2, 3), 1, (0, 1), return_indices=True)[1].flatten().tolist()}")
+print(f"// adaptive to (1, 2): {F.adaptive_max_pool2d(xn, (1, 2), return_indices=True)[1].flatten().tolist()}")

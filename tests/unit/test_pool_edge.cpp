@@ -164,3 +164,24 @@ TEST_CASE("avg_pool2d: int64 as PyTorch, sums divided with truncation") {
   for (DType dt : {DType::Int32, DType::UInt8, DType::Bool})
     REQUIRE_THROWS_WITH(avg_pool2d(x.to(dt), p), Catch::StartsWith("avg_pool2d: "));
 }
+
+TEST_CASE("max pooling: of two NaNs in a window the last one is the maximum, as PyTorch") {
+  // tests/golden/pool_edge.py. float32 2x2/2 takes the vector loop (AVX-512 builds),
+  // float64 the scalar fast loop, the others the general loop and the adaptive kernel.
+  const Tensor x64 = from_vector<double>({NAN, 1, NAN, 5, 2, NAN, 3, 4}, {1, 1, 2, 4});
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16}) {
+    INFO(dt);
+    const Tensor x = x64.to(dt);
+    auto indices = [&](std::array<int64_t, 2> k, std::array<int64_t, 2> s, std::array<int64_t, 2> pad) {
+      Pool2dParams p;
+      p.kernel = k, p.stride = s, p.padding = pad;
+      const auto [y, idx] = max_pool2d_with_indices(x, p);
+      for (double v : to_vector<double>(y.to(DType::Float64))) CHECK(std::isnan(v));
+      return to_vector<int64_t>(idx);
+    };
+    CHECK(indices({2, 2}, {2, 2}, {0, 0}) == std::vector<int64_t>{5, 2});
+    CHECK(indices({2, 2}, {1, 1}, {0, 0}) == std::vector<int64_t>{5, 5, 2});
+    CHECK(indices({2, 3}, {1, 1}, {0, 1}) == std::vector<int64_t>{5, 5, 5, 2});
+    CHECK(to_vector<int64_t>(adaptive_max_pool2d(x, {1, 2}).second) == std::vector<int64_t>{5, 2});
+  }
+}
