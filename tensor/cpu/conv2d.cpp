@@ -193,28 +193,12 @@ bool winograd_ok(const Geom& g) {
          g.pw <= 2 && g.C >= kWinogradMinChannels && g.K >= kWinogradMinChannels;
 }
 
-// Note [Winograd and non-finite values]
-// Winograd adds and subtracts neighbouring inputs (and gradients) before it multiplies,
-// so an inf meets another inf (inf - inf) or a zero (0 * inf) that the direct sum,
-// which multiplies each input by each weight once, never forms: NaN where PyTorch has
-// an inf or a finite value. Operands holding an inf or NaN therefore take im2col; the
-// check is one pass over them, small beside the 9 K (or 9 C) multiplies per element.
-bool all_finite(const float* p, int64_t n) {
-  uint32_t bad = 0;  // a branch-free OR over the exponent test, which vectorises
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, p + i, sizeof bits);
-    bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad == 0;
-}
-
 // x: [N, C, H, W], w: [K, C/G, R, S], bias: [K] or null, y: [N, K, P, Q]
 template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if constexpr (std::is_same_v<T, float>) {
-    // See Note [Winograd and non-finite values]
-    if (winograd_ok(g) && all_finite(x, g.N * g.C * g.hw()) && all_finite(w, g.K * g.crs())) {
+    // See Note [Winograd and non-finite values] in winograd.cpp
+    if (winograd_ok(g) && winograd::all_finite(x, g.N * g.C * g.hw()) && winograd::all_finite(w, g.K * g.crs())) {
       Tensor U = empty({16 * g.K * g.C});
       winograd::transform_weights(w, g.K, g.C, U.data<float>());
       winograd::conv({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, U.data<float>(), false, bias, y);
@@ -269,8 +253,9 @@ const T* gather_dy(const Geom& g, const T* gy0, int64_t nb, T* tmp) {
 template <typename T>
 void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
   if constexpr (std::is_same_v<T, float>) {
-    // A conv of gy with the flipped kernel, padding 2 - pad. See Note [Winograd and non-finite values]
-    if (winograd_ok(g) && all_finite(gy, g.N * g.K * g.pq()) && all_finite(w, g.K * g.crs())) {
+    // A conv of gy with the flipped kernel, padding 2 - pad.
+    // See Note [Winograd and non-finite values] in winograd.cpp
+    if (winograd_ok(g) && winograd::all_finite(gy, g.N * g.K * g.pq()) && winograd::all_finite(w, g.K * g.crs())) {
       Tensor U = empty({16 * g.K * g.C});
       winograd::transform_weights(w, g.K, g.C, U.data<float>());
       winograd::conv({g.N, g.K, g.P, g.Q, g.C, g.H, g.W, 2 - g.ph, 2 - g.pw}, gy, U.data<float>(), true, nullptr, gx);
@@ -299,8 +284,8 @@ void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
 template <typename T>
 void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   if constexpr (std::is_same_v<T, float>) {
-    // See Note [Winograd and non-finite values]
-    if (winograd_ok(g) && all_finite(gy, g.N * g.K * g.pq()) && all_finite(x, g.N * g.C * g.hw())) {
+    // See Note [Winograd and non-finite values] in winograd.cpp
+    if (winograd_ok(g) && winograd::all_finite(gy, g.N * g.K * g.pq()) && winograd::all_finite(x, g.N * g.C * g.hw())) {
       winograd::weight_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, gy, gw);
       return;
     }

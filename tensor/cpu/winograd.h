@@ -13,6 +13,10 @@ struct Geom {
   int64_t N, I, H, W, O, P, Q, ph, pw;
 };
 
+// Whether none of p[0, n) is an inf or a NaN; operands that are not take im2col
+// (Note [Winograd and non-finite values] in winograd.cpp).
+bool all_finite(const float* p, int64_t n);
+
 // U [16, O, I] = the transform of w [O, I, 3, 3].
 void transform_weights(const float* w, int64_t O, int64_t I, float* U);
 
