@@ -8,7 +8,8 @@
 // With --hosts N --links 10mbit,100mbit,1gbit it runs every strategy on N emulated
 // hosts (ddlrun --hosts N --link RATE) at each link setting, and writes one table per
 // setting (DIR/study-100mbit.md, .csv) and the summary DIR/study-sweep.md, .csv.
-// Flags after "--" go to train_cifar unchanged.
+// Flags after "--" go to train_cifar unchanged. --plugin FILE.so adds a student's
+// strategies (docs/sync.md); by default every registered strategy runs.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "apps/sync_study/study_html.h"
 #include "apps/sync_study/study_run.h"
 #include "apps/sync_study/study_sweep.h"
+#include "dist/sync/plugin.h"
+#include "dist/sync/registry.h"
 
 namespace fs = std::filesystem;
 using namespace ddl::apps;
@@ -23,8 +26,8 @@ using namespace ddl::apps;
 int main(int argc, char** argv) try {
   StudyConfig cfg;
   std::string out = "study", links;
-  std::vector<std::string> strategies = {"ddp",          "allreduce", "gather-scatter", "ring",
-                                         "param-server", "stepwise",  "local-sgd:4"};
+  std::vector<std::string> strategies;  // default: every registered strategy's example spec
+  bool list = false;
   CLI::App app{"Run one short training per gradient-synchronisation strategy and compare them (study.md, study.csv)."};
   auto* nproc = app.add_option("--nproc", cfg.nproc, "workers")->check(CLI::Range(2, 64))->capture_default_str();
   auto* hosts = app.add_option("--hosts", cfg.hosts, "emulated hosts, one worker each (ddlrun --hosts; needs root)")
@@ -36,7 +39,13 @@ int main(int argc, char** argv) try {
   app.add_option("--out", out, "output directory")->capture_default_str();
   app.add_option("--dataset", cfg.dataset, "train_cifar --dataset")->capture_default_str();
   app.add_option("--model", cfg.model, "train_cifar --model")->capture_default_str();
-  app.add_option("--strategies", strategies, "strategies to compare")->capture_default_str();
+  app.add_option("--strategies", strategies,
+                 "strategies to compare (default: every registered one, " + ddl::dist::sync_strategy_usages(", ") +
+                     " with local-sgd:4, and those of --plugin)");
+  app.add_option("--plugin", cfg.plugins,
+                 "shared library of strategies (repeatable), loaded here and by every train_cifar run (docs/sync.md)");
+  app.add_flag("--list-strategies", list,
+               "print the registered strategies (with --plugin's), one per line: spec, exact or not, help; then exit");
   app.add_option("--epochs", cfg.epochs, "epochs per run")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))
       ->capture_default_str();
@@ -55,6 +64,25 @@ int main(int argc, char** argv) try {
   app.add_option("extra", cfg.extra, "more train_cifar flags, after --");
   CLI11_PARSE(app, argc, argv);
   if (cfg.hosts > 0 && links.empty()) throw CLI::RequiredError("--links (with --hosts)");
+  // The plugins load here too, to check the names and know which strategies are exact;
+  // train_cifar gets absolute paths, since a run may start elsewhere.
+  for (std::string& p : cfg.plugins) {
+    ddl::dist::load_sync_plugin(p);
+    p = fs::absolute(p).string();
+  }
+  if (list) {
+    for (const auto& s : ddl::dist::sync_strategies())
+      std::cout << s.example() << '\t' << (s.info.averages_gradients ? "exact" : "model-averaging") << '\t'
+                << s.info.help << '\n';
+    return 0;
+  }
+  if (strategies.empty())
+    for (const auto& s : ddl::dist::sync_strategies()) strategies.push_back(s.example());
+  for (const std::string& s : strategies)
+    if (const std::string problem = ddl::dist::sync_spec_problem(s); !problem.empty()) {
+      std::cerr << "--strategies: " << problem << "\n";
+      return 2;
+    }
 
   cfg.bin_dir = fs::canonical("/proc/self/exe").parent_path().string();
   fs::create_directories(out);

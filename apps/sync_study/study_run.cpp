@@ -33,10 +33,12 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
     cmd += " --hosts " + std::to_string(cfg.hosts) + " --link " + shell_quote(link->ddlrun_arg);
   else
     cmd += " --nproc " + std::to_string(cfg.nproc);
-  cmd += " " + shell_quote((bin / "train_cifar").string()) + " --sync " + shell_quote(strategy) + " --dataset " +
-         shell_quote(cfg.dataset) + " --model " + shell_quote(cfg.model) + " --epochs " + std::to_string(cfg.epochs) +
-         " --batch-size " + std::to_string(cfg.batch) + " --train-samples " + std::to_string(cfg.train_samples) +
-         " --test-samples " + std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
+  cmd += " " + shell_quote((bin / "train_cifar").string());
+  for (const auto& p : cfg.plugins) cmd += " --plugin " + shell_quote(p);
+  cmd += " --sync " + shell_quote(strategy) + " --dataset " + shell_quote(cfg.dataset) + " --model " +
+         shell_quote(cfg.model) + " --epochs " + std::to_string(cfg.epochs) + " --batch-size " +
+         std::to_string(cfg.batch) + " --train-samples " + std::to_string(cfg.train_samples) + " --test-samples " +
+         std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
          " --threads 1 --no-progress --metrics " + shell_quote(metrics);
   if (!cfg.trace.empty()) cmd += " --trace " + shell_quote(trace_path(cfg.trace, strategy, link));
   for (const auto& e : cfg.extra) cmd += " " + shell_quote(e);

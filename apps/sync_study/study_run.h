@@ -20,8 +20,9 @@ struct StudyConfig {
   std::string dataset = "synthetic", model = "mlp";
   int64_t epochs = 1, batch = 32, train_samples = 1024, test_samples = 256, seed = 0;
   bool shm = false;
-  std::vector<std::string> extra;  // more train_cifar flags
-  std::string trace;               // --trace FILE.json: one timeline per run (trace_path)
+  std::vector<std::string> extra;    // more train_cifar flags
+  std::string trace;                 // --trace FILE.json: one timeline per run (trace_path)
+  std::vector<std::string> plugins;  // train_cifar --plugin FILE.so, each (absolute paths)
 };
 
 // Where the run of `strategy` (at `link`) writes its timeline: `trace` with the strategy and

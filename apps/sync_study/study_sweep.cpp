@@ -7,6 +7,8 @@
 #include <fstream>
 #include <regex>
 
+#include "dist/sync/registry.h"
+
 namespace ddl::apps {
 
 namespace {
@@ -18,7 +20,7 @@ std::string f(double v, int digits = 1) {
 }
 
 bool exact(const std::string& s) {  // gradient averaging: the same updates as one big batch
-  return s == "ddp" || s == "allreduce" || s == "gather-scatter" || s == "ring" || s == "param-server";
+  return dist::sync_spec_averages_gradients(s);
 }
 
 const StudyRow* fastest(const std::vector<StudyRow>& rows, bool exact_only) {

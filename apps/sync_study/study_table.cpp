@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "dist/sync/registry.h"
 #include "report/metrics_log.h"
 #include "tensor/error.h"
 
@@ -129,9 +130,16 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
        << f(worst.step_ms) << " ms). ";
     const auto least =
         *std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.sent_mb < b.sent_mb; });
-    md << least.strategy << " moved the fewest bytes per worker (" << f(least.sent_mb) << " MB sent). "
-       << "Strategies that average gradients every step (ddp, allreduce, gather-scatter, ring, param-server) compute "
-          "the same updates, so their losses agree; stepwise and local-SGD trade exactness for less communication.\n";
+    md << least.strategy << " moved the fewest bytes per worker (" << f(least.sent_mb) << " MB sent). ";
+    // Which rows are exact is what each strategy registered (dist/sync/registry.h).
+    std::string exact, inexact;
+    for (const auto& r : rows) (dist::sync_spec_averages_gradients(r.strategy) ? exact : inexact) += ", " + r.strategy;
+    if (!exact.empty())
+      md << "Strategies that average gradients every step (" << exact.substr(2)
+         << ") compute the same updates, so their losses agree";
+    if (!inexact.empty())
+      md << (exact.empty() ? "" : "; ") << inexact.substr(2) << " trade exactness for less communication";
+    md << ".\n";
   }
 }
 

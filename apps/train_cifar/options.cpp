@@ -6,12 +6,13 @@
 #include <iostream>
 
 #include "apps/train_cifar/datasets.h"
+#include "dist/sync/plugin.h"
+#include "dist/sync/registry.h"
+#include "tensor/error.h"
 
 namespace ddl::apps {
 
 namespace {
-
-constexpr int64_t kMaxLocalSgdPeriod = 1000000;  // steps; beyond this the models would never be averaged
 
 // A flag error found after parsing: said the way CLI11 says its own, exit status 2.
 [[noreturn]] void usage_error(const std::string& message) {
@@ -19,26 +20,34 @@ constexpr int64_t kMaxLocalSgdPeriod = 1000000;  // steps; beyond this the model
   std::exit(2);
 }
 
-// "" when `v` names a strategy; else why not. K is read digit by digit with a ceiling,
-// so no K, however many digits, can overflow the conversion.
-std::string check_sync_spec(const std::string& v) {
-  for (const char* s : {"ddp", "allreduce", "gather-scatter", "ring", "param-server", "stepwise"})
-    if (v == s) return "";
-  const std::string prefix = "local-sgd:";
-  if (v.rfind(prefix, 0) == 0 && v.size() > prefix.size()) {
-    int64_t k = 0;
-    bool digits = true;
-    for (char c : v.substr(prefix.size())) {
-      digits = digits && c >= '0' && c <= '9';
-      if (digits) k = std::min(k * 10 + (c - '0'), kMaxLocalSgdPeriod + 1);
+// Loads every --plugin FILE (or --plugin=FILE) before the flags are parsed, so that
+// --sync accepts, and --help lists, the strategies the plugins register.
+void load_plugins(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string path;
+    if (a == "--plugin" && i + 1 < argc)
+      path = argv[++i];
+    else if (a.rfind("--plugin=", 0) == 0)
+      path = a.substr(9);
+    else
+      continue;
+    try {
+      dist::load_sync_plugin(path);
+    } catch (const Error& e) {
+      usage_error(std::string("--plugin: ") + e.what());
     }
-    if (digits && k >= 1 && k <= kMaxLocalSgdPeriod) return "";
-    if (digits)
-      return "'" + v + "': the averaging period K of local-sgd:K must be between 1 and " +
-             std::to_string(kMaxLocalSgdPeriod) + " steps";
   }
-  return "'" + v + "' is not ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K (1 <= K <= " +
-         std::to_string(kMaxLocalSgdPeriod) + ")";
+}
+
+// One line per registered strategy, for --help.
+std::string sync_help() {
+  std::string text = "synchronisation strategy (docs/sync.md):";
+  for (const auto& s : dist::sync_strategies()) {
+    text += "\n  " + s.usage() + ": " + s.info.help;
+    if (s.origin != "built-in") text += " [" + s.origin + "]";
+  }
+  return text;
 }
 
 }  // namespace
@@ -99,13 +108,12 @@ TrainOptions parse_options(int argc, char** argv) {
                  "(CUDA tensors over NCCL; host-side metrics still over gloo)")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
       ->capture_default_str();
-  const CLI::Validator sync_spec([](std::string& v) { return check_sync_spec(v); }, "SPEC");
-  app.add_option("--sync", o.sync,
-                 "ddp, allreduce, gather-scatter, ring, param-server, stepwise or local-sgd:K "
-                 "(models averaged every K steps, 1 <= K <= " +
-                     std::to_string(kMaxLocalSgdPeriod) + ")")
-      ->check(sync_spec)
-      ->capture_default_str();
+  load_plugins(argc, argv);
+  const CLI::Validator sync_spec([](std::string& v) { return dist::sync_spec_problem(v); }, "SPEC");
+  app.add_option("--sync", o.sync, sync_help())->check(sync_spec)->capture_default_str();
+  app.add_option("--plugin", o.plugins,
+                 "shared library of strategies to load first (repeatable; it defines extern \"C\" void "
+                 "ddl_register_strategies(); docs/sync.md)");
   app.add_option("--log-every", o.log_every, "print loss, accuracy and time every N batches")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ddl::apps {
 
@@ -26,6 +27,7 @@ struct TrainOptions {
   bool share_gpu = false;        // ranks of a node share its GPUs (local rank % GPUs)
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
+  std::vector<std::string> plugins;  // --plugin FILE.so: strategies loaded (already) at parse time
   int64_t log_every = 50;
   int64_t eval_every = 1;  // epochs
   std::string snapshot;

@@ -1,6 +1,7 @@
-// Internal pieces shared by the strategies in dist/sync/: which tensors take part,
-// flattening tensors into one buffer per dtype, making replicas identical, timing
-// communication, and one factory per strategy (called by make_sync_strategy).
+// The pieces strategies share, built-in or a student's own (installed with ddl): which
+// tensors take part, flattening tensors into one buffer per dtype, making replicas
+// identical, timing communication. With registry.h, all a new strategy needs
+// (docs/sync.md, "Writing your own strategy").
 #pragma once
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "dist/sync/registry.h"
 #include "dist/sync/ring.h"
 #include "dist/sync/strategy.h"
 
@@ -42,12 +44,17 @@ double timed_ms(Fn&& fn) {
 
 using ModelPtr = std::shared_ptr<nn::Module>;
 using GroupPtr = std::shared_ptr<ProcessGroup>;
-std::unique_ptr<SyncStrategy> make_ddp_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_allreduce_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_gather_scatter_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_ring_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_param_server_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_stepwise_sync(ModelPtr model, GroupPtr group);
-std::unique_ptr<SyncStrategy> make_local_sgd_sync(ModelPtr model, GroupPtr group, int k);
 
 }  // namespace ddl::dist::detail
+
+namespace ddl::dist {
+// The same helpers by public names, for strategies written outside ddl (docs/sync.md):
+// `using namespace ddl::dist;` would make a bare `detail::` ambiguous with ddl::detail.
+using detail::broadcast_state;
+using detail::coalesced;
+using detail::floating_state;
+using detail::gradients_of;
+using detail::pieces_of;
+using detail::timed_ms;
+using detail::trainable_parameters;
+}  // namespace ddl::dist

@@ -3,7 +3,7 @@
 // dist/ddp/ddp.cpp); after_backward only reads how long forward (buffer broadcast) and
 // backward (the last buckets) waited for the network.
 #include "dist/ddp/ddp.h"
-#include "dist/sync/common.h"
+#include "dist/sync/builtins.h"
 
 namespace ddl::dist::detail {
 

@@ -65,7 +65,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "dist/sync/common.h"
+#include "dist/sync/builtins.h"
 #include "tensor/factory.h"
 #include "trace/trace.h"
 

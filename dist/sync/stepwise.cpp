@@ -16,7 +16,7 @@
 // - It averages models, not gradients, so it is not the large-batch SGD of the gradient
 //   strategies; each rank's optimizer state (momentum) stays its own.
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
-#include "dist/sync/common.h"
+#include "dist/sync/builtins.h"
 #include "tensor/factory.h"
 #include "trace/trace.h"
 

@@ -1,60 +1,74 @@
-// make_sync_strategy: parses the --sync spec and builds the strategy. The strategies
-// themselves live one per file next to this one.
+// make_sync_strategy, and the built-in strategies' entries in the registry (registry.h).
+// The strategies themselves live one per file next to this one.
 #include "dist/sync/strategy.h"
 
-#include <cctype>
-#include <functional>
-#include <map>
+#include <algorithm>
 
-#include "dist/sync/common.h"
+#include "dist/sync/builtins.h"
+#include "dist/sync/registry.h"
 
 namespace ddl::dist {
 
 namespace {
-constexpr const char* kSpecs = "ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K";
+constexpr int64_t kMaxLocalSgdPeriod = 1000000;  // steps; beyond this the models would never be averaged
 
-// "local-sgd:K" → K, or a clear error.
-int parse_local_sgd_period(const std::string& spec) {
-  const std::string k = spec.substr(std::string("local-sgd").size());
-  DDL_CHECK(!k.empty() && k[0] == ':', "make_sync_strategy: '", spec,
-            "' needs the averaging period: local-sgd:K, e.g. local-sgd:4");
-  const std::string num = k.substr(1);
-  bool digits = !num.empty() && num.size() <= 9;  // 9 digits: no overflow in int
-  for (char c : num) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-  const int period = digits ? std::stoi(num) : 0;
-  DDL_CHECK(period >= 1, "make_sync_strategy: in '", spec,
-            "', K must be a whole number of steps >= 1, e.g. local-sgd:4");
-  return period;
+// "" when K is a whole number of steps in [1, kMaxLocalSgdPeriod]. Read digit by digit
+// with a ceiling, so no K, however many digits, overflows the conversion.
+std::string local_sgd_period_problem(const std::string& k) {
+  int64_t period = 0;
+  bool digits = !k.empty();
+  for (char c : k) {
+    digits = digits && c >= '0' && c <= '9';
+    if (digits) period = std::min<int64_t>(period * 10 + (c - '0'), kMaxLocalSgdPeriod + 1);
+  }
+  if (digits && period >= 1 && period <= kMaxLocalSgdPeriod) return "";
+  return "in 'local-sgd:" + k + "', K must be a whole number of steps between 1 and " +
+         std::to_string(kMaxLocalSgdPeriod) + ", e.g. local-sgd:4";
 }
 }  // namespace
 
+namespace detail {
+
+void register_builtin_sync_strategies() {
+  register_sync_strategy("ddp", make_ddp_sync, "DistributedDataParallel: bucketed all-reduce overlapped with backward");
+  register_sync_strategy("allreduce", make_allreduce_sync, "one blocking all-reduce per gradient after backward");
+  register_sync_strategy("gather-scatter", make_gather_scatter_sync,
+                         "rank 0 gathers the gradients, averages and sends the average back (send/recv)");
+  register_sync_strategy("ring", make_ring_sync, "hand-written ring all-reduce of the flattened gradients");
+  register_sync_strategy("param-server", make_param_server_sync,
+                         "rank 0 holds the weights and steps; workers push gradients, pull weights");
+  // Model averaging: not the same updates as one process on the whole batch.
+  register_sync_strategy(
+      "stepwise",
+      [](ModelPtr m, GroupPtr g, const std::string&) { return make_stepwise_sync(std::move(m), std::move(g)); },
+      SyncStrategyInfo{.help = "rank k carries on with the mean of ranks 0..k's models", .averages_gradients = false});
+  register_sync_strategy(
+      "local-sgd",
+      [](ModelPtr m, GroupPtr g, const std::string& k) {
+        return make_local_sgd_sync(std::move(m), std::move(g), std::stoi(k));
+      },
+      SyncStrategyInfo{.help = "each rank steps alone; the models are averaged every K steps",
+                       .averages_gradients = false,
+                       .arg = "K",
+                       .example = "local-sgd:4",
+                       .check_arg = local_sgd_period_problem});
+}
+
+}  // namespace detail
+
 std::unique_ptr<SyncStrategy> make_sync_strategy(const std::string& spec, std::shared_ptr<nn::Module> model,
                                                  std::shared_ptr<ProcessGroup> group) {
-  using Factory = std::function<std::unique_ptr<SyncStrategy>(detail::ModelPtr, detail::GroupPtr)>;
-  static const std::map<std::string, Factory> kFactories = {
-      {"ddp", detail::make_ddp_sync},
-      {"allreduce", detail::make_allreduce_sync},
-      {"gather-scatter", detail::make_gather_scatter_sync},
-      {"ring", detail::make_ring_sync},
-      {"param-server", detail::make_param_server_sync},
-      {"stepwise", detail::make_stepwise_sync},
-  };
   // Parse first, so a typo is reported before anything touches the network.
-  Factory make;
-  if (spec.rfind("local-sgd", 0) == 0) {
-    const int k = parse_local_sgd_period(spec);
-    make = [k](detail::ModelPtr m, detail::GroupPtr g) {
-      return detail::make_local_sgd_sync(std::move(m), std::move(g), k);
-    };
-  } else {
-    const auto it = kFactories.find(spec);
-    DDL_CHECK(it != kFactories.end(), "make_sync_strategy: unknown sync strategy '", spec, "'; expected one of ",
-              kSpecs);
-    make = it->second;
-  }
+  const std::string problem = sync_spec_problem(spec);
+  DDL_CHECK(problem.empty(), "make_sync_strategy: ", problem);
   DDL_CHECK(model != nullptr && group != nullptr, "make_sync_strategy(", spec,
             "): a model and a process group are required");
-  return make(std::move(model), std::move(group));
+  const RegisteredSyncStrategy s = find_sync_strategy(spec);
+  const std::string arg = spec.size() > s.name.size() ? spec.substr(s.name.size() + 1) : "";
+  auto strategy = s.make(std::move(model), std::move(group), arg);
+  DDL_CHECK(strategy != nullptr, "make_sync_strategy: the factory of '", spec, "' (", s.origin,
+            ") returned no strategy");
+  return strategy;
 }
 
 }  // namespace ddl::dist

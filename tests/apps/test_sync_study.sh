@@ -15,8 +15,15 @@ run=(--nproc 2 --train-samples 128 --test-samples 64 --batch-size 16)
 "$SYNC_STUDY" "${run[@]}" --out "$dir/tcp" >"$dir/out.txt" 2>&1 ||
   { cat "$dir/out.txt"; for f in "$dir"/tcp/*.log; do tail -5 "$f"; done; exit 1; }
 csv=$dir/tcp/study.csv
-check "seven strategies in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq 7 ]"
-losses=$(grep -E '^(ddp|allreduce|gather-scatter|ring|param-server),' "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
+# The registered strategies (dist/sync/registry.h): every one runs by default.
+"$SYNC_STUDY" --list-strategies >"$dir/list.txt" || { cat "$dir/list.txt"; exit 1; }
+all=$(cut -f1 "$dir/list.txt" | tr '\n' ' ')
+exact=$(awk -F'\t' '$2 == "exact" { print $1 }' "$dir/list.txt" | paste -sd'|')
+check "the seven built-in strategies are listed, five exact ($all; $exact)" \
+  "[ '$all' = 'ddp allreduce gather-scatter ring param-server stepwise local-sgd:4 ' ] &&
+   [ '$exact' = 'ddp|allreduce|gather-scatter|ring|param-server' ]"
+check "every listed strategy in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq $(echo $all | wc -w) ]"
+losses=$(grep -E "^($exact)," "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
 check "exact strategies agree on the final training loss" "[ $losses -eq 1 ]"
 # The model's size from a run's header; 128 samples / 2 workers / batch 16 = 4 steps.
 params=$(grep -oE 'model mlp \([0-9]+ parameters\)' "$dir/tcp/ddp.log" | head -1 | grep -oE '[0-9]+')
@@ -30,7 +37,7 @@ shm_headers() {
   grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; all_reduce through shared memory' "$1" 2>/dev/null
 }
 bad=""
-for s in ddp allreduce gather-scatter ring param-server stepwise local-sgd:4; do
+for s in $all; do
   [ "$(tcp_headers "$dir/tcp/$s.log")" = 2 ] && [ "$(shm_headers "$dir/tcp/$s.log")" = 0 ] || bad+=" $s"
 done
 check "without --shm, both workers of every strategy use TCP, all_reduce included (not:$bad)" "[ -z '$bad' ]"

@@ -1,5 +1,5 @@
-// The gradient-synchronisation strategies over real processes and Gloo: the five
-// gradient strategies end where one process on the whole batch ends, with identical
+// The gradient-synchronisation strategies over real processes and Gloo: every registered
+// gradient strategy ends where one process on the whole batch ends, with identical
 // replicas; stepwise and local-sgd do what they define; the hand-written ring
 // all-reduce sums any size; a rank's wait is charged to the call it happened in
 // (last_comm()); bad specs are named.
@@ -107,7 +107,11 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
         const int64_t P = static_cast<int64_t>(ref.size()),
                       n_params = static_cast<int64_t>(ref_model->parameters().size());
 
-        for (std::string spec : {"ddp", "allreduce", "gather-scatter", "ring", "param-server"}) {
+        // Every registered strategy that averages gradients (dist/sync/registry.h): a new
+        // one joins this check by registering.
+        for (const RegisteredSyncStrategy& entry : sync_strategies()) {
+          if (!entry.info.averages_gradients) continue;
+          const std::string spec = entry.example();
           auto model = make_cnn();
           // Replicas start different: the strategy must make them identical.
           for (auto& p : model->parameters()) p.data().add_(0.5 * rank);
