@@ -4,9 +4,12 @@
 # user would: every installed header compiles (with no CUDA or Eigen include path), the
 # installed programs run from the prefix, and the programs in consumer/ (a tiny training
 # run, a 2-process all_reduce) build and run through pkg-config with plain g++, CMake's
-# find_package(ddl) and meson's dependency('ddl'). Then the prefix is moved and they
-# build and run again (relocatable package files, $ORIGIN rpaths). Every temporary folder
-# is removed on exit. Env: BUILD_ROOT (meson's build dir), CONSUMER_SRC (consumer/).
+# find_package(ddl) and meson's dependency('ddl'). A student's strategy (consumer/
+# student_tree.cpp) is built outside the tree as a plugin, with pkg-config and with CMake,
+# and the installed train_cifar and sync_study train with it on 2 ranks as with the
+# built-in allreduce. Then the prefix is moved and the programs build and run again
+# (relocatable package files, $ORIGIN rpaths). Every temporary folder is removed on exit.
+# Env: BUILD_ROOT (meson's build dir), CONSUMER_SRC (consumer/).
 set -euo pipefail
 
 BUILD_ROOT=${BUILD_ROOT:?BUILD_ROOT: the meson build directory}
@@ -152,11 +155,69 @@ build_meson() {  # $1 prefix, $2 build folder: dependency('ddl') through PKG_CON
   run_pair "$out/dist_allreduce" meson
 }
 
+# The installed train_cifar on 2 ranks under the installed ddlrun, with the given flags;
+# tiny synthetic data and the MLP, the final weights saved to $1.safetensors.
+train_pair() {  # $1 output stem, then train_cifar flags
+  local p=$root out=$1
+  shift
+  timeout 300 "$p/$bindir/ddlrun" --nproc 2 --master-port 0 "$p/$bindir/train_cifar" --dataset synthetic \
+    --model mlp --train-samples 128 --test-samples 64 --batch-size 16 --epochs 2 --threads 1 --no-progress \
+    --save "$out.safetensors" "$@" > "$out.log" 2>&1
+}
+
+student_plugin() {  # a student's strategy built outside the tree, loaded by the installed programs
+  local p=$1 out=$2
+  step "a student's strategy (student_tree.cpp) as a plugin, with pkg-config and with CMake"
+  mkdir -p "$out"
+  export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
+  g++ $(pkg-config --cflags ddl) -Wall -Wextra -Werror -shared -fPIC "$CONSUMER_SRC/student_tree.cpp" \
+    -o "$out/libstudent_tree.so" $(pkg-config --libs ddl) -Wl,-rpath,"$(pkg-config --variable=libdir ddl)" ||
+    fail "g++ with pkg-config's flags could not build the plugin student_tree.cpp"
+  uses_prefix_lib "$out/libstudent_tree.so" "$p"
+  [ -f "$tmp/cmake/libstudent_tree.so" ] || fail "CMake did not build the plugin (add_library MODULE)"
+  "$p/$bindir/train_cifar" --plugin "$tmp/cmake/libstudent_tree.so" --help > "$out/help.txt" ||
+    fail "train_cifar --plugin (the CMake plugin) --help failed"
+  grep -q 'tree: binomial-tree all-reduce' "$out/help.txt" || fail "train_cifar --help does not list the plugin's tree"
+
+  step "train_cifar --plugin ... --sync tree on 2 ranks ends on allreduce's weights"
+  train_pair "$out/allreduce" --sync allreduce || { cat "$out/allreduce.log"; fail "--sync allreduce failed"; }
+  train_pair "$out/tree" --plugin "$out/libstudent_tree.so" --sync tree ||
+    { cat "$out/tree.log"; fail "--plugin libstudent_tree.so --sync tree failed"; }
+  grep -q 'sync tree' "$out/tree.log" || { cat "$out/tree.log"; fail "the run's header does not say sync tree"; }
+  # Two ranks: each gradient sum is a + b in either order, so the runs agree bit for bit.
+  cmp "$out/allreduce.safetensors" "$out/tree.safetensors" ||
+    fail "the tree plugin's final weights differ from allreduce's"
+  grep -E 'epoch 2' "$out/tree.log" | head -2 || true
+
+  step "sync_study --plugin ... --strategies allreduce tree"
+  timeout 300 "$p/$bindir/sync_study" --plugin "$out/libstudent_tree.so" --nproc 2 --strategies allreduce tree \
+    --train-samples 128 --test-samples 64 --batch-size 16 --out "$out/study" > "$out/study.txt" 2>&1 ||
+    { cat "$out/study.txt" "$out"/study/*.log; fail "sync_study with the plugin failed"; }
+  local losses
+  losses=$(tail -n +2 "$out/study/study.csv" | cut -d, -f1,8 | sort)
+  [ "$(echo "$losses" | cut -d, -f1 | tr '\n' ' ')" = "allreduce tree " ] &&
+    [ "$(echo "$losses" | cut -d, -f2 | sort -u | wc -l)" = 1 ] ||
+    fail "study.csv: allreduce and tree should both be there with one final loss: $losses"
+  grep -q 'average gradients every step (allreduce, tree)' "$out/study/study.md" ||
+    fail "study.md does not count the plugin's tree among the exact strategies"
+  "$p/$bindir/sync_study" --plugin "$out/libstudent_tree.so" --list-strategies | grep -qP '^tree\texact\t' ||
+    fail "sync_study --list-strategies does not list tree as exact"
+
+  step "a plugin others could change is refused"
+  cp "$out/libstudent_tree.so" "$out/libshared.so"
+  chmod g+w "$out/libshared.so"
+  local rc=0
+  "$p/$bindir/train_cifar" --plugin "$out/libshared.so" --sync tree --dataset synthetic > "$out/refused.txt" 2>&1 || rc=$?
+  [ $rc -eq 2 ] && grep -q "refusing '$out/libshared.so'" "$out/refused.txt" ||
+    { cat "$out/refused.txt"; fail "train_cifar loaded a group-writable plugin (exit $rc)"; }
+}
+
 check_tree "$root"
 check_headers "$root"
 build_pkg_config "$root" "$tmp/pc"
 build_cmake "$root" "$tmp/cmake"
 build_meson "$root" "$tmp/meson"
+student_plugin "$root" "$tmp/student"
 
 # Relocation: the whole prefix moves; the builds above must not be needed, and new ones
 # must find the new place through the same package files.
@@ -167,4 +228,4 @@ step "prefix moved to $moved"
 check_tree "$moved"
 build_pkg_config "$moved" "$tmp/pc-moved"
 build_cmake "$moved" "$tmp/cmake-moved"
-echo "install: ok (pkg-config, CMake and meson builds against the install, before and after moving it)"
+echo "install: ok (pkg-config, CMake and meson builds against the install, before and after moving it; a student's plugin strategy trains as allreduce)"
