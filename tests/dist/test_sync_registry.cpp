@@ -180,6 +180,11 @@ TEST_CASE("load_sync_plugin refuses what it cannot trust or use, naming the file
                         Contains(plugin("dup")) && Contains("'allreduce' is already registered (by built-in)"));
     CHECK(find_sync_strategy("allreduce").origin == "built-in");
   }
+  SECTION("a plugin whose second registration fails loses its first") {
+    REQUIRE_THROWS_WITH(load_sync_plugin(plugin("half")),
+                        Contains(plugin("half")) && Contains("'ring' is already registered (by built-in)"));
+    CHECK_THAT(sync_spec_problem("half-ok"), Contains("unknown sync strategy 'half-ok'"));
+  }
   SECTION("a file others may write") {
     for (mode_t mode : {0775, 0757, 0777, 0664}) {
       INFO("mode " << std::oct << mode);
