@@ -1,6 +1,7 @@
 // Variable's method forms (x.sum(), x.sort(), x.eq(y), ...): each forwards to
 // the free function of the same op, qualified with ddl:: because inside a
-// member the unqualified name would find the member itself.
+// member the unqualified name would find the member itself. x.max() and x.min()
+// live beside amax in autograd/ops/reduce.cpp.
 #include "autograd/ops/compare.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/reduce.h"
@@ -15,8 +16,6 @@ Variable Variable::sum(const std::vector<int64_t>& dims, bool keepdim) const { r
 Variable Variable::mean(const std::vector<int64_t>& dims, bool keepdim) const {
   return ddl::mean(*this, dims, keepdim);
 }
-Variable Variable::max() const { return amax(*this); }
-Variable Variable::min() const { return amin(*this); }
 ValuesIndices<Variable> Variable::max(int64_t dim, bool keepdim) const { return max_dim(*this, dim, keepdim); }
 ValuesIndices<Variable> Variable::min(int64_t dim, bool keepdim) const { return min_dim(*this, dim, keepdim); }
 Variable Variable::abs() const { return ddl::abs(*this); }

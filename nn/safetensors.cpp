@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -193,7 +194,8 @@ TensorFile load_safetensors(const std::string& path) {
     DDL_CHECK(e["shape"].is_array(), where, ": shape must be an array");
     std::vector<int64_t> dims;
     for (const json& d : e["shape"]) {
-      DDL_CHECK(d.is_number_unsigned(), where, ": shape entries must be non-negative integers");
+      DDL_CHECK(d.is_number_unsigned() && d.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX), where,
+                ": shape entries must be non-negative integers below 2^63, got ", d.dump());
       dims.push_back(d.get<int64_t>());
     }
     const json& off = e["data_offsets"];
@@ -201,7 +203,15 @@ TensorFile load_safetensors(const std::string& path) {
               ": data_offsets must be two non-negative integers");
     const uint64_t b = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
     const Shape shape(dims);
-    const uint64_t expected = static_cast<uint64_t>(shape.numel()) * dtype_size(dtype);
+    // A declared shape can overflow the element or byte count (2^62 float32s need 2^64
+    // bytes): checked, or a wrapped count could match the stored bytes (Shape::numel).
+    int64_t count = 1, nbytes = 0;
+    bool overflow = false;
+    for (int64_t d : dims) overflow |= __builtin_mul_overflow(count, d, &count);
+    overflow |= __builtin_mul_overflow(count, static_cast<int64_t>(dtype_size(dtype)), &nbytes);
+    DDL_CHECK(!overflow, where, ": shape ", shape, " of dtype ", dtype_name(dtype),
+              " has more bytes than int64 can count");
+    const uint64_t expected = static_cast<uint64_t>(nbytes);
     DDL_CHECK(b <= end && end <= data_size, where, ": data_offsets [", b, ", ", end, ") exceed the ", data_size,
               " data bytes (truncated file?)");
     DDL_CHECK(end - b == expected, where, ": ", end - b, " bytes stored but dtype ", dtype_name(dtype), " and shape ",

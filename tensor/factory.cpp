@@ -4,29 +4,40 @@
 #include <cmath>
 #include <cstring>
 
+#include "tensor/checked_shape.h"
 #include "tensor/copy.h"
 
 namespace ddl {
 
-Tensor empty(const Shape& shape, TensorOptions opts) {
-  for (int64_t d : shape) DDL_CHECK(d >= 0, "empty: negative extent in shape ", shape);
-  const size_t nbytes = static_cast<size_t>(shape.numel()) * dtype_size(opts.dtype);
-  auto storage = std::make_shared<Storage>(nbytes, opts.device);
+namespace detail {
+
+Tensor empty(const char* op, const Shape& shape, TensorOptions opts) {
+  for (int64_t d : shape) DDL_CHECK(d >= 0, op, ": negative extent in shape ", shape);
+  const int64_t nbytes = checked_nbytes(shape, dtype_size(opts.dtype), op);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), opts.device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, opts.dtype);
 }
 
-Tensor zeros(const Shape& shape, TensorOptions opts) { return full(shape, 0.0, opts); }
-Tensor ones(const Shape& shape, TensorOptions opts) { return full(shape, 1.0, opts); }
-
-Tensor full(const Shape& shape, double value, TensorOptions opts) {
-  Tensor t = empty(shape, opts);
+Tensor full(const char* op, const Shape& shape, double value, TensorOptions opts) {
+  Tensor t = empty(op, shape, opts);
   t.fill_(value);
   return t;
 }
 
+}  // namespace detail
+
+Tensor empty(const Shape& shape, TensorOptions opts) { return detail::empty("empty", shape, opts); }
+Tensor zeros(const Shape& shape, TensorOptions opts) { return detail::full("zeros", shape, 0.0, opts); }
+Tensor ones(const Shape& shape, TensorOptions opts) { return detail::full("ones", shape, 1.0, opts); }
+Tensor full(const Shape& shape, double value, TensorOptions opts) { return detail::full("full", shape, value, opts); }
+
 Tensor arange(double start, double end, double step, TensorOptions opts) {
   DDL_CHECK(step != 0, "arange: step must be nonzero");
+  DDL_CHECK(std::isfinite(start) && std::isfinite(end), "arange: start ", start, " and end ", end, " must be finite");
   const double span = (end - start) / step;
+  // 2^63 is exact in double; a longer range has no int64 length (torch: "invalid size, possible overflow?").
+  DDL_CHECK(span < 9223372036854775808.0, "arange: [", start, ", ", end, ") in steps of ", step,
+            " has too many elements for an int64 size");
   const int64_t n = span > 0 ? static_cast<int64_t>(std::ceil(span)) : 0;
   Tensor cpu_t = empty({n}, opts.dtype);
   DDL_DISPATCH_NUMERIC(opts.dtype, "arange", [&] {
@@ -38,24 +49,27 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
 
 Tensor arange(int64_t end, TensorOptions opts) { return arange(0.0, static_cast<double>(end), 1.0, opts); }
 
-Tensor empty_like(const Tensor& t) { return empty(t.shape(), TensorOptions(t.dtype(), t.device())); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), TensorOptions(t.dtype(), t.device())); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), TensorOptions(t.dtype(), t.device())); }
-Tensor full_like(const Tensor& t, double value) { return full(t.shape(), value, TensorOptions(t.dtype(), t.device())); }
+Tensor empty_like(const Tensor& t) { return detail::empty("empty_like", t.shape(), {t.dtype(), t.device()}); }
+Tensor zeros_like(const Tensor& t) { return detail::full("zeros_like", t.shape(), 0.0, {t.dtype(), t.device()}); }
+Tensor ones_like(const Tensor& t) { return detail::full("ones_like", t.shape(), 1.0, {t.dtype(), t.device()}); }
+Tensor full_like(const Tensor& t, double value) {
+  return detail::full("full_like", t.shape(), value, {t.dtype(), t.device()});
+}
 Tensor scalar_tensor(double value, TensorOptions opts) { return full(Shape{}, value, opts); }
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {
-  DDL_CHECK(static_cast<int64_t>(values.size()) == shape.numel(), "from_vector: ", values.size(),
+  DDL_CHECK(static_cast<int64_t>(values.size()) == checked_numel(shape, "from_vector"), "from_vector: ", values.size(),
             " values do not fill shape ", shape, " (", shape.numel(), " elements)");
-  Tensor t = empty(shape, dtype_of<T>);
+  Tensor t = detail::empty("from_vector", shape, dtype_of<T>);
   if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
   return t;
 }
 
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter) {
-  DDL_CHECK(data != nullptr || shape.numel() == 0, "from_blob: null data for shape ", shape);
-  const size_t nbytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  for (int64_t d : shape) DDL_CHECK(d >= 0, "from_blob: negative extent in shape ", shape);
+  const size_t nbytes = static_cast<size_t>(checked_nbytes(shape, dtype_size(dtype), "from_blob"));
+  DDL_CHECK(data != nullptr || nbytes == 0, "from_blob: null data for shape ", shape);
   auto storage = std::make_shared<Storage>(data, nbytes, Device::cpu(), std::move(deleter));
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }

@@ -2,6 +2,11 @@
 // views in place (a [K, M] view with strides [1, K] is passed as trans_a).
 #include "tensor/linalg.h"
 
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "tensor/checked_shape.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/gemm_kernel.h"
@@ -45,33 +50,82 @@ MatrixView as_matrix(const Tensor& t) {
 }  // namespace
 
 namespace {
+
+// Integer products: torch.matmul computes them for uint8, int32 and int64 in the
+// operands' dtype, wrapping on overflow (uint8: 200 * 1 + 100 * 1 + 7 * 1 = 51).
+// No BLAS has integer GEMM, so a plain loop, in unsigned arithmetic (wrap-around
+// is defined there and gives the two's-complement bits). CPU only, as PyTorch
+// ("addmm_cuda" is not implemented for Long).
+// a: [nbatch, M, K], b: [nbatch, K, N] contiguous; out: [nbatch, M, N] contiguous.
+template <typename T>
+void integer_gemm_typed(const T* ap, const T* bp, T* op, int64_t nbatch, int64_t M, int64_t K, int64_t N) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<U> row(static_cast<size_t>(N));
+  for (int64_t p = 0; p < nbatch; ++p)
+    for (int64_t i = 0; i < M; ++i) {
+      std::fill(row.begin(), row.end(), U(0));
+      for (int64_t k = 0; k < K; ++k) {
+        const U av = static_cast<U>(ap[(p * M + i) * K + k]);
+        const T* brow = bp + (p * K + k) * N;
+        for (int64_t j = 0; j < N; ++j) row[j] = static_cast<U>(row[j] + av * static_cast<U>(brow[j]));
+      }
+      for (int64_t j = 0; j < N; ++j) op[(p * M + i) * N + j] = static_cast<T>(row[j]);
+    }
+}
+
+void integer_gemm(const Tensor& a, const Tensor& b, const Tensor& out, int64_t nbatch, int64_t M, int64_t K,
+                  int64_t N) {
+  switch (a.dtype()) {
+    case DType::UInt8:
+      return integer_gemm_typed(a.data<uint8_t>(), b.data<uint8_t>(), out.data<uint8_t>(), nbatch, M, K, N);
+    case DType::Int32:
+      return integer_gemm_typed(a.data<int32_t>(), b.data<int32_t>(), out.data<int32_t>(), nbatch, M, K, N);
+    case DType::Int64:
+      return integer_gemm_typed(a.data<int64_t>(), b.data<int64_t>(), out.data<int64_t>(), nbatch, M, K, N);
+    default:
+      DDL_ASSERT(false, "integer_gemm: not an integer dtype: ", a.dtype());
+  }
+}
+
+bool is_integer(DType t) { return t == DType::UInt8 || t == DType::Int32 || t == DType::Int64; }
+
 // a @ b, plus `init` (broadcast to the result, e.g. a bias) added inside the
 // GEMM (beta = 1) when defined: one rounding for 16-bit outputs, as addmm.
-Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init) {
-  DDL_CHECK(a_in.defined() && b_in.defined(), "matmul: undefined operand");
-  DDL_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul: operands must have at least 1 dim, got ", a_in.shape(),
-            " and ", b_in.shape());
-  DDL_CHECK(a_in.device() == b_in.device(), "matmul: operands on different devices (", describe(a_in), " and ",
+// `op` names the op the user called (matmul or linear) in errors.
+Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init, const char* op) {
+  DDL_CHECK(a_in.defined() && b_in.defined(), op, ": undefined operand");
+  DDL_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, op, ": operands must have at least 1 dim, got ", a_in.shape(), " and ",
+            b_in.shape());
+  DDL_CHECK(a_in.device() == b_in.device(), op, ": operands on different devices (", describe(a_in), " and ",
             describe(b_in), ")");
-  DDL_CHECK(a_in.dtype() == b_in.dtype() && is_floating(a_in.dtype()),
-            "matmul: expected two float tensors of one dtype, got ", describe(a_in), " and ", describe(b_in));
+  DDL_CHECK(a_in.dtype() == b_in.dtype() && (is_floating(a_in.dtype()) || is_integer(a_in.dtype())), op,
+            ": expected two float or two integer tensors of one dtype (bool has no product), got ", describe(a_in),
+            " and ", describe(b_in));
+  const bool integral = is_integer(a_in.dtype());
+  DDL_CHECK(!integral || a_in.device().is_cpu(), op, ": integer products run on the CPU only, got ", describe(a_in),
+            " and ", describe(b_in));
   // 1-D operands become matrices and the added dim is dropped from the result.
   const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
   const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  DDL_CHECK(b.size(-2) == K, "matmul: cannot multiply ", a_in.shape(), " by ", b_in.shape());
+  DDL_CHECK(b.size(-2) == K, op, ": cannot multiply ", a_in.shape(), " by ", b_in.shape());
 
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
-  const Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
+  const Shape batch = broadcast_shapes(a_batch, b_batch, op);
   Shape a_full = batch, b_full = batch, out_shape = batch;
   a_full.push_back(M), a_full.push_back(K);
   b_full.push_back(K), b_full.push_back(N);
   out_shape.push_back(M), out_shape.push_back(N);
-  const int64_t nbatch = batch.numel();
+  const int64_t nbatch = checked_numel(batch, op);
+  checked_numel(a_full, op);  // the broadcast operands are views of these shapes
+  checked_numel(b_full, op);
 
-  Tensor out = empty(out_shape, TensorOptions(a.dtype(), a.device()));
+  Tensor out = detail::empty(op, out_shape, TensorOptions(a.dtype(), a.device()));
   if (init.defined()) out.copy_(init);
-  if (out.numel() > 0) {
+  if (integral) {
+    DDL_ASSERT(!init.defined(), "integer products take no init (linear adds their bias itself)");
+    integer_gemm(a.expand(a_full).contiguous(), b.expand(b_full).contiguous(), out, nbatch, M, K, N);
+  } else if (out.numel() > 0) {
     // A broadcast operand (stride 0 over the batch) is passed with batch stride 0 when it is a plain matrix.
     const bool a_shared = a_batch.numel() == 1 && nbatch > 1;
     const bool b_shared = b_batch.numel() == 1 && nbatch > 1;
@@ -108,9 +162,10 @@ Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init) {
 }
 }  // namespace
 
-Tensor matmul(const Tensor& a_in, const Tensor& b_in) { return matmul_add(a_in, b_in, Tensor()); }
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) { return matmul_add(a_in, b_in, Tensor(), "matmul"); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  DDL_CHECK(x.defined() && weight.defined(), "linear: undefined input or weight");
   DDL_CHECK(weight.dim() == 2, "linear: weight must be [out_features, in_features], got ", weight.shape());
   DDL_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input ", x.shape(), " does not match weight ",
             weight.shape(), " (expected last dim ", weight.size(1), ")");
@@ -119,8 +174,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
               " does not match weight ", weight.shape());
   // 16-bit: the bias joins the float32 accumulation and the sum is rounded once, as addmm (Note [Half compute]).
   if (bias.defined() && is_reduced_float(x.dtype()) && bias.dtype() == x.dtype() && bias.device() == x.device())
-    return matmul_add(x, weight.t(), bias);
-  Tensor y = matmul(x, weight.t());
+    return matmul_add(x, weight.t(), bias, "linear");
+  Tensor y = matmul_add(x, weight.t(), Tensor(), "linear");
   if (bias.defined()) y.add_(bias);
   return y;
 }

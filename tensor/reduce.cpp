@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tensor/elementwise.h"
+#include "tensor/extreme.h"
 #include "tensor/factory.h"
 #include "tensor/reduce_kernel.h"
 
@@ -18,13 +19,15 @@ namespace {
 
 using kernels::ReduceOp;
 
+// A 0-d tensor has no dims to mark, but takes dim 0 or -1 once (it reduces its one element).
 std::vector<bool> reduced_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
-  std::vector<bool> mask(static_cast<size_t>(x.dim()), dims.empty());
+  std::vector<bool> mask(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), dims.empty());
   for (int64_t d : dims) {
     const int64_t w = wrap_dim(d, x.dim(), op);
     DDL_CHECK(!mask[w] || dims.empty(), op, ": dimension ", d, " listed twice");
     mask[w] = true;
   }
+  mask.resize(static_cast<size_t>(x.dim()));
   return mask;
 }
 
@@ -52,6 +55,8 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bo
     const Tensor r = reduce(op, x.to(DType::Float32), dims, keepdim, name);
     return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? r : r.to(x.dtype());
   }
+  if (x.dtype() == DType::Bool && (op == ReduceOp::Max || op == ReduceOp::Min))  // torch.amax of bool is bool
+    return reduce(op, x.to(DType::UInt8), dims, keepdim, name).to(DType::Bool);
   const std::vector<bool> mask = reduced_mask(x, dims, name);
   std::vector<int64_t> perm;
   int64_t outer = 1, inner = 1;
@@ -111,14 +116,27 @@ bool sum_middle(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
 }
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  DDL_CHECK(x.defined(), "sum: undefined tensor");
+  // torch.sum accumulates bool and every integer dtype in int64 and returns int64 (no wrap-around).
+  if (!is_floating(x.dtype()) && x.dtype() != DType::Int64) return sum(x.to(DType::Int64), dims, keepdim);
   Tensor fast;
   if (x.defined() && sum_middle(x, dims, keepdim, x.dtype(), fast)) return fast;
   return reduce(ReduceOp::Sum, x, dims, keepdim, "sum");
 }
 
+namespace {
+// torch.mean and torch.var refuse integer and bool tensors rather than pick a float dtype.
+void check_floating(const Tensor& x, const char* op) {
+  DDL_CHECK(x.defined(), op, ": undefined tensor");
+  DDL_CHECK(is_floating(x.dtype()), op, ": expected a floating-point tensor, got ", describe(x),
+            " (as PyTorch, which cannot infer the result dtype); convert it first, e.g. x.to(DType::Float32)");
+}
+}  // namespace
+
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  if (x.defined() && casts_to_float(x)) return mean(x.to(DType::Float32), dims, keepdim).to(x.dtype());
-  if (x.defined() && is_reduced_float(x.dtype())) {
+  check_floating(x, "mean");
+  if (casts_to_float(x)) return mean(x.to(DType::Float32), dims, keepdim).to(x.dtype());
+  if (is_reduced_float(x.dtype())) {
     // sum(x.to(float32)) without the float32 copy, bit for bit: that copy is
     // contiguous, so sum_middle sees x contiguous too.
     const Tensor xc = x.contiguous();
@@ -126,19 +144,32 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
     if (!sum_middle(xc, dims, keepdim, DType::Float32, s)) s = reduce(ReduceOp::Sum, xc, dims, keepdim, "mean", true);
     return div(s, static_cast<double>(reduced_count(x, dims, "mean"))).to(x.dtype());
   }
-  const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
   const int64_t n = reduced_count(x, dims, "mean");
-  return div(sum(xf, dims, keepdim), static_cast<double>(n));
+  return div(sum(x, dims, keepdim), static_cast<double>(n));
 }
 
+// Note [Variance in float64]: var subtracts the mean before squaring (two
+// passes, stable unlike E[x^2] - E[x]^2), and does both passes in float64 for
+// every float dtype, rounding once at the end. A mean rounded to float32 first
+// is off by a float32 step, and every squared deviation carries that error:
+// var([1e8, 1e8 + 8, 1e8 + 8, 1e8 + 8]) came out 21.3 instead of 16 (float32
+// steps are 8 apart there). PyTorch's float32 Welford gives 64 on that input.
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  if (x.defined() && is_reduced_float(x.dtype()))
-    return var(x.to(DType::Float32), dims, correction, keepdim).to(x.dtype());
-  const Tensor xf = is_floating(x.dtype()) ? x : x.to(DType::Float32);
-  const int64_t n = reduced_count(x, dims, "var");
-  const Tensor centered = sub(xf, mean(xf, dims, true));  // two passes: stable, unlike E[x^2] - E[x]^2
-  return div(sum(mul(centered, centered), dims, keepdim), static_cast<double>(std::max<int64_t>(n - correction, 0)));
+  check_floating(x, "var");
+  const int64_t n = reduced_count(x, dims, "var");  // checks the dims, so the calls below cannot fail
+  const Tensor xd = x.to(DType::Float64);
+  const Tensor centered = sub(xd, div(sum(xd, dims, true), static_cast<double>(n)));
+  const Tensor v =
+      div(sum(mul(centered, centered), dims, keepdim), static_cast<double>(std::max<int64_t>(n - correction, 0)));
+  return v.to(x.dtype());
 }
+
+namespace detail {
+Tensor extreme(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max, bool arg, const char* op) {
+  const ReduceOp r = arg ? (is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin) : (is_max ? ReduceOp::Max : ReduceOp::Min);
+  return reduce(r, x, dims, keepdim, op);
+}
+}  // namespace detail
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   return reduce(ReduceOp::Max, x, dims, keepdim, "amax");
@@ -146,10 +177,13 @@ Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   return reduce(ReduceOp::Min, x, dims, keepdim, "amin");
 }
+// PyTorch has no argmax/argmin kernel for bool ("argmax_cpu" not implemented for 'Bool').
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  DDL_CHECK(!x.defined() || x.dtype() != DType::Bool, "argmax: not implemented for bool tensors, got ", describe(x));
   return reduce(ReduceOp::ArgMax, x, {dim}, keepdim, "argmax");
 }
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  DDL_CHECK(!x.defined() || x.dtype() != DType::Bool, "argmin: not implemented for bool tensors, got ", describe(x));
   return reduce(ReduceOp::ArgMin, x, {dim}, keepdim, "argmin");
 }
 

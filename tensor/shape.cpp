@@ -3,14 +3,26 @@
 
 #include <sstream>
 
+#include "tensor/checked_shape.h"
 #include "tensor/error.h"
 
 namespace ddl {
 
-int64_t Shape::numel() const {
+int64_t Shape::numel() const { return checked_numel(*this, "numel"); }
+
+int64_t checked_numel(const Shape& shape, const char* op) {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : shape)
+    DDL_CHECK(!__builtin_mul_overflow(n, d, &n), op, ": shape ", shape,
+              " has more elements than int64 can count (integer multiplication overflow)");
   return n;
+}
+
+int64_t checked_nbytes(const Shape& shape, size_t itemsize, const char* op) {
+  int64_t bytes = 0;
+  DDL_CHECK(!__builtin_mul_overflow(checked_numel(shape, op), static_cast<int64_t>(itemsize), &bytes), op,
+            ": storage size of shape ", shape, " with ", itemsize, "-byte elements overflows int64");
+  return bytes;
 }
 
 std::string Shape::str() const {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "tensor/checked_shape.h"
 #include "tensor/factory.h"
 #include "tensor/indexing.h"
 
@@ -24,24 +25,33 @@ Tensor repeat(const Tensor& t, const std::vector<int64_t>& sizes) {
     interleaved.push_back(s);
     expanded.push_back(sizes[i]);
     expanded.push_back(s);
-    out.push_back(sizes[i] * s);
+    int64_t n = 0;
+    DDL_CHECK(!__builtin_mul_overflow(sizes[i], s, &n), "repeat: ", describe(t), " repeated ", Shape(sizes),
+              " overflows int64 in dim ", i);
+    out.push_back(n);
   }
+  checked_nbytes(out, t.element_size(), "repeat");  // before expand, so the error names repeat
   return t.reshape(interleaved).expand(expanded).contiguous().view(out);
 }
 
 Tensor flip(const Tensor& t, const std::vector<int64_t>& dims) {
   DDL_CHECK(t.defined(), "flip: undefined tensor");
-  std::vector<bool> seen(static_cast<size_t>(t.dim()), false);
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(t.dim(), 1)), false);
   Tensor out = t;
   for (int64_t dim : dims) {
     const int64_t d = wrap_dim(dim, t.dim(), "flip");
+    if (t.dim() == 0) {  // a 0-d tensor takes dim 0 or -1, once (as torch.flip), and is its own flip
+      DDL_CHECK(!seen[0], "flip: dim ", d, " appears multiple times in the list of dims");
+      seen[0] = true;
+      continue;
+    }
     DDL_CHECK(!seen[d], "flip: dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
     const int64_t n = t.size(d);
     const Tensor reversed = arange(static_cast<double>(n - 1), -1.0, -1.0, TensorOptions(DType::Int64, t.device()));
     out = detail::index_select_in_range(out, d, reversed);
   }
-  return dims.empty() ? t.clone() : out;
+  return dims.empty() || t.dim() == 0 ? t.clone() : out;
 }
 
 namespace detail {
@@ -55,15 +65,19 @@ Shape padded_shape(const Tensor& t, const std::vector<int64_t>& pads, PadMode mo
   Shape out = t.shape();
   for (int64_t j = 0; j < k; ++j) {
     const int64_t d = t.dim() - 1 - j, before = pads[2 * j], after = pads[2 * j + 1], n = t.size(d);
+    // As torch.nn.functional.pad: reflect and replicate pads may be negative
+    // (they crop), a padded dim must be non-empty and stay non-empty, and a
+    // reflection cannot reach past the far edge (a pad must be less than the size).
+    if (mode != PadMode::Constant)
+      DDL_CHECK(n > 0, "pad: ", mode == PadMode::Reflect ? "reflect" : "replicate", " padding of dimension ", d,
+                " needs a non-empty dimension, got ", describe(t));
     if (mode == PadMode::Reflect)
-      DDL_CHECK(before >= 0 && after >= 0 && before < n && after < n, "pad: reflect padding (", before, ", ", after,
-                ") of dimension ", d, " must be non-negative and less than its size ", n, " in ", describe(t));
-    if (mode == PadMode::Replicate)
-      DDL_CHECK(before >= 0 && after >= 0 && (n > 0 || before + after == 0), "pad: replicate padding (", before, ", ",
-                after, ") of dimension ", d, " must be non-negative, on a non-empty dim, in ", describe(t));
-    out[d] = n + before + after;
-    DDL_CHECK(out[d] >= 0, "pad: padding (", before, ", ", after, ") makes dimension ", d, " of ", describe(t),
-              " negative");
+      DDL_CHECK(before < n && after < n, "pad: reflect padding (", before, ", ", after, ") of dimension ", d,
+                " must be less than its size ", n, " in ", describe(t));
+    DDL_CHECK(!__builtin_add_overflow(n, before, &out[d]) && !__builtin_add_overflow(out[d], after, &out[d]),
+              "pad: padding (", before, ", ", after, ") overflows dimension ", d, " of ", describe(t));
+    DDL_CHECK(out[d] >= (mode == PadMode::Constant ? 0 : 1), "pad: padding (", before, ", ", after,
+              ") leaves dimension ", d, " of ", describe(t), mode == PadMode::Constant ? " negative" : " empty");
   }
   return out;
 }
@@ -98,7 +112,7 @@ Tensor pad(const Tensor& t, const std::vector<int64_t>& pads, PadMode mode, doub
     }
     return k ? out : t.clone();
   }
-  Tensor out = full(out_shape, value, TensorOptions(t.dtype(), t.device()));
+  Tensor out = detail::full("pad", out_shape, value, TensorOptions(t.dtype(), t.device()));
   // The region of out that holds t, and the part of t that lands there (negative pads crop).
   Tensor dst = out, src = t;
   for (int64_t j = 0; j < k; ++j) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "tensor/extreme.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
 
@@ -22,6 +23,13 @@ void check_input(const Tensor& x, const char* op) { DDL_CHECK(x.defined(), op, "
 // The dtypes the sort kernels take (DDL_DISPATCH_NUMERIC's).
 bool is_numeric(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::UInt8;
+}
+
+// The dtype a kernel sorts x in: 16-bit floats as float32 and bool as uint8,
+// both exact and order-preserving, so the values convert back unchanged.
+DType sort_dtype(DType t) {
+  if (is_reduced_float(t)) return DType::Float32;
+  return t == DType::Bool ? DType::UInt8 : t;
 }
 
 // The permutation that moves `dim` last, and its inverse.
@@ -42,6 +50,10 @@ std::vector<int64_t> inverse(const std::vector<int64_t>& perm) {
 ValuesIndices<Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim, bool descending, const char* op) {
   check_input(x, op);
   if (x.dim() == 0) return {x.clone(), zeros({}, TensorOptions(DType::Int64, x.device()))};
+  if (sort_dtype(x.dtype()) != x.dtype()) {
+    ValuesIndices<Tensor> r = sorted_prefix(x.to(sort_dtype(x.dtype())), k, dim, descending, op);
+    return {r.values.to(x.dtype()), r.indices};
+  }
   DDL_CHECK(is_numeric(x.dtype()), op, ": expected a numeric tensor, got ", x.dtype());
   const std::vector<int64_t> perm = dim_last(x.dim(), dim);
   const Tensor moved = x.permute(perm).contiguous();
@@ -66,8 +78,10 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
   return sort(x, dim, descending, stable).indices;
 }
 
+// PyTorch has no bool kernel for topk and kthvalue (sort takes bool).
 ValuesIndices<Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
   check_input(x, "topk");
+  DDL_CHECK(x.dtype() != DType::Bool, "topk: not implemented for bool tensors, got ", describe(x));
   const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "topk");
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   DDL_CHECK(k >= 0 && k <= n, "topk: k = ", k, " is out of range for dimension ", dim, " of size ", n, " in ",
@@ -77,6 +91,7 @@ ValuesIndices<Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest
 
 ValuesIndices<Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
   check_input(x, "kthvalue");
+  DDL_CHECK(x.dtype() != DType::Bool, "kthvalue: not implemented for bool tensors, got ", describe(x));
   const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "kthvalue");
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   DDL_CHECK(k >= 1 && k <= n, "kthvalue: k = ", k, " is out of range for dimension ", dim, " of size ", n, " in ",
@@ -88,11 +103,14 @@ ValuesIndices<Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool kee
   return {v.contiguous(), i.contiguous()};
 }
 
+// torch.max(x, dim) takes bool, though argmax does not.
 ValuesIndices<Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim) {
-  return {amax(x, {dim}, keepdim), argmax(x, dim, keepdim)};
+  return {detail::extreme(x, {dim}, keepdim, true, false, "max"),
+          detail::extreme(x, {dim}, keepdim, true, true, "max")};
 }
 ValuesIndices<Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim) {
-  return {amin(x, {dim}, keepdim), argmin(x, dim, keepdim)};
+  return {detail::extreme(x, {dim}, keepdim, false, false, "min"),
+          detail::extreme(x, {dim}, keepdim, false, true, "min")};
 }
 
 Tensor sort_backward(const Tensor& grad, const Tensor& indices, int64_t dim, const Shape& input_shape) {
@@ -102,6 +120,10 @@ Tensor sort_backward(const Tensor& grad, const Tensor& indices, int64_t dim, con
   DDL_CHECK(indices.device() == grad.device(), "sort_backward: indices ", describe(indices),
             " are not on the gradient's device (", describe(grad), ")");
   if (grad.dim() == 0) return grad.clone().reshape(input_shape);
+  // The kernels take float32/float64 gradients; a 16-bit one goes through float32,
+  // exactly: each input element receives at most one value (indices never repeat).
+  if (is_reduced_float(grad.dtype()))
+    return sort_backward(grad.to(DType::Float32), indices, dim, input_shape).to(grad.dtype());
   const int64_t d = wrap_dim(dim, grad.dim(), "sort_backward");
   const std::vector<int64_t> perm = dim_last(grad.dim(), d);
   const Tensor g = grad.permute(perm).contiguous(), idx = indices.permute(perm).contiguous();

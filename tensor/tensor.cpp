@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tensor/checked_shape.h"
 #include "tensor/copy.h"
 #include "tensor/devices.h"
 #include "tensor/factory.h"
@@ -19,10 +20,26 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
       dtype_(dtype) {
   DDL_ASSERT(shape_.size() == strides_.size(), "shape ", shape_, " vs strides ", strides_);
   for (int64_t d : shape_) DDL_CHECK(d >= 0, "Tensor: negative extent in shape ", shape_);
+  checked_numel(shape_, "Tensor");
 }
 
-int64_t Tensor::size(int64_t d) const { return shape_[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+namespace {
+// The ops that index a dim refuse a 0-d tensor, which has none (PyTorch raises
+// "Dimension specified as 0 but tensor has no dimensions" or "select() cannot be
+// applied to a 0-dim tensor"); wrap_dim would accept -1 and 0 for it.
+void check_has_dims(const Tensor& t, int64_t d, const char* op) {
+  DDL_CHECK(t.dim() > 0, op, ": dimension ", d, " specified, but a 0-dim tensor has no dimensions");
+}
+}  // namespace
+
+int64_t Tensor::size(int64_t d) const {
+  check_has_dims(*this, d, "size");
+  return shape_[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  check_has_dims(*this, d, "stride");
+  return strides_[wrap_dim(d, dim(), "stride")];
+}
 
 Device Tensor::device() const {
   DDL_CHECK(defined(), "device: tensor is undefined");
@@ -66,14 +83,15 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape
       infer = i;
     } else {
       DDL_CHECK(out[i] >= 0, op, ": invalid extent ", out[i], " in ", shape);
-      known *= out[i];
+      DDL_CHECK(!__builtin_mul_overflow(known, out[i], &known), op, ": shape ", shape,
+                " has more elements than int64 can count (integer multiplication overflow)");
     }
   }
   if (infer >= 0) {
     DDL_CHECK(known != 0 && numel % known == 0, op, ": cannot reshape ", from, " into ", shape);
     out[infer] = numel / known;
   }
-  DDL_CHECK(out.numel() == numel, op, ": cannot reshape ", from, " (", numel, " elements) into ", shape);
+  DDL_CHECK(checked_numel(out, op) == numel, op, ": cannot reshape ", from, " (", numel, " elements) into ", shape);
   return out;
 }
 
@@ -125,8 +143,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  if (dim() == 0) return reshape({1});
   const int64_t s = wrap_dim(start_dim, dim(), "flatten"), e = wrap_dim(end_dim, dim(), "flatten");
+  if (dim() == 0) return reshape({1});
   DDL_CHECK(s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim);
   std::vector<int64_t> out(shape_.begin(), shape_.begin() + s);
   int64_t n = 1;
@@ -155,6 +173,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   d0 = wrap_dim(d0, dim(), "transpose");
   d1 = wrap_dim(d1, dim(), "transpose");
+  if (dim() == 0) return *this;  // PyTorch: transpose(0, -1) of a 0-d tensor is the tensor
   std::vector<int64_t> p(static_cast<size_t>(dim()));
   std::iota(p.begin(), p.end(), 0);
   std::swap(p[d0], p[d1]);
@@ -167,6 +186,7 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  check_has_dims(*this, d, "slice");
   d = wrap_dim(d, dim(), "slice");
   DDL_CHECK(step > 0, "slice: step must be positive, got ", step);
   const int64_t n = shape_[d];
@@ -182,6 +202,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  check_has_dims(*this, d, "narrow");
   d = wrap_dim(d, dim(), "narrow");
   if (start < 0) start += shape_[d];
   DDL_CHECK(start >= 0 && length >= 0 && start + length <= shape_[d], "narrow: range [", start, ", ", start + length,
@@ -190,6 +211,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  check_has_dims(*this, d, "select");
   d = wrap_dim(d, dim(), "select");
   const int64_t n = shape_[d];
   DDL_CHECK(index >= -n && index < n, "select: index ", index, " out of range for dimension ", d, " of shape ", shape_);
@@ -219,6 +241,7 @@ Tensor Tensor::expand(const Shape& shape) const {
       DDL_CHECK(src == 1, "expand: cannot expand ", shape_, " to ", shape, " (dim ", i, " has size ", src, ", not 1)");
     }
   }
+  checked_numel(sh, "expand");
   return Tensor(storage_, sh, st, offset_, dtype_);
 }
 
@@ -234,8 +257,8 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
-  if (dim() == 0) return *this;
   d = wrap_dim(d, dim(), "squeeze");
+  if (dim() == 0) return *this;
   if (shape_[d] != 1) return *this;
   Shape sh = shape_;
   Strides st = strides_;
@@ -256,13 +279,18 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 
 Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
   DDL_CHECK(shape.size() == strides.size(), "as_strided: shape ", shape, " and strides ", strides, " differ in length");
-  int64_t last = offset;
+  int64_t last = offset, span = 0;
+  bool overflow = false;
   for (int64_t i = 0; i < shape.size(); ++i) {
     DDL_CHECK(shape[i] >= 0 && strides[i] >= 0, "as_strided: negative extent or stride");
-    if (shape[i] > 0) last += (shape[i] - 1) * strides[i];
+    if (shape[i] > 0)
+      overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &span) || __builtin_add_overflow(last, span, &last);
   }
-  DDL_CHECK(shape.numel() == 0 || (offset >= 0 && (last + 1) * static_cast<int64_t>(element_size()) <=
-                                                      static_cast<int64_t>(storage_->nbytes())),
+  int64_t end_byte = 0;
+  overflow |= __builtin_add_overflow(last, 1, &end_byte) ||
+              __builtin_mul_overflow(end_byte, static_cast<int64_t>(element_size()), &end_byte);
+  DDL_CHECK(checked_numel(shape, "as_strided") == 0 ||
+                (offset >= 0 && !overflow && end_byte <= static_cast<int64_t>(storage_->nbytes())),
             "as_strided: view ", shape, " with strides ", strides, " at offset ", offset, " exceeds the storage");
   return Tensor(storage_, shape, strides, offset, dtype_);
 }

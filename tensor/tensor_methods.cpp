@@ -2,6 +2,7 @@
 // free function of the same op, qualified with ddl:: because inside a member
 // the unqualified name would find the member itself.
 #include "tensor/elementwise.h"
+#include "tensor/extreme.h"
 #include "tensor/linalg.h"
 #include "tensor/reduce.h"
 #include "tensor/scan.h"
@@ -12,8 +13,8 @@ namespace ddl {
 
 Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return ddl::sum(*this, dims, keepdim); }
 Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const { return ddl::mean(*this, dims, keepdim); }
-Tensor Tensor::max() const { return amax(*this); }
-Tensor Tensor::min() const { return amin(*this); }
+Tensor Tensor::max() const { return detail::extreme(*this, {}, false, true, false, "max"); }
+Tensor Tensor::min() const { return detail::extreme(*this, {}, false, false, false, "min"); }
 ValuesIndices<Tensor> Tensor::max(int64_t dim, bool keepdim) const { return max_dim(*this, dim, keepdim); }
 ValuesIndices<Tensor> Tensor::min(int64_t dim, bool keepdim) const { return min_dim(*this, dim, keepdim); }
 Tensor Tensor::argmax() const { return ddl::argmax(reshape({-1}), 0); }

@@ -5,6 +5,7 @@
 #include "autograd/node.h"
 #include "autograd/ops/elementwise.h"
 #include "tensor/elementwise.h"
+#include "tensor/extreme.h"
 #include "tensor/factory.h"
 #include "tensor/linalg.h"
 #include "tensor/reduce.h"
@@ -22,6 +23,7 @@ namespace {
 // Templated so the Variable (double-backward) forms share it.
 template <typename T>
 T unreduce(const T& g, const Shape& in_shape, const std::vector<int64_t>& dims, bool keepdim) {
+  if (in_shape.empty()) return g;  // a 0-d input reduced over dim 0 or -1: g is 0-d too
   if (keepdim || dims.empty()) {
     if (dims.empty() && !keepdim)
       return g.reshape(Shape(std::vector<int64_t>(static_cast<size_t>(in_shape.size()), 1)));
@@ -40,9 +42,10 @@ template <typename T>
 std::vector<T> matmul_grads(const T& g, const T& a, const T& b, const Needs& n) {
   const T a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
   const T b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  // b's dim first: for a dot product g is 0-d, and unsqueeze(-2) needs a dim already there.
   T g2 = g;
-  if (a.dim() == 1) g2 = g2.unsqueeze(-2);
   if (b.dim() == 1) g2 = g2.unsqueeze(-1);
+  if (a.dim() == 1) g2 = g2.unsqueeze(-2);
   std::vector<T> out(2);
   if (n[0]) out[0] = sum_to(matmul(g2, b2.transpose(-1, -2)), a2.shape()).reshape(a.shape());
   if (n[1]) out[1] = sum_to(matmul(a2.transpose(-1, -2), g2), b2.shape()).reshape(b.shape());
@@ -52,16 +55,23 @@ std::vector<T> matmul_grads(const T& g, const T& a, const T& b, const Needs& n) 
 // y = x W^T + b: dx = g W, dW = g^T x (over flattened leading dims), db = sum of g.
 template <typename T>
 std::vector<T> linear_grads(const T& g, const T& x, const T& w, const Needs& n) {
-  const T g2 = g.reshape({-1, g.size(-1)});
+  // [*, f] as [rows, f]; not reshape({-1, f}), which cannot infer rows when f is 0
+  // (0 input or output features: the gradients are then zeros or empty).
+  const auto as_rows = [](const T& t) {
+    int64_t rows = 1;
+    for (int64_t i = 0; i + 1 < t.dim(); ++i) rows *= t.size(i);
+    return t.reshape({rows, t.size(-1)});
+  };
+  const T g2 = as_rows(g);
   std::vector<T> out(3);
   if (n[0]) out[0] = matmul(g, w);
-  if (n[1]) out[1] = matmul(g2.t(), x.reshape({-1, x.size(-1)}));
+  if (n[1]) out[1] = matmul(g2.t(), as_rows(x));
   if (n[2]) out[2] = sum(g2, {0});
   return out;
 }
 
 int64_t count(const Shape& s, const std::vector<int64_t>& dims) {
-  if (dims.empty()) return s.numel();
+  if (dims.empty() || s.empty()) return s.numel();  // a 0-d tensor's one element
   int64_t n = 1;
   for (int64_t d : dims) n *= s[wrap_dim(d, s.size(), "mean")];
   return n;
@@ -109,12 +119,15 @@ Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim)
 Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
   const Tensor xd = x.data();
   const Shape xs = x.shape();
+  Tensor y = var(xd, dims, correction, keepdim);  // checks dtype and dims first
   const double denom = static_cast<double>(std::max<int64_t>(count(xd.shape(), dims) - correction, 0));
   return make_result(
-      var(xd, dims, correction, keepdim), "VarBackward", {&x},
+      std::move(y), "VarBackward", {&x},
       [xd, dims, keepdim, denom](const Tensor& g, const Needs&) -> Grads {
-        // d var / dx = 2 (x - mean) / (n - correction)
-        const Tensor centered = sub(xd, mean(xd, dims, true));
+        // d var / dx = 2 (x - mean) / (n - correction); centered in float64 as the forward
+        // (Note [Variance in float64] in tensor/reduce.cpp).
+        const Tensor x64 = xd.to(DType::Float64);
+        const Tensor centered = sub(x64, mean(x64, dims, true)).to(xd.dtype());
         return {mul(mul(unreduce(g, xd.shape(), dims, keepdim), centered), 2.0 / denom)};
       },
       [x, xs, dims, keepdim, denom](const Variable& g, const Needs&) -> VGrads {
@@ -124,19 +137,28 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
 }
 
 namespace {
-Variable extreme(const Variable& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
+// 1 where x holds its row's extreme y, else 0, in dtype t. A NaN extreme is held by
+// the NaN elements (NaN != NaN would leave none, and 0/0 gradients everywhere).
+Tensor extreme_hits(const Tensor& x, const Tensor& y, DType t) {
+  return add(eq(x, y).to(t), mul(ne(x, x).to(t), ne(y, y).to(t)));
+}
+
+// The gradient goes to the elements equal to the extreme, split evenly between
+// ties, as torch.max() and torch.amax; to the NaNs when the extreme is NaN, as
+// torch.max() (1.13's amax gives NaN everywhere then: docs/tensor.md).
+Variable extreme(const Variable& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max, const char* op) {
   const Tensor xd = x.data();
-  const Tensor y = is_max ? amax(xd, dims, keepdim) : amin(xd, dims, keepdim);
+  const Tensor y = detail::extreme(xd, dims, keepdim, is_max, false, op);
   return make_result(
       y, is_max ? "AmaxBackward" : "AminBackward", {&x},
       [xd, y, dims, keepdim](const Tensor& g, const Needs&) -> Grads {
-        const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
+        const Tensor hit = extreme_hits(xd, unreduce(y, xd.shape(), dims, keepdim), g.dtype());
         const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
         return {div(mul(hit, unreduce(g, xd.shape(), dims, keepdim)), ties)};
       },
       [xd, y, dims, keepdim](const Variable& g, const Needs&) -> VGrads {
         // The share of each maximal element is a constant weight.
-        const Tensor hit = eq(xd, unreduce(y, xd.shape(), dims, keepdim)).to(g.dtype());
+        const Tensor hit = extreme_hits(xd, unreduce(y, xd.shape(), dims, keepdim), g.dtype());
         const Tensor ties = unreduce(sum(hit, dims, keepdim), xd.shape(), dims, keepdim);
         return {mul(unreduce(g, xd.shape(), dims, keepdim), Variable(div(hit, ties)))};
       });
@@ -144,11 +166,14 @@ Variable extreme(const Variable& x, const std::vector<int64_t>& dims, bool keepd
 }  // namespace
 
 Variable amax(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, true);
+  return extreme(x, dims, keepdim, true, "amax");
 }
 Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, false);
+  return extreme(x, dims, keepdim, false, "amin");
 }
+// x.max() and x.min() (declared in autograd/variable.h): amax/amin over every dim, named max/min.
+Variable Variable::max() const { return extreme(*this, {}, false, true, "max"); }
+Variable Variable::min() const { return extreme(*this, {}, false, false, "min"); }
 
 Variable matmul(const Variable& a, const Variable& b) {
   if (autocast::needs_low(a) || autocast::needs_low(b))  // See Note [Autocast]

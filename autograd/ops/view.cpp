@@ -77,10 +77,11 @@ Variable Variable::contiguous() const {
 }
 
 Variable Variable::permute(const std::vector<int64_t>& dims) const {
+  Tensor out = data().permute(dims);  // checks dims before they index `inverse`
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], dim(), "permute")] = static_cast<int64_t>(i);
   return make_result(
-      data().permute(dims), "PermuteBackward", {this},
+      std::move(out), "PermuteBackward", {this},
       [inverse](const Tensor& g, const Needs&) -> Grads { return {g.permute(inverse)}; },
       [inverse](const Variable& g, const Needs&) -> VGrads { return {g.permute(inverse)}; });
 }

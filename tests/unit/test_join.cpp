@@ -465,7 +465,7 @@ TEST_CASE("join and shape errors name the op and the shapes", "[join][errors]") 
   REQUIRE_THAT(error_of([&] {
                  pad(a, {3, 0}, PadMode::Reflect);
                }),
-               Contains("pad: reflect padding (3, 0) of dimension 1 must be non-negative and less than its size 3"));
+               Contains("pad: reflect padding (3, 0) of dimension 1 must be less than its size 3"));
   REQUIRE_THAT(error_of([&] { pad(a, {1, 1, 1}); }), Contains("pad: padding length must be even"));
   REQUIRE_THAT(error_of([&] { pad(a, {0, 0, 0, 0, 1, 1}); }), Contains("pads 3 dims"));
   REQUIRE_THAT(error_of([&] { pad(a, {-2, -2}); }), Contains("negative"));
