@@ -139,10 +139,11 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   if (is_reduced_float(x.dtype())) {
     // sum(x.to(float32)) without the float32 copy, bit for bit: that copy is
     // contiguous, so sum_middle sees x contiguous too.
+    const int64_t n = reduced_count(x, dims, "mean");  // checks the dims first, naming mean
     const Tensor xc = x.contiguous();
     Tensor s;
     if (!sum_middle(xc, dims, keepdim, DType::Float32, s)) s = reduce(ReduceOp::Sum, xc, dims, keepdim, "mean", true);
-    return div(s, static_cast<double>(reduced_count(x, dims, "mean"))).to(x.dtype());
+    return div(s, static_cast<double>(n)).to(x.dtype());
   }
   const int64_t n = reduced_count(x, dims, "mean");
   return div(sum(x, dims, keepdim), static_cast<double>(n));

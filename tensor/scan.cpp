@@ -18,7 +18,9 @@ using kernels::ScanOp;
 
 Tensor scan(const Tensor& x, int64_t dim, ScanOp op, bool reverse, const char* name) {
   DDL_CHECK(x.defined(), name, ": undefined tensor");
-  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), name);
+  const int64_t d = wrap_dim(dim, x.dim(), name);  // 0 for a 0-d tensor, whose one element is its scan
+  // The kernels scan float32/float64/int64; 16-bit floats go through float32 (torch.cumsum takes bfloat16).
+  if (is_reduced_float(x.dtype())) return scan(x.to(DType::Float32), dim, op, reverse, name).to(x.dtype());
   const DType out_type = is_floating(x.dtype()) ? x.dtype() : DType::Int64;
   const Tensor in = x.to(out_type).contiguous();
   Tensor out = empty(x.shape(), TensorOptions(out_type, x.device()));

@@ -70,7 +70,7 @@ ValuesIndices<Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim, boo
 
 ValuesIndices<Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool /*stable*/) {
   check_input(x, "sort");
-  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "sort");
+  const int64_t d = wrap_dim(dim, x.dim(), "sort");
   return sorted_prefix(x, x.dim() == 0 ? 1 : x.size(d), d, descending, "sort");
 }
 
@@ -82,7 +82,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
 ValuesIndices<Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
   check_input(x, "topk");
   DDL_CHECK(x.dtype() != DType::Bool, "topk: not implemented for bool tensors, got ", describe(x));
-  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "topk");
+  const int64_t d = wrap_dim(dim, x.dim(), "topk");
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   DDL_CHECK(k >= 0 && k <= n, "topk: k = ", k, " is out of range for dimension ", dim, " of size ", n, " in ",
             x.shape());
@@ -92,7 +92,7 @@ ValuesIndices<Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest
 ValuesIndices<Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
   check_input(x, "kthvalue");
   DDL_CHECK(x.dtype() != DType::Bool, "kthvalue: not implemented for bool tensors, got ", describe(x));
-  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "kthvalue");
+  const int64_t d = wrap_dim(dim, x.dim(), "kthvalue");
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   DDL_CHECK(k >= 1 && k <= n, "kthvalue: k = ", k, " is out of range for dimension ", dim, " of size ", n, " in ",
             x.shape(), " (k counts from 1)");

@@ -229,10 +229,9 @@ Tensor Tensor::expand(const Shape& shape) const {
   Shape sh = shape;
   Strides st(std::vector<int64_t>(static_cast<size_t>(shape.size()), 0));
   for (int64_t i = 0; i < shape.size(); ++i) {
-    if (i < lead) {
-      DDL_CHECK(shape[i] >= 0, "expand: invalid extent in ", shape);
-      continue;
-    }
+    DDL_CHECK(shape[i] >= 0 || (shape[i] == -1 && i >= lead), "expand: invalid extent ", shape[i], " in ", shape,
+              " (-1, keep the size, only for an existing dim)");
+    if (i < lead) continue;
     const int64_t src = shape_[i - lead];
     if (shape[i] == -1 || shape[i] == src) {
       sh[i] = src;

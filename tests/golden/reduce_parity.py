@@ -58,6 +58,7 @@ for dt in [torch.bfloat16, torch.float16]:
     m = [[1.0, 5, 3], [4, 2, 6]]
     print(dt, "max(1) grad:", grad_of(lambda t: t.max(1).values, m, dt).tolist())
     print(dt, "min(0) grad:", grad_of(lambda t: t.min(0).values, m, dt).tolist())
+    show(f"cumsum({dt})", lambda: torch.tensor([200.0, 100, 7], dtype=dt).cumsum(0))
 
 a = torch.tensor([1.0, 2, 3], requires_grad=True)
 b = torch.tensor([4.0, 5, 6], requires_grad=True)

@@ -87,6 +87,9 @@ TEST_CASE("16-bit floats sort, and max along a dim differentiates", "[parity][ha
     REQUIRE(sv.dtype() == t);
     REQUIRE(v(sv) == std::vector<double>{7, 100, 200});
     REQUIRE(to_vector<int64_t>(topk(x, 2).indices) == std::vector<int64_t>{0, 1});
+    // torch.cumsum in bfloat16: [200, 300, 308] (307 has no bfloat16; float16 holds it).
+    REQUIRE(cumsum(x, 0).dtype() == t);
+    REQUIRE(v(cumsum(x, 0)) == std::vector<double>{200, 300, t == DType::BFloat16 ? 308.0 : 307.0});
     // torch: values [5, 6], indices [1, 2], grad one-hot, in the input's dtype.
     Variable m(from_vector<float>({1, 5, 3, 4, 2, 6}, {2, 3}).to(t), true);
     auto [val, idx] = m.max(1);

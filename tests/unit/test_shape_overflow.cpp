@@ -39,6 +39,9 @@ TEST_CASE("views: expand and reshape check the count, repeat the bytes", "[overf
   // A 2^62-element view of one element is fine (no memory), as in PyTorch.
   REQUIRE(one.expand({k31, k31}).numel() == int64_t{1} << 62);
   REQUIRE_THROWS_WITH(one.expand({k32, k32}), Catch::Contains("expand: "));
+  REQUIRE_THROWS_WITH(one.expand({1, -2}), Catch::Contains("expand: invalid extent -2"));  // was "Tensor: ..."
+  REQUIRE_THROWS_WITH(one.expand({-1, 1, 1}), Catch::Contains("expand: invalid extent -1"));
+  REQUIRE(one.expand({-1, 3}).shape() == Shape{1, 3});
   REQUIRE_THROWS_WITH(zeros({1, 1, 0}).expand({k32, k32, 0}), Catch::Contains("expand: "));
   REQUIRE_THROWS_WITH(zeros({0}).reshape({k32, k32, 0}), Catch::Contains("reshape: "));
   REQUIRE_THROWS_WITH(zeros({4}).view({k32, k32, -1}), Catch::Contains("view: "));
