@@ -39,7 +39,11 @@ std::ostream& operator<<(std::ostream& os, const Shape& s) {
 
 Strides contiguous_strides(const Shape& shape) {
   Strides st(std::vector<int64_t>(static_cast<size_t>(shape.size()), 1));
-  for (int64_t i = shape.size() - 2; i >= 0; --i) st[i] = st[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  // Wrapping (unsigned) products: they overflow only for empty shapes such as [0, 2^32, 2^32],
+  // whose numel is 0 and whose strides no one reads; PyTorch wraps them the same way.
+  for (int64_t i = shape.size() - 2; i >= 0; --i)
+    st[i] = static_cast<int64_t>(static_cast<uint64_t>(st[i + 1]) *
+                                 static_cast<uint64_t>(std::max<int64_t>(shape[i + 1], 1)));
   return st;
 }
 

@@ -257,13 +257,13 @@ TEST_CASE("cuda reductions match the CPU", "[cuda][reduce]") {
       check_unary([](const Tensor& v) { return sum(v); }, x, rtol);
       check_unary([](const Tensor& v) { return sum(v, {-1}); }, x, rtol);
       check_unary([](const Tensor& v) { return sum(v, {0}, true); }, x, rtol);
-      check_unary([](const Tensor& v) { return mean(v, {-1}); }, x, 1e-5);
+      if (is_floating(t)) check_unary([](const Tensor& v) { return mean(v, {-1}); }, x, 1e-5);  // no integer mean
       if (x.numel() == 0) continue;
       check_unary([](const Tensor& v) { return amax(v, {-1}); }, x);
       check_unary([](const Tensor& v) { return amin(v, {0}); }, x);
       check_unary([](const Tensor& v) { return argmax(v, -1); }, x);  // ties (small ints): the first index
       check_unary([](const Tensor& v) { return argmin(v, 0); }, x);
-      check_unary([](const Tensor& v) { return var(v, {-1}); }, x, 1e-4);
+      if (is_floating(t)) check_unary([](const Tensor& v) { return var(v, {-1}); }, x, 1e-4);
     }
   // Bool sums count, non-contiguous inputs, several dims at once.
   check_unary([](const Tensor& v) { return sum(v, {1}); }, random_of(DType::Bool, {9, 33}, 20), 0);
