@@ -1,6 +1,6 @@
 // Inclusive scans along one dim: cumsum and cumprod. Float inputs keep their
 // dtype and accumulate in double (as PyTorch's CPU kernels); integral and bool
-// inputs give int64, as torch.cumsum. Runs on the CPU (tensor/cpu/scan.cpp) and
+// inputs give int64, as torch.cumsum; 16-bit floats scan through float32. Runs on the CPU (tensor/cpu/scan.cpp) and
 // CUDA (tensor/cuda/scan.cu) with bit-identical results (a NaN's payload aside).
 #pragma once
 

@@ -29,7 +29,8 @@ class Shape {
   void insert(int64_t pos, int64_t d) { dims_.insert(dims_.begin() + pos, d); }
   void erase(int64_t pos) { dims_.erase(dims_.begin() + pos); }
 
-  // Product of the extents (1 for a scalar shape).
+  // Product of the extents (1 for a scalar shape); throws when it overflows int64
+  // (tensor/checked_shape.h has the forms that name the calling op).
   int64_t numel() const;
   bool operator==(const Shape&) const = default;
   std::string str() const;
@@ -46,6 +47,9 @@ std::ostream& operator<<(std::ostream& os, const Shape& s);
 Strides contiguous_strides(const Shape& shape);
 
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in errors.
+// As PyTorch's maybe_wrap_dim, ndim 0 accepts -1 and 0 and returns 0: a caller
+// given a 0-d tensor must then treat it as one element (reductions, sort) or
+// refuse it (select, narrow), never index shape[0].
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 // NumPy broadcasting of two shapes; throws naming `op` when they are incompatible.

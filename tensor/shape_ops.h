@@ -19,7 +19,8 @@ Tensor flip(const Tensor& t, const std::vector<int64_t>& dims);
 enum class PadMode { Constant, Reflect, Replicate };
 // pads = {last_before, last_after, second_last_before, ...}, as torch.nn.functional.pad:
 // 2k entries pad the last k dims. Constant pads may be negative (they crop);
-// Reflect needs pads < size (the edge is not repeated), Replicate repeats the edge.
+// Reflect needs pads < size (the edge is not repeated), Replicate repeats the edge;
+// both take negative pads (crops) and need the dim non-empty before and after, as F.pad.
 // Every mode runs on any device (Reflect and Replicate gather with positions built here).
 Tensor pad(const Tensor& t, const std::vector<int64_t>& pads, PadMode mode = PadMode::Constant, double value = 0.0);
 

@@ -1,8 +1,9 @@
 // Sorting along one dim: sort, argsort, topk, kthvalue, max_dim, min_dim, and
 // the scatter that routes their gradient back. Values keep the input's dtype;
 // indices are int64 (ValuesIndices, tensor.h). NaN sorts as the largest value,
-// as in PyTorch. Runs on the CPU (tensor/cpu/sort.cpp) and CUDA (tensor/cuda/sort.cu),
-// with identical results.
+// as in PyTorch. Bool and 16-bit floats sort as exact uint8/float32 copies; topk and
+// kthvalue refuse bool, as PyTorch. A 0-d tensor takes dim 0 or -1. Runs on the CPU
+// (tensor/cpu/sort.cpp) and CUDA (tensor/cuda/sort.cu), with identical results.
 #pragma once
 
 #include <cstdint>

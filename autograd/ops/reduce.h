@@ -12,7 +12,9 @@ Variable sum_to(const Variable& x, const Shape& shape);
 Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
-// Gradient flows to the maximal elements, split evenly between ties (as torch.amax).
+// Gradient flows to the maximal elements, split evenly between ties (as torch.amax),
+// or to the NaNs when a row holds any (as torch.max()). x.max() and x.min() are these
+// over every dim.
 Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable amin(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 
