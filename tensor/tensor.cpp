@@ -323,8 +323,9 @@ Tensor Tensor::pin_memory() const {
   DDL_CHECK(defined(), "pin_memory: tensor is undefined");
   DDL_CHECK(device().is_cpu(), "pin_memory: only CPU tensors can be pinned, got ", describe(*this));
   if (is_pinned() && is_contiguous()) return *this;
+  // A broadcast view can hold more elements than memory: nbytes() would wrap, so count them checked.
+  const size_t n = static_cast<size_t>(checked_nbytes(shape_, element_size(), "pin_memory"));
   Allocator* pinned = detail::pinned_allocator();
-  const size_t n = nbytes();
   void* p = pinned->allocate(n);
   std::shared_ptr<Storage> storage;
   try {

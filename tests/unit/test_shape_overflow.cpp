@@ -39,6 +39,8 @@ TEST_CASE("views: expand and reshape check the count, repeat the bytes", "[overf
   // A 2^62-element view of one element is fine (no memory), as in PyTorch.
   REQUIRE(one.expand({k31, k31}).numel() == int64_t{1} << 62);
   REQUIRE_THROWS_WITH(one.expand({k32, k32}), Catch::Contains("expand: "));
+  // A pinned copy of a 2^62-element view needs 2^64 bytes (nbytes() wrapped to 0 and the copy overran).
+  REQUIRE_THROWS_WITH(one.expand({k31, k31}).pin_memory(), Catch::Contains("pin_memory: "));
   REQUIRE_THROWS_WITH(one.expand({1, -2}), Catch::Contains("expand: invalid extent -2"));  // was "Tensor: ..."
   REQUIRE_THROWS_WITH(one.expand({-1, 1, 1}), Catch::Contains("expand: invalid extent -1"));
   REQUIRE(one.expand({-1, 3}).shape() == Shape{1, 3});
