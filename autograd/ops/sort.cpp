@@ -33,8 +33,11 @@ ValuesIndices<Variable> picked(const Variable& x, const ValuesIndices<Tensor>& r
       // The same scatter as a Variable op, for double backward.
       [s, full_idx, d, squeezed](const Variable& g, const Needs&) -> std::vector<Variable> {
         if (s.empty()) return {g.reshape(s)};
-        const Variable zero(zeros(s, TensorOptions(g.dtype(), g.device())));
-        return {scatter_add(zero, d, full_idx, squeezed ? g.unsqueeze(d) : g)};
+        // scatter_add has no 16-bit kernels: a float32 copy scatters exactly (indices never repeat).
+        const Variable gs = is_reduced_float(g.dtype()) ? g.to(DType::Float32) : g;
+        const Variable zero(zeros(s, TensorOptions(gs.dtype(), g.device())));
+        const Variable r = scatter_add(zero, d, full_idx, squeezed ? gs.unsqueeze(d) : gs);
+        return {r.dtype() == g.dtype() ? r : r.to(g.dtype())};
       });
   return {values, idx};
 }

@@ -99,6 +99,13 @@ TEST_CASE("16-bit floats sort, and max along a dim differentiates", "[parity][ha
     Variable n(from_vector<float>({1, 5, 3, 4, 2, 6}, {2, 3}).to(t), true);
     sum(n.min(0).values).backward();
     REQUIRE(v(n.grad()) == std::vector<double>{1, 0, 1, 0, 1, 0});
+    // The differentiable backward (create_graph) scatters too: it failed, scatter has no 16-bit kernels.
+    Variable k(from_vector<float>({1, 5, 3, 4, 2, 6}, {2, 3}).to(t), true);
+    const std::vector<Variable> gk = autograd::grad({sum(k.max(1).values)}, {k}, {}, true, true);
+    REQUIRE(gk[0].dtype() == t);
+    REQUIRE(v(gk[0].data()) == std::vector<double>{0, 1, 0, 0, 0, 1});
+    sum(mul(gk[0], k)).backward();  // d/dk of sum(onehot * k) = onehot
+    REQUIRE(v(k.grad()) == std::vector<double>{0, 1, 0, 0, 0, 1});
   }
 }
 
