@@ -196,8 +196,10 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   end = std::clamp<int64_t>(end, start, n);
   Shape sh = shape_;
   Strides st = strides_;
-  sh[d] = (end - start + step - 1) / step;
-  st[d] = strides_[d] * step;
+  // Counted without end - start + step - 1, which overflows for a step near 2^63; the
+  // stride wraps (unsigned) where it would overflow, which only a one-element slice allows.
+  sh[d] = end > start ? (end - start - 1) / step + 1 : 0;
+  st[d] = static_cast<int64_t>(static_cast<uint64_t>(strides_[d]) * static_cast<uint64_t>(step));
   return Tensor(storage_, sh, st, offset_ + start * strides_[d], dtype_);
 }
 

@@ -53,6 +53,11 @@ TEST_CASE("views: expand and reshape check the count, repeat the bytes", "[overf
   REQUIRE_THROWS_WITH(repeat(zeros({2, 2}), {k31, k31}), Catch::Contains("repeat: "));
   REQUIRE_THROWS_WITH(repeat(zeros({1}), {k32, k32}), Catch::Contains("repeat: "));
   REQUIRE_THROWS_WITH(zeros({1}).as_strided({k32, k32}, {0, 0}, 0), Catch::Contains("as_strided: "));
+  // A slice step near 2^63 takes one element (end - start + step - 1 overflowed to a negative extent).
+  const Tensor ten = arange(0.0, 10.0, 1.0, DType::Float32);
+  REQUIRE(to_vector<float>(ten.slice(0, 1, 10, int64_t{1} << 62)) == std::vector<float>{1});
+  REQUIRE(to_vector<float>(ten.slice(0, 0, 10, INT64_MAX)) == std::vector<float>{0});
+  REQUIRE(ten.slice(0, 3, 3, INT64_MAX).numel() == 0);
   REQUIRE_THROWS_WITH(zeros({2}).as_strided({2, 2}, {int64_t{1} << 62, int64_t{1} << 62}, 0),
                       Catch::Contains("exceeds the storage"));
 }
