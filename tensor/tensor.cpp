@@ -207,8 +207,9 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   check_has_dims(*this, d, "narrow");
   d = wrap_dim(d, dim(), "narrow");
   if (start < 0) start += shape_[d];
-  DDL_CHECK(start >= 0 && length >= 0 && start + length <= shape_[d], "narrow: range [", start, ", ", start + length,
-            ") is outside dimension ", d, " of shape ", shape_);
+  // length <= size - start, not start + length <= size: the sum can overflow.
+  DDL_CHECK(start >= 0 && length >= 0 && length <= shape_[d] - start, "narrow: start ", start, " and length ", length,
+            " are outside dimension ", d, " of shape ", shape_);
   return slice(d, start, start + length);
 }
 

@@ -58,6 +58,7 @@ TEST_CASE("views: expand and reshape check the count, repeat the bytes", "[overf
   REQUIRE(to_vector<float>(ten.slice(0, 1, 10, int64_t{1} << 62)) == std::vector<float>{1});
   REQUIRE(to_vector<float>(ten.slice(0, 0, 10, INT64_MAX)) == std::vector<float>{0});
   REQUIRE(ten.slice(0, 3, 3, INT64_MAX).numel() == 0);
+  REQUIRE_THROWS_WITH(ten.narrow(0, 1, INT64_MAX), Catch::Contains("narrow: "));  // start + length wrapped negative
   REQUIRE_THROWS_WITH(zeros({2}).as_strided({2, 2}, {int64_t{1} << 62, int64_t{1} << 62}, 0),
                       Catch::Contains("exceeds the storage"));
 }
