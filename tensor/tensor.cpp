@@ -148,7 +148,9 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   DDL_CHECK(s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim);
   std::vector<int64_t> out(shape_.begin(), shape_.begin() + s);
   int64_t n = 1;
-  for (int64_t i = s; i <= e; ++i) n *= shape_[i];
+  for (int64_t i = s; i <= e; ++i)  // overflows only past a 0 extent ([0, 2^32, 2^32].flatten(1); PyTorch wraps to 0)
+    DDL_CHECK(!__builtin_mul_overflow(n, shape_[i], &n), "flatten: dims ", s, " to ", e, " of ", shape_,
+              " have more elements than int64 can count");
   out.push_back(n);
   out.insert(out.end(), shape_.begin() + e + 1, shape_.end());
   return reshape(Shape(out));

@@ -50,6 +50,7 @@ TEST_CASE("views: expand and reshape check the count, repeat the bytes", "[overf
   REQUIRE(zeros({0}).reshape({k31, k31, 0}).shape() == Shape{k31, k31, 0});
   // An empty tensor may have extents whose product overflows past a 0; its strides wrap, as PyTorch's.
   REQUIRE(zeros({0, k32, k32}).strides() == Shape{0, k32, 1});
+  REQUIRE_THROWS_WITH(zeros({0, k32, k32}).flatten(1), Catch::Contains("flatten: "));
   REQUIRE_THROWS_WITH(repeat(zeros({2, 2}), {k31, k31}), Catch::Contains("repeat: "));
   REQUIRE_THROWS_WITH(repeat(zeros({1}), {k32, k32}), Catch::Contains("repeat: "));
   REQUIRE_THROWS_WITH(zeros({1}).as_strided({k32, k32}, {0, 0}, 0), Catch::Contains("as_strided: "));
