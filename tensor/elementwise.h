@@ -1,6 +1,9 @@
 // Elementwise ops with NumPy/PyTorch broadcasting. Tensor-tensor ops promote
-// dtypes (int64 + float32 -> float32); comparisons return bool tensors.
-// In-place forms are Tensor methods (tensor.h).
+// dtypes (int64 + float32 -> float32); comparisons return bool tensors; add, mul,
+// maximum and minimum of two bools give a bool, and sub refuses bools, as PyTorch.
+// A double scalar acts as a Python int when integral, else as a Python float
+// (int64 tensor + 0.5 -> float32): Note [Scalar operands] in elementwise.cpp.
+// In-place forms are Tensor methods (tensor.h); they refuse a result they cannot hold.
 #pragma once
 
 #include <optional>
@@ -34,8 +37,10 @@ Tensor relu(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor erf(const Tensor& a);  // the Gauss error function, for exact GELU
+// min(max(a, lo), hi) as torch.clamp: NaN stays NaN, lo > hi gives hi, a NaN bound gives NaN;
+// an integer tensor with a non-integral bound gives float32.
 Tensor clamp(const Tensor& a, double lo, double hi);
-// One-sided when a bound is std::nullopt (torch.clamp(x, min=None, max=...)); NaN stays NaN.
+// One-sided when a bound is std::nullopt (torch.clamp(x, min=None, max=...)); a lone NaN bound is ignored, as there.
 Tensor clamp(const Tensor& a, std::optional<double> lo, std::optional<double> hi);
 
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -50,7 +55,7 @@ Tensor lt(const Tensor& a, double b);
 Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
-// cond ? a : b, broadcasting all three; cond is bool (or any dtype, nonzero = true).
+// cond ? a : b, broadcasting all three; cond is bool (or uint8, nonzero = true, as PyTorch 1.13 still takes).
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 // Fused backward helpers used by autograd: one pass instead of two.
@@ -58,8 +63,10 @@ Tensor relu_backward(const Tensor& grad, const Tensor& input);      // grad * (i
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& output);  // grad * y * (1 - y)
 Tensor tanh_backward(const Tensor& grad, const Tensor& output);     // grad * (1 - y^2)
 
-// True when shapes match and every |a - b| <= atol + rtol * |b|.
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+// torch.allclose: a and b broadcast (else it throws), and every pair is equal or
+// |a - b| <= atol + rtol * |b| with |a - b| finite; NaNs match only with equal_nan.
+// Unlike PyTorch, operands of different dtypes compare (in float64).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);

@@ -55,6 +55,15 @@ inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= Bina
 template <typename T>
 using MathT = std::conditional_t<std::is_integral_v<T>, double, T>;
 
+// x != x, false for integers (written so no compiler calls it tautological).
+template <typename T>
+DDL_HOST_DEVICE bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
+}
+
 // a, b: the scalar parameters of AddScalar (a), MulScalar (a), RsubScalar (a - x), PowScalar (a), Clamp (a, b).
 template <UnaryOp Op, typename T>
 struct UnaryFn {
@@ -68,6 +77,8 @@ struct UnaryFn {
     if constexpr (Op == UnaryOp::Abs) {
       if constexpr (std::is_unsigned_v<T>)
         return x;  // (nvcc warns on x < 0 for unsigned x)
+      else if constexpr (std::is_floating_point_v<T>)
+        return std::fabs(x);  // abs(-0.0) is +0.0
       else
         return x < T(0) ? -x : x;
     }
@@ -77,17 +88,39 @@ struct UnaryFn {
       else
         return T((x > T(0)) - (x < T(0)));
     }
-    if constexpr (Op == UnaryOp::Relu) return x > T(0) ? x : T(0);
+    if constexpr (Op == UnaryOp::Relu) {
+      // torch.relu keeps NaN and -0.0 (it is clamp_min(x, 0)).
+      if constexpr (std::is_unsigned_v<T>)
+        return x;
+      else
+        return x < T(0) ? T(0) : x;
+    }
     if constexpr (Op == UnaryOp::Sigmoid) return T(T(1) / (T(1) + std::exp(MathT<T>(-x))));
     if constexpr (Op == UnaryOp::Tanh) return T(std::tanh(MathT<T>(x)));
     if constexpr (Op == UnaryOp::AddScalar) return x + a;
     if constexpr (Op == UnaryOp::MulScalar) return x * a;
     if constexpr (Op == UnaryOp::RsubScalar) return a - x;
     if constexpr (Op == UnaryOp::PowScalar) {
+      if constexpr (std::is_integral_v<T>) {
+        // Exact, by squaring, wrapping on overflow as PyTorch's integer pow (a >= 0: the frontend checks).
+        using U = std::make_unsigned_t<T>;
+        U r = 1, base = static_cast<U>(x);
+        for (U e = static_cast<U>(a); e > 0; e /= 2) {
+          if (e % 2) r = static_cast<U>(r * base);
+          base = static_cast<U>(base * base);
+        }
+        return static_cast<T>(r);
+      }
       if (a == T(2)) return x * x;
       return T(std::pow(MathT<T>(x), MathT<T>(a)));
     }
-    if constexpr (Op == UnaryOp::Clamp) return x < a ? a : (x > b ? b : x);
+    if constexpr (Op == UnaryOp::Clamp) {
+      // min(max(x, a), b) as torch.clamp: NaN x stays, a NaN bound gives NaN, a > b gives b.
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      const T y = x < a ? a : x;
+      return y > b ? b : y;
+    }
     if constexpr (Op == UnaryOp::Erf) return T(std::erf(MathT<T>(x)));
     return x;
   }
@@ -111,7 +144,8 @@ struct BinaryFn {
     if constexpr (Op == BinaryOp::Le) return a <= b;
     if constexpr (Op == BinaryOp::Gt) return a > b;
     if constexpr (Op == BinaryOp::Ge) return a >= b;
-    if constexpr (Op == BinaryOp::ReluBackward) return b > T(0) ? a : T(0);
+    // As torch's threshold_backward: the gradient passes unless input <= 0 (so it passes at NaN).
+    if constexpr (Op == BinaryOp::ReluBackward) return b > T(0) || is_nan(b) ? a : T(0);
     if constexpr (Op == BinaryOp::SigmoidBackward) return a * b * (T(1) - b);
     if constexpr (Op == BinaryOp::TanhBackward) return a * (T(1) - b * b);
     return a;

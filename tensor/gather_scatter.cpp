@@ -203,6 +203,9 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
   DDL_CHECK(t.defined() && mask.defined(), "masked_fill: undefined tensor");
   DDL_CHECK(mask.dtype() == DType::Bool, "masked_fill: expected a bool mask, got ", describe(mask));
+  DDL_CHECK(mask.device() == t.device(), "masked_fill: mask ", describe(mask), " is on ", mask.device(), " but self ",
+            describe(t), " is on ", t.device(), "; move it with .to()");
+  broadcast_shapes(t.shape(), mask.shape(), "masked_fill");  // the checks where() would make, under this name
   return where(mask, scalar_tensor(value, TensorOptions(t.dtype(), t.device())), t);
 }
 

@@ -1,0 +1,192 @@
+// Elementwise semantics checked against PyTorch 1.13 (values probed with
+// /usr/bin/python3 and torch, quoted next to each check): NaN and -0.0 through
+// relu/abs/clamp/maximum, the result dtype of integer and bool tensors with
+// scalars, bool arithmetic, allclose, and which calls refuse and with what name.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "ddl.h"
+
+using namespace ddl;
+
+namespace {
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const DType kFloats[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
+const DType kInts[] = {DType::Int64, DType::Int32, DType::UInt8};
+
+std::vector<double> v(const Tensor& t) { return to_vector<double>(t.to(DType::Float64)); }
+Tensor f(std::vector<double> x, DType t) { return from_vector<double>(x).to(t); }
+Tensor ints(std::vector<int64_t> x, DType t) { return from_vector<int64_t>(x).to(t); }
+Tensor bools(std::vector<int64_t> x, Shape s = {}) {
+  return from_vector<int64_t>(x, s.empty() ? Shape{static_cast<int64_t>(x.size())} : s).to(DType::Bool);
+}
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+void require_same(const Tensor& t, const std::vector<double>& want) {
+  const auto got = v(t);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    REQUIRE(same(got[i], want[i]));
+  }
+}
+}  // namespace
+
+TEST_CASE("relu, abs, clamp, maximum keep NaN and the sign of zero as PyTorch", "[elementwise][parity]") {
+  for (DType t : kFloats) {
+    INFO(t);
+    // torch.relu([nan, -0., 0., -1., 2.]) = [nan, -0., 0., 0., 2.]
+    require_same(relu(f({kNan, -0.0, 0.0, -1, 2}, t)), {kNan, -0.0, 0.0, 0.0, 2});
+    // torch.abs(-0.) = +0.
+    require_same(abs(f({-0.0, kNan, -1.5}, t)), {0.0, kNan, 1.5});
+    // torch.clamp([nan, -0., 3., -3.], -1, 1) = [nan, -0., 1., -1.]
+    require_same(clamp(f({kNan, -0.0, 3, -3}, t), -1.0, 1.0), {kNan, -0.0, 1, -1});
+    // lo > hi gives hi everywhere; a NaN bound gives NaN.
+    require_same(clamp(f({0, 1.5, 3}, t), 2.0, 1.0), {1, 1, 1});
+    require_same(clamp(f({0, 1.5}, t), kNan, 1.0), {kNan, kNan});
+    require_same(clamp(f({0, 1.5}, t), 0.0, kNan), {kNan, kNan});
+    // torch.clamp(x, min=nan) leaves x as it is (1.13), as does max=nan.
+    require_same(clamp(f({0, 1.5}, t), kNan, std::nullopt), {0, 1.5});
+    require_same(clamp(f({0, 1.5}, t), std::nullopt, kNan), {0, 1.5});
+    // maximum/minimum: NaN in either operand wins.
+    require_same(maximum(f({kNan, 1}, t), f({1, kNan}, t)), {kNan, kNan});
+    require_same(minimum(f({kNan, 1}, t), f({1, kNan}, t)), {kNan, kNan});
+  }
+  Tensor x = f({kNan, 5, -5}, DType::Float32);
+  x.clamp_(-1, 1);
+  require_same(x, {kNan, 1, -1});
+  x.clamp_(1, -1);  // PyTorch: hi everywhere, no error
+  require_same(x, {kNan, -1, -1});
+}
+
+TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python scalars", "[elementwise][parity]") {
+  for (DType t : kInts) {
+    INFO(t);
+    const Tensor a = ints({1, 2}, t);
+    // torch.add(int_tensor, 0.5): float32 (the default dtype), not float64.
+    REQUIRE(add(a, 0.5).dtype() == DType::Float32);
+    REQUIRE(v(add(a, 0.5)) == std::vector<double>{1.5, 2.5});
+    REQUIRE(mul(a, 0.5).dtype() == DType::Float32);
+    REQUIRE(sub(a, 0.5).dtype() == DType::Float32);
+    REQUIRE(rsub(a, 0.5).dtype() == DType::Float32);
+    REQUIRE(v(rsub(a, 0.5)) == std::vector<double>{-0.5, -1.5});
+    REQUIRE(div(a, 2.0).dtype() == DType::Float32);
+    REQUIRE(pow(a, 0.5).dtype() == DType::Float32);
+    // An integral scalar is a Python int: the dtype stays (torch.add(t, 2), pow(t, 2)).
+    REQUIRE(add(a, 2.0).dtype() == t);
+    REQUIRE(v(pow(a, 2.0)) == std::vector<double>{1, 4});
+    REQUIRE(pow(a, 2.0).dtype() == t);
+    REQUIRE_THROWS_WITH(pow(a, -1.0), Catch::Contains("pow: integers to negative integer powers"));
+    // torch.clamp(int_tensor, 1.5, 3.5) = float32 [1.5, 3.5, 2.]; inf bounds give float32 too.
+    const Tensor c = ints({1, 5, 2}, t);
+    REQUIRE(clamp(c, 1.5, 3.5).dtype() == DType::Float32);
+    REQUIRE(v(clamp(c, 1.5, 3.5)) == std::vector<double>{1.5, 3.5, 2});
+    REQUIRE(v(clamp(c, -kInf, kInf)) == std::vector<double>{1, 5, 2});
+    REQUIRE(clamp(c, -kInf, kInf).dtype() == DType::Float32);
+    REQUIRE(v(clamp(c, std::nullopt, 3.5)) == std::vector<double>{1, 3.5, 2});
+    REQUIRE(v(clamp(c, -kInf, std::nullopt)) == std::vector<double>{1, 5, 2});
+    require_same(clamp(c, kNan, 3.0), {kNan, kNan, kNan});
+    REQUIRE(clamp(c, 2.0, 3.0).dtype() == t);
+    REQUIRE(v(clamp(c, 2.0, 3.0)) == std::vector<double>{2, 3, 2});
+    REQUIRE(v(clamp(c, 4.0, 2.0)) == std::vector<double>{2, 2, 2});
+    REQUIRE(v(clamp(c, 2.0, std::nullopt)) == std::vector<double>{2, 5, 2});
+    // In place, a float result cannot be written into an integer tensor.
+    REQUIRE_THROWS_WITH(c.clone().clamp_(1.5, 3.5), Catch::Contains("can't be cast to the desired output type"));
+    REQUIRE_THROWS_WITH(c.clone().add_(0.5), Catch::Contains("add_: result type float32 can't be cast"));
+    REQUIRE_THROWS_WITH(c.clone().mul_(0.5), Catch::Contains("mul_: result type float32"));
+    REQUIRE_THROWS_WITH(c.clone().add_(f({0.5, 0.5, 0.5}, DType::Float32)), Catch::Contains("add_: result type"));
+    Tensor d = c.clone();
+    d.mul_(2.0);
+    REQUIRE(v(d) == std::vector<double>{2, 10, 4});
+  }
+  // uint8 wraps a Python int as PyTorch: uint8 + 300 adds 44, * -1 negates mod 256.
+  REQUIRE(v(add(ints({1, 2}, DType::UInt8), 300.0)) == std::vector<double>{45, 46});
+  REQUIRE(v(mul(ints({1, 2}, DType::UInt8), -1.0)) == std::vector<double>{255, 254});
+  REQUIRE_THROWS_WITH(clamp(ints({1}, DType::UInt8), -1.0, 300.0), Catch::Contains("clamp: bound -1 cannot be"));
+  // int64 beyond 2^53 stays exact against an integral scalar.
+  const int64_t big = (int64_t{1} << 62) + 1;
+  REQUIRE(to_vector<int64_t>(add(ints({big}, DType::Int64), 2.0)) == std::vector<int64_t>{big + 2});
+  REQUIRE(to_vector<uint8_t>(lt(ints({big}, DType::Int64), static_cast<double>(int64_t{1} << 62))) ==
+          std::vector<uint8_t>{0});
+  // bool with scalars: + 0.5 is float32, * 2 is int64 (torch: B * 2 -> int64).
+  const Tensor b = bools({1, 0});
+  REQUIRE(add(b, 0.5).dtype() == DType::Float32);
+  REQUIRE(v(add(b, 0.5)) == std::vector<double>{1.5, 0.5});
+  REQUIRE(mul(b, 2.0).dtype() == DType::Int64);
+  REQUIRE(v(clamp(b, 0.0, 1.0)) == std::vector<double>{1, 0});
+  REQUIRE(clamp(b, 0.0, 1.0).dtype() == DType::Int64);
+  REQUIRE(pow(b, 2.0).dtype() == DType::Int64);
+  REQUIRE(exp(b).dtype() == DType::Float32);
+}
+
+TEST_CASE("bool tensors: add, mul, maximum, minimum give bool; sub and neg refuse", "[elementwise][parity]") {
+  const Tensor p = bools({1, 0, 0}), q = bools({1, 1, 0});
+  // torch: p + q = [T, T, F] (bool), p * q = [T, F, F]
+  REQUIRE(add(p, q).dtype() == DType::Bool);
+  REQUIRE(to_vector<uint8_t>(add(p, q)) == std::vector<uint8_t>{1, 1, 0});
+  REQUIRE(to_vector<uint8_t>(mul(p, q)) == std::vector<uint8_t>{1, 0, 0});
+  REQUIRE(to_vector<uint8_t>(maximum(p, q)) == std::vector<uint8_t>{1, 1, 0});
+  REQUIRE(to_vector<uint8_t>(minimum(p, q)) == std::vector<uint8_t>{1, 0, 0});
+  REQUIRE(minimum(p, q).dtype() == DType::Bool);
+  REQUIRE(div(p, q).dtype() == DType::Float32);
+  REQUIRE(sign(p).dtype() == DType::Bool);
+  REQUIRE(add(ints({1, 2, 3}, DType::Int64), p).dtype() == DType::Int64);
+  Tensor r = p.clone();
+  r.add_(q);
+  REQUIRE(to_vector<uint8_t>(r) == std::vector<uint8_t>{1, 1, 0});
+  r.mul_(p);
+  REQUIRE(to_vector<uint8_t>(r) == std::vector<uint8_t>{1, 0, 0});
+  REQUIRE_THROWS_WITH(p.clone().add_(ints({1, 1, 1}, DType::Int64)),
+                      Catch::Contains("add_: result type int64 can't be cast to the desired output type bool"));
+  REQUIRE_THROWS_WITH(sub(p, q), Catch::Contains("sub: subtraction with a bool tensor is not supported"));
+  REQUIRE_THROWS_WITH(sub(ints({1, 2, 3}, DType::Int64), p), Catch::Contains("sub: subtraction with a bool"));
+  REQUIRE_THROWS_WITH(sub(p, 1.0), Catch::Contains("sub: subtraction with a bool"));
+  REQUIRE_THROWS_WITH(1.0 - p, Catch::Contains("subtraction with a bool"));
+  REQUIRE_THROWS_WITH(neg(p), Catch::Contains("neg: not supported for a bool tensor"));
+  REQUIRE_THROWS_WITH(abs(p), Catch::Contains("abs: not supported for a bool tensor"));
+  REQUIRE_THROWS_WITH(relu(p), Catch::Contains("relu: not supported for a bool tensor"));
+}
+
+TEST_CASE("allclose: infinities, broadcasting and errors as torch.allclose", "[elementwise][parity]") {
+  const auto d = [](std::vector<double> x) { return from_vector<double>(x); };
+  REQUIRE(allclose(d({kInf}), d({kInf})));  // torch: True
+  REQUIRE(allclose(d({-kInf}), d({-kInf})));
+  REQUIRE_FALSE(allclose(d({kInf}), d({-kInf})));  // torch: False
+  REQUIRE_FALSE(allclose(d({kInf}), d({1})));
+  REQUIRE_FALSE(allclose(d({1e308}), d({-1e308}), 10.0));  // |a - b| overflows: not finite
+  REQUIRE_FALSE(allclose(d({kNan}), d({kNan})));
+  REQUIRE(allclose(d({kNan, 1}), d({kNan, 1}), 1e-5, 1e-8, /*equal_nan=*/true));
+  REQUIRE(allclose(d({1, 1}), d({1})));  // broadcasts
+  REQUIRE(allclose(from_vector<double>({1, 1}, {1, 2}), d({1, 1})));
+  REQUIRE(allclose(from_vector<double>({}, {0}), d({1})));
+  REQUIRE_THROWS_WITH(allclose(d({1, 1}), d({1, 1, 1})), Catch::Contains("allclose: shapes [2] and [3] cannot be"));
+  REQUIRE_THROWS_WITH(allclose(d({1}), d({1}), -1.0), Catch::Contains("allclose: rtol and atol must be >= 0"));
+  REQUIRE(allclose(ints({1, 2}, DType::Int64), ints({1, 2}, DType::Int64)));
+}
+
+TEST_CASE("where wants a bool condition; masked_fill errors name masked_fill", "[elementwise][parity]") {
+  const Tensor a = f({1, 2}, DType::Float32), b = f({3, 4}, DType::Float32);
+  // torch.where(float_cond, ...): "where expected condition to be a boolean tensor"
+  REQUIRE_THROWS_WITH(where(f({1, 0}, DType::Float32), a, b), Catch::Contains("where: expected a bool condition"));
+  REQUIRE_THROWS_WITH(where(ints({1, 0}, DType::Int64), a, b), Catch::Contains("where: expected a bool condition"));
+  REQUIRE(v(where(ints({1, 0}, DType::UInt8), a, b)) == std::vector<double>{1, 4});  // 1.13: deprecated, taken
+  const Tensor mask = bools({1, 0, 1});
+  REQUIRE_THROWS_WITH(masked_fill(a, mask, 0.0), Catch::StartsWith("masked_fill:"));
+  REQUIRE_THROWS_WITH(masked_fill(a, f({1, 0}, DType::Float32), 0.0), Catch::StartsWith("masked_fill:"));
+  // torch: masked_fill of an int tensor with 0.5 casts the value; a [1, 2] mask broadcasts the result.
+  REQUIRE(v(masked_fill(ints({1, 2}, DType::Int64), bools({1, 0}), 0.5)) == std::vector<double>{0, 2});
+  REQUIRE(masked_fill(a, bools({1, 0}, {1, 2}), 0.0).shape() == Shape({1, 2}));
+}
+
+TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
+  const Tensor u;
+  REQUIRE_THROWS_WITH(exp(u), Catch::StartsWith("exp:"));
+  REQUIRE_THROWS_WITH(clamp(u, 0.0, 1.0), Catch::StartsWith("clamp:"));
+  REQUIRE_THROWS_WITH(sub(u, 1.0), Catch::StartsWith("sub:"));
+  REQUIRE_THROWS_WITH(lt(u, 1.0), Catch::StartsWith("lt:"));
+  REQUIRE_THROWS_WITH(pow(u, 2.0), Catch::StartsWith("pow:"));
+  REQUIRE_THROWS_WITH(relu(u), Catch::StartsWith("relu:"));
+}
