@@ -22,19 +22,18 @@ DDL_HOST_DEVICE const T& row_max(const T& m, const T& x) {
 }
 
 // Forward, with s = Σ exp(x − max) accumulated in double:
-// norm is 1/s for softmax, max + log s for log_softmax.
-template <typename T>
-DDL_HOST_DEVICE double norm(bool log, T mx, double s) {
-  return log ? mx + std::log(s) : 1.0 / s;
-}
-// softmax: y = e·norm with e = exp(x − max) computed in T; log_softmax: y = x − norm.
+// norm is 1/s for softmax, log s for log_softmax.
+DDL_HOST_DEVICE double norm(bool log, double s) { return log ? std::log(s) : 1.0 / s; }
+// softmax: y = e·norm with e = exp(x − max) computed in T; log_softmax: y = (x − max) − norm,
+// with x − max in T, as PyTorch: max + log s would round log s away next to a huge max
+// (log_softmax([1e300, 1e300, 0]) is −log 2, not 0).
 template <typename T>
 DDL_HOST_DEVICE T softmax_out(T e, double nrm) {
   return static_cast<T>(e * nrm);
 }
 template <typename T>
-DDL_HOST_DEVICE T log_softmax_out(T x, double nrm) {
-  return static_cast<T>(x - nrm);
+DDL_HOST_DEVICE T log_softmax_out(T x, T mx, double nrm) {
+  return static_cast<T>(static_cast<double>(x - mx) - nrm);
 }
 
 // Backward, with s = Σ term accumulated in double, term = g·y (in T) for

@@ -1,6 +1,6 @@
-// gelu, silu and leaky_relu on Variables. Exact gelu is one node with a closed-form
-// backward, d/dx x*Phi(x) = Phi(x) + x*phi(x); the tanh form, silu and leaky_relu
-// are compositions of existing differentiable ops.
+// gelu, silu and leaky_relu on Variables. Exact gelu and silu are one node each with
+// a closed-form backward (d/dx x*Phi(x) = Phi(x) + x*phi(x); silu's as PyTorch's); the
+// tanh form and leaky_relu are compositions of existing differentiable ops.
 #include "autograd/ops/activation.h"
 
 #include <cmath>
@@ -41,7 +41,24 @@ Variable gelu(const Variable& x, const std::string& approximate) {
       autograd::gelu_double_backward(x));  // double_backward.cpp
 }
 
-Variable silu(const Variable& x) { return mul(x, sigmoid(x)); }
+// silu(x) = x / (1 + exp(-x)) with PyTorch's backward g·s·(1 + x·(1 − s)), s = sigmoid(x):
+// as x·sigmoid(x) the chain rule formed g·x, which overflows near the float maximum and
+// then multiplies 1 − s = 0 (NaN). 16-bit inputs compute in float32 and round once.
+Variable silu(const Variable& x) {
+  DDL_CHECK(x.defined() && is_floating(x.dtype()), "silu: expected a float input");
+  if (is_reduced_float(x.dtype())) return silu(x.to(DType::Float32)).to(x.dtype());
+  const Tensor xd = x.data();
+  return autograd::make_result(
+      div(xd, add(exp(neg(xd)), 1.0)), "SiluBackward", {&x},
+      [xd](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        const Tensor s = sigmoid(xd);
+        return {mul(g, mul(s, add(mul(xd, rsub(s, 1.0)), 1.0)))};
+      },
+      [x](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
+        const Variable s = sigmoid(x);
+        return {mul(g, mul(s, add(mul(x, rsub(s, 1.0)), 1.0)))};
+      });
+}
 
 Variable leaky_relu(const Variable& x, double negative_slope) {
   DDL_CHECK(x.defined(), "leaky_relu: input is undefined");

@@ -193,14 +193,27 @@ DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tenso
 }
 
 DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, const Tensor& M, const Tensor& denominator,
-                                                    Reduction reduction) {
-  return [logits, M, denominator, reduction](const Variable& g, const Needs&) -> VGrads {
+                                                    Reduction reduction, const Tensor& valid) {
+  return [logits, M, denominator, reduction, valid](const Variable& g, const Needs&) -> VGrads {
     // d loss / d logits = factor·(softmax·sum_c M − M).
     const Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
                             : reduction == Reduction::Sum ? g
                                                           : div(g, Variable(denominator));
     const Tensor row_mass = sum(M, {1}, /*keepdim=*/true);
-    return {mul(sub(mul(softmax(logits, 1), Variable(row_mass)), Variable(M)), factor)};
+    const Variable grad = mul(sub(mul(softmax(logits, 1), Variable(row_mass)), Variable(M)), factor);
+    if (!valid.defined()) return {grad};
+    return {where(valid, grad, Variable(zeros({}, TensorOptions(grad.dtype(), grad.device()))))};
+  };
+}
+
+DiffBackwardFn nll_loss_double_backward(const Tensor& log_probs, const Tensor& target,
+                                        const CrossEntropyOptions& opts) {
+  return [log_probs, target, opts](const Variable& g, const Needs&) -> VGrads {
+    // −M (with Mean's 1/count) is the gradient for a unit incoming gradient; g scales it per
+    // sample (None) or as a whole, broadcasting over the class dim 1.
+    const Tensor unit = ones(g.shape(), TensorOptions(g.dtype(), g.device()));
+    const Tensor minus_m = nll_loss_backward(unit, log_probs, target, opts, /*through_log_softmax=*/false);
+    return {mul(Variable(minus_m), g.dim() == 0 ? g : g.unsqueeze(1))};
   };
 }
 

@@ -36,8 +36,12 @@ DiffBackwardFn cross_entropy_double_backward(const Variable& logits, const Tenso
                                              const CrossEntropyOptions& opts);
 // For cross_entropy written as loss_n = -sum_c M[n, c] log_softmax(logits)[n, c], reduced
 // (a scalar `denominator` divides for Mean): the class-weight and probability-target path.
+// valid (bool, broadcasting over dim 1), when defined, zeroes the gradient of ignored rows.
 DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, const Tensor& M, const Tensor& denominator,
-                                                    Reduction reduction);
+                                                    Reduction reduction, const Tensor& valid = Tensor());
+// For nll_loss(log_probs, target, opts) without class weights: the gradient is linear in
+// the incoming one and constant in log_probs.
+DiffBackwardFn nll_loss_double_backward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts);
 // For batch_norm(x, weight, bias, ...): gradients for x, then weight and bias when defined
 // (the order of its make_result inputs). mean, invstd: [C], what the forward normalised
 // with; with batch statistics they are recomputed from x so that they are differentiated.

@@ -60,36 +60,42 @@ Variable div(const Variable& a, const Variable& b) {
   return make_result(
       div(ad, bd), "DivBackward", {&a, &b},
       [ad, bd](const Tensor& g, const Needs& n) -> Grads {
-        // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+        // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2, taken as -g·((a/b)/b) as PyTorch does: b·b
+        // underflows to 0 for |b| < 1e-19 in float32, where (a/b)/b may still be finite.
         return {n[0] ? sum_to(div(g, bd), ad.shape()) : Tensor(),
-                n[1] ? sum_to(neg(div(mul(g, ad), mul(bd, bd))), bd.shape()) : Tensor()};
+                n[1] ? sum_to(neg(mul(g, div(div(ad, bd), bd))), bd.shape()) : Tensor()};
       },
       [a, b](const Variable& g, const Needs& n) -> VGrads {
         return {n[0] ? sum_to(div(g, b), a.shape()) : Variable(),
-                n[1] ? sum_to(neg(div(mul(g, a), mul(b, b))), b.shape()) : Variable()};
+                n[1] ? sum_to(neg(mul(g, div(div(a, b), b))), b.shape()) : Variable()};
       });
 }
 
 namespace {
-// maximum/minimum: the gradient goes to the selected operand, split evenly on ties.
+// maximum/minimum: the gradient goes to the selected operand, split evenly on ties. As
+// PyTorch, an operand loses it only where the other wins outright, so with a NaN (no
+// winner, no tie) both operands get the whole gradient.
 Variable extremum(const Variable& a, const Variable& b, bool is_max) {
   const Tensor ad = a.data(), bd = b.data();
   Tensor out = is_max ? maximum(ad, bd) : minimum(ad, bd);
+  // The weights of a and b: 1/2 on ties, 0 for the loser, else 1. Constants of the inputs:
+  // piecewise linear, zero second derivative.
+  auto weights = [ad, bd, is_max](DType t) {
+    const Tensor tie = eq(ad, bd);
+    const Tensor half = scalar_tensor(0.5, TensorOptions(t, ad.device()));
+    const Tensor a_loses = is_max ? lt(ad, bd) : gt(ad, bd), b_loses = is_max ? gt(ad, bd) : lt(ad, bd);
+    return std::pair{where(tie, half, rsub(a_loses.to(t), 1.0)), where(tie, half, rsub(b_loses.to(t), 1.0))};
+  };
   return make_result(
       out, is_max ? "MaximumBackward" : "MinimumBackward", {&a, &b},
-      [ad, bd, is_max](const Tensor& g, const Needs& n) -> Grads {
-        const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
-        const Tensor tie = eq(ad, bd).to(g.dtype());
-        const Tensor wa = add(a_wins, mul(tie, 0.5));
-        return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(),
-                n[1] ? sum_to(mul(g, rsub(wa, 1.0)), bd.shape()) : Tensor()};
+      [ad, bd, weights](const Tensor& g, const Needs& n) -> Grads {
+        const auto [wa, wb] = weights(g.dtype());
+        return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(), n[1] ? sum_to(mul(g, wb), bd.shape()) : Tensor()};
       },
-      [ad, bd, is_max](const Variable& g, const Needs& n) -> VGrads {
-        // The selection masks are constants: piecewise linear, zero second derivative.
-        const Tensor a_wins = (is_max ? gt(ad, bd) : lt(ad, bd)).to(g.dtype());
-        const Tensor wa = add(a_wins, mul(eq(ad, bd).to(g.dtype()), 0.5));
+      [ad, bd, weights](const Variable& g, const Needs& n) -> VGrads {
+        const auto [wa, wb] = weights(g.dtype());
         return {n[0] ? sum_to(mul(g, Variable(wa)), ad.shape()) : Variable(),
-                n[1] ? sum_to(mul(g, Variable(rsub(wa, 1.0))), bd.shape()) : Variable()};
+                n[1] ? sum_to(mul(g, Variable(wb)), bd.shape()) : Variable()};
       });
 }
 }  // namespace
@@ -102,13 +108,21 @@ Variable add(const Variable& a, double b) {
       add(a.data(), b), "AddScalarBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
       [](const Variable& g, const Needs&) -> VGrads { return {g}; });
 }
-Variable sub(const Variable& a, double b) { return add(a, -b); }
+Variable sub(const Variable& a, double b) {
+  return make_result(
+      sub(a.data(), b), "SubScalarBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {g}; });
+}
 Variable mul(const Variable& a, double b) {
   return make_result(
       mul(a.data(), b), "MulScalarBackward", {&a}, [b](const Tensor& g, const Needs&) -> Grads { return {mul(g, b)}; },
       [b](const Variable& g, const Needs&) -> VGrads { return {mul(g, b)}; });
 }
-Variable div(const Variable& a, double b) { return mul(a, 1.0 / b); }
+Variable div(const Variable& a, double b) {
+  return make_result(
+      div(a.data(), b), "DivScalarBackward", {&a}, [b](const Tensor& g, const Needs&) -> Grads { return {div(g, b)}; },
+      [b](const Variable& g, const Needs&) -> VGrads { return {div(g, b)}; });
+}
 Variable rsub(const Variable& a, double b) {
   return make_result(
       rsub(a.data(), b), "RsubBackward", {&a}, [](const Tensor& g, const Needs&) -> Grads { return {neg(g)}; },
@@ -184,7 +198,10 @@ Variable relu(const Variable& a) {
   const Tensor ad = a.data();
   return make_result(
       relu(ad), "ReluBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; },
-      [ad](const Variable& g, const Needs&) -> VGrads { return {mul(g, Variable(gt(ad, 0.0).to(g.dtype())))}; });
+      [ad](const Variable& g, const Needs&) -> VGrads {
+        // The mask of relu_backward (it passes the gradient at NaN, as PyTorch), a constant.
+        return {mul(g, Variable(relu_backward(ones_like(g.data()), ad)))};
+      });
 }
 
 Variable sigmoid(const Variable& a) {

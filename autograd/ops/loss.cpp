@@ -35,7 +35,16 @@ Shape class_shape(int64_t dim, int64_t C) {
 struct TargetMatrix {
   Tensor M;
   Tensor denominator;  // scalar
+  // Class-index targets: bool [N, 1, d1, ...], false where the target is ignore_index. Those
+  // rows get a zero gradient even when Mean divides by a zero denominator (every target
+  // ignored: PyTorch's loss is NaN and its gradient 0). Undefined for probability targets.
+  Tensor valid;
 };
+
+// grad with the ignored rows of tm zeroed (see TargetMatrix::valid).
+Tensor zero_ignored(const Tensor& grad, const TargetMatrix& tm) {
+  return tm.valid.defined() ? ddl::where(tm.valid, grad, zeros({}, TensorOptions(grad.dtype(), grad.device()))) : grad;
+}
 
 TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& weight, const CrossEntropyOptions& opts,
                            const char* op = "cross_entropy") {
@@ -48,7 +57,7 @@ TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& 
               " must have the logits' shape ", z.shape());
     Tensor M = ddl::add(ddl::mul(target.to(z.dtype()), 1.0 - eps), eps / double(C));
     if (w.defined()) M = ddl::mul(M, w);
-    return {M, scalar_tensor(double(z.numel() / std::max<int64_t>(C, 1)), fo)};
+    return {M, scalar_tensor(double(z.numel() / std::max<int64_t>(C, 1)), fo), Tensor()};
   }
   DDL_CHECK(target.dtype() == DType::Int64, op, ": target must be int64 class indices or floating ",
             "probabilities, got ", describe(target));
@@ -63,11 +72,12 @@ TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& 
   const Tensor classes =
       arange(0.0, double(C), 1.0, TensorOptions(z.dtype())).to(z.device()).reshape(class_shape(z.dim(), C));
   const Tensor t = target.to(z.dtype()).unsqueeze(1);
-  const Tensor valid = ddl::ne(target, double(opts.ignore_index)).to(z.dtype()).unsqueeze(1);
+  const Tensor is_valid = ddl::ne(target, double(opts.ignore_index)).unsqueeze(1);
+  const Tensor valid = is_valid.to(z.dtype());
   Tensor picked = ddl::mul(ddl::eq(t, classes).to(z.dtype()), valid);  // [c = t_n], 0 when ignored
   Tensor spread = ddl::mul(valid.expand(z.shape()), eps / double(C));
   if (w.defined()) picked = ddl::mul(picked, w), spread = ddl::mul(spread, w);
-  return {ddl::add(ddl::mul(picked, 1.0 - eps), spread), ddl::sum(picked)};
+  return {ddl::add(ddl::mul(picked, 1.0 - eps), spread), ddl::sum(picked), is_valid};
 }
 
 }  // namespace
@@ -127,9 +137,10 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
                               : r == Reduction::Sum ? g
                                                     : ddl::div(g, tm.denominator);
         const Tensor row_mass = ddl::sum(tm.M, {1}, /*keepdim=*/true);
-        return {ddl::mul(ddl::sub(ddl::mul(ddl::exp(logp), row_mass), tm.M), factor)};
+        return {zero_ignored(ddl::mul(ddl::sub(ddl::mul(ddl::exp(logp), row_mass), tm.M), factor), tm)};
       },
-      autograd::cross_entropy_matrix_double_backward(logits, tm.M, tm.denominator, r));  // double_backward.cpp
+      autograd::cross_entropy_matrix_double_backward(logits, tm.M, tm.denominator, r,
+                                                     tm.valid));  // double_backward.cpp
 }
 
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
@@ -138,10 +149,12 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction red
   const Tensor lp = log_probs.data();
   const CrossEntropyOptions opts{reduction, ignore_index, 0.0};
   Tensor loss = nll_loss_forward(lp, target, opts, "nll_loss");
-  return autograd::make_result(loss, "NllLossBackward", {&log_probs},
-                               [lp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                                 return {nll_loss_backward(g, lp, target, opts, /*through_log_softmax=*/false)};
-                               });
+  return autograd::make_result(
+      loss, "NllLossBackward", {&log_probs},
+      [lp, target, opts](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+        return {nll_loss_backward(g, lp, target, opts, /*through_log_softmax=*/false)};
+      },
+      autograd::nll_loss_double_backward(lp, target, opts));  // double_backward.cpp
 }
 
 // Weighted: loss_n = −w[t_n] logp[n, t_n], the target matrix of Note [Cross entropy as a
@@ -172,13 +185,16 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor&
         const Tensor factor = reduction == Reduction::None  ? g.unsqueeze(1)
                               : reduction == Reduction::Sum ? g
                                                             : ddl::div(g, tm.denominator);
-        return {ddl::mul(minus_m, factor)};
+        return {zero_ignored(ddl::mul(minus_m, factor), tm)};
       },
       [minus_m, tm, reduction](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
         const Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
                                 : reduction == Reduction::Sum ? g
                                                               : ddl::div(g, Variable(tm.denominator));
-        return {ddl::mul(Variable(minus_m), factor)};
+        const Variable grad = ddl::mul(Variable(minus_m), factor);
+        return {tm.valid.defined()
+                    ? ddl::where(tm.valid, grad, Variable(zeros({}, TensorOptions(grad.dtype(), grad.device()))))
+                    : grad};
       });
 }
 

@@ -38,7 +38,7 @@ void for_each_strip(const Dims3& g, const Fn& fn) {
 }
 
 // x, y: [outer, D, inner]. softmax: y = exp(x − max) / Σ exp(x − max);
-// log_softmax: y = x − max − log Σ exp(x − max).
+// log_softmax: y = (x − max) − log Σ exp(x − max).
 void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
   const Dims3 g = split_at(x.shape(), dim);
   DDL_DISPATCH_FLOAT(x.dtype(), "softmax", [&] {
@@ -59,11 +59,12 @@ void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
           s[j] += e;
           if (!log) yo[k * g.inner + j] = e;
         }
-      for (int64_t j = 0; j < w; ++j) s[j] = softmax_math::norm(log, mx[j], s[j]);
+      for (int64_t j = 0; j < w; ++j) s[j] = softmax_math::norm(log, s[j]);
       for (int64_t k = 0; k < g.d; ++k)
         for (int64_t j = 0; j < w; ++j) {
           scalar_t& out = yo[k * g.inner + j];
-          out = log ? softmax_math::log_softmax_out(xo[k * g.inner + j], s[j]) : softmax_math::softmax_out(out, s[j]);
+          out = log ? softmax_math::log_softmax_out(xo[k * g.inner + j], mx[j], s[j])
+                    : softmax_math::softmax_out(out, s[j]);
         }
     });
   });

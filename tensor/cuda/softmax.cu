@@ -67,9 +67,9 @@ __global__ void softmax_fwd_columns(const T* x, T* y, int64_t outer, int64_t D, 
       s += e;
       if (!log) yc[k * inner] = e;
     }
-    const double nrm = sm::norm(log, mx, s);
+    const double nrm = sm::norm(log, s);
     for (int64_t k = 0; k < D; ++k)
-      yc[k * inner] = log ? sm::log_softmax_out(xc[k * inner], nrm) : sm::softmax_out(yc[k * inner], nrm);
+      yc[k * inner] = log ? sm::log_softmax_out(xc[k * inner], mx, nrm) : sm::softmax_out(yc[k * inner], nrm);
   }
 }
 
@@ -91,10 +91,10 @@ __global__ void softmax_fwd_rows(const T* x, T* y, int64_t outer, int64_t D, boo
       if (!log) yr[k] = e;
     }
     s = detail::block_reduce(s, Plus{}, scratch_d.get());
-    const double nrm = sm::norm(log, mx, s);
+    const double nrm = sm::norm(log, s);
     // Each thread rereads only the elements it wrote above.
     for (int64_t k = threadIdx.x; k < D; k += blockDim.x)
-      yr[k] = log ? sm::log_softmax_out(xr[k], nrm) : sm::softmax_out(yr[k], nrm);
+      yr[k] = log ? sm::log_softmax_out(xr[k], mx, nrm) : sm::softmax_out(yr[k], nrm);
   }
 }
 

@@ -1,0 +1,201 @@
+// Gradients at the edges, checked against PyTorch 1.13 (values probed with
+// /usr/bin/python3 and torch, quoted next to each check): NaN through relu,
+// maximum, clamp and leaky_relu; tiny divisors; silu near the float maximum;
+// log_softmax and cross_entropy with huge logits; losses whose every target
+// is ignored; double backward of nll_loss and of a 0-d softmax.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "autograd/functions.h"
+#include "autograd/grad.h"
+#include "tensor/ops.h"
+
+using namespace ddl;
+
+namespace {
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<double> v(const Tensor& t) { return to_vector<double>(t.to(DType::Float64).contiguous()); }
+Tensor d(std::vector<double> x, Shape s = {}) {
+  return from_vector<double>(x, s.empty() ? Shape{static_cast<int64_t>(x.size())} : s);
+}
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+void require_same(const Tensor& t, const std::vector<double>& want) {
+  const auto got = v(t);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    REQUIRE(same(got[i], want[i]));
+  }
+}
+void require_near(const Tensor& t, const std::vector<double>& want, double rel) {
+  const auto got = v(t);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    REQUIRE(got[i] == Approx(want[i]).epsilon(rel).margin(0));
+  }
+}
+
+// The gradient of sum(f(x) * cot) w.r.t. x.
+template <typename F>
+Tensor grad_of(F f, const Tensor& x, const Tensor& cot = Tensor()) {
+  Variable xv(x, true);
+  const Variable y = f(xv);
+  sum(mul(y, Variable(cot.defined() ? cot : ones_like(y.data())))).backward();
+  return xv.grad();
+}
+}  // namespace
+
+TEST_CASE("relu, maximum, minimum, clamp, leaky_relu, abs: gradients at NaN as PyTorch", "[grad][parity]") {
+  for (DType t : {DType::Float64, DType::Float32}) {
+    INFO(t);
+    const Tensor x = d({kNan, -1, 0, 1}).to(t);
+    // torch.relu: forward [nan, 0, 0, 1], gradient [1, 0, 0, 1] (threshold_backward passes NaN).
+    require_same(relu(Variable(x)).data(), {kNan, 0, 0, 1});
+    INFO("relu gradient");
+    require_same(grad_of([](const Variable& a) { return relu(a); }, x), {1, 0, 0, 1});
+    // Its double backward uses the same mask.
+    Variable xv(x, true);
+    INFO("relu double backward");
+    const Variable g = autograd::grad({sum(relu(xv))}, {xv}, {}, std::nullopt, true)[0];
+    require_same(g.data(), {1, 0, 0, 1});
+    // leaky_relu(0.1): gradient [0.1, 0.1, 0.1, 1] (x > 0 ? 1 : slope, NaN is not > 0).
+    const double k = t == DType::Float32 ? double(0.1f) : 0.1;
+    require_same(grad_of([](const Variable& a) { return leaky_relu(a, 0.1); }, x), {k, k, k, 1});
+    // abs: sign(NaN) = 0.
+    require_same(grad_of([](const Variable& a) { return abs(a); }, x), {0, -1, 0, 1});
+    // clamp(-1, 1) at [nan, -2, -1, 0, 1, 2]: [0, 0, 1, 1, 1, 0]; lo > hi: all 0 (and no error).
+    const Tensor c = d({kNan, -2, -1, 0, 1, 2}).to(t);
+    require_same(grad_of([](const Variable& a) { return clamp(a, -1.0, 1.0); }, c), {0, 0, 1, 1, 1, 0});
+    require_same(grad_of([](const Variable& a) { return clamp(a, 2.0, 1.0); }, c), {0, 0, 0, 0, 0, 0});
+    require_same(clamp(Variable(c), 2.0, 1.0).data(), {kNan, 1, 1, 1, 1, 1});
+  }
+  // maximum/minimum of [nan, 1, 2, nan, 1] and [1, nan, 2, nan, 0]: with a NaN neither
+  // operand loses, so both get the whole gradient; ties split it.
+  const Tensor a = d({kNan, 1, 2, kNan, 1}), b = d({1, kNan, 2, kNan, 0});
+  for (bool is_max : {true, false}) {
+    INFO("maximum " << is_max);
+    Variable av(a, true), bv(b, true);
+    sum(is_max ? maximum(av, bv) : minimum(av, bv)).backward();
+    require_same(av.grad(), {1, 1, 0.5, 1, is_max ? 1.0 : 0.0});
+    require_same(bv.grad(), {1, 1, 0.5, 1, is_max ? 0.0 : 1.0});
+  }
+}
+
+TEST_CASE("div: the divisor's gradient stays finite where PyTorch's does", "[grad][parity]") {
+  // torch float32: a = [1e-20, 3], b = [1e-20, 1e-20], g = [2, 1]:
+  // a.grad = [2.0000000400817547e+20, 1.0000000200408773e+20], b.grad = [-2.0000000400817547e+20, -inf]
+  for (DType t : {DType::Float32, DType::Float64}) {
+    INFO(t);
+    Variable av(d({1e-20, 3}).to(t), true), bv(d({1e-20, 1e-20}).to(t), true);
+    sum(mul(div(av, bv), Variable(d({2, 1}).to(t)))).backward();
+    if (t == DType::Float32) {
+      require_same(av.grad(), {2.0000000400817547e+20, 1.0000000200408773e+20});
+      require_same(bv.grad(), {-2.0000000400817547e+20, -kInf});
+    } else {
+      require_near(bv.grad(), {-2e20, -3e40}, 1e-15);
+    }
+  }
+  // float32 a = [1, 1e-30], b = [1e-30, 1e-30]: b.grad = [-inf, -1.0000000150474662e+30]
+  Variable av(d({1, 1e-30}).to(DType::Float32), true), bv(d({1e-30, 1e-30}).to(DType::Float32), true);
+  sum(div(av, bv)).backward();
+  require_same(bv.grad(), {-kInf, -1.0000000150474662e+30});
+}
+
+TEST_CASE("silu: its gradient near the float maximum as PyTorch's", "[grad][parity]") {
+  // torch: silu([3.3e38, -3.3e38]) float32 with cotangent 2: gradient [2, -0]; float64 at ±1e308 the same.
+  for (auto [t, big] : {std::pair{DType::Float32, 3.3e38}, std::pair{DType::Float64, 1e308}}) {
+    INFO(t);
+    const Tensor x = d({big, -big, 1.0}).to(t);
+    const Tensor g = grad_of([](const Variable& a) { return silu(a); }, x, d({2, 2, 1}).to(t));
+    require_near(g.narrow(0, 0, 2), {2, 0}, 0);
+    require_near(g.narrow(0, 2, 1), {0.9276705118714869}, 1e-6);
+    require_near(silu(Variable(x)).data().narrow(0, 1, 2), {0, 0.7310585786300049}, 1e-6);
+  }
+}
+
+TEST_CASE("log_softmax and cross_entropy with logits near the float maximum", "[softmax][parity]") {
+  // torch.log_softmax(float64 [1e300, 1e300, 0]) = [-log 2, -log 2, -1e300]
+  require_near(log_softmax(d({1e300, 1e300, 0}), 0), {-0.6931471805599453, -0.6931471805599453, -1e300}, 1e-15);
+  // float32 [3e38, 3e38, 0]: [-0.6931471824645996, ..., -3.0000000054977558e+38]
+  require_same(log_softmax(d({3e38, 3e38, 0}).to(DType::Float32), 0),
+               {-0.6931471824645996, -0.6931471824645996, -3.0000000054977558e+38});
+  require_near(log_softmax(d({1e300, 1e300, 0}, {3, 1}), 0), {-0.6931471805599453, -0.6931471805599453, -1e300},
+               1e-15);  // the strided (inner > 1) path
+  // cross_entropy([[1e300, 1e300, 0]], [0]) = log 2, gradient [-0.5, 0.5, 0]
+  Variable z(d({1e300, 1e300, 0}, {1, 3}), true);
+  const Variable loss = cross_entropy(z, from_vector<int64_t>({0}));
+  require_near(loss.data(), {0.6931471805599453}, 1e-15);
+  loss.backward();
+  require_near(z.grad(), {-0.5, 0.5, 0}, 1e-15);
+}
+
+TEST_CASE("losses whose every target is ignored: NaN mean, zero gradient", "[loss][parity]") {
+  // torch: cross_entropy / nll_loss with targets [-100, -100], with or without weight and label
+  // smoothing: Mean is nan and the gradient 0; Sum is 0.
+  const Tensor x = d({1, 2, 3, 1, 0, -1}, {2, 3});
+  const Tensor target = from_vector<int64_t>({-100, -100});
+  const Tensor w = d({1, 2, 3});
+  for (Reduction r : {Reduction::Mean, Reduction::Sum}) {
+    for (double eps : {0.0, 0.1}) {
+      INFO("mean " << (r == Reduction::Mean) << " smoothing " << eps);
+      const CrossEntropyOptions o{r, -100, eps};
+      for (bool weighted : {false, true}) {
+        INFO("weighted " << weighted);
+        Variable z(x, true);
+        const Variable l = cross_entropy(z, target, weighted ? w : Tensor(), o);
+        require_same(l.data(), {r == Reduction::Mean ? kNan : 0.0});
+        l.backward();
+        require_same(z.grad(), {0, 0, 0, 0, 0, 0});
+        if (eps > 0) continue;
+        Variable lp(x, true);
+        const Variable n = nll_loss(lp, target, weighted ? w : Tensor(), r);
+        require_same(n.data(), {r == Reduction::Mean ? kNan : 0.0});
+        // Its double-backward form too.
+        const Variable g = autograd::grad({n}, {lp}, {}, std::nullopt, true)[0];
+        require_same(g.data(), {0, 0, 0, 0, 0, 0});
+        n.backward();
+        require_same(lp.grad(), {0, 0, 0, 0, 0, 0});
+      }
+    }
+  }
+  // A class weight of 0 on every (kept) target is 0/0 in PyTorch too: NaN loss and gradient.
+  Variable z(x, true);
+  const Variable l = cross_entropy(z, from_vector<int64_t>({0, 0}), d({0, 1, 1}));
+  require_same(l.data(), {kNan});
+  l.backward();
+  require_same(z.grad(), {kNan, kNan, kNan, kNan, kNan, kNan});
+}
+
+TEST_CASE("nll_loss without weights differentiates twice", "[loss][grad][parity]") {
+  // torch: nll_loss([[1, 2, 3], [1, 0, -1]], [0, 2]) gradient [[-0.5, 0, 0], [0, 0, -0.5]], itself
+  // differentiable (NllLossBackwardBackward0): linear in the incoming gradient, here s·1.
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    Variable lp(d({1, 2, 3, 1, 0, -1}, {2, 3}), true), s(d({3.0}).reshape({}), true);
+    const Variable n = mul(sum(nll_loss(lp, from_vector<int64_t>({0, 2}), r)), s);
+    const Variable g = autograd::grad({n}, {lp}, {}, std::nullopt, /*create_graph=*/true)[0];
+    const double k = r == Reduction::Mean ? -1.5 : -3.0;
+    require_same(g.data(), {k, 0, 0, 0, 0, k});
+    // d(sum g)/ds = sum(g) / s.
+    const Variable h = autograd::grad({sum(g)}, {s})[0];
+    require_same(h.data(), {2 * k / 3});
+  }
+}
+
+TEST_CASE("softmax and log_softmax of a 0-d input differentiate twice", "[softmax][grad][parity]") {
+  // torch: softmax(x, 0) of a 0-d x is 1, log_softmax 0; both gradients 0, and their gradients 0.
+  for (bool log : {false, true}) {
+    INFO("log " << log);
+    Variable x(d({2.0}).reshape({}), true);
+    const Variable y = log ? log_softmax(x, 0) : softmax(x, 0);
+    require_same(y.data(), {log ? 0.0 : 1.0});
+    const Variable g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    REQUIRE(g.shape() == Shape{});
+    require_same(g.data(), {0});
+    const Variable h = autograd::grad({g}, {x}, {}, std::nullopt, false, /*allow_unused=*/true)[0];
+    REQUIRE((!h.defined() || v(h.data()) == std::vector<double>{0}));
+  }
+}
