@@ -111,7 +111,14 @@ struct UnaryFn {
         }
         return static_cast<T>(r);
       }
+      // PyTorch's special exponents (pow_tensor_scalar_optimized_kernel): sqrt(-0) is -0 and
+      // sqrt(-inf) NaN, where std::pow gives +0 and +inf.
       if (a == T(2)) return x * x;
+      if (a == T(3)) return x * x * x;
+      if (a == T(0.5)) return T(std::sqrt(MathT<T>(x)));
+      if (a == T(-0.5)) return T(T(1) / std::sqrt(MathT<T>(x)));
+      if (a == T(-1)) return T(T(1) / x);
+      if (a == T(-2)) return T(T(1) / (x * x));
       return T(std::pow(MathT<T>(x), MathT<T>(a)));
     }
     if constexpr (Op == UnaryOp::Clamp) {

@@ -113,12 +113,14 @@ Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reductio
   const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
   const Tensor inner = ddl::lt(ad, beta);
   const Tensor loss = ddl::where(inner, ddl::div(ddl::mul(ddl::mul(diff, diff), 0.5), beta), ddl::sub(ad, 0.5 * beta));
-  // d/da = d / beta inside, sign(d) outside (equal at |d| = beta).
-  const Tensor slope = ddl::where(inner, ddl::div(diff, beta), ddl::sign(diff));
+  // d/da = sign(d) outside, d / beta inside (equal at |d| = beta) and at NaN, whose slope
+  // is NaN as in PyTorch's smooth_l1_loss_backward.
+  const Tensor outer = ddl::gt(ad, beta);
+  const Tensor slope = ddl::where(outer, ddl::sign(diff), ddl::div(diff, beta));
   PointwiseGrad da = [slope](const Tensor& f) { return ddl::mul(slope, f); };
   PointwiseGrad db = [slope](const Tensor& f) { return ddl::neg(ddl::mul(slope, f)); };
-  DiffSlopes slopes = [a, b, inner, diff, beta] {
-    const Variable s = ddl::where(inner, ddl::div(ddl::sub(a, b), beta), Variable(ddl::sign(diff)));
+  DiffSlopes slopes = [a, b, outer, diff, beta] {
+    const Variable s = ddl::where(outer, Variable(ddl::sign(diff)), ddl::div(ddl::sub(a, b), beta));
     return std::pair{s, ddl::neg(s)};
   };
   return finish("SmoothL1LossBackward", a, b, loss, reduction, count(a), da, db, slopes);

@@ -85,6 +85,27 @@ TEST_CASE("relu, maximum, minimum, clamp, leaky_relu, abs: gradients at NaN as P
   }
 }
 
+TEST_CASE("pow's special exponents and smooth_l1 at NaN as PyTorch", "[grad][parity]") {
+  for (DType t : {DType::Float64, DType::Float32}) {
+    INFO(t);
+    // torch.pow(x, 0.5) is sqrt: at -inf NaN (std::pow: +inf), at -0.0 -0.0 with gradient -inf.
+    const Tensor x = d({-kInf, -0.0, 4}).to(t);
+    Variable xv(x, true);
+    const Variable y = pow(xv, 0.5);
+    require_same(y.data(), {kNan, -0.0, 2});
+    REQUIRE(std::signbit(v(y.data())[1]));
+    sum(y).backward();
+    require_same(xv.grad(), {kNan, -kInf, 0.25});
+    // pow(x, -1) and pow(x, -2) are 1/x and 1/(x*x): at -0.0, -inf and +inf.
+    require_same(pow(d({-0.0, 2}).to(t), -1.0), {-kInf, 0.5});
+    require_same(pow(d({-0.0, 2}).to(t), -2.0), {kInf, 0.25});
+    // smooth_l1_loss(nan, 0): loss nan, gradient nan (d / beta), not sign(nan) = 0.
+    Variable a(d({kNan, 0.5, 3}).to(t), true);
+    sum(smooth_l1_loss(a, Variable(zeros({3}, t)), Reduction::None)).backward();
+    require_same(a.grad(), {kNan, 0.5, 1});
+  }
+}
+
 TEST_CASE("div: the divisor's gradient stays finite where PyTorch's does", "[grad][parity]") {
   // torch float32: a = [1e-20, 3], b = [1e-20, 1e-20], g = [2, 1]:
   // a.grad = [2.0000000400817547e+20, 1.0000000200408773e+20], b.grad = [-2.0000000400817547e+20, -inf]
