@@ -143,6 +143,8 @@ Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, d
   return finish("HuberLossBackward", a, b, loss, reduction, count(a), da, db, slopes);
 }
 
+constexpr double kBceEps = static_cast<double>(1e-12f);  // see binary_cross_entropy
+
 Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor& weight, Reduction reduction) {
   // PyTorch refuses it under autocast (binary_cross_entropy_banned in autocast_mode.cpp): a
   // 16-bit sigmoid before it saturates, and the logits form is exact for any input.
@@ -161,14 +163,16 @@ Variable binary_cross_entropy(const Variable& x, const Variable& y, const Tensor
   const Tensor lx = ddl::clamp(log_x, -100.0, std::nullopt), l1x = ddl::clamp(log_1mx, -100.0, std::nullopt);
   const Tensor loss =
       weighted(ddl::sub(ddl::mul(ddl::sub(yd, 1.0), l1x), ddl::mul(yd, lx)), weight, "binary_cross_entropy", "weight");
-  // d/dx = (x − y) / max(x (1 − x), 1e-12); d/dy = log(1 − x) − log(x) (PyTorch's -logit(x)).
+  // d/dx = (x − y) / max(x (1 − x), ε); d/dy = log(1 − x) − log(x) (PyTorch's -logit(x)).
+  // ε is PyTorch's EPSILON, the float 1e-12f for every dtype (float64's gradient at x = 0 is
+  // then 1.0000000039958e12, not 1e12).
   const Tensor slope_x = weighted(
-      ddl::div(ddl::sub(xd, yd), ddl::clamp(ddl::mul(xd, ddl::rsub(xd, 1.0)), 1e-12, std::nullopt)), weight, "", "");
+      ddl::div(ddl::sub(xd, yd), ddl::clamp(ddl::mul(xd, ddl::rsub(xd, 1.0)), kBceEps, std::nullopt)), weight, "", "");
   const Tensor slope_y = weighted(ddl::sub(log_1mx, log_x), weight, "", "");
   PointwiseGrad dx = [slope_x](const Tensor& f) { return ddl::mul(slope_x, f); };
   PointwiseGrad dy = [slope_y](const Tensor& f) { return ddl::mul(slope_y, f); };
   DiffSlopes slopes = [x, y, weight] {
-    const Variable denom = ddl::clamp(ddl::mul(x, ddl::rsub(x, 1.0)), 1e-12, std::nullopt);
+    const Variable denom = ddl::clamp(ddl::mul(x, ddl::rsub(x, 1.0)), kBceEps, std::nullopt);
     return std::pair{weighted_var(ddl::div(ddl::sub(x, y), denom), weight),
                      weighted_var(ddl::sub(ddl::log(ddl::rsub(x, 1.0)), ddl::log(x)), weight)};
   };

@@ -106,6 +106,14 @@ TEST_CASE("pow's special exponents and smooth_l1 at NaN as PyTorch", "[grad][par
   }
 }
 
+TEST_CASE("binary_cross_entropy at x = 0 and 1 divides by PyTorch's float epsilon", "[grad][parity]") {
+  // torch float64: binary_cross_entropy([0, 1], [1, 0], reduction='sum') gradient
+  // [-1000000003995.8029, 1000000003995.8029]: (x - y) / max(x (1 - x), 1e-12f).
+  Variable x(d({0, 1}), true);
+  sum(binary_cross_entropy(x, Variable(d({1, 0})), {}, Reduction::None)).backward();
+  require_near(x.grad(), {-1000000003995.8029, 1000000003995.8029}, 1e-15);
+}
+
 TEST_CASE("div: the divisor's gradient stays finite where PyTorch's does", "[grad][parity]") {
   // torch float32: a = [1e-20, 3], b = [1e-20, 1e-20], g = [2, 1]:
   // a.grad = [2.0000000400817547e+20, 1.0000000200408773e+20], b.grad = [-2.0000000400817547e+20, -inf]
