@@ -18,6 +18,8 @@ namespace {
 Tensor softmax_impl(const Tensor& x, int64_t dim, bool log, const char* op) {
   DDL_CHECK(x.defined(), op, ": input is undefined");
   DDL_CHECK(is_floating(x.dtype()), op, ": expected a float input, got ", x.dtype());
+  // 16-bit inputs compute in float32 and round once, as PyTorch's CPU kernels accumulate in float.
+  if (is_reduced_float(x.dtype())) return softmax_impl(x.to(DType::Float32), dim, log, op).to(x.dtype());
   // A 0-dim tensor behaves as one element along dim 0, as in PyTorch.
   const Tensor xc = (x.dim() == 0 ? x.reshape({1}) : x).contiguous();
   const int64_t d = wrap_dim(dim, xc.dim(), op);
@@ -30,6 +32,8 @@ Tensor softmax_backward_impl(const Tensor& grad_y, const Tensor& y, int64_t dim,
   DDL_CHECK(grad_y.defined() && y.defined(), op, ": grad_y and y must be defined");
   DDL_CHECK(grad_y.shape() == y.shape(), op, ": grad_y has shape ", grad_y.shape(), " but y has ", y.shape());
   DDL_CHECK(grad_y.dtype() == y.dtype(), op, ": grad_y is ", grad_y.dtype(), " but y is ", y.dtype());
+  if (is_reduced_float(y.dtype()))
+    return softmax_backward_impl(grad_y.to(DType::Float32), y.to(DType::Float32), dim, log, op).to(y.dtype());
   const Tensor yc = (y.dim() == 0 ? y.reshape({1}) : y).contiguous();
   const Tensor gc = grad_y.reshape(yc.shape()).contiguous();
   const int64_t d = wrap_dim(dim, yc.dim(), op);
@@ -79,6 +83,8 @@ Tensor log_softmax_backward(const Tensor& grad_y, const Tensor& y, int64_t dim) 
 Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
                         const char* op) {
   const Shape loss_shape = check_loss_args(log_probs, target, opts, op);
+  if (is_reduced_float(log_probs.dtype()))  // in float32, rounded once
+    return nll_loss_forward(log_probs.to(DType::Float32), target, opts, op).to(log_probs.dtype());
   const Tensor lp = scores_ncs(log_probs);
   const Tensor t = target_ns(target, lp);
   const TensorOptions o{log_probs.dtype(), log_probs.device()};
@@ -96,6 +102,10 @@ Tensor nll_loss_backward(const Tensor& grad_loss, const Tensor& log_probs, const
             grad_loss.shape(), ", expected ", expected);
   DDL_CHECK(grad_loss.dtype() == log_probs.dtype(), op, ": grad_loss is ", grad_loss.dtype(), " but the input is ",
             log_probs.dtype());
+  if (is_reduced_float(log_probs.dtype()))
+    return nll_loss_backward(grad_loss.to(DType::Float32), log_probs.to(DType::Float32), target, opts,
+                             through_log_softmax)
+        .to(log_probs.dtype());
   const Tensor lp = scores_ncs(log_probs);
   const Tensor t = target_ns(target, lp);
   const Tensor g = opts.reduction == Reduction::None ? grad_loss.contiguous().view(t.shape()) : grad_loss.contiguous();

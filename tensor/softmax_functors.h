@@ -90,7 +90,8 @@ struct TargetDist {
 // with target probability q: −g·q, or through log_softmax g·(exp(lp) − q).
 template <typename T>
 DDL_HOST_DEVICE T loss_grad(double g, const T& lp, double q, bool through_log_softmax) {
-  return static_cast<T>(through_log_softmax ? g * (std::exp(lp) - q) : -g * q);
+  // (+ 0.0: a class off the target gets +0, not -0, as in PyTorch's zero-filled gradient.)
+  return static_cast<T>(through_log_softmax ? g * (std::exp(lp) - q) : -g * q + 0.0);
 }
 
 // The error both backends raise for a target outside [0, C) that is not ignore_index

@@ -111,6 +111,10 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
   if (autocast::needs_float32(logits))  // See Note [Autocast]
     return cross_entropy(autocast::to_float32(logits), target, weight, opts);
   if (!weight.defined() && !is_floating(target.dtype())) return cross_entropy(logits, target, opts);
+  if (is_reduced_float(logits.dtype())) {  // in float32, the loss rounded once (PyTorch computes bfloat16)
+    const auto widen = [](const Tensor& t) { return t.defined() && is_floating(t.dtype()) ? t.to(DType::Float32) : t; };
+    return cross_entropy(logits.to(DType::Float32), widen(target), widen(weight), opts).to(logits.dtype());
+  }
   const Tensor z = logits.data();
   DDL_CHECK(z.dim() >= 2, "cross_entropy: logits must be [N, C] or [N, C, d1, ...], got ", z.shape());
   DDL_CHECK(z.dtype() == DType::Float32 || z.dtype() == DType::Float64,
@@ -165,6 +169,9 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor&
   DDL_CHECK(log_probs.defined() && target.defined(), "nll_loss: log_probs and target must be defined");
   if (autocast::needs_float32(log_probs))  // See Note [Autocast]
     return nll_loss(autocast::to_float32(log_probs), target, weight, reduction, ignore_index);
+  if (is_reduced_float(log_probs.dtype()))  // in float32, the loss rounded once
+    return nll_loss(log_probs.to(DType::Float32), target, weight.to(DType::Float32), reduction, ignore_index)
+        .to(log_probs.dtype());
   const Tensor lp = log_probs.data();
   DDL_CHECK(lp.dim() >= 2, "nll_loss: log_probs must be [N, C] or [N, C, d1, ...], got ", lp.shape());
   DDL_CHECK(target.dtype() == DType::Int64, "nll_loss: target must be int64 class indices, got ", describe(target));

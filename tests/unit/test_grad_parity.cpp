@@ -162,6 +162,42 @@ TEST_CASE("log_softmax and cross_entropy with logits near the float maximum", "[
   require_near(z.grad(), {-0.5, 0.5, 0}, 1e-15);
 }
 
+TEST_CASE("softmax, log_softmax and the classification losses take bfloat16 and float16", "[softmax][loss][parity]") {
+  // torch (bfloat16, CPU): softmax([[1, 2, 3], [0.5, -1, 2]], 1)[0] = [0.08984375, 0.2451171875, 0.6640625];
+  // cross_entropy(x, [0, 2]) = 1.328125 with gradient [-0.455078125, 0.12255859375, 0.333984375, ...];
+  // weighted by [1, 2, 3]: 0.78125; label smoothing 0.1: 1.3515625; nll_loss(x, [0, 2]) = -1.5, and
+  // its gradient is +0 off the targets. PyTorch rounds some steps to bfloat16 where ddl computes in
+  // float32 and rounds once, so values agree to a bfloat16 rounding or two. (PyTorch 1.13 has no
+  // float16 CPU kernels for these; ddl computes float16 the same way.)
+  const Tensor tg = from_vector<int64_t>({0, 2});
+  for (DType t : {DType::BFloat16, DType::Float16}) {
+    INFO(t);
+    const Tensor x = d({1, 2, 3, 0.5, -1, 2}, {2, 3}).to(t);
+    const auto near = [](const Tensor& got, std::vector<double> want) {
+      const auto g = v(got);
+      for (size_t i = 0; i < want.size(); ++i) REQUIRE(g[i] == Approx(want[i]).margin(0.01).epsilon(0.01));
+    };
+    REQUIRE(softmax(x, 1).dtype() == t);
+    near(softmax(x, 1), {0.08984375, 0.2451171875, 0.6640625});
+    near(log_softmax(x, 1), {-2.40625, -1.40625, -0.40625});
+    Variable z(x, true);
+    const Variable l = cross_entropy(z, tg);
+    REQUIRE(l.dtype() == t);
+    near(l.data(), {1.328125});
+    l.backward();
+    REQUIRE(z.grad().dtype() == t);
+    near(z.grad(), {-0.455078125, 0.12255859375, 0.333984375});
+    near(cross_entropy(Variable(x), tg, d({1, 2, 3}).to(t), {}).data(), {0.78125});
+    near(cross_entropy(Variable(x), tg, CrossEntropyOptions{Reduction::Mean, -100, 0.1}).data(), {1.3515625});
+    Variable lp(x, true);
+    const Variable n = nll_loss(lp, tg);
+    near(n.data(), {-1.5});
+    n.backward();
+    require_same(lp.grad(), {-0.5, 0, 0, 0, 0, -0.5});
+    REQUIRE_FALSE(std::signbit(v(lp.grad())[1]));
+  }
+}
+
 TEST_CASE("losses whose every target is ignored: NaN mean, zero gradient", "[loss][parity]") {
   // torch: cross_entropy / nll_loss with targets [-100, -100], with or without weight and label
   // smoothing: Mean is nan and the gradient 0; Sum is 0.
