@@ -47,7 +47,9 @@ Shape check_loss_args(const Tensor& scores, const Tensor& target, const CrossEnt
   DDL_CHECK(scores.defined() && target.defined(), op, ": input and target must be defined");
   DDL_CHECK(is_floating(scores.dtype()), op, ": expected float scores, got ", scores.dtype());
   DDL_CHECK(target.dtype() == DType::Int64, op, ": expected int64 class indices as target, got ", target.dtype());
-  DDL_CHECK(scores.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, d1, ...], got ", scores.shape());
+  DDL_CHECK(scores.dim() >= 2, op,
+            ": expected input of shape [N, C] or [N, C, d1, ...] (or [C] with a 0-d target), got ", scores.shape(),
+            " with target ", target.shape());
   DDL_CHECK(scores.device() == target.device(), op, ": input is on ", scores.device(), " but target is on ",
             target.device());
   Shape expected = scores.shape();
@@ -114,11 +116,21 @@ Tensor nll_loss_backward(const Tensor& grad_loss, const Tensor& log_probs, const
   return gi.view(log_probs.shape());
 }
 
+namespace {
+// An unbatched input [C] with a 0-d target, as PyTorch takes: a batch of one.
+bool unbatched(const Tensor& x, const Tensor& target) {
+  return x.defined() && x.dim() == 1 && target.defined() && target.dim() == 0;
+}
+}  // namespace
+
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  if (unbatched(log_probs, target))
+    return nll_loss(log_probs.unsqueeze(0), target.unsqueeze(0), reduction, ignore_index).reshape({});
   return nll_loss_forward(log_probs, target, CrossEntropyOptions{reduction, ignore_index, 0.0}, "nll_loss");
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& opts) {
+  if (unbatched(logits, target)) return cross_entropy(logits.unsqueeze(0), target.unsqueeze(0), opts).reshape({});
   check_loss_args(logits, target, opts, "cross_entropy");
   return nll_loss_forward(log_softmax(logits, 1), target, opts, "cross_entropy");
 }

@@ -80,12 +80,24 @@ TargetMatrix target_matrix(const Tensor& z, const Tensor& target, const Tensor& 
   return {ddl::add(ddl::mul(picked, 1.0 - eps), spread), ddl::sum(picked), is_valid};
 }
 
+// An unbatched input [C] with a 0-d class index (or [C] probabilities), which PyTorch takes:
+// computed as a batch of one, a Reduction::None loss then 0-d.
+bool unbatched(const Variable& x, const Tensor& target) {
+  return x.defined() && x.dim() == 1 && target.defined() && target.dim() == (is_floating(target.dtype()) ? 1 : 0);
+}
+Variable unbatched_loss(const Variable& loss, Reduction r) { return r == Reduction::None ? loss.reshape({}) : loss; }
+
 }  // namespace
 
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts) {
+  if (unbatched(logits, target))
+    return unbatched_loss(cross_entropy(logits.unsqueeze(0), target.unsqueeze(0), opts), opts.reduction);
   if (autocast::needs_float32(logits))  // See Note [Autocast]
     return cross_entropy(autocast::to_float32(logits), target, opts);
   if (target.defined() && is_floating(target.dtype())) return cross_entropy(logits, target, Tensor(), opts);
+  DDL_CHECK(logits.defined() && target.defined(), "cross_entropy: logits and target must be defined");
+  DDL_CHECK(logits.dim() >= 2, "cross_entropy: expected input of shape [N, C] or [N, C, d1, ...] (or [C] with a ",
+            "0-d target), got ", logits.shape(), " with target ", target.shape());
   const Tensor logp = ddl::log_softmax(logits.data(), 1);
   Tensor loss = nll_loss_forward(logp, target, opts, "cross_entropy");
   return autograd::make_result(
@@ -108,6 +120,8 @@ Tensor zero_where_unweighted(const Tensor& logp, const Tensor& M) {
 Variable cross_entropy(const Variable& logits, const Tensor& target, const Tensor& weight,
                        const CrossEntropyOptions& opts) {
   DDL_CHECK(logits.defined() && target.defined(), "cross_entropy: logits and target must be defined");
+  if (unbatched(logits, target))
+    return unbatched_loss(cross_entropy(logits.unsqueeze(0), target.unsqueeze(0), weight, opts), opts.reduction);
   if (autocast::needs_float32(logits))  // See Note [Autocast]
     return cross_entropy(autocast::to_float32(logits), target, weight, opts);
   if (!weight.defined() && !is_floating(target.dtype())) return cross_entropy(logits, target, opts);
@@ -148,6 +162,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Tenso
 }
 
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  if (unbatched(log_probs, target))
+    return unbatched_loss(nll_loss(log_probs.unsqueeze(0), target.unsqueeze(0), reduction, ignore_index), reduction);
   if (autocast::needs_float32(log_probs))  // See Note [Autocast]
     return nll_loss(autocast::to_float32(log_probs), target, reduction, ignore_index);
   const Tensor lp = log_probs.data();
@@ -167,6 +183,9 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, const Tensor&
                   int64_t ignore_index) {
   if (!weight.defined()) return nll_loss(log_probs, target, reduction, ignore_index);
   DDL_CHECK(log_probs.defined() && target.defined(), "nll_loss: log_probs and target must be defined");
+  if (unbatched(log_probs, target))
+    return unbatched_loss(nll_loss(log_probs.unsqueeze(0), target.unsqueeze(0), weight, reduction, ignore_index),
+                          reduction);
   if (autocast::needs_float32(log_probs))  // See Note [Autocast]
     return nll_loss(autocast::to_float32(log_probs), target, weight, reduction, ignore_index);
   if (is_reduced_float(log_probs.dtype()))  // in float32, the loss rounded once

@@ -198,6 +198,28 @@ TEST_CASE("softmax, log_softmax and the classification losses take bfloat16 and 
   }
 }
 
+TEST_CASE("cross_entropy and nll_loss take an unbatched input [C] with a 0-d target", "[loss][parity]") {
+  // torch: cross_entropy([1, 2, 3], 2) = 0.4076059644 (0-d for every reduction), gradient softmax - onehot.
+  const Tensor x = d({1, 2, 3}), t = from_vector<int64_t>({2}).reshape({});
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    Variable z(x, true);
+    const Variable l = cross_entropy(z, t, CrossEntropyOptions{r, -100, 0.0});
+    REQUIRE(l.shape() == Shape{});
+    require_near(l.data(), {0.4076059644443804}, 1e-12);
+    l.backward();
+    require_near(z.grad(), {0.09003057317038043, 0.24472847105479764, -0.3347590442251782}, 1e-12);
+    const Variable n = nll_loss(log_softmax(Variable(x), 0), t, r);
+    REQUIRE(n.shape() == Shape{});
+    require_near(n.data(), {0.4076059644443804}, 1e-12);
+    require_near(cross_entropy(Variable(x), t, d({1, 1, 2}), CrossEntropyOptions{r, -100, 0.0}).data(),
+                 {r == Reduction::Mean ? 0.4076059644443804 : 0.8152119288887608}, 1e-12);
+  }
+  require_near(cross_entropy(x, t), {0.4076059644443804}, 1e-12);
+  require_near(nll_loss(log_softmax(x, 0), t), {0.4076059644443804}, 1e-12);
+  // torch: a [1] target with a [C] input is a size mismatch.
+  REQUIRE_THROWS_WITH(cross_entropy(Variable(x), from_vector<int64_t>({2})), Catch::StartsWith("cross_entropy:"));
+}
+
 TEST_CASE("losses whose every target is ignored: NaN mean, zero gradient", "[loss][parity]") {
   // torch: cross_entropy / nll_loss with targets [-100, -100], with or without weight and label
   // smoothing: Mean is nan and the gradient 0; Sum is 0.
