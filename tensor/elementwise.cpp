@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "tensor/elementwise_kernel.h"
@@ -87,12 +88,14 @@ void check_can_cast(DType from, DType to, const char* name) {
             "_: result type ", from, " can't be cast to the desired output type ", to);
 }
 
-void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other_in, double alpha = 1.0) {
-  const char* name = binary_name(op);
-  check_pair(self, other_in, name);
-  check_no_bool_sub(op, self, other_in, name);
-  const Shape shape = broadcast_shapes(self.shape(), other_in.shape(), name);
-  DDL_CHECK(shape == self.shape(), name, "_: in-place result of shape ", shape, " does not fit ", self.shape());
+void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other_in, double alpha = 1.0,
+                    const char* name = nullptr) {
+  if (!name) name = binary_name(op);
+  const std::string called = std::string(name) + "_";
+  check_pair(self, other_in, called.c_str());
+  check_no_bool_sub(op, self, other_in, called.c_str());
+  const Shape shape = broadcast_shapes(self.shape(), other_in.shape(), called.c_str());
+  DDL_CHECK(shape == self.shape(), called, ": in-place result of shape ", shape, " does not fit ", self.shape());
   const DType result = promote_types(self.dtype(), other_in.dtype());
   check_can_cast(op == BinaryOp::Div ? promote_types(DType::Float32, result) : result, self.dtype(), name);
   // An operand that overlaps self other than element for element (x.add_(x.t()), x.add_(x[0]))
@@ -337,6 +340,12 @@ const Tensor& Tensor::mul_(const Tensor& other) const {
   binary_inplace(BinaryOp::Mul, *this, other);
   return *this;
 }
+const Tensor& Tensor::sub_(const Tensor& other) const {
+  DDL_CHECK(defined() && other.defined(), "sub_: undefined operand");
+  check_no_bool_sub(BinaryOp::Sub, *this, other, "sub_");
+  binary_inplace(BinaryOp::Add, *this, other, -1.0, "sub");
+  return *this;
+}
 const Tensor& Tensor::div_(const Tensor& other) const {
   binary_inplace(BinaryOp::Div, *this, other);
   return *this;
@@ -360,6 +369,11 @@ const Tensor& Tensor::mul_(double value) const {
     return copy_(unary(UnaryOp::MulScalar, *this, "mul_", value));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::MulScalar, *this, *this, value, 0);
   return *this;
+}
+const Tensor& Tensor::div_(double value) const {
+  DDL_CHECK(defined(), "div_: undefined tensor");
+  check_can_cast(DType::Float32, dtype(), "div");  // true division
+  return mul_(1.0 / value);
 }
 const Tensor& Tensor::clamp_(double lo, double hi) const {
   DDL_CHECK(defined(), "clamp_: undefined tensor");

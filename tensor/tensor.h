@@ -97,12 +97,12 @@ class Tensor {
   const Tensor& fill_(double value) const;
   const Tensor& zero_() const { return fill_(0.0); }
   const Tensor& add_(const Tensor& other, double alpha = 1.0) const;
-  const Tensor& sub_(const Tensor& other) const { return add_(other, -1.0); }
+  const Tensor& sub_(const Tensor& other) const;
   const Tensor& mul_(const Tensor& other) const;
   const Tensor& div_(const Tensor& other) const;
   const Tensor& add_(double value) const;
   const Tensor& mul_(double value) const;
-  const Tensor& div_(double value) const { return mul_(1.0 / value); }
+  const Tensor& div_(double value) const;
   const Tensor& clamp_(double lo, double hi) const;
 
   // ---- method forms of the free ops, as in LibTorch (tensor/tensor_methods.cpp) ----

@@ -1,5 +1,5 @@
-// Elementwise semantics checked against PyTorch 1.13 (values probed with
-// /usr/bin/python3 and torch, quoted next to each check): NaN and -0.0 through
+// Elementwise semantics checked against PyTorch 1.13 (values from
+// tests/golden/elementwise_parity.py, quoted next to each check): NaN and -0.0 through
 // relu/abs/clamp/maximum, the result dtype of integer and bool tensors with
 // scalars, bool arithmetic, allclose, and which calls refuse and with what name.
 #include <catch2/catch.hpp>
@@ -189,4 +189,14 @@ TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
   REQUIRE_THROWS_WITH(lt(u, 1.0), Catch::StartsWith("lt:"));
   REQUIRE_THROWS_WITH(pow(u, 2.0), Catch::StartsWith("pow:"));
   REQUIRE_THROWS_WITH(relu(u), Catch::StartsWith("relu:"));
+  // In-place forms name themselves: torch refuses sub_ of bools and div_ of an integer tensor.
+  const Tensor p = bools({1, 0});
+  REQUIRE_THROWS_WITH(p.clone().sub_(p), Catch::StartsWith("sub_: subtraction with a bool tensor"));
+  REQUIRE_THROWS_WITH(ints({1, 2}, DType::Int64).div_(2.0), Catch::StartsWith("div_: result type float32"));
+  REQUIRE_THROWS_WITH(ones({3}).add_(ones({2})), Catch::StartsWith("add_: shapes [3] and [2]"));
+  REQUIRE_THROWS_WITH(ones({3}).sub_(ones({2})), Catch::StartsWith("sub_:"));
+  Tensor x = ones({2});
+  x.sub_(from_vector<float>({0.5, 2}));
+  x.div_(2.0);
+  REQUIRE(v(x) == std::vector<double>{0.25, -0.5});
 }

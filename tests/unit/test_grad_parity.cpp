@@ -1,8 +1,9 @@
-// Gradients at the edges, checked against PyTorch 1.13 (values probed with
-// /usr/bin/python3 and torch, quoted next to each check): NaN through relu,
+// Gradients at the edges, checked against PyTorch 1.13 (values from
+// tests/golden/elementwise_parity.py, quoted next to each check): NaN through relu,
 // maximum, clamp and leaky_relu; tiny divisors; silu near the float maximum;
 // log_softmax and cross_entropy with huge logits; losses whose every target
-// is ignored; double backward of nll_loss and of a 0-d softmax.
+// is ignored; double backward of nll_loss and of a 0-d softmax; pow's special
+// exponents; bce at 0 and 1; bfloat16 and unbatched classification losses.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
