@@ -72,30 +72,26 @@ Variable div(const Variable& a, const Variable& b) {
 }
 
 namespace {
-// maximum/minimum: the gradient goes to the selected operand, split evenly on ties. As
-// PyTorch, an operand loses it only where the other wins outright, so with a NaN (no
-// winner, no tie) both operands get the whole gradient.
+// maximum/minimum as PyTorch: where(a == b, g / 2, g), zeroed where the operand loses
+// outright. With a NaN there is no winner and no tie, so both operands get the whole
+// gradient; a loser gets 0 even where g is inf or NaN. The masks are constants of the
+// inputs: piecewise linear, zero second derivative.
 Variable extremum(const Variable& a, const Variable& b, bool is_max) {
   const Tensor ad = a.data(), bd = b.data();
   Tensor out = is_max ? maximum(ad, bd) : minimum(ad, bd);
-  // The weights of a and b: 1/2 on ties, 0 for the loser, else 1. Constants of the inputs:
-  // piecewise linear, zero second derivative.
-  auto weights = [ad, bd, is_max](DType t) {
-    const Tensor tie = eq(ad, bd);
-    const Tensor half = scalar_tensor(0.5, TensorOptions(t, ad.device()));
-    const Tensor a_loses = is_max ? lt(ad, bd) : gt(ad, bd), b_loses = is_max ? gt(ad, bd) : lt(ad, bd);
-    return std::pair{where(tie, half, rsub(a_loses.to(t), 1.0)), where(tie, half, rsub(b_loses.to(t), 1.0))};
+  auto grad_of = [ad, bd, is_max](const auto& g, bool for_a, const Shape& shape) {
+    using G = std::decay_t<decltype(g)>;
+    const Tensor loses = is_max == for_a ? lt(ad, bd) : gt(ad, bd);
+    const G zero(zeros({}, TensorOptions(g.dtype(), g.device())));
+    return sum_to(where(loses, zero, where(eq(ad, bd), mul(g, 0.5), g)), shape);
   };
   return make_result(
       out, is_max ? "MaximumBackward" : "MinimumBackward", {&a, &b},
-      [ad, bd, weights](const Tensor& g, const Needs& n) -> Grads {
-        const auto [wa, wb] = weights(g.dtype());
-        return {n[0] ? sum_to(mul(g, wa), ad.shape()) : Tensor(), n[1] ? sum_to(mul(g, wb), bd.shape()) : Tensor()};
+      [ad, bd, grad_of](const Tensor& g, const Needs& n) -> Grads {
+        return {n[0] ? grad_of(g, true, ad.shape()) : Tensor(), n[1] ? grad_of(g, false, bd.shape()) : Tensor()};
       },
-      [ad, bd, weights](const Variable& g, const Needs& n) -> VGrads {
-        const auto [wa, wb] = weights(g.dtype());
-        return {n[0] ? sum_to(mul(g, Variable(wa)), ad.shape()) : Variable(),
-                n[1] ? sum_to(mul(g, Variable(wb)), bd.shape()) : Variable()};
+      [ad, bd, grad_of](const Variable& g, const Needs& n) -> VGrads {
+        return {n[0] ? grad_of(g, true, ad.shape()) : Variable(), n[1] ? grad_of(g, false, bd.shape()) : Variable()};
       });
 }
 }  // namespace

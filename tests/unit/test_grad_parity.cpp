@@ -84,6 +84,12 @@ TEST_CASE("relu, maximum, minimum, clamp, leaky_relu, abs: gradients at NaN as P
     require_same(av.grad(), {1, 1, 0.5, 1, is_max ? 1.0 : 0.0});
     require_same(bv.grad(), {1, 1, 0.5, 1, is_max ? 0.0 : 1.0});
   }
+  // torch: maximum([1, 3, 2], [2, 1, 2]) with cotangent [inf, nan, inf]: a.grad [0, nan, inf],
+  // b.grad [inf, 0, inf] (a loser gets 0, not 0·inf).
+  Variable av(d({1, 3, 2}), true), bv(d({2, 1, 2}), true);
+  sum(mul(maximum(av, bv), Variable(d({kInf, kNan, kInf})))).backward();
+  require_same(av.grad(), {0, kNan, kInf});
+  require_same(bv.grad(), {kInf, 0, kInf});
 }
 
 TEST_CASE("pow's special exponents and smooth_l1 at NaN as PyTorch", "[grad][parity]") {
