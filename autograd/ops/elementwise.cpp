@@ -195,8 +195,10 @@ Variable relu(const Variable& a) {
   return make_result(
       relu(ad), "ReluBackward", {&a}, [ad](const Tensor& g, const Needs&) -> Grads { return {relu_backward(g, ad)}; },
       [ad](const Variable& g, const Needs&) -> VGrads {
-        // The mask of relu_backward (it passes the gradient at NaN, as PyTorch), a constant.
-        return {mul(g, Variable(relu_backward(ones_like(g.data()), ad)))};
+        // relu_backward's rule as a select (a constant mask): the gradient passes unless x <= 0,
+        // so also at NaN, and is 0 elsewhere even where it is inf, as PyTorch's threshold_backward.
+        const Tensor pass = maximum(gt(ad, 0.0), ne(ad, ad));
+        return {where(pass, g, Variable(zeros({}, TensorOptions(g.dtype(), g.device()))))};
       });
 }
 
@@ -221,32 +223,24 @@ Variable tanh(const Variable& a) {
 }
 
 Variable clamp(const Variable& a, double lo, double hi) {
-  const Tensor ad = a.data();
-  return make_result(
-      clamp(ad, lo, hi), "ClampBackward", {&a},
-      [ad, lo, hi](const Tensor& g, const Needs&) -> Grads {
-        // Gradient passes where lo <= x <= hi, as in PyTorch.
-        const Tensor inside = mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()));
-        return {mul(g, inside)};
-      },
-      [ad, lo, hi](const Variable& g, const Needs&) -> VGrads {
-        return {mul(g, Variable(mul(ge(ad, lo).to(g.dtype()), le(ad, hi).to(g.dtype()))))};
-      });
+  return clamp(a, std::optional<double>(lo), std::optional<double>(hi));
 }
 
 Variable clamp(const Variable& a, std::optional<double> lo, std::optional<double> hi) {
   const Tensor ad = a.data();
-  // Gradient passes where lo <= x <= hi (a missing bound always passes); the mask is a constant.
-  auto inside = [ad, lo, hi](const Tensor& g) {
-    Tensor m = ones_like(g);
-    if (lo) m = mul(m, ge(ad, *lo).to(g.dtype()));
-    if (hi) m = mul(m, le(ad, *hi).to(g.dtype()));
-    return m;
+  // The gradient passes where lo <= x <= hi (a missing bound always passes) and is 0
+  // elsewhere, even where it is inf or NaN (PyTorch selects, it does not multiply by a
+  // mask); the mask is a constant.
+  Tensor inside;  // bool; false at a NaN x or bound
+  if (lo) inside = ge(ad, *lo);
+  if (hi) inside = inside.defined() ? mul(inside, le(ad, *hi)) : le(ad, *hi);
+  auto pass = [inside](const auto& g) {
+    using G = std::decay_t<decltype(g)>;
+    return inside.defined() ? where(inside, g, G(zeros({}, TensorOptions(g.dtype(), g.device())))) : g;
   };
   return make_result(
-      clamp(ad, lo, hi), "ClampBackward", {&a},
-      [inside](const Tensor& g, const Needs&) -> Grads { return {mul(g, inside(g))}; },
-      [inside](const Variable& g, const Needs&) -> VGrads { return {mul(g, Variable(inside(g.data())))}; });
+      clamp(ad, lo, hi), "ClampBackward", {&a}, [pass](const Tensor& g, const Needs&) -> Grads { return {pass(g)}; },
+      [pass](const Variable& g, const Needs&) -> VGrads { return {pass(g)}; });
 }
 
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {

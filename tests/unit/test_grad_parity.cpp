@@ -63,6 +63,10 @@ TEST_CASE("relu, maximum, minimum, clamp, leaky_relu, abs: gradients at NaN as P
     INFO("relu double backward");
     const Variable g = autograd::grad({sum(relu(xv))}, {xv}, {}, std::nullopt, true)[0];
     require_same(g.data(), {1, 0, 0, 1});
+    // ... as a select: an inf incoming gradient gives 0 where x <= 0, not 0·inf.
+    const Variable gi =
+        autograd::grad({relu(xv)}, {xv}, {Variable(d({kInf, kInf, kInf, kInf}).to(t))}, std::nullopt, true)[0];
+    require_same(gi.data(), {kInf, 0, 0, kInf});
     // leaky_relu(0.1): gradient [0.1, 0.1, 0.1, 1] (x > 0 ? 1 : slope, NaN is not > 0).
     const double k = t == DType::Float32 ? double(0.1f) : 0.1;
     require_same(grad_of([](const Variable& a) { return leaky_relu(a, 0.1); }, x), {k, k, k, 1});
@@ -73,6 +77,12 @@ TEST_CASE("relu, maximum, minimum, clamp, leaky_relu, abs: gradients at NaN as P
     require_same(grad_of([](const Variable& a) { return clamp(a, -1.0, 1.0); }, c), {0, 0, 1, 1, 1, 0});
     require_same(grad_of([](const Variable& a) { return clamp(a, 2.0, 1.0); }, c), {0, 0, 0, 0, 0, 0});
     require_same(clamp(Variable(c), 2.0, 1.0).data(), {kNan, 1, 1, 1, 1, 1});
+    // A NaN bound passes no gradient; outside the bounds an inf cotangent gives 0, not 0·inf
+    // (torch: clamp([-2, 0.5, 2], -1, 1) with cotangent inf: [0, inf, 0]; min=-1 only: [0, inf, inf]).
+    require_same(grad_of([](const Variable& a) { return clamp(a, kNan, 1.0); }, c), {0, 0, 0, 0, 0, 0});
+    const Tensor e = d({-2, 0.5, 2}).to(t), infs = d({kInf, kInf, kInf}).to(t);
+    require_same(grad_of([](const Variable& a) { return clamp(a, -1.0, 1.0); }, e, infs), {0, kInf, 0});
+    require_same(grad_of([](const Variable& a) { return clamp(a, -1.0, std::nullopt); }, e, infs), {0, kInf, kInf});
   }
   // maximum/minimum of [nan, 1, 2, nan, 1] and [1, nan, 2, nan, 0]: with a NaN neither
   // operand loses, so both get the whole gradient; ties split it.
