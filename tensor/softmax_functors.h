@@ -90,8 +90,10 @@ struct TargetDist {
 // with target probability q: −g·q, or through log_softmax g·(exp(lp) − q).
 template <typename T>
 DDL_HOST_DEVICE T loss_grad(double g, const T& lp, double q, bool through_log_softmax) {
-  // (+ 0.0: a class off the target gets +0, not -0, as in PyTorch's zero-filled gradient.)
-  return static_cast<T>(through_log_softmax ? g * (std::exp(lp) - q) : -g * q + 0.0);
+  // A class with q = 0 gets +0 w.r.t. log-probs, as PyTorch's zero-filled gradient (not -0,
+  // nor NaN for an infinite g).
+  if (through_log_softmax) return static_cast<T>(g * (std::exp(lp) - q));
+  return q == 0.0 ? T(0) : static_cast<T>(-g * q);
 }
 
 // The error both backends raise for a target outside [0, C) that is not ignore_index

@@ -287,6 +287,10 @@ TEST_CASE("nll_loss without weights differentiates twice", "[loss][grad][parity]
     const Variable h = autograd::grad({sum(g)}, {s})[0];
     require_same(h.data(), {2 * k / 3});
   }
+  // torch: an inf incoming gradient gives [[-inf, 0, 0], [0, 0, -inf]] (zero-filled, not 0·inf).
+  Variable lp(d({1, 2, 3, 1, 0, -1}, {2, 3}), true);
+  sum(mul(nll_loss(lp, from_vector<int64_t>({0, 2}), Reduction::None), Variable(d({kInf, kInf})))).backward();
+  require_same(lp.grad(), {-kInf, 0, 0, 0, 0, -kInf});
 }
 
 TEST_CASE("softmax and log_softmax of a 0-d input differentiate twice", "[softmax][grad][parity]") {
