@@ -3,6 +3,8 @@
 // gather, scatter(_add) and masked_fill (a where()). Indices are checked here,
 // once, so the kernels (tensor/cpu/indexing.cpp, tensor/cuda/gather_scatter.cu)
 // only walk memory; every operand must already be on self's device.
+#include <cmath>
+
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/indexing.h"
@@ -200,19 +202,39 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 }
 
 // where() already broadcasts and runs on every device.
+namespace {
+// value as a 0-d tensor of t's dtype. Into an integer tensor it must fit, as PyTorch's
+// checked conversion asks (NaN, inf or 1e30 cannot be converted; the fraction is dropped);
+// uint8 also takes -255..-1, wrapped as there.
+Tensor fill_value(double value, const Tensor& t, const char* op) {
+  const DType d = t.dtype();
+  if (is_floating(d) || d == DType::Bool) return scalar_tensor(value, TensorOptions(d, t.device()));
+  const double lo = d == DType::UInt8 ? -255.0 : d == DType::Int32 ? -2147483648.0 : -0x1p63;
+  const double hi = d == DType::UInt8 ? 255.0 : d == DType::Int32 ? 2147483647.0 : 0x1p63;
+  const bool fits = value >= lo && (d == DType::Int64 ? value < hi : value <= hi) &&
+                    (d != DType::UInt8 || value >= 0 || value == std::trunc(value));
+  DDL_CHECK(fits, op, ": value ", value, " cannot be converted to ", d, " without overflow");
+  return scalar_tensor(std::trunc(value), TensorOptions(DType::Int64, t.device())).to(d);  // int64 wraps into uint8
+}
+}  // namespace
+
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
   DDL_CHECK(t.defined() && mask.defined(), "masked_fill: undefined tensor");
   DDL_CHECK(mask.dtype() == DType::Bool, "masked_fill: expected a bool mask, got ", describe(mask));
   DDL_CHECK(mask.device() == t.device(), "masked_fill: mask ", describe(mask), " is on ", mask.device(), " but self ",
             describe(t), " is on ", t.device(), "; move it with .to()");
   broadcast_shapes(t.shape(), mask.shape(), "masked_fill");  // the checks where() would make, under this name
-  return where(mask, scalar_tensor(value, TensorOptions(t.dtype(), t.device())), t);
+  return where(mask, fill_value(value, t, "masked_fill"), t);
 }
 
 const Tensor& masked_fill_(const Tensor& t, const Tensor& mask, double value) {
   DDL_CHECK(t.defined() && mask.defined(), "masked_fill_: undefined tensor");
+  DDL_CHECK(mask.dtype() == DType::Bool, "masked_fill_: expected a bool mask, got ", describe(mask));
+  DDL_CHECK(mask.device() == t.device(), "masked_fill_: mask ", describe(mask), " is on ", mask.device(), " but self ",
+            describe(t), " is on ", t.device(), "; move it with .to()");
   DDL_CHECK(broadcast_shapes(t.shape(), mask.shape(), "masked_fill_") == t.shape(), "masked_fill_: mask ",
             describe(mask), " does not broadcast to self ", describe(t));
+  fill_value(value, t, "masked_fill_");  // refused under this name
   return t.copy_(masked_fill(t, mask, value));
 }
 

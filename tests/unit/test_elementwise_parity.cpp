@@ -179,6 +179,17 @@ TEST_CASE("where wants a bool condition; masked_fill errors name masked_fill", "
   // torch: masked_fill of an int tensor with 0.5 casts the value; a [1, 2] mask broadcasts the result.
   REQUIRE(v(masked_fill(ints({1, 2}, DType::Int64), bools({1, 0}), 0.5)) == std::vector<double>{0, 2});
   REQUIRE(masked_fill(a, bools({1, 0}, {1, 2}), 0.0).shape() == Shape({1, 2}));
+  // A value an integer tensor cannot hold is refused (torch: "value cannot be converted to type
+  // int64_t without overflow"); uint8 takes -1 as 255; bool takes anything nonzero as true.
+  const Tensor m = bools({1, 0});
+  REQUIRE_THROWS_WITH(masked_fill(ints({1, 2}, DType::Int64), m, kNan), Catch::Contains("masked_fill: value nan"));
+  REQUIRE_THROWS_WITH(masked_fill(ints({1, 2}, DType::Int32), m, 2147483648.0), Catch::Contains("without overflow"));
+  REQUIRE_THROWS_WITH(masked_fill_(ints({1, 2}, DType::UInt8), m, 300.0), Catch::StartsWith("masked_fill_: value 300"));
+  REQUIRE_THROWS_WITH(masked_fill_(ints({1, 2}, DType::UInt8), f({1, 0}, DType::Float32), 1.0),
+                      Catch::StartsWith("masked_fill_: expected a bool mask"));
+  REQUIRE(v(masked_fill(ints({1, 2}, DType::UInt8), m, -1.0)) == std::vector<double>{255, 2});
+  REQUIRE(v(masked_fill(ints({1, 2}, DType::Int64), m, -1.5)) == std::vector<double>{-1, 2});
+  REQUIRE(v(masked_fill(bools({0, 0}), m, kInf)) == std::vector<double>{1, 0});
 }
 
 TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
