@@ -244,6 +244,8 @@ Tensor pow(const Tensor& a, double e) {
   const DType t = scalar_result_type(a.dtype(), e);
   DDL_CHECK(is_floating(t) || e >= 0, "pow: integers to negative integer powers are not allowed (", describe(a),
             " to the power ", e, ")");
+  DDL_CHECK(is_floating(t) || e <= int_range(t).second, "pow: exponent ", e, " cannot be converted to ", t,
+            " without overflow");
   return unary(UnaryOp::PowScalar, a.dtype() == t ? a : a.to(t), "pow", e);
 }
 

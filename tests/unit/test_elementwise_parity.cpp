@@ -106,6 +106,11 @@ TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python sca
   REQUIRE(v(add(ints({1, 2}, DType::UInt8), 300.0)) == std::vector<double>{45, 46});
   REQUIRE(v(mul(ints({1, 2}, DType::UInt8), -1.0)) == std::vector<double>{255, 254});
   REQUIRE_THROWS_WITH(clamp(ints({1}, DType::UInt8), -1.0, 300.0), Catch::Contains("clamp: bound -1 cannot be"));
+  // Integer pow is exact and wraps (torch: int64 3 ** 39 = 4052555153018976267, uint8 3 ** 255 = 171);
+  // an exponent the dtype cannot hold is refused (torch: uint8 ** 300).
+  REQUIRE(to_vector<int64_t>(pow(ints({3}, DType::Int64), 39.0)) == std::vector<int64_t>{4052555153018976267});
+  REQUIRE(v(pow(ints({0, 1, 3}, DType::UInt8), 255.0)) == std::vector<double>{0, 1, 171});
+  REQUIRE_THROWS_WITH(pow(ints({3}, DType::UInt8), 300.0), Catch::Contains("pow: exponent 300 cannot be converted"));
   // int64 beyond 2^53 stays exact against an integral scalar.
   const int64_t big = (int64_t{1} << 62) + 1;
   REQUIRE(to_vector<int64_t>(add(ints({big}, DType::Int64), 2.0)) == std::vector<int64_t>{big + 2});
