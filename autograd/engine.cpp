@@ -183,13 +183,23 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
   }
 
   spans.enter(nullptr);
-  for (auto& cb : callbacks) cb();
+  // A callback may queue another (PyTorch's engine runs those too), and push_back may then
+  // reallocate `callbacks`: index, never iterate, and move each out before calling it.
+  size_t next = 0;
+  auto run_queued = [&] {
+    while (next < callbacks.size()) {
+      std::function<void()> cb = std::move(callbacks[next++]);
+      cb();
+    }
+  };
+  run_queued();
   std::vector<std::function<void()>> persistent;
   {
     std::lock_guard<std::mutex> lock(end_callbacks_mu);
     for (auto& [id, cb] : end_callbacks) persistent.push_back(cb);
   }
   for (auto& cb : persistent) cb();
+  run_queued();  // what the persistent callbacks queued
 }
 
 void queue_callback(std::function<void()> fn) {

@@ -1,5 +1,6 @@
 // The engine: accumulation, retain_graph, no_grad, detach, hooks, callbacks, order.
 #include <catch2/catch.hpp>
+#include <numeric>
 
 #include "ddl.h"
 #include "tests/common/gradcheck.h"
@@ -150,4 +151,26 @@ TEST_CASE("gradcheck itself catches a wrong backward", "[autograd][gradcheck]") 
   const std::string msg = test::gradcheck(wrong_square, {test::random_double({3}, 1)});
   REQUIRE_FALSE(msg.empty());
   REQUIRE(msg.find("analytic") != std::string::npos);
+}
+
+TEST_CASE("a callback queued by a callback runs too", "[autograd][hooks]") {
+  // PyTorch's engine runs callbacks queued while its final callbacks run. Queuing many
+  // from inside a running callback makes the list reallocate under it (a use-after-free
+  // when the engine iterated the vector; ASan reports it, and the later ones never ran).
+  Variable w = param({1, 2});
+  std::vector<int> ran;
+  w.register_post_accumulate_grad_hook([&](Variable&) {
+    autograd::queue_callback([&] {
+      ran.push_back(0);
+      for (int i = 1; i <= 40; ++i) autograd::queue_callback([&ran, i] { ran.push_back(i); });
+    });
+  });
+  int from_persistent = 0;
+  const int id = autograd::add_backward_end_callback([&] { autograd::queue_callback([&] { ++from_persistent; }); });
+  sum(w * w).backward();
+  autograd::remove_backward_end_callback(id);
+  std::vector<int> expected(41);
+  std::iota(expected.begin(), expected.end(), 0);
+  REQUIRE(ran == expected);
+  REQUIRE(from_persistent == 1);
 }
