@@ -1,5 +1,6 @@
 // The engine: accumulation, retain_graph, no_grad, detach, hooks, callbacks, order.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <numeric>
 
 #include "ddl.h"
@@ -173,4 +174,92 @@ TEST_CASE("a callback queued by a callback runs too", "[autograd][hooks]") {
   std::iota(expected.begin(), expected.end(), 0);
   REQUIRE(ran == expected);
   REQUIRE(from_persistent == 1);
+}
+
+TEST_CASE("independent branches run most recent first, as PyTorch", "[autograd][hooks]") {
+  // Three branches meet in two adds. Ready nodes run newest first (Note [Backward order]):
+  // the last branch written, nearest the loss, finishes first. PyTorch 1.13 fires the
+  // leaf hooks of the same graph in the order 3, 2, 1; oldest-first would give 1, 2, 3.
+  Variable w1 = param({1, 1}), w2 = param({1, 1}), w3 = param({1, 1});
+  std::vector<int> order;
+  w1.register_post_accumulate_grad_hook([&](Variable&) { order.push_back(1); });
+  w2.register_post_accumulate_grad_hook([&](Variable&) { order.push_back(2); });
+  w3.register_post_accumulate_grad_hook([&](Variable&) { order.push_back(3); });
+  // One statement per branch: C++ leaves the evaluation order of a + b's operands open.
+  Variable b1 = sum(w1 * 2.0);
+  Variable b2 = sum(w2 * 3.0);
+  Variable b3 = sum(w3 * 4.0);
+  Variable y = b1 + b2;
+  y = y + b3;
+  y.backward();
+  REQUIRE(order == std::vector<int>{3, 2, 1});
+
+  // A skip connection: w1 feeds the chain and the loss directly; its hook still waits for
+  // both paths (PyTorch: 3, 2, 1) and sees their sum.
+  order.clear();
+  w1.zero_grad();
+  Variable h1 = tanh(w1 * 2.0);
+  Variable h2 = tanh(h1 * w2);
+  Variable main_path = sum(h2 * w3);
+  Variable skip = sum(w1 * 3.0);
+  Variable z = main_path + skip;
+  z.backward();
+  REQUIRE(order == std::vector<int>{3, 2, 1});
+}
+
+TEST_CASE("several roots over a shared subexpression", "[autograd][hooks]") {
+  // h = tanh(x * w0) feeds two outputs; w0 must wait for both and get the sum.
+  // Values and order (2, 1, 0) from PyTorch 1.13: torch.autograd.backward([y1, y2]).
+  Variable w0 = param({0.5, 1.5}), w1 = param({0.5, 1.5}), w2 = param({0.5, 1.5});
+  std::vector<int> order;
+  int i = 0;
+  for (Variable* w : {&w0, &w1, &w2})
+    w->register_post_accumulate_grad_hook([&order, k = i++](Variable&) { order.push_back(k); });
+  Variable x(from_vector<double>({0.3, 0.7}));
+  Variable h = tanh(x * w0);
+  Variable y1 = sum(h * w1), y2 = sum(h * w2);
+  autograd::backward({y1, y2});
+  REQUIRE(order == std::vector<int>{2, 1, 0});
+  // d/dw0 = x (1 - h^2) (w1 + w2)
+  const std::vector<double> g = v(w0.grad());
+  for (int k = 0; k < 2; ++k) {
+    const double xk = k ? 0.7 : 0.3, wk = k ? 1.5 : 0.5, hk = std::tanh(xk * wk);
+    REQUIRE(g[k] == Approx(xk * (1 - hk * hk) * 2 * wk).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a diamond: a node runs only after all its consumers delivered", "[autograd]") {
+  // a = 2x feeds exp(a) and a * a: d/dx sum(exp(a) + a^2) = 2 exp(2x) + 8x. A node run
+  // before both contributions arrived would pass on only part of its gradient.
+  Variable x = param({0.3, 0.7});
+  Variable a = x * 2.0;
+  Variable y = sum(exp(a)) + sum(a * a);
+  y.backward();
+  const std::vector<double> g = v(x.grad());
+  REQUIRE(g[0] == Approx(2 * std::exp(0.6) + 8 * 0.3).epsilon(1e-12));
+  REQUIRE(g[1] == Approx(2 * std::exp(1.4) + 8 * 0.7).epsilon(1e-12));
+}
+
+TEST_CASE("leaves given one gradient tensor do not share its memory", "[autograd]") {
+  // add's backward hands the same gradient tensor to both inputs. Each .grad must be its
+  // own buffer: an in-place change to one, or the next accumulation, must leave the other.
+  Variable a = param({1, 2, 3}), b = param({1, 2, 3});
+  sum(a + b).backward();
+  REQUIRE_FALSE(a.grad().shares_storage(b.grad()));
+  a.grad().mul_(10.0);
+  REQUIRE(v(b.grad()) == std::vector<double>{1, 1, 1});
+  sum(a + b).backward();  // accumulates in place
+  REQUIRE(v(a.grad()) == std::vector<double>{11, 11, 11});
+  REQUIRE(v(b.grad()) == std::vector<double>{2, 2, 2});
+
+  // Roots that are leaves, seeded with one tensor the caller keeps.
+  Variable c = param({1, 2}), d = param({1, 2});
+  Tensor seed = from_vector<double>({5, 6});
+  autograd::backward({c, d}, {seed, seed});
+  c.grad().add_(1.0);
+  REQUIRE(v(d.grad()) == std::vector<double>{5, 6});
+  REQUIRE(v(seed) == std::vector<double>{5, 6});
+  autograd::backward({c, d}, {seed, seed});
+  REQUIRE(v(c.grad()) == std::vector<double>{11, 13});
+  REQUIRE(v(d.grad()) == std::vector<double>{10, 12});
 }
