@@ -35,6 +35,8 @@ std::vector<Variable> CustomFunction::apply(const std::vector<Variable>& inputs)
     NoGradGuard no_grad;
     out = forward(*ctx, in);
   }
+  // See Note [Saved tensor versions] in node.cpp: what forward saved must be unchanged at backward.
+  for (const Tensor& t : ctx->saved_) ctx->saved_versions_.push_back(t.version());
   DDL_CHECK(!out.empty(), "custom op '", name, "': forward returned no outputs");
   std::vector<Shape> out_shapes;
   std::vector<TensorOptions> out_options;
@@ -58,6 +60,10 @@ std::vector<Variable> CustomFunction::apply(const std::vector<Variable>& inputs)
       std::vector<Tensor> grad_outputs(out_shapes.size());
       for (size_t j = 0; j < out_shapes.size(); ++j)
         grad_outputs[j] = j == k ? g : zeros(out_shapes[j], out_options[j]);
+      for (size_t i = 0; i < ctx->saved_.size(); ++i)
+        if (ctx->saved_[i].version() != ctx->saved_versions_[i])
+          throw_modified_in_place(op + ", saved tensor " + std::to_string(i), ctx->saved_[i].version(),
+                                  ctx->saved_versions_[i]);
       ctx->needs_ = needs;
       return user_backward(*ctx, grad_outputs);
     };

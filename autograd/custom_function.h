@@ -20,6 +20,7 @@ namespace ddl::autograd {
 class FunctionCtx {
  public:
   // Tensors backward will need (inputs, outputs or intermediates); kept until the graph is freed.
+  // Backward throws if one was written in place after forward returned (as PyTorch's ctx).
   void save_for_backward(std::vector<Tensor> tensors) { saved_ = std::move(tensors); }
   const std::vector<Tensor>& saved_tensors() const { return saved_; }
   // Outputs that carry no gradient (indices, masks): returned as constants, never recorded.
@@ -32,6 +33,7 @@ class FunctionCtx {
  private:
   friend struct CustomFunction;
   std::vector<Tensor> saved_;
+  std::vector<uint64_t> saved_versions_;  // saved_[i].version() when forward returned
   std::vector<size_t> non_differentiable_;
   std::vector<bool> needs_;
 };

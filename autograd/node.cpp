@@ -23,6 +23,23 @@
 // a node casts each gradient it returns to the dtype its input had, so every backward
 // receives its output's dtype. Under create_graph the cast is a recorded Variable::to;
 // when the dtypes agree nothing is done, so all-float32 training is unchanged.
+//
+// Note [Saved tensor versions]: writing in place into a tensor that an op saved for
+// backward, between the forward and the backward, makes the backward compute with the
+// new values: a silently wrong gradient. As PyTorch does (docs, "Autograd mechanics:
+// In-place correctness checks"; c10's VariableVersion), every storage counts the in-place
+// writes into it (Storage::version, bumped by copy_, fill_, add_, index_put_, sgd_update_,
+// ...) and a node checks, before it runs, that what it saved is still at the version it
+// saw. ddl's ops save tensors by capturing them in their backward closure, so make_result
+// cannot list what was saved without every op saying so; instead it records each input's
+// and the output's storage version (a weak pointer and a number), and only when one has
+// changed does the node ask whether its closure holds that storage: it copies the closures
+// and sees whether the storage's reference count rises. So an input the op did not save
+// (add's) may change freely, as in PyTorch, and the common path costs one compare per
+// input. Not covered: a tensor saved that is neither an input nor the output (BatchNorm's
+// running statistics in eval mode), writes through raw_data() (PyTorch does not count
+// data_ptr() writes either) and collectives writing into a tensor. CustomFunction checks
+// the tensors its ctx saved itself (custom_function.cpp).
 #include "autograd/node.h"
 
 #include <atomic>
@@ -68,6 +85,62 @@ Node::Node(std::string name, std::vector<Edge> next, std::vector<Shape> input_sh
     site_ = capture_creation_site();
 }
 
+void Node::record_versions(const std::vector<const Variable*>& inputs, const Tensor& output) {
+  versions_.reserve(inputs.size() + 1);
+  for (const Variable* v : inputs) {
+    if (v->defined())
+      versions_.push_back({v->data().storage(), v->impl_ptr(), v->data().version()});
+    else
+      versions_.emplace_back();
+  }
+  if (output.defined()) versions_.push_back({output.storage(), {}, output.version()});
+}
+
+bool Node::closure_holds(const SavedVersion& saved, const std::shared_ptr<Storage>& storage,
+                         bool differentiable) const {
+  // A copy of a closure copies the Tensors and Variables it captured, so their reference
+  // counts rise by what it holds. See Note [Saved tensor versions].
+  const std::shared_ptr<VariableImpl> variable = saved.variable.lock();
+  const long storage_refs = storage.use_count(), variable_refs = variable.use_count();
+  bool holds = false;
+  if (differentiable && diff_fn_) {
+    const DiffBackwardFn copy = diff_fn_;
+    holds = storage.use_count() > storage_refs || variable.use_count() > variable_refs;
+  } else {
+    const BackwardFn copy = fn_;
+    holds = storage.use_count() > storage_refs;
+  }
+  return holds;
+}
+
+void Node::check_versions(bool differentiable) const {
+  const size_t n_inputs = next_.size();
+  for (size_t i = 0; i < versions_.size(); ++i) {
+    const std::shared_ptr<Storage> s = versions_[i].storage.lock();
+    if (!s || s->version() == versions_[i].version || !closure_holds(versions_[i], s, differentiable)) [[likely]]
+      continue;
+    std::string which;
+    if (i < n_inputs) {
+      which = "input " + std::to_string(i) + " of shape " + input_shapes_[i].str();
+      if (next_[i].leaf && !next_[i].leaf->name.empty()) which += " '" + next_[i].leaf->name + "'";
+    } else {
+      which = "output 0";
+    }
+    throw_modified_in_place(name_ + ", " + which, s->version(), versions_[i].version);
+  }
+}
+
+void throw_modified_in_place(const std::string& what, uint64_t version, uint64_t expected) {
+  ::ddl::detail::throw_error(
+      __FILE__, __LINE__,
+      ::ddl::detail::str_cat(
+          "one of the variables needed for gradient computation has been modified by an inplace "
+          "operation: [",
+          what, "] is at version ", version, "; expected version ", expected,
+          " instead. Hint: something wrote into it in place (copy_, add_, fill_, an optimizer step, ...) "
+          "after the op saved it and before backward; write into a clone() instead, or after backward"));
+}
+
 template <typename G>
 void Node::validate_gradients(std::vector<G>& grads, const std::vector<bool>& needs) const {
   if (user_defined_) {
@@ -102,6 +175,7 @@ std::vector<Tensor> Node::apply(const Tensor& grad_out, const std::vector<bool>&
   DDL_CHECK(!released_, name_,
             ": trying to backward through the graph a second time; its saved tensors were freed. "
             "Pass retain_graph=true to the first backward() if you need to");
+  check_versions(false);
   std::vector<Tensor> grads = fn_(grad_out, needs);
   validate_gradients(grads, needs);
   return grads;
@@ -111,6 +185,7 @@ std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const
   DDL_CHECK(!released_, name_,
             ": trying to backward through the graph a second time; its saved tensors were freed. "
             "Pass retain_graph=true to the first backward() if you need to");
+  check_versions(true);
   if (diff_fn_) {
     GradModeGuard grad_on(true);
     std::vector<Variable> grads = diff_fn_(grad_out, needs);
@@ -155,6 +230,7 @@ std::vector<Variable> Node::apply_differentiable(const Variable& grad_out, const
 void Node::release() {
   fn_ = nullptr;
   diff_fn_ = nullptr;
+  versions_.clear();
   released_ = true;
 }
 
@@ -177,10 +253,11 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
     dtypes.push_back(v->defined() ? v->dtype() : DType::Float32);
   }
   auto impl = std::make_shared<VariableImpl>();
-  impl->data = std::move(out);
-  impl->requires_grad = true;
   impl->grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(shapes), std::move(dtypes),
                                          std::move(backward), std::move(diff_backward));
+  impl->grad_fn->record_versions(inputs, out);  // See Note [Saved tensor versions]
+  impl->data = std::move(out);
+  impl->requires_grad = true;
   return Variable(std::move(impl));
 }
 

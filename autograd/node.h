@@ -2,7 +2,9 @@
 // maps the gradient of its output to gradients of its inputs, and one Edge per
 // input pointing where each input gradient goes (the producing Node, or the
 // leaf Variable that accumulates it). make_result is the public, stable way to
-// record an op, built-in or user-written (docs/autograd.md, "Custom functions").
+// record an op, built-in or user-written (docs/autograd.md, "Custom functions"). A node
+// refuses to run on inputs or an output changed in place since it was recorded
+// (Note [Saved tensor versions] in node.cpp).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,15 @@ struct Edge {
   std::shared_ptr<Node> node;          // set when the input came from another op
   std::shared_ptr<VariableImpl> leaf;  // set when the input is a leaf that requires grad
   bool valid() const { return node || leaf; }
+};
+
+// A tensor's storage and its in-place write count when an op recorded it, and for an input
+// its Variable (a differentiable backward may capture that instead of the data). Weak, so
+// that an input the op did not save is still freed as soon as nothing else needs it.
+struct SavedVersion {
+  std::weak_ptr<Storage> storage;
+  std::weak_ptr<VariableImpl> variable;
+  uint64_t version = 0;
 };
 
 // grad_out: gradient w.r.t. the node's output. needs[i]: whether input i wants a
@@ -63,10 +74,16 @@ class Node {
   // A user's op (custom_function.h): a wrong gradient shape is the user's error, named so.
   void set_user_defined() { user_defined_ = true; }
   bool user_defined() const { return user_defined_; }
+  // Records the version of each input's and of the output's storage (make_result does);
+  // apply() then throws if its closure holds one of them and it was written in place since.
+  void record_versions(const std::vector<const Variable*>& inputs, const Tensor& output);
 
  private:
   template <typename G>
   void validate_gradients(std::vector<G>& grads, const std::vector<bool>& needs) const;
+  // differentiable: the closure about to run is diff_fn_ (create_graph), else fn_.
+  void check_versions(bool differentiable) const;
+  bool closure_holds(const SavedVersion& saved, const std::shared_ptr<Storage>& storage, bool differentiable) const;
 
   std::string name_;
   std::vector<Edge> next_;
@@ -77,6 +94,7 @@ class Node {
   uint64_t seq_;
   const ScopeLabel* scope_;
   std::shared_ptr<const CreationSite> site_;
+  std::vector<SavedVersion> versions_;  // inputs in order, then the output
   bool released_ = false;
   bool user_defined_ = false;
 };
@@ -92,5 +110,9 @@ Variable make_result(Tensor out, const char* name, const std::vector<const Varia
 // Gives `result`'s node (just made by make_result) its differentiable backward, for ops
 // whose make_result call sits in a shared helper. A constant result is returned unchanged.
 Variable with_double_backward(Variable result, DiffBackwardFn diff_backward);
+
+// Throws PyTorch's error for a saved tensor written in place since it was saved; `what`
+// names the op and the tensor ("MulBackward, input 1 of shape [3]").
+[[noreturn]] void throw_modified_in_place(const std::string& what, uint64_t version, uint64_t expected);
 
 }  // namespace ddl::autograd

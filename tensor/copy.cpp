@@ -21,6 +21,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 
 const Tensor& Tensor::fill_(double value) const {
   DDL_CHECK(defined(), "fill_: tensor is undefined");
+  bump_version();  // every in-place write counts: see Storage::version
   if (numel() > 0) kernels::fill_kernel(device())(*this, value);
   return *this;
 }

@@ -104,6 +104,7 @@ void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other_in, dou
   const bool same_view =
       other_in.raw_data() == self.raw_data() && other_in.shape() == shape && other_in.strides() == self.strides();
   const Tensor other = !same_view && memory_overlaps(self, other_in) ? other_in.clone() : other_in;
+  self.bump_version();                              // every in-place write counts: see Storage::version
   if (casts_to_float(self.dtype(), self, other)) {  // See Note [Half compute]
     self.copy_(binary(op, self, other, alpha));
     return;
@@ -358,6 +359,7 @@ const Tensor& Tensor::add_(double value) const {
   DDL_CHECK(defined(), "add_: undefined tensor");
   check_can_cast(scalar_result_type(dtype(), value), dtype(), "add");
   if (!is_floating(dtype())) return add_(int_scalar(value, dtype(), device()));
+  bump_version();  // every in-place write counts: see Storage::version
   if (casts_to_float(dtype(), *this, *this))
     return copy_(unary(UnaryOp::AddScalar, *this, "add_", value));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::AddScalar, *this, *this, value, 0);
@@ -367,6 +369,7 @@ const Tensor& Tensor::mul_(double value) const {
   DDL_CHECK(defined(), "mul_: undefined tensor");
   check_can_cast(scalar_result_type(dtype(), value), dtype(), "mul");
   if (!is_floating(dtype())) return mul_(int_scalar(value, dtype(), device()));
+  bump_version();  // every in-place write counts: see Storage::version
   if (casts_to_float(dtype(), *this, *this))
     return copy_(unary(UnaryOp::MulScalar, *this, "mul_", value));  // Note [Half compute]
   kernels::unary_kernel(device())(UnaryOp::MulScalar, *this, *this, value, 0);

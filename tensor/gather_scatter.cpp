@@ -95,6 +95,7 @@ const Tensor& scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& in
   const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
   check_gather_scatter(self, d, index, &src, "scatter_add_", check_range);
   detail::require_no_internal_overlap(self, "scatter_add_");
+  self.bump_version();  // every in-place write counts: see Storage::version
   if (self.dim() == 0) return self.add_(src.to(self.dtype()));
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
   return self;
@@ -169,6 +170,7 @@ const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, con
   const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
   check_gather_scatter(self, d, index, &src, "scatter_");
   detail::require_no_internal_overlap(self, "scatter_");
+  self.bump_version();  // every in-place write counts: see Storage::version
   if (self.dim() == 0) return self.copy_(src);
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
   return self;

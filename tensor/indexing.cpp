@@ -248,6 +248,7 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
   detail::require_same_device(t, values, "values", "index_put_");
   // Parallel writes (CUDA) to one element through an expanded view would race.
   detail::require_no_internal_overlap(t, "index_put_");
+  t.bump_version();  // every in-place write counts: see Storage::version
   const Tensor rest = rest_view(r);
   const Tensor offsets = element_offsets(r, "index_put_");
   const int64_t nb = r.bshape.size(), pos = result_position(r);

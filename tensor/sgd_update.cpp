@@ -57,6 +57,8 @@ void sgd_update_(const Tensor& w, const Tensor& grad, Tensor& momentum_buffer, c
     DDL_CHECK(momentum_buffer.device() == w.device(), op, ": the momentum buffer is on ", momentum_buffer.device(),
               " but the parameter is on ", w.device());
   }
+  w.bump_version();  // every in-place write counts (the buffer's too): see Storage::version
+  momentum_buffer.bump_version();
   if (fusable(w, grad, momentum_buffer))
     kernels::sgd_update_kernel(w.device())(w, grad, momentum_buffer, o);
   else

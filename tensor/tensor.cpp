@@ -351,6 +351,7 @@ bool Tensor::is_pinned() const {
 const Tensor& Tensor::copy_(const Tensor& src) const {
   DDL_CHECK(defined() && src.defined(), "copy_: undefined tensor");
   broadcast_shapes(shape_, src.shape(), "copy_");
+  bump_version();  // every in-place write counts: see Storage::version
   copy_into(*this, src.dim() > dim() ? src : src.expand(shape_));
   return *this;
 }

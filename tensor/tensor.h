@@ -46,6 +46,13 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   // True when both views read the same storage block.
   bool shares_storage(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
+  // In-place writes into this tensor's storage so far (any view's), as PyTorch's _version;
+  // 0 for an undefined tensor. Every in-place op calls bump_version() before it writes;
+  // code writing through raw_data() into a tensor others may hold should too.
+  uint64_t version() const { return storage_ ? storage_->version() : 0; }
+  void bump_version() const {
+    if (storage_) storage_->bump_version();
+  }
 
   // Pointer to the first element of the view. data<T>() checks that T matches dtype().
   void* raw_data() const;
