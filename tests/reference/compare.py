@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+# The reference sweep's comparator (docs/reference_sweep.md): runs reference_runner, rebuilds each case's
+# inputs in PyTorch 1.13, evaluates the row's expression, and compares outputs, gradients and double-backward
+# gradients with ddl's, and refusals with refusals. Fails on any disagreement or crash that KNOWN does not
+# name, and on any public op without a row (coverage.py). Exits 77 when /usr/bin/python3 has no torch.
+import argparse
+import base64
+import collections
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+try:
+    import torch
+except ImportError:
+    print("reference_sweep: no torch in this python; skipped")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import coverage  # noqa: E402
+
+# Deliberate differences: (op, sample tag) -> the section of docs/reference_sweep.md that explains it.
+KNOWN = {}
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+          "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "uint8": torch.uint8,
+          "bool": torch.bool}
+NAMES = {v: k for k, v in DTYPES.items()}
+# (rtol, atol relative to the reference's largest finite magnitude, at least 1) per dtype, as in
+# torch.testing.assert_close but with atol scaled, so a sum that cancels is judged at its inputs' scale.
+TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-5, 1e-5), torch.float16: (1e-3, 1e-3),
+       torch.bfloat16: (1.6e-2, 1e-2)}
+GRAD_SLACK = 10.0  # gradients chain several roundings
+HALF_REFUSAL = re.compile(r"not implemented for '(Half|BFloat16)'")
+
+
+def decode(e):
+    if e is None:
+        return None
+    dt = DTYPES[e["dtype"]]
+    raw = base64.b64decode(e["data"])
+    t = torch.frombuffer(bytearray(raw), dtype=dt).clone() if raw else torch.empty(0, dtype=dt)
+    return t.reshape(e["shape"])
+
+
+def with_layout(t, e):
+    lay = e.get("layout", "contiguous")
+    if lay == "transposed":
+        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if lay == "stepped":
+        buf = torch.zeros(list(t.shape[:-1]) + [2 * t.shape[-1]], dtype=t.dtype)
+        buf[..., ::2] = t
+        return buf[..., ::2]
+    if lay == "expanded":
+        d = e["expand_dim"]
+        return t.select(d, 0).unsqueeze(d).expand(t.shape)
+    return t
+
+
+def as_list(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (bool, int, float)):
+        return [torch.tensor(out)]
+    if isinstance(out, (tuple, list)):
+        flat = []
+        for o in out:
+            flat.extend(as_list(o) if not isinstance(o, torch.Tensor) else [o])
+        return flat
+    if out is None:
+        return [None]
+    raise TypeError(f"unexpected output type {type(out)}")
+
+
+def IDX(spec, tensors):
+    """The index tuple of an args "spec" (rows_index.cpp), over the case's inputs."""
+    out = []
+    for e in spec:
+        if e == "none":
+            out.append(None)
+        elif e == "ellipsis":
+            out.append(Ellipsis)
+        elif "int" in e:
+            out.append(e["int"])
+        elif "slice" in e:
+            out.append(slice(*e["slice"]))
+        else:
+            out.append(tensors[e["tensor"]])
+    return tuple(out)
+
+
+def PUT(x, idx, values, accumulate):
+    """ddl's index_put: x[idx] = values on a copy (accumulate: index_put_ with the index tensors)."""
+    y = x.clone()
+    if accumulate:
+        return y.index_put_(idx, values, True)
+    y[idx] = values
+    return y
+
+
+GLOBALS = {"torch": torch, "F": torch.nn.functional, "math": math, "IDX": IDX, "PUT": PUT}
+
+
+class Ref:
+    """PyTorch's forward, gradients and double-backward gradients for one case."""
+
+    def __init__(self, rec, inputs):
+        self.rec, self.upcast, self.half = rec, False, None
+        self.fn = eval(rec["torch"], dict(GLOBALS))
+        self.base = inputs
+        try:
+            self._forward(inputs)
+        except Exception as e:  # noqa: BLE001
+            halves = {x.dtype for x in inputs if x is not None and x.dtype in (torch.float16, torch.bfloat16)}
+            if not HALF_REFUSAL.search(str(e)) or len(halves) != 1:
+                raise
+            # PyTorch 1.13's CPU kernels lack many 16-bit types: the reference is then float32 rounded once.
+            self.upcast, self.half = True, halves.pop()
+            self._forward([x.float() if x is not None and x.dtype == self.half else x for x in inputs])
+
+    def _forward(self, inputs):
+        diff = self.rec.get("diff", [])
+        self.xs = []
+        for i, x in enumerate(inputs):
+            if x is not None and i < len(diff) and diff[i] and x.is_floating_point():
+                x = x.detach().clone().requires_grad_(True) if x.is_contiguous() else self._leaf_view(x)
+            self.xs.append(x)
+        self.outs = as_list(self.fn(*self.xs, **self.rec["args"]))
+
+    @staticmethod
+    def _leaf_view(x):
+        # a leaf with x's strides, so layout-dependent kernels see the same layout
+        if 0 in x.stride():
+            return x.detach().clone().requires_grad_(True)
+        leaf = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype)
+        leaf.copy_(x)
+        return leaf.requires_grad_(True)
+
+    def down(self, t):
+        if t is None or not self.upcast or t.dtype != torch.float32:
+            return t
+        return t.to(self.half)
+
+    def outputs(self):
+        return [self.down(o.detach()) if isinstance(o, torch.Tensor) else o for o in self.outs]
+
+    def grads(self, cots, diff_idx, create_graph):
+        pairs = [(self.outs[i], c) for i, c in enumerate(cots) if c is not None]
+        xs = [self.xs[i] for i in diff_idx]
+        ys = [o for o, _ in pairs]
+        cs = [c.to(o.dtype) for o, c in pairs]
+        g = torch.autograd.grad(ys, xs, cs, allow_unused=True, create_graph=create_graph, retain_graph=True)
+        return list(g)
+
+    def double(self, grads, vs, diff_idx):
+        xs = [self.xs[i] for i in diff_idx]
+        terms = [(g * v.to(g.dtype)).sum() for g, v in zip(grads, vs)
+                 if g is not None and v is not None and g.requires_grad]
+        if not terms:
+            return [None] * len(xs)
+        return list(torch.autograd.grad(sum(terms), xs, allow_unused=True))
+
+
+def compare_tensor(d, t, signed_zero, slack=1.0, like=None):
+    """'' when ddl's tensor d matches the reference t, else what differs. None stands for zeros (gradients)."""
+    if d is None and t is None:
+        return ""
+    if d is None:
+        d = torch.zeros_like(t)
+    if t is None:
+        t = torch.zeros_like(d)
+    t = t.detach()
+    if d.dtype != t.dtype:
+        return f"dtype {NAMES.get(d.dtype)} vs torch {NAMES.get(t.dtype)}"
+    if list(d.shape) != list(t.shape):
+        return f"shape {list(d.shape)} vs torch {list(t.shape)}"
+    if not d.is_floating_point():
+        if torch.equal(d, t):
+            return ""
+        bad = (d != t).nonzero()[0].tolist()
+        return f"values differ at {bad}: {d[tuple(bad)].item()} vs torch {t[tuple(bad)].item()}"
+    a, b = d.double(), t.double()
+    nan_a, nan_b = a.isnan(), b.isnan()
+    if not torch.equal(nan_a, nan_b):
+        i = (nan_a != nan_b).nonzero()[0].tolist()
+        return f"NaN pattern differs at {i}: {a[tuple(i)].item()} vs torch {b[tuple(i)].item()}"
+    inf_a, inf_b = a.isinf(), b.isinf()
+    if not torch.equal(inf_a, inf_b) or not torch.equal(a[inf_a], b[inf_b]):
+        i = ((inf_a != inf_b) | (inf_a & (a != b))).nonzero()[0].tolist()
+        return f"inf differs at {i}: {a[tuple(i)].item()} vs torch {b[tuple(i)].item()}"
+    fin = ~(nan_b | inf_b)
+    if fin.any():
+        rtol, atol = TOL[t.dtype]
+        rtol, atol = rtol * slack, atol * slack
+        scale = max(1.0, b[fin].abs().max().item())
+        err = (a - b).abs()
+        bad = fin & (err > atol * scale + rtol * b.abs())
+        if bad.any():
+            i = bad.nonzero()[0].tolist()
+            worst = (err[fin] / (b[fin].abs() + 1e-300)).max().item()
+            return (f"values differ at {i}: {a[tuple(i)].item()!r} vs torch {b[tuple(i)].item()!r} "
+                    f"({int(bad.sum())} of {b.numel()} elements, worst relative error {worst:.2g})")
+    if signed_zero:
+        z = (b == 0) & fin
+        if not torch.equal(torch.signbit(a[z]), torch.signbit(b[z])):
+            i = (z & (torch.signbit(a) != torch.signbit(b))).nonzero()[0].tolist()
+            return f"sign of zero differs at {i}: {a[tuple(i)].item()} vs torch {b[tuple(i)].item()}"
+    return ""
+
+
+def names_op(msg, rec):
+    for n in [rec["op"]] + rec["meta"].get("aliases", []):
+        if re.search(r"(^|[^\w])" + re.escape(n) + r"([^\w]|$)", msg):
+            return True
+    return False
+
+
+def check_case(rec):
+    """The disagreements of one case, as (stage, kind, detail)."""
+    found = []
+    meta = rec["meta"]
+    for st, s in rec.items():
+        if isinstance(s, dict) and "crash" in s:
+            found.append((st, "crash " + s["crash"], f"ddl crashed in {st}: {s['crash']}"))
+    if "inputs" not in rec:
+        return found or [("setup", "no inputs", "the runner recorded no inputs")]
+    inputs = [with_layout(decode(e), e) for e in rec["inputs"]["inputs"]]
+    try:
+        ref = Ref(rec, inputs)
+        ref_err = None
+    except Exception as e:  # noqa: BLE001
+        ref, ref_err = None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    for st in ("var_forward", "ten_forward"):
+        s = rec.get(st)
+        if s is None or "crash" in s:
+            continue
+        if "error" in s:
+            if ref_err is None:
+                found.append((st, "ddl raised, torch did not", s["error"]))
+            elif not names_op(s["error"], rec):
+                found.append((st, "message does not name the op", s["error"]))
+            continue
+        if ref_err is not None:
+            found.append((st, "torch raised, ddl did not", ref_err))
+            continue
+        outs = [decode(e) for e in s["outputs"]]
+        refs = ref.outputs()
+        if len(outs) != len(refs):
+            found.append((st, "number of outputs", f"{len(outs)} vs torch {len(refs)}"))
+            continue
+        for i, (d, t) in enumerate(zip(outs, refs)):
+            if meta.get("values") is False:
+                d_meta = (d.dtype, list(d.shape)) if d is not None else None
+                t_meta = (t.dtype, list(t.shape)) if t is not None else None
+                if d_meta != t_meta:
+                    found.append((st, "output dtype/shape", f"output {i}: {d_meta} vs torch {t_meta}"))
+                continue
+            why = compare_tensor(d, t, meta.get("signed_zero", False), 1.0 if not ref.upcast else 2.0)
+            if why:
+                kind = "output " + why.split(" ")[0] if why.split(" ")[0] in ("dtype", "shape") else "output values"
+                found.append((st, kind, f"output {i}: {why}"))
+        if "check" in meta and st == "var_forward" or ("check" in meta and "var_forward" not in rec):
+            ok = eval(meta["check"], {"torch": torch, "math": math})(outs, *inputs, **rec["args"])
+            if not ok:
+                found.append((st, "property check failed", meta["check"]))
+    g = rec.get("var_grad")
+    if g is None or "crash" in g or ref is None or meta.get("values") is False:
+        return found
+    if found and any(f[0] == "var_forward" for f in found):
+        return found
+    if "error" in g:
+        found.append(("var_grad", "ddl backward raised", g["error"]))
+        return found
+    cots = [decode(c) for c in g["cotangents"]]
+    diff_idx = g["diff"]
+    for i, o in enumerate(ref.outs):
+        ddl_diff = i < len(cots) and cots[i] is not None
+        torch_diff = isinstance(o, torch.Tensor) and o.requires_grad
+        if ddl_diff != torch_diff:
+            found.append(("var_grad", "differentiability", f"output {i}: ddl {ddl_diff}, torch {torch_diff}"))
+            return found
+    if "grads" not in g:
+        return found
+    try:
+        tg = ref.grads(cots, diff_idx, rec["double_backward"])
+    except Exception as e:  # noqa: BLE001
+        found.append(("var_grad", "torch backward raised, ddl did not", str(e).splitlines()[0]))
+        return found
+    dg = [decode(x) for x in g["grads"]]
+    for k, (d, t) in enumerate(zip(dg, tg)):
+        why = compare_tensor(d, ref.down(t) if t is not None else None, False, GRAD_SLACK)
+        if why:
+            found.append(("var_grad", "grad " + ("values" if "values" in why or "NaN" in why or "inf" in why
+                                                 else why.split(" ")[0]), f"grad of input {diff_idx[k]}: {why}"))
+    dd = rec.get("var_double")
+    if dd is None or "crash" in dd:
+        return found
+    if "error" in dd:
+        found.append(("var_double", "ddl double backward raised", dd["error"]))
+        return found
+    vs = [decode(x) for x in dd["v"]]
+    try:
+        tgg = ref.double(tg, vs, diff_idx)
+    except Exception as e:  # noqa: BLE001
+        found.append(("var_double", "torch double backward raised", str(e).splitlines()[0]))
+        return found
+    dgg = [decode(x) for x in dd.get("grads2", [None] * len(tgg))]
+    for k, (d, t) in enumerate(zip(dgg, tgg)):
+        why = compare_tensor(d, ref.down(t) if t is not None else None, False, GRAD_SLACK * 10)
+        if why:
+            found.append(("var_double", "double-backward values", f"grad2 of input {diff_idx[k]}: {why}"))
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runner", help="the reference_runner executable")
+    ap.add_argument("--jsonl", help="compare an existing runner output instead of running the runner")
+    ap.add_argument("--out", default="sweep.jsonl", help="where the runner writes its cases")
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    ap.add_argument("--op", action="append", default=[], help="only this op (repeatable); skips coverage")
+    ap.add_argument("--list", action="store_true", help="print every disagreement in full")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    t0 = time.time()
+    path = a.jsonl
+    if path is None:
+        path = a.out
+        cmd = [a.runner, path] + sum((["--op", o] for o in a.op), [])
+        subprocess.run(cmd, check=True)
+    t_run = time.time() - t0
+    recs = [json.loads(line) for line in open(path)]
+    if a.op:
+        recs = [r for r in recs if r["op"] in a.op]
+    problems, known_hits, comparisons = [], 0, 0
+    for rec in recs:
+        try:
+            found = check_case(rec)
+        except Exception as e:  # noqa: BLE001
+            found = [("compare", "comparator error", f"{type(e).__name__}: {e}")]
+        comparisons += sum(1 for k in ("var_forward", "var_grad", "var_double", "ten_forward") if k in rec)
+        for st, kind, detail in found:
+            if (rec["op"], rec["tag"]) in KNOWN:
+                known_hits += 1
+                continue
+            problems.append((rec["op"], rec["tag"], st, kind, detail))
+    ops = sorted({r["op"] for r in recs})
+    missing = []
+    if not a.op:
+        have = set(ops)
+        for rec in recs:
+            have.update(rec["meta"].get("covers", []))
+        missing = sorted(n for n in coverage.public_ops(a.root) if n not in have and n not in coverage.NOT_OPS)
+    print(f"reference_sweep: {len(ops)} ops, {len(recs)} cases, {comparisons} comparisons "
+          f"(runner {t_run:.0f} s, total {time.time() - t0:.0f} s)")
+    if missing:
+        print(f"MISSING ROWS ({len(missing)}): public ops with no row and not in coverage.NOT_OPS: "
+              + ", ".join(missing))
+    groups = collections.OrderedDict()
+    for p in problems:
+        groups.setdefault((p[0], p[3]), []).append(p)
+    if a.list:
+        for op, tag, st, kind, detail in problems:
+            print(f"  {op} [{tag}] {st}: {kind}: {detail}")
+    else:
+        for (op, kind), ps in groups.items():
+            tags = ", ".join(sorted({p[1] for p in ps})[:4]) + (", ..." if len({p[1] for p in ps}) > 4 else "")
+            print(f"  {op}: {kind} x{len(ps)} [{tags}] e.g. {ps[0][4][:160]}")
+    bad_ops = sorted({p[0] for p in problems})
+    print(f"reference_sweep: {len(problems)} disagreements in {len(bad_ops)} ops ({len(groups)} groups), "
+          f"{known_hits} known differences" + ("" if a.list else "; --list prints them all"))
+    return 1 if problems or missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

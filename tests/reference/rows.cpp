@@ -1,0 +1,16 @@
+// The whole table: every family's rows, in a fixed order (the runner numbers cases in this order).
+#include "sweep.h"
+
+namespace ddl::sweep {
+
+std::vector<Row> all_rows() {
+  std::vector<Row> rows;
+  add_elementwise_rows(rows);
+  add_compare_rows(rows);
+  add_reduce_rows(rows);
+  add_shape_rows(rows);
+  add_index_rows(rows);
+  return rows;
+}
+
+}  // namespace ddl::sweep
