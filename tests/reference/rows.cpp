@@ -10,6 +10,11 @@ std::vector<Row> all_rows() {
   add_reduce_rows(rows);
   add_shape_rows(rows);
   add_index_rows(rows);
+  add_factory_rows(rows);
+  add_nn_rows(rows);
+  add_conv_rows(rows);
+  add_loss_rows(rows);
+  add_backward_rows(rows);
   return rows;
 }
 

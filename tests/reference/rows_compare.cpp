@@ -16,8 +16,9 @@ namespace {
 #define DDL_SWEEP_CMP(op) \
   [](const auto& in, const json& a) { return a.contains("scalar") ? op(in[0], f64(a, "scalar")) : op(in[0], in[1]); }
 
+// Python's infix operator, so a scalar on the left takes the reflected path as in C++.
 const char* kOperatorTorch =
-    "lambda x, y=None, scalar=None, left=False: (OP(scalar, x) if left else OP(x, scalar)) if y is None else OP(x, y)";
+    "lambda x, y=None, scalar=None, left=False: (scalar OP x if left else x OP scalar) if y is None else x OP y";
 
 std::string torch_operator(const std::string& py) {
   std::string s = kOperatorTorch;
@@ -75,9 +76,9 @@ void add_compare_rows(std::vector<Row>& rows) {
   }
   const std::vector<bool> d2 = {true, true};
   // Arithmetic operators: Tensor and Variable; unary minus when there is one input and no scalar.
-  rows.push_back(both("operator+", torch_operator("torch.add"), DDL_SWEEP_OPERATOR(+), d2, operator_samples(true), true,
+  rows.push_back(both("operator+", torch_operator("+"), DDL_SWEEP_OPERATOR(+), d2, operator_samples(true), true,
                       {{"aliases", {"add"}}}));
-  rows.push_back(both("operator*", torch_operator("torch.mul"), DDL_SWEEP_OPERATOR(*), d2, operator_samples(true), true,
+  rows.push_back(both("operator*", torch_operator("*"), DDL_SWEEP_OPERATOR(*), d2, operator_samples(true), true,
                       {{"aliases", {"mul"}}}));
   {
     std::vector<Sample> s = operator_samples(true);
@@ -96,13 +97,13 @@ void add_compare_rows(std::vector<Row>& rows) {
              },
              d2, s, true, {{"aliases", {"sub", "neg", "rsub"}}, {"signed_zero", true}}));
   }
-  rows.push_back(both("operator/", torch_operator("torch.div"), DDL_SWEEP_OPERATOR_RIGHT(/), d2,
-                      operator_samples(false), true, {{"aliases", {"div", "mul"}}}));
+  rows.push_back(both("operator/", torch_operator("/"), DDL_SWEEP_OPERATOR_RIGHT(/), d2, operator_samples(false), true,
+                      {{"aliases", {"div", "mul"}}}));
   // Comparison operators exist for Variables only.
   const std::vector<std::pair<std::string, std::string>> cmp = {{"==", "eq"}, {"!=", "ne"}, {"<", "lt"},
                                                                 {"<=", "le"}, {">", "gt"},  {">=", "ge"}};
   for (const auto& [sym, fn] : cmp) {
-    const std::string torch = torch_operator("torch." + fn);
+    const std::string torch = torch_operator(sym);
     const json m = {{"aliases", {fn}}};
     const std::string name = "operator" + sym;
     if (sym == "==")

@@ -15,7 +15,10 @@ std::vector<Sample> var_samples() {
   add_all(v, reduce_samples(kAllDTypes), {{"correction", 1}});
   std::vector<Sample> c0;
   for (const Sample& s : reduce_samples(kFloatDTypes, false))
-    if (s.tag.find("f64") != std::string::npos || s.tag.find("large") != std::string::npos) c0.push_back(s);
+    // not the empty ones: PyTorch 1.13's var backward fails on them ("invalid gradient ... got []")
+    if ((s.tag.find("f64") != std::string::npos || s.tag.find("large") != std::string::npos) &&
+        s.tag.find("empty") == std::string::npos)
+      c0.push_back(s);
   add_all(v, c0, {{"correction", 0}});
   v.push_back({"single element correction 1",
                {make(DType::Float64, {1}, 1)},
@@ -175,12 +178,12 @@ std::vector<Sample> einsum_samples() {
 
 void add_reduce_rows(std::vector<Row>& rows) {
   const std::vector<bool> d1 = {true};
-  rows.push_back(both("sum", "lambda x, dim, keepdim: torch.sum(x, dim, keepdim=keepdim)", DDL_SWEEP_REDUCE(sum), d1,
-                      reduce_samples(), true));
-  rows.push_back(both("mean", "lambda x, dim, keepdim: torch.mean(x, dim, keepdim=keepdim)", DDL_SWEEP_REDUCE(mean), d1,
-                      reduce_samples(), true));
+  rows.push_back(both("sum", "lambda x, dim, keepdim: torch.sum(x, dim or None, keepdim=keepdim)",
+                      DDL_SWEEP_REDUCE(sum), d1, reduce_samples(), true));
+  rows.push_back(both("mean", "lambda x, dim, keepdim: torch.mean(x, dim or None, keepdim=keepdim)",
+                      DDL_SWEEP_REDUCE(mean), d1, reduce_samples(), true));
   rows.push_back(both(
-      "var", "lambda x, dim, keepdim, correction: torch.var(x, dim, correction=correction, keepdim=keepdim)",
+      "var", "lambda x, dim, keepdim, correction: torch.var(x, dim or None, correction=correction, keepdim=keepdim)",
       [](const auto& in, const json& a) {
         return var(in[0], ints(a, "dim"), i64(a, "correction"), flag(a, "keepdim"));
       },
@@ -222,16 +225,15 @@ void add_reduce_rows(std::vector<Row>& rows) {
       "argsort", "lambda x, dim, descending, stable: torch.sort(x, dim=dim, descending=descending, stable=True)[1]",
       [](const auto& in, const json& a) { return argsort(in[0], i64(a, "dim"), flag(a, "descending"), true); }, {},
       sort_samples(false, false)));
-  rows.push_back(both(
-      "topk", "lambda x, k, dim, largest, sorted: torch.topk(x, k, dim, largest, sorted)",
-      [](const auto& in, const json& a) {
-        return topk(in[0], i64(a, "k"), i64(a, "dim"), flag(a, "largest"), flag(a, "sorted"));
-      },
-      d1, sort_samples(true, false)));
+  rows.push_back(both("topk", "lambda x, k, dim, largest, sorted: torch.topk(x, k, dim, largest, sorted)",
+                      [](const auto& in, const json& a) {
+                        return topk(in[0], i64(a, "k"), i64(a, "dim"), flag(a, "largest"), flag(a, "sorted"));
+                      },
+                      d1, sort_samples(true, false), false, {{"tie_indices", 1}}));
   rows.push_back(both(
       "kthvalue", "lambda x, k, dim, keepdim: torch.kthvalue(x, k, dim, keepdim)",
       [](const auto& in, const json& a) { return kthvalue(in[0], i64(a, "k"), i64(a, "dim"), flag(a, "keepdim")); }, d1,
-      sort_samples(true, true)));
+      sort_samples(true, true), false, {{"tie_indices", 1}}));
   rows.push_back(both(
       "matmul", "lambda x, y: torch.matmul(x, y)", [](const auto& in, const json&) { return matmul(in[0], in[1]); },
       {true, true}, matmul_samples(), true));

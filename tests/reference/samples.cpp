@@ -90,7 +90,10 @@ Input special(DType dtype, std::vector<int64_t> shape) {
 
 void add_all(std::vector<Sample>& v, const std::vector<Sample>& s, const json& args) {
   for (Sample x : s) {
-    for (auto& [k, val] : args.items()) x.args[k] = val;
+    for (auto& [k, val] : args.items()) {
+      x.args[k] = val;
+      x.tag += " " + k + "=" + val.dump();  // tags stay unique within a row
+    }
     v.push_back(std::move(x));
   }
 }

@@ -52,6 +52,10 @@ struct Row {
   json meta = json::object();  // for compare.py: "signed_zero", "values": false, "check", "aliases", ...
 };
 
+// Thrown by a row's call when an overload does not exist for a sample (e.g. class weights on the Tensor
+// cross_entropy): the runner records the stage as skipped.
+struct Skip {};
+
 // --- outputs of any shape, as a list of Variables ------------------------------------------------------------
 inline Outs outs(const Variable& v) { return {v}; }
 inline Outs outs(const Tensor& t) { return {Variable(t)}; }
@@ -101,7 +105,11 @@ Row ten_only(std::string name, std::string torch, F f, std::vector<Sample> sampl
 // --- argument helpers -----------------------------------------------------------------------------------------
 inline std::vector<int64_t> ints(const json& a, const char* k) { return a.at(k).get<std::vector<int64_t>>(); }
 inline int64_t i64(const json& a, const char* k, int64_t d = 0) { return a.contains(k) ? a[k].get<int64_t>() : d; }
-inline double f64(const json& a, const char* k, double d = 0) { return a.contains(k) ? a[k].get<double>() : d; }
+// Non-finite numbers travel as the strings "inf", "-inf", "nan" (JSON has none); compare.py converts them too.
+inline double f64(const json& a, const char* k, double d = 0) {
+  if (!a.contains(k)) return d;
+  return a[k].is_string() ? std::stod(a[k].get<std::string>()) : a[k].get<double>();
+}
 inline bool flag(const json& a, const char* k, bool d = false) { return a.contains(k) ? a[k].get<bool>() : d; }
 inline Tensor in_t(const Tensor& t) { return t; }
 inline Tensor in_t(const Variable& v) { return v.data(); }  // a non-differentiable input (indices, masks)
