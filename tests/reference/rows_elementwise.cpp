@@ -75,7 +75,7 @@ std::vector<Sample> where_samples() {
   v.push_back({"transposed",
                {with_layout(make(DType::Bool, {4, 3}, s++), "transposed"),
                 with_layout(make(DType::Float64, {4, 3}, s++), "stepped"), make(DType::Float64, {4, 3}, s++)}});
-  v.push_back({"special", {make(DType::Bool, {12}, s++), special(DType::Float64), special(DType::Float64)}});
+  v.push_back({"special", {make(DType::Bool, {16}, s++), special(DType::Float64), special(DType::Float64, {16}, 3)}});
   v.push_back({"bad broadcast",
                {make(DType::Bool, {3, 4}, s++), make(DType::Float32, {3}, s++), make(DType::Float32, {3, 4}, s++)}});
   return v;
@@ -116,7 +116,7 @@ std::vector<Sample> backward_pair(Domain d) {
   v.push_back(
       {"transposed",
        {with_layout(make(DType::Float64, {4, 3}, s++), "transposed"), make(DType::Float64, {4, 3}, s++, d.lo, d.hi)}});
-  v.push_back({"special", {make(DType::Float64, {12}, s++), special(DType::Float64)}});
+  v.push_back({"special", {make(DType::Float64, {16}, s++), special(DType::Float64)}});
   v.push_back({"int", {make(DType::Int64, {3}, s++), make(DType::Int64, {3}, s++)}});
   return v;
 }

@@ -233,14 +233,28 @@ void add_index_rows(std::vector<Row>& rows) {
       {true, true}, index_samples(true), true));
   rows.push_back(ten_only(
       "index_put_",
-      "lambda x, values, *t, spec, accumulate=False: PUT(x, IDX(spec, (x, values) + t), values, "
-      "accumulate)",
+      "lambda x, values, *t, spec, accumulate=False, value=None: PUT(x, IDX(spec, (x, values) + t), "
+      "values if value is None else value, accumulate)",
       [](const auto& in, const json& a) {
         const Tensor x = in[0].clone();
-        index_put_(x, index_list(in, a["spec"]), in[1], flag(a, "accumulate"));
+        if (a.contains("value")) {  // the overload taking a double
+          index_put_(x, index_list(in, a["spec"]), f64(a, "value"));
+        } else {
+          index_put_(x, index_list(in, a["spec"]), in[1], flag(a, "accumulate"));
+        }
         return x;
       },
-      index_samples(true)));
+      [] {
+        std::vector<Sample> s = index_samples(true);
+        for (Sample x : index_samples(true)) {
+          if (x.args.contains("accumulate") || x.inputs.size() < 2) continue;
+          x.tag = "value " + x.tag;
+          x.args["value"] = -2.5;
+          x.inputs[1] = of(DType::Float64, {}, {0});  // unused by ddl; PyTorch gets the value
+          s.push_back(x);
+        }
+        return s;
+      }()));
   rows.push_back(both(
       "index_select", "lambda x, i, dim: torch.index_select(x, dim, i)",
       [](const auto& in, const json& a) { return index_select(in[0], i64(a, "dim"), in_t(in[1])); }, {true},

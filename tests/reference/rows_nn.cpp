@@ -286,9 +286,13 @@ void add_nn_rows(std::vector<Row>& rows) {
         if constexpr (std::is_same_v<decltype(r), const Variable>)
           return outs(r);
         else
-          return outs(r.first);  // the Tensor overload also returns indices: see _with_indices
+          return outs(r.first);  // its indices: the ten_only row below
       },
       d1, adaptive_samples(), true));
+  rows.push_back(ten_only(
+      "adaptive_max_pool2d", "lambda x, out: torch.nn.functional.adaptive_max_pool2d(x, out, True)",
+      [](const auto& in, const json& a) { return adaptive_max_pool2d(in[0], pair2(a, "out", 1)); },
+      adaptive_samples()));  // the Tensor overload returns the indices too
   rows.push_back(var_only(
       "adaptive_max_pool2d_with_indices", "lambda x, out: torch.nn.functional.adaptive_max_pool2d(x, out, True)",
       [](const auto& in, const json& a) { return adaptive_max_pool2d_with_indices(in[0], pair2(a, "out", 1)); }, d1,

@@ -1,5 +1,6 @@
 // The sweep's sample generators: shapes, layouts, dtypes, special values and argument edge cases shared by
 // the rows. Values are drawn here, in plain C++; the runner turns them into tensors inside each case's child.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -77,11 +78,13 @@ Input with_layout(Input in, const std::string& layout, int64_t expand_dim) {
   return in;
 }
 
-Input special(DType dtype, std::vector<int64_t> shape) {
+Input special(DType dtype, std::vector<int64_t> shape, int rotate) {
   const double inf = std::numeric_limits<double>::infinity();
   const double huge = dtype == DType::Float64 ? 1e300 : dtype == DType::Float16 ? 6e4 : 1e38;
   const double tiny = dtype == DType::Float64 ? 1e-300 : dtype == DType::Float16 ? 1e-7 : 1e-38;
-  std::vector<double> v = {std::nan(""), inf, -inf, -0.0, 0.0, huge, -huge, tiny, -tiny, 1.0, -0.5, 2.5};
+  std::vector<double> v = {std::nan(""), inf, -inf, -0.0, 0.0,   huge,   -huge,  tiny,
+                           -tiny,        1.0, -0.5, 2.5,  100.0, -100.0, 1000.0, -1000.0};
+  std::rotate(v.begin(), v.begin() + rotate % static_cast<int>(v.size()), v.end());
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   v.resize(n, 0.25);
@@ -122,6 +125,13 @@ std::vector<Sample> unary_samples(const Domain& d, const std::vector<DType>& dty
         {"transposed " + std::string(short_name(t)), {with_layout(make(t, {4, 3}, seed++, d.lo, d.hi), "transposed")}});
   }
   if (d.specials) {
+    // Large magnitudes where exp, x * x or 1 / x overflow part way through a formula.
+    v.push_back(
+        {"large f32",
+         {of(DType::Float32, {12}, {3e38, -3e38, 1e20, -1e20, 1e5, -1e5, 88.5, -88.5, 89.0, -89.0, 104.0, -104.0})}});
+    v.push_back({"large f64",
+                 {of(DType::Float64, {12},
+                     {1.7e308, -1.7e308, 1e160, -1e160, 1e5, -1e5, 709.0, -709.0, 710.0, -710.0, 746.0, -746.0})}});
     v.push_back({"special f16", {special(DType::Float16)}});
     v.push_back({"special bf16", {special(DType::BFloat16)}});
   }
@@ -150,9 +160,10 @@ std::vector<Sample> binary_samples(const Domain& d, bool scalar, const std::vect
     v.push_back({"stepped " + n, {mk(t, {3, 5}), with_layout(mk(t, {3, 5}), "stepped")}});
     v.push_back(
         {"expanded " + n, {with_layout(mk(t, {3, 4}), "expanded", 0), with_layout(mk(t, {3, 4}), "expanded", 1)}});
-    v.push_back({"special " + n, {special(t), special(t, {12})}});
-    v.push_back({"special x ordinary " + n, {special(t), mk(t, {12})}});
-    v.push_back({"ordinary x special " + n, {mk(t, {12}), special(t)}});
+    v.push_back({"special " + n, {special(t), special(t, {16}, 5)}});
+    v.push_back({"special same " + n, {special(t), special(t)}});
+    v.push_back({"special x ordinary " + n, {special(t), mk(t, {16})}});
+    v.push_back({"ordinary x special " + n, {mk(t, {16}), special(t)}});
   }
   v.push_back({"bad broadcast f32", {mk(DType::Float32, {3, 4}), mk(DType::Float32, {3})}});
   // Mixed dtypes: type promotion, including 0-d operands (which do not promote across categories in PyTorch).
@@ -210,19 +221,25 @@ std::vector<Sample> reduce_samples(const std::vector<DType>& dtypes, bool specia
     v.push_back({"dim out of range " + n, {mk(t, {3, 4})}, {{"dim", {2}}, {"keepdim", false}}});
     v.push_back({"dim -3 out of range " + n, {mk(t, {3, 4})}, {{"dim", {-3}}, {"keepdim", false}}});
     v.push_back({"repeated dim " + n, {mk(t, {3, 4})}, {{"dim", {1, -1}}, {"keepdim", false}}});
-    if (specials) v.push_back({"special " + n, {special(t, {3, 4})}, {{"dim", {1}}, {"keepdim", false}}});
+    if (specials) v.push_back({"special " + n, {special(t, {4, 4})}, {{"dim", {1}}, {"keepdim", false}}});
   }
   // Large magnitudes with a small spread (cancellation), and integers that overflow their own dtype.
   std::vector<double> big(64);
   for (size_t i = 0; i < big.size(); ++i) big[i] = 10000.0 + (i % 7) * 0.125;
   v.push_back({"large mean f32", {of(DType::Float32, {64}, big)}, {{"dim", json::array()}, {"keepdim", false}}});
   v.push_back(
+      {"mean 1e6 rows f32", {make(DType::Float32, {4, 256}, 79, 1e6, 1e6 + 2)}, {{"dim", {1}}, {"keepdim", false}}});
+  v.push_back({"mean 1e6 all f32",
+               {make(DType::Float32, {4, 256}, 80, 1e6, 1e6 + 2)},
+               {{"dim", json::array()}, {"keepdim", false}}});
+  v.push_back({"mean 1e9 f64", {make(DType::Float64, {1000}, 81, 1e9, 1e9 + 1)}, {{"dim", {0}}, {"keepdim", false}}});
+  v.push_back(
       {"int32 overflow", {of(DType::Int32, {4}, {2e9, 2e9, 2e9, 1})}, {{"dim", json::array()}, {"keepdim", false}}});
   v.push_back(
       {"uint8 overflow", {of(DType::UInt8, {4}, {250, 250, 250, 3})}, {{"dim", json::array()}, {"keepdim", false}}});
   v.push_back({"bool count", {of(DType::Bool, {5}, {1, 1, 0, 1, 1})}, {{"dim", json::array()}, {"keepdim", false}}});
   if (specials) {
-    v.push_back({"special f16", {special(DType::Float16, {3, 4})}, {{"dim", {1}}, {"keepdim", false}}});
+    v.push_back({"special f16", {special(DType::Float16, {4, 4})}, {{"dim", {1}}, {"keepdim", false}}});
     v.push_back(
         {"long f16", {make(DType::Float16, {2000}, 77, 0.0, 1.0)}, {{"dim", json::array()}, {"keepdim", false}}});
     v.push_back(
@@ -256,10 +273,16 @@ std::vector<Sample> dim_samples(const std::vector<DType>& dtypes, bool keepdim, 
     v.push_back({"expanded " + n, {with_layout(mk(t, {3, 4}), "expanded", 0)}, args(0, false)});
     v.push_back({"dim out of range " + n, {mk(t, {3, 4})}, args(2, false)});
     v.push_back({"dim -3 out of range " + n, {mk(t, {3, 4})}, args(-3, false)});
-    if (specials) v.push_back({"special " + n, {special(t, {3, 4})}, args(1, false)});
+    if (specials) v.push_back({"special " + n, {special(t, {4, 4})}, args(1, false)});
   }
   v.push_back({"ties f32", {of(DType::Float32, {2, 4}, {1, 3, 3, 0, 2, 2, 2, 2})}, args(1, false)});
-  if (specials) v.push_back({"special f16", {special(DType::Float16, {3, 4})}, args(1, false)});
+  v.push_back({"wide f64", {make(DType::Float64, {3, 300}, seed++, -40, 40)}, args(1, false)});
+  v.push_back({"wide f32", {make(DType::Float32, {3, 300}, seed++, -40, 40)}, args(1, false)});
+  v.push_back({"offset f64", {make(DType::Float64, {2, 50}, seed++, 1000, 1010)}, args(-1, false)});
+  v.push_back({"spread 1000 f64", {make(DType::Float64, {2, 50}, seed++, -500, 500)}, args(1, false)});
+  v.push_back({"spread 200 f32", {make(DType::Float32, {2, 50}, seed++, -100, 100)}, args(1, false)});
+  v.push_back({"one dominant f64", {of(DType::Float64, {1, 4}, {0, -30, -30, -30})}, args(1, false)});
+  if (specials) v.push_back({"special f16", {special(DType::Float16, {4, 4})}, args(1, false)});
   return v;
 }
 

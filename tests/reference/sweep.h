@@ -124,8 +124,9 @@ inline const std::vector<DType> kFloatDTypes = {DType::Float32, DType::Float64, 
 // range (non-negative for uint8), bools half true.
 Input make(DType dtype, std::vector<int64_t> shape, uint64_t seed, double lo = -2.0, double hi = 2.0);
 Input with_layout(Input in, const std::string& layout, int64_t expand_dim = 0);
-// Special values for a floating dtype: NaN, +-inf, +-0, huge, tiny, and ordinary ones (12 elements).
-Input special(DType dtype, std::vector<int64_t> shape = {12});
+// Special values for a floating dtype: NaN, +-inf, +-0, huge, tiny, ordinary ones and +-100, +-1000 (where
+// exp overflows in float32 and float16), 16 in all, rotated left by `rotate` (pairs differ between operands).
+Input special(DType dtype, std::vector<int64_t> shape = {16}, int rotate = 0);
 Input of(DType dtype, std::vector<int64_t> shape, std::vector<double> values);
 const char* short_name(DType t);
 
