@@ -417,6 +417,38 @@ def check_case(rec):
     return found
 
 
+def self_test(runner, out):
+    """The comparator catches what it must: each check below is a mutation a broken comparator would miss."""
+    t = torch.tensor
+    assert compare_tensor(t([1.0]), t([1.0 + 1e-3]), False)
+    assert not compare_tensor(t([1.0]), t([1.0 + 1e-7]), False)
+    assert compare_tensor(t([float("nan")]), t([0.0]), False)
+    assert compare_tensor(t([float("inf")]), t([-float("inf")]), False)
+    assert compare_tensor(t([-0.0]), t([0.0]), True) and not compare_tensor(t([-0.0]), t([0.0]), False)
+    assert compare_tensor(t([1], dtype=torch.int64), t([2], dtype=torch.int64), False)
+    assert compare_tensor(t([1.0]), t([1.0], dtype=torch.float64), False)
+    assert compare_tensor(t([1.0, 2.0]), t([1.0]), False)
+    assert compare_tensor(t([1.0], dtype=torch.float64), t([1.0 + 1e-8], dtype=torch.float64), False)
+    subprocess.run([runner, out, "--op", "neg", "--op", "sum"], check=True, stdout=subprocess.DEVNULL)
+    recs = [json.loads(line) for line in open(out)]
+    clean = [r for r in recs if r["op"] == "neg" and r["tag"] == "3x4 f64"][0]
+    assert not check_case(clean), check_case(clean)
+    wrong = dict(clean, torch="lambda x: torch.abs(x)")  # a wrong reference must show
+    assert any(k == "output values" for _, k, _ in check_case(wrong))
+    wrong = dict(clean, torch="lambda x: -x.detach() - x + x")  # same values, different gradient
+    assert any(k.startswith("grad") for _, k, _ in check_case(wrong)), check_case(wrong)
+    wrong = dict(clean, torch="lambda x: torch.sum(x, 5)")  # torch refuses, ddl does not
+    assert any(k == "torch raised, ddl did not" for _, k, _ in check_case(wrong))
+    crash = [r for r in recs if r["op"] == "sum" and r["tag"].startswith("dim out of range")][0]
+    assert check_case(crash) == [] or all(k == "message does not name the op" for _, k, _ in check_case(crash))
+    bad_msg = json.loads(json.dumps(crash))
+    for st in ("var_forward", "ten_forward"):
+        bad_msg[st]["error"] = "internal_op: dimension out of range"
+    assert any(k == "message does not name the op" for _, k, _ in check_case(bad_msg))
+    print("reference_sweep self-test: passed")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runner", help="the reference_runner executable")
@@ -425,8 +457,11 @@ def main():
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--op", action="append", default=[], help="only this op (repeatable); skips coverage")
     ap.add_argument("--list", action="store_true", help="print every disagreement in full")
+    ap.add_argument("--self-test", action="store_true", help="check that the comparator catches mutations")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    if a.self_test:
+        return self_test(a.runner, a.out)
     t0 = time.time()
     path = a.jsonl
     if path is None:
