@@ -12,6 +12,7 @@ std::vector<Row> all_rows() {
   add_index_rows(rows);
   add_factory_rows(rows);
   add_nn_rows(rows);
+  add_sequence_rows(rows);
   add_conv_rows(rows);
   add_loss_rows(rows);
   add_backward_rows(rows);

@@ -156,6 +156,7 @@ void add_shape_rows(std::vector<Row>& rows);
 void add_index_rows(std::vector<Row>& rows);
 void add_factory_rows(std::vector<Row>& rows);
 void add_nn_rows(std::vector<Row>& rows);
+void add_sequence_rows(std::vector<Row>& rows);
 void add_conv_rows(std::vector<Row>& rows);
 void add_loss_rows(std::vector<Row>& rows);
 void add_backward_rows(std::vector<Row>& rows);
