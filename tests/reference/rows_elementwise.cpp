@@ -127,8 +127,27 @@ void add_elementwise_rows(std::vector<Row>& rows) {
   const json sz = {{"signed_zero", true}};
   const std::vector<bool> d2 = {true, true};
   // Binary arithmetic: tensor or scalar second operand.
-  rows.push_back(both("add", "lambda x, y=None, scalar=None: torch.add(x, y if scalar is None else scalar)",
-                      DDL_SWEEP_BINARY(add), d2, binary_samples({}, true), true, sz));
+  {
+    // add's alpha (a + alpha * b) exists on the Tensor overload only.
+    std::vector<Sample> s = binary_samples({}, true);
+    for (Sample x : binary_samples({}, false)) {
+      if (x.tag.rfind("same", 0) != 0 && x.tag.rfind("special", 0) != 0 && x.tag.rfind("broadcast", 0) != 0) continue;
+      x.tag = "alpha " + x.tag;
+      x.args["alpha"] = -2.5;
+      s.push_back(x);
+    }
+    rows.push_back(both(
+        "add", "lambda x, y=None, scalar=None, alpha=1: torch.add(x, y if scalar is None else scalar, alpha=alpha)",
+        [](const auto& in, const json& a) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(in[0])>, Tensor>) {
+            if (a.contains("alpha")) return add(in[0], in[1], f64(a, "alpha"));
+          } else {
+            if (a.contains("alpha")) throw Skip{};
+          }
+          return a.contains("scalar") ? add(in[0], f64(a, "scalar")) : add(in[0], in[1]);
+        },
+        d2, s, true, sz));
+  }
   rows.push_back(both("sub", "lambda x, y=None, scalar=None: torch.sub(x, y if scalar is None else scalar)",
                       DDL_SWEEP_BINARY(sub), d2, binary_samples({}, true), true, sz));
   rows.push_back(both("mul", "lambda x, y=None, scalar=None: torch.mul(x, y if scalar is None else scalar)",
