@@ -83,13 +83,16 @@ class Ref:
         leaf.copy_(x)
         return leaf.requires_grad_(True)
 
-    def down(self, t):
-        if t is None or not self.upcast or t.dtype != torch.float32:
+    def down(self, t, like):
+        """An upcast reference rounded to the 16-bit type where ddl's result has it: which float32 results
+        PyTorch would have kept (e.g. batch_norm's statistics of float32 parameters) cannot be known here."""
+        if t is None or not self.upcast or t.dtype != torch.float32 or like is None or like.dtype != self.half:
             return t
         return t.to(self.half)
 
-    def outputs(self):
-        return [self.down(o.detach()) if isinstance(o, torch.Tensor) else o for o in self.outs]
+    def outputs(self, likes):
+        return [self.down(o.detach(), d) if isinstance(o, torch.Tensor) else o
+                for o, d in zip(self.outs, likes + [None] * len(self.outs))]
 
     def grads(self, cots, diff_idx, create_graph):
         pairs = [(self.outs[i], c) for i, c in enumerate(cots) if c is not None]
@@ -209,7 +212,7 @@ def check_case(rec):
             found.append((st, "torch raised, ddl did not", ref_err))
             continue
         outs = [decode(e) for e in s["outputs"]]
-        refs = ref.outputs()
+        refs = ref.outputs(outs)
         if len(outs) != len(refs):
             found.append((st, "number of outputs", f"{len(outs)} vs torch {len(refs)}"))
             continue
@@ -261,7 +264,7 @@ def check_case(rec):
             return found
     dg = [decode(x) for x in g["grads"]]
     for k, (d, t) in enumerate(zip(dg, tg)):
-        why = compare_tensor(d, ref.down(t) if t is not None else None, False, GRAD_SLACK)
+        why = compare_tensor(d, ref.down(t, d) if t is not None else None, False, GRAD_SLACK)
         if why:
             found.append(("var_grad", "grad " + ("values" if "values" in why or "NaN" in why or "inf" in why
                                                  else why.split(" ")[0]), f"grad of input {diff_idx[k]}: {why}"))
@@ -286,7 +289,7 @@ def check_case(rec):
             return found
     dgg = [decode(x) for x in dd.get("grads2", [None] * len(tgg))]
     for k, (d, t) in enumerate(zip(dgg, tgg)):
-        why = compare_tensor(d, ref.down(t) if t is not None else None, False, GRAD_SLACK * 10)
+        why = compare_tensor(d, ref.down(t, d) if t is not None else None, False, GRAD_SLACK * 10)
         if why:
             found.append(("var_double", "double-backward values", f"grad2 of input {diff_idx[k]}: {why}"))
     return found
