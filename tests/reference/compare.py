@@ -52,6 +52,7 @@ class Ref:
 
     def __init__(self, rec, inputs, force_upcast=False):
         self.rec, self.upcast, self.half = rec, False, half_dtype(inputs)
+        self.mixed = any(x is not None and x.dtype == torch.float32 for x in inputs)
         self.fn = eval(rec["torch"], dict(GLOBALS))
         try:
             if force_upcast:
@@ -84,9 +85,12 @@ class Ref:
         return leaf.requires_grad_(True)
 
     def down(self, t, like):
-        """An upcast reference rounded to the 16-bit type where ddl's result has it: which float32 results
-        PyTorch would have kept (e.g. batch_norm's statistics of float32 parameters) cannot be known here."""
-        if t is None or not self.upcast or t.dtype != torch.float32 or like is None or like.dtype != self.half:
+        """An upcast reference rounded to the 16-bit type. With float32 inputs besides the 16-bit ones, which
+        float32 results PyTorch would have kept (e.g. batch_norm's statistics of float32 parameters) cannot be
+        known here: then only where ddl's result is 16-bit."""
+        if t is None or not self.upcast or t.dtype != torch.float32:
+            return t
+        if self.mixed and (like is None or like.dtype != self.half):
             return t
         return t.to(self.half)
 
