@@ -1,0 +1,127 @@
+// ddl-grade: runs a lab's checks on a student's synchronisation strategy and prints a score
+// per check with a reason, after CMU 10-414's mugrade; --json writes Gradescope's
+// results.json. Each case is a real multi-process job under ddlrun (docs/labs/README.md).
+//   ddl-grade --lab ring --plugin ./libmine.so                      (cases on 2 and 3 ranks)
+//   ddl-grade --lab ring --plugin ./libmine.so --hidden cases.txt --json results.json
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "apps/grade/grade_run.h"
+#include "tensor/error.h"
+
+namespace fs = std::filesystem;
+using namespace ddl::grade;
+
+namespace {
+
+std::vector<Case> public_cases(const std::string& ranks) {
+  std::vector<Case> cases;
+  std::stringstream in(ranks);
+  for (std::string r; std::getline(in, r, ',');) cases.push_back(parse_case("ranks=" + r));
+  DDL_CHECK(!cases.empty(), "ddl-grade: --ranks '", ranks, "' names no rank count (e.g. 2,3)");
+  return cases;
+}
+
+// Gradescope's autograder results format: a score, and per test a name, score, max_score,
+// output and visibility ("after_published" hides the instructor's cases until then).
+void write_results(const std::string& path, const std::vector<Check>& checks, const std::string& summary) {
+  nlohmann::json tests = nlohmann::json::array();
+  double score = 0;
+  for (const auto& c : checks) {
+    score += c.score;
+    tests.push_back({{"name", c.name},
+                     {"score", c.score},
+                     {"max_score", c.max_score},
+                     {"output", c.output},
+                     {"visibility", c.hidden ? "after_published" : "visible"}});
+  }
+  std::ofstream out(path);
+  DDL_CHECK(out, "ddl-grade: cannot write --json ", path);
+  out << nlohmann::json{{"score", score}, {"output", summary}, {"visibility", "visible"}, {"tests", tests}}.dump(2)
+      << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ddl-grade: grade a synchronisation strategy against a lab (docs/labs/README.md)"};
+  std::string lab_id, strategy, ranks = "2,3", hidden, json_path, case_args, dir;
+  std::vector<std::string> plugins;
+  double timeout_s = 60;
+  bool worker = false, list = false, keep = false;
+  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce or ring");
+  app.add_option("--strategy", strategy, "the strategy to grade (default: the name the lab's handout asks for)");
+  app.add_option("--plugin", plugins, "a shared library that registers it (repeatable)");
+  app.add_option("--ranks", ranks, "the public cases' rank counts, comma-separated (each in [2, 16])");
+  app.add_option("--hidden", hidden,
+                 "the instructor's cases: a file of 'ranks=5 in=13 hidden=37 ...' lines, or seed:N");
+  app.add_option("--json", json_path, "write Gradescope's results.json here");
+  app.add_option("--timeout", timeout_s, "seconds a case may run before it counts as a deadlock")
+      ->check(CLI::Range(1.0, 3600.0));
+  app.add_flag("--list-labs", list, "print the labs and exit");
+  app.add_flag("--keep", keep, "keep the runs' folders (logs, weights) and print where");
+  app.add_flag("--worker", worker, "internal: one rank of a case, started by ddlrun")->group("");
+  app.add_option("--case", case_args, "internal: the case")->group("");
+  app.add_option("--dir", dir, "internal: where the rank writes")->group("");
+  CLI11_PARSE(app, argc, argv);
+
+  if (worker) {
+    alarm(static_cast<unsigned>(timeout_s) + 15);  // See Note [Killing a run]
+    return run_rank(parse_case(case_args), strategy, plugins, dir);
+  }
+  if (list) {
+    for (const auto& l : labs()) std::cout << l.id << "\t" << l.strategy << "\t" << l.title << "\n";
+    return 0;
+  }
+  try {
+    DDL_CHECK(!lab_id.empty(), "ddl-grade: give --lab (one of --list-labs)");
+    const Lab& lab = find_lab(lab_id);
+    RunConfig cfg;
+    cfg.self = fs::read_symlink("/proc/self/exe").string();
+    const char* env = std::getenv("DDL_GRADE_DDLRUN");
+    cfg.ddlrun = env ? env : (fs::path(cfg.self).parent_path() / "ddlrun").string();
+    DDL_CHECK(fs::exists(cfg.ddlrun), "ddl-grade: no launcher at ", cfg.ddlrun, " (set DDL_GRADE_DDLRUN)");
+    cfg.strategy = strategy.empty() ? lab.strategy : strategy;
+    for (const auto& p : plugins) {
+      DDL_CHECK(fs::is_regular_file(p), "ddl-grade: --plugin ", p, " is not a file");
+      cfg.plugins.push_back(fs::absolute(p).string());
+    }
+    cfg.timeout_s = timeout_s;
+    std::vector<Case> cases = public_cases(ranks);
+    if (!hidden.empty())
+      for (const auto& c : hidden_cases(hidden)) cases.push_back(c);
+    char tmpl[] = "/tmp/ddl-grade.XXXXXX";
+    DDL_CHECK(mkdtemp(tmpl), "ddl-grade: cannot create a folder in /tmp");
+    cfg.workdir = tmpl;
+
+    std::cout << "ddl-grade: lab " << lab.id << " (" << lab.title << "), strategy " << cfg.strategy << "\n";
+    std::vector<Check> checks;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const auto got = grade_case(lab, cases[i], static_cast<int>(i + 1), cfg);
+      for (const auto& k : got) {
+        std::cout << (k.score == k.max_score ? "  PASS " : "  FAIL ") << k.score << "/" << k.max_score << "  " << k.name
+                  << "\n        " << k.output << "\n";
+      }
+      checks.insert(checks.end(), got.begin(), got.end());
+    }
+    double score = 0, max_score = 0;
+    for (const auto& k : checks) score += k.score, max_score += k.max_score;
+    const std::string summary = "score " + std::to_string(int(score)) + "/" + std::to_string(int(max_score));
+    std::cout << "ddl-grade: " << summary << "\n";
+    if (!json_path.empty()) write_results(json_path, checks, summary);
+    if (keep)
+      std::cout << "ddl-grade: the runs are in " << cfg.workdir << "\n";
+    else
+      fs::remove_all(cfg.workdir);
+    return score == max_score ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
