@@ -157,7 +157,7 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   }
   checks.push_back(done);
   const bool ok = done.score == 1;
-  const std::string skipped = "not checked: the run did not finish (see the check above)";
+  const std::string skipped = "not checked: the run failed or did not finish (see the check above)";
 
   // (a) equal to one process on the whole batch.
   Check equal = mk("weights equal one process on the whole batch (relative tolerance " +

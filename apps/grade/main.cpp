@@ -28,6 +28,13 @@ std::vector<Case> public_cases(const std::string& ranks) {
   return cases;
 }
 
+// A check's reason under its line, each of its lines indented.
+std::string indented(const std::string& text) {
+  std::string out = "        ";
+  for (const char ch : text) out += ch == '\n' ? std::string("\n        ") : std::string(1, ch);
+  return out;
+}
+
 // Gradescope's autograder results format: a score, and per test a name, score, max_score,
 // output and visibility ("after_published" hides the instructor's cases until then).
 void write_results(const std::string& path, const std::vector<Check>& checks, const std::string& summary) {
@@ -106,7 +113,8 @@ int main(int argc, char** argv) {
       const auto got = grade_case(lab, cases[i], static_cast<int>(i + 1), cfg);
       for (const auto& k : got) {
         std::cout << (k.score == k.max_score ? "  PASS " : "  FAIL ") << k.score << "/" << k.max_score << "  " << k.name
-                  << "\n        " << k.output << "\n";
+                  << "\n"
+                  << indented(k.output) << "\n";
       }
       checks.insert(checks.end(), got.begin(), got.end());
     }
