@@ -96,6 +96,10 @@ void load_sync_plugin(const std::string& path) {
     DDL_CHECK(false, "load_sync_plugin: '", path, "': ", failure);
   }
   loaded.insert({st.st_dev, st.st_ino});
+  // The descriptor stays open, as the library stays loaded: dlopen(3) finds an already
+  // loaded library by its name, so a later plugin given this number back, and with it
+  // the same /proc/self/fd/N, would get this library instead of its own.
+  f.fd = -1;
 }
 
 }  // namespace ddl::dist

@@ -153,6 +153,15 @@ TEST_CASE("a plugin's tree all-reduce trains as allreduce does", "[dist][sync]")
   }
 }
 
+// Each plugin is loaded through /proc/self/fd/N; a second plugin that got the first one's
+// descriptor number back was taken by dlopen for the library already loaded under that name.
+TEST_CASE("two plugins in one process each register their own strategies", "[dist][sync]") {
+  load_sync_plugin(plugin("tree"));
+  load_sync_plugin(plugin("tree2"));
+  CHECK(find_sync_strategy("tree").origin == "plugin " + plugin("tree"));
+  CHECK(find_sync_strategy("tree2").origin == "plugin " + plugin("tree2"));
+}
+
 TEST_CASE("load_sync_plugin refuses what it cannot trust or use, naming the file", "[dist][sync]") {
   const auto before = names();
   const fs::path dir =
