@@ -1,0 +1,92 @@
+// Strategies with the mistakes students make, one per check of ddl-grade, so that
+// tests/labs/test_labs.sh sees each check fail with its reason: a deadlock, a sum not
+// divided by N, a collective where the lab asks for send/recv, and ranks that add the
+// gradients in different orders (replicas that differ in the last bits).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/sync/common.h"
+#include "tensor/factory.h"
+
+namespace {
+
+using namespace ddl;
+using namespace ddl::dist;
+
+enum class Fault { Hang, NoAverage, Collective, OwnOrder };
+
+// Every rank's gradient to every rank, summed starting from the rank's own (OwnOrder) or
+// in rank order (NoAverage, which then forgets to divide).
+void exchange_sum(ProcessGroup& g, const Tensor& flat, bool own_first) {
+  const int rank = g.rank(), world = g.size();
+  std::vector<Tensor> from(world);
+  std::vector<std::shared_ptr<Work>> posted;
+  for (int p = 0; p < world; ++p)
+    if (p != rank) {
+      from[p] = empty_like(flat);
+      posted.push_back(g.recv_async(from[p], p, 99));
+    }
+  for (int p = 0; p < world; ++p)
+    if (p != rank) posted.push_back(g.send_async(flat, p, 99));
+  for (auto& w : posted) w->wait();
+  from[rank] = flat.clone();
+  flat.zero_();
+  for (int i = 0; i < world; ++i) flat.add_(from[own_first ? (rank + i) % world : i]);
+}
+
+class FaultySync final : public SyncStrategy {
+ public:
+  FaultySync(Fault fault, std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group)
+      : fault_(fault), model_(std::move(model)), group_(std::move(group)) {
+    broadcast_state(*model_, *group_);
+    params_ = trainable_parameters(*model_);
+  }
+  std::string name() const override { return "faulty"; }
+  nn::Module& model() override { return *model_; }
+  void after_backward() override {
+    coalesced(gradients_of(params_), [&](const Tensor& flat) {
+      ProcessGroup& g = *group_;
+      switch (fault_) {
+        case Fault::Hang:  // every rank waits for its right neighbour, which never sends
+          g.recv(flat, (g.rank() + 1) % g.size(), 98);
+          break;
+        case Fault::NoAverage:
+          exchange_sum(g, flat, false);
+          break;
+        case Fault::Collective:
+          g.all_reduce(flat);
+          flat.div_(g.size());
+          break;
+        case Fault::OwnOrder:
+          exchange_sum(g, flat, true);
+          flat.div_(g.size());
+          break;
+      }
+    });
+  }
+
+ private:
+  Fault fault_;
+  std::shared_ptr<nn::Module> model_;
+  std::shared_ptr<ProcessGroup> group_;
+  std::vector<Variable> params_;
+};
+
+void add(const char* name, Fault fault) {
+  register_sync_strategy(
+      name,
+      [fault](std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group) {
+        return std::make_unique<FaultySync>(fault, std::move(model), std::move(group));
+      },
+      "a deliberately wrong strategy (tests/labs)");
+}
+
+}  // namespace
+
+extern "C" void ddl_register_strategies() {
+  add("faulty-hang", Fault::Hang);
+  add("faulty-no-average", Fault::NoAverage);
+  add("faulty-collective", Fault::Collective);
+  add("faulty-own-order", Fault::OwnOrder);
+}

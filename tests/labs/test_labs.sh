@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The labs end to end (docs/labs/README.md): ddl-grade gives each lab's reference plugin
+# full marks, public and hidden cases alike, and the generated skeleton zero with the
+# message its handout names; deliberately wrong strategies (faulty_strategies.cpp) fail
+# exactly the check that catches their mistake, a deadlock within the timeout, naming
+# the ranks. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY (the faulty plugin).
+set -euo pipefail
+GRADE=${GRADE:?GRADE: the ddl-grade program}
+LABS=${LABS:?LABS: the folder of the lab plugins}
+FAULTY=${FAULTY:?FAULTY: the faulty strategies plugin}
+tmp=$(mktemp -d /tmp/ddl-labs-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export DDL_TIMEOUT=60
+fail() {
+  echo "labs: FAIL: $*" >&2
+  exit 1
+}
+grade() {  # $1: output name; the rest: ddl-grade's arguments. Sets rc.
+  local out=$1
+  shift
+  set +e
+  "$GRADE" "$@" > "$tmp/$out.txt" 2>&1
+  rc=$?
+  set -e
+}
+expect() {  # $1 output name, $2 exit status, $3 text the output must hold
+  [ "$rc" = "$2" ] || { cat "$tmp/$1.txt"; fail "$1: exit status $rc, expected $2"; }
+  grep -qF -- "$3" "$tmp/$1.txt" || { cat "$tmp/$1.txt"; fail "$1: the output lacks '$3'"; }
+}
+
+echo "== references: full marks on 2 and 3 ranks, and on a hidden case with odd sizes"
+printf '# instructor cases\nranks=3 in=7 hidden=13 out=5 batch=3 steps=2 seed=4\n' > "$tmp/hidden.txt"
+grade gs --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_reference.so" --json "$tmp/gs.json"
+expect gs 0 "score 10/10"
+grade ar --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so"
+expect ar 0 "score 10/10"
+grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ar.json"
+expect ar_hidden 0 "score 15/15"
+python3 - "$tmp/gs.json" "$tmp/ar.json" << 'PY' || fail "results.json is not Gradescope's format"
+import json, sys
+for path, n_hidden in zip(sys.argv[1:], (0, 5)):
+    r = json.load(open(path))
+    tests = r["tests"]
+    assert r["score"] == sum(t["score"] for t in tests) == sum(t["max_score"] for t in tests), path
+    assert all(set(t) == {"name", "score", "max_score", "output", "visibility"} for t in tests), path
+    assert sum(t["visibility"] == "after_published" for t in tests) == n_hidden, path
+PY
+
+echo "== generated skeletons: zero, naming the function to write"
+grade sk_gs --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_skeleton.so" --ranks 2
+expect sk_gs 1 "rank 0 failed: gather_scatter_sum: not implemented"
+expect sk_gs 1 "score 0/5"
+grade sk_ar --lab p2p-allreduce --plugin "$LABS/liblab_p2p_skeleton.so" --ranks 2
+expect sk_ar 1 "all_to_all_sum: not implemented"
+
+echo "== each mistake fails its check"
+start=$(date +%s)
+grade hang --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-hang --ranks 2 --timeout 4
+expect hang 1 "ranks 0, 1 had not finished"
+[ $(($(date +%s) - start)) -lt 30 ] || fail "a deadlocked run was not killed at its timeout"
+grade noavg --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-no-average --ranks 2
+expect noavg 1 "divided by N"
+expect noavg 1 "PASS 1/1  case 1 (2 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 3 steps): bytes"
+grade coll --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-collective --ranks 2
+expect coll 1 "called collectives (all_reduce: 3 calls)"
+grade order --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-own-order --ranks 3
+expect order 1 "differ at weight"
+expect order 1 "score 4/5"
+grade gsbytes --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 3
+expect gsbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
+
+echo "== usage errors"
+grade nolab --lab nosuch --plugin "$FAULTY"
+expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring"
+echo "labs: ok"
