@@ -36,9 +36,11 @@ grade ar --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so"
 expect ar 0 "score 10/10"
 grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ar.json"
 expect ar_hidden 0 "score 15/15"
-python3 - "$tmp/gs.json" "$tmp/ar.json" << 'PY' || fail "results.json is not Gradescope's format"
+grade ring --lab ring --plugin "$LABS/liblab_ring_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ring.json"
+expect ring 0 "score 15/15"
+python3 - "$tmp/gs.json" "$tmp/ar.json" "$tmp/ring.json" << 'PY' || fail "results.json is not Gradescope's format"
 import json, sys
-for path, n_hidden in zip(sys.argv[1:], (0, 5)):
+for path, n_hidden in zip(sys.argv[1:], (0, 5, 5)):
     r = json.load(open(path))
     tests = r["tests"]
     assert r["score"] == sum(t["score"] for t in tests) == sum(t["max_score"] for t in tests), path
@@ -52,6 +54,8 @@ expect sk_gs 1 "rank 0 failed: gather_scatter_sum: not implemented"
 expect sk_gs 1 "score 0/5"
 grade sk_ar --lab p2p-allreduce --plugin "$LABS/liblab_p2p_skeleton.so" --ranks 2
 expect sk_ar 1 "all_to_all_sum: not implemented"
+grade sk_ring --lab ring --plugin "$LABS/liblab_ring_skeleton.so" --ranks 2
+expect sk_ring 1 "ring_chunks: not implemented"
 
 echo "== each mistake fails its check"
 start=$(date +%s)
@@ -68,6 +72,8 @@ expect order 1 "differ at weight"
 expect order 1 "score 4/5"
 grade gsbytes --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 3
 expect gsbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
+grade ringbytes --lab ring --plugin "$LABS/liblab_p2p_reference.so" --strategy student-gather-scatter --ranks 3
+expect ringbytes 1 "rank 0 sent 824 bytes per step, the lab's formula gives 544 to 560 bytes"
 
 echo "== usage errors"
 grade nolab --lab nosuch --plugin "$FAULTY"
