@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -198,11 +199,11 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
       for (size_t i = 0; i < w[0].size(); ++i)
         if (std::memcmp(&w[0][i], &w[r][i], sizeof(float)) != 0) {
           same.score = 0;
-          same.output = (std::ostringstream()
-                         << "ranks 0 and " << r << " differ at weight " << i << " (" << w[0][i] << " vs " << w[r][i]
-                         << "): every rank must end with the same bits, so add the "
-                            "gradients in the same order everywhere (or let one rank add "
-                            "and send the result)")
+          same.output = (std::ostringstream() << std::setprecision(9) << "ranks 0 and " << r << " differ at weight "
+                                              << i << " (" << w[0][i] << " vs " << w[r][i]
+                                              << "): every rank must end with the same bits, so add the "
+                                                 "gradients in the same order everywhere (or let one rank add "
+                                                 "and send the result)")
                             .str();
           break;
         }
