@@ -7,8 +7,9 @@
 # find_package(ddl) and meson's dependency('ddl'). A student's strategy (consumer/
 # student_tree.cpp) is built outside the tree as a plugin, with pkg-config and with CMake,
 # and the installed train_cifar and sync_study train with it on 2 ranks as with the
-# built-in allreduce. Then the prefix is moved and the programs build and run again
-# (relocatable package files, $ORIGIN rpaths). Every temporary folder is removed on exit.
+# built-in allreduce; the installed ddl-grade grades the installed lab skeleton and the
+# tree. Then the prefix is moved and the programs build and run again (relocatable
+# package files, $ORIGIN rpaths). Every temporary folder is removed on exit.
 # Env: BUILD_ROOT (meson's build dir), CONSUMER_SRC (consumer/).
 set -euo pipefail
 
@@ -73,7 +74,7 @@ check_tree() {  # $1: the prefix as it lies now
     fail "ddl.pc's includedir is $(pkg-config --variable=includedir ddl)"
 
   step "installed programs run from $p/$bindir and load $p's libddl.so"
-  for prog in ddlrun train_cifar sync_study; do
+  for prog in ddlrun train_cifar sync_study ddl-grade; do
     [ -x "$p/$bindir/$prog" ] || fail "$prog is not installed in $p/$bindir"
     "$p/$bindir/$prog" --help > /dev/null || fail "$p/$bindir/$prog --help failed"
     uses_prefix_lib "$p/$bindir/$prog" "$p"
@@ -212,12 +213,33 @@ student_plugin() {  # a student's strategy built outside the tree, loaded by the
     { cat "$out/refused.txt"; fail "train_cifar loaded a group-writable plugin (exit $rc)"; }
 }
 
+grade_labs() {  # the installed grader on the installed lab skeleton and on the student's tree
+  local p=$1 out=$2 rc=0
+  step "ddl-grade on the installed lab p2p skeleton (zero, naming the function) and on student_tree (full marks)"
+  mkdir -p "$out"
+  export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
+  [ -f "$p/share/ddl/labs/p2p/README.md" ] && [ -f "$p/share/ddl/labs/ring/ring_skeleton.cpp" ] &&
+    [ ! -e "$p/share/ddl/labs/p2p/solution.cpp" ] || fail "share/ddl/labs: handouts and skeletons only, no reference"
+  g++ $(pkg-config --cflags ddl) -Werror -shared -fPIC "$p/share/ddl/labs/p2p/p2p_skeleton.cpp" \
+    -o "$out/libp2p.so" $(pkg-config --libs ddl) -Wl,-rpath,"$(pkg-config --variable=libdir ddl)" ||
+    fail "the installed p2p skeleton does not build against the install"
+  "$p/$bindir/ddl-grade" --lab p2p-gather-scatter --plugin "$out/libp2p.so" --ranks 2 > "$out/skeleton.txt" 2>&1 ||
+    rc=$?
+  [ $rc -eq 1 ] && grep -q "rank 0 failed: gather_scatter_sum: not implemented" "$out/skeleton.txt" ||
+    { cat "$out/skeleton.txt"; fail "the installed grader did not fail the skeleton as the handout says (exit $rc)"; }
+  # Two ranks: the tree sends M and receives M on each rank, as part 2b's formula says.
+  "$p/$bindir/ddl-grade" --lab p2p-allreduce --plugin "$tmp/student/libstudent_tree.so" --strategy tree --ranks 2 \
+    --json "$out/results.json" > "$out/tree.txt" 2>&1 || { cat "$out/tree.txt"; fail "ddl-grade failed the tree"; }
+  grep -q '"score": 5.0' "$out/results.json" || fail "results.json lacks the tree's score 5"
+}
+
 check_tree "$root"
 check_headers "$root"
 build_pkg_config "$root" "$tmp/pc"
 build_cmake "$root" "$tmp/cmake"
 build_meson "$root" "$tmp/meson"
 student_plugin "$root" "$tmp/student"
+grade_labs "$root" "$tmp/grade"
 
 # Relocation: the whole prefix moves; the builds above must not be needed, and new ones
 # must find the new place through the same package files.
@@ -228,4 +250,4 @@ step "prefix moved to $moved"
 check_tree "$moved"
 build_pkg_config "$moved" "$tmp/pc-moved"
 build_cmake "$moved" "$tmp/cmake-moved"
-echo "install: ok (pkg-config, CMake and meson builds against the install, before and after moving it; a student's plugin strategy trains as allreduce)"
+echo "install: ok (pkg-config, CMake and meson builds against the install, before and after moving it; a student's plugin strategy trains as allreduce; the installed grader grades the installed lab skeleton)"
