@@ -31,6 +31,19 @@ std::string slurp(const fs::path& p) {
   return t;
 }
 
+// The last `n` lines of a file: what ddlrun said last about a run whose ranks left no result.
+std::string tail_of(const fs::path& p, size_t n) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (lines.size() > n) lines.erase(lines.begin());
+  }
+  std::string s;
+  for (const auto& l : lines) s += (s.empty() ? "" : "\n") + l;
+  return s;
+}
+
 std::vector<float> read_floats(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -149,9 +162,13 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
                   "or with the wrong tag); the grader killed the run." +
                   (errors.empty() ? "" : "\n" + errors);
   } else if (!errors.empty() || !missing.empty()) {
-    done.output = errors.empty() ? "ranks " + ranks_list(missing) + " exited without a result; ddlrun said:\n" +
-                                       slurp(dir / "ddlrun.log")
-                                 : errors;
+    done.output = errors;
+    if (!missing.empty())  // died without a word: a crash, an exit() or a signal
+      done.output +=
+          (errors.empty() ? "" : "\n") + ("rank" + std::string(missing.size() == 1 ? " " : "s ") + ranks_list(missing) +
+                                          " ended without a result (a crash?); the launcher's last "
+                                          "lines:\n" +
+                                          tail_of(dir / "ddlrun.log", 8));
   } else {
     done.score = 1;
     done.output = "all " + std::to_string(c.ranks) + " ranks finished";

@@ -1,7 +1,9 @@
 // Strategies with the mistakes students make, one per check of ddl-grade, so that
 // tests/labs/test_labs.sh sees each check fail with its reason: a deadlock, a sum not
 // divided by N, a collective where the lab asks for send/recv, and ranks that add the
-// gradients in different orders (replicas that differ in the last bits).
+// gradients in different orders (replicas that differ in the last bits), a rank that
+// dies.
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +16,7 @@ namespace {
 using namespace ddl;
 using namespace ddl::dist;
 
-enum class Fault { Hang, NoAverage, Collective, OwnOrder };
+enum class Fault { Hang, NoAverage, Collective, OwnOrder, Crash };
 
 // Every rank's gradient to every rank, summed starting from the rank's own (OwnOrder) or
 // in rank order (NoAverage, which then forgets to divide).
@@ -58,6 +60,10 @@ class FaultySync final : public SyncStrategy {
           g.all_reduce(flat);
           flat.div_(g.size());
           break;
+        case Fault::Crash:  // a segmentation fault, say, on rank 1
+          if (g.rank() == 1) std::abort();
+          g.all_reduce(flat);
+          break;
         case Fault::OwnOrder:
           exchange_sum(g, flat, true);
           flat.div_(g.size());
@@ -89,4 +95,5 @@ extern "C" void ddl_register_strategies() {
   add("faulty-no-average", Fault::NoAverage);
   add("faulty-collective", Fault::Collective);
   add("faulty-own-order", Fault::OwnOrder);
+  add("faulty-crash", Fault::Crash);
 }

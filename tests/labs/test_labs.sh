@@ -2,8 +2,8 @@
 # The labs end to end (docs/labs/README.md): ddl-grade gives each lab's reference plugin
 # full marks, public and hidden cases alike, and the generated skeleton zero with the
 # message its handout names; deliberately wrong strategies (faulty_strategies.cpp) fail
-# exactly the check that catches their mistake, a deadlock within the timeout, naming
-# the ranks. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY (the faulty plugin).
+# exactly the check that catches their mistake, a deadlock within the timeout and a
+# crash naming the ranks. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY (the faulty plugin).
 set -euo pipefail
 GRADE=${GRADE:?GRADE: the ddl-grade program}
 LABS=${LABS:?LABS: the folder of the lab plugins}
@@ -62,6 +62,10 @@ start=$(date +%s)
 grade hang --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-hang --ranks 2 --timeout 4
 expect hang 1 "ranks 0, 1 had not finished"
 [ $(($(date +%s) - start)) -lt 30 ] || fail "a deadlocked run was not killed at its timeout"
+grade crash --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-crash --ranks 2
+expect crash 1 "ended without a result (a crash?)"
+expect crash 1 "rank 1 (local rank 1, pid"
+expect crash 1 "was killed by signal 6 (SIGABRT)"
 grade noavg --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-no-average --ranks 2
 expect noavg 1 "divided by N"
 expect noavg 1 "PASS 1/1  case 1 (2 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 3 steps): bytes"
