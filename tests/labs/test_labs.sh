@@ -3,11 +3,13 @@
 # full marks, public and hidden cases alike, and the generated skeleton zero with the
 # message its handout names; deliberately wrong strategies (faulty_strategies.cpp) fail
 # exactly the check that catches their mistake, a deadlock within the timeout and a
-# crash naming the ranks. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY (the faulty plugin).
+# crash naming the ranks; make_skeleton.py refuses broken markers. Env: GRADE (ddl-grade),
+# LABS (build/labs), FAULTY (the faulty plugin), MAKE_SKELETON.
 set -euo pipefail
 GRADE=${GRADE:?GRADE: the ddl-grade program}
 LABS=${LABS:?LABS: the folder of the lab plugins}
 FAULTY=${FAULTY:?FAULTY: the faulty strategies plugin}
+MAKE_SKELETON=${MAKE_SKELETON:?MAKE_SKELETON: labs/make_skeleton.py}
 tmp=$(mktemp -d /tmp/ddl-labs-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export DDL_TIMEOUT=60
@@ -78,6 +80,17 @@ grade gsbytes --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_reference.so" 
 expect gsbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
 grade ringbytes --lab ring --plugin "$LABS/liblab_p2p_reference.so" --strategy student-gather-scatter --ranks 3
 expect ringbytes 1 "rank 0 sent 824 bytes per step, the lab's formula gives 544 to 560 bytes"
+
+echo "== make_skeleton.py: regions replaced, markers checked"
+grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skeleton.cpp" ||
+  fail "ring_skeleton.cpp lacks ring_sum's throw"
+! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$' "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" ||
+  fail "a skeleton still holds a marker or a line of the solution"
+printf 'void f() {\n  // BEGIN SOLUTION f\n  g();\n}\n' > "$tmp/open.cpp"
+! "$MAKE_SKELETON" "$tmp/open.cpp" "$tmp/out.cpp" 2> "$tmp/open.err" && grep -q "open.cpp:2: BEGIN SOLUTION never ended" \
+  "$tmp/open.err" || fail "make_skeleton.py accepted a region that never ends"
+printf 'void f() {\n  // BEGIN SOLUTION\n}\n' > "$tmp/noname.cpp"
+! "$MAKE_SKELETON" "$tmp/noname.cpp" "$tmp/out.cpp" 2> /dev/null || fail "make_skeleton.py accepted a nameless region"
 
 echo "== usage errors"
 grade nolab --lab nosuch --plugin "$FAULTY"
