@@ -63,7 +63,10 @@ Case parse_case(const std::string& line) {
 std::vector<Case> hidden_cases(const std::string& spec) {
   std::vector<Case> cases;
   if (spec.rfind("seed:", 0) == 0) {
-    std::mt19937_64 gen(std::stoull(spec.substr(5)));
+    const std::string seed = spec.substr(5);
+    DDL_CHECK(!seed.empty() && seed.size() < 20 && seed.find_first_not_of("0123456789") == std::string::npos,
+              "ddl-grade: --hidden ", spec, ": the seed must be a number (seed:12345)");
+    std::mt19937_64 gen(std::stoull(seed));
     auto pick = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(gen() % uint64_t(hi - lo + 1)); };
     for (int i = 0; i < 3; ++i) {
       Case c;

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/grade/grade_run.h"
+#include "dist/sync/plugin.h"
+#include "dist/sync/registry.h"
 #include "tensor/error.h"
 
 namespace fs = std::filesystem;
@@ -33,6 +35,18 @@ std::string indented(const std::string& text) {
   std::string out = "        ";
   for (const char ch : text) out += ch == '\n' ? std::string("\n        ") : std::string(1, ch);
   return out;
+}
+
+// Why the plugins cannot be graded ("" when they can): one fails to load, or none
+// registers `strategy`. Loaded here too, so the reason comes once and at once.
+std::string plugin_problem(const std::vector<std::string>& plugins, const std::string& strategy) {
+  try {
+    for (const auto& p : plugins) ddl::dist::load_sync_plugin(p);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  const std::string why = ddl::dist::sync_spec_problem(strategy);
+  return why.empty() ? "" : why + "; does your plugin register the name the handout asks for (or give --strategy)?";
 }
 
 // Gradescope's autograder results format: a score, and per test a name, score, max_score,
@@ -103,11 +117,18 @@ int main(int argc, char** argv) {
     std::vector<Case> cases = public_cases(ranks);
     if (!hidden.empty())
       for (const auto& c : hidden_cases(hidden)) cases.push_back(c);
+    std::cout << "ddl-grade: lab " << lab.id << " (" << lab.title << "), strategy " << cfg.strategy << "\n";
+    if (const std::string why = plugin_problem(cfg.plugins, cfg.strategy); !why.empty()) {
+      // A result all the same, so an autograder shows the reason rather than a crash.
+      const Check k{"the plugin loads and registers " + cfg.strategy, 0, 1, why, false};
+      std::cout << "  FAIL 0/1  " << k.name << "\n" << indented(k.output) << "\nddl-grade: score 0/1\n";
+      if (!json_path.empty()) write_results(json_path, {k}, "score 0/1");
+      return 1;
+    }
     char tmpl[] = "/tmp/ddl-grade.XXXXXX";
     DDL_CHECK(mkdtemp(tmpl), "ddl-grade: cannot create a folder in /tmp");
     cfg.workdir = tmpl;
 
-    std::cout << "ddl-grade: lab " << lab.id << " (" << lab.title << "), strategy " << cfg.strategy << "\n";
     std::vector<Check> checks;
     for (size_t i = 0; i < cases.size(); ++i) {
       const auto got = grade_case(lab, cases[i], static_cast<int>(i + 1), cfg);
