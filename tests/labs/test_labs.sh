@@ -64,6 +64,8 @@ start=$(date +%s)
 grade hang --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-hang --ranks 2 --timeout 4
 expect hang 1 "ranks 0, 1 had not finished"
 [ $(($(date +%s) - start)) -lt 30 ] || fail "a deadlocked run was not killed at its timeout"
+sleep 1
+! pgrep -f -- "--worker --strategy faulty-hang" > /dev/null || fail "ranks of the killed run are still running"
 grade crash --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-crash --ranks 2
 expect crash 1 "ended without a result (a crash?)"
 expect crash 1 "rank 1 (local rank 1, pid"
