@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "tensor/checked_shape.h"
 #include "tensor/copy.h"
+#include "tensor/factory_value.h"
 
 namespace ddl {
 
@@ -24,17 +26,52 @@ Tensor full(const char* op, const Shape& shape, double value, TensorOptions opts
   return t;
 }
 
+void check_value_fits(double value, DType d, const char* op) {
+  bool fits = true;
+  if (d == DType::Bool) {
+    fits = true;
+  } else if (is_floating(d)) {
+    const double max = d == DType::Float16    ? 65504.0
+                       : d == DType::BFloat16 ? 0x1.fep127
+                       : d == DType::Float32  ? static_cast<double>(std::numeric_limits<float>::max())
+                                              : std::numeric_limits<double>::max();
+    fits = !std::isfinite(value) || std::fabs(value) <= max;
+  } else {
+    const double lo = d == DType::UInt8 ? -255.0 : d == DType::Int32 ? -2147483648.0 : -0x1p63;
+    const double hi = d == DType::UInt8 ? 255.0 : d == DType::Int32 ? 2147483647.0 : 0x1p63;
+    fits = value >= lo && (d == DType::Int64 ? value < hi : value <= hi) &&
+           (d != DType::UInt8 || value >= 0 || value == std::trunc(value));
+  }
+  DDL_CHECK(fits, op, ": value ", value, " cannot be converted to ", d, " without overflow");
+}
+
 }  // namespace detail
 
 Tensor empty(const Shape& shape, TensorOptions opts) { return detail::empty("empty", shape, opts); }
 Tensor zeros(const Shape& shape, TensorOptions opts) { return detail::full("zeros", shape, 0.0, opts); }
 Tensor ones(const Shape& shape, TensorOptions opts) { return detail::full("ones", shape, 1.0, opts); }
-Tensor full(const Shape& shape, double value, TensorOptions opts) { return detail::full("full", shape, value, opts); }
+Tensor full(const Shape& shape, double value, TensorOptions opts) {
+  detail::check_value_fits(value, opts.dtype, "full");
+  return detail::full("full", shape, value, opts);
+}
 
 Tensor arange(double start, double end, double step, TensorOptions opts) {
-  DDL_CHECK(step != 0, "arange: step must be nonzero");
   DDL_CHECK(std::isfinite(start) && std::isfinite(end), "arange: start ", start, " and end ", end, " must be finite");
-  const double span = (end - start) / step;
+  // 16-bit floats are computed in float32 and rounded, as PyTorch accumulates them in float.
+  if (is_reduced_float(opts.dtype))
+    return arange(start, end, step, TensorOptions(DType::Float32, opts.device)).to(opts.dtype);
+  // An integer dtype takes start, end and step truncated to integers (PyTorch's
+  // Scalar::to<int64_t>), so int64 with step 0.5 has step 0; its length also
+  // comes from the truncated bounds for int64 (aten RangeFactories.cpp).
+  const bool integral = !is_floating(opts.dtype) && opts.dtype != DType::Bool;
+  const double xstart = integral ? std::trunc(start) : start, xend = integral ? std::trunc(end) : end;
+  const double xstep = integral ? std::trunc(step) : step;
+  DDL_CHECK(xstep != 0, "arange: step must be nonzero, got ", step,
+            integral ? " (truncated for an integer dtype)" : "");
+  DDL_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart), "arange: end ", end,
+            " is on the wrong side of start ", start, " for step ", step,
+            " (PyTorch: upper bound and larger bound inconsistent with step sign)");
+  const double span = opts.dtype == DType::Int64 ? (xend - xstart) / xstep : (end - start) / step;
   // 2^63 is exact in double; a longer range has no int64 length (torch: "invalid size, possible overflow?").
   DDL_CHECK(span < 9223372036854775808.0, "arange: [", start, ", ", end, ") in steps of ", step,
             " has too many elements for an int64 size");
@@ -42,7 +79,7 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
   Tensor cpu_t = empty({n}, opts.dtype);
   DDL_DISPATCH_NUMERIC(opts.dtype, "arange", [&] {
     scalar_t* p = cpu_t.data<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(start + static_cast<double>(i) * step);
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(xstart + static_cast<double>(i) * xstep);
   });
   return cpu_t.to(opts.device);
 }
@@ -53,9 +90,11 @@ Tensor empty_like(const Tensor& t) { return detail::empty("empty_like", t.shape(
 Tensor zeros_like(const Tensor& t) { return detail::full("zeros_like", t.shape(), 0.0, {t.dtype(), t.device()}); }
 Tensor ones_like(const Tensor& t) { return detail::full("ones_like", t.shape(), 1.0, {t.dtype(), t.device()}); }
 Tensor full_like(const Tensor& t, double value) {
+  DDL_CHECK(t.defined(), "full_like: undefined tensor");
+  detail::check_value_fits(value, t.dtype(), "full_like");
   return detail::full("full_like", t.shape(), value, {t.dtype(), t.device()});
 }
-Tensor scalar_tensor(double value, TensorOptions opts) { return full(Shape{}, value, opts); }
+Tensor scalar_tensor(double value, TensorOptions opts) { return detail::full("scalar_tensor", Shape{}, value, opts); }
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {

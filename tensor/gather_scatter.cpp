@@ -7,6 +7,7 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/factory_value.h"
 #include "tensor/indexing.h"
 #include "tensor/join.h"
 #include "tensor/reduce.h"
@@ -91,10 +92,10 @@ Tensor gather_impl(const Tensor& t, int64_t dim, const Tensor& index, bool check
 }
 
 const Tensor& scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                               bool check_range) {
-  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_add_") : 0;
-  check_gather_scatter(self, d, index, &src, "scatter_add_", check_range);
-  detail::require_no_internal_overlap(self, "scatter_add_");
+                               bool check_range, const char* op = "scatter_add_") {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), op) : 0;
+  check_gather_scatter(self, d, index, &src, op, check_range);
+  detail::require_no_internal_overlap(self, op);
   self.bump_version();  // every in-place write counts: see Storage::version
   if (self.dim() == 0) return self.add_(src.to(self.dtype()));
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), true);
@@ -114,7 +115,11 @@ Tensor checked_dim_index(const Tensor& t, int64_t d, const Tensor& index, const 
 
 Tensor index_select_impl(const Tensor& t, int64_t dim, const Tensor& index, bool check_range) {
   DDL_CHECK(t.defined(), "index_select: undefined tensor");
-  DDL_CHECK(t.dim() > 0, "index_select: expected a tensor with at least one dim, got ", describe(t));
+  if (t.dim() == 0) {  // PyTorch treats a 0-d self as one element and keeps its 0-d shape
+    wrap_dim(dim, 0, "index_select");
+    checked_dim_index(t.reshape({1}), 0, index, "index_select", check_range);
+    return t.clone();
+  }
   const int64_t d = wrap_dim(dim, t.dim(), "index_select");
   const Tensor idx = checked_dim_index(t, d, index, "index_select", check_range);
   Shape out_shape = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
@@ -137,10 +142,16 @@ namespace {
 
 Tensor index_add_impl(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, bool check_range) {
   DDL_CHECK(t.defined(), "index_add: undefined tensor");
-  DDL_CHECK(t.dim() > 0, "index_add: expected a tensor with at least one dim, got ", describe(t));
   const int64_t d = wrap_dim(dim, t.dim(), "index_add");
   DDL_CHECK(index.defined() && index.dim() <= 1 && (index.dtype() == DType::Int64 || index.dtype() == DType::Int32),
             "index_add: expected a 1-D int64 index, got ", describe(index));
+  if (t.dim() == 0) {  // as PyTorch: a 0-d self is one element, every index 0 adds its source value
+    DDL_CHECK(source.defined() && source.dim() <= 1 && source.numel() == index.numel(), "index_add: source ",
+              describe(source), " must have one value per index of ", describe(index), " (self ", describe(t), ")");
+    require_same_device(t, source, "source", "index_add");
+    checked_dim_index(t.reshape({1}), 0, index, "index_add", check_range);
+    return add(t, sum(source).to(t.dtype())).to(t.dtype());
+  }
   Shape expected = t.shape(), along(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1));
   expected[d] = along[d] = index.numel();
   DDL_CHECK(source.defined() && source.shape() == expected, "index_add: source ", describe(source), " must have shape ",
@@ -166,19 +177,34 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   return gather_impl(t, dim, index, /*check_range=*/true);
 }
 
-const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), "scatter_") : 0;
-  check_gather_scatter(self, d, index, &src, "scatter_");
-  detail::require_no_internal_overlap(self, "scatter_");
+namespace {
+
+Tensor fill_value(double value, const Tensor& t, const char* op);
+
+// scatter_ and scatter, under the name `op` the user called.
+const Tensor& scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const char* op) {
+  const int64_t d = self.dim() ? wrap_dim(dim, self.dim(), op) : 0;
+  check_gather_scatter(self, d, index, &src, op);
+  detail::require_no_internal_overlap(self, op);
   self.bump_version();  // every in-place write counts: see Storage::version
   if (self.dim() == 0) return self.copy_(src);
   if (index.numel() > 0) kernels::scatter_kernel(self.device())(self, d, index, src.to(self.dtype()), false);
   return self;
 }
 
+const Tensor& scatter_value_impl(const Tensor& self, int64_t dim, const Tensor& index, double value, const char* op) {
+  DDL_CHECK(self.defined() && index.defined(), op, ": undefined tensor");
+  return scatter_impl(self, dim, index, fill_value(value, self, op).expand(index.shape()), op);
+}
+
+}  // namespace
+
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_impl(self, dim, index, src, "scatter_");
+}
+
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, double value) {
-  const Tensor src = scalar_tensor(value, TensorOptions(self.dtype(), self.device()));
-  return scatter_(self, dim, index, src.expand(index.shape()));
+  return scatter_value_impl(self, dim, index, value, "scatter_");
 }
 
 const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -187,35 +213,30 @@ const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = self.clone();
-  scatter_(out, dim, index, src);
+  scatter_impl(out, dim, index, src, "scatter");
   return out;
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, double value) {
   Tensor out = self.clone();
-  scatter_(out, dim, index, value);
+  scatter_value_impl(out, dim, index, value, "scatter");
   return out;
 }
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = self.clone();
-  scatter_add_(out, dim, index, src);
+  scatter_add_impl(out, dim, index, src, /*check_range=*/true, "scatter_add");
   return out;
 }
 
 // where() already broadcasts and runs on every device.
 namespace {
-// value as a 0-d tensor of t's dtype. Into an integer tensor it must fit, as PyTorch's
-// checked conversion asks (NaN, inf or 1e30 cannot be converted; the fraction is dropped);
-// uint8 also takes -255..-1, wrapped as there.
+// value as a 0-d tensor of t's dtype, if it fits there (detail::check_value_fits);
+// into an integer dtype the fraction is dropped.
 Tensor fill_value(double value, const Tensor& t, const char* op) {
   const DType d = t.dtype();
+  detail::check_value_fits(value, d, op);
   if (is_floating(d) || d == DType::Bool) return scalar_tensor(value, TensorOptions(d, t.device()));
-  const double lo = d == DType::UInt8 ? -255.0 : d == DType::Int32 ? -2147483648.0 : -0x1p63;
-  const double hi = d == DType::UInt8 ? 255.0 : d == DType::Int32 ? 2147483647.0 : 0x1p63;
-  const bool fits = value >= lo && (d == DType::Int64 ? value < hi : value <= hi) &&
-                    (d != DType::UInt8 || value >= 0 || value == std::trunc(value));
-  DDL_CHECK(fits, op, ": value ", value, " cannot be converted to ", d, " without overflow");
   return scalar_tensor(std::trunc(value), TensorOptions(DType::Int64, t.device())).to(d);  // int64 wraps into uint8
 }
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/factory_value.h"
 
 namespace ddl {
 
@@ -233,10 +234,17 @@ Tensor index(const Tensor& t, const std::vector<TensorIndex>& indices) {
   return out.permute(to_result_order(r.bshape.size(), rest.dim(), pos)).contiguous();
 }
 
-const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
-                         bool accumulate) {
-  DDL_CHECK(values.defined(), "index_put_: undefined values");
-  const ResolvedIndex r = resolve(t, indices, "index_put_");
+namespace {
+
+// index_put_ and index_put, under the name `op` the user called.
+const Tensor& index_put_impl(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
+                             bool accumulate, const char* op) {
+  DDL_CHECK(values.defined(), op, ": undefined values");
+  const ResolvedIndex r = resolve(t, indices, op);
+  // With index tensors PyTorch's index_put_ converts nothing ("Index put requires the
+  // source and destination dtypes match"); integers and slices alone are a copy_.
+  DDL_CHECK(!r.advanced() || values.dtype() == t.dtype(), op, ": values ", describe(values),
+            " must have the dtype of the indexed tensor ", describe(t));
   const Tensor v = values.to(t.dtype());
   if (!r.advanced()) {
     if (accumulate)
@@ -245,12 +253,12 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
       r.view.copy_(v);
     return t;
   }
-  detail::require_same_device(t, values, "values", "index_put_");
+  detail::require_same_device(t, values, "values", op);
   // Parallel writes (CUDA) to one element through an expanded view would race.
-  detail::require_no_internal_overlap(t, "index_put_");
+  detail::require_no_internal_overlap(t, op);
   t.bump_version();  // every in-place write counts: see Storage::version
   const Tensor rest = rest_view(r);
-  const Tensor offsets = element_offsets(r, "index_put_");
+  const Tensor offsets = element_offsets(r, op);
   const int64_t nb = r.bshape.size(), pos = result_position(r);
   // The indexed shape as index() would return it, then back to [B..., rest...].
   std::vector<int64_t> order = to_result_order(nb, rest.dim(), pos);
@@ -258,8 +266,8 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
   Shape bshaped = r.bshape;
   for (int64_t s : rest.shape()) bshaped.push_back(s);
   for (int64_t p : order) result_shape.push_back(bshaped[p]);
-  broadcast_shapes(result_shape, v.shape(), "index_put_");
-  DDL_CHECK(v.dim() <= result_shape.size(), "index_put_: values ", describe(values),
+  broadcast_shapes(result_shape, v.shape(), op);
+  DDL_CHECK(v.dim() <= result_shape.size(), op, ": values ", describe(values),
             " cannot be broadcast to the indexed shape ", result_shape);
   std::vector<int64_t> inverse(order.size());
   for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
@@ -270,13 +278,22 @@ const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indice
   return t;
 }
 
+}  // namespace
+
+const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values,
+                         bool accumulate) {
+  return index_put_impl(t, indices, values, accumulate, "index_put_");
+}
+
 const Tensor& index_put_(const Tensor& t, const std::vector<TensorIndex>& indices, double value) {
+  DDL_CHECK(t.defined(), "index_put_: undefined tensor");
+  detail::check_value_fits(value, t.dtype(), "index_put_");  // as PyTorch's x[i] = value
   return index_put_(t, indices, scalar_tensor(value, TensorOptions(t.dtype(), t.device())));
 }
 
 Tensor index_put(const Tensor& t, const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
   Tensor out = t.clone();
-  index_put_(out, indices, values, accumulate);
+  index_put_impl(out, indices, values, accumulate, "index_put");
   return out;
 }
 

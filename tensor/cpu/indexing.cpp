@@ -63,7 +63,7 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t dim, const Tensor
   const Tensor base = along_index(self, index, dim);
   const int64_t step = self.stride(dim) * static_cast<int64_t>(self.element_size());
   const StridedLoop<3> loop({&out, &index, &base});
-  DDL_DISPATCH_ALL(self.dtype(), "gather", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(self.dtype(), "gather", [&] {
     loop.run([&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st, int64_t n) {
       if (st[1] == 0) {  // one index for the whole row (index_select's broadcast index): a strided copy
         char* from = p[2] + at<int64_t>(p[1], 0) * step;
@@ -82,14 +82,14 @@ void scatter_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const Tensor base = along_index(self, index, dim), from = along_index(src, index, -1);
   const int64_t step = self.stride(dim) * static_cast<int64_t>(self.element_size());
   const StridedLoop<3> loop({&base, &index, &from});
-  DDL_DISPATCH_ALL(self.dtype(), "scatter", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(self.dtype(), "scatter", [&] {
     loop.run(
         [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& st, int64_t n) {
           for (int64_t i = 0; i < n; ++i) {
             scalar_t& dst = at<scalar_t>(p[0], i * st[0] + at<int64_t>(p[1], i * st[1]) * step);
             const scalar_t v = at<scalar_t>(p[2], i * st[2]);
             if constexpr (std::is_same_v<scalar_t, bool>) {
-              dst = accumulate ? (dst || v) : v;
+              dst = accumulate ? static_cast<scalar_t>(dst || v) : v;
             } else {
               dst = accumulate ? static_cast<scalar_t>(dst + v) : v;
             }
@@ -104,7 +104,7 @@ void take_cpu(const Tensor& out, const Tensor& src, const Tensor& offsets) {
   const std::vector<int64_t> rest = offsets_of(src);
   const int64_t row = static_cast<int64_t>(rest.size());
   const int64_t* off = offsets.data<int64_t>();
-  DDL_DISPATCH_ALL(src.dtype(), "index", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(src.dtype(), "index", [&] {
     scalar_t* o = out.data<scalar_t>();
     const scalar_t* s = src.data<scalar_t>();
     parallel_for(0, offsets.numel(), std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1)),
@@ -120,14 +120,14 @@ void put_cpu(const Tensor& dst, const Tensor& offsets, const Tensor& values, boo
   const std::vector<int64_t> rest = offsets_of(dst);
   const int64_t row = static_cast<int64_t>(rest.size());
   const int64_t* off = offsets.data<int64_t>();
-  DDL_DISPATCH_ALL(dst.dtype(), "index_put_", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "index_put_", [&] {
     scalar_t* d = dst.data<scalar_t>();
     const scalar_t* v = values.data<scalar_t>();
     for (int64_t n = 0; n < offsets.numel(); ++n)
       for (int64_t r = 0; r < row; ++r) {
         scalar_t& x = d[off[n] + rest[r]];
         if constexpr (std::is_same_v<scalar_t, bool>) {
-          x = accumulate ? (x || v[n * row + r]) : v[n * row + r];
+          x = accumulate ? static_cast<scalar_t>(x || v[n * row + r]) : v[n * row + r];
         } else {
           x = accumulate ? static_cast<scalar_t>(x + v[n * row + r]) : v[n * row + r];
         }
@@ -140,7 +140,7 @@ Tensor nonzero_cpu(const Tensor& t) {
   const int64_t nd = t.dim();
   std::vector<int64_t> coords;
   std::vector<int64_t> pos(static_cast<size_t>(nd), 0);
-  DDL_DISPATCH_ALL(t.dtype(), "nonzero", [&] {
+  DDL_DISPATCH_ALL_AND_HALF(t.dtype(), "nonzero", [&] {
     const scalar_t* p = t.data<scalar_t>();
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (p[i] != scalar_t(0)) coords.insert(coords.end(), pos.begin(), pos.end());
