@@ -75,15 +75,18 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   return out;
 }
 
-std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& split_sizes, int64_t dim) {
-  DDL_CHECK(t.dim() > 0, "split: expected a tensor with at least one dim, got ", describe(t));
-  const int64_t d = wrap_dim(dim, t.dim(), "split");
+namespace {
+// split with a list of sizes, and split_with_sizes, under the name `op` the user called.
+std::vector<Tensor> split_sizes_as(const Tensor& t, const std::vector<int64_t>& split_sizes, int64_t dim,
+                                   const char* op) {
+  DDL_CHECK(t.dim() > 0, op, ": expected a tensor with at least one dim, got ", describe(t));
+  const int64_t d = wrap_dim(dim, t.dim(), op);
   int64_t total = 0;
   for (int64_t s : split_sizes) {
-    DDL_CHECK(s >= 0, "split: negative size ", s, " in split_sizes");
+    DDL_CHECK(s >= 0, op, ": negative size ", s, " in split_sizes");
     total += s;
   }
-  DDL_CHECK(total == t.size(d), "split: split_sizes add up to ", total, " but dimension ", d, " of ", describe(t),
+  DDL_CHECK(total == t.size(d), op, ": split_sizes add up to ", total, " but dimension ", d, " of ", describe(t),
             " has size ", t.size(d));
   std::vector<Tensor> out;
   int64_t at = 0;
@@ -94,8 +97,14 @@ std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>
   return out;
 }
 
+}  // namespace
+
+std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& split_sizes, int64_t dim) {
+  return split_sizes_as(t, split_sizes, dim, "split_with_sizes");
+}
+
 std::vector<Tensor> split(const Tensor& t, const std::vector<int64_t>& split_sizes, int64_t dim) {
-  return split_with_sizes(t, split_sizes, dim);
+  return split_sizes_as(t, split_sizes, dim, "split");
 }
 
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {

@@ -42,6 +42,10 @@ enum class Dist : uint8_t { Uniform, Normal, Bernoulli, RandInt };
 struct Transform {
   Dist dist = Dist::Uniform;
   double a = 0.0, b = 1.0;  // Uniform: [a, b); Bernoulli: p = a; RandInt: low = a, high = b
+  // Nonzero: u0 keeps only this many random bits (the significand of a 16-bit float),
+  // so it is exact in that type and a [0, 1) draw never rounds up to 1, as PyTorch's
+  // uniform_real_distribution takes numeric_limits<T>::digits bits.
+  int bits = 0;
   DDL_HOST_DEVICE double operator()(double u0, double u1) const {
     switch (dist) {
       case Dist::Uniform:  // one rounding on every compiler: an explicit fma, never a contraction choice
@@ -65,7 +69,9 @@ struct Transform {
 DDL_HOST_DEVICE double draw_element(uint64_t seed, uint64_t offset, int64_t i, bool dbl, const Transform& t) {
   uint32_t r[4];
   philox4x32_10(offset + static_cast<uint64_t>(i), seed, r);
-  return t(to_unit(r[0], r[1], dbl), to_unit(r[2], r[3], dbl));
+  const double u0 =
+      t.bits > 0 ? static_cast<double>(r[0] >> (32 - t.bits)) * std::ldexp(1.0, -t.bits) : to_unit(r[0], r[1], dbl);
+  return t(u0, to_unit(r[2], r[3], dbl));
 }
 
 }  // namespace ddl::random_math

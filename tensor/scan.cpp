@@ -37,6 +37,8 @@ Tensor scan(const Tensor& x, int64_t dim, ScanOp op, bool reverse, const char* n
 
 Tensor cumsum(const Tensor& x, int64_t dim) { return scan(x, dim, ScanOp::Sum, false, "cumsum"); }
 Tensor cumprod(const Tensor& x, int64_t dim) { return scan(x, dim, ScanOp::Prod, false, "cumprod"); }
-Tensor cumsum_backward(const Tensor& grad, int64_t dim) { return scan(grad, dim, ScanOp::Sum, true, "cumsum"); }
+Tensor cumsum_backward(const Tensor& grad, int64_t dim) {
+  return scan(grad, dim, ScanOp::Sum, true, "cumsum_backward");
+}
 
 }  // namespace ddl

@@ -68,14 +68,21 @@ ValuesIndices<Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim, boo
 
 }  // namespace
 
+namespace {
+// sort and argsort, under the name `op` the user called.
+ValuesIndices<Tensor> sort_as(const Tensor& x, int64_t dim, bool descending, const char* op) {
+  check_input(x, op);
+  const int64_t d = wrap_dim(dim, x.dim(), op);
+  return sorted_prefix(x, x.dim() == 0 ? 1 : x.size(d), d, descending, op);
+}
+}  // namespace
+
 ValuesIndices<Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool /*stable*/) {
-  check_input(x, "sort");
-  const int64_t d = wrap_dim(dim, x.dim(), "sort");
-  return sorted_prefix(x, x.dim() == 0 ? 1 : x.size(d), d, descending, "sort");
+  return sort_as(x, dim, descending, "sort");
 }
 
-Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
-  return sort(x, dim, descending, stable).indices;
+Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool /*stable*/) {
+  return sort_as(x, dim, descending, "argsort").indices;
 }
 
 // PyTorch has no bool kernel for topk and kthvalue (sort takes bool).

@@ -13,6 +13,9 @@ Variable dropout(const Variable& x, double p, bool training, Generator& gen) {
   DDL_CHECK(x.defined(), "dropout: input is undefined");
   if (!training || p == 0.0) return x;
   const Tensor xd = x.data();
+  // PyTorch multiplies by a zero mask when p = 1, which works for any dtype; any
+  // other p scales by 1 / (1 - p) and refuses an integer input.
+  if (p == 1.0 && !is_floating(xd.dtype())) return Variable(zeros_like(xd));
   DDL_CHECK(is_floating(xd.dtype()), "dropout: expected a float input, got ", xd.dtype());
   // A 16-bit input gets a float32 mask and is scaled in float32, then rounded once, as
   // PyTorch's fused dropout does: a 16-bit scale 1 / (1 - p) would be rounded itself

@@ -77,7 +77,7 @@ std::vector<Variable> split(const Variable& x, int64_t split_size, int64_t dim) 
 }
 
 std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& split_sizes, int64_t dim) {
-  const std::vector<Tensor> pieces = split_with_sizes(x.data(), split_sizes, dim);
+  const std::vector<Tensor> pieces = split(x.data(), split_sizes, dim);
   return narrow_like(x, pieces, wrap_dim(dim, x.dim(), "split"));
 }
 
