@@ -64,15 +64,20 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
   const DType t = x.dtype();
   return record_linear(index_select(x.data(), dim, index), "IndexSelectBackward", {&x},
                        [s, t, dim, index](const auto& g, const Needs&) {
+                         // A 0-d self's index_select is self itself, whatever the index's length.
+                         if (s.size() == 0) return std::vector{g};
                          return std::vector{index_add(zeros_for(s, t, g), dim, index, g)};
                        });
 }
 
 Variable index_add(const Variable& x, int64_t dim, const Tensor& index, const Variable& source) {
+  const Shape ss = source.shape();
+  // expand: a 0-d self's index_select stays 0-d, its source has one value per index (as PyTorch's
+  // derivative, grad.index_select(dim, index).expand_as(source)); a no-op otherwise.
   return record_linear(index_add(x.data(), dim, index, source.data()), "IndexAddBackward", {&x, &source},
-                       [dim, index](const auto& g, const Needs& n) {
+                       [dim, index, ss](const auto& g, const Needs& n) {
                          using G = std::decay_t<decltype(g)>;
-                         return GradsOf<G>{n[0] ? g : G(), n[1] ? index_select(g, dim, index) : G()};
+                         return GradsOf<G>{n[0] ? g : G(), n[1] ? index_select(g, dim, index).expand(ss) : G()};
                        });
 }
 

@@ -133,3 +133,23 @@ TEST_CASE("index_put_ refuses a scalar value the dtype cannot hold", "[indexing]
   index_put_(u, {ints({1}, {1})}, 7.0);
   REQUIRE(to_vector<int64_t>(u) == std::vector<int64_t>{0, 7, 0, 0});
 }
+
+TEST_CASE("index_add and index_select on a 0-d self have gradients of their inputs' shapes", "[indexing][grad]") {
+  // torch: the source's gradient is grad.index_select(dim, index) expanded to the source's shape.
+  const Variable x(scalar_tensor(5.0, DType::Float64), true);
+  const Variable src(from_vector(std::vector<double>{2, 3}), true);
+  const Variable y = index_add(x, 0, ints({0, 0}, {2}), src);
+  REQUIRE(y.data().item() == 10.0);
+  y.backward();
+  REQUIRE(x.grad().shape() == Shape{});
+  REQUIRE(x.grad().item() == 1.0);
+  REQUIRE(src.grad().shape() == Shape{2});
+  REQUIRE(to_vector<double>(src.grad()) == std::vector<double>{1, 1});
+  // torch gives tensor(1.) for index [0]; for [0, 0] its backward raises, ddl's gives the same 1.
+  for (int64_t n : {1, 2}) {
+    const Variable z(scalar_tensor(4.0, DType::Float64), true);
+    index_select(z, 0, ints(std::vector<int64_t>(static_cast<size_t>(n), 0), {n})).backward();
+    REQUIRE(z.grad().shape() == Shape{});
+    REQUIRE(z.grad().item() == 1.0);
+  }
+}
