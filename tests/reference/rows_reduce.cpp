@@ -197,9 +197,11 @@ void add_reduce_rows(std::vector<Row>& rows) {
   rows.push_back(both("argmin", "lambda x, dim, keepdim: torch.argmin(x, dim, keepdim=keepdim)",
                       DDL_SWEEP_DIM_KEEP(argmin), {}, dim_samples(kAllDTypes, true)));
   rows.push_back(both("max_dim", "lambda x, dim, keepdim: torch.max(x, dim, keepdim=keepdim)",
-                      DDL_SWEEP_DIM_KEEP(max_dim), d1, dim_samples(kAllDTypes, true, true, false)));
+                      DDL_SWEEP_DIM_KEEP(max_dim), d1, dim_samples(kAllDTypes, true, true, false), false,
+                      {{"aliases", {"max"}}}));  // x.max(dim) in PyTorch's spelling
   rows.push_back(both("min_dim", "lambda x, dim, keepdim: torch.min(x, dim, keepdim=keepdim)",
-                      DDL_SWEEP_DIM_KEEP(min_dim), d1, dim_samples(kAllDTypes, true, true, false)));
+                      DDL_SWEEP_DIM_KEEP(min_dim), d1, dim_samples(kAllDTypes, true, true, false), false,
+                      {{"aliases", {"min"}}}));
   rows.push_back(both(
       "sum_to", "lambda x, shape: torch.ops.aten.sum_to_size(x, shape) if len(shape) else x.sum()",
       [](const auto& in, const json& a) { return sum_to(in[0], Shape(ints(a, "shape"))); }, d1, sum_to_samples(),

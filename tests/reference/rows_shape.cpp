@@ -157,7 +157,7 @@ void add_shape_rows(std::vector<Row>& rows) {
   rows.push_back(ten_only(
       "split_with_sizes", "lambda x, split_sizes, dim: torch.split(x, split_sizes, dim)",
       [](const auto& in, const json& a) { return split_with_sizes(in[0], ints(a, "split_sizes"), i64(a, "dim")); },
-      split_samples("split_sizes")));
+      split_samples("split_sizes"), {{"aliases", {"split"}}}));  // the Variable overload is split(x, sizes)
   rows.push_back(both(
       "chunk", "lambda x, chunks, dim: torch.chunk(x, chunks, dim)",
       [](const auto& in, const json& a) { return chunk(in[0], i64(a, "chunks"), i64(a, "dim")); }, d1,
