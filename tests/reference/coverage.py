@@ -127,7 +127,116 @@ def public_ops(root):
     return ops
 
 
+# --- methods -----------------------------------------------------------------------------------------------------
+# The methods of Tensor (tensor/tensor.h) and Variable (autograd/variable.h) that are ops. One whose definition
+# in METHOD_SOURCES is a single `return ddl::f(...)` (or `return f(...)`) forwards to f and is covered by f's
+# row; the others are in METHOD_ROWS (the row that covers them), METHODS_WITHOUT_ROWS (ops that have no row
+# yet: printed by the sweep, not failed) or NOT_OP_METHODS (why they are not ops). A new method in none of these
+# fails the sweep with MISSING ROWS.
+METHOD_SOURCES = ["tensor/tensor_methods.cpp", "autograd/variable_methods.cpp"]
+METHOD_CLASSES = {"Tensor": "tensor/tensor.h", "Variable": "autograd/variable.h"}
+
+# The same op as a row whose C++ call goes elsewhere (the method's own code, or a detail:: kernel).
+METHOD_ROWS = {
+    "argmax": "argmax",  # x.argmax(dim) forwards; x.argmax() is argmax of the flattened tensor
+    "argmin": "argmin",
+    "argsort": "argsort",  # Variable::argsort forwards to argsort of its data
+    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",  # Variable's forward the data
+    "flatten": "flatten",
+    "index": "index",
+    "index_put_": "index_put_",
+}
+
+# Ops with no row of their own yet; the sweep prints them.
+METHODS_WITHOUT_ROWS = {
+    "max": "x.max() over all elements (detail::extreme; x.max(dim) forwards to max_dim)",
+    "min": "x.min() over all elements (x.min(dim) forwards to min_dim)",
+    "view": "view op", "reshape": "view op", "permute": "view op", "transpose": "view op", "t": "view op",
+    "narrow": "view op", "slice": "view op", "select": "view op", "expand": "view op", "squeeze": "view op",
+    "unsqueeze": "view op", "as_strided": "view op", "contiguous": "copy op", "clone": "copy op",
+    "to": "dtype conversion", "copy_": "in-place op", "fill_": "in-place op", "zero_": "in-place op",
+    "add_": "in-place op", "sub_": "in-place op", "mul_": "in-place op", "div_": "in-place op",
+    "clamp_": "in-place op",
+}
+
+NOT_OP_METHODS = {
+    "defined": "metadata", "shape": "metadata", "strides": "metadata", "size": "metadata", "stride": "metadata",
+    "dim": "metadata", "numel": "metadata", "dtype": "metadata", "device": "metadata", "is_contiguous": "metadata",
+    "raw_data": "raw pointer", "data": "the underlying tensor or a typed pointer", "item": "reads one value",
+    "storage": "metadata", "offset": "metadata", "nbytes": "metadata",
+    "element_size": "metadata", "pin_memory": "host memory placement", "is_pinned": "metadata",
+    "requires_grad": "autograd state", "requires_grad_": "autograd state", "is_leaf": "autograd state",
+    "grad": "autograd state", "grad_fn": "autograd state", "detach": "autograd state", "name": "autograd state",
+    "set_name": "autograd state", "backward": "runs the engine (every row's gradients use it)",
+    "impl": "internal handle",
+    "impl_ptr": "internal handle", "version": "autograd version counter", "bump_version": "autograd state",
+    "set_grad": "autograd state", "set_data": "autograd state", "remove_hook": "autograd hook",
+    "register_post_accumulate_grad_hook": "autograd hook", "shares_storage": "metadata",
+    "zero_grad": "autograd state",
+}
+
+METHOD = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:[\w:<>,*&]+\s+)+[*&]*(\w+)\s*\(")
+
+
+def class_methods(root, cls, header):
+    """Public member function names declared in `class cls` of header (constructors and operators left out)."""
+    text = _strip((Path(root) / header).read_text())
+    m = re.search(r"\bclass\s+" + cls + r"\s*\{", text)
+    body, depth, i = "", 1, m.end()
+    while depth:
+        c = text[i]
+        depth += c == "{"
+        depth -= c == "}"
+        body += c if depth == 1 or (depth == 2 and c == "{") else ("\n" if c == "\n" else "")
+        i += 1
+    body = body.split("private:")[0]
+    names = set()
+    for line in body.splitlines():
+        mm = METHOD.match(line)
+        if mm and mm.group(1) not in (cls, "operator") and not line.strip().startswith(("using", "return")):
+            names.add(mm.group(1))
+    return names
+
+
+def forwards(root):
+    """{(class, method): the free functions its definitions in METHOD_SOURCES return, None for one that does not
+    forward (a method with several overloads forwards only if every overload does)}."""
+    out = {}
+    for src in METHOD_SOURCES:
+        text = _strip((Path(root) / src).read_text())
+        for m in re.finditer(r"(\w+)::(\w+)\([^)]*\)\s*const\s*\{\s*(return\s+(?:ddl::)?(\w+)\()?", text):
+            out.setdefault((m.group(1), m.group(2)), set()).add(m.group(4))
+    return out
+
+
+def method_coverage(root, rows):
+    """[(class, method, how)] for every public method; how is 'row NAME', 'forwards to NAME', 'no row: ...',
+    'not an op: ...' or None (missing)."""
+    fw, result = forwards(root), []
+    for cls, header in METHOD_CLASSES.items():
+        for name in sorted(class_methods(root, cls, header)):
+            f = fw.get((cls, name), set())
+            if f and all(x is not None and x in rows for x in f):
+                how = "forwards to " + "/".join(sorted(f))
+            elif name in METHOD_ROWS and METHOD_ROWS[name] in rows:
+                how = "row " + METHOD_ROWS[name]
+            elif name in NOT_OP_METHODS:
+                how = "not an op: " + NOT_OP_METHODS[name]
+            elif name in METHODS_WITHOUT_ROWS:
+                how = "no row: " + METHODS_WITHOUT_ROWS[name]
+            else:
+                how = None
+            result.append((cls, name, how))
+    return result
+
+
 if __name__ == "__main__":
     import sys
-    for n, h in sorted(public_ops(sys.argv[1] if len(sys.argv) > 1 else ".").items()):
-        print(n, h, "(not an op)" if n in NOT_OPS else "")
+    args = [a for a in sys.argv[1:] if a != "--methods"]
+    root = args[0] if args else "."
+    if "--methods" in sys.argv:
+        for c, n, how in method_coverage(root, set(public_ops(root))):
+            print(f"{c}::{n}", how or "MISSING")
+    else:
+        for n, h in sorted(public_ops(root).items()):
+            print(n, h, "(not an op)" if n in NOT_OPS else "")
