@@ -16,6 +16,7 @@ std::vector<Row> all_rows() {
   add_conv_rows(rows);
   add_loss_rows(rows);
   add_backward_rows(rows);
+  add_method_rows(rows);
   return rows;
 }
 

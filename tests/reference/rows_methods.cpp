@@ -1,0 +1,163 @@
+// Rows: the Tensor and Variable methods that are ops of their own, with no free function to forward to (views,
+// copies, in-place arithmetic; coverage.py's METHOD_ROWS maps each method to its row here).
+#include "sweep.h"
+
+namespace ddl::sweep {
+namespace {
+
+// Each case as float32 and as a transposed float64 (views of a non-contiguous input), then the first case in
+// every dtype.
+std::vector<Sample> method_samples(const std::vector<std::pair<std::string, json>>& cases,
+                                   std::vector<int64_t> shape = {2, 3, 4}) {
+  std::vector<Sample> v;
+  uint64_t s = 2600;
+  for (const auto& [tag, a] : cases) {
+    v.push_back({tag + " f32", {make(DType::Float32, shape, s++)}, a});
+    v.push_back({tag + " f64 transposed", {with_layout(make(DType::Float64, shape, s++), "transposed")}, a});
+  }
+  for (DType t : kAllDTypes)
+    v.push_back({std::string("first args ") + short_name(t), {make(t, shape, s++)}, cases[0].second});
+  v.push_back({"0-d f64", {make(DType::Float64, {}, s++)}, cases[0].second});
+  return v;
+}
+
+// Two operands of one dtype for the in-place arithmetic (the left one cloned first, on both sides).
+std::vector<Sample> inplace_samples() {
+  std::vector<Sample> v;
+  uint64_t s = 2700;
+  for (DType t : {DType::Float32, DType::Float64, DType::Int64})
+    v.push_back({std::string("3x4 ") + short_name(t), {make(t, {3, 4}, s++), make(t, {3, 4}, s++)}});
+  v.push_back({"broadcast f64", {make(DType::Float64, {3, 4}, s++), make(DType::Float64, {4}, s++)}});
+  v.push_back({"into smaller f64", {make(DType::Float64, {4}, s++), make(DType::Float64, {3, 4}, s++)}});
+  return v;
+}
+
+}  // namespace
+
+void add_method_rows(std::vector<Row>& rows) {
+  const std::vector<bool> d1 = {true};
+  rows.push_back(both(
+      "view", "lambda x, shape: x.view(shape)",
+      [](const auto& in, const json& a) { return in[0].view(Shape(ints(a, "shape"))); }, d1,
+      method_samples({{"flat", {{"shape", {-1}}}},
+                      {"split last", {{"shape", {2, 3, 2, 2}}}},
+                      {"infer", {{"shape", {6, -1}}}},
+                      {"two -1", {{"shape", {-1, -1}}}},
+                      {"wrong count", {{"shape", {5, 5}}}}}),
+      true));
+  rows.push_back(both(
+      "reshape", "lambda x, shape: x.reshape(shape)",
+      [](const auto& in, const json& a) { return in[0].reshape(Shape(ints(a, "shape"))); }, d1,
+      method_samples({{"flat", {{"shape", {-1}}}},
+                      {"merge", {{"shape", {6, 4}}}},
+                      {"infer", {{"shape", {4, -1}}}},
+                      {"two -1", {{"shape", {-1, -1}}}},
+                      {"wrong count", {{"shape", {5, 5}}}}}),
+      true));
+  rows.push_back(
+      both("x.flatten", "lambda x, start_dim, end_dim: x.flatten(start_dim, end_dim)",
+           [](const auto& in, const json& a) { return in[0].flatten(i64(a, "start_dim"), i64(a, "end_dim")); }, d1,
+           method_samples({{"all", {{"start_dim", 0}, {"end_dim", -1}}},
+                           {"middle", {{"start_dim", 1}, {"end_dim", 2}}},
+                           {"reversed", {{"start_dim", 2}, {"end_dim", 0}}},
+                           {"out of range", {{"start_dim", 1}, {"end_dim", 3}}}}),
+           true, {{"aliases", {"flatten"}}}));
+  rows.push_back(both(
+      "permute", "lambda x, dims: x.permute(dims)",
+      [](const auto& in, const json& a) { return in[0].permute(ints(a, "dims")); }, d1,
+      method_samples({{"cycle", {{"dims", {2, 0, 1}}}},
+                      {"negative", {{"dims", {-1, 0, 1}}}},
+                      {"repeated", {{"dims", {0, 0, 1}}}},
+                      {"too few", {{"dims", {1, 0}}}}}),
+      true));
+  rows.push_back(both(
+      "transpose", "lambda x, d0, d1: x.transpose(d0, d1)",
+      [](const auto& in, const json& a) { return in[0].transpose(i64(a, "d0"), i64(a, "d1")); }, d1,
+      method_samples({{"0 2", {{"d0", 0}, {"d1", 2}}},
+                      {"negative", {{"d0", -1}, {"d1", 1}}},
+                      {"same", {{"d0", 1}, {"d1", 1}}},
+                      {"out of range", {{"d0", 0}, {"d1", 3}}}}),
+      true));
+  rows.push_back(both(
+      "t", "lambda x: x.t()", [](const auto& in, const json&) { return in[0].t(); }, d1,
+      [] {
+        std::vector<Sample> v;
+        for (const auto& sh : std::vector<std::vector<int64_t>>{{}, {4}, {3, 4}, {2, 3, 4}})
+          v.push_back({std::to_string(sh.size()) + "-d f64", {make(DType::Float64, sh, 2650 + sh.size())}});
+        v.push_back({"transposed f32", {with_layout(make(DType::Float32, {3, 4}, 2660), "transposed")}});
+        return v;
+      }(),
+      true));
+  rows.push_back(both(
+      "narrow", "lambda x, dim, start, length: x.narrow(dim, start, length)",
+      [](const auto& in, const json& a) { return in[0].narrow(i64(a, "dim"), i64(a, "start"), i64(a, "length")); }, d1,
+      method_samples({{"middle", {{"dim", 2}, {"start", 1}, {"length", 2}}},
+                      {"negative start", {{"dim", 1}, {"start", -2}, {"length", 2}}},
+                      {"empty", {{"dim", 0}, {"start", 1}, {"length", 0}}},
+                      {"too long", {{"dim", 1}, {"start", 2}, {"length", 2}}},
+                      {"negative length", {{"dim", 1}, {"start", 0}, {"length", -1}}}}),
+      true));
+  rows.push_back(both(
+      "select", "lambda x, dim, index: x.select(dim, index)",
+      [](const auto& in, const json& a) { return in[0].select(i64(a, "dim"), i64(a, "index")); }, d1,
+      method_samples({{"middle", {{"dim", 1}, {"index", 1}}},
+                      {"negative", {{"dim", -1}, {"index", -1}}},
+                      {"out of range", {{"dim", 0}, {"index", 2}}}}),
+      true));
+  rows.push_back(both(
+      "slice", "lambda x, dim, start, end, step: torch.ops.aten.slice(x, dim, start, end, step)",
+      [](const auto& in, const json& a) {
+        return in[0].slice(i64(a, "dim"), i64(a, "start"), i64(a, "end"), i64(a, "step"));
+      },
+      d1,
+      method_samples({{"step 2", {{"dim", 2}, {"start", 0}, {"end", 4}, {"step", 2}}},
+                      {"negative", {{"dim", 1}, {"start", -2}, {"end", -1}, {"step", 1}}},
+                      {"clamped", {{"dim", 2}, {"start", 1}, {"end", 100}, {"step", 3}}},
+                      {"empty", {{"dim", 0}, {"start", 2}, {"end", 1}, {"step", 1}}},
+                      {"zero step", {{"dim", 0}, {"start", 0}, {"end", 2}, {"step", 0}}}}),
+      true));
+  rows.push_back(both(
+      "expand", "lambda x, shape: x.expand(shape)",
+      [](const auto& in, const json& a) { return in[0].expand(Shape(ints(a, "shape"))); }, d1,
+      method_samples({{"new dim", {{"shape", {5, 2, 3, 4}}}},
+                      {"keep", {{"shape", {-1, 3, 4}}}},
+                      {"grow non-1", {{"shape", {4, 3, 4}}}},
+                      {"too few", {{"shape", {3, 4}}}}}),
+      true));
+  rows.push_back(both(
+      "squeeze", "lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim)",
+      [](const auto& in, const json& a) { return a.contains("dim") ? in[0].squeeze(i64(a, "dim")) : in[0].squeeze(); },
+      d1,
+      method_samples({{"all", json::object()},
+                      {"size-1 dim", {{"dim", 1}}},
+                      {"other dim", {{"dim", 0}}},
+                      {"out of range", {{"dim", 3}}}},
+                     {2, 1, 3}),
+      true));
+  rows.push_back(both(
+      "unsqueeze", "lambda x, dim: x.unsqueeze(dim)",
+      [](const auto& in, const json& a) { return in[0].unsqueeze(i64(a, "dim")); }, d1,
+      method_samples({{"front", {{"dim", 0}}},
+                      {"end", {{"dim", 3}}},
+                      {"negative", {{"dim", -1}}},
+                      {"out of range", {{"dim", 4}}}}),
+      true));
+  rows.push_back(both(
+      "contiguous", "lambda x: x.contiguous()", [](const auto& in, const json&) { return in[0].contiguous(); }, d1,
+      method_samples({{"plain", json::object()}}), true));
+  rows.push_back(ten_only(
+      "clone", "lambda x: x.clone()", [](const auto& in, const json&) { return in[0].clone(); },
+      method_samples({{"plain", json::object()}})));
+  // In-place arithmetic on a clone: the result is the updated clone.
+  rows.push_back(ten_only(
+      "add_", "lambda x, y: x.clone().add_(y)",
+      [](const auto& in, const json&) { return Tensor(in[0].clone().add_(in[1])); }, inplace_samples()));
+  rows.push_back(ten_only(
+      "sub_", "lambda x, y: x.clone().sub_(y)",
+      [](const auto& in, const json&) { return Tensor(in[0].clone().sub_(in[1])); }, inplace_samples()));
+  rows.push_back(ten_only(
+      "mul_", "lambda x, y: x.clone().mul_(y)",
+      [](const auto& in, const json&) { return Tensor(in[0].clone().mul_(in[1])); }, inplace_samples()));
+}
+
+}  // namespace ddl::sweep
