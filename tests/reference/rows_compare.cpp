@@ -16,9 +16,11 @@ namespace {
 #define DDL_SWEEP_CMP(op) \
   [](const auto& in, const json& a) { return a.contains("scalar") ? op(in[0], f64(a, "scalar")) : op(in[0], in[1]); }
 
-// Python's infix operator, so a scalar on the left takes the reflected path as in C++.
+// Python's infix operator, so a scalar on the left takes the reflected path as in C++; the scalar is the Python
+// number ddl reads the double as (PYNUM).
 const char* kOperatorTorch =
-    "lambda x, y=None, scalar=None, left=False: (scalar OP x if left else x OP scalar) if y is None else x OP y";
+    "lambda x, y=None, scalar=None, left=False: (PYNUM(scalar) OP x if left else x OP PYNUM(scalar)) if y is None "
+    "else x OP y";
 
 std::string torch_operator(const std::string& py) {
   std::string s = kOperatorTorch;
@@ -88,8 +90,8 @@ void add_compare_rows(std::vector<Row>& rows) {
     s.push_back({"unary u8", {make(DType::UInt8, {3}, 1292)}, {{"unary", true}}});
     rows.push_back(
         both("operator-",
-             "lambda x, y=None, scalar=None, left=False, unary=False: -x if unary else ((scalar - x if left else x - "
-             "scalar) if y is None else x - y)",
+             "lambda x, y=None, scalar=None, left=False, unary=False: -x if unary else ((PYNUM(scalar) - x if left "
+             "else x - PYNUM(scalar)) if y is None else x - y)",
              [](const auto& in, const json& a) {
                if (flag(a, "unary")) return -in[0];
                if (!a.contains("scalar")) return in[0] - in[1];

@@ -126,7 +126,8 @@ std::vector<Sample> backward_pair(Domain d) {
 void add_elementwise_rows(std::vector<Row>& rows) {
   const json sz = {{"signed_zero", true}};
   const std::vector<bool> d2 = {true, true};
-  // Binary arithmetic: tensor or scalar second operand.
+  // Binary arithmetic: tensor or scalar second operand. A double scalar is the Python number ddl reads it as
+  // (PYNUM: an integral value is an int; Note [Scalar operands] in tensor/elementwise.cpp).
   {
     // add's alpha (a + alpha * b) exists on the Tensor overload only.
     std::vector<Sample> s = binary_samples({}, true);
@@ -137,7 +138,9 @@ void add_elementwise_rows(std::vector<Row>& rows) {
       s.push_back(x);
     }
     rows.push_back(both(
-        "add", "lambda x, y=None, scalar=None, alpha=1: torch.add(x, y if scalar is None else scalar, alpha=alpha)",
+        "add",
+        "lambda x, y=None, scalar=None, alpha=1: torch.add(x, y if scalar is None else PYNUM(scalar), "
+        "alpha=PYNUM(alpha))",
         [](const auto& in, const json& a) {
           if constexpr (std::is_same_v<std::decay_t<decltype(in[0])>, Tensor>) {
             if (a.contains("alpha")) return add(in[0], in[1], f64(a, "alpha"));
@@ -148,11 +151,11 @@ void add_elementwise_rows(std::vector<Row>& rows) {
         },
         d2, s, true, sz));
   }
-  rows.push_back(both("sub", "lambda x, y=None, scalar=None: torch.sub(x, y if scalar is None else scalar)",
+  rows.push_back(both("sub", "lambda x, y=None, scalar=None: torch.sub(x, y if scalar is None else PYNUM(scalar))",
                       DDL_SWEEP_BINARY(sub), d2, binary_samples({}, true), true, sz));
-  rows.push_back(both("mul", "lambda x, y=None, scalar=None: torch.mul(x, y if scalar is None else scalar)",
+  rows.push_back(both("mul", "lambda x, y=None, scalar=None: torch.mul(x, y if scalar is None else PYNUM(scalar))",
                       DDL_SWEEP_BINARY(mul), d2, binary_samples({}, true), true, sz));
-  rows.push_back(both("div", "lambda x, y=None, scalar=None: torch.div(x, y if scalar is None else scalar)",
+  rows.push_back(both("div", "lambda x, y=None, scalar=None: torch.div(x, y if scalar is None else PYNUM(scalar))",
                       DDL_SWEEP_BINARY(div), d2, binary_samples({}, true), true, sz));
   rows.push_back(
       both("maximum", "lambda x, y: torch.maximum(x, y)", DDL_SWEEP_TENSORS(maximum), d2, binary_samples(), true));
@@ -163,11 +166,11 @@ void add_elementwise_rows(std::vector<Row>& rows) {
     for (const Sample& x : binary_samples({}, true))
       if (x.args.contains("scalar")) s.push_back(x);
     rows.push_back(both(
-        "rsub", "lambda x, scalar: torch.rsub(x, scalar)",
+        "rsub", "lambda x, scalar: torch.rsub(x, PYNUM(scalar))",
         [](const auto& in, const json& a) { return rsub(in[0], f64(a, "scalar")); }, {true}, s, true, sz));
   }
   rows.push_back(both(
-      "pow", "lambda x, exponent: torch.pow(x, exponent)",
+      "pow", "lambda x, exponent: torch.pow(x, PYNUM(exponent))",
       [](const auto& in, const json& a) { return pow(in[0], f64(a, "exponent")); }, {true}, pow_samples(), true));
   // Unary math.
   rows.push_back(both("neg", "lambda x: torch.neg(x)", DDL_SWEEP_UNARY(neg), {true}, unary_samples(), true, sz));
@@ -185,7 +188,7 @@ void add_elementwise_rows(std::vector<Row>& rows) {
   rows.push_back(ten_only("erf", "lambda x: torch.erf(x)", DDL_SWEEP_UNARY(erf), unary_samples(), sz));
   rows.push_back(ten_only("sign", "lambda x: torch.sign(x)", DDL_SWEEP_UNARY(sign), unary_samples()));
   rows.push_back(both(
-      "clamp", "lambda x, lo=None, hi=None, pair=False: torch.clamp(x, lo, hi)",
+      "clamp", "lambda x, lo=None, hi=None, pair=False: torch.clamp(x, PYNUM(lo), PYNUM(hi))",
       [](const auto& in, const json& a) {
         if (flag(a, "pair")) return clamp(in[0], f64(a, "lo"), f64(a, "hi"));
         return clamp(in[0], opt(a, "lo"), opt(a, "hi"));
