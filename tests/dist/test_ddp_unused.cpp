@@ -93,7 +93,10 @@ TEST_CASE("DDP find_unused_parameters: weights equal one process's, unused param
       {"every rank at step 0, then none", [](int64_t s, int) { return s == 0; }},
       {"rank 1 at steps 0 and 2, none at 1 and 3", [](int64_t s, int r) { return r == 1 && s % 2 == 0; }},
   };
-  for (const auto& [name, use] : cases) {
+  for (const auto& c : cases) {
+    // Named references, not a structured binding: lambdas cannot capture bindings in Clang 14.
+    const std::string& name = c.first;
+    const HeadUse& use = c.second;
     DYNAMIC_SECTION(name) {
       test::ParentStoreServer server;
       const int port = server.port();
