@@ -269,10 +269,12 @@ DiffBackwardFn batch_norm_double_backward(const Variable& x, const Variable& wei
 // The layer-norm backward (Ba, Kiros, Hinton 2016) in Variable ops, statistics recomputed from x.
 DiffBackwardFn normalize_trailing_double_backward(const Variable& x, int64_t k, double eps) {
   return [x, k, eps](const Variable& g, const Needs&) -> VGrads {
-    const Variable x2 = x.reshape({-1, k});
+    // The statistics in float64, as the forward (layer_norm.cpp).
+    const Variable x2 = x.reshape({-1, k}).to(DType::Float64);
     const Variable centered = sub(x2, mean(x2, {1}, true));
-    const Variable invstd = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
-    const Variable xhat = mul(centered, invstd);
+    const Variable invstd64 = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
+    const Variable xhat = mul(centered, invstd64).to(x.dtype());
+    const Variable invstd = invstd64.to(x.dtype());
     const Variable g2 = g.reshape({-1, k});
     const Variable dx = sub(sub(g2, mean(g2, {1}, true)), mul(xhat, mean(mul(g2, xhat), {1}, true)));
     return {mul(dx, invstd).reshape(g.shape())};

@@ -22,11 +22,14 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
   for (int64_t d = x.dim() - num_dims; d < x.dim(); ++d) k *= x.size(d);
   // Empty normalised dims: nothing to normalise, an empty result (as PyTorch).
   if (k == 0) return mul(x, 1.0);
-  // x2: [rows, k]; mean, invstd: [rows, 1].
-  const Tensor x2 = x.data().reshape({-1, k});
+  // x2: [rows, k]; mean, invstd: [rows, 1]. As Note [Variance in float64] (tensor/reduce.cpp):
+  // two passes in float64, xhat and invstd rounded once. In float32, values near 1e4
+  // summed to a mean 3e-4 off, 1e-3 standard deviations for a spread of 1.
+  const Tensor x2 = x.data().reshape({-1, k}).to(DType::Float64);
   const Tensor centered = sub(x2, mean(x2, {1}, true));
-  const Tensor invstd = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
-  const Tensor xhat = mul(centered, invstd);
+  const Tensor invstd64 = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));
+  const Tensor xhat = mul(centered, invstd64).to(x.dtype());
+  const Tensor invstd = invstd64.to(x.dtype());
   const Shape shape = x.shape();
   return autograd::make_result(
       xhat.reshape(shape), "NormalizeTrailingBackward", {&x},
