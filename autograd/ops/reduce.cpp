@@ -1,6 +1,8 @@
 // Reductions and matrix products: forward and backward side by side.
 #include "autograd/ops/reduce.h"
 
+#include <limits>
+
 #include "autograd/autocast.h"
 #include "autograd/node.h"
 #include "autograd/ops/elementwise.h"
@@ -121,6 +123,13 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
   const Shape xs = x.shape();
   Tensor y = var(xd, dims, correction, keepdim);  // checks dtype and dims first
   const double denom = static_cast<double>(std::max<int64_t>(count(xd.shape(), dims) - correction, 0));
+  // A 0-d x with nothing left after the correction: PyTorch 1.13's gradient is g·inf
+  // (2/0 times g, not times x − mean = 0) and does not depend on x.
+  if (xd.dim() == 0 && denom == 0.0)
+    return make_result(
+        std::move(y), "VarBackward", {&x},
+        [](const Tensor& g, const Needs&) -> Grads { return {mul(g, std::numeric_limits<double>::infinity())}; },
+        [](const Variable& g, const Needs&) -> VGrads { return {mul(g, std::numeric_limits<double>::infinity())}; });
   return make_result(
       std::move(y), "VarBackward", {&x},
       [xd, dims, keepdim, denom](const Tensor& g, const Needs&) -> Grads {

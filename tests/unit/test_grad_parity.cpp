@@ -3,7 +3,8 @@
 // maximum, clamp and leaky_relu; tiny divisors; silu near the float maximum;
 // log_softmax and cross_entropy with huge logits; losses whose every target
 // is ignored; double backward of nll_loss and of a 0-d softmax; pow's special
-// exponents; bce at 0 and 1; bfloat16 and unbatched classification losses.
+// exponents; bce at 0 and 1; bfloat16 and unbatched classification losses; var of
+// a 0-d input with correction 1.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -305,5 +306,23 @@ TEST_CASE("softmax and log_softmax of a 0-d input differentiate twice", "[softma
     require_same(g.data(), {0});
     const Variable h = autograd::grad({g}, {x}, {}, std::nullopt, false, /*allow_unused=*/true)[0];
     REQUIRE((!h.defined() || v(h.data()) == std::vector<double>{0}));
+  }
+}
+
+TEST_CASE("var: gradient of a 0-d input with nothing left after the correction", "[grad_parity][var]") {
+  // torch.var(x) of a 0-d x (correction 1): the value is NaN, and 1.13's gradient is
+  // g·inf (inf, -inf for g = -2, NaN for g = 0) with no dependence on x, so a double
+  // backward is 0. 2·(x − mean)/0 here gave 0·inf = NaN.
+  for (DType t : {DType::Float32, DType::Float64}) {
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{}, std::vector<int64_t>{0}}) {
+      Variable xv(d({2.0}, {1}).reshape({}).to(t), true);
+      const Variable y = var(xv, dims, 1, false);
+      require_same(y.data(), {kNan});
+      const Variable g = autograd::grad({y}, {xv}, {Variable(d({-2.0}, {1}).reshape({}).to(t))}, std::nullopt, true)[0];
+      require_same(g.data(), {-kInf});
+      const Variable g0 = autograd::grad({var(xv, dims, 1, true)}, {xv}, {Variable(zeros({}, t))}, std::nullopt)[0];
+      require_same(g0.data(), {kNan});
+      CHECK(!g.requires_grad());  // as PyTorch: nothing to differentiate again
+    }
   }
 }
