@@ -62,13 +62,13 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   return like_input(gx, x_shape.size());
 }
 
-std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) {
+std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, std::array<int64_t, 2> output_size, const char* op) {
   if (widens(x)) {  // the maxima are exact
-    auto [y, idx] = adaptive_max_pool2d(x.to(DType::Float32), output_size);
+    auto [y, idx] = adaptive_max_pool2d(x.to(DType::Float32), output_size, op);
     return {y.to(x.dtype()), idx};
   }
-  check_float(x, "adaptive_max_pool2d");
-  const Shape ys = output_shape(x.shape(), output_size, "adaptive_max_pool2d");
+  check_float(x, op);
+  const Shape ys = output_shape(x.shape(), output_size, op);
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
   Tensor idx = empty(ys, TensorOptions(DType::Int64, x.device()));
   if (y.numel() > 0) kernels::adaptive_max_pool2d_forward_kernel(x.device())(as_4d(x), y, idx);

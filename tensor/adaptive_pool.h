@@ -25,7 +25,8 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape);
 // (y, indices): indices are int64 positions h * W + w within each input plane,
 // the first maximum of the window (NaN counts as the maximum, as in PyTorch).
 // The gradient is max_pool2d_backward(grad_y, indices, x_shape) (tensor/pool.h).
-std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, std::array<int64_t, 2> output_size,
+                                              const char* op = "adaptive_max_pool2d");  // errors name op
 
 namespace kernels {
 // Contiguous 4-D tensors, outputs preallocated, shapes validated by the frontend.

@@ -110,20 +110,20 @@ bool max_pool2d_windows_disjoint(const Pool2dParams& p) {
   return true;
 }
 
-std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p) {
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p, const char* op) {
   if (max_pool_widens(x)) {  // the maxima are exact
-    auto [y, idx] = max_pool2d_with_indices(x.to(DType::Float32), p);
+    auto [y, idx] = max_pool2d_with_indices(x.to(DType::Float32), p, op);
     return {y.to(x.dtype()), idx};
   }
-  if (!max_pool_is_16bit(x)) check_float(x, "max_pool2d");
-  const Shape ys = pool_output_shape(x.shape(), p, "max_pool2d");
+  if (!max_pool_is_16bit(x)) check_float(x, op);
+  const Shape ys = pool_output_shape(x.shape(), p, op);
   Tensor y = empty(ys, TensorOptions(x.dtype(), x.device()));
   Tensor idx = empty(ys, TensorOptions(DType::Int64, x.device()));
   if (y.numel() > 0) kernels::max_pool2d_forward_kernel(x.device())(as_4d(x), y, idx, p);
   return {like_input(y, x.dim()), like_input(idx, x.dim())};
 }
 
-Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_with_indices(x, p).first; }
+Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return max_pool2d_with_indices(x, p, "max_pool2d").first; }
 
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape) {
   return max_pool_backward(grad_y, indices, x_shape, false);

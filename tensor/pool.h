@@ -24,8 +24,10 @@ int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, i
 
 // x: [N, C, H, W] or [C, H, W] -> (y, indices) of the output shape; indices are
 // int64 positions h * W + w of each maximum within its input plane (first one on ties).
-// Padding counts as -inf; padding must be at most half the kernel.
-std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p);
+// Padding counts as -inf; padding must be at most half the kernel. Errors name `op`, the
+// function the user called.
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const Pool2dParams& p,
+                                                  const char* op = "max_pool2d_with_indices");
 Tensor max_pool2d(const Tensor& x, const Pool2dParams& p);
 // Scatters grad_y into a zero tensor of x_shape at `indices`, adding where outputs share an argmax.
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& indices, const Shape& x_shape);

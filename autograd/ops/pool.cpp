@@ -9,7 +9,7 @@
 namespace ddl {
 
 Variable max_pool2d(const Variable& x, const Pool2dParams& p) {
-  auto [y, idx] = max_pool2d_with_indices(x.data(), p);
+  auto [y, idx] = max_pool2d_with_indices(x.data(), p, "max_pool2d");
   const Shape xs = x.shape();
   return autograd::make_result(
       std::move(y), "MaxPool2dBackward", {&x},
@@ -39,8 +39,10 @@ Pool2dParams square(int64_t kernel, int64_t stride) {
 }
 }  // namespace
 
-std::pair<Variable, Tensor> adaptive_max_pool2d_with_indices(const Variable& x, std::array<int64_t, 2> output_size) {
-  auto [y, idx] = adaptive_max_pool2d(x.data(), output_size);
+namespace {
+// Errors name `op`, the function the user called.
+std::pair<Variable, Tensor> adaptive_max_pool(const Variable& x, std::array<int64_t, 2> output_size, const char* op) {
+  auto [y, idx] = adaptive_max_pool2d(x.data(), output_size, op);
   const Shape xs = x.shape();
   Variable out = autograd::make_result(
       std::move(y), "AdaptiveMaxPool2dBackward", {&x},
@@ -50,9 +52,14 @@ std::pair<Variable, Tensor> adaptive_max_pool2d_with_indices(const Variable& x, 
       autograd::max_pool2d_double_backward(idx, xs));  // double_backward.cpp
   return {out, idx};
 }
+}  // namespace
+
+std::pair<Variable, Tensor> adaptive_max_pool2d_with_indices(const Variable& x, std::array<int64_t, 2> output_size) {
+  return adaptive_max_pool(x, output_size, "adaptive_max_pool2d_with_indices");
+}
 
 Variable adaptive_max_pool2d(const Variable& x, std::array<int64_t, 2> output_size) {
-  return adaptive_max_pool2d_with_indices(x, output_size).first;
+  return adaptive_max_pool(x, output_size, "adaptive_max_pool2d").first;
 }
 
 Variable adaptive_avg_pool2d(const Variable& x, std::array<int64_t, 2> output_size) {

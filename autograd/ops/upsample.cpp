@@ -23,6 +23,12 @@ Variable interpolate(const Variable& x, const InterpolateOptions& opts) {
       p.output_size[i] = upsample_out_size(x.size(2 + i), p.scales[i]);
     }
   }
+  // PyTorch 1.13 resizes uint8 images with nearest (a copy of pixels, exact through
+  // float32) and refuses other integer inputs.
+  const bool u8_nearest = x.dtype() == DType::UInt8 && p.mode == InterpolateMode::Nearest;
+  DDL_CHECK(is_floating(x.dtype()) || u8_nearest,
+            "interpolate: expected a float input (or uint8 with mode nearest), got ", describe(x.data()));
+  if (u8_nearest) return Variable(upsample2d(x.data().to(DType::Float32), p).to(DType::UInt8));
   const Shape xs = x.shape();
   return autograd::make_result(
       upsample2d(x.data(), p),

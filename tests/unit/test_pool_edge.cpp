@@ -185,3 +185,29 @@ TEST_CASE("max pooling: of two NaNs in a window the last one is the maximum, as 
     CHECK(to_vector<int64_t>(adaptive_max_pool2d(x, {1, 2}).second) == std::vector<int64_t>{5, 2});
   }
 }
+
+TEST_CASE("max pooling with indices and interpolate: errors name the function called; uint8 nearest") {
+  const Tensor xi = zeros({2, 3, 6, 6}, DType::Int64);
+  Pool2dParams p;
+  p.kernel = {2, 2};
+  p.stride = {2, 2};
+  REQUIRE_THROWS_WITH(max_pool2d_with_indices(xi, p), Catch::StartsWith("max_pool2d_with_indices: "));
+  REQUIRE_THROWS_WITH(max_pool2d(xi, p), Catch::StartsWith("max_pool2d: "));
+  REQUIRE_THROWS_WITH(max_pool2d(Variable(xi), p), Catch::StartsWith("max_pool2d: "));
+  REQUIRE_THROWS_WITH(adaptive_max_pool2d_with_indices(Variable(xi), {3, 3}),
+                      Catch::StartsWith("adaptive_max_pool2d_with_indices: "));
+  REQUIRE_THROWS_WITH(adaptive_max_pool2d(Variable(xi), {3, 3}), Catch::StartsWith("adaptive_max_pool2d: "));
+  // interpolate: PyTorch 1.13 resizes uint8 with nearest only, and no other integer input.
+  InterpolateOptions o;
+  o.scale_factor = std::array<double, 2>{2.0, 2.0};
+  o.mode = InterpolateMode::Bilinear;
+  for (DType dt : {DType::Int64, DType::Int32, DType::UInt8, DType::Bool})
+    REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 2, 3, 4}, dt)), o), Catch::StartsWith("interpolate: "));
+  o.mode = InterpolateMode::Nearest;
+  REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 2, 3, 4}, DType::Int64)), o), Catch::StartsWith("interpolate: "));
+  const Tensor u = from_vector<double>({0, 7, 200, 255}, {1, 1, 2, 2}).to(DType::UInt8);
+  const Variable y = interpolate(Variable(u), o);
+  REQUIRE(y.dtype() == DType::UInt8);
+  CHECK(to_vector<uint8_t>(y.data()) ==
+        std::vector<uint8_t>{0, 0, 7, 7, 0, 0, 7, 7, 200, 200, 255, 255, 200, 200, 255, 255});
+}
