@@ -6,6 +6,7 @@
 // differentiable form of its slopes, so its gradient can be differentiated again.
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "autograd/autocast.h"
 #include "autograd/node.h"
@@ -59,6 +60,17 @@ void check_pair(const Variable& a, const Variable& b, const char* op) {
   DDL_CHECK(a.dtype() == b.dtype(), op, ": input is ", describe(a.data()), " but target is ", describe(b.data()));
 }
 
+// Input and target must be float tensors: PyTorch 1.13 has no integer kernels for these
+// losses. Returns the dtype both are computed in when they differ, else nullopt.
+enum class Mixed { Promote, Input, Target };
+std::optional<DType> float_pair(const Variable& a, const Variable& b, const char* op, Mixed rule) {
+  DDL_CHECK(a.defined() && b.defined(), op, ": input and target must be defined");
+  DDL_CHECK(is_floating(a.dtype()) && is_floating(b.dtype()), op, ": expected float input and target, got ",
+            describe(a.data()), " and ", describe(b.data()));
+  if (a.dtype() == b.dtype()) return std::nullopt;
+  return rule == Mixed::Promote ? promote_types(a.dtype(), b.dtype()) : rule == Mixed::Input ? a.dtype() : b.dtype();
+}
+
 // `w` (undefined, or broadcastable to shape) times t; the product must keep t's shape.
 Tensor weighted(const Tensor& t, const Tensor& w, const char* op, const char* what) {
   if (!w.defined()) return t;
@@ -83,6 +95,7 @@ bool widens(const Variable& a, const Variable& b) { return autocast::needs_float
 Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
   if (autocast::needs_float32(a) || autocast::needs_float32(b))  // See Note [Autocast]
     return mse_loss(autocast::to_float32(a), autocast::to_float32(b), reduction);
+  if (const auto t = float_pair(a, b, "mse_loss", Mixed::Promote)) return mse_loss(a.to(*t), b.to(*t), reduction);
   check_pair(a, b, "mse_loss");
   const Tensor diff = ddl::sub(a.data(), b.data());
   // d/da = 2 (a − b) g (÷ n for Mean).
@@ -95,6 +108,7 @@ Variable mse_loss(const Variable& a, const Variable& b, Reduction reduction) {
 
 Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
   if (widens(a, b)) return l1_loss(autocast::to_float32(a), autocast::to_float32(b), reduction);
+  if (const auto t = float_pair(a, b, "l1_loss", Mixed::Promote)) return l1_loss(a.to(*t), b.to(*t), reduction);
   check_pair(a, b, "l1_loss");
   const Tensor diff = ddl::sub(a.data(), b.data());
   const Tensor sgn = ddl::sign(diff);  // sign(0) = 0, as PyTorch's gradient
@@ -108,6 +122,8 @@ Variable l1_loss(const Variable& a, const Variable& b, Reduction reduction) {
 Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reduction, double beta) {
   DDL_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
   if (widens(a, b)) return smooth_l1_loss(autocast::to_float32(a), autocast::to_float32(b), reduction, beta);
+  if (const auto t = float_pair(a, b, "smooth_l1_loss", Mixed::Promote))
+    return smooth_l1_loss(a.to(*t), b.to(*t), reduction, beta);
   if (beta == 0) return l1_loss(a, b, reduction);
   check_pair(a, b, "smooth_l1_loss");
   const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
@@ -129,6 +145,8 @@ Variable smooth_l1_loss(const Variable& a, const Variable& b, Reduction reductio
 Variable huber_loss(const Variable& a, const Variable& b, Reduction reduction, double delta) {
   DDL_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
   if (widens(a, b)) return huber_loss(autocast::to_float32(a), autocast::to_float32(b), reduction, delta);
+  // PyTorch 1.13's huber_loss writes into a tensor like the input: the target takes its dtype.
+  if (const auto t = float_pair(a, b, "huber_loss", Mixed::Input)) return huber_loss(a, b.to(*t), reduction, delta);
   check_pair(a, b, "huber_loss");
   const Tensor diff = ddl::sub(a.data(), b.data()), ad = ddl::abs(diff);
   const Tensor loss =
@@ -185,6 +203,9 @@ Variable binary_cross_entropy_with_logits(const Variable& z, const Variable& y, 
   if (widens(z, y) || widens(weight) || widens(pos_weight))
     return binary_cross_entropy_with_logits(autocast::to_float32(z), autocast::to_float32(y), to_float32(weight),
                                             to_float32(pos_weight), reduction);
+  // PyTorch 1.13 computes (1 − target)·input in place in (1 − target): the target's dtype wins.
+  if (const auto t = float_pair(z, y, op, Mixed::Target))
+    return binary_cross_entropy_with_logits(z.to(*t), y, weight, pos_weight, reduction);
   check_pair(z, y, op);
   const Tensor zd = z.data(), yd = y.data();
   // softplus(−z) = m + log(exp(−m) + exp(−z − m)) with m = max(−z, 0): no overflow for any z.

@@ -1,0 +1,61 @@
+// Elementwise losses with input and target of different float dtypes, and with integer
+// ones, as PyTorch 1.13 (values probed there): mse, l1 and smooth_l1 promote; huber_loss
+// takes the input's dtype, binary_cross_entropy_with_logits the target's; gradients come
+// back in each argument's own dtype; integer tensors are refused, naming the loss.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/grad.h"
+#include "tensor/ops.h"
+
+using namespace ddl;
+
+namespace {
+using Loss = std::function<Variable(const Variable&, const Variable&)>;
+struct Case {
+  std::string name;
+  Loss f;
+  int rule;  // 0 promote, 1 the input's dtype, 2 the target's
+};
+std::vector<Case> cases() {
+  return {{"mse_loss", [](const Variable& a, const Variable& b) { return mse_loss(a, b); }, 0},
+          {"l1_loss", [](const Variable& a, const Variable& b) { return l1_loss(a, b); }, 0},
+          {"smooth_l1_loss", [](const Variable& a, const Variable& b) { return smooth_l1_loss(a, b); }, 0},
+          {"huber_loss", [](const Variable& a, const Variable& b) { return huber_loss(a, b); }, 1},
+          {"binary_cross_entropy_with_logits",
+           [](const Variable& a, const Variable& b) { return binary_cross_entropy_with_logits(a, b); }, 2}};
+}
+}  // namespace
+
+TEST_CASE("regression losses: mixed float dtypes as PyTorch 1.13", "[loss][dtype]") {
+  const Tensor x = from_vector<double>({0.1, 0.7, 0.4, 0.9, 0.3, 0.5}, {2, 3});
+  const Tensor y = from_vector<double>({0.2, 0.1, 0.8, 0.6, 0.3, 0.0}, {2, 3});
+  for (const Case& c : cases()) {
+    for (auto [da, db] : {std::pair{DType::Float32, DType::Float64}, std::pair{DType::Float64, DType::Float32},
+                          std::pair{DType::BFloat16, DType::Float32}}) {
+      INFO(c.name << " " << da << " " << db);
+      Variable a(x.to(da), true), b(y.to(db), true);
+      const Variable l = c.f(a, b);
+      const DType want = c.rule == 0 ? promote_types(da, db) : c.rule == 1 ? da : db;
+      CHECK(l.dtype() == want);
+      // The same loss on both in `want` (the computation PyTorch does).
+      const double ref = c.f(Variable(x.to(da).to(want)), Variable(y.to(db).to(want))).data().item();
+      CHECK(l.data().item() == Approx(ref).epsilon(1e-6));
+      const auto g = autograd::grad({l}, {a, b});
+      CHECK(g[0].dtype() == da);
+      CHECK(g[1].dtype() == db);
+    }
+  }
+}
+
+TEST_CASE("regression losses: integer input or target is refused", "[loss][dtype]") {
+  const Tensor f = zeros({3, 4}), i = zeros({3, 4}, DType::Int64);
+  for (const Case& c : cases()) {
+    INFO(c.name);
+    REQUIRE_THROWS_WITH(c.f(Variable(i), Variable(i)), Catch::StartsWith(c.name + ": "));
+    REQUIRE_THROWS_WITH(c.f(Variable(f), Variable(i.to(DType::Int32))), Catch::StartsWith(c.name + ": "));
+  }
+}
