@@ -21,7 +21,8 @@ Shape batched(const Shape& s, const char* op) {
 }
 
 Shape output_shape(const Shape& x_shape, std::array<int64_t, 2> out, const char* op) {
-  DDL_CHECK(out[0] > 0 && out[1] > 0, op, ": output_size must be positive, got [", out[0], ", ", out[1], "]");
+  // A zero output size gives an empty output, as PyTorch 1.13's forward (its backward refuses one).
+  DDL_CHECK(out[0] >= 0 && out[1] >= 0, op, ": output_size must be non-negative, got [", out[0], ", ", out[1], "]");
   const Shape xs = batched(x_shape, op);
   return Shape{xs[0], xs[1], out[0], out[1]};
 }

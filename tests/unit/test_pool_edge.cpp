@@ -211,3 +211,13 @@ TEST_CASE("max pooling with indices and interpolate: errors name the function ca
   CHECK(to_vector<uint8_t>(y.data()) ==
         std::vector<uint8_t>{0, 0, 7, 7, 0, 0, 7, 7, 200, 200, 255, 255, 200, 200, 255, 255});
 }
+
+TEST_CASE("adaptive pooling: a zero output size gives an empty output, as PyTorch 1.13") {
+  const Variable x(ones({2, 3, 6, 6}), true);
+  CHECK(adaptive_avg_pool2d(x, {0, 2}).shape() == Shape{2, 3, 0, 2});
+  CHECK(adaptive_max_pool2d(x, {2, 0}).shape() == Shape{2, 3, 2, 0});
+  const auto [y, idx] = adaptive_max_pool2d_with_indices(x, {0, 0});
+  CHECK(y.shape() == Shape{2, 3, 0, 0});
+  CHECK(idx.shape() == Shape{2, 3, 0, 0});
+  REQUIRE_THROWS_WITH(adaptive_avg_pool2d(x, {-1, 2}), Catch::StartsWith("adaptive_avg_pool2d: "));
+}
