@@ -82,8 +82,17 @@ Tensor log_softmax_backward(const Tensor& grad_y, const Tensor& y, int64_t dim) 
   return softmax_backward_impl(grad_y, y, dim, true, "log_softmax_backward");
 }
 
+namespace {
+// An unbatched input [C] with a 0-d target, as PyTorch takes: a batch of one.
+bool unbatched(const Tensor& x, const Tensor& target) {
+  return x.defined() && x.dim() == 1 && target.defined() && target.dim() == 0;
+}
+}  // namespace
+
 Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
                         const char* op) {
+  if (unbatched(log_probs, target))
+    return nll_loss_forward(log_probs.unsqueeze(0), target.unsqueeze(0), opts, op).reshape({});
   const Shape loss_shape = check_loss_args(log_probs, target, opts, op);
   if (is_reduced_float(log_probs.dtype()))  // in float32, rounded once
     return nll_loss_forward(log_probs.to(DType::Float32), target, opts, op).to(log_probs.dtype());
@@ -97,7 +106,11 @@ Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const Cro
 
 Tensor nll_loss_backward(const Tensor& grad_loss, const Tensor& log_probs, const Tensor& target,
                          const CrossEntropyOptions& opts, bool through_log_softmax) {
-  const char* op = through_log_softmax ? "cross_entropy_backward" : "nll_loss_backward";
+  if (unbatched(log_probs, target))
+    return nll_loss_backward(opts.reduction == Reduction::None ? grad_loss.reshape({1}) : grad_loss,
+                             log_probs.unsqueeze(0), target.unsqueeze(0), opts, through_log_softmax)
+        .reshape(log_probs.shape());
+  const char* op = "nll_loss_backward";
   const Shape loss_shape = check_loss_args(log_probs, target, opts, op);
   const Shape expected = opts.reduction == Reduction::None ? loss_shape : Shape{};
   DDL_CHECK(grad_loss.defined() && grad_loss.numel() == expected.numel(), op, ": grad_loss has shape ",
@@ -115,13 +128,6 @@ Tensor nll_loss_backward(const Tensor& grad_loss, const Tensor& log_probs, const
   kernels::nll_loss_backward_kernel(log_probs.device())(g, lp, t, opts, through_log_softmax, gi);
   return gi.view(log_probs.shape());
 }
-
-namespace {
-// An unbatched input [C] with a 0-d target, as PyTorch takes: a batch of one.
-bool unbatched(const Tensor& x, const Tensor& target) {
-  return x.defined() && x.dim() == 1 && target.defined() && target.dim() == 0;
-}
-}  // namespace
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
   if (unbatched(log_probs, target))

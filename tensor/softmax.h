@@ -36,9 +36,10 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& opts = {});
 
 // The pieces autograd uses. nll_loss_forward is nll_loss with label smoothing;
-// `op` names the caller in error messages.
+// `op` names the caller in error messages. Both take an unbatched [C] input with a
+// 0-d target, as PyTorch's nll_loss_forward and nll_loss_backward.
 Tensor nll_loss_forward(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& opts,
-                        const char* op = "nll_loss");
+                        const char* op = "nll_loss_forward");
 // Gradient of nll_loss_forward w.r.t. log_probs, or, when `through_log_softmax`,
 // w.r.t. the logits with log_probs = log_softmax(logits, 1): g·(softmax − target
 // distribution), in one pass. grad_loss has the loss's shape.

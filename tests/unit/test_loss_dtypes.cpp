@@ -2,6 +2,7 @@
 // ones, as PyTorch 1.13 (values probed there): mse, l1 and smooth_l1 promote; huber_loss
 // takes the input's dtype, binary_cross_entropy_with_logits the target's; gradients come
 // back in each argument's own dtype; integer tensors are refused, naming the loss.
+// Also the unbatched [C] input of nll_loss_forward / nll_loss_backward.
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
@@ -58,4 +59,26 @@ TEST_CASE("regression losses: integer input or target is refused", "[loss][dtype
     REQUIRE_THROWS_WITH(c.f(Variable(i), Variable(i)), Catch::StartsWith(c.name + ": "));
     REQUIRE_THROWS_WITH(c.f(Variable(f), Variable(i.to(DType::Int32))), Catch::StartsWith(c.name + ": "));
   }
+}
+
+TEST_CASE("nll_loss_forward and nll_loss_backward: an unbatched input, and errors naming them", "[loss]") {
+  // torch.ops.aten.nll_loss_forward(x, t, None, 1 (mean), -100) on x [5], t 0-d: the batch of one.
+  const Tensor lp = log_softmax(from_vector<double>({0.5, -1, 2, 0, 1}, {5}), 0);
+  const Tensor t = scalar_tensor(2.0, DType::Int64);
+  for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    const CrossEntropyOptions o{r, -100, 0.0};
+    const Tensor loss = nll_loss_forward(lp, t, o);
+    REQUIRE(loss.dim() == 0);
+    CHECK(loss.item() == Approx(-to_vector<double>(lp)[2]));
+    for (bool through : {false, true}) {
+      const Tensor g = nll_loss_backward(scalar_tensor(1.0, DType::Float64), lp, t, o, through);
+      REQUIRE(g.shape() == Shape{5});
+      const std::vector<double> gv = to_vector<double>(g), p = to_vector<double>(ddl::exp(lp));
+      for (int c = 0; c < 5; ++c) CHECK(gv[c] == Approx((through ? p[c] : 0.0) - (c == 2 ? 1.0 : 0.0)));
+    }
+  }
+  const Tensor lp2 = zeros({3, 4}, DType::Float64), t32 = zeros({3}, DType::Int32);
+  REQUIRE_THROWS_WITH(nll_loss_forward(lp2, t32, {}), Catch::StartsWith("nll_loss_forward: "));
+  REQUIRE_THROWS_WITH(nll_loss_backward(scalar_tensor(1.0, DType::Float64), lp2, t32, {}, true),
+                      Catch::StartsWith("nll_loss_backward: "));
 }
