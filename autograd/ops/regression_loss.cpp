@@ -277,9 +277,11 @@ Variable kl_div(const Variable& input, const Variable& target, KLDivReduction re
       const Variable et = ddl::exp(target);
       return std::pair{ddl::neg(et), ddl::mul(et, ddl::add(ddl::sub(target, input), 1.0))};
     }
-    const Tensor nan = scalar_like(t, std::numeric_limits<double>::quiet_NaN());
-    return std::pair{ddl::neg(target),
-                     ddl::where(ddl::eq(t, 0.0), Variable(nan), ddl::sub(ddl::add(ddl::log(target), 1.0), input))};
+    // (log t + 1)·c − x with c NaN where t = 0, else 1: the value is NaN there, its slope in
+    // x still −1 and in t NaN, as PyTorch's graph (a where() would cut x's slope to 0).
+    const Tensor c =
+        ddl::where(ddl::eq(t, 0.0), scalar_like(t, std::numeric_limits<double>::quiet_NaN()), scalar_like(t, 1.0));
+    return std::pair{ddl::neg(target), ddl::sub(ddl::mul(ddl::add(ddl::log(target), 1.0), Variable(c)), input)};
   };
   return finish("KlDivBackward", input, target, loss, r, divisor, dx, dt, slopes);
 }

@@ -4,7 +4,7 @@
 // log_softmax and cross_entropy with huge logits; losses whose every target
 // is ignored; double backward of nll_loss and of a 0-d softmax; pow's special
 // exponents; bce at 0 and 1; bfloat16 and unbatched classification losses; var of
-// a 0-d input with correction 1.
+// a 0-d input with correction 1; kl_div double backward at zero targets.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -325,4 +325,20 @@ TEST_CASE("var: gradient of a 0-d input with nothing left after the correction",
       CHECK(!g.requires_grad());  // as PyTorch: nothing to differentiate again
     }
   }
+}
+
+TEST_CASE("kl_div: double backward at zero targets", "[grad_parity][kl_div]") {
+  // x = [-1, -2, -0.5], t = [0, 0.3, 0], sum reduction. PyTorch 1.13: the target's
+  // gradient is [nan, log 0.3 + 1 + 2, nan]; differentiating its sum gives -1 for every
+  // x (zero targets too) and [nan, 1/0.3, nan] for t.
+  Variable x(d({-1, -2, -0.5}), true), t(d({0, 0.3, 0}), true);
+  const Variable l = kl_div(x, t, KLDivReduction::Sum, false);
+  const auto g = autograd::grad({l}, {x, t}, {}, std::nullopt, true);
+  require_same(g[1].data(), {kNan, std::log(0.3) + 3, kNan});
+  const auto gg = autograd::grad({sum(g[1])}, {x, t});
+  require_same(gg[0].data(), {-1, -1, -1});
+  const auto tt = v(gg[1].data());
+  CHECK(std::isnan(tt[0]));
+  CHECK(tt[1] == Approx(1 / 0.3));
+  CHECK(std::isnan(tt[2]));
 }
