@@ -3,7 +3,9 @@
 // (tensor/cpu/softmax.cpp).
 #include "tensor/softmax.h"
 
+#include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/reduce.h"
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(softmax_forward_kernel, SoftmaxForwardFn);
@@ -129,6 +131,32 @@ Tensor nll_loss_backward(const Tensor& grad_loss, const Tensor& log_probs, const
   return gi.view(log_probs.shape());
 }
 
+namespace {
+// Class-probability targets (PyTorch 1.13's cross_entropy with a float target of the
+// input's shape): per sample −Σ_c t'_c·log_softmax(x)_c with t' = (1 − ε)·t + ε/C;
+// Mean divides by the number of samples. An unbatched [C] input takes a [C] target.
+Tensor cross_entropy_probs(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& opts) {
+  const char* op = "cross_entropy";
+  if (logits.dim() == 1 && target.dim() == 1) {
+    const Tensor l = cross_entropy_probs(logits.unsqueeze(0), target.unsqueeze(0), opts);
+    return opts.reduction == Reduction::None ? l.reshape({}) : l;
+  }
+  DDL_CHECK(logits.dim() >= 2 && is_floating(logits.dtype()), op,
+            ": expected float logits of shape [N, C] or [N, C, d1, ...], got ", describe(logits));
+  DDL_CHECK(target.shape() == logits.shape(), op, ": expected int64 class indices as target, or class probabilities",
+            " of the input's shape ", logits.shape(), ", got ", describe(target));
+  DDL_CHECK(opts.label_smoothing >= 0.0 && opts.label_smoothing <= 1.0, op, ": label_smoothing must be in [0, 1], got ",
+            opts.label_smoothing);
+  Tensor t = target.to(logits.dtype());
+  const double eps = opts.label_smoothing;
+  if (eps > 0) t = add(mul(t, 1.0 - eps), eps / static_cast<double>(logits.size(1)));
+  const Tensor per_sample = neg(sum(mul(t, log_softmax(logits, 1)), {1}));
+  return opts.reduction == Reduction::None  ? per_sample
+         : opts.reduction == Reduction::Sum ? sum(per_sample)
+                                            : mean(per_sample);
+}
+}  // namespace
+
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
   if (unbatched(log_probs, target))
     return nll_loss(log_probs.unsqueeze(0), target.unsqueeze(0), reduction, ignore_index).reshape({});
@@ -137,6 +165,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& opts) {
   if (unbatched(logits, target)) return cross_entropy(logits.unsqueeze(0), target.unsqueeze(0), opts).reshape({});
+  if (logits.defined() && target.defined() && is_floating(target.dtype()))
+    return cross_entropy_probs(logits, target, opts);
   check_loss_args(logits, target, opts, "cross_entropy");
   return nll_loss_forward(log_softmax(logits, 1), target, opts, "cross_entropy");
 }

@@ -2,7 +2,8 @@
 // ones, as PyTorch 1.13 (values probed there): mse, l1 and smooth_l1 promote; huber_loss
 // takes the input's dtype, binary_cross_entropy_with_logits the target's; gradients come
 // back in each argument's own dtype; integer tensors are refused, naming the loss.
-// Also the unbatched [C] input of nll_loss_forward / nll_loss_backward.
+// Also the unbatched [C] input of nll_loss_forward / nll_loss_backward, and the Tensor
+// cross_entropy with class-probability targets.
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
@@ -81,4 +82,21 @@ TEST_CASE("nll_loss_forward and nll_loss_backward: an unbatched input, and error
   REQUIRE_THROWS_WITH(nll_loss_forward(lp2, t32, {}), Catch::StartsWith("nll_loss_forward: "));
   REQUIRE_THROWS_WITH(nll_loss_backward(scalar_tensor(1.0, DType::Float64), lp2, t32, {}, true),
                       Catch::StartsWith("nll_loss_backward: "));
+}
+
+TEST_CASE("cross_entropy (Tensor): class-probability targets, as PyTorch 1.13", "[loss]") {
+  // torch.nn.functional.cross_entropy(x, t, ...) on these, in float64.
+  const Tensor x = from_vector<double>({0.5, -1, 2, 0, 1, -0.5}, {2, 3});
+  const Tensor t = from_vector<double>({0.2, 0.3, 0.5, 1, 0, 0}, {2, 3});
+  CHECK(cross_entropy(x, t).item() == Approx(1.452840040382551).epsilon(1e-12));
+  CHECK(cross_entropy(x, t, {Reduction::Sum, -100, 0.1}).item() == Approx(2.919013414098435).epsilon(1e-12));
+  const std::vector<double> none = to_vector<double>(cross_entropy(x, t, {Reduction::None, -100, 0.0}));
+  REQUIRE(none.size() == 2);
+  CHECK(none[0] == Approx(1.441311296657157).epsilon(1e-12));
+  CHECK(none[1] == Approx(1.464368784107945).epsilon(1e-12));
+  // Unbatched: [C] logits with a [C] target.
+  const Tensor l1 = cross_entropy(x.select(0, 0), t.select(0, 0), {Reduction::None, -100, 0.0});
+  CHECK(l1.dim() == 0);
+  CHECK(l1.item() == Approx(1.441311296657157).epsilon(1e-12));
+  REQUIRE_THROWS_WITH(cross_entropy(x, zeros({2, 4}, DType::Float64)), Catch::StartsWith("cross_entropy: "));
 }
