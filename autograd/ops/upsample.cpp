@@ -12,6 +12,8 @@ Variable interpolate(const Variable& x, const InterpolateOptions& opts) {
   DDL_CHECK(x.dim() == 4, "interpolate: expected a 4-D [N, C, H, W] input, got ", x.shape());
   DDL_CHECK(opts.size.has_value() != opts.scale_factor.has_value(),
             "interpolate: give exactly one of size and scale_factor");
+  DDL_CHECK(!(opts.align_corners && opts.mode == InterpolateMode::Nearest),
+            "interpolate: align_corners applies to bilinear mode only (as in PyTorch)");
   Upsample2dParams p;
   p.mode = opts.mode;
   p.align_corners = opts.align_corners;

@@ -205,6 +205,9 @@ TEST_CASE("max pooling with indices and interpolate: errors name the function ca
     REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 2, 3, 4}, dt)), o), Catch::StartsWith("interpolate: "));
   o.mode = InterpolateMode::Nearest;
   REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 2, 3, 4}, DType::Int64)), o), Catch::StartsWith("interpolate: "));
+  o.align_corners = true;
+  REQUIRE_THROWS_WITH(interpolate(Variable(zeros({1, 2, 3, 4})), o), Catch::StartsWith("interpolate: align_corners"));
+  o.align_corners = false;
   const Tensor u = from_vector<double>({0, 7, 200, 255}, {1, 1, 2, 2}).to(DType::UInt8);
   const Variable y = interpolate(Variable(u), o);
   REQUIRE(y.dtype() == DType::UInt8);
