@@ -140,7 +140,8 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
         return {mul(mul(unreduce(g, xd.shape(), dims, keepdim), centered), 2.0 / denom)};
       },
       [x, xs, dims, keepdim, denom](const Variable& g, const Needs&) -> VGrads {
-        const Variable centered = sub(x, mean(x, dims, true));
+        const Variable x64 = x.to(DType::Float64);  // as the first-order form above
+        const Variable centered = sub(x64, mean(x64, dims, true)).to(x.dtype());
         return {mul(mul(unreduce(g, xs, dims, keepdim), centered), 2.0 / denom)};
       });
 }
