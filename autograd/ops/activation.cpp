@@ -29,6 +29,9 @@ Variable gelu(const Variable& x, const std::string& approximate) {
     const Variable inner = mul(add(x, mul(pow(x, 3.0), 0.044715)), k);
     return mul(mul(x, 0.5), add(tanh(inner), 1.0));
   }
+  // In float32 for a 16-bit x, as PyTorch's kernels: in float16 the double backward's x^2
+  // overflows for |x| > 256, and phi(x) (2 - x^2) is then 0 * -inf = NaN instead of -0.
+  if (is_reduced_float(x.dtype())) return gelu(x.to(DType::Float32), approximate).to(x.dtype());
   const Tensor xd = x.data();
   const Tensor cdf = mul(add(ddl::erf(mul(xd, std::numbers::sqrt2 / 2)), 1.0), 0.5);  // Phi(x)
   return autograd::make_result(
@@ -62,6 +65,8 @@ Variable silu(const Variable& x) {
 
 Variable leaky_relu(const Variable& x, double negative_slope) {
   DDL_CHECK(x.defined(), "leaky_relu: input is undefined");
+  // torch.nn.functional.leaky_relu has floating kernels only.
+  DDL_CHECK(is_floating(x.dtype()), "leaky_relu: expected a floating input, got ", describe(x.data()));
   return where(gt(x.data(), 0.0), x, mul(x, negative_slope));
 }
 
