@@ -49,12 +49,34 @@ bool casts_to_float(DType t, const Tensor& a, const Tensor& b) {
   return is_reduced_float(t) && (!a.device().is_cuda() || a.dtype() != t || b.dtype() != t);
 }
 
+// Note [0-d operands]
+// As torch.result_type: a 0-d tensor operand weighs less than a dimensioned one. Its dtype
+// counts only when its category (bool < integer < float) is higher: f32[3] + f64[] is
+// float32 and i32[3] + i64[] int32, but i32[3] + f64[] float64 and bool[3] + i32[] int32
+// (PyTorch's "Type promotion" docs, and combine_categories in its TypeProperties.cpp).
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+
+DType result_type(const Tensor& a, const Tensor& b) {
+  if ((a.dim() == 0) == (b.dim() == 0)) return promote_types(a.dtype(), b.dtype());
+  const DType dimensioned = a.dim() == 0 ? b.dtype() : a.dtype(), zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
+  return category(zero_dim) > category(dimensioned) ? promote_types(dimensioned, zero_dim) : dimensioned;
+}
+
+// As torch.add: an integer or bool result takes only an integral alpha (a non-integral
+// double is a Python float there; an integral one cannot be told from an int).
+void check_alpha(BinaryOp op, DType t, double alpha, const char* name) {
+  DDL_CHECK(op != BinaryOp::Add || is_floating(t) || alpha == std::trunc(alpha), name,
+            ": for integral input tensors, argument alpha must not be a floating point number, got alpha = ", alpha,
+            " for a ", t, " result");
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, double alpha = 1.0, const char* name = nullptr) {
   if (!name) name = binary_name(op);
   check_pair(a, b, name);
   check_no_bool_sub(op, a, b, name);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  const DType t = promote_types(a.dtype(), b.dtype());
+  const DType t = result_type(a, b);  // Note [0-d operands]
+  check_alpha(op, t, alpha, name);
   if (casts_to_float(t, a, b)) {  // See Note [Half compute]
     const Tensor r = binary(op, a.to(DType::Float32), b.to(DType::Float32), alpha, name);
     return is_comparison(op) ? r : r.to(t);
@@ -96,7 +118,8 @@ void binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other_in, dou
   check_no_bool_sub(op, self, other_in, called.c_str());
   const Shape shape = broadcast_shapes(self.shape(), other_in.shape(), called.c_str());
   DDL_CHECK(shape == self.shape(), called, ": in-place result of shape ", shape, " does not fit ", self.shape());
-  const DType result = promote_types(self.dtype(), other_in.dtype());
+  const DType result = result_type(self, other_in);  // Note [0-d operands]
+  check_alpha(op, result, alpha, called.c_str());
   check_can_cast(op == BinaryOp::Div ? promote_types(DType::Float32, result) : result, self.dtype(), name);
   // An operand that overlaps self other than element for element (x.add_(x.t()), x.add_(x[0]))
   // would be read after some of its elements were written: read a copy, so the result is
@@ -314,10 +337,20 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor relu_backward(const Tensor& grad, const Tensor& input) { return binary(BinaryOp::ReluBackward, grad, input); }
-Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) {
-  return binary(BinaryOp::SigmoidBackward, grad, output);
+// As PyTorch's sigmoid_backward and tanh_backward, which have floating kernels only.
+static Tensor activation_backward(BinaryOp op, const Tensor& grad, const Tensor& output) {
+  const char* name = binary_name(op);
+  check_pair(grad, output, name);
+  DDL_CHECK(is_floating(result_type(grad, output)), name, ": expected a floating grad or output, got ", describe(grad),
+            " and ", describe(output));
+  return binary(op, grad, output);
 }
-Tensor tanh_backward(const Tensor& grad, const Tensor& output) { return binary(BinaryOp::TanhBackward, grad, output); }
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) {
+  return activation_backward(BinaryOp::SigmoidBackward, grad, output);
+}
+Tensor tanh_backward(const Tensor& grad, const Tensor& output) {
+  return activation_backward(BinaryOp::TanhBackward, grad, output);
+}
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   check_pair(a, b, "allclose");

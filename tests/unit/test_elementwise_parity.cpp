@@ -216,3 +216,54 @@ TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
   x.div_(2.0);
   REQUIRE(v(x) == std::vector<double>{0.25, -0.5});
 }
+
+TEST_CASE("a 0-d tensor operand counts only when its category is higher, as torch.result_type",
+          "[elementwise][parity]") {
+  const Tensor f32 = f({1, 2}, DType::Float32), i32 = ints({1, 2}, DType::Int32), b = bools({1, 0});
+  const auto zero_d = [](double x, DType t) { return scalar_tensor(x, TensorOptions(t)); };
+  // torch.result_type(torch.ones(2, dtype=A), torch.ones((), dtype=B))
+  REQUIRE(add(f32, zero_d(1, DType::Float64)).dtype() == DType::Float32);
+  REQUIRE(add(zero_d(1, DType::Float64), f32).dtype() == DType::Float32);
+  REQUIRE(sub(f({1, 2}, DType::BFloat16), zero_d(1, DType::Float16)).dtype() == DType::BFloat16);
+  REQUIRE(mul(f({1, 2}, DType::Float16), zero_d(1, DType::Float32)).dtype() == DType::Float16);
+  REQUIRE(add(i32, zero_d(1, DType::Int64)).dtype() == DType::Int32);
+  REQUIRE(maximum(ints({1, 2}, DType::UInt8), zero_d(1, DType::Int64)).dtype() == DType::UInt8);
+  REQUIRE(minimum(i32, zero_d(1, DType::Float64)).dtype() == DType::Float64);  // higher category
+  REQUIRE(add(b, zero_d(1, DType::Int32)).dtype() == DType::Int32);
+  REQUIRE(div(f32, zero_d(2, DType::Float64)).dtype() == DType::Float32);
+  REQUIRE(div(i32, zero_d(2, DType::Int64)).dtype() == DType::Float32);
+  // Two 0-d tensors promote as usual: result_type(f32[], f64[]) is float64.
+  REQUIRE(add(zero_d(1, DType::Float32), zero_d(1, DType::Float64)).dtype() == DType::Float64);
+  require_same(add(f32, zero_d(0.5, DType::Float64)), {1.5, 2.5});
+  // In place, the same rule decides what may be written: f32.add_(f64[]) is fine,
+  // i32.add_(f64[]) is a float result for an int tensor.
+  Tensor g = f32.clone();
+  g.add_(zero_d(1, DType::Float64));
+  require_same(g, {2, 3});
+  REQUIRE_THROWS_WITH(i32.clone().add_(zero_d(1, DType::Float64)),
+                      Catch::Contains("add_: result type float64 can't be cast to the desired output type int32"));
+}
+
+TEST_CASE("leaky_relu, sigmoid_backward and tanh_backward refuse integer results, as PyTorch",
+          "[elementwise][parity]") {
+  // torch: "leaky_relu_cpu" / "sigmoid_backward_cpu" not implemented for 'Long'; a float
+  // operand with an integer one is fine (tanh_backward(f32, i64) is float32).
+  const Tensor i = ints({1, 2}, DType::Int64), x = f({0.5, 0.25}, DType::Float32);
+  REQUIRE_THROWS_WITH(leaky_relu(Variable(i), 0.01), Catch::Contains("leaky_relu: expected a floating input"));
+  REQUIRE_THROWS_WITH(leaky_relu(Variable(bools({1, 0})), 0.01), Catch::Contains("leaky_relu:"));
+  REQUIRE_THROWS_WITH(sigmoid_backward(i, i), Catch::Contains("sigmoid_backward: expected a floating"));
+  REQUIRE_THROWS_WITH(tanh_backward(i, ints({1, 2}, DType::Int32)), Catch::Contains("tanh_backward: expected"));
+  REQUIRE(tanh_backward(x, i).dtype() == DType::Float32);
+  require_same(sigmoid_backward(x, x), {0.125, 0.046875});  // g y (1 - y)
+}
+
+TEST_CASE("add's alpha must be integral for an integer or bool result, as torch.add", "[elementwise][parity]") {
+  // torch.add(i, i, alpha=-2.5): "For integral input tensors, argument alpha must not be a
+  // floating point number."; torch.add(i, i, alpha=-2) = [-1, -2]; a float result takes any alpha.
+  const Tensor i = ints({1, 2}, DType::Int32);
+  REQUIRE_THROWS_WITH(add(i, i, -2.5), Catch::Contains("add: for integral input tensors, argument alpha"));
+  REQUIRE_THROWS_WITH(add(bools({1, 0}), bools({1, 1}), 0.5), Catch::Contains("add: for integral"));
+  REQUIRE_THROWS_WITH(i.clone().add_(i, 0.5), Catch::Contains("add_: for integral"));
+  require_same(add(i, i, -2.0), {-1, -2});
+  require_same(add(i, f({1, 1}, DType::Float32), -2.5), {-1.5, -0.5});
+}
