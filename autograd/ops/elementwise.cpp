@@ -180,7 +180,9 @@ Variable rsqrt(const Variable& a) {
         // d(x^-1/2)/dx = -x^-3/2 / 2 = -y^3 / 2
         return {mul(g, mul(pow(y, 3.0), -0.5))};
       },
-      [a](const Variable& g, const Needs&) -> VGrads { return {mul(g, mul(pow(a, -1.5), -0.5))}; });
+      // From the output, as PyTorch: -0.5 g y^3 is NaN where y is (x < 0, x = -inf), which
+      // pow(x, -1.5) is not at -inf.
+      [a](const Variable& g, const Needs&) -> VGrads { return {mul(g, mul(pow(rsqrt(a), 3.0), -0.5))}; });
 }
 
 Variable abs(const Variable& a) {

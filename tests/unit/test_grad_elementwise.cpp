@@ -1,5 +1,7 @@
 // Gradient checks of every elementwise op, with broadcasting and non-contiguous inputs.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 
 #include "ddl.h"
 #include "tests/common/gradcheck.h"
@@ -60,4 +62,34 @@ TEST_CASE("float32 gradients agree with float64 ones", "[grad][elementwise]") {
     return x.grad().to(DType::Float64);
   };
   REQUIRE(allclose(grad_of(a.to(DType::Float32)), grad_of(a), 1e-5, 1e-6));
+}
+
+TEST_CASE("rsqrt's create_graph gradient comes from the output, as PyTorch's", "[grad][elementwise]") {
+  // torch: x = [-inf, 4, 0]: grad of rsqrt(x).sum() with create_graph = [nan, -0.0625, -inf],
+  // and its own gradient [nan, 0.0234375, inf].
+  const Variable x(from_vector<double>({-std::numeric_limits<double>::infinity(), 4.0, 0.0}), true);
+  const Variable g = autograd::grad({sum(rsqrt(x))}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  const auto gv = to_vector<double>(g.data());
+  REQUIRE(std::isnan(gv[0]));
+  REQUIRE(gv[1] == -0.0625);
+  REQUIRE(gv[2] == -std::numeric_limits<double>::infinity());
+  const auto g2 = to_vector<double>(autograd::grad({sum(g)}, {x})[0].data());
+  REQUIRE(std::isnan(g2[0]));
+  REQUIRE(g2[1] == 0.0234375);
+  REQUIRE(g2[2] == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("gelu of float16 computes in float32: its double backward is no NaN at |x| = 300", "[grad][elementwise]") {
+  // torch (float32 from the float16 values, rounded to float16): gelu'' at 300 and -300 is
+  // phi(x) (2 - x^2) = -0.0, at 1 0.2419 and at -0.5 0.6162; float16's x^2 = inf gave NaN.
+  const Variable x(from_vector<double>({300.0, -300.0, 1.0, -0.5}).to(DType::Float16), true);
+  const Variable g = autograd::grad({sum(gelu(x, "none"))}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  REQUIRE(g.dtype() == DType::Float16);
+  const Variable g2 = autograd::grad({sum(g)}, {x})[0];
+  REQUIRE(g2.dtype() == DType::Float16);
+  const auto v = to_vector<double>(g2.data().to(DType::Float64));
+  REQUIRE(v[0] == 0.0);
+  REQUIRE(v[1] == 0.0);
+  REQUIRE(v[2] == Approx(0.2419).epsilon(2e-3));
+  REQUIRE(v[3] == Approx(0.6162).epsilon(2e-3));
 }
