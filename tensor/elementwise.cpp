@@ -354,6 +354,9 @@ Tensor tanh_backward(const Tensor& grad, const Tensor& output) {
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   check_pair(a, b, "allclose");
+  // As torch.allclose, which refuses to compare across dtypes ("Float did not match Double").
+  DDL_CHECK(a.dtype() == b.dtype(), "allclose: ", describe(a), " and ", describe(b),
+            " have different dtypes; convert one with .to()");
   DDL_CHECK(rtol >= 0 && atol >= 0, "allclose: rtol and atol must be >= 0, got ", rtol, " and ", atol);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), "allclose");
   if (shape.numel() == 0) return true;

@@ -170,6 +170,9 @@ TEST_CASE("allclose: infinities, broadcasting and errors as torch.allclose", "[e
   REQUIRE_THROWS_WITH(allclose(d({1, 1}), d({1, 1, 1})), Catch::Contains("allclose: shapes [2] and [3] cannot be"));
   REQUIRE_THROWS_WITH(allclose(d({1}), d({1}), -1.0), Catch::Contains("allclose: rtol and atol must be >= 0"));
   REQUIRE(allclose(ints({1, 2}, DType::Int64), ints({1, 2}, DType::Int64)));
+  // torch.allclose(float32, float64): "Float did not match Double".
+  REQUIRE_THROWS_WITH(allclose(d({1}), f({1}, DType::Float32)), Catch::Contains("allclose: float64[1] and float32[1]"));
+  REQUIRE_THROWS_WITH(allclose(ints({1}, DType::Int32), ints({1}, DType::Int64)), Catch::Contains("different dtypes"));
 }
 
 TEST_CASE("where wants a bool condition; masked_fill errors name masked_fill", "[elementwise][parity]") {
