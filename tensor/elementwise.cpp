@@ -228,10 +228,15 @@ Tensor clamp_impl(const Tensor& a, std::optional<double> lo, std::optional<doubl
     if (!(lo && hi) && std::isnan(lo ? *lo : *hi)) return x.shares_storage(a) ? x.clone() : x;
     return unary(UnaryOp::Clamp, x, name, lo.value_or(-kInf), hi.value_or(kInf));
   }
-  const auto [least, most] = int_range(t);
-  for (const auto& bound : {lo, hi})
-    DDL_CHECK(!bound || (*bound >= least && (t == DType::Int64 ? *bound < most : *bound <= most)), name, ": bound ",
-              bound.value_or(0), " cannot be converted to ", t, " without overflow");
+  // As c10::checked_convert, a uint8 bound may be negative down to -255 and wraps (-1 is 255).
+  const double least = t == DType::UInt8 ? -255.0 : int_range(t).first, most = int_range(t).second;
+  for (auto* bound : {&lo, &hi}) {
+    if (!*bound) continue;
+    const double b = **bound;
+    DDL_CHECK(b >= least && (t == DType::Int64 ? b < most : b <= most), name, ": bound ", b, " cannot be converted to ",
+              t, " without overflow");
+    if (b < 0 && t == DType::UInt8) *bound = b + 256;
+  }
   if (lo && hi) return unary(UnaryOp::Clamp, x, name, *lo, *hi);
   // One bound: int64's other end is no double, so select instead.
   const Tensor bound = int_scalar(lo ? *lo : *hi, t, a.device());

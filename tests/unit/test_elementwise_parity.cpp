@@ -105,7 +105,16 @@ TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python sca
   // uint8 wraps a Python int as PyTorch: uint8 + 300 adds 44, * -1 negates mod 256.
   REQUIRE(v(add(ints({1, 2}, DType::UInt8), 300.0)) == std::vector<double>{45, 46});
   REQUIRE(v(mul(ints({1, 2}, DType::UInt8), -1.0)) == std::vector<double>{255, 254});
-  REQUIRE_THROWS_WITH(clamp(ints({1}, DType::UInt8), -1.0, 300.0), Catch::Contains("clamp: bound -1 cannot be"));
+  // A uint8 bound may be negative down to -255 and wraps, as c10::checked_convert
+  // (torch.clamp(uint8 [0, 5, 200], -1, 1) = [1, 1, 1], min=-1 all 255, max=-56 keeps x).
+  const Tensor u = ints({0, 5, 200}, DType::UInt8);
+  REQUIRE(v(clamp(u, -1.0, 1.0)) == std::vector<double>{1, 1, 1});
+  REQUIRE(v(clamp(u, 1.0, -1.0)) == std::vector<double>{1, 5, 200});
+  REQUIRE(v(clamp(u, -255.0, 3.0)) == std::vector<double>{1, 3, 3});
+  REQUIRE(v(clamp(u, -1.0, std::nullopt)) == std::vector<double>{255, 255, 255});
+  REQUIRE(v(clamp(u, std::nullopt, -56.0)) == std::vector<double>{0, 5, 200});
+  REQUIRE_THROWS_WITH(clamp(u, -1.0, 300.0), Catch::Contains("clamp: bound 300 cannot be"));
+  REQUIRE_THROWS_WITH(clamp(u, -256.0, 3.0), Catch::Contains("clamp: bound -256 cannot be"));
   // Integer pow is exact and wraps (torch: int64 3 ** 39 = 4052555153018976267, uint8 3 ** 255 = 171);
   // an exponent the dtype cannot hold is refused (torch: uint8 ** 300).
   REQUIRE(to_vector<int64_t>(pow(ints({3}, DType::Int64), 39.0)) == std::vector<int64_t>{4052555153018976267});
