@@ -1,5 +1,6 @@
 // Elementwise ops with NumPy/PyTorch broadcasting. Tensor-tensor ops promote
-// dtypes (int64 + float32 -> float32); comparisons return bool tensors; add, mul,
+// dtypes as torch.result_type (int64 + float32 -> float32; a 0-d operand counts only
+// when of a higher category: Note [0-d operands]); comparisons return bool tensors; add, mul,
 // maximum and minimum of two bools give a bool, and sub refuses bools, as PyTorch.
 // A double scalar acts as a Python int when integral, else as a Python float
 // (int64 tensor + 0.5 -> float32): Note [Scalar operands] in elementwise.cpp.
@@ -65,7 +66,7 @@ Tensor tanh_backward(const Tensor& grad, const Tensor& output);     // grad * (1
 
 // torch.allclose: a and b broadcast (else it throws), and every pair is equal or
 // |a - b| <= atol + rtol * |b| with |a - b| finite; NaNs match only with equal_nan.
-// Unlike PyTorch, operands of different dtypes compare (in float64).
+// Operands of different dtypes are refused, as PyTorch.
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
