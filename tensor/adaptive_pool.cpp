@@ -56,8 +56,10 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_y, const Shape& x_shape) 
   DDL_CHECK(grad_y.dim() == static_cast<int64_t>(x_shape.size()), "adaptive_avg_pool2d_backward: grad_y ",
             grad_y.shape(), " and input ", x_shape, " must both be 4-D or 3-D");
   const Tensor gy = as_4d(grad_y);
-  DDL_CHECK(gy.size(0) == xs[0] && gy.size(1) == xs[1] && gy.size(2) > 0 && gy.size(3) > 0,
-            "adaptive_avg_pool2d_backward: grad_y ", grad_y.shape(), " does not match input ", x_shape);
+  DDL_CHECK(gy.size(0) == xs[0] && gy.size(1) == xs[1], "adaptive_avg_pool2d_backward: grad_y ", grad_y.shape(),
+            " does not match input ", x_shape);
+  // A zero output size averages no window: every input's gradient is 0 (PyTorch 1.13's backward raises).
+  if (gy.numel() == 0) return like_input(zeros(xs, TensorOptions(grad_y.dtype(), grad_y.device())), x_shape.size());
   Tensor gx = empty(xs, TensorOptions(grad_y.dtype(), grad_y.device()));
   if (gx.numel() > 0) kernels::adaptive_avg_pool2d_backward_kernel(gx.device())(gy, gx);
   return like_input(gx, x_shape.size());

@@ -36,6 +36,9 @@ Variable conv1d(const Variable& x, const Variable& w, const Variable& bias, int6
   DDL_CHECK(w.dim() == 3, "conv1d: weight must be 3-D [K, C/groups, k], got ", w.shape());
   DDL_CHECK(stride > 0 && dilation > 0 && padding >= 0 && groups > 0, "conv1d: stride ", stride, ", dilation ",
             dilation, " and groups ", groups, " must be positive and padding ", padding, " non-negative");
+  DDL_CHECK(x.size(-1) + 2 * padding >= dilation * (w.size(2) - 1) + 1, "conv1d: kernel of size ", w.size(2),
+            " (dilated extent ", dilation * (w.size(2) - 1) + 1, ") is longer than the padded input of length ",
+            x.size(-1) + 2 * padding, " (input ", x.shape(), ")");
   Conv2dParams p;
   p.stride = {1, stride}, p.padding = {0, padding}, p.dilation = {1, dilation}, p.groups = groups;
   // A length-L sequence is a 1 x L image; the height dim is added before the spatial one.

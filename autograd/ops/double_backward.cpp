@@ -196,13 +196,14 @@ DiffBackwardFn cross_entropy_matrix_double_backward(const Variable& logits, cons
                                                     Reduction reduction, const Tensor& valid) {
   return [logits, M, denominator, reduction, valid](const Variable& g, const Needs&) -> VGrads {
     // d loss / d logits = factor·(softmax·sum_c M − M).
-    const Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
-                            : reduction == Reduction::Sum ? g
-                                                          : div(g, Variable(denominator));
+    Variable factor = reduction == Reduction::None  ? g.unsqueeze(1)
+                      : reduction == Reduction::Sum ? g
+                                                    : div(g, Variable(denominator));
+    // Ignored rows take a zero factor, not g/0 (every target ignored): their second-order
+    // terms are then 0, as PyTorch's, instead of 0·inf = NaN.
+    if (valid.defined()) factor = where(valid, factor, Variable(zeros({}, TensorOptions(g.dtype(), g.device()))));
     const Tensor row_mass = sum(M, {1}, /*keepdim=*/true);
-    const Variable grad = mul(sub(mul(softmax(logits, 1), Variable(row_mass)), Variable(M)), factor);
-    if (!valid.defined()) return {grad};
-    return {where(valid, grad, Variable(zeros({}, TensorOptions(grad.dtype(), grad.device()))))};
+    return {mul(sub(mul(softmax(logits, 1), Variable(row_mass)), Variable(M)), factor)};
   };
 }
 
