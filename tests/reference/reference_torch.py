@@ -136,5 +136,13 @@ def PYNUM(v):
     return v
 
 
+def LAST_DIMS(x, k):
+    """The last k sizes of x, which must have k dims (a slice would quietly take fewer)."""
+    if k > x.dim():
+        raise RuntimeError(f"cannot take the last {k} dims of a {x.dim()}-d tensor")
+    return x.shape[x.dim() - k:]
+
+
 GLOBALS = {"torch": torch, "F": F, "math": math, "IDX": IDX, "PUT": PUT, "DT": DT, "LSTM": LSTM, "GRU": GRU,
-           "NLLB": NLLB, "BNB": BNB, "NBN": NBN, "PYNUM": PYNUM}
+           "NLLB": NLLB, "BNB": BNB, "NBN": NBN, "PYNUM": PYNUM,
+           "LAST_DIMS": LAST_DIMS}

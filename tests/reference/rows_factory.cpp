@@ -86,7 +86,7 @@ void add_factory_rows(std::vector<Row>& rows) {
     s.push_back({"huge into f16", {}, {{"shape", {2}}, {"dtype", "f16"}, {"value", 1e6}}});
     s.push_back({"overflow into u8", {}, {{"shape", {2}}, {"dtype", "u8"}, {"value", 300.0}}});
     rows.push_back(ten_only(
-        "full", "lambda shape, dtype, value: torch.full(shape, value, dtype=DT(dtype))",
+        "full", "lambda shape, dtype, value: torch.full(shape, PYNUM(value), dtype=DT(dtype))",
         [](const auto&, const json& a) { return full(Shape(ints(a, "shape")), f64(a, "value"), dtype_arg(a)); }, s));
   }
   rows.push_back(ten_only(

@@ -298,8 +298,7 @@ void add_nn_rows(std::vector<Row>& rows) {
     s.push_back({"k too big", {make(DType::Float64, {2, 3}, 4490)}, {{"k", 3}, {"eps", 1e-5}}});
     s.push_back({"k zero", {make(DType::Float64, {2, 3}, 4491)}, {{"k", 0}, {"eps", 1e-5}}});
     rows.push_back(var_only(
-        "normalize_trailing",
-        "lambda x, k, eps: torch.nn.functional.layer_norm(x, x.shape[x.dim() - k:], None, None, eps)",
+        "normalize_trailing", "lambda x, k, eps: torch.nn.functional.layer_norm(x, LAST_DIMS(x, k), None, None, eps)",
         [](const auto& in, const json& a) { return normalize_trailing(in[0], i64(a, "k"), f64(a, "eps")); }, d1, s,
         true));
   }
