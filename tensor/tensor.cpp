@@ -350,7 +350,8 @@ bool Tensor::is_pinned() const {
 
 const Tensor& Tensor::copy_(const Tensor& src) const {
   DDL_CHECK(defined() && src.defined(), "copy_: undefined tensor");
-  broadcast_shapes(shape_, src.shape(), "copy_");
+  DDL_CHECK(broadcast_shapes(shape_, src.shape(), "copy_") == shape_, "copy_: source ", src.shape(),
+            " does not broadcast to the destination's shape ", shape_);
   bump_version();  // every in-place write counts: see Storage::version
   copy_into(*this, src.dim() > dim() ? src : src.expand(shape_));
   return *this;

@@ -150,13 +150,10 @@ METHOD_ROWS = {
 METHOD_ROWS.update({n: n for n in ("view", "reshape", "permute", "transpose", "t", "narrow", "select", "slice",
                                    "expand", "squeeze", "unsqueeze", "contiguous", "clone", "add_", "sub_", "mul_")})
 
-# Ops with no row of their own yet; the sweep prints them.
-METHODS_WITHOUT_ROWS = {
-    "max": "x.max() over all elements (detail::extreme; x.max(dim) forwards to max_dim)",
-    "min": "x.min() over all elements (x.min(dim) forwards to min_dim)",
-    "as_strided": "view op", "to": "dtype conversion", "copy_": "in-place op", "fill_": "in-place op",
-    "zero_": "in-place op", "div_": "in-place op", "clamp_": "in-place op",
-}
+METHOD_ROWS.update({n: n for n in ("div_", "copy_", "zero_", "fill_", "clamp_", "as_strided", "to", "max", "min")})
+
+# Ops with no row of their own yet; the sweep prints them (none now).
+METHODS_WITHOUT_ROWS = {}
 
 NOT_OP_METHODS = {
     "defined": "metadata", "shape": "metadata", "strides": "metadata", "size": "metadata", "stride": "metadata",

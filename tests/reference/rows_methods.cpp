@@ -32,6 +32,13 @@ std::vector<Sample> inplace_samples() {
   return v;
 }
 
+// A dtype named by its short name in args["dtype"] (compare.py's DT maps the same names).
+DType dtype_named(const json& a) {
+  for (DType t : kAllDTypes)
+    if (a["dtype"].get<std::string>() == short_name(t)) return t;
+  return DType::Float32;
+}
+
 }  // namespace
 
 void add_method_rows(std::vector<Row>& rows) {
@@ -158,6 +165,43 @@ void add_method_rows(std::vector<Row>& rows) {
   rows.push_back(ten_only(
       "mul_", "lambda x, y: x.clone().mul_(y)",
       [](const auto& in, const json&) { return Tensor(in[0].clone().mul_(in[1])); }, inplace_samples()));
+  rows.push_back(ten_only(
+      "div_", "lambda x, y: x.clone().div_(y)",
+      [](const auto& in, const json&) { return Tensor(in[0].clone().div_(in[1])); }, inplace_samples()));
+  rows.push_back(ten_only(
+      "copy_", "lambda x, y: x.clone().copy_(y)",
+      [](const auto& in, const json&) { return Tensor(in[0].clone().copy_(in[1])); }, inplace_samples()));
+  rows.push_back(ten_only(
+      "zero_", "lambda x: x.clone().zero_()", [](const auto& in, const json&) { return Tensor(in[0].clone().zero_()); },
+      method_samples({{"all", json::object()}})));
+  rows.push_back(ten_only(
+      "fill_", "lambda x, value: x.clone().fill_(PYNUM(value))",
+      [](const auto& in, const json& a) { return Tensor(in[0].clone().fill_(a["value"].get<double>())); },
+      method_samples({{"2", {{"value", 2.0}}}, {"-0.0", {{"value", -0.0}}}})));
+  rows.push_back(ten_only(
+      "clamp_", "lambda x, lo, hi: x.clone().clamp_(PYNUM(lo), PYNUM(hi))",
+      [](const auto& in, const json& a) {
+        return Tensor(in[0].clone().clamp_(a["lo"].get<double>(), a["hi"].get<double>()));
+      },
+      method_samples({{"-1 1", {{"lo", -1.0}, {"hi", 1.0}}}, {"lo above hi", {{"lo", 1.0}, {"hi", -1.0}}}})));
+  rows.push_back(ten_only(
+      "as_strided", "lambda x, shape, strides, offset: x.as_strided(shape, strides, offset)",
+      [](const auto& in, const json& a) {
+        return in[0].as_strided(Shape(ints(a, "shape")), Strides(ints(a, "strides")), a["offset"].get<int64_t>());
+      },
+      method_samples({{"2x2", {{"shape", {2, 2}}, {"strides", {1, 2}}, {"offset", 1}}},
+                      {"past the end", {{"shape", {10, 10}}, {"strides", {10, 1}}, {"offset", 0}}}})));
+  rows.push_back(ten_only(
+      "to", "lambda x, dtype: x.to(DT(dtype))", [](const auto& in, const json& a) { return in[0].to(dtype_named(a)); },
+      method_samples({{"f64", {{"dtype", "f64"}}},
+                      {"i64", {{"dtype", "i64"}}},
+                      {"bf16", {{"dtype", "bf16"}}},
+                      {"bool", {{"dtype", "bool"}}}})));
+  // The largest and smallest element, 0-d; ties (and NaNs) share the gradient.
+  rows.push_back(both(
+      "max", "lambda x: x.max()", [](const auto& in, const json&) { return in[0].max(); }, d1, unary_samples()));
+  rows.push_back(both(
+      "min", "lambda x: x.min()", [](const auto& in, const json&) { return in[0].min(); }, d1, unary_samples()));
 }
 
 }  // namespace ddl::sweep
