@@ -36,33 +36,11 @@ std::string base64(const unsigned char* p, size_t n) {
   return out;
 }
 
-const char* torch_name(DType t) {
-  switch (t) {
-    case DType::Float32:
-      return "float32";
-    case DType::Float64:
-      return "float64";
-    case DType::Float16:
-      return "float16";
-    case DType::BFloat16:
-      return "bfloat16";
-    case DType::Int64:
-      return "int64";
-    case DType::Int32:
-      return "int32";
-    case DType::UInt8:
-      return "uint8";
-    case DType::Bool:
-      return "bool";
-  }
-  return "?";
-}
-
 // dtype, shape and the raw bytes of the contiguous logical values; null for an undefined tensor.
 json encode(const Tensor& t) {
   if (!t.defined()) return nullptr;
   const Tensor c = t.contiguous();
-  return {{"dtype", torch_name(c.dtype())},
+  return {{"dtype", dtype_name(c.dtype())},
           {"shape", c.shape().vec()},
           {"data", base64(static_cast<const unsigned char*>(c.raw_data()), c.nbytes())}};
 }

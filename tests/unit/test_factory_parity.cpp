@@ -7,22 +7,11 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/error_of.h"
 
 using namespace ddl;
 using Catch::Matchers::Contains;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using ddl::test::error_of;
 
 TEST_CASE("16-bit uniform draws stay below 1", "[random][half]") {
   // Rounding a float32 draw to bfloat16 gives 1.0 for about 1 draw in 512; PyTorch

@@ -9,20 +9,13 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/error_of.h"
 
 using namespace ddl;
 using Catch::Matchers::Contains;
+using ddl::test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 Tensor ints(const std::vector<int64_t>& v, const Shape& s) { return from_vector(v, s); }
 

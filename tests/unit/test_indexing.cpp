@@ -7,12 +7,14 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/error_of.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
 using ddl::test::check_golden;
+using ddl::test::error_of;
 using ddl::test::first_grad;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
@@ -143,15 +145,6 @@ Tensor ints(const std::vector<int64_t>& v, const Shape& s) { return from_vector(
 Tensor ints(const std::vector<int64_t>& v) { return from_vector(v); }
 // A bool tensor from 0/1 values.
 Tensor mask(const std::vector<int64_t>& v, const Shape& s) { return ne(from_vector(v, s), 0.0); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

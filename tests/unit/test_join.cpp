@@ -5,12 +5,14 @@
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tests/common/error_of.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 
 using namespace ddl;
 using ddl::test::check_golden;
+using ddl::test::error_of;
 using ddl::test::first_grad;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
@@ -314,15 +316,6 @@ const std::vector<double> pad_replicate_y = {
     0.972007501395,  0.972007501395,  0.972007501395,  -0.449647464535, -0.449647464535, -0.449647464535,
     0.13323204142,   0.669569762197,  0.972007501395,  0.972007501395,  0.972007501395,  0.972007501395};
 const double pad_replicate_g0 = 1.35754372619796;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
