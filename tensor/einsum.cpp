@@ -59,9 +59,6 @@ EinsumSpec parse_einsum(const std::string& equation, size_t n_operands) {
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
   DDL_CHECK(!operands.empty(), "einsum: no operands given for '", equation, "'");
   for (size_t k = 0; k < operands.size(); ++k) DDL_CHECK(operands[k].defined(), "einsum: operand ", k, " is undefined");
-  for (size_t k = 1; k < operands.size(); ++k)
-    DDL_CHECK(operands[k].dtype() == operands[0].dtype(), "einsum: operands must share one dtype, got ",
-              operands[0].dtype(), " (operand 0) and ", operands[k].dtype(), " (operand ", k, ")");
   return detail::einsum_impl(equation, operands);
 }
 

@@ -106,6 +106,9 @@ Labelled<T> contract(const Labelled<T>& a, const Labelled<T>& b, const std::stri
 template <typename T>
 T einsum_impl(const std::string& equation, const std::vector<T>& operands) {
   const EinsumSpec spec = parse_einsum(equation, operands.size());
+  for (size_t k = 1; k < operands.size(); ++k)
+    DDL_CHECK(operands[k].dtype() == operands[0].dtype(), "einsum: operands must share one dtype, got ",
+              operands[0].dtype(), " (operand 0) and ", operands[k].dtype(), " (operand ", k, ")");
   std::map<char, std::pair<int64_t, size_t>> size_of;  // label -> (size, first operand)
   for (size_t k = 0; k < operands.size(); ++k) {
     const std::string& labels = spec.inputs[k];

@@ -18,9 +18,6 @@ Variable einsum(const std::string& equation, const std::vector<Variable>& operan
     autocast::Guard off(autocast::low_dtype(), false);
     return detail::einsum_impl(equation, low);
   }
-  for (size_t k = 1; k < operands.size(); ++k)
-    DDL_CHECK(operands[k].dtype() == operands[0].dtype(), "einsum: operands must share one dtype, got ",
-              operands[0].dtype(), " (operand 0) and ", operands[k].dtype(), " (operand ", k, ")");
   return detail::einsum_impl(equation, operands);
 }
 
