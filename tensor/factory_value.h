@@ -3,6 +3,9 @@
 // Its own header so that factory.h, included nearly everywhere, stays unchanged.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
+
 #include "tensor/dtype.h"
 
 namespace ddl::detail {
@@ -12,5 +15,16 @@ namespace ddl::detail {
 // values into an integer dtype, finite values beyond a float dtype's range. uint8
 // also takes -255..-1 (wrapped), as an integer Scalar does there.
 void check_value_fits(double value, DType dtype, const char* op);
+
+// A checked value as T. Integer dtypes go through int64 so that -1 wraps to 255 in uint8
+// as PyTorch's does; converting a negative double straight to an unsigned type is
+// undefined behaviour (C++20 [conv.fpint]).
+template <typename T>
+T value_as(double value) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<int64_t>(value));
+  else
+    return static_cast<T>(value);
+}
 
 }  // namespace ddl::detail

@@ -3,6 +3,7 @@
 #include "tensor/copy.h"
 
 #include "tensor/cpu/loops.h"
+#include "tensor/factory_value.h"
 #include "tensor/functors.h"
 
 namespace ddl::cpu {
@@ -34,7 +35,7 @@ void copy_cpu(const Tensor& dst, const Tensor& src) {
 
 void fill_cpu(const Tensor& dst, double value) {
   DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "fill_", [&] {
-    const scalar_t v = static_cast<scalar_t>(value);
+    const scalar_t v = detail::value_as<scalar_t>(value);
     StridedLoop<1> loop({&dst});
     loop.run([&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& st, int64_t n) {
       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * st[0]) = v;

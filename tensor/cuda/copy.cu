@@ -3,6 +3,7 @@
 // they go through ddl::copy_between_devices (tensor/devices.cpp).
 #include "tensor/copy.h"
 #include "tensor/cuda/indexing.h"
+#include "tensor/factory_value.h"
 #include "tensor/functors.h"
 
 namespace ddl::cuda {
@@ -46,7 +47,7 @@ void copy_cuda(const Tensor& dst, const Tensor& src) {
 
 void fill_cuda(const Tensor& dst, double value) {
   DDL_DISPATCH_ALL_AND_HALF(dst.dtype(), "fill_", [&] {
-    const FillApply<scalar_t> apply{dst.data<scalar_t>(), static_cast<scalar_t>(value)};
+    const FillApply<scalar_t> apply{dst.data<scalar_t>(), ::ddl::detail::value_as<scalar_t>(value)};
     strided_apply<1>(dst.device().index, {&dst}, apply, "fill_");
   });
 }
