@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "dist/store/sha256.h"
 #include "tensor/error.h"
@@ -63,10 +64,32 @@ unsigned long long parse_u64(const char* name, const char* value) {
 // a task runs outside any srun step and has no SLURM_STEP_ID.
 constexpr unsigned long long kSlurmBatchStep = 0xfffffffbULL;
 
-// Reads a file that holds a secret: it must be a regular file that neither the group nor
-// others may read or write (as ssh demands of its keys). Returns its first line.
+// Throws unless every directory above `path` is one only its owner (this user or root) can
+// change, or sticky as /tmp is: otherwise another user could replace the file (OpenSSH's
+// safe_path check for key files, relaxed for sticky directories).
+void check_directories_private(const std::string& path, const std::string& what) {
+  const std::string full = std::filesystem::absolute(path).lexically_normal().string();
+  std::string dir = full.substr(0, full.rfind('/'));
+  for (int depth = 0; depth < 4096; ++depth) {
+    if (dir.empty()) dir = "/";
+    struct stat st {};
+    DDL_CHECK(::stat(dir.c_str(), &st) == 0, "dist: cannot check the directory ", dir, " of ", what, " '", path,
+              "': ", std::strerror(errno));
+    const bool owner_ok = st.st_uid == 0 || st.st_uid == ::geteuid();
+    const bool others_may_replace = (st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0;
+    DDL_CHECK(owner_ok && !others_may_replace, "dist: ", what, " '", path, "' is in the directory ", dir,
+              owner_ok ? " which other users may write" : " which another user owns",
+              ", so they could replace it with a token of their choosing. Move it, or: chmod o-w,g-w ", dir);
+    if (dir == "/") return;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+}
+
+// Reads a file that holds a secret: a regular file this user (or root) owns, that neither
+// the group nor others may read or write, in directories nobody else may change (as ssh
+// demands of its keys). Returns its first line. A FIFO is refused, not waited on.
 std::string read_private_file(const std::string& path, const std::string& what) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   DDL_CHECK(fd >= 0, "dist: cannot open ", what, " '", path, "': ", std::strerror(errno));
   struct stat st {};
   fstat(fd, &st);
@@ -76,13 +99,18 @@ std::string read_private_file(const std::string& path, const std::string& what) 
   while (S_ISREG(st.st_mode) && text.size() < 65536 && (n = read(fd, buf, sizeof buf)) > 0) text.append(buf, n);
   close(fd);
   DDL_CHECK(S_ISREG(st.st_mode), "dist: ", what, " '", path, "' is not a regular file");
+  DDL_CHECK(st.st_uid == ::geteuid() || st.st_uid == 0, "dist: ", what, " '", path, "' is owned by user ", st.st_uid,
+            ", not by this user (", ::geteuid(), "): whoever owns it chooses the job token");
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
   DDL_CHECK((st.st_mode & 077) == 0, "dist: ", what, " '", path, "' has mode ", mode,
             ": other users could read the job token in it and join your jobs. Make it private: chmod 600 ", path);
+  check_directories_private(path, what);
   std::string line = text.substr(0, text.find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
   DDL_CHECK(!line.empty(), "dist: ", what, " '", path, "' is empty: write the token on its first line");
+  DDL_CHECK(line.find('\0') == std::string::npos, "dist: ", what, " '", path,
+            "' holds a NUL byte in its first line; a token is text");
   return line;
 }
 

@@ -21,6 +21,7 @@
 #include "dist/init.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
+#include "trace/atomic_file.h"
 #include "trace/json_writer.h"
 #include "trace/snapshot.h"
 
@@ -65,38 +66,11 @@ void check_group(const ProcessGroup& group, const char* op) {
             "or write each rank's own file with trace::write_file");
 }
 
-// Rank 0 learns before the run whether it can write `path`, without creating it: an
-// existing file is opened for appending (nothing written), otherwise a probe beside it is
-// created and removed.
+// Rank 0 learns before the run whether it can write `path`, without creating it.
 void probe_writable(const std::string& path) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  const char* hint = " (does its directory exist, and may this user write there?)";
-  if (fs::exists(path, ec)) {
-    DDL_CHECK(!fs::is_directory(path, ec), "start_trace: the trace file '", path, "' is a directory");
-    std::ofstream f(path, std::ios::app);
-    DDL_CHECK(f, "start_trace: cannot write the trace file '", path, "'", hint);
-    return;
-  }
-  const std::string probe = path + ".probe-" + std::to_string(::getpid());
-  bool ok = false;
-  {
-    std::ofstream f(probe);
-    ok = static_cast<bool>(f);
-  }
-  std::remove(probe.c_str());
-  DDL_CHECK(ok, "start_trace: cannot write the trace file '", path, "'", hint);
-}
-
-std::ofstream open_output(const std::string& path) {
-  std::ofstream f(path);
-  DDL_CHECK(f, "write_trace: cannot open '", path, "' for writing");
-  return f;
-}
-
-void close_output(std::ofstream& f, const std::string& path) {
-  f.flush();
-  DDL_CHECK(f, "write_trace: writing '", path, "' failed (disk full?)");
+  DDL_CHECK(!std::filesystem::is_directory(path, ec), "start_trace: the trace file '", path, "' is a directory");
+  files::check_writable(path, "start_trace");
 }
 
 // One line on rank 0 when any rank dropped events: the file lacks them.
@@ -217,8 +191,8 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
     group.send(bytes, 0, kTraceTag);
     return;
   }
-  std::ofstream f = open_output(path);
-  trace::DocumentWriter doc(f);
+  files::AtomicFile file(path, "write_trace");  // whole or not at all: a rank may die mid-merge
+  trace::DocumentWriter doc(file.stream());
   doc.add_events(s, o);
   std::vector<std::string> infos{info};
   std::vector<int64_t> dropped{s.dropped};
@@ -232,7 +206,7 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
     infos.emplace_back(p + n_events, static_cast<size_t>(n_info));
   }
   doc.finish(infos, clock_note(world));
-  close_output(f, path);
+  file.commit();
   warn_dropped(dropped, s.max_events, path);
 }
 
@@ -247,11 +221,11 @@ void write_trace(const std::string& path) {
   o.host = host_name();
   o.process_name = track_name(0, o.host);
   o.origin_ns = s.start_ns;
-  std::ofstream f = open_output(path);
-  trace::DocumentWriter doc(f);
+  files::AtomicFile file(path, "write_trace");
+  trace::DocumentWriter doc(file.stream());
   doc.add_events(s, o);
   doc.finish({trace::render_process_info(s, o)}, clock_note(1));
-  close_output(f, path);
+  file.commit();
   warn_dropped({s.dropped}, s.max_events, path);
 }
 

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "tensor/factory.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::nn {
 
@@ -58,31 +59,20 @@ bool parse_dtype(const std::string& s, DType& out) {
   return true;
 }
 
-void write_all(int fd, const void* data, size_t n, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    DDL_CHECK(w > 0, "save_safetensors: writing ", path, " failed: ", std::strerror(errno));
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-// Removes `path`.tmp.PID files whose writer no longer exists (killed mid-write): one
-// would otherwise stay per kill, forever. A live writer's file is left alone. PIDs are
-// this host's: on a filesystem shared between hosts, another host's writer could be
-// mistaken for a dead one here, so only files at least a minute old are removed.
+// Removes the temporary files (files::temp_prefix: .NAME.tmp.PID.XXXXXX) of writers that no
+// longer exist (killed mid-write): one would otherwise stay per kill, forever. A live writer's file is left alone. PIDs
+// are this host's: on a filesystem shared between hosts, another host's writer could be mistaken for a dead one here,
+// so only files at least a minute old are removed.
 void remove_stale_temporaries(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string prefix = target.filename().string() + ".tmp.";
+  const std::string prefix = "." + target.filename().string() + ".tmp.";
   std::error_code ec;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
+    const std::string rest = name.substr(prefix.size()), digits = rest.substr(0, rest.find('.'));
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
@@ -118,28 +108,15 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
 
   remove_stale_temporaries(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  DDL_CHECK(fd >= 0, "save_safetensors: cannot create ", tmp, ": ", std::strerror(errno));
-  try {
-    write_all(fd, len, 8, tmp);
-    write_all(fd, h.data(), h.size(), tmp);
-    for (const Tensor& b : blobs) write_all(fd, b.raw_data(), b.nbytes(), tmp);
-    DDL_CHECK(::fsync(fd) == 0, "save_safetensors: fsync of ", tmp, " failed: ", std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    DDL_CHECK(false, "save_safetensors: cannot rename ", tmp, " to ", path, ": ", err);
-  }
+  files::AtomicFile out(path, "save_safetensors");
+  out.write(len, 8);
+  out.write(h);
+  for (const Tensor& b : blobs) out.write(b.raw_data(), b.nbytes());
+  out.commit();
 }
 
 TensorFile load_safetensors(const std::string& path) {
+  files::check_no_planted_link(path, "load_safetensors");  // weights of another user's choosing
   // Regular files only: a FIFO would block the open forever, a directory "opens" and
   // reads nothing (its header length came from uninitialised bytes).
   struct stat st {};

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "tensor/error.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::report {
 namespace {
@@ -81,32 +82,15 @@ std::string HtmlReport::html() const {
 }
 
 void HtmlReport::write(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
   std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    DDL_CHECK(out.good(), "HtmlReport: cannot open '", tmp, "' for writing (does its directory exist?)");
-    const std::string text = html();
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out.good()) std::filesystem::remove(tmp, ec);  // leave no half-written file behind
-    DDL_CHECK(out.good(), "HtmlReport: writing '", tmp, "' failed (disk full?)");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    std::filesystem::remove(tmp, ec);
-    DDL_CHECK(false, "HtmlReport: cannot rename '", tmp, "' to '", path, "': ", why);
-  }
+  DDL_CHECK(!std::filesystem::is_directory(path, ec), "HtmlReport: '", path, "' is a directory, not a file name");
+  files::write_atomically(path, html(), "HtmlReport");  // never half a report, never through a planted link
 }
 
 void HtmlReport::check_writable(const std::string& path) {
   std::error_code ec;
   DDL_CHECK(!std::filesystem::is_directory(path, ec), "HtmlReport: '", path, "' is a directory, not a file name");
-  const std::string tmp = path + ".tmp";
-  DDL_CHECK(std::ofstream(tmp, std::ios::binary | std::ios::trunc).good(), "HtmlReport: cannot write '", tmp,
-            "' (does the directory of '", path, "' exist and is it writable?)");
-  std::filesystem::remove(tmp, ec);
+  files::check_writable(path, "HtmlReport");
 }
 
 }  // namespace ddl::report

@@ -36,10 +36,10 @@ class HtmlReport {
 
   // The whole document.
   std::string html() const;
-  // Writes html() to `path` (via PATH.tmp, then rename: never half a report); throws
-  // ddl::Error naming the path when it cannot, and leaves no PATH.tmp behind.
+  // Writes html() to `path` through a files::AtomicFile (never half a report, never through
+  // a planted link); throws ddl::Error naming the path when it cannot.
   void write(const std::string& path) const;
-  // Whether write(path) could create its files: creates and removes PATH.tmp. Call it
+  // Whether write(path) could create its files (files::check_writable). Call it
   // before a long run so that a bad path fails at once; throws ddl::Error naming it.
   static void check_writable(const std::string& path);
 

@@ -1,11 +1,15 @@
 // MetricsLog: JSON lines through nlohmann::json, one fwrite + fflush per event.
 #include "report/metrics_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 
 #include "tensor/error.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::report {
 namespace {
@@ -84,8 +88,11 @@ json to_json(const dist::CommStats& s) {
 
 MetricsLog::MetricsLog(const std::string& path, int rank, int world, bool append)
     : path_(path), rank_(rank), world_(world), start_(std::chrono::steady_clock::now()) {
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
-  DDL_CHECK(file_ != nullptr, "MetricsLog: cannot open '", path, "' for writing (does its directory exist?)");
+  // Never through a symlink or into a FIFO someone placed at the path.
+  const int fd = files::open_for_writing(path, O_CREAT | (append ? O_APPEND : O_TRUNC), "MetricsLog");
+  file_ = ::fdopen(fd, append ? "a" : "w");
+  if (!file_) ::close(fd);
+  DDL_CHECK(file_ != nullptr, "MetricsLog: cannot open '", path, "' for writing");
 }
 
 MetricsLog::~MetricsLog() {

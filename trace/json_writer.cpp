@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "tensor/error.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::trace {
 namespace {
@@ -196,13 +197,11 @@ void write_file(const std::string& path) {
   const Snapshot s = snapshot();
   TrackOptions o;
   o.origin_ns = s.start_ns;
-  std::ofstream f(path);
-  if (!f) throw Error("trace: cannot open '" + path + "' for writing");
-  DocumentWriter doc(f);
+  files::AtomicFile file(path, "trace");  // a whole file or none, never through a planted link
+  DocumentWriter doc(file.stream());
   doc.add_events(s, o);
   doc.finish({render_process_info(s, o)}, "one process: steady_clock, time zero at trace::start()");
-  f.flush();
-  if (!f) throw Error("trace: writing '" + path + "' failed (disk full?)");
+  file.commit();
   if (s.dropped > 0)
     std::cerr << "trace: warning: " << s.dropped << " events were dropped past the cap of " << s.max_events
               << " (Options::max_events or DDL_TRACE_MAX_EVENTS); '" << path << "' lacks them\n";

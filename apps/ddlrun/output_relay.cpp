@@ -1,12 +1,15 @@
 // OutputRelay (see output_relay.h and its Note [Worker output]).
 #include "apps/ddlrun/output_relay.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
+#include "trace/atomic_file.h"
 
 namespace ddl::launcher {
 namespace {
@@ -24,8 +27,13 @@ std::vector<std::shared_ptr<FILE>> open_rank_logs(const std::string& dir, const 
   std::vector<std::shared_ptr<FILE>> logs;
   for (int r : ranks) {
     const std::string path = log_path(dir, r);
-    FILE* f = std::fopen(path.c_str(), "we");
-    if (!f) throw std::runtime_error("--log-dir: cannot write " + path + ": " + std::strerror(errno));
+    // Never through a symlink or into a FIFO someone placed in the directory.
+    const int fd = ddl::files::open_for_writing(path, O_CREAT | O_TRUNC, "--log-dir");
+    FILE* f = ::fdopen(fd, "w");
+    if (!f) {
+      ::close(fd);
+      throw std::runtime_error("--log-dir: cannot write " + path + ": " + std::strerror(errno));
+    }
     logs.emplace_back(f, std::fclose);
   }
   return logs;

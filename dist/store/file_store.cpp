@@ -40,7 +40,7 @@ bool read_file(const std::string& path, std::string& out) {
 class DirLock {
  public:
   explicit DirLock(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // never through a planted link
     DDL_CHECK(fd_ >= 0, "FileStore: cannot open lock file ", path, ": ", std::strerror(errno));
     struct flock fl {};
     fl.l_type = F_WRLCK;

@@ -52,7 +52,7 @@ mkdir -p "$dir/dirlog/rank1.log"
 "$DDLRUN" --nproc 2 --log-dir "$dir/dirlog" sh -c 'echo ran' >"$dir/dirlog.out" 2>&1
 code=$?
 check "a rank<r>.log that cannot be opened: status 2, saying which, before any worker starts" \
-  '[ $code = 2 ] && grep -q "cannot write $dir/dirlog/rank1.log" "$dir/dirlog.out" && ! grep -qx ran "$dir/dirlog.out"'
+  '[ $code = 2 ] && grep -q "cannot open .$dir/dirlog/rank1.log. for writing" "$dir/dirlog.out" && ! grep -qx ran "$dir/dirlog.out"'
 mkdir "$dir/full" && ln -s /dev/full "$dir/full/rank0.log"
 "$DDLRUN" --nproc 1 --log-dir "$dir/full" sh -c 'echo one; sleep 0.2; echo two' >"$dir/full.out" 2>"$dir/full.err"
 code=$?

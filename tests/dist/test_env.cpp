@@ -263,6 +263,40 @@ TEST_CASE("env: DDL_JOB_TOKEN_FILE must be private", "[dist]") {
   clear_env();
 }
 
+TEST_CASE("env: a token file someone else owns, could replace, or that is a FIFO is refused at once", "[dist]") {
+  clear_env();
+  ddl::test::TempHome home;
+  const std::string path = home.dir + "/token";
+  write_file(path, "file-token\n", 0600);
+  setenv("DDL_JOB_TOKEN_FILE", path.c_str(), 1);
+  REQUIRE(read_job_token().value == "file-token");
+  if (geteuid() == 0) {  // as ssh refuses a key file another user owns, whatever its mode
+    REQUIRE(chown(path.c_str(), 65534, 65534) == 0);
+    REQUIRE_THROWS_WITH(read_job_token(), Catch::Contains(path) && Catch::Contains("is owned by user 65534"));
+    REQUIRE(chown(path.c_str(), 0, 0) == 0);
+  }
+  // A directory on the way that others may write (and not sticky, as /tmp is): they could
+  // replace the file.
+  const std::string shared = home.dir + "/shared";
+  REQUIRE(mkdir(shared.c_str(), 0700) == 0);
+  REQUIRE(chmod(shared.c_str(), 0777) == 0);
+  write_file(shared + "/token", "shared-token\n", 0600);
+  setenv("DDL_JOB_TOKEN_FILE", (shared + "/token").c_str(), 1);
+  REQUIRE_THROWS_WITH(read_job_token(), Catch::Contains("directory " + shared) && Catch::Contains("chmod o-w"));
+  REQUIRE(chmod(shared.c_str(), 01777) == 0);  // sticky: others cannot replace this user's file
+  REQUIRE(read_job_token().value == "shared-token");
+  // A FIFO would block the open forever (and ddlrun with it).
+  const std::string fifo = home.dir + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  setenv("DDL_JOB_TOKEN_FILE", fifo.c_str(), 1);
+  REQUIRE_THROWS_WITH(read_job_token(), Catch::Contains(fifo) && Catch::Contains("not a regular file"));
+  // A NUL byte would cut the token short on one side of the handshake only.
+  write_file(path, std::string("ab\0cd\n", 6), 0600);
+  setenv("DDL_JOB_TOKEN_FILE", path.c_str(), 1);
+  REQUIRE_THROWS_WITH(read_job_token(), Catch::Contains(path) && Catch::Contains("NUL byte"));
+  clear_env();
+}
+
 TEST_CASE("env: SHA-256 and HMAC-SHA-256 match the published vectors", "[dist]") {
   CHECK(detail::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(detail::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

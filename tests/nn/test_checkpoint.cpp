@@ -71,7 +71,8 @@ TEST_CASE("the file layout is the safetensors format", "[nn][checkpoint]") {
   const TensorFile back = load_safetensors(path);
   REQUIRE(back.tensors[0].first == "a");
   REQUIRE(to_vector<int64_t>(back.tensors[1].second) == std::vector<int64_t>{7});
-  REQUIRE_FALSE(fs::exists(path + ".tmp." + std::to_string(::getpid())));
+  for (const auto& e : fs::directory_iterator(fs::path(path).parent_path()))  // no temporary file left
+    REQUIRE(e.path().filename().string().rfind(".small.safetensors.tmp.", 0) == std::string::npos);
 }
 
 TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor named", "[nn][checkpoint]") {
@@ -144,8 +145,9 @@ TEST_CASE("a save removes the temporaries of killed writers, not of live ones", 
   const pid_t dead = fork();
   if (dead == 0) _exit(0);
   REQUIRE(waitpid(dead, nullptr, 0) == dead);  // reaped: its PID names no process now
-  const std::string of_dead = path + ".tmp." + std::to_string(dead),
-                    of_live = path + ".tmp." + std::to_string(getppid()), fresh_dead = path + ".tmp.999999";
+  // Named as files::AtomicFile names them: .NAME.tmp.PID.XXXXXX beside the file.
+  const auto temp_of = [&](pid_t pid) { return tmp_path(".stale.safetensors.tmp." + std::to_string(pid) + ".a1B2c3"); };
+  const std::string of_dead = temp_of(dead), of_live = temp_of(getppid()), fresh_dead = temp_of(999999);
   for (const auto& f : {of_dead, of_live, fresh_dead}) write_file(f, "partial");
   const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
   std::filesystem::last_write_time(of_dead, old);

@@ -1,0 +1,179 @@
+// Files ddl writes cannot be redirected by another local user (trace/atomic_file.h): a
+// symlink planted at the temporary name a writer used to choose (PATH.tmp, PATH.tmp.PID,
+// PATH.probe-PID) or at the final path never makes ddl write into the file it points to;
+// a write that fails (directory gone, disk full) leaves the old file whole and no
+// temporary file behind; a log opened to append refuses symlinks and FIFOs at once.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ddl.h"
+#include "dist/trace_merge.h"
+#include "report/html_report.h"
+#include "tests/common/error_of.h"
+#include "trace/atomic_file.h"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using namespace ddl;
+using ddl::test::error_of;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("ddl-atomic-" + std::to_string(::getpid()));
+  fs::path victim = dir / "victim";  // what an attacker wants overwritten
+  Scratch() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::all);  // 0777 and not sticky: a shared checkpoint folder
+    std::ofstream(victim) << "precious";
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  // Plants symlinks to the victim at every name `path`'s writers used to choose.
+  void plant(const fs::path& path) const {
+    const std::string p = path.string(), pid = std::to_string(::getpid());
+    for (const std::string& name : {p + ".tmp", p + ".tmp." + pid, p + ".probe-" + pid})
+      fs::create_symlink(victim, name);
+  }
+  // Files in dir other than those named, and the planted links: a leftover temporary file.
+  std::vector<std::string> leftovers(std::initializer_list<std::string> expected) const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_symlink() || std::find(expected.begin(), expected.end(), name) != expected.end()) continue;
+      out.push_back(name);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("atomic file: writes whole files with the mode asked, less the umask", "[files]") {
+  Scratch s;
+  const fs::path path = s.dir / "out.txt";
+  files::write_atomically(path.string(), "hello\n", "test", 0640);
+  REQUIRE(slurp(path) == "hello\n");
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  REQUIRE((st.st_mode & 0777) == (0640 & ~mask));
+  REQUIRE(s.leftovers({"out.txt", "victim"}).empty());
+
+  files::AtomicFile f(path.string(), "test");
+  f.stream() << "streamed " << 42;
+  REQUIRE(slurp(path) == "hello\n");  // the old file stays whole until commit
+  f.commit();
+  REQUIRE(slurp(path) == "streamed 42");
+}
+
+TEST_CASE("atomic file: planted symlinks are replaced, never followed", "[files]") {
+  Scratch s;
+  const fs::path snap = s.dir / "snap.safetensors", report = s.dir / "report.html", trace = s.dir / "trace.json";
+  s.plant(snap);
+  s.plant(report);
+  s.plant(trace);
+  fs::create_symlink(s.victim, s.dir / "final.txt");  // at the final path itself
+
+  nn::save_safetensors(snap.string(), {{"w", ones({3})}});
+  report::HtmlReport::check_writable(report.string());
+  report::HtmlReport r("t");
+  r.write(report.string());
+  dist::start_trace(trace.string());
+  dist::write_trace(trace.string());
+  files::write_atomically((s.dir / "final.txt").string(), "mine", "test");
+
+  REQUIRE(slurp(s.victim) == "precious");
+  REQUIRE(fs::is_regular_file(fs::symlink_status(snap)));
+  REQUIRE(nn::load_safetensors(snap.string()).tensors.at(0).second.sum().item() == 3.0);
+  REQUIRE(fs::is_regular_file(fs::symlink_status(report)));
+  REQUIRE(fs::is_regular_file(fs::symlink_status(s.dir / "final.txt")));
+  REQUIRE(fs::is_regular_file(fs::symlink_status(trace)));
+  REQUIRE(slurp(trace).find("traceEvents") != std::string::npos);
+  REQUIRE(s.leftovers({"snap.safetensors", "report.html", "trace.json", "final.txt", "victim"}).empty());
+}
+
+TEST_CASE("atomic file: a writer that fails or is abandoned leaves the old file and nothing else", "[files]") {
+  Scratch s;
+  const fs::path path = s.dir / "keep.txt";
+  files::write_atomically(path.string(), "old", "test");
+  {
+    files::AtomicFile abandoned(path.string(), "test");
+    abandoned.write("half");
+  }
+  REQUIRE(slurp(path) == "old");
+  REQUIRE(s.leftovers({"keep.txt", "victim"}).empty());
+
+  REQUIRE_THAT(error_of([&] { files::write_atomically((s.dir / "no/such/dir/x").string(), "x", "save_thing"); }),
+               Contains("save_thing: cannot create a file beside '") && Contains("no/such/dir/x"));
+
+  if (::geteuid() != 0) return;  // a full disk: a 64 KiB tmpfs (mount needs root)
+  const fs::path small = s.dir / "small";
+  fs::create_directories(small);
+  REQUIRE(::mount("ddl-test", small.c_str(), "tmpfs", 0, "size=64k") == 0);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{small};
+  files::write_atomically((small / "f").string(), "old", "test");
+  const std::string big(1 << 20, 'x');
+  REQUIRE_THAT(error_of([&] { files::write_atomically((small / "f").string(), big, "save_thing"); }),
+               Contains("save_thing: writing '") && Contains("disk full"));
+  REQUIRE(slurp(small / "f") == "old");
+  REQUIRE(std::distance(fs::directory_iterator(small), fs::directory_iterator()) == 1);
+  REQUIRE_THAT(error_of([&] {
+                 nn::save_safetensors((small / "f").string(), {{"w", ones({1 << 18})}});
+               }),
+               Contains("disk full"));
+  REQUIRE(slurp(small / "f") == "old");
+  REQUIRE(std::distance(fs::directory_iterator(small), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("atomic file: logs refuse links others could plant and FIFOs nobody reads, at once", "[files]") {
+  Scratch s;
+  const fs::path link = s.dir / "metrics.jsonl", fifo = s.dir / "fifo";
+  fs::create_symlink(s.victim, link);
+  REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
+  if (::geteuid() == 0) {  // planted by another user (nobody): root may give the link away
+    REQUIRE(::lchown(link.c_str(), 65534, 65534) == 0);
+    REQUIRE_THAT(error_of([&] { files::open_for_writing(link.string(), O_APPEND | O_CREAT, "metrics"); }),
+                 Contains("metrics: '") && Contains("is a symbolic link in") && Contains("other users can write"));
+  }
+  REQUIRE_THAT(error_of([&] { files::open_for_writing(fifo.string(), O_APPEND | O_CREAT, "metrics"); }),
+               Contains("is a FIFO that nobody reads"));
+  const int fd = files::open_for_writing((s.dir / "ok.log").string(), O_APPEND | O_CREAT, "metrics");
+  REQUIRE(::write(fd, "x", 1) == 1);
+  ::close(fd);
+  REQUIRE(slurp(s.victim) == "precious");
+
+  // A link in a directory only its owner can write is the user's own choice: followed,
+  // as /dev/stdout (root's link in root's /dev) is.
+  const fs::path own = s.dir / "private";
+  fs::create_directories(own);
+  fs::permissions(own, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  fs::create_symlink(s.dir / "target.log", own / "log");
+  const int fd2 = files::open_for_writing((own / "log").string(), O_CREAT | O_TRUNC, "metrics");
+  REQUIRE(::write(fd2, "y", 1) == 1);
+  ::close(fd2);
+  REQUIRE(slurp(s.dir / "target.log") == "y");
+  const int out = files::open_for_writing("/dev/stdout", O_APPEND, "metrics");
+  ::close(out);
+}
