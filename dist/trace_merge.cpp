@@ -16,6 +16,7 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "dist/init.h"
@@ -144,6 +145,80 @@ void start_trace(const std::string& path, const trace::Options& options) {
   s.trace_start_ns = trace::snapshot().start_ns;
 }
 
+namespace detail {
+
+// Far above any trace the recorder's cap allows (DDL_TRACE_MAX_EVENTS events of ~200 bytes),
+// far below what would exhaust rank 0's memory on a bad number.
+constexpr int64_t kMaxTracePartBytes = int64_t(1) << 34;
+
+void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped) {
+  DDL_CHECK(n_events >= 0 && n_info >= 0 && dropped >= 0 && n_events <= kMaxTracePartBytes &&
+                n_info <= kMaxTracePartBytes - n_events,
+            "write_trace: rank ", rank, " announced a trace of ", n_events, " + ", n_info, " bytes with ", dropped,
+            " dropped events; each must be between 0 and ", kMaxTracePartBytes,
+            " bytes (a rank of another version or a corrupted message?)");
+}
+
+namespace {
+// SAX handler: the input must be one JSON array whose every element is an object.
+struct ListOfObjects : nlohmann::json_sax<nlohmann::json> {
+  int depth = 0;
+  int64_t objects = 0;
+  bool element(bool object) {      // a value other than an array begins at `depth`
+    if (depth == 0) return false;  // the outer value must be the array
+    if (depth == 1 && !object) return false;
+    if (depth == 1) ++objects;
+    return true;
+  }
+  bool null() override { return element(false); }
+  bool boolean(bool) override { return element(false); }
+  bool number_integer(number_integer_t) override { return element(false); }
+  bool number_unsigned(number_unsigned_t) override { return element(false); }
+  bool number_float(number_float_t, const string_t&) override { return element(false); }
+  bool string(string_t&) override { return element(false); }
+  bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override {
+    if (!element(true)) return false;
+    ++depth;
+    return true;
+  }
+  bool key(string_t&) override { return true; }
+  bool end_object() override {
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth == 1) return false;  // an element that is a list
+    ++depth;
+    return true;
+  }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+}  // namespace
+
+void check_trace_part(int rank, std::string_view events, std::string_view info) {
+  // The events are spliced into the document's list after ",\n": they must be empty or
+  // one or more whole objects separated by commas, nothing else.
+  std::string list;
+  list.reserve(events.size() + 2);
+  list.append("[").append(events).append("]");
+  ListOfObjects sax;
+  const bool events_ok = nlohmann::json::sax_parse(list, &sax) && (events.empty() || sax.objects > 0);
+  list.clear();
+  list.shrink_to_fit();
+  DDL_CHECK(events_ok, "write_trace: rank ", rank, " sent ", events.size(),
+            " bytes of events that are not a list of JSON objects; the trace is not written");
+  const auto parsed = nlohmann::json::parse(info, nullptr, /*allow_exceptions=*/false);
+  DDL_CHECK(parsed.is_object(), "write_trace: rank ", rank, " sent process info that is not a JSON object (",
+            info.substr(0, 60), "); the trace is not written");
+}
+
+}  // namespace detail
+
 void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
   trace::stop();
   check_group(group, "write_trace");
@@ -199,11 +274,14 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
   for (int r = 1; r < world; ++r) {
     const int64_t n_events = sizes.data<int64_t>()[3 * r], n_info = sizes.data<int64_t>()[3 * r + 1];
     dropped.push_back(sizes.data<int64_t>()[3 * r + 2]);
+    detail::check_trace_sizes(r, n_events, n_info, dropped.back());
     const Tensor bytes = empty({n_events + n_info}, TensorOptions(DType::UInt8));
     group.recv(bytes, r, kTraceTag);
     const char* p = reinterpret_cast<const char*>(bytes.data<uint8_t>());
-    doc.add_events(std::string_view(p, static_cast<size_t>(n_events)));
-    infos.emplace_back(p + n_events, static_cast<size_t>(n_info));
+    const std::string_view events(p, static_cast<size_t>(n_events)), part_info(p + n_events, size_t(n_info));
+    detail::check_trace_part(r, events, part_info);
+    doc.add_events(events);
+    infos.emplace_back(part_info);
   }
   doc.finish(infos, clock_note(world));
   file.commit();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "dist/process_group.h"
 #include "dist/store/store.h"
@@ -46,5 +47,14 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store);
 // The same over the default group and its store, or for this process alone before
 // init_process_group (or in a world of one).
 void write_trace(const std::string& path);
+
+namespace detail {
+// Rank 0's checks of what rank `rank` announces (sizes, drops) and then sends (its events,
+// a comma-separated list of JSON objects, and its process info, one JSON object) for the
+// merged trace: a peer's numbers and bytes are never trusted. Each throws a ddl::Error
+// naming the rank.
+void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped);
+void check_trace_part(int rank, std::string_view events, std::string_view info);
+}  // namespace detail
 
 }  // namespace ddl::dist

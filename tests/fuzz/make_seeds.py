@@ -122,4 +122,9 @@ put("launch_env", "slurm", env([(16, b"3"), (17, b"8"), (18, b"1"), (20, b"4(x2)
                                (23, b"1234"), (24, b"2")]))
 put("launch_env", "token_restart", env([(0, b"0"), (1, b"1"), (8, b"secret"), (6, b"2"), (9, b"1")]))
 put("launch_env", "bad_port", env([(0, b"0"), (1, b"1"), (5, b"70000")]))
+# Trace merge: the three int64 sizes another rank announces, then its events and info.
+tm = lambda ev, info, dropped=0: struct.pack("<qqq", len(ev), len(info), dropped) + ev + info
+put("trace_merge", "two_events", tm(b'{"ph":"X","ts":1,"dur":2},\n{"ph":"i","ts":3}', b'{"pid":1,"name":"rank 1"}'))
+put("trace_merge", "no_events", tm(b"", b'{"pid":1}', 5))
+put("trace_merge", "negative_count", struct.pack("<qqq", -8, 2, 0) + b"{}")
 print("make_seeds.py: wrote", root)

@@ -162,3 +162,27 @@ TEST_CASE("write_trace: a pure nccl group is refused before any exchange, naming
   CHECK_THROWS_WITH(dist::write_trace(path, group, store), Catch::Contains("nccl") && Catch::Contains("auto"));
   CHECK_FALSE(std::filesystem::exists(path));
 }
+
+TEST_CASE("write_trace: rank 0 trusts no size or byte another rank sends", "[trace]") {
+  using Catch::Matchers::Contains;
+  using dist::detail::check_trace_part;
+  using dist::detail::check_trace_sizes;
+  CHECK_NOTHROW(check_trace_sizes(3, 100, 20, 0));
+  CHECK_NOTHROW(check_trace_sizes(3, 0, 0, 0));
+  // A negative count once read past the buffer; 2^40 bytes ran rank 0 out of memory unnamed.
+  CHECK_THROWS_WITH(check_trace_sizes(3, -8, 2, 0), Contains("rank 3 announced a trace of -8 + 2 bytes"));
+  CHECK_THROWS_WITH(check_trace_sizes(2, int64_t(1) << 40, 10, 0), Contains("rank 2 announced"));
+  CHECK_THROWS_WITH(check_trace_sizes(2, INT64_MAX, INT64_MAX, 0), Contains("rank 2 announced"));
+  CHECK_THROWS_WITH(check_trace_sizes(1, 1, 1, -1), Contains("-1 dropped events"));
+
+  CHECK_NOTHROW(check_trace_part(1, R"({"ph":"X"},
+{"ph":"i","args":{"a":[1,2]}})",
+                                 R"({"pid":1})"));
+  CHECK_NOTHROW(check_trace_part(1, "", R"({"pid":1})"));
+  // Each would make the merged file invalid JSON (spliced after ",\n") yet exit 0.
+  for (const char* bad : {"not json", "   ", "{\"a\":1},", "1,2", "[{}]", "{}]", "{},[{}]", "{\"a\":1}\n]}"})
+    CHECK_THROWS_WITH(check_trace_part(4, bad, R"({"pid":4})"),
+                      Contains("rank 4 sent") && Contains("not a list of JSON objects"));
+  CHECK_THROWS_WITH(check_trace_part(4, "{}", "[1]"), Contains("rank 4 sent process info that is not a JSON object"));
+  CHECK_THROWS_WITH(check_trace_part(4, "{}", "{\"pid\":1}, {"), Contains("not a JSON object"));
+}
