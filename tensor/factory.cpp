@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "tensor/checked_shape.h"
 #include "tensor/copy.h"
@@ -66,6 +68,11 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
   const bool integral = !is_floating(opts.dtype) && opts.dtype != DType::Bool;
   const double xstart = integral ? std::trunc(start) : start, xend = integral ? std::trunc(end) : end;
   const double xstep = integral ? std::trunc(step) : step;
+  if (integral) {  // the values are computed in int64, as aten's integer arange does
+    for (const auto& [what, v] : {std::pair{"start", xstart}, std::pair{"end", xend}, std::pair{"step", xstep}})
+      DDL_CHECK(v >= -9223372036854775808.0 && v < 9223372036854775808.0, "arange: ", what, " ", v,
+                " cannot be converted to int64 without overflow");
+  }
   DDL_CHECK(xstep != 0, "arange: step must be nonzero, got ", step,
             integral ? " (truncated for an integer dtype)" : "");
   DDL_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart), "arange: end ", end,
@@ -79,7 +86,15 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
   Tensor cpu_t = empty({n}, opts.dtype);
   DDL_DISPATCH_NUMERIC(opts.dtype, "arange", [&] {
     scalar_t* p = cpu_t.data<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(xstart + static_cast<double>(i) * xstep);
+    // Integers in int64 arithmetic, wrapped into narrower types as in PyTorch.
+    if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>) {
+      const int64_t s0 = static_cast<int64_t>(xstart), ds = static_cast<int64_t>(xstep);
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<scalar_t>(
+            static_cast<int64_t>(static_cast<uint64_t>(s0) + static_cast<uint64_t>(i) * static_cast<uint64_t>(ds)));
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(xstart + static_cast<double>(i) * xstep);
+    }
   });
   return cpu_t.to(opts.device);
 }

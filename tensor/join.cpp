@@ -114,7 +114,7 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   const int64_t n = t.size(d);
   // An empty dim gives `chunks` empty views, as torch.chunk does.
   if (n == 0) return std::vector<Tensor>(static_cast<size_t>(chunks), t);
-  return split(t, (n + chunks - 1) / chunks, d);
+  return split(t, n / chunks + (n % chunks != 0), d);  // ceil(n / chunks) without n + chunks overflowing
 }
 
 }  // namespace ddl

@@ -85,14 +85,16 @@ Shape padded_shape(const Tensor& t, const std::vector<int64_t>& pads, PadMode mo
 Tensor pad_source_positions(int64_t n, int64_t before, int64_t after, PadMode mode) {
   std::vector<int64_t> pos;
   for (int64_t o = 0; o < before + n + after; ++o) {
-    int64_t i = o - before;
+    // In 128 bits: a crop near INT64_MIN makes o - before overflow int64.
+    __int128 i = static_cast<__int128>(o) - before;
     if (mode == PadMode::Replicate) {
-      i = std::clamp<int64_t>(i, 0, n - 1);
+      i = std::clamp<__int128>(i, 0, n - 1);
     } else {
       if (i < 0) i = -i;
-      if (i >= n) i = 2 * (n - 1) - i;
+      if (i >= n) i = 2 * static_cast<__int128>(n - 1) - i;
     }
-    pos.push_back(i);
+    DDL_ASSERT(i >= 0 && i < n, "pad: source position out of range");  // padded_shape bounds the pads
+    pos.push_back(static_cast<int64_t>(i));
   }
   return from_vector(pos);
 }
@@ -117,7 +119,9 @@ Tensor pad(const Tensor& t, const std::vector<int64_t>& pads, PadMode mode, doub
   Tensor dst = out, src = t;
   for (int64_t j = 0; j < k; ++j) {
     const int64_t d = t.dim() - 1 - j, before = pads[2 * j], after = pads[2 * j + 1], n = t.size(d);
-    const int64_t crop_before = std::max<int64_t>(0, -before), crop_after = std::max<int64_t>(0, -after);
+    // Crops beyond n are n (and -INT64_MIN does not exist).
+    const int64_t crop_before = before < 0 ? (before < -n ? n : -before) : 0;
+    const int64_t crop_after = after < 0 ? (after < -n ? n : -after) : 0;
     const int64_t len = std::max<int64_t>(0, n - crop_before - crop_after);
     src = src.narrow(d, std::min(crop_before, n), len);
     dst = dst.narrow(d, std::max<int64_t>(0, before), len);

@@ -66,6 +66,19 @@ TEST_CASE("arange checks the step's sign and truncates integer arguments", "[fac
   REQUIRE(to_vector<double>(arange(0.0, 3.0, 1.0, DType::Float16)) == std::vector<double>{0, 1, 2});
 }
 
+TEST_CASE("arange into a narrow integer dtype wraps as PyTorch's, with no undefined conversion", "[factory]") {
+  // torch.arange(-3, 3, dtype=torch.uint8) and torch.arange(0, 5e9, 2e9, dtype=torch.int32):
+  // computed in int64, then wrapped (a negative double converted straight to uint8 is
+  // undefined behaviour, which UBSan reports).
+  REQUIRE(to_vector<uint8_t>(arange(-3.0, 3.0, 1.0, DType::UInt8)) == std::vector<uint8_t>{253, 254, 255, 0, 1, 2});
+  REQUIRE(to_vector<int32_t>(arange(0.0, 5e9, 2e9, DType::Int32)) == std::vector<int32_t>{0, 2000000000, -294967296});
+  // torch: "value cannot be converted to type int64_t without overflow".
+  REQUIRE_THAT(error_of([&] { arange(1e19, 1e19 + 1e6, 1e5, DType::Int64); }),
+               Contains("arange: start 1e+19 cannot be converted to int64 without overflow"));
+  REQUIRE_THAT(error_of([&] { arange(-1e19, 0.0, 1e18, DType::UInt8); }),
+               Contains("arange: start -1e+19 cannot be converted to int64 without overflow"));
+}
+
 TEST_CASE("dropout of an integer tensor with p = 1 gives zeros, as in PyTorch", "[dropout]") {
   Generator g(1);
   const Variable x(arange(0.0, 6.0, 1.0, DType::Int64).reshape({2, 3}));

@@ -3,8 +3,11 @@
 // multiplication overflow"), never a wrapped count: zeros({2^32, 2^32}) once
 // computed 0 elements and returned a tensor over an empty buffer.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 #include "ddl.h"
 #include "tensor/checked_shape.h"
@@ -87,4 +90,44 @@ TEST_CASE("a safetensors header declaring an overflowing shape is refused", "[ov
     REQUIRE_THROWS_WITH(nn::load_safetensors(path), Catch::Contains("load_safetensors") && Catch::Contains("'w'"));
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("bounds at the int64 limits are errors or valid views, never undefined behaviour", "[overflow][shape]") {
+  // Run under UBSan (the sanitizer build) this catches signed overflow in bound arithmetic:
+  // each call must throw a ddl::Error or return a tensor, whatever the numbers.
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  const Tensor t = arange(int64_t{12}).reshape({3, 4});
+  const std::vector<int64_t> extremes{lo, lo + 1, -k32, -5, -1, 0, 1, 5, k32, hi - 1, hi};
+  int64_t returned = 0, refused = 0;
+  auto probe = [&](const std::function<Tensor()>& f) {
+    try {
+      const Tensor r = f();
+      if (r.numel() > 0) REQUIRE(std::isfinite(r.sum().item()));  // a real view: every element readable
+      ++returned;
+    } catch (const Error&) {
+      ++refused;
+    }
+  };
+  for (int64_t a : extremes) {
+    probe([&] { return t.select(1, a); });
+    probe([&] { return t.narrow(1, a, 1); });
+    probe([&] { return t.narrow(1, 0, a); });
+    probe([&] { return t.transpose(a, 0); });
+    probe([&] { return t.unsqueeze(a); });
+    probe([&] { return t.flatten(a, -1); });
+    probe([&] { return split(t, a, 1).front(); });
+    probe([&] { return chunk(t, a, 1).front(); });
+    probe([&] { return t.topk(a, 1).values; });
+    probe([&] { return flip(t, {a}); });
+    for (int64_t b : extremes) {
+      probe([&] { return t.slice(1, a, b); });
+      probe([&] { return t.slice(1, a, b, std::max<int64_t>(b, 1)); });
+      probe([&] { return t.narrow(1, a, b); });
+      if (static_cast<__int128>(4) + a + b > 64) continue;  // a real allocation: not this test's business
+      for (PadMode mode : {PadMode::Constant, PadMode::Reflect, PadMode::Replicate})
+        probe([&] { return pad(t.to(DType::Float32), {a, b}, mode); });
+    }
+  }
+  REQUIRE(returned > 0);
+  REQUIRE(refused > 0);
 }
