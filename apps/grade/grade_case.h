@@ -17,6 +17,7 @@ struct Case {
   int64_t steps = 3;
   uint64_t seed = 1;
   bool hidden_case = false;  // from the instructor's --hidden: reported after publication
+  std::string fault;         // lab fault: which rank the grader kills and when (fault_case.h); "" otherwise
   int64_t parameters() const { return in * hidden + hidden + hidden * out + out; }
   std::string describe() const;  // "3 ranks, 103 floats (in 6, hidden 10, out 3), batch 2, 3 steps"
   std::string to_args() const;   // "ranks=3 in=6 ..." (the --hidden file's line format)

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/grade/fault_case.h"
+
 namespace ddl::grade {
 
 namespace fs = std::filesystem;
@@ -135,6 +137,10 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
                                    "--timeout",
                                    std::to_string(cfg.timeout_s)};
   for (const auto& p : cfg.plugins) argv.insert(argv.end(), {"--plugin", p});
+  if (!c.fault.empty()) {  // lab fault: one restart, and the kill plan for the worker
+    argv.insert(argv.begin() + 1, {"--max-restarts", "1"});
+    argv.insert(argv.end(), {"--fault", c.fault});
+  }
   const Launch run = launch(argv, (dir / "ddlrun.log").string(), cfg.timeout_s);
 
   auto mk = [&](const std::string& what) {
@@ -240,6 +246,11 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
         p2p.score = 0, p2p.output = "rank " + std::to_string(r) + " called collectives (" + traffic[r].other_ops +
                                     "): this lab asks for send and recv only";
     }
+  }
+  if (!c.fault.empty()) {  // lab fault: agreement and atomic writes instead of bytes
+    checks.insert(checks.end(), {equal, same});
+    for (const auto& k : fault_checks(c, dir, mk)) checks.push_back(k);
+    return checks;
   }
   checks.insert(checks.end(), {equal, same, bytes});
   if (lab.p2p_only) checks.push_back(p2p);

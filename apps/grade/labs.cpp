@@ -15,6 +15,8 @@ const std::vector<Lab>& labs() {
       {"ring", "ring", "ring all-reduce of N chunks (reduce-scatter, then all-gather)", "student-ring", 1e-5, true,
        "2(N-1)*M in all, each rank sends and receives between 2(N-1)*floor(M/N) and 2(N-1)*ceil(M/N) (in "
        "whole floats)"},
+      {"fault", "fault", "kill a rank, restart the group, resume from the newest checkpoint every rank holds",
+       "student-checkpoint", 1e-5, false, "not graded in this lab"},
   };
   return all;
 }

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/grade/fault_case.h"
 #include "apps/grade/grade_run.h"
 #include "dist/sync/plugin.h"
 #include "dist/sync/registry.h"
@@ -72,11 +73,11 @@ void write_results(const std::string& path, const std::vector<Check>& checks, co
 
 int main(int argc, char** argv) {
   CLI::App app{"ddl-grade: grade a synchronisation strategy against a lab (docs/labs/README.md)"};
-  std::string lab_id, strategy, ranks = "2,3", hidden, json_path, case_args, dir;
+  std::string lab_id, strategy, ranks = "2,3", hidden, json_path, case_args, dir, fault_args;
   std::vector<std::string> plugins;
   double timeout_s = 60;
   bool worker = false, list = false, keep = false;
-  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce or ring");
+  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce, ring or fault");
   app.add_option("--strategy", strategy, "the strategy to grade (default: the name the lab's handout asks for)");
   app.add_option("--plugin", plugins, "a shared library that registers it (repeatable)");
   app.add_option("--ranks", ranks, "the public cases' rank counts, comma-separated (each in [2, 16])");
@@ -90,10 +91,13 @@ int main(int argc, char** argv) {
   app.add_flag("--worker", worker, "internal: one rank of a case, started by ddlrun")->group("");
   app.add_option("--case", case_args, "internal: the case")->group("");
   app.add_option("--dir", dir, "internal: where the rank writes")->group("");
+  app.add_option("--fault", fault_args, "internal: lab fault's kill plan")->group("");
   CLI11_PARSE(app, argc, argv);
 
   if (worker) {
     alarm(static_cast<unsigned>(timeout_s) + 15);  // See Note [Killing a run]
+    if (!fault_args.empty())
+      return run_fault_rank(parse_case(case_args), parse_fault_plan(fault_args), strategy, plugins, dir);
     return run_rank(parse_case(case_args), strategy, plugins, dir);
   }
   if (list) {
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
     std::vector<Case> cases = public_cases(ranks);
     if (!hidden.empty())
       for (const auto& c : hidden_cases(hidden)) cases.push_back(c);
+    if (lab.id == "fault") cases = fault_cases(cases);
     std::cout << "ddl-grade: lab " << lab.id << " (" << lab.title << "), strategy " << cfg.strategy << "\n";
     if (const std::string why = plugin_problem(cfg.plugins, cfg.strategy); !why.empty()) {
       // A result all the same, so an autograder shows the reason rather than a crash.

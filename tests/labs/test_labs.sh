@@ -3,12 +3,14 @@
 # full marks, public and hidden cases alike, and the generated skeleton zero with the
 # message its handout names; deliberately wrong strategies (faulty_strategies.cpp) fail
 # exactly the check that catches their mistake, a deadlock within the timeout and a
-# crash naming the ranks; make_skeleton.py refuses broken markers. Env: GRADE (ddl-grade),
-# LABS (build/labs), FAULTY (the faulty plugin), MAKE_SKELETON.
+# crash naming the ranks; lab fault's kills and restarts; make_skeleton.py refuses broken
+# markers. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY and FAULTY_CHECKPOINT (the
+# faulty plugins), MAKE_SKELETON.
 set -euo pipefail
 GRADE=${GRADE:?GRADE: the ddl-grade program}
 LABS=${LABS:?LABS: the folder of the lab plugins}
 FAULTY=${FAULTY:?FAULTY: the faulty strategies plugin}
+FAULTY_CHECKPOINT=${FAULTY_CHECKPOINT:?FAULTY_CHECKPOINT: the faulty checkpointing plugin}
 MAKE_SKELETON=${MAKE_SKELETON:?MAKE_SKELETON: labs/make_skeleton.py}
 tmp=$(mktemp -d /tmp/ddl-labs-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,9 +42,17 @@ grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --h
 expect ar_hidden 0 "score 15/15"
 grade ring --lab ring --plugin "$LABS/liblab_ring_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ring.json"
 expect ring 0 "score 15/15"
-python3 - "$tmp/gs.json" "$tmp/ar.json" "$tmp/ring.json" << 'PY' || fail "results.json is not Gradescope's format"
+# Lab fault: per rank count a rank killed between checkpoints (4 checks) and one cut while
+# writing a checkpoint (5 checks); the hidden case kills rank 4 % 3 = 1 mid-write.
+grade fault --lab fault --plugin "$LABS/liblab_fault_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/fault.json"
+expect fault 0 "score 27/27"
+expect fault 0 "rank 1 dies while writing its checkpoint of step 4 (checkpoints every 2 steps)"
+expect fault 0 "PASS 1/1  case 3 (3 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): after the restart every rank resumes from step 4"
+sleep 1
+! pgrep -f -- "--worker --strategy student-checkpoint" > /dev/null || fail "ranks of lab fault's runs are still running"
+python3 - "$tmp/gs.json" "$tmp/ar.json" "$tmp/ring.json" "$tmp/fault.json" << 'PY' || fail "results.json is not Gradescope's format"
 import json, sys
-for path, n_hidden in zip(sys.argv[1:], (0, 5, 5)):
+for path, n_hidden in zip(sys.argv[1:], (0, 5, 5, 9)):
     r = json.load(open(path))
     tests = r["tests"]
     assert r["score"] == sum(t["score"] for t in tests) == sum(t["max_score"] for t in tests), path
@@ -58,6 +68,9 @@ grade sk_ar --lab p2p-allreduce --plugin "$LABS/liblab_p2p_skeleton.so" --ranks 
 expect sk_ar 1 "all_to_all_sum: not implemented"
 grade sk_ring --lab ring --plugin "$LABS/liblab_ring_skeleton.so" --ranks 2
 expect sk_ring 1 "ring_chunks: not implemented"
+grade sk_fault --lab fault --plugin "$LABS/liblab_fault_skeleton.so" --ranks 2
+expect sk_fault 1 "rank 0 failed: agree_on_step: not implemented"
+expect sk_fault 1 "score 0/9"
 
 echo "== each mistake fails its check"
 start=$(date +%s)
@@ -82,11 +95,23 @@ grade gsbytes --lab p2p-gather-scatter --plugin "$LABS/liblab_p2p_reference.so" 
 expect gsbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
 grade ringbytes --lab ring --plugin "$LABS/liblab_p2p_reference.so" --strategy student-gather-scatter --ranks 3
 expect ringbytes 1 "rank 0 sent 824 bytes per step, the lab's formula gives 544 to 560 bytes"
+# Lab fault: each rank resuming from its own newest checkpoint disagrees after a cut write
+# (the grader stops such ranks, so the case's training checks are not run); writing
+# straight to the final name leaves a torn file there even with a reader that skips it.
+grade noagree --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-no-agreement --ranks 2
+expect noagree 1 "the ranks resumed from different steps (rank 0 from step 4, rank 1 from step 2): they must agree"
+expect noagree 1 "PASS 1/1  case 1 (2 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): after the restart"
+expect noagree 1 "PASS 1/1  case 2 (2 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): checkpoints are written atomically"
+expect noagree 1 "score 5/9"
+grade torn --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-torn-write --ranks 2
+expect torn 1 "rank 1 held rank1-step4.ckpt (206 bytes) although it died while writing it"
+expect torn 1 "score 8/9"
 
 echo "== make_skeleton.py: regions replaced, markers checked"
 grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skeleton.cpp" ||
   fail "ring_skeleton.cpp lacks ring_sum's throw"
-! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$' "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" ||
+! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data' "$LABS/ring_skeleton.cpp" \
+  "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" ||
   fail "a skeleton still holds a marker or a line of the solution"
 printf 'void f() {\n  // BEGIN SOLUTION f\n  g();\n}\n' > "$tmp/open.cpp"
 ! "$MAKE_SKELETON" "$tmp/open.cpp" "$tmp/out.cpp" 2> "$tmp/open.err" && grep -q "open.cpp:2: BEGIN SOLUTION never ended" \
@@ -99,5 +124,5 @@ grade wrongname --lab ring --plugin "$LABS/liblab_p2p_reference.so" --json "$tmp
 expect wrongname 1 "unknown sync strategy 'student-ring'"
 grep -q '"score": 0.0' "$tmp/wrong.json" || fail "no results.json for a plugin without the lab's strategy"
 grade nolab --lab nosuch --plugin "$FAULTY"
-expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring"
+expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring, fault"
 echo "labs: ok"
