@@ -1,15 +1,17 @@
 // Lab fault's reference with one of its parts wrong, so that tests/labs/test_labs.sh sees
 // each of the lab's own checks fail with its reason: `faulty-no-agreement` resumes every
-// rank from its own newest checkpoint (after a torn write the ranks disagree), and
-// `faulty-torn-write` writes straight to the final name (a cut write leaves a torn file
-// there; its reader skips files of the wrong size, so only the atomicity check fails).
+// rank from its own newest checkpoint (after a torn write the ranks disagree),
+// `faulty-rank0-newest` resumes every rank from rank 0's newest file (the replicas agree,
+// but on a step another rank never finished), and `faulty-torn-write` writes straight to
+// the final name (a cut write leaves a torn file there; its reader skips files of the
+// wrong size, so only the atomicity check fails).
 #define ddl_register_strategies ddl_lab_fault_reference_register_strategies
 #include "labs/fault/solution.cpp"
 #undef ddl_register_strategies
 
 namespace {
 
-enum class Mistake { NoAgreement, TornWrite };
+enum class Mistake { NoAgreement, RankZero, TornWrite };
 
 class FaultyCheckpointSync final : public SyncStrategy {
  public:
@@ -21,8 +23,15 @@ class FaultyCheckpointSync final : public SyncStrategy {
     if (mistake_ == Mistake::TornWrite)  // a reader that at least refuses files of the wrong size
       std::erase_if(held, [&](int64_t s) { return !whole(s); });
     const int64_t newest = held.empty() ? 0 : held.back();
-    step_ = mistake_ == Mistake::NoAgreement ? newest : agree_on_step(*group_, newest);
-    if (step_ > 0) load_checkpoint(final_name(dir_, group_->rank(), step_), step_, *model_);
+    if (mistake_ == Mistake::RankZero) {
+      const Tensor t = full({1}, static_cast<double>(newest), DType::Int64);
+      group_->broadcast(t, 0);
+      step_ = t.data<int64_t>()[0];
+    } else {
+      step_ = mistake_ == Mistake::NoAgreement ? newest : agree_on_step(*group_, newest);
+    }
+    const int from = mistake_ == Mistake::RankZero ? 0 : group_->rank();
+    if (step_ > 0) load_checkpoint(final_name(dir_, from, step_), step_, *model_);
   }
   std::string name() const override { return "faulty-checkpoint"; }
   nn::Module& model() override { return inner_->model(); }
@@ -64,5 +73,6 @@ void add(const char* name, Mistake mistake) {
 
 extern "C" void ddl_register_strategies() {
   add("faulty-no-agreement", Mistake::NoAgreement);
+  add("faulty-rank0-newest", Mistake::RankZero);
   add("faulty-torn-write", Mistake::TornWrite);
 }
