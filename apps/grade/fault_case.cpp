@@ -60,8 +60,10 @@ std::vector<Case> fault_cases(const std::vector<Case>& cases) {
     p.every = base.hidden_case ? 2 + static_cast<int64_t>(base.seed % 2) : 2;
     Case c = base;
     c.steps = std::max(base.steps, 3 * p.every);
-    // Between checkpoints: the last rank, one step after the second checkpoint.
-    p.kill_rank = c.ranks - 1, p.kill_step = 2 * p.every + 1, p.torn = false;
+    // Between checkpoints, one step after the second checkpoint: the last rank in public
+    // cases, one the seed picks in hidden ones.
+    p.kill_rank = static_cast<int>((c.ranks - 1 + (base.hidden_case ? base.seed : 0)) % c.ranks);
+    p.kill_step = 2 * p.every + 1, p.torn = false;
     c.fault = p.to_args();
     out.push_back(c);
     // Cut mid-write: the second checkpoint, on a rank the seed picks (rank 1 in public cases).

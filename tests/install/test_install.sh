@@ -219,7 +219,7 @@ grade_labs() {  # the installed grader on the installed lab skeleton and on the 
   mkdir -p "$out"
   export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
   [ -f "$p/share/ddl/labs/p2p/README.md" ] && [ -f "$p/share/ddl/labs/ring/ring_skeleton.cpp" ] &&
-    [ ! -e "$p/share/ddl/labs/p2p/solution.cpp" ] || fail "share/ddl/labs: handouts and skeletons only, no reference"
+    [ -f "$p/share/ddl/labs/fault/fault_skeleton.cpp" ] && [ ! -e "$p/share/ddl/labs/p2p/solution.cpp" ] || fail "share/ddl/labs: handouts and skeletons only, no reference"
   g++ $(pkg-config --cflags ddl) -Werror -shared -fPIC "$p/share/ddl/labs/p2p/p2p_skeleton.cpp" \
     -o "$out/libp2p.so" $(pkg-config --libs ddl) -Wl,-rpath,"$(pkg-config --variable=libdir ddl)" ||
     fail "the installed p2p skeleton does not build against the install"
