@@ -248,6 +248,7 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
     }
   }
   if (!c.fault.empty()) {  // lab fault: agreement and atomic writes instead of bytes
+    if (ok && equal.score == 0) equal.output += " Or, after the restart, was a rank's state not the agreed step's?";
     checks.insert(checks.end(), {equal, same});
     for (const auto& k : fault_checks(c, dir, mk)) checks.push_back(k);
     return checks;

@@ -2,16 +2,17 @@
 // each of the lab's own checks fail with its reason: `faulty-no-agreement` resumes every
 // rank from its own newest checkpoint (after a torn write the ranks disagree),
 // `faulty-rank0-newest` resumes every rank from rank 0's newest file (the replicas agree,
-// but on a step another rank never finished), and `faulty-torn-write` writes straight to
-// the final name (a cut write leaves a torn file there; its reader skips files of the
-// wrong size, so only the atomicity check fails).
+// but on a step another rank never finished), `faulty-lost-weights` restores the step
+// but leaves the weights as they were (a load into copies of the tensors), and
+// `faulty-torn-write` writes straight to the final name (a cut write leaves a torn file
+// there; its reader skips files of the wrong size, so only the atomicity check fails).
 #define ddl_register_strategies ddl_lab_fault_reference_register_strategies
 #include "labs/fault/solution.cpp"
 #undef ddl_register_strategies
 
 namespace {
 
-enum class Mistake { NoAgreement, RankZero, TornWrite };
+enum class Mistake { NoAgreement, RankZero, LostWeights, TornWrite };
 
 class FaultyCheckpointSync final : public SyncStrategy {
  public:
@@ -31,7 +32,11 @@ class FaultyCheckpointSync final : public SyncStrategy {
       step_ = mistake_ == Mistake::NoAgreement ? newest : agree_on_step(*group_, newest);
     }
     const int from = mistake_ == Mistake::RankZero ? 0 : group_->rank();
+    std::vector<Tensor> before;
+    for (const auto& p : model_->parameters()) before.push_back(p.data().clone());
     if (step_ > 0) load_checkpoint(final_name(dir_, from, step_), step_, *model_);
+    if (mistake_ == Mistake::LostWeights)
+      for (size_t i = 0; i < before.size(); ++i) model_->parameters()[i].data().copy_(before[i]);
   }
   std::string name() const override { return "faulty-checkpoint"; }
   nn::Module& model() override { return inner_->model(); }
@@ -74,5 +79,6 @@ void add(const char* name, Mistake mistake) {
 extern "C" void ddl_register_strategies() {
   add("faulty-no-agreement", Mistake::NoAgreement);
   add("faulty-rank0-newest", Mistake::RankZero);
+  add("faulty-lost-weights", Mistake::LostWeights);
   add("faulty-torn-write", Mistake::TornWrite);
 }

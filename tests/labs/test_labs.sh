@@ -97,7 +97,8 @@ grade ringbytes --lab ring --plugin "$LABS/liblab_p2p_reference.so" --strategy s
 expect ringbytes 1 "rank 0 sent 824 bytes per step, the lab's formula gives 544 to 560 bytes"
 # Lab fault: each rank resuming from its own newest checkpoint disagrees after a cut write
 # (the grader stops such ranks, so the case's training checks are not run); all loading
-# rank 0's newest agree on a step rank 1 never finished; writing straight to the final name leaves a torn file there even with a reader that skips it.
+# rank 0's newest agree on a step rank 1 never finished; a resume that restores the step
+# but not the weights fails the equality check in both cases; writing straight to the final name leaves a torn file there even with a reader that skips it.
 grade noagree --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-no-agreement --ranks 2
 expect noagree 1 "the ranks resumed from different steps (rank 0 from step 4, rank 1 from step 2): they must agree"
 expect noagree 1 "PASS 1/1  case 1 (2 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): after the restart"
@@ -106,6 +107,9 @@ expect noagree 1 "score 5/9"
 grade rank0 --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-rank0-newest --ranks 2
 expect rank0 1 "every rank resumed from step 4, but rank 1 held no complete checkpoint of it"
 expect rank0 1 "score 8/9"
+grade lost --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-lost-weights --ranks 2
+expect lost 1 "Or, after the restart, was a rank's state not the agreed step's?"
+expect lost 1 "score 7/9"
 grade torn --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-torn-write --ranks 2
 expect torn 1 "rank 1 held rank1-step4.ckpt (206 bytes) although it died while writing it"
 expect torn 1 "score 8/9"
