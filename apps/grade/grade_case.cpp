@@ -6,6 +6,9 @@
 #include <random>
 #include <sstream>
 
+#include "apps/grade/ddp_checks.h"
+#include "apps/grade/labs.h"
+#include "apps/grade/recording_group.h"
 #include "ddl.h"
 #include "dist/dist.h"
 #include "dist/sync/plugin.h"
@@ -21,7 +24,7 @@ std::string Case::describe() const {
 std::string Case::to_args() const {
   return "ranks=" + std::to_string(ranks) + " in=" + std::to_string(in) + " hidden=" + std::to_string(hidden) +
          " out=" + std::to_string(out) + " batch=" + std::to_string(batch) + " steps=" + std::to_string(steps) +
-         " seed=" + std::to_string(seed);
+         " seed=" + std::to_string(seed) + " cap=" + std::to_string(cap);
 }
 
 Case parse_case(const std::string& line) {
@@ -54,8 +57,11 @@ Case parse_case(const std::string& line) {
       c.steps = v;
     else if (name == "seed")
       c.seed = static_cast<uint64_t>(v);
-    else
-      DDL_CHECK(false, "ddl-grade: unknown case field '", name, "' (ranks, in, hidden, out, batch, steps, seed)");
+    else if (name == "cap") {
+      DDL_CHECK(v >= 4, "ddl-grade: cap=", v, " must be at least 4 (bytes)");
+      c.cap = v;
+    } else
+      DDL_CHECK(false, "ddl-grade: unknown case field '", name, "' (ranks, in, hidden, out, batch, steps, seed, cap)");
   }
   return c;
 }
@@ -73,6 +79,7 @@ std::vector<Case> hidden_cases(const std::string& spec) {
       c.ranks = static_cast<int>(pick(2, 4));
       c.in = pick(3, 40), c.hidden = pick(5, 80), c.out = pick(2, 9), c.batch = pick(1, 4), c.steps = pick(2, 3);
       c.seed = gen() % 100000 + 1;
+      c.cap = 4 * (c.hidden * c.out + c.out);  // W2 and b2 fill the first bucket: overlap is possible
       cases.push_back(c);
     }
   } else {
@@ -116,10 +123,10 @@ void write_json(const nlohmann::json& j, const std::string& path) {
 }  // namespace
 
 int run_rank(const Case& c, const std::string& strategy, const std::vector<std::string>& plugins,
-             const std::string& dir) {
+             const std::string& dir, const std::string& lab) {
   int rank = -1;
   try {
-    auto group = dist::init_process_group("gloo");
+    auto group = std::make_shared<RecordingGroup>(dist::init_process_group("gloo"));
     rank = group->rank();
     DDL_CHECK(group->size() == c.ranks, "ddl-grade: launched ", group->size(), " ranks for a case of ", c.ranks);
     for (const auto& p : plugins) dist::load_sync_plugin(p);
@@ -127,10 +134,18 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
     Generator g(c.seed + 1);
     const Tensor x = randn({c.steps * global, c.in}, g), y = randint(0, c.out, {c.steps * global}, g);
     auto model = make_mlp(c);
-    auto sync = dist::make_sync_strategy(strategy, model, group);
+    // Before the strategy's hooks, so that each of these runs first: a bucket launched from
+    // the hook of the last gradient did not overlap anything.
+    auto params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].register_post_accumulate_grad_hook(
+          [group, i](Variable&) { group->gradient_arrived(static_cast<int64_t>(i)); });
+    auto sync =
+        dist::make_sync_strategy(lab.empty() ? strategy : strategy_spec(find_lab(lab), strategy, c), model, group);
     group->reset_stats();  // the initial broadcast is the framework's, not graded
     optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
     for (int64_t s = 0; s < c.steps; ++s) {
+      group->begin_step();
       const int64_t begin = s * global + rank * c.batch;
       Variable loss =
           cross_entropy(sync->model().forward(Variable(x.narrow(0, begin, c.batch))), y.narrow(0, begin, c.batch));
@@ -161,8 +176,22 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
       other += (other.empty() ? "" : ", ") + std::string(dist::op_kind_name(kind)) + ": " +
                std::to_string(stats[kind].calls) + " calls";
     }
-    write_json({{"sent", stats.bytes_sent()}, {"received", stats.bytes_received()}, {"other_ops", other}},
-               dir + "/rank" + std::to_string(rank) + ".json");
+    nlohmann::json result = {{"sent", stats.bytes_sent()}, {"received", stats.bytes_received()}, {"other_ops", other}};
+    if (lab == "ddp-buckets") {
+      nlohmann::json steps = nlohmann::json::array();
+      for (const auto& s : group->steps()) {
+        nlohmann::json calls = nlohmann::json::array();
+        for (const auto& call : s.all_reduces) calls.push_back({call.numel, call.gradients_before});
+        steps.push_back({{"arrivals", s.arrivals}, {"all_reduce", calls}});
+      }
+      result["steps"] = steps;
+      // What the lab's formula counts: one all_reduce of each handout bucket on this group.
+      group->reset_stats();
+      for (const int64_t n : bucket_numels(c)) group->inner().all_reduce(zeros({n}));
+      result["bucket_sent"] = group->stats().bytes_sent();
+      result["bucket_received"] = group->stats().bytes_received();
+    }
+    write_json(result, dir + "/rank" + std::to_string(rank) + ".json");
     dist::destroy_process_group();
     return 0;
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@ struct Case {
   int64_t batch = 2;                     // rows per rank per step
   int64_t steps = 3;
   uint64_t seed = 1;
+  int64_t cap = 160;         // lab ddp-buckets: the bucket cap in bytes (W2 and b2 share the first bucket)
   bool hidden_case = false;  // from the instructor's --hidden: reported after publication
   std::string fault;         // lab fault: which rank the grader kills and when (fault_case.h); "" otherwise
   int64_t parameters() const { return in * hidden + hidden + hidden * out + out; }
@@ -23,7 +24,7 @@ struct Case {
   std::string to_args() const;   // "ranks=3 in=6 ..." (the --hidden file's line format)
 };
 
-// Parses "ranks=3 in=13 hidden=37 out=7 batch=3 steps=2 seed=9" (any subset; the rest
+// Parses "ranks=3 in=13 hidden=37 out=7 batch=3 steps=2 seed=9 cap=160" (any subset; the rest
 // default); throws a ddl::Error naming the bad field.
 Case parse_case(const std::string& line);
 // --hidden: a file of such lines (# comments), or "seed:N": three cases drawn from N.
@@ -32,7 +33,9 @@ std::vector<Case> hidden_cases(const std::string& spec);
 // The rank side, under ddlrun: trains with `strategy` (after loading `plugins`) and writes
 // dir/rank<r>.bin (weights), dir/rank<r>.json (bytes), dir/reference.bin (rank 0), or
 // dir/rank<r>.error. Returns the exit status.
+// Lab ddp-buckets (`lab`) also writes what each step all-reduced and when (see
+// recording_group.h) and what one all_reduce of each of the handout's buckets costs.
 int run_rank(const Case& c, const std::string& strategy, const std::vector<std::string>& plugins,
-             const std::string& dir);
+             const std::string& dir, const std::string& lab = "");
 
 }  // namespace ddl::grade

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "apps/grade/fault_case.h"
+#include "apps/grade/ddp_checks.h"
 
 namespace ddl::grade {
 
@@ -135,7 +136,9 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
                                    "--dir",
                                    dir.string(),
                                    "--timeout",
-                                   std::to_string(cfg.timeout_s)};
+                                   std::to_string(cfg.timeout_s),
+                                   "--lab",
+                                   lab.id};
   for (const auto& p : cfg.plugins) argv.insert(argv.end(), {"--plugin", p});
   if (!c.fault.empty()) {  // lab fault: one restart, and the kill plan for the worker
     argv.insert(argv.begin() + 1, {"--max-restarts", "1"});
@@ -191,8 +194,11 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   // (c) bytes per rank.
   Check bytes = mk("bytes sent and received per rank: " + lab.formula);
   Check p2p = mk("only send and recv move the gradient");
+  Check buckets =
+      mk("all_reduce calls per step: the handout's buckets for a cap of " + std::to_string(c.cap) + " bytes");
+  Check overlap = mk("an all_reduce starts while backward still runs");
   if (!ok) {
-    equal.output = same.output = bytes.output = p2p.output = skipped;
+    equal.output = same.output = bytes.output = p2p.output = buckets.output = overlap.output = skipped;
   } else {
     const auto ref = read_floats(dir / "reference.bin");
     std::vector<std::vector<float>> w;
@@ -231,9 +237,15 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
           break;
         }
     std::vector<RankTraffic> traffic;
+    std::vector<nlohmann::json> jsons;
     for (int r = 0; r < c.ranks; ++r) {
       const auto j = nlohmann::json::parse(slurp(dir / ("rank" + std::to_string(r) + ".json")));
-      traffic.push_back({j["sent"].get<int64_t>(), j["received"].get<int64_t>(), j["other_ops"].get<std::string>()});
+      RankTraffic t;
+      t.sent = j["sent"].get<int64_t>(), t.received = j["received"].get<int64_t>();
+      t.other_ops = j["other_ops"].get<std::string>();
+      t.bucket_sent = j.value("bucket_sent", int64_t(0)), t.bucket_received = j.value("bucket_received", int64_t(0));
+      traffic.push_back(t);
+      jsons.push_back(j);
     }
     bytes.score = 1;
     bytes.output = "every rank moved the bytes of the formula";
@@ -246,6 +258,10 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
         p2p.score = 0, p2p.output = "rank " + std::to_string(r) + " called collectives (" + traffic[r].other_ops +
                                     "): this lab asks for send and recv only";
     }
+    if (lab.id == "ddp-buckets") {
+      buckets = check_buckets(c, jsons, buckets);
+      overlap = check_overlap(c, jsons, overlap);
+    }
   }
   if (!c.fault.empty()) {  // lab fault: agreement and atomic writes instead of bytes
     if (ok && equal.score == 0) equal.output += " Or, after the restart, was a rank's state not the agreed step's?";
@@ -255,6 +271,7 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   }
   checks.insert(checks.end(), {equal, same, bytes});
   if (lab.p2p_only) checks.push_back(p2p);
+  if (lab.id == "ddp-buckets") checks.insert(checks.end(), {buckets, overlap});
   return checks;
 }
 

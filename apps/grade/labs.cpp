@@ -2,6 +2,7 @@
 // N the number of ranks.
 #include "apps/grade/labs.h"
 
+#include "apps/grade/grade_case.h"
 #include "tensor/error.h"
 
 namespace ddl::grade {
@@ -17,6 +18,11 @@ const std::vector<Lab>& labs() {
        "whole floats)"},
       {"fault", "fault", "kill a rank, restart the group, resume from the newest checkpoint every rank holds",
        "student-checkpoint", 1e-5, false, "not graded in this lab"},
+      {"ddp-buckets", "ddp", "CS744 A2 part 3: DDP, gradient buckets all-reduced while backward runs", "student-ddp",
+       1e-5, false,
+       "every rank sends and receives what the process group's all_reduce of each of the handout's buckets "
+       "costs, about 2(N-1)/N of the bucket each way (dist/traffic.cpp, or the shared-memory path's "
+       "count); measured on the same group"},
   };
   return all;
 }
@@ -29,6 +35,11 @@ const Lab& find_lab(const std::string& id) {
   }
   DDL_CHECK(false, "ddl-grade: no lab called '", id, "'; the labs are ", known);
   return labs().front();  // not reached
+}
+
+std::string strategy_spec(const Lab& lab, const std::string& strategy, const Case& c) {
+  if (lab.id != "ddp-buckets" || strategy.find(':') != std::string::npos) return strategy;
+  return strategy + ":" + std::to_string(c.cap);
 }
 
 namespace {
@@ -52,6 +63,10 @@ std::string check_bytes(const Lab& lab, int rank, int world, int64_t payload, in
   } else if (lab.id == "p2p-allreduce") {
     why = expect_range("sent", t.sent, (n - 1) * m, (n - 1) * m, steps);
     if (why.empty()) why = expect_range("received", t.received, (n - 1) * m, (n - 1) * m, steps);
+  } else if (lab.id == "ddp-buckets") {
+    why = expect_range("sent", t.sent, t.bucket_sent * steps, t.bucket_sent * steps, steps);
+    if (why.empty())
+      why = expect_range("received", t.received, t.bucket_received * steps, t.bucket_received * steps, steps);
   } else {  // ring: chunks of whole floats
     const int64_t floats = payload / 4, low = 2 * (n - 1) * (floats / n) * 4 * steps,
                   high = 2 * (n - 1) * ((floats + n - 1) / n) * 4 * steps;

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> plugins;
   double timeout_s = 60;
   bool worker = false, list = false, keep = false;
-  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce, ring or fault");
+  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce, ring, ddp-buckets or fault (--list-labs)");
   app.add_option("--strategy", strategy, "the strategy to grade (default: the name the lab's handout asks for)");
   app.add_option("--plugin", plugins, "a shared library that registers it (repeatable)");
   app.add_option("--ranks", ranks, "the public cases' rank counts, comma-separated (each in [2, 16])");
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     alarm(static_cast<unsigned>(timeout_s) + 15);  // See Note [Killing a run]
     if (!fault_args.empty())
       return run_fault_rank(parse_case(case_args), parse_fault_plan(fault_args), strategy, plugins, dir);
-    return run_rank(parse_case(case_args), strategy, plugins, dir);
+    return run_rank(parse_case(case_args), strategy, plugins, dir, lab_id);
   }
   if (list) {
     for (const auto& l : labs()) std::cout << l.id << "\t" << l.strategy << "\t" << l.title << "\n";
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
       for (const auto& c : hidden_cases(hidden)) cases.push_back(c);
     if (lab.id == "fault") cases = fault_cases(cases);
     std::cout << "ddl-grade: lab " << lab.id << " (" << lab.title << "), strategy " << cfg.strategy << "\n";
-    if (const std::string why = plugin_problem(cfg.plugins, cfg.strategy); !why.empty()) {
+    if (const std::string why = plugin_problem(cfg.plugins, strategy_spec(lab, cfg.strategy, Case{})); !why.empty()) {
       // A result all the same, so an autograder shows the reason rather than a crash.
       const Check k{"the plugin loads and registers " + cfg.strategy, 0, 1, why, false};
       std::cout << "  FAIL 0/1  " << k.name << "\n" << indented(k.output) << "\nddl-grade: score 0/1\n";

@@ -2,7 +2,7 @@
 // tests/labs/test_labs.sh sees each check fail with its reason: a deadlock, a sum not
 // divided by N, a collective where the lab asks for send/recv, and ranks that add the
 // gradients in different orders (replicas that differ in the last bits), a rank that
-// dies.
+// dies; for lab ddp-buckets, the right buckets all-reduced only after backward.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -88,9 +88,66 @@ void add(const char* name, Fault fault) {
       "a deliberately wrong strategy (tests/labs)");
 }
 
+// Lab ddp-buckets' rule for the buckets, right, but every bucket is all-reduced in
+// after_backward(), when backward is over: equal weights and bytes, no overlap.
+class LateBucketsSync final : public SyncStrategy {
+ public:
+  LateBucketsSync(std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group, int64_t cap)
+      : model_(std::move(model)), group_(std::move(group)) {
+    broadcast_state(*model_, *group_);
+    params_ = trainable_parameters(*model_);
+    int64_t filled = 0;
+    for (size_t i = params_.size(); i-- > 0;) {
+      const int64_t bytes = params_[i].numel() * 4;
+      if (buckets_.empty() || filled + bytes > cap) buckets_.emplace_back(), filled = 0;
+      buckets_.back().push_back(i);
+      filled += bytes;
+    }
+  }
+  std::string name() const override { return "faulty-ddp-late"; }
+  nn::Module& model() override { return *model_; }
+  void after_backward() override {
+    const std::vector<Tensor> grads = gradients_of(params_);
+    std::vector<Tensor> flats;
+    std::vector<std::shared_ptr<Work>> works;
+    for (const auto& bucket : buckets_) {
+      int64_t numel = 0;
+      for (const size_t i : bucket) numel += grads[i].numel();
+      flats.push_back(zeros({numel}));
+      int64_t at = 0;
+      for (const size_t i : bucket) {
+        flats.back().narrow(0, at, grads[i].numel()).view(grads[i].shape()).copy_(grads[i]);
+        at += grads[i].numel();
+      }
+      works.push_back(group_->all_reduce_async(flats.back()));
+    }
+    for (size_t k = 0; k < buckets_.size(); ++k) {
+      works[k]->wait();
+      flats[k].div_(group_->size());
+      int64_t at = 0;
+      for (const size_t i : buckets_[k]) {
+        grads[i].copy_(flats[k].narrow(0, at, grads[i].numel()).view(grads[i].shape()));
+        at += grads[i].numel();
+      }
+    }
+  }
+
+ private:
+  std::shared_ptr<nn::Module> model_;
+  std::shared_ptr<ProcessGroup> group_;
+  std::vector<Variable> params_;
+  std::vector<std::vector<size_t>> buckets_;
+};
+
 }  // namespace
 
 extern "C" void ddl_register_strategies() {
+  register_sync_strategy(
+      "faulty-ddp-late",
+      [](std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group, const std::string& cap) {
+        return std::make_unique<LateBucketsSync>(std::move(model), std::move(group), std::stoll(cap));
+      },
+      SyncStrategyInfo{.help = "a deliberately wrong strategy (tests/labs)", .arg = "CAP"});
   add("faulty-hang", Fault::Hang);
   add("faulty-no-average", Fault::NoAverage);
   add("faulty-collective", Fault::Collective);

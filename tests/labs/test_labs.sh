@@ -3,9 +3,10 @@
 # full marks, public and hidden cases alike, and the generated skeleton zero with the
 # message its handout names; deliberately wrong strategies (faulty_strategies.cpp) fail
 # exactly the check that catches their mistake, a deadlock within the timeout and a
-# crash naming the ranks; lab fault's kills and restarts; make_skeleton.py refuses broken
-# markers. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY and FAULTY_CHECKPOINT (the
-# faulty plugins), MAKE_SKELETON.
+# crash naming the ranks; (lab ddp-buckets) buckets all-reduced after backward fail overlap,
+# a different cap fails buckets; lab fault's kills and restarts; make_skeleton.py refuses
+# broken markers. Env: GRADE (ddl-grade), LABS (build/labs), FAULTY and FAULTY_CHECKPOINT
+# (the faulty plugins), MAKE_SKELETON.
 set -euo pipefail
 GRADE=${GRADE:?GRADE: the ddl-grade program}
 LABS=${LABS:?LABS: the folder of the lab plugins}
@@ -42,6 +43,12 @@ grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --h
 expect ar_hidden 0 "score 15/15"
 grade ring --lab ring --plugin "$LABS/liblab_ring_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ring.json"
 expect ring 0 "score 15/15"
+printf 'ranks=2 in=5 hidden=9 out=4 seed=3 cap=200\nranks=4 in=7 hidden=13 out=5 batch=1 steps=2 seed=5\n' > "$tmp/ddp_hidden.txt"
+grade ddp --lab ddp-buckets --plugin "$LABS/liblab_ddp_reference.so" --hidden "$tmp/ddp_hidden.txt"
+expect ddp 0 "score 24/24"
+expect ddp 0 "every step all-reduced the 4 buckets of 5, 65, 13, 91 floats ([b2] [W2] [b1] [W1])"
+expect ddp 0 "in every step an all_reduce started while backward still ran"
+expect ddp 0 "nothing to grade: with a cap of 200 bytes, the 2 buckets of 49, 45 floats ([b2 W2 b1] [W1]) leave"
 # Lab fault: per rank count a rank killed between checkpoints (4 checks) and one cut while
 # writing a checkpoint (5 checks); the hidden case kills rank 4 % 3 = 1 mid-write.
 grade fault --lab fault --plugin "$LABS/liblab_fault_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/fault.json"
@@ -71,6 +78,9 @@ expect sk_ring 1 "ring_chunks: not implemented"
 grade sk_fault --lab fault --plugin "$LABS/liblab_fault_skeleton.so" --ranks 2
 expect sk_fault 1 "rank 0 failed: agree_on_step: not implemented"
 expect sk_fault 1 "score 0/9"
+grade sk_ddp --lab ddp-buckets --plugin "$LABS/liblab_ddp_skeleton.so" --ranks 2
+expect sk_ddp 1 "rank 0 failed: assign_buckets: not implemented"
+expect sk_ddp 1 "score 0/6"
 
 echo "== each mistake fails its check"
 start=$(date +%s)
@@ -114,11 +124,18 @@ grade torn --lab fault --plugin "$FAULTY_CHECKPOINT" --strategy faulty-torn-writ
 expect torn 1 "rank 1 held rank1-step4.ckpt (206 bytes) although it died while writing it"
 expect torn 1 "score 8/9"
 
+grade ddplate --lab ddp-buckets --plugin "$FAULTY" --strategy faulty-ddp-late --ranks 3
+expect ddplate 1 "rank 0, step 0: no all_reduce started before backward produced its last gradient (b1's)"
+expect ddplate 1 "score 5/6"
+grade ddpcap --lab ddp-buckets --plugin "$LABS/liblab_ddp_reference.so" --strategy student-ddp:1000 --ranks 2
+expect ddpcap 1 "1 all_reduce call of 103 floats; a cap of 160 bytes gives the handout's 3 buckets of 33, 10, 60 floats"
+expect ddpcap 1 "score 4/6"
+
 echo "== make_skeleton.py: regions replaced, markers checked"
 grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skeleton.cpp" ||
   fail "ring_skeleton.cpp lacks ring_sum's throw"
-! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data' "$LABS/ring_skeleton.cpp" \
-  "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" ||
+! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data|all_reduce_async\(b.flat' \
+  "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" "$LABS/ddp_skeleton.cpp" ||
   fail "a skeleton still holds a marker or a line of the solution"
 printf 'void f() {\n  // BEGIN SOLUTION f\n  g();\n}\n' > "$tmp/open.cpp"
 ! "$MAKE_SKELETON" "$tmp/open.cpp" "$tmp/out.cpp" 2> "$tmp/open.err" && grep -q "open.cpp:2: BEGIN SOLUTION never ended" \
@@ -131,5 +148,5 @@ grade wrongname --lab ring --plugin "$LABS/liblab_p2p_reference.so" --json "$tmp
 expect wrongname 1 "unknown sync strategy 'student-ring'"
 grep -q '"score": 0.0' "$tmp/wrong.json" || fail "no results.json for a plugin without the lab's strategy"
 grade nolab --lab nosuch --plugin "$FAULTY"
-expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring, fault"
+expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring, fault, ddp-buckets"
 echo "labs: ok"
