@@ -1,6 +1,7 @@
 // Cases and the rank side of a graded run (see grade_case.h).
 #include "apps/grade/grade_case.h"
 
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -144,6 +145,7 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
         dist::make_sync_strategy(lab.empty() ? strategy : strategy_spec(find_lab(lab), strategy, c), model, group);
     group->reset_stats();  // the initial broadcast is the framework's, not graded
     optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+    const auto loop_start = std::chrono::steady_clock::now();
     for (int64_t s = 0; s < c.steps; ++s) {
       group->begin_step();
       const int64_t begin = s * global + rank * c.batch;
@@ -155,6 +157,7 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
       sync->step(opt);
       sync->after_step();
     }
+    const double loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
     const dist::CommStats stats = group->stats();
     write_weights(*model, dir + "/rank" + std::to_string(rank) + ".bin");
     if (rank == 0) {  // one process on the whole batch, the lab's oracle
@@ -176,7 +179,10 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
       other += (other.empty() ? "" : ", ") + std::string(dist::op_kind_name(kind)) + ": " +
                std::to_string(stats[kind].calls) + " calls";
     }
-    nlohmann::json result = {{"sent", stats.bytes_sent()}, {"received", stats.bytes_received()}, {"other_ops", other}};
+    nlohmann::json result = {{"sent", stats.bytes_sent()},
+                             {"received", stats.bytes_received()},
+                             {"other_ops", other},
+                             {"loop_seconds", loop_seconds}};
     if (lab == "ddp-buckets") {
       nlohmann::json steps = nlohmann::json::array();
       for (const auto& s : group->steps()) {

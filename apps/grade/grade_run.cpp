@@ -18,6 +18,7 @@
 
 #include "apps/grade/fault_case.h"
 #include "apps/grade/ddp_checks.h"
+#include "apps/grade/link_check.h"
 
 namespace ddl::grade {
 
@@ -117,7 +118,7 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<std::string> argv = {cfg.ddlrun,
-                                   "--nproc",
+                                   cfg.hosts ? "--hosts" : "--nproc",
                                    std::to_string(c.ranks),
                                    "--master-port",
                                    "0",
@@ -144,6 +145,8 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
     argv.insert(argv.begin() + 1, {"--max-restarts", "1"});
     argv.insert(argv.end(), {"--fault", c.fault});
   }
+  // ddlrun --hosts wants a link; without --link the grader gives one too fast to matter.
+  if (cfg.hosts) argv.insert(argv.begin() + 1, {"--link", cfg.link.empty() ? std::string("10gbit") : cfg.link});
   const Launch run = launch(argv, (dir / "ddlrun.log").string(), cfg.timeout_s);
 
   auto mk = [&](const std::string& what) {
@@ -197,8 +200,9 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   Check buckets =
       mk("all_reduce calls per step: the handout's buckets for a cap of " + std::to_string(c.cap) + " bytes");
   Check overlap = mk("an all_reduce starts while backward still runs");
+  Check link = mk("link use: no rank moves its bytes faster than " + cfg.link + " allows");
   if (!ok) {
-    equal.output = same.output = bytes.output = p2p.output = buckets.output = overlap.output = skipped;
+    equal.output = same.output = bytes.output = p2p.output = buckets.output = overlap.output = link.output = skipped;
   } else {
     const auto ref = read_floats(dir / "reference.bin");
     std::vector<std::vector<float>> w;
@@ -258,6 +262,11 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
         p2p.score = 0, p2p.output = "rank " + std::to_string(r) + " called collectives (" + traffic[r].other_ops +
                                     "): this lab asks for send and recv only";
     }
+    if (!cfg.link.empty()) {
+      std::vector<double> seconds;
+      for (const auto& j : jsons) seconds.push_back(j.value("loop_seconds", 0.0));
+      link = check_link(c, traffic, seconds, cfg.link, link);
+    }
     if (lab.id == "ddp-buckets") {
       buckets = check_buckets(c, jsons, buckets);
       overlap = check_overlap(c, jsons, overlap);
@@ -272,6 +281,7 @@ std::vector<Check> grade_case(const Lab& lab, const Case& c, int index, const Ru
   checks.insert(checks.end(), {equal, same, bytes});
   if (lab.p2p_only) checks.push_back(p2p);
   if (lab.id == "ddp-buckets") checks.insert(checks.end(), {buckets, overlap});
+  if (lab.p2p_only && !cfg.link.empty()) checks.push_back(link);
   return checks;
 }
 

@@ -26,6 +26,8 @@ struct RunConfig {
   std::string strategy;
   std::vector<std::string> plugins;
   double timeout_s = 60;
+  bool hosts = false;  // one emulated host per rank (ddlrun --hosts; root)
+  std::string link;    // with hosts: ddlrun's --link RATE, and the p2p and ring labs' link use check
 };
 
 // Runs `c` and returns its checks: finished in time, equals one process, identical

@@ -3,6 +3,7 @@
 // results.json. Each case is a real multi-process job under ddlrun (docs/labs/README.md).
 //   ddl-grade --lab ring --plugin ./libmine.so                      (cases on 2 and 3 ranks)
 //   ddl-grade --lab ring --plugin ./libmine.so --hidden cases.txt --json results.json
+//   ddl-grade --lab ring --plugin ./libmine.so --hosts --link 50mbit   (emulated hosts; root)
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 
 #include "apps/grade/fault_case.h"
 #include "apps/grade/grade_run.h"
+#include "apps/grade/link_check.h"
 #include "dist/sync/plugin.h"
 #include "dist/sync/registry.h"
 #include "tensor/error.h"
@@ -87,6 +89,13 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "seconds a case may run before it counts as a deadlock")
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--list-labs", list, "print the labs and exit");
+  bool hosts = false;
+  std::string link;
+  app.add_flag("--hosts", hosts, "run each case's ranks on emulated hosts, one each (ddlrun --hosts; needs root)");
+  app.add_option("--link", link,
+                 "with --hosts: every host's link rate (ddlrun --link, e.g. 100mbit); adds the p2p and ring labs' "
+                 "link use check")
+      ->needs("--hosts");
   app.add_flag("--keep", keep, "keep the runs' folders (logs, weights) and print where");
   app.add_flag("--worker", worker, "internal: one rank of a case, started by ddlrun")->group("");
   app.add_option("--case", case_args, "internal: the case")->group("");
@@ -118,6 +127,11 @@ int main(int argc, char** argv) {
       cfg.plugins.push_back(fs::absolute(p).string());
     }
     cfg.timeout_s = timeout_s;
+    cfg.hosts = hosts;
+    cfg.link = link;
+    DDL_CHECK(!hosts || geteuid() == 0,
+              "ddl-grade: --hosts needs root (ddlrun builds network namespaces and links; docs/cluster.md)");
+    if (!link.empty()) link_rate_bytes_per_s(link);  // a bad rate is a usage error, before any run
     std::vector<Case> cases = public_cases(ranks);
     if (!hidden.empty())
       for (const auto& c : hidden_cases(hidden)) cases.push_back(c);
