@@ -54,13 +54,13 @@ Check check_link(const Case& c, const std::vector<RankTraffic>& traffic, const s
   std::ostringstream out;
   out.precision(3);
   int graded = 0;
-  double best_use = 0;
+  double busiest = 0, busiest_use = 0;  // the graded rank with the most bytes, and its link use
   for (size_t r = 0; r < traffic.size() && r < loop_seconds.size(); ++r) {
     const double bytes = static_cast<double>(std::max(traffic[r].sent, traffic[r].received));
     if (bytes / c.steps < floor_bytes) continue;
     ++graded;
     const double at_rate = bytes / rate, took = loop_seconds[r];
-    best_use = std::max(best_use, at_rate / std::max(took, 1e-9));
+    if (bytes > busiest) busiest = bytes, busiest_use = at_rate / std::max(took, 1e-9);
     if (took < 0.75 * at_rate) {
       out << "rank " << r << " moved " << bytes / 1e6 << " MB in " << took << " s, but at " << link << " that takes "
           << at_rate << " s (3/4 of it, " << 0.75 * at_rate
@@ -75,7 +75,7 @@ Check check_link(const Case& c, const std::vector<RankTraffic>& traffic, const s
         << " MB) per step, so its time says little about the link; a hidden case with a larger model grades it";
   } else {
     out << graded << " rank" << (graded == 1 ? "" : "s") << " took at least 3/4 of bytes/rate at " << link
-        << "; the busiest used the link at " << std::lround(100 * best_use)
+        << "; the busiest used the link at " << std::lround(100 * busiest_use)
         << "% of its rate (not graded: shared cores stretch the time)";
   }
   k.output = out.str();
