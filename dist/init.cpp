@@ -1,6 +1,8 @@
 // init_process_group and the default group (see init.h).
 #include "dist/init.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -209,13 +211,14 @@ void destroy_process_group() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.group) return;
-  // Rank 0 may be serving the store: it leaves only after every rank said goodbye (or after
-  // a short grace period when some rank is gone).
+  // Rank 0 may be serving the store: it leaves only after every rank said goodbye, or after
+  // the job's timeout (at most 30 s) when some rank left without one.
   try {
     if (!s.group->is_broken()) {
       s.store->add("done", 1);
       if (s.group->rank() == 0) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        const auto grace = std::min<Millis>(s.store->timeout(), std::chrono::seconds(30));
+        const auto deadline = std::chrono::steady_clock::now() + grace;
         while (s.store->add("done", 0) < s.group->size() && std::chrono::steady_clock::now() < deadline)
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dist/dist.h"
+#include "dist/store/socket.h"
 #include "tensor/factory.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
@@ -152,6 +153,34 @@ TEST_CASE("failures: a peer that never arrives times out with the operation name
       INFO(describe(outs));
       REQUIRE(test::all_ok(outs));
     }
+}
+
+TEST_CASE("failures: destroy_process_group waits for a rank that never says goodbye only up to the timeout", "[dist]") {
+  // Rank 0 serves the store and waits for every rank's goodbye before it leaves; a rank that
+  // exits without one kept it waiting a fixed 30 s whatever the job's timeout.
+  const int port = std::stoi(test::from_parent("port", [] { return std::to_string(dist::detail::find_free_port()); }));
+  auto outs = test::run_processes(
+      2,
+      [&](int rank) {
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("WORLD_SIZE", "2", 1);
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        setenv("DDL_JOB_TOKEN", "tok", 1);
+        unsetenv("DDL_STORE_SERVED");
+        InitOptions opts;
+        opts.timeout = Millis(2000);
+        init_process_group("gloo", opts);
+        default_group().barrier();
+        if (rank == 1) return;  // leaves without destroy_process_group
+        const auto t0 = std::chrono::steady_clock::now();
+        destroy_process_group();
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        DIST_EXPECT(s < 6, "destroy_process_group took ", s, " s with a 2 s timeout");
+      },
+      60);
+  INFO(describe(outs));
+  REQUIRE(test::all_ok(outs));
 }
 
 TEST_CASE("failures: rendezvous without the other ranks times out", "[dist]") {
