@@ -75,8 +75,11 @@ std::string describe_group(dist::ProcessGroup& group) {
   if (!gloo) return "process group " + group.backend();
   std::string out =
       "process group " + group.backend() + " (" + (cpu == &group ? "" : "gloo ") + "transport: " + gloo->transport();
+  // Not using shared memory is the normal case across hosts: say why as information, and
+  // only a fault as an error (See Note [Why not shared memory] in dist/transport/shm_segment.cpp).
   if (!gloo->shm_status().empty())
-    out += "; no shared memory: " + gloo->shm_status();
+    out += (gloo->shm_failed() ? "; shared memory error, all_reduce over tcp: " : "; shared memory not used: ") +
+           gloo->shm_status();
   else if (gloo->transport() != "tcp")
     out += ", which /proc/net/dev does not see";
   return out + ")";

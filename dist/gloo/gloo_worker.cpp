@@ -85,7 +85,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       shm_ = detail::ShmAllReduce::connect(
           *store, rank, size, option_or_env(opts_.shm, "DDL_SHM", true),
           std::max(Millis(1), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now())),
-          &shm_status_);
+          &shm_status_, &shm_failed_);
     } catch (const std::exception& e) {  // a rank missed the store exchange
       const std::string msg =
           log_prefix() + " ProcessGroupGloo: setting up the shared-memory all-reduce: " + std::string(e.what());

@@ -74,6 +74,9 @@ class ProcessGroupGloo final : public ProcessGroup {
   // "tcp", or "tcp; all_reduce through shared memory"; shm_status() says why not when not.
   std::string transport() const;
   const std::string& shm_status() const { return shm_status_; }
+  // Whether shm_status() is an error (the segment could not be made or mapped) rather than
+  // the set-up (DDL_SHM=0, ranks on different hosts).
+  bool shm_failed() const { return shm_failed_; }
 
  private:
   using RunFn = std::function<detail::Traffic(const detail::GlooCall&)>;
@@ -117,6 +120,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   std::shared_ptr<gloo::Context> ctx_;
   std::unique_ptr<detail::ShmAllReduce> shm_;  // null: all_reduce runs Gloo's TCP ring
   std::string shm_status_;
+  bool shm_failed_ = false;
   uint32_t seq_ = 0;  // worker thread only: the tag of the next collective
 
   std::mutex mu_;

@@ -32,9 +32,11 @@ class ShmAllReduce {
  public:
   // Collective over `store`: every rank of the group calls it, with its own `enabled`.
   // Returns null on every rank, with the reason in *why, unless every rank is enabled and
-  // maps the same segment. Throws ddl::Error only when a rank misses the store exchange.
+  // maps the same segment; *failed (when given) says whether the reason is a fault rather
+  // than the set-up (See Note [Why not shared memory] in shm_segment.cpp). Throws ddl::Error
+  // only when a rank misses the store exchange.
   static std::unique_ptr<ShmAllReduce> connect(Store& store, int rank, int size, bool enabled, Millis timeout,
-                                               std::string* why);
+                                               std::string* why, bool* failed = nullptr);
   ~ShmAllReduce();
   ShmAllReduce(const ShmAllReduce&) = delete;
   ShmAllReduce& operator=(const ShmAllReduce&) = delete;

@@ -129,8 +129,12 @@ std::vector<std::string> remove_shm_segments(const std::string& run_id) {
   return removed;
 }
 
-std::string map_segment(const std::string& name, size_t bytes, bool create, void** out) {
+std::string map_segment(const std::string& name, size_t bytes, bool create, void** out, bool* absent) {
   int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  if (fd < 0 && !create && errno == ENOENT) {
+    if (absent) *absent = true;
+    return "rank 0's segment is not in this host's /dev/shm (ranks on different hosts)";
+  }
   if (fd < 0) return sys_error("shm_open(" + name + ")");
   std::string err;
   // Reserving the pages now turns a full /dev/shm into an error here, not a SIGBUS later.
@@ -151,11 +155,14 @@ std::string map_segment(const std::string& name, size_t bytes, bool create, void
 }
 
 std::string shm_agree(Store& store, const std::string& step, int rank, int size, const std::string& mine,
-                      Millis timeout) {
-  store.set("ddl-shm/" + step + "/" + std::to_string(rank), mine.empty() ? "ok" : "no " + mine);
+                      bool mine_failed, Millis timeout, bool* first_failed) {
+  store.set("ddl-shm/" + step + "/" + std::to_string(rank),
+            mine.empty() ? "ok" : (mine_failed ? "error " : "no ") + mine);
   for (int q = 0; q < size; ++q) {
     std::string v = store.get("ddl-shm/" + step + "/" + std::to_string(q), timeout);
-    if (v != "ok") return "rank " + std::to_string(q) + ": " + v.substr(v.find(' ') + 1);
+    if (v == "ok") continue;
+    *first_failed = v.rfind("error ", 0) == 0;
+    return "rank " + std::to_string(q) + ": " + v.substr(v.find(' ') + 1);
   }
   return "";
 }
@@ -174,12 +181,20 @@ std::string shm_agree(Store& store, const std::string& step, int rank, int size,
 // under any other launcher, the next group set up on the host removes every ddl segment
 // whose creator is gone before it creates its own. A creator in another pid namespace that
 // shares this /dev/shm would look gone: its group then fails to map and falls back to TCP.
+//
+// Note [Why not shared memory]: ranks that keep Gloo's TCP ring say why, and the reason is
+// either the set-up (DDL_SHM=0, too many ranks, a rank whose /dev/shm does not hold rank 0's
+// segment because it runs on another host, peers in other pid namespaces) or a fault (rank 0
+// could not create or size the segment, a rank could not map it). Only a fault is an error;
+// the header of a job across hosts must not read like one (shm_open's ENOENT is expected there).
 std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int size, bool enabled, Millis timeout,
-                                                    std::string* why) {
+                                                    std::string* why, bool* failed) {
   const size_t bytes = shm_segment_bytes(size);
   std::string err = !enabled              ? "disabled (DDL_SHM=0)"
                     : size > kShmMaxRanks ? "more than " + std::to_string(kShmMaxRanks) + " ranks"
                                           : "";
+  // See Note [Why not shared memory]: reasons in the set-up are not faults; the rest are.
+  bool fault = false;
   void* base = nullptr;
   struct Unmap {  // until the object owns the mapping (a store timeout throws)
     void*& base;
@@ -206,6 +221,7 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
       name = "/" + shm_segment_name(nonce);
       store.set("ddl-shm/name", name);  // before it exists: see Note [Segment names]
       err = map_segment(name, bytes, /*create=*/true, &base);
+      fault = !err.empty();
       if (err.empty()) unlink_later.name = name;
       // Test hooks (docs/dist.md, test-only): die, or wait to be killed, where only the store
       // and the name itself know the segment.
@@ -239,14 +255,18 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
   }
   if (rank != 0 && err.empty()) {
     if (name == "-") err = "rank 0 could not create the segment";
-    if (err.empty()) err = map_segment(name, bytes, /*create=*/false, &base);
+    bool absent = false;
+    if (err.empty()) err = map_segment(name, bytes, /*create=*/false, &base, &absent);
+    fault = !err.empty() && !absent;
     // A different host or /dev/shm could still hold a segment of that name: check ours.
     const auto* h = static_cast<const ShmHeader*>(base);
     if (err.empty() && (h->magic != kShmMagic || h->nonce != nonce))
       err = "segment " + name + " is not rank 0's (another host or /dev/shm)";
-    if (err.empty() && (h->size != size || h->slot_bytes != shm_slot_bytes(size)))
+    if (err.empty() && (h->size != size || h->slot_bytes != shm_slot_bytes(size))) {
       err = "rank 0 made the segment for " + std::to_string(h->size) + " ranks, this rank expects " +
             std::to_string(size);
+      fault = true;
+    }
   }
   if (err.empty()) {
     RankState& me = static_cast<ShmHeader*>(base)->ranks[rank];
@@ -254,7 +274,8 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
     me.start_time = read_proc_stat(getpid()).start_time;
     me.joined.store(1, std::memory_order_release);
   }
-  std::string first = shm_agree(store, "mapped", rank, size, err, timeout);
+  bool first_failed = false;
+  std::string first = shm_agree(store, "mapped", rank, size, err, fault, timeout, &first_failed);
   if (!unlink_later.name.empty()) shm_unlink(std::exchange(unlink_later.name, "").c_str());  // ENOENT is fine
   // Death detection reads /proc/<pid>: every peer's process must be visible from here.
   if (first.empty()) {
@@ -265,10 +286,11 @@ std::unique_ptr<ShmAllReduce> ShmAllReduce::connect(Store& store, int rank, int 
       if (r.joined.load(std::memory_order_acquire) != 1 || !p.found || p.start_time != r.start_time)
         err = "cannot see rank " + std::to_string(q) + "'s process (pid namespaces differ?)";
     }
-    first = shm_agree(store, "visible", rank, size, err, timeout);
+    first = shm_agree(store, "visible", rank, size, err, false, timeout, &first_failed);
   }
   if (!first.empty()) {
     *why = first;
+    if (failed) *failed = first_failed;
     return nullptr;
   }
   return std::unique_ptr<ShmAllReduce>(

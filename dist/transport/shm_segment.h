@@ -80,10 +80,13 @@ bool shm_creator_dead(const ShmSegmentName& n);
 // have exited). Names of other users' segments that cannot be removed are skipped.
 std::vector<std::string> remove_shm_segments(const std::string& run_id = "");
 
-// Maps `name` (creating it when `create`); returns "" or why not.
-std::string map_segment(const std::string& name, size_t bytes, bool create, void** out);
-// Publishes this rank's verdict on set-up `step` and returns the first failing rank's, or "".
+// Maps `name` (creating it when `create`); returns "" or why not. *absent (when given) is set
+// when opening an existing segment found no such name: this host's /dev/shm is not rank 0's,
+// the normal case for ranks on different hosts, not a fault.
+std::string map_segment(const std::string& name, size_t bytes, bool create, void** out, bool* absent = nullptr);
+// Publishes this rank's verdict on set-up `step` ("" when fine; `mine_failed`: a fault, not a
+// reason to keep TCP) and returns the first failing rank's, or "", with *first_failed its kind.
 std::string shm_agree(Store& store, const std::string& step, int rank, int size, const std::string& mine,
-                      Millis timeout);
+                      bool mine_failed, Millis timeout, bool* first_failed);
 
 }  // namespace ddl::dist::detail

@@ -27,7 +27,7 @@ for r in $slow $fast; do
   check "study-$r.csv has a row for ring and for stepwise" \
     "[ \"\$(tail -n +2 '$dir/sweep/study-$r.csv' | cut -d, -f1 | tr '\n' ' ')\" = 'ring stepwise ' ]"
   for s in ring stepwise; do
-    n=$(grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; no shared memory' "$dir/sweep/$r/$s.log" 2>/dev/null)
+    n=$(grep -cE '^\[rank [01]/2\] process group gloo \(transport: tcp; shared memory not used' "$dir/sweep/$r/$s.log" 2>/dev/null)
     check "$s at $r: both workers' headers say TCP without shared memory ($n of 2)" "[ '$n' = 2 ]"
   done
 done

@@ -12,6 +12,7 @@
 
 #include "dist/dist.h"
 #include "dist/transport/shm_all_reduce.h"
+#include "dist/transport/shm_segment.h"
 #include "tensor/factory.h"
 #include "tensor/random.h"
 #include "tests/common/dist_fixtures.h"
@@ -135,6 +136,7 @@ TEST_CASE("shm all_reduce: one rank without it makes every rank use TCP", "[dist
     ProcessGroupGloo pg(store, rank, 3, with_shm(rank == 1 ? 0 : 1));
     DIST_EXPECT(pg.transport() == "tcp", "transport ", pg.transport());
     DIST_EXPECT(pg.shm_status().find("rank 1: disabled") != std::string::npos, "status ", pg.shm_status());
+    DIST_EXPECT(!pg.shm_failed(), "DDL_SHM=0 is the set-up, not an error: ", pg.shm_status());
     Tensor t = full(Shape{5}, double(rank + 1));
     pg.all_reduce(t);
     DIST_EXPECT(t.data<float>()[4] == 6.0f, "sum over TCP");
@@ -142,6 +144,23 @@ TEST_CASE("shm all_reduce: one rank without it makes every rank use TCP", "[dist
   INFO(describe(outs));
   REQUIRE(test::all_ok(outs));
   CHECK(mapped_segments() == before);  // the ranks that had mapped it let go
+}
+
+// A rank on another host opens rank 0's name in its own /dev/shm and finds nothing: that is
+// the reason it keeps TCP, not a fault; any other failure of shm_open stays an error.
+TEST_CASE("shm set-up: a segment absent from this /dev/shm is a reason, other failures are errors", "[dist]") {
+  void* base = nullptr;
+  bool absent = false;
+  const std::string missing = "/ddl-shm-test-absent-" + std::to_string(getpid());
+  std::string why = dist::detail::map_segment(missing, 4096, /*create=*/false, &base, &absent);
+  CHECK(absent);
+  CHECK(base == nullptr);
+  CHECK(why.find("ranks on different hosts") != std::string::npos);
+  CHECK(why.find("No such file") == std::string::npos);
+  absent = false;
+  why = dist::detail::map_segment("/ddl/bad/name", 4096, /*create=*/true, &base, &absent);  // EINVAL
+  CHECK_FALSE(absent);
+  CHECK(why.find("shm_open(/ddl/bad/name)") != std::string::npos);
 }
 
 TEST_CASE("shm all_reduce: ranks that disagree on the size fail at once, on every rank", "[dist]") {

@@ -187,7 +187,7 @@ def main():
         "tx_mb": [round(h["tx"] / 1e6, 2) for h in hosts], "rx_mb": [round(h["rx"] / 1e6, 2) for h in hosts],
         "expected_tx_mb": [round(e / 1e6, 2) for e in expected_tx],
         "pg_sent_mb": [round(h["pg_sent"] / 1e6, 2) for h in hosts],
-        "transport_tcp": all(re.search(r"process group gloo \(transport: tcp; no shared memory", h["log"])
+        "transport_tcp": all(re.search(r"process group gloo \(transport: tcp; shared memory not used", h["log"])
                              for h in hosts),
     }
     print(json.dumps(out))

@@ -28,8 +28,10 @@ for n in 2 3; do
     JOBS+=("$job")
     check "$n hosts, $s: ddlrun exits 0 ($code)" "[ $code = 0 ]"
     [ "$code" = 0 ] || { grep -v 'batch ' "$out/log" | tail -n 12; continue; }
-    check "$n hosts, $s: every rank's header says tcp without shared memory" \
-      "[ \$(grep -c 'transport: tcp; no shared memory' '$out/log') = $n ]"
+    check "$n hosts, $s: every rank's header says tcp, shared memory not used as ranks are on different hosts" \
+      "[ \$(grep -c 'transport: tcp; shared memory not used: rank 1: .*(ranks on different hosts)' '$out/log') = $n ]"
+    check "$n hosts, $s: no header reads as an error (shm_open, No such file)" \
+      "! grep -qE 'shared memory error|No such file' '$out/log'"
     ok=1 all_tx=0 all_sent=0
     for ((r = 0; r < n; r++)); do
       grep -q "^\[rank $r/$n\] emulated host host$r, link 1gbit" "$out/log" || ok=0
