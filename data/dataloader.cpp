@@ -11,6 +11,7 @@
 
 #include "tensor/devices.h"
 #include "tensor/factory.h"
+#include "trace/thread_name.h"
 #include "trace/trace.h"
 
 namespace ddl::data {
@@ -71,6 +72,7 @@ class DataLoader::Epoch {
       for (int64_t w = 0; w < threads; ++w)
         workers_.emplace_back([this, w] {
           trace::set_thread_name("data loader " + std::to_string(w));  // its track in --trace files
+          trace::set_os_thread_name("loader " + std::to_string(w));    // ps -L, top -H
           work();
         });
     } catch (...) {

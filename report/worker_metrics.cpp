@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "trace/thread_name.h"
+
 namespace ddl::report {
 namespace {
 
@@ -62,7 +64,11 @@ ResourceSampler::ResourceSampler(ResourceSamplerOptions opts) : opts_(std::move(
   ticks_per_s_ = tck > 0 ? static_cast<double>(tck) : 100.0;
   start_ = last_ = read_raw();
   if (start_.io) disk_source_ = start_.io->storage ? DiskSource::Storage : DiskSource::Syscalls;
-  if (opts_.interval_s > 0) thread_ = std::thread([this] { loop(); });
+  if (opts_.interval_s > 0)
+    thread_ = std::thread([this] {
+      trace::set_os_thread_name("metrics");
+      loop();
+    });
 }
 
 ResourceSampler::~ResourceSampler() { stop(); }

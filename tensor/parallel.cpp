@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tensor/error.h"
+#include "trace/thread_name.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -39,6 +40,13 @@ void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::fun
 #pragma omp parallel num_threads(threads)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    // OpenMP's pool threads show as "compute" in ps -L and top -H; the calling thread keeps
+    // its own name (the main thread's is the program's).
+    thread_local bool named = false;
+    if (t != 0 && !named) {
+      trace::set_os_thread_name("compute");
+      named = true;
+    }
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t b = begin + t * chunk, e = std::min(end, b + chunk);
     if (b < e) {

@@ -19,6 +19,7 @@
 #include "dist/gloo/gloo_collectives.h"
 #include "dist/gloo/gloo_mesh.h"
 #include "tensor/error.h"
+#include "trace/thread_name.h"
 
 namespace ddl::dist::detail {
 
@@ -247,6 +248,7 @@ Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int 
   // fails elsewhere, even where Gloo's pair connect would wait for its own timeout. The
   // thread holds what it uses and ends by itself on Gloo's timeout at the latest.
   std::thread([ctx, adapter, device, done]() mutable {
+    trace::set_os_thread_name("gloo connect");
     try {
       ctx->connectFullMesh(*adapter, device);
       done->set_value();

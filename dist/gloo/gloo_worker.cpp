@@ -22,6 +22,7 @@
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/transport/shm_all_reduce.h"
 #include "tensor/error.h"
+#include "trace/thread_name.h"
 #include "trace/trace.h"
 
 namespace ddl::dist {
@@ -97,10 +98,12 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   in_flight_id_ = detail::register_in_flight([this] { return describe_in_flight(); });
   worker_ = std::thread([this] {
     trace::set_thread_name("comm");  // collectives run here: their spans form this track
+    trace::set_os_thread_name("gloo");
     worker_loop();
   });
   p2p_worker_ = std::thread([this] {
     trace::set_thread_name("comm p2p");
+    trace::set_os_thread_name("gloo p2p");
     p2p_loop();
   });
 }

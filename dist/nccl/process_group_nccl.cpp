@@ -66,6 +66,7 @@
 #include "dist/init.h"
 #include "dist/nccl/process_group_nccl_internal.h"
 #include "tensor/devices.h"
+#include "trace/thread_name.h"
 #include "trace/trace.h"
 
 namespace ddl::dist {
@@ -82,7 +83,10 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int s
             " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
             "is usable here (ddl::cuda::device_count() is 0); use the gloo backend for CPU tensors");
   DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
-  watchdog_ = std::thread([this] { watchdog_loop(); });
+  watchdog_ = std::thread([this] {
+    trace::set_os_thread_name("nccl watchdog");
+    watchdog_loop();
+  });
   if (opts_.device >= 0) {
     std::exception_ptr failed;
     {

@@ -17,6 +17,7 @@
 #include "dist/store/store_wire.h"
 #include "dist/store/tcp_store.h"
 #include "tensor/error.h"
+#include "trace/thread_name.h"
 
 namespace ddl::dist {
 
@@ -131,7 +132,10 @@ TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string to
       static_cast<int>(std::clamp<int64_t>(fds - kSpareFds - limits_.max_unauthenticated, 1, limits_.max_clients));
   listen_fd_ = detail::tcp_listen(host, port, &port_);
   fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);  // accept_new takes what is there
-  acceptor_ = std::thread([this] { accept_loop(); });
+  acceptor_ = std::thread([this] {
+    trace::set_os_thread_name("store");
+    accept_loop();
+  });
 }
 
 TCPStoreServer::~TCPStoreServer() {
@@ -336,6 +340,7 @@ void TCPStoreServer::admit(int fd, const std::string& peer) {
       c.fd = fd;
       try {
         c.thread = std::thread([this, &c, fd, peer] {
+          trace::set_os_thread_name("store client");
           serve(fd, peer);
           c.done = true;
         });

@@ -20,6 +20,7 @@
 #include "apps/ddlrun/hosts/cgroup.h"
 #include "apps/ddlrun/hosts/command.h"
 #include "apps/ddlrun/hosts/network.h"
+#include "trace/thread_name.h"
 
 namespace ddl::launcher::hosts {
 
@@ -37,6 +38,7 @@ std::string missing_privilege() {
 void run_in_netns(const std::string& netns_path, const std::function<void()>& fn) {
   std::exception_ptr error;
   std::thread t([&] {
+    trace::set_os_thread_name("ddlrun netns");
     try {
       const int fd = open(netns_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0 || setns(fd, CLONE_NEWNET) != 0)
