@@ -19,6 +19,19 @@ using nlohmann::json;
 json count_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
 json real_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// See Note [OS counters] in worker_metrics.h.
+void add_os(json& j, const OsCounters& c) {
+  j["voluntary_ctxt_switches"] = count_or_null(c.voluntary_switches);
+  j["involuntary_ctxt_switches"] = count_or_null(c.involuntary_switches);
+  j["minor_faults"] = count_or_null(c.minor_faults);
+  j["major_faults"] = count_or_null(c.major_faults);
+  j["cgroup_throttled_periods"] = count_or_null(c.throttled_periods);
+  j["cgroup_throttled_s"] = c.throttled_us < 0 ? json(nullptr) : json(c.throttled_us / 1e6);
+  j["tensor_allocated_bytes"] = count_or_null(c.allocated_bytes);
+  j["tensor_reserved_bytes"] = count_or_null(c.reserved_bytes);
+  j["tensor_peak_allocated_bytes"] = count_or_null(c.peak_allocated_bytes);
+}
+
 }  // namespace
 
 std::string metrics_path_for_rank(const std::string& path, int rank, int world) {
@@ -31,32 +44,36 @@ std::string metrics_path_for_rank(const std::string& path, int rank, int world) 
 }
 
 json to_json(const ResourceSample& s) {
-  return {{"cpu_percent", real_or_null(s.cpu_percent)},
-          {"rss_bytes", count_or_null(s.rss_bytes)},
-          {"peak_rss_bytes", count_or_null(s.peak_rss_bytes)},
-          {"net_rx_bytes", count_or_null(s.net_rx_bytes)},
-          {"net_tx_bytes", count_or_null(s.net_tx_bytes)},
-          {"lo_rx_bytes", count_or_null(s.lo_rx_bytes)},
-          {"lo_tx_bytes", count_or_null(s.lo_tx_bytes)},
-          {"disk_read_bytes", count_or_null(s.disk_read_bytes)},
-          {"disk_write_bytes", count_or_null(s.disk_write_bytes)},
-          {"sampler_time_s", s.time_s}};
+  json j = {{"cpu_percent", real_or_null(s.cpu_percent)},
+            {"rss_bytes", count_or_null(s.rss_bytes)},
+            {"peak_rss_bytes", count_or_null(s.peak_rss_bytes)},
+            {"net_rx_bytes", count_or_null(s.net_rx_bytes)},
+            {"net_tx_bytes", count_or_null(s.net_tx_bytes)},
+            {"lo_rx_bytes", count_or_null(s.lo_rx_bytes)},
+            {"lo_tx_bytes", count_or_null(s.lo_tx_bytes)},
+            {"disk_read_bytes", count_or_null(s.disk_read_bytes)},
+            {"disk_write_bytes", count_or_null(s.disk_write_bytes)},
+            {"sampler_time_s", s.time_s}};
+  add_os(j, s.os);
+  return j;
 }
 
 json to_json(const ResourceSummary& s) {
-  return {{"duration_s", s.duration_s},
-          {"samples", s.samples},
-          {"mean_cpu_percent", real_or_null(s.mean_cpu_percent)},
-          {"max_cpu_percent", real_or_null(s.max_cpu_percent)},
-          {"rss_bytes", count_or_null(s.last_rss_bytes)},
-          {"peak_rss_bytes", count_or_null(s.peak_rss_bytes)},
-          {"net_rx_bytes", count_or_null(s.net_rx_bytes)},
-          {"net_tx_bytes", count_or_null(s.net_tx_bytes)},
-          {"lo_rx_bytes", count_or_null(s.lo_rx_bytes)},
-          {"lo_tx_bytes", count_or_null(s.lo_tx_bytes)},
-          {"disk_read_bytes", count_or_null(s.disk_read_bytes)},
-          {"disk_write_bytes", count_or_null(s.disk_write_bytes)},
-          {"disk_source", disk_source_name(s.disk_source)}};
+  json j = {{"duration_s", s.duration_s},
+            {"samples", s.samples},
+            {"mean_cpu_percent", real_or_null(s.mean_cpu_percent)},
+            {"max_cpu_percent", real_or_null(s.max_cpu_percent)},
+            {"rss_bytes", count_or_null(s.last_rss_bytes)},
+            {"peak_rss_bytes", count_or_null(s.peak_rss_bytes)},
+            {"net_rx_bytes", count_or_null(s.net_rx_bytes)},
+            {"net_tx_bytes", count_or_null(s.net_tx_bytes)},
+            {"lo_rx_bytes", count_or_null(s.lo_rx_bytes)},
+            {"lo_tx_bytes", count_or_null(s.lo_tx_bytes)},
+            {"disk_read_bytes", count_or_null(s.disk_read_bytes)},
+            {"disk_write_bytes", count_or_null(s.disk_write_bytes)},
+            {"disk_source", disk_source_name(s.disk_source)}};
+  add_os(j, s.os);
+  return j;
 }
 
 json to_json(const StepTimes& t) {

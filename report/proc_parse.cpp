@@ -1,4 +1,5 @@
-// Parsers for /proc/self/stat, /proc/self/status, /proc/net/dev and /proc/self/io.
+// Parsers for /proc/self/stat, /proc/self/status, /proc/net/dev, /proc/self/io, and the
+// cgroup files that say whether this process's CPU is throttled (cgroups(7)).
 // Plain string scanning: no regex, no exceptions escape (malformed text → nullopt).
 #include "report/proc_parse.h"
 
@@ -45,6 +46,17 @@ void for_each_line(std::string_view text, Fn fn) {
     fn(text.substr(0, nl));
     if (nl == std::string_view::npos) break;
     text.remove_prefix(nl + 1);
+  }
+}
+
+// Calls fn(item) for each `sep`-separated item of text.
+template <typename Fn>
+void for_each_item(std::string_view text, char sep, Fn fn) {
+  while (true) {
+    size_t at = text.find(sep);
+    fn(text.substr(0, at));
+    if (at == std::string_view::npos) break;
+    text.remove_prefix(at + 1);
   }
 }
 
@@ -118,6 +130,62 @@ std::optional<IoCounters> parse_proc_io(std::string_view text) {
   if (rbytes && wbytes) return IoCounters{*rbytes, *wbytes, true};
   if (rchar && wchar) return IoCounters{*rchar, *wchar, false};
   return std::nullopt;
+}
+
+CgroupPaths parse_proc_cgroup(std::string_view text) {
+  CgroupPaths p;
+  for_each_line(text, [&](std::string_view line) {
+    const size_t a = line.find(':');
+    const size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
+    if (b == std::string_view::npos) return;
+    const std::string_view id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
+    const std::string path(trim(line.substr(b + 1)));
+    if (id == "0" && controllers.empty()) {
+      p.v2 = path;
+      return;
+    }
+    for_each_item(controllers, ',', [&](std::string_view c) {
+      if (c == "cpu") p.v1_cpu = path;
+    });
+  });
+  return p;
+}
+
+CgroupMounts parse_cgroup_mounts(std::string_view text) {
+  // "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0", "cgroup /sys/fs/cgroup/cpu cgroup rw,cpu,cpuacct 0 0"
+  CgroupMounts m;
+  for_each_line(text, [&](std::string_view line) {
+    auto f = split_ws(line);
+    if (f.size() < 4) return;
+    if (f[2] == "cgroup2" && m.v2.empty()) m.v2 = std::string(f[1]);
+    if (f[2] == "cgroup" && m.v1_cpu.empty())
+      for_each_item(f[3], ',', [&](std::string_view o) {
+        if (o == "cpu") m.v1_cpu = std::string(f[1]);
+      });
+  });
+  return m;
+}
+
+std::optional<bool> parse_cpu_quota(std::string_view text) {
+  auto f = split_ws(text);
+  if (f.empty()) return std::nullopt;
+  if (f[0] == "max") return false;
+  auto v = to_int(f[0]);
+  if (!v) return std::nullopt;
+  return *v >= 0;  // v1 writes -1 for none
+}
+
+std::optional<CpuThrottle> parse_cgroup_cpu_stat(std::string_view text) {
+  std::optional<int64_t> n, us, ns;
+  for_each_line(text, [&](std::string_view line) {
+    auto f = split_ws(line);
+    if (f.size() != 2) return;
+    if (f[0] == "nr_throttled") n = to_int(f[1]);
+    if (f[0] == "throttled_usec") us = to_int(f[1]);
+    if (f[0] == "throttled_time") ns = to_int(f[1]);
+  });
+  if (!n || !(us || ns)) return std::nullopt;
+  return CpuThrottle{*n, us ? *us : *ns / 1000};
 }
 
 std::optional<std::string> read_text_file(const std::string& path) {

@@ -42,6 +42,36 @@ struct IoCounters {
 };
 std::optional<IoCounters> parse_proc_io(std::string_view text);
 
+// /proc/self/cgroup ("ID:controllers:path" per line; cgroups(7)): this process's cgroup
+// in the v2 hierarchy ("0::/path") and in the v1 hierarchy that has the cpu controller
+// ("4:cpu,cpuacct:/path"); "" where the text has no such line.
+struct CgroupPaths {
+  std::string v2;
+  std::string v1_cpu;
+};
+CgroupPaths parse_proc_cgroup(std::string_view text);
+
+// /proc/self/mounts: where the cgroup2 hierarchy and the v1 hierarchy with the cpu
+// controller are mounted ("" when not).
+struct CgroupMounts {
+  std::string v2;
+  std::string v1_cpu;
+};
+CgroupMounts parse_cgroup_mounts(std::string_view text);
+
+// Whether a CPU quota is set: v2's cpu.max ("max 100000": none; "50000 100000": 50 ms
+// per 100 ms) or v1's cpu.cfs_quota_us ("-1": none). nullopt when unreadable.
+std::optional<bool> parse_cpu_quota(std::string_view text);
+
+// cpu.stat of a cgroup: the periods in which its quota ran out (nr_throttled) and the
+// time its threads waited for the next period, in microseconds (v2's throttled_usec;
+// v1's throttled_time is in nanoseconds). nullopt when either is missing.
+struct CpuThrottle {
+  int64_t nr_throttled = 0;
+  int64_t throttled_us = 0;
+};
+std::optional<CpuThrottle> parse_cgroup_cpu_stat(std::string_view text);
+
 // Reads a whole (possibly size-0 /proc) file; nullopt when it cannot be opened.
 std::optional<std::string> read_text_file(const std::string& path);
 

@@ -15,6 +15,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double mb(int64_t bytes) { return bytes < 0 ? kNaN : bytes / 1e6; }
+double count(int64_t n) { return n < 0 ? kNaN : static_cast<double>(n); }
 
 struct Column {
   const char* header;
@@ -29,6 +30,14 @@ const std::vector<Column> kResourceColumns = {
     {"net rx MB", RankField::NetRxMB, 2},       {"net tx MB", RankField::NetTxMB, 2},
     {"lo rx MB", RankField::LoRxMB, 2},         {"lo tx MB", RankField::LoTxMB, 2},
     {"disk read MB", RankField::DiskReadMB, 2}, {"disk write MB", RankField::DiskWriteMB, 2},
+};
+// Counts are plain counts over the run, as the table's title says.
+const std::vector<Column> kOsColumns = {
+    {"vol ctx sw", RankField::VoluntarySwitches, 0},      {"invol ctx sw", RankField::InvoluntarySwitches, 0},
+    {"minor faults", RankField::MinorFaults, 0},          {"major faults", RankField::MajorFaults, 0},
+    {"throttled n", RankField::ThrottledPeriods, 0},      {"throttled ms", RankField::ThrottledMs, 1},
+    {"tensor alloc MB", RankField::TensorAllocatedMB, 2}, {"tensor rsvd MB", RankField::TensorReservedMB, 2},
+    {"tensor peak MB", RankField::TensorPeakMB, 2},
 };
 const std::vector<Column> kTimeColumns = {
     {"data ms", RankField::DataMs, 2},
@@ -90,7 +99,7 @@ std::string table(const std::vector<RankSummary>& ranks, const std::vector<Colum
 
 }  // namespace
 
-static_assert(static_cast<int>(RankField::WallS) + 1 == kNumRankFields, "kNumRankFields: one per RankField");
+static_assert(static_cast<int>(RankField::TensorPeakMB) + 1 == kNumRankFields, "kNumRankFields: one per RankField");
 
 RankSummary::RankSummary() { values.fill(kNaN); }
 
@@ -121,6 +130,15 @@ RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& time
   s[RankField::ConvergenceS] = convergence_s;
   s[RankField::FinalAccuracyPct] = final_accuracy_pct;
   s[RankField::WallS] = wall_s;
+  s[RankField::VoluntarySwitches] = count(res.os.voluntary_switches);
+  s[RankField::InvoluntarySwitches] = count(res.os.involuntary_switches);
+  s[RankField::MinorFaults] = count(res.os.minor_faults);
+  s[RankField::MajorFaults] = count(res.os.major_faults);
+  s[RankField::ThrottledPeriods] = count(res.os.throttled_periods);
+  s[RankField::ThrottledMs] = res.os.throttled_us < 0 ? kNaN : res.os.throttled_us / 1e3;
+  s[RankField::TensorAllocatedMB] = mb(res.os.allocated_bytes);
+  s[RankField::TensorReservedMB] = mb(res.os.reserved_bytes);
+  s[RankField::TensorPeakMB] = mb(res.os.peak_allocated_bytes);
   return s;
 }
 
@@ -155,6 +173,13 @@ std::string format_rank_table(const std::vector<RankSummary>& ranks) {
   out +=
       "net: host-wide counters from /proc/net/dev (other processes' traffic included); "
       "ranks on one machine talk over lo\n\n";
+  out +=
+      "Per-rank OS figures (getrusage and cgroup cpu.stat: counts and ms over the run; tensor allocator "
+      "(CPU): at the end, MB = 1e6 bytes)\n" +
+      table(ranks, kOsColumns);
+  out +=
+      "throttled: cpu.stat of the nearest cgroup with a CPU quota (every process in it); n/a when none has "
+      "one\n\n";
   out += "Per-rank step times (mean per step, first step of each epoch excluded)\n" + table(ranks, kTimeColumns);
   return out;
 }

@@ -1,6 +1,6 @@
 // The end-of-run per-rank table: each rank packs its summary into a fixed vector of
 // doubles, rank 0 collects them with one all_gather (float64) and prints two aligned
-// tables, resources and per-step times, one row per rank plus a mean row. NaN = n/a.
+// tables, resources, OS figures and per-step times, one row per rank plus a mean row. NaN = n/a.
 // It does not sample anything itself: feed it ResourceSampler, StepTimer and CommStats.
 #pragma once
 
@@ -40,8 +40,18 @@ enum class RankField : int {
   ConvergenceS,
   FinalAccuracyPct,
   WallS,
+  // See Note [OS counters] in worker_metrics.h.
+  VoluntarySwitches,
+  InvoluntarySwitches,
+  MinorFaults,
+  MajorFaults,
+  ThrottledPeriods,
+  ThrottledMs,
+  TensorAllocatedMB,
+  TensorReservedMB,
+  TensorPeakMB,
 };
-inline constexpr int kNumRankFields = 20;
+inline constexpr int kNumRankFields = 29;
 
 struct RankSummary {
   std::array<double, kNumRankFields> values;
@@ -60,7 +70,7 @@ RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& time
 // one rank: every rank must call it. Null pg: {mine}.
 std::vector<RankSummary> gather_rank_summaries(const RankSummary& mine, dist::ProcessGroup* pg);
 
-// The two tables as text (units in the headers).
+// The three tables as text (units in the headers).
 std::string format_rank_table(const std::vector<RankSummary>& ranks);
 
 // gather_rank_summaries, then rank 0 prints format_rank_table to `os`; other ranks print

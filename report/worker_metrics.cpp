@@ -2,6 +2,7 @@
 // deltas since start, and keeps every sample (one a second is ~100 B: hours fit easily).
 #include "report/worker_metrics.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "tensor/allocator.h"
 #include "trace/thread_name.h"
 
 namespace ddl::report {
@@ -20,6 +22,42 @@ constexpr double kMinIntervalForMax = 0.2;
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// See Note [OS counters] in worker_metrics.h: this process's cgroup, walked up to the
+// first that has a CPU quota; v2 first, then the v1 hierarchy with the cpu controller.
+std::string find_throttle_stat(const ResourceSamplerOptions& o) {
+  const auto cgroup = read_text_file(o.proc_root + "/self/cgroup");
+  const auto mounts = read_text_file(o.proc_root + "/self/mounts");
+  if (!cgroup || !mounts) return "";
+  const CgroupPaths paths = parse_proc_cgroup(*cgroup);
+  const CgroupMounts where = parse_cgroup_mounts(*mounts);
+  const struct {
+    const std::string& mount;
+    const std::string& path;
+    const char* quota_file;
+  } kinds[] = {{where.v2, paths.v2, "cpu.max"}, {where.v1_cpu, paths.v1_cpu, "cpu.cfs_quota_us"}};
+  for (const auto& k : kinds) {
+    if (k.mount.empty() || k.path.empty() || k.path[0] != '/') continue;
+    for (std::string p = k.path;; p = p.substr(0, std::max<size_t>(p.rfind('/'), 1))) {
+      const std::string dir = o.cgroup_root + k.mount + (p == "/" ? "" : p);
+      const auto quota = read_text_file(dir + "/" + k.quota_file);
+      if (quota && parse_cpu_quota(*quota).value_or(false)) return dir + "/cpu.stat";
+      if (p == "/") break;
+    }
+  }
+  return "";
+}
+
+std::optional<OsCounters> read_rusage() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return std::nullopt;
+  OsCounters c;
+  c.voluntary_switches = u.ru_nvcsw;
+  c.involuntary_switches = u.ru_nivcsw;
+  c.minor_faults = u.ru_minflt;
+  c.major_faults = u.ru_majflt;
+  return c;
 }
 
 }  // namespace
@@ -56,12 +94,20 @@ std::string ResourceSummary::to_string() const {
        format_bytes(lo_rx_bytes) + ", tx " + format_bytes(lo_tx_bytes) + " (host-wide counters)\n";
   s += "disk read " + format_bytes(disk_read_bytes) + ", written " + format_bytes(disk_write_bytes) + " (" +
        disk_source_name(disk_source) + ")\n";
+  auto count = [](int64_t v) { return v < 0 ? std::string("n/a") : std::to_string(v); };
+  s += "context switches " + count(os.voluntary_switches) + " voluntary, " + count(os.involuntary_switches) +
+       " involuntary; page faults " + count(os.minor_faults) + " minor, " + count(os.major_faults) +
+       " major; cgroup throttled " + count(os.throttled_periods) + " periods, " +
+       (os.throttled_us < 0 ? std::string("n/a") : std::to_string(os.throttled_us / 1000) + " ms") + "\n";
+  s += "tensor allocator: allocated " + format_bytes(os.allocated_bytes) + ", reserved " +
+       format_bytes(os.reserved_bytes) + ", peak allocated " + format_bytes(os.peak_allocated_bytes) + "\n";
   return s;
 }
 
 ResourceSampler::ResourceSampler(ResourceSamplerOptions opts) : opts_(std::move(opts)) {
   long tck = sysconf(_SC_CLK_TCK);
   ticks_per_s_ = tck > 0 ? static_cast<double>(tck) : 100.0;
+  throttle_stat_ = find_throttle_stat(opts_);  // a process does not change cgroups mid-run
   start_ = last_ = read_raw();
   if (start_.io) disk_source_ = start_.io->storage ? DiskSource::Storage : DiskSource::Syscalls;
   if (opts_.interval_s > 0)
@@ -100,6 +146,9 @@ ResourceSampler::Raw ResourceSampler::read_raw() const {
   if (auto t = read_text_file(root + "/self/status")) r.mem = parse_status_memory(*t);
   if (auto t = read_text_file(root + "/net/dev")) r.net = parse_net_dev(*t);
   if (auto t = read_text_file(root + "/self/io")) r.io = parse_proc_io(*t);
+  r.usage = read_rusage();
+  if (!throttle_stat_.empty())
+    if (auto t = read_text_file(throttle_stat_)) r.throttle = parse_cgroup_cpu_stat(*t);
   return r;
 }
 
@@ -130,6 +179,20 @@ ResourceSample ResourceSampler::sample() {
     s.disk_read_bytes = now.io->read_bytes - start_.io->read_bytes;
     s.disk_write_bytes = now.io->write_bytes - start_.io->write_bytes;
   }
+  if (now.usage && start_.usage) {
+    s.os.voluntary_switches = now.usage->voluntary_switches - start_.usage->voluntary_switches;
+    s.os.involuntary_switches = now.usage->involuntary_switches - start_.usage->involuntary_switches;
+    s.os.minor_faults = now.usage->minor_faults - start_.usage->minor_faults;
+    s.os.major_faults = now.usage->major_faults - start_.usage->major_faults;
+  }
+  if (now.throttle && start_.throttle) {
+    s.os.throttled_periods = now.throttle->nr_throttled - start_.throttle->nr_throttled;
+    s.os.throttled_us = now.throttle->throttled_us - start_.throttle->throttled_us;
+  }
+  const MemoryStats m = cpu::memory_stats();
+  s.os.allocated_bytes = m.allocated_bytes;
+  s.os.reserved_bytes = m.reserved_bytes;
+  s.os.peak_allocated_bytes = m.peak_allocated_bytes;
   last_ = now;
   samples_.push_back(s);
   return s;
@@ -167,6 +230,7 @@ ResourceSummary ResourceSampler::summary() {
   sum.disk_read_bytes = last.disk_read_bytes;
   sum.disk_write_bytes = last.disk_write_bytes;
   sum.disk_source = last.disk_read_bytes >= 0 ? disk_source_ : DiskSource::None;
+  sum.os = last.os;
   return sum;
 }
 

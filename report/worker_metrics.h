@@ -1,8 +1,9 @@
 // ResourceSampler: what this process costs, sampled from /proc every `interval_s` on a
 // background thread and at explicit sample() calls: CPU % (utime+stime over wall time;
 // 100 % = one core busy), resident and peak memory, host network bytes (non-loopback and
-// loopback apart), disk bytes. A missing or unreadable /proc file never throws: that
-// field reads "n/a" (NaN / -1). It does not measure GPU time or GPU memory.
+// loopback apart), disk bytes, and the OS figures an OS course looks at (OsCounters:
+// context switches, page faults, cgroup CPU throttling, the tensor allocator's bytes). A missing or unreadable /proc
+// file never throws: that field reads "n/a" (NaN / -1). It does not measure GPU time or GPU memory.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,25 @@
 
 namespace ddl::report {
 
+// Note [OS counters]: getrusage(2) RUSAGE_SELF sums every thread of the process, ended
+// ones included (/proc/self/status counts the main thread only). Throttling is read from
+// cpu.stat of the nearest cgroup, this process's or an ancestor, that has a CPU quota
+// (v2 cpu.max, else v1 cpu.cfs_quota_us; the cgroup of an emulated host under
+// `ddlrun --cpu`): n/a when none has one. Its counters cover every process in that cgroup.
+// -1 = n/a; counts and throttling are deltas since the sampler started.
+struct OsCounters {
+  int64_t voluntary_switches = -1;    // ru_nvcsw: the thread gave up the CPU (waited on I/O, a lock, a peer)
+  int64_t involuntary_switches = -1;  // ru_nivcsw: the kernel took the CPU away (time slice, throttling)
+  int64_t minor_faults = -1;          // ru_minflt: pages mapped without I/O (first touch of fresh memory)
+  int64_t major_faults = -1;          // ru_majflt: pages that needed I/O
+  int64_t throttled_periods = -1;     // cpu.stat nr_throttled: periods in which the quota ran out
+  int64_t throttled_us = -1;          // cpu.stat throttled time, microseconds
+  // The CPU tensor allocator (cpu::memory_stats, tensor/allocator.h) now, not deltas:
+  int64_t allocated_bytes = -1;       // held by live tensors
+  int64_t reserved_bytes = -1;        // allocated plus cached for reuse
+  int64_t peak_allocated_bytes = -1;  // the most ever allocated at once
+};
+
 // One reading. Counters (net, disk) are deltas since the sampler started; -1 = n/a.
 struct ResourceSample {
   double time_s = 0;       // seconds since the sampler started
@@ -28,6 +48,7 @@ struct ResourceSample {
   int64_t net_rx_bytes = -1, net_tx_bytes = -1;  // all interfaces but lo
   int64_t lo_rx_bytes = -1, lo_tx_bytes = -1;    // loopback
   int64_t disk_read_bytes = -1, disk_write_bytes = -1;
+  OsCounters os;
 };
 
 // Where the disk numbers come from: read_bytes/write_bytes (what reached storage),
@@ -45,6 +66,7 @@ struct ResourceSummary {
   int64_t net_rx_bytes = -1, net_tx_bytes = -1, lo_rx_bytes = -1, lo_tx_bytes = -1;
   int64_t disk_read_bytes = -1, disk_write_bytes = -1;
   DiskSource disk_source = DiskSource::None;
+  OsCounters os;  // the last sample's
   // A few lines: "cpu 97.1 % mean (max 180.3 %), rss 412.0 MB (peak 530.2 MB), ...".
   std::string to_string() const;
 };
@@ -52,6 +74,7 @@ struct ResourceSummary {
 struct ResourceSamplerOptions {
   double interval_s = 1.0;          // background period; <= 0: only explicit sample() calls
   std::string proc_root = "/proc";  // tests point this at a fake tree
+  std::string cgroup_root = "";     // prefixed to the cgroup mount points of proc_root/self/mounts (tests)
 };
 
 class ResourceSampler {
@@ -80,12 +103,15 @@ class ResourceSampler {
     std::optional<MemoryCounters> mem;
     std::optional<NetCounters> net;
     std::optional<IoCounters> io;
+    std::optional<OsCounters> usage;  // getrusage's four counts
+    std::optional<CpuThrottle> throttle;
   };
   Raw read_raw() const;
   void loop();
 
   ResourceSamplerOptions opts_;
   double ticks_per_s_;
+  std::string throttle_stat_;  // cpu.stat of the nearest cgroup with a CPU quota; "" when none
   Raw start_, last_;
   DiskSource disk_source_ = DiskSource::None;
   std::mutex sample_mu_;  // one sample() at a time, so readings stay in time order
