@@ -164,9 +164,14 @@ void fnv1a(uint64_t& h, const std::string& name, const Tensor& t) {
 
 }  // namespace
 
-uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt) {
+uint64_t model_digest(const nn::Module& model) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (const auto& [name, v] : model.named_state()) fnv1a(h, name, v.data());
+  return h;
+}
+
+uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt) {
+  uint64_t h = model_digest(model);
   for (const auto& [name, t] : opt.state_tensors()) fnv1a(h, "optimizer." + name, t);
   return h;
 }

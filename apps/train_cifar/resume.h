@@ -30,5 +30,8 @@ ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, o
 // 64-bit FNV-1a over the names, dtypes, shapes and bytes of model.named_state(), then of
 // opt.state_tensors(): equal on two ranks when they hold the same state.
 uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt);
+// The same over model.named_state() alone (parameters and buffers): the --metrics summary's
+// "model_digest", equal on every rank of a data-parallel run that kept its replicas equal.
+uint64_t model_digest(const nn::Module& model);
 
 }  // namespace ddl::apps

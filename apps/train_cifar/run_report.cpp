@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/train_cifar/resume.h"
 #include "dist/env.h"
 #include "dist/gloo/process_group_gloo.h"
 #include "dist/process_group_auto.h"
@@ -49,6 +50,12 @@ constexpr int64_t kSlowestEvery = 10;
 // exact, and the sums are taken on the host in the same order. On the CPU every step is
 // read at once (no queue to lose), so its output is unchanged.
 
+std::string digest_hex(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -90,6 +97,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
                      const nn::Module& model, int64_t batches_per_epoch, Device device)
     : o_(o),
       splits_(splits),
+      model_(model),
       group_(group),
       rank_(group ? group->rank() : 0),
       world_(group ? group->size() : 1),
@@ -365,7 +373,8 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"pg_ops", report::to_json(stats)},
                         {"steps", report::to_json(timer_.run())},
                         {"slowest_rank_exchange", own_json(exchange_.stats, exchange_.time_s)},
-                        {"train_totals_exchange", own_json(totals_.stats, totals_.time_s)}});
+                        {"train_totals_exchange", own_json(totals_.stats, totals_.time_s)},
+                        {"model_digest", digest_hex(apps::model_digest(model_))}});
   const report::RankSummary mine = report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr,
                                                              convergence_.time_s(), 100 * r.accuracy, wall);
   const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective

@@ -87,6 +87,7 @@ class RunReport {
 
   const TrainOptions& o_;
   const DataSplits& splits_;
+  const nn::Module& model_;  // for the summary's model_digest
   dist::ProcessGroup* group_;
   int rank_, world_, restarts_ = 0;  // restarts_: DDL_RESTART_COUNT
   std::string prefix_;
