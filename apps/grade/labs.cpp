@@ -23,6 +23,8 @@ const std::vector<Lab>& labs() {
        "every rank sends and receives what the process group's all_reduce of each of the handout's buckets "
        "costs, about 2(N-1)/N of the bucket each way (dist/traffic.cpp, or the shared-memory path's "
        "count); measured on the same group"},
+      {"param-server", "ps", "parameter server: push gradients to rank 0, which steps and sends the weights back",
+       "student-param-server", 1e-5, true, "workers send M and receive M, rank 0 sends and receives (N-1)*M"},
   };
   return all;
 }
@@ -56,7 +58,7 @@ std::string check_bytes(const Lab& lab, int rank, int world, int64_t payload, in
   const RankTraffic& t = all[rank];
   const int64_t n = world, m = payload * steps;
   std::string why;
-  if (lab.id == "p2p-gather-scatter") {
+  if (lab.id == "p2p-gather-scatter" || lab.id == "param-server") {  // both through rank 0
     const int64_t want = rank == 0 ? (n - 1) * m : m;
     why = expect_range("sent", t.sent, want, want, steps);
     if (why.empty()) why = expect_range("received", t.received, want, want, steps);

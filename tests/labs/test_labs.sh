@@ -43,6 +43,8 @@ grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --h
 expect ar_hidden 0 "score 15/15"
 grade ring --lab ring --plugin "$LABS/liblab_ring_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ring.json"
 expect ring 0 "score 15/15"
+grade ps --lab param-server --plugin "$LABS/liblab_ps_reference.so" --hidden "$tmp/hidden.txt"
+expect ps 0 "score 15/15"
 printf 'ranks=2 in=5 hidden=9 out=4 seed=3 cap=200\nranks=4 in=7 hidden=13 out=5 batch=1 steps=2 seed=5\n' > "$tmp/ddp_hidden.txt"
 grade ddp --lab ddp-buckets --plugin "$LABS/liblab_ddp_reference.so" --hidden "$tmp/ddp_hidden.txt"
 expect ddp 0 "score 24/24"
@@ -81,6 +83,9 @@ expect sk_fault 1 "score 0/9"
 grade sk_ddp --lab ddp-buckets --plugin "$LABS/liblab_ddp_skeleton.so" --ranks 2
 expect sk_ddp 1 "rank 0 failed: assign_buckets: not implemented"
 expect sk_ddp 1 "score 0/6"
+grade sk_ps --lab param-server --plugin "$LABS/liblab_ps_skeleton.so" --ranks 2
+expect sk_ps 1 "rank 0 failed: push_gradients: not implemented"
+expect sk_ps 1 "score 0/5"
 
 echo "== each mistake fails its check"
 start=$(date +%s)
@@ -130,10 +135,20 @@ expect ddplate 1 "score 5/6"
 grade ddpcap --lab ddp-buckets --plugin "$LABS/liblab_ddp_reference.so" --strategy student-ddp:1000 --ranks 2
 expect ddpcap 1 "1 all_reduce call of 103 floats; a cap of 160 bytes gives the handout's 3 buckets of 33, 10, 60 floats"
 expect ddpcap 1 "score 4/6"
+# The built-in param-server pushes with gather and pulls with a binomial-tree broadcast:
+# collectives, and from 4 ranks on rank 0 sends 2 copies of the weights, not N-1 = 3.
+grade psbuiltin --lab param-server --plugin "$LABS/liblab_ps_reference.so" --strategy param-server --ranks 4
+expect psbuiltin 1 "rank 0 called collectives (broadcast: 3 calls, gather: 3 calls)"
+expect psbuiltin 1 "rank 0 sent 824 bytes per step, the lab's formula gives 1236 bytes"
+grade psbytes --lab param-server --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 3
+expect psbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
 
 echo "== make_skeleton.py: regions replaced, markers checked"
 grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skeleton.cpp" ||
   fail "ring_skeleton.cpp lacks ring_sum's throw"
+grep -q 'throw std::logic_error("server_step: not implemented");' "$LABS/ps_skeleton.cpp" ||
+  fail "ps_skeleton.cpp lacks server_step's throw"
+! grep -qE 'SOLUTION|flat.add_\(from\[peer\]\)|== 0\) opt.step' "$LABS/ps_skeleton.cpp" || fail "ps_skeleton.cpp holds a line of the solution"
 ! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data|all_reduce_async\(b.flat' \
   "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" "$LABS/ddp_skeleton.cpp" ||
   fail "a skeleton still holds a marker or a line of the solution"
