@@ -8,11 +8,15 @@
 // With --hosts N --links 10mbit,100mbit,1gbit it runs every strategy on N emulated
 // hosts (ddlrun --hosts N --link RATE) at each link setting, and writes one table per
 // setting (DIR/study-100mbit.md, .csv) and the summary DIR/study-sweep.md, .csv.
+// Stragglers on emulated hosts: --cpu hostI=FRACTION and --link hostI=RATE go to ddlrun.
+// --repeat N runs each configuration N times and reports means with min–max ranges;
+// --print-commands prints the runs' command lines and runs nothing.
 // Flags after "--" go to train_cifar unchanged. --plugin FILE.so adds a student's
 // strategies (docs/sync.md); by default every registered strategy runs.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "apps/sync_study/study_html.h"
 #include "apps/sync_study/study_run.h"
@@ -27,7 +31,8 @@ int main(int argc, char** argv) try {
   StudyConfig cfg;
   std::string out = "study", links;
   std::vector<std::string> strategies;  // default: every registered strategy's example spec
-  bool list = false;
+  std::vector<std::string> cpus, host_links;
+  bool list = false, print_commands = false;
   CLI::App app{"Run one short training per gradient-synchronisation strategy and compare them (study.md, study.csv)."};
   auto* nproc = app.add_option("--nproc", cfg.nproc, "workers")->check(CLI::Range(2, 64))->capture_default_str();
   auto* hosts = app.add_option("--hosts", cfg.hosts, "emulated hosts, one worker each (ddlrun --hosts; needs root)")
@@ -36,6 +41,19 @@ int main(int argc, char** argv) try {
   app.add_option("--links", links,
                  "with --hosts: link settings RATE[/DELAY[/LOSS]], comma-separated, e.g. 10mbit,100mbit/20ms,1gbit")
       ->needs(hosts);
+  app.add_option("--cpu", cpus,
+                 "with --hosts: hostI=FRACTION, a CPU quota for that host (a straggler; ddlrun --cpu), repeatable")
+      ->needs(hosts);
+  app.add_option("--link", host_links,
+                 "with --hosts: hostI=RATE[/DELAY[/LOSS]], one host's link instead of --links' (ddlrun --link "
+                 "hostI=...), repeatable")
+      ->needs(hosts);
+  app.add_option("--repeat", cfg.repeat,
+                 "runs per strategy (and link setting); tables show the mean with the min–max over the runs")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_flag("--print-commands", print_commands,
+               "print the command line of every run (ddlrun ... train_cifar ...) and exit without running");
   app.add_option("--out", out, "output directory")->capture_default_str();
   app.add_option("--dataset", cfg.dataset, "train_cifar --dataset")->capture_default_str();
   app.add_option("--model", cfg.model, "train_cifar --model")->capture_default_str();
@@ -64,6 +82,8 @@ int main(int argc, char** argv) try {
   app.add_option("extra", cfg.extra, "more train_cifar flags, after --");
   CLI11_PARSE(app, argc, argv);
   if (cfg.hosts > 0 && links.empty()) throw CLI::RequiredError("--links (with --hosts)");
+  for (const auto& c : cpus) cfg.cpu.push_back(host_cpu_arg(c, cfg.hosts));
+  for (const auto& l : host_links) cfg.host_links.push_back(host_link_arg(l, cfg.hosts));
   // The plugins load here too, to check the names and know which strategies are exact;
   // train_cifar gets absolute paths, since a run may start elsewhere.
   for (std::string& p : cfg.plugins) {
@@ -85,6 +105,20 @@ int main(int argc, char** argv) try {
     }
 
   cfg.bin_dir = fs::canonical("/proc/self/exe").parent_path().string();
+  if (print_commands) {  // what would run, in order; nothing is written
+    if (cfg.hosts > 0) cfg.nproc = cfg.hosts;
+    std::vector<std::optional<LinkSetting>> settings;
+    if (cfg.hosts == 0) settings.emplace_back();
+    for (const auto& l : cfg.hosts > 0 ? parse_links(links) : std::vector<LinkSetting>{}) settings.emplace_back(l);
+    for (const auto& link : settings)
+      for (const std::string& s : strategies)
+        for (int k = 1; k <= cfg.repeat; ++k) {
+          const fs::path dir = link ? fs::path(out) / link->label : fs::path(out);
+          std::cout << train_command(cfg, s, (dir / (run_stem(cfg, s, k) + ".jsonl")).string(), link ? &*link : nullptr)
+                    << "\n";
+        }
+    return 0;
+  }
   fs::create_directories(out);
   if (cfg.hosts == 0) {  // every worker on this machine
     std::vector<StudyRow> rows;
@@ -122,7 +156,9 @@ int main(int argc, char** argv) try {
         "Each worker ran on its own emulated host (network namespace, private /dev/shm) "
         "and talked over TCP through its host's link, shaped to " +
         link.spec + " both ways; the hosts share this machine's cores (1 thread per worker).";
-    if (const std::string warning = link_warning(dir, strategies.front()); !warning.empty())
+    for (const auto& l : cfg.host_links) transport += " Straggler link (ddlrun --link): " + l + ".";
+    for (const auto& c : cfg.cpu) transport += " Straggler CPU quota (ddlrun --cpu, CPUs): " + c + ".";
+    if (const std::string warning = link_warning(cfg, dir, strategies.front()); !warning.empty())
       transport += " ddlrun said: " + warning;
     write_study(out, setting.rows, cfg.hosts, cfg.dataset, cfg.model, transport, "study-" + link.label, link.spec);
     std::cout << "sync_study: wrote " << (fs::path(out) / ("study-" + link.label + ".md")).string() << " and .csv\n";

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "apps/sync_study/study_stats.h"
 #include "dist/sync/registry.h"
 
 namespace ddl::apps {
@@ -23,11 +24,25 @@ bool exact(const std::string& s) {  // gradient averaging: the same updates as o
   return dist::sync_spec_averages_gradients(s);
 }
 
-const StudyRow* fastest(const std::vector<StudyRow>& rows, bool exact_only) {
-  const StudyRow* best = nullptr;
+// The rows tied for fastest (study_stats.h's rule), of every strategy or of the exact ones.
+std::vector<const StudyRow*> fastest(const std::vector<StudyRow>& rows, bool exact_only) {
+  std::vector<const StudyRow*> candidates;
   for (const auto& r : rows)
-    if ((!exact_only || exact(r.strategy)) && (!best || r.step_ms < best->step_ms)) best = &r;
-  return best;
+    if (!exact_only || exact(r.strategy)) candidates.push_back(&r);
+  return fastest_rows(candidates);
+}
+
+// One row: "ring was fastest (1000.0 ms per iteration, 60.00% test accuracy)", short: "ring (1000.0 ms,
+// 60.00%)". A tie: "ring and ddp tie for fastest (990.0–1000.0 ms per iteration)", short without "for fastest".
+std::string verdict(const std::vector<const StudyRow*>& tied, bool short_form) {
+  const StudyRow& one = *tied.front();
+  if (tied.size() == 1)
+    return short_form ? one.strategy + " (" + f(one.step_ms) + " ms, " + f(one.test_accuracy_pct, 2) + "%)"
+                      : one.strategy + " was fastest (" + f(one.step_ms) + " ms per iteration, " +
+                            f(one.test_accuracy_pct, 2) + "% test accuracy)";
+  double lo = one.step_ms, hi = lo;
+  for (const StudyRow* r : tied) lo = std::min(lo, r->step_ms), hi = std::max(hi, r->step_ms);
+  return name_list(tied) + (short_form ? " tie (" : " tie for fastest (") + f(lo) + "–" + f(hi) + " ms per iteration)";
 }
 
 // One markdown table: a row per strategy, a column per setting, `cell` of each.
@@ -102,25 +117,26 @@ void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settin
   md << ". Times are means per iteration over the workers (first step of each epoch excluded). Link use: "
         "the busiest rank's process-group bytes received per step ÷ (link rate × comm wait); see the per-setting "
         "tables.\n\n";
-  pivot(md, settings, "ms / iteration", [](const StudyRow& r) { return f(r.step_ms); });
-  pivot(md, settings, "comm wait ms", [](const StudyRow& r) { return f(r.comm_ms); });
+  pivot(md, settings, "ms / iteration", [](const StudyRow& r) { return cell_with_spread(r, "step_ms"); });
+  pivot(md, settings, "comm wait ms", [](const StudyRow& r) { return cell_with_spread(r, "comm_wait_ms"); });
   pivot(md, settings, "busiest link MB / step", [](const StudyRow& r) { return f(r.busiest_mb_per_step, 2); });
-  pivot(md, settings, "link use %", [](const StudyRow& r) { return f(100 * r.link_use, 0); });
+  pivot(md, settings, "MB sent by the busiest rank",
+        [](const StudyRow& r) { return f(r.sent_max_mb) + " (rank " + std::to_string(r.sent_max_rank) + ")"; });
+  pivot(md, settings, "link use %", [](const StudyRow& r) { return cell_with_spread(r, "link_use_percent", 0); });
   pivot(md, settings, "link MB sent / host", [](const StudyRow& r) { return f(r.net_tx_mb); });
   pivot(md, settings, "CPU %", [](const StudyRow& r) { return f(r.cpu_percent); });
   pivot(md, settings, "peak RSS MB", [](const StudyRow& r) { return f(r.peak_rss_mb); });
   pivot(md, settings, "train loss", [](const StudyRow& r) { return f(r.train_loss, 4); });
   pivot(md, settings, "test accuracy %", [](const StudyRow& r) { return f(r.test_accuracy_pct, 2); });
 
-  md << "Winners:\n";
+  md << "Winners (never named on a tie: times tie when their min–max ranges over --repeat runs overlap, or, for "
+        "single runs, when they are within "
+     << f(100 * kSingleRunNoise, 0) << "%):\n";
   for (const auto& s : settings) {
-    const StudyRow* best = fastest(s.rows, false);
-    const StudyRow* best_exact = fastest(s.rows, true);
-    md << "- at " << s.link.spec << ": " << best->strategy << " was fastest (" << f(best->step_ms)
-       << " ms per iteration, " << f(best->test_accuracy_pct, 2) << "% test accuracy)";
-    if (best_exact && best_exact != best)
-      md << "; of the exact strategies, " << best_exact->strategy << " (" << f(best_exact->step_ms) << " ms, "
-         << f(best_exact->test_accuracy_pct, 2) << "%)";
+    const auto best = fastest(s.rows, false), best_exact = fastest(s.rows, true);
+    if (best.empty()) continue;
+    md << "- at " << s.link.spec << ": " << verdict(best, false);
+    if (!best_exact.empty() && best_exact != best) md << "; of the exact strategies, " << verdict(best_exact, true);
     md << ".\n";
   }
 }

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "dist/sync/registry.h"
+#include "apps/sync_study/study_stats.h"
 #include "report/metrics_log.h"
 #include "tensor/error.h"
 
@@ -58,8 +58,14 @@ StudyRow read_study_row(const std::string& strategy, const std::string& metrics_
               ": the summary line has no 'steps.mean'");
     const auto& steps = summary["steps"];
     row.step_ms += num(steps["mean"], "total_s", path, "steps.mean.") * 1e3 / nproc;
-    row.comm_ms += num(steps["mean"], "comm_wait_s", path, "steps.mean.") * 1e3 / nproc;
-    row.sent_mb += get("pg_bytes_sent") / 1e6 / nproc;
+    const double comm = num(steps["mean"], "comm_wait_s", path, "steps.mean.") * 1e3, sent = get("pg_bytes_sent") / 1e6;
+    row.comm_ms += comm / nproc;
+    row.sent_mb += sent / nproc;
+    // The first rank wins ties, so equal ranks name rank 0. NaN (n/a) stays n/a.
+    if (r == 0 || sent > row.sent_max_mb) row.sent_max_mb = sent, row.sent_max_rank = r;
+    if (r == 0 || comm > row.comm_max_ms) row.comm_max_ms = comm, row.comm_max_rank = r;
+    row.sent_min_mb = r == 0 ? sent : std::min(row.sent_min_mb, sent);
+    row.comm_min_ms = r == 0 ? comm : std::min(row.comm_min_ms, comm);
     row.received_mb += get("pg_bytes_received") / 1e6 / nproc;
     row.cpu_percent += get("mean_cpu_percent") / nproc;
     row.peak_rss_mb = max_known(row.peak_rss_mb, get("peak_rss_bytes") / 1e6);
@@ -83,7 +89,12 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
          "test_accuracy_pct,wall_s"
       << (links ? ",link,link_sent_mb_per_host,link_received_mb_per_host,busiest_link_mb_per_step,link_use_percent"
                 : "")
-      << '\n';
+      << ",sent_mb_min_rank,sent_mb_max_rank,sent_max_rank,comm_wait_ms_min_rank,comm_wait_ms_max_rank,comm_max_rank,"
+         "repeats";
+  // --repeat: each measured column's min and max over the runs (the mean itself when one run).
+  for (const auto& c : measured_columns())
+    if (links || !c.link) csv << ',' << c.key << "_min," << c.key << "_max";
+  csv << '\n';
   for (const auto& r : rows) {
     csv << r.strategy << ',' << Csv{r.step_ms} << ',' << Csv{r.comm_ms} << ',' << Csv{r.sent_mb} << ','
         << Csv{r.received_mb} << ',' << Csv{r.cpu_percent} << ',' << Csv{r.peak_rss_mb} << ',' << Csv{r.train_loss}
@@ -91,6 +102,15 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
     if (links)
       csv << ',' << link << ',' << Csv{r.net_tx_mb} << ',' << Csv{r.net_rx_mb} << ',' << Csv{r.busiest_mb_per_step}
           << ',' << Csv{100 * r.link_use};
+    csv << ',' << Csv{r.sent_min_mb} << ',' << Csv{r.sent_max_mb} << ',' << r.sent_max_rank << ',' << Csv{r.comm_min_ms}
+        << ',' << Csv{r.comm_max_ms} << ',' << r.comm_max_rank << ',' << r.repeats;
+    for (const auto& c : measured_columns()) {
+      if (!links && c.link) continue;
+      const auto it = r.spread.find(c.key);
+      const double v = r.*c.field;
+      csv << ',' << Csv{c.scale * (it == r.spread.end() ? v : it->second.first)} << ','
+          << Csv{c.scale * (it == r.spread.end() ? v : it->second.second)};
+    }
     csv << '\n';
   }
 
@@ -102,45 +122,37 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
         "excluded); bytes are what each worker sent and received through the process group; memory is the largest "
         "worker's peak resident size. "
      << transport << "\n\n";
+  const int repeats = rows.empty() ? 1 : rows.front().repeats;
+  if (repeats > 1)
+    md << "Each strategy ran " << repeats
+       << " times (--repeat): every cell is the mean over the runs, with the smallest and largest run in brackets "
+          "(min–max; the per-rank columns show the means only, study.csv has their ranges).\n\n";
+  md << "Per rank: the least and the most any one worker sent (MB, whole run) and waited (ms per iteration), with the "
+        "rank of the most, so that a hub shows beside the mean.\n\n";
   if (links)
     md << "Link columns: MB each host's network interface sent over the whole run (its namespace's /proc/net/dev, "
           "headers included, mean over hosts); the process-group MB received per step by the busiest rank (the "
           "start-up broadcast of the model left out); link use = that ÷ (link rate × comm wait).\n\n";
-  md << "| strategy | ms / iteration | comm wait ms | MB sent / worker | MB received / worker | "
+  md << "| strategy | ms / iteration | comm wait ms | comm wait ms min–max / rank | MB sent / worker | MB sent "
+        "min–max / rank | MB received / worker | "
      << (links ? "link MB sent / host | busiest link MB / step | link use % | " : "")
-     << "CPU % | peak RSS MB | train loss | test accuracy |\n|---|---|---|---|---|" << (links ? "---|---|---|" : "")
-     << "---|---|---|---|\n";
+     << "CPU % | peak RSS MB | train loss | test accuracy |\n|---|---|---|---|---|---|---|"
+     << (links ? "---|---|---|" : "") << "---|---|---|---|\n";
+  const auto by_rank = [](double lo, double hi, int rank) {
+    return f(lo) + "–" + f(hi) + " (max: rank " + std::to_string(rank) + ")";
+  };
   for (const auto& r : rows) {
-    md << "| " << r.strategy << " | " << f(r.step_ms) << " | " << f(r.comm_ms) << " | " << f(r.sent_mb) << " | "
-       << f(r.received_mb) << " | ";
-    if (links) md << f(r.net_tx_mb) << " | " << f(r.busiest_mb_per_step, 2) << " | " << f(100 * r.link_use, 0) << " | ";
-    md << f(r.cpu_percent) << " | " << f(r.peak_rss_mb) << " | " << f(r.train_loss, 4) << " | "
-       << f(r.test_accuracy_pct, 2) << "% |\n";
+    md << "| " << r.strategy << " | " << cell_with_spread(r, "step_ms") << " | " << cell_with_spread(r, "comm_wait_ms")
+       << " | " << by_rank(r.comm_min_ms, r.comm_max_ms, r.comm_max_rank) << " | "
+       << cell_with_spread(r, "sent_mb_per_worker") << " | " << by_rank(r.sent_min_mb, r.sent_max_mb, r.sent_max_rank)
+       << " | " << cell_with_spread(r, "received_mb_per_worker") << " | ";
+    if (links)
+      md << cell_with_spread(r, "link_sent_mb_per_host") << " | " << cell_with_spread(r, "busiest_link_mb_per_step", 2)
+         << " | " << cell_with_spread(r, "link_use_percent", 0) << " | ";
+    md << cell_with_spread(r, "cpu_percent") << " | " << cell_with_spread(r, "peak_rss_mb") << " | "
+       << cell_with_spread(r, "train_loss", 4) << " | " << cell_with_spread(r, "test_accuracy_pct", 2) << "% |\n";
   }
-  if (rows.size() >= 2) {
-    auto sorted = rows;
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.step_ms < b.step_ms; });
-    const auto& best = sorted.front();
-    const auto& next = sorted[1];
-    const auto& worst = sorted.back();
-    md << "\n"
-       << best.strategy << " was fastest at " << f(best.step_ms) << " ms per iteration, "
-       << f(100 * (next.step_ms / best.step_ms - 1)) << "% ahead of " << next.strategy << " and "
-       << f(worst.step_ms / best.step_ms, 2) << "x faster than the slowest, " << worst.strategy << " ("
-       << f(worst.step_ms) << " ms). ";
-    const auto least =
-        *std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.sent_mb < b.sent_mb; });
-    md << least.strategy << " moved the fewest bytes per worker (" << f(least.sent_mb) << " MB sent). ";
-    // Which rows are exact is what each strategy registered (dist/sync/registry.h).
-    std::string exact, inexact;
-    for (const auto& r : rows) (dist::sync_spec_averages_gradients(r.strategy) ? exact : inexact) += ", " + r.strategy;
-    if (!exact.empty())
-      md << "Strategies that average gradients every step (" << exact.substr(2)
-         << ") compute the same updates, so their losses agree";
-    if (!inexact.empty())
-      md << (exact.empty() ? "" : "; ") << inexact.substr(2) << " trade exactness for less communication";
-    md << ".\n";
-  }
+  if (rows.size() >= 2) md << "\n" << study_summary(rows) << "\n";
 }
 
 }  // namespace ddl::apps

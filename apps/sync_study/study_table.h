@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddl::apps {
@@ -22,6 +24,14 @@ struct StudyRow {
   std::vector<double> received_bytes;   // per rank, through the process group
   double busiest_mb_per_step = -1;      // see link_columns() in study_sweep.h; -1: not measured
   double link_use = -1;                 // fraction; -1: not measured
+  // The busiest and the idlest rank, so that a hub (param-server's rank 0) shows beside the mean.
+  double sent_min_mb = 0, sent_max_mb = 0;  // over ranks, the whole run
+  double comm_min_ms = 0, comm_max_ms = 0;  // over ranks, mean per iteration
+  int sent_max_rank = 0, comm_max_rank = 0;
+  // --repeat: how many runs the row's means are over, and each measured column's (min, max)
+  // over them, by its key in measured_columns() (empty for one run). See study_stats.h.
+  int repeats = 1;
+  std::map<std::string, std::pair<double, double>> spread;
 };
 
 // Reads the "summary" event of each rank's metrics file (metrics.rank<r>.jsonl). A null

@@ -5,7 +5,8 @@
 # with the same training loss and move the same bytes, and every strategy the bytes its
 # algorithm implies (docs/sync.md); study.md's paragraph names the fastest and by how much,
 # as the CSV says; each worker's header names its transport; with --shm, all_reduce goes
-# through shared memory and counts the same bytes as over TCP.
+# through shared memory and counts the same bytes as over TCP; --repeat runs each strategy
+# again and reports ranges; --print-commands shows --cpu and --link hostI= reaching ddlrun.
 set -uo pipefail
 : "${SYNC_STUDY:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read study.csv"; exit 77; }
@@ -54,5 +55,33 @@ sent() { grep -E "^($2)," "$1" | cut -d, -f1,4; }
 check "--shm: ddp, allreduce and ring send the bytes they sent over TCP" \
   "[ -n \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" ] &&
    [ \"\$(sent '$dir/shm/study.csv' 'ddp|allreduce|ring')\" = \"\$(sent '$csv' 'ddp|allreduce|ring')\" ]"
+
+# --repeat 2: each strategy twice, its own files per run, the CSV's ranges around the mean.
+"$SYNC_STUDY" "${run[@]}" --out "$dir/rep" --repeat 2 --strategies ring param-server >"$dir/rep.txt" 2>&1
+check "--repeat 2: the study runs, each run with its own log" \
+  "[ $? -eq 0 ] && [ -s '$dir/rep/ring.run1.log' ] && [ -s '$dir/rep/ring.run2.log' ] && [ ! -e '$dir/rep/ring.log' ]"
+check "--repeat 2: study.csv has repeats = 2 and step_ms_min <= step_ms <= step_ms_max" "python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(\"$dir/rep/study.csv\")))
+assert len(rows) == 2 and all(r[\"repeats\"] == \"2\" for r in rows), rows
+assert all(float(r[\"step_ms_min\"]) <= float(r[\"step_ms\"]) <= float(r[\"step_ms_max\"]) for r in rows), rows
+# param-server: rank 0 is the hub, sending more than the mean; the ring has no hub.
+ps = [r for r in rows if r[\"strategy\"] == \"param-server\"][0]
+assert ps[\"sent_max_rank\"] == \"0\" and float(ps[\"sent_mb_max_rank\"]) > float(ps[\"sent_mb_per_worker\"]), ps
+'"
+check "--repeat 2: study.md says so and shows ranges" \
+  "grep -q 'Each strategy ran 2 times' '$dir/rep/study.md' && grep -qE '^\| ring \| [0-9.]+ \([0-9.]+–[0-9.]+\) \|' '$dir/rep/study.md'"
+
+# --print-commands: the per-host flags reach ddlrun (no root needed: nothing runs).
+"$SYNC_STUDY" --hosts 3 --links 100mbit,10mbit --cpu host1=0.5 --link host2=1mbit/5ms --repeat 2 \
+  --strategies ring param-server --print-commands >"$dir/cmds.txt" 2>&1
+check "--print-commands: 8 runs (2 links x 2 strategies x 2 repeats), each with the straggler flags" \
+  "[ \$(grep -c -- '--hosts 3 --link 100mbit --link host2=1mbit,5ms --cpu host1=0.5 ' '$dir/cmds.txt') = 4 ] &&
+   [ \$(grep -c -- '--hosts 3 --link 10mbit --link host2=1mbit,5ms --cpu host1=0.5 ' '$dir/cmds.txt') = 4 ] &&
+   grep -q 'ring.run2.jsonl' '$dir/cmds.txt'"
+"$SYNC_STUDY" --nproc 2 --cpu host1=0.5 --print-commands >"$dir/nohosts.txt" 2>&1
+check "--cpu without --hosts is refused" "[ $? -ne 0 ] && grep -q 'requires --hosts' '$dir/nohosts.txt'"
+"$SYNC_STUDY" --hosts 2 --links 1gbit --cpu host2=0.5 --print-commands >"$dir/badhost.txt" 2>&1
+check "--cpu naming a host that does not exist is refused" "[ $? -ne 0 ] && grep -q 'host0..host1' '$dir/badhost.txt'"
 [ $fail -eq 0 ] || { cat "$csv"; cat "$dir/tcp/study.md"; grep -H 'process group' "$dir"/*/*.log; }
 exit $fail

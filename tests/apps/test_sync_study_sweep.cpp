@@ -1,7 +1,9 @@
 // sync_study's sweep parts without a network: --links parsing (RATE[/DELAY[/LOSS]],
 // comma-separated), the link columns of a row (busiest link per step without the start-up
 // broadcast, link use against rate × comm wait), the parameter count from a worker's
-// header, and the files write_study / write_sweep / write_sweep_html produce for two settings.
+// header, and the files write_study / write_sweep / write_sweep_html produce for two settings;
+// the summary's tie rule, the per-rank max and min columns, --repeat's means and ranges, and
+// the per-host flags (--cpu, --link hostI=) as they reach ddlrun's command line.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,6 +13,8 @@
 
 #include "apps/sync_study/link_setting.h"
 #include "apps/sync_study/study_html.h"
+#include "apps/sync_study/study_run.h"
+#include "apps/sync_study/study_stats.h"
 #include "apps/sync_study/study_sweep.h"
 #include "tensor/error.h"
 
@@ -174,4 +178,126 @@ TEST_CASE("read_study_row: a missing key is an error, a null one n/a", "[apps]")
   CHECK_THROWS_WITH(read_study_row("ddp", (dir / "m.jsonl").string(), 1),
                     Catch::Contains("'wall_s'") && Catch::Contains("m.jsonl"));
   fs::remove_all(dir);
+}
+
+namespace {
+StudyRow sent_row(const std::string& strategy, double step_ms, double sent_mb) {
+  StudyRow r = row(strategy, step_ms, step_ms / 2);
+  r.sent_mb = r.received_mb = r.sent_min_mb = r.sent_max_mb = sent_mb;
+  return r;
+}
+std::string summary_of(const std::vector<StudyRow>& rows) { return study_summary(rows); }
+}  // namespace
+
+TEST_CASE("study_summary: no winner is named on a tie", "[apps]") {
+  // Single runs: 10 and 11 ms are within the 15% run-to-run noise; 30 ms is not. Bytes:
+  // 100 and 100.5 MB tie (within 1%), 200 does not.
+  const std::string tied =
+      summary_of({sent_row("ring", 10, 100), sent_row("ddp", 11, 100.5), sent_row("hub", 30, 200)});
+  CHECK(tied.find("was fastest") == std::string::npos);
+  CHECK(tied.find("No single fastest: ring and ddp tie at 10.0–11.0 ms per iteration (within 15%") !=
+        std::string::npos);
+  CHECK(tied.find("the slowest was hub (30.0 ms)") != std::string::npos);
+  CHECK(tied.find("ring and ddp tie for the fewest bytes per worker (100.0 MB sent, within 1%)") != std::string::npos);
+  CHECK(tied.find("moved the fewest bytes") == std::string::npos);
+  // Every row tied: no slowest either.
+  const std::string all = summary_of({sent_row("a", 10, 5), sent_row("b", 10, 5), sent_row("c", 10, 5)});
+  CHECK(all.find("No single fastest: a, b and c tie at 10.0–10.0 ms per iteration") != std::string::npos);
+  CHECK(all.find("a, b and c tie for the fewest bytes") != std::string::npos);
+  CHECK(all.find("slowest") == std::string::npos);
+  // Clear differences: one winner, named with its margins.
+  const std::string clear = summary_of({sent_row("ring", 10, 100), sent_row("hub", 20, 150)});
+  CHECK(clear.find("ring was fastest at 10.0 ms per iteration, 100.0% ahead of hub and 2.00x faster than the "
+                   "slowest, hub (20.0 ms).") != std::string::npos);
+  CHECK(clear.find("ring moved the fewest bytes per worker (100.0 MB sent).") != std::string::npos);
+  // Repeated runs: ranges decide, not the 15% band. 10 vs 11 ms whose ranges do not overlap
+  // has a winner; 10 vs 13 ms whose ranges overlap is a tie.
+  auto a = sent_row("a", 10, 1), b = sent_row("b", 11, 2);
+  a.repeats = b.repeats = 3;
+  a.spread["step_ms"] = {9.8, 10.2}, b.spread["step_ms"] = {10.5, 11.5};
+  CHECK(summary_of({a, b}).find("a was fastest at 10.0 ms") != std::string::npos);
+  b.step_ms = 13, b.spread["step_ms"] = {10.1, 16};
+  const std::string overlap = summary_of({a, b});
+  CHECK(overlap.find("No single fastest: a and b tie at 10.0–13.0 ms per iteration (their min–max ranges over 3 "
+                     "runs overlap)") != std::string::npos);
+}
+
+TEST_CASE("read_study_row: the busiest and idlest rank beside the mean", "[apps]") {
+  const fs::path dir = fs::temp_directory_path() / "ddl_test_sync_study_ranks";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A hub at rank 0: it sends 150 MB and waits 2 ms; the workers send 75 MB and wait 5 and 6 ms.
+  const double sent[] = {150e6, 75e6, 75e6}, wait[] = {0.002, 0.005, 0.006};
+  for (int r = 0; r < 3; ++r)
+    std::ofstream((dir / ("m.rank" + std::to_string(r) + ".jsonl")).string())
+        << R"({"event":"summary","steps":{"steps":4,"mean":{"total_s":0.01,"comm_wait_s":)" << wait[r]
+        << R"(}},"pg_bytes_sent":)" << sent[r] << R"(,"pg_bytes_received":1e6,"mean_cpu_percent":50,)"
+        << R"("peak_rss_bytes":5e7,"wall_s":3,"net_tx_bytes":0,"net_rx_bytes":0,"train_loss":0.5,)"
+        << R"("test_accuracy_pct":90})"
+        << "\n";
+  const StudyRow r = read_study_row("param-server", (dir / "m.jsonl").string(), 3);
+  CHECK(r.sent_mb == Approx(100));
+  CHECK(r.sent_max_mb == Approx(150));
+  CHECK(r.sent_min_mb == Approx(75));
+  CHECK(r.sent_max_rank == 0);
+  CHECK(r.comm_ms == Approx(13.0 / 3));
+  CHECK(r.comm_max_ms == Approx(6));
+  CHECK(r.comm_min_ms == Approx(2));
+  CHECK(r.comm_max_rank == 2);
+  write_study(dir.string(), {r, sent_row("ring", 10, 100)}, 3, "synthetic", "mlp", "");
+  const std::string md = slurp(dir / "study.md");
+  CHECK(md.find("| 2.0–6.0 (max: rank 2) | 100.0 | 75.0–150.0 (max: rank 0) |") != std::string::npos);
+  CHECK(md.find("param-server's rank 0 (150.0 MB, 1.5x)") != std::string::npos);
+  const std::string csv = slurp(dir / "study.csv");
+  CHECK(csv.find(",sent_mb_min_rank,sent_mb_max_rank,sent_max_rank,comm_wait_ms_min_rank,comm_wait_ms_max_rank,"
+                 "comm_max_rank,repeats,") != std::string::npos);
+  CHECK(csv.find(",75,150,0,2,6,2,1,") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("combine_runs: --repeat's means and min–max ranges", "[apps]") {
+  std::vector<StudyRow> runs = {row("ring", 9, 4), row("ring", 12, 5), row("ring", 9, 6)};
+  for (auto& r : runs) r.sent_mb = 7, r.train_loss = 0.25;
+  const StudyRow c = combine_runs(runs);
+  CHECK(c.repeats == 3);
+  CHECK(c.step_ms == Approx(10));
+  CHECK(c.spread.at("step_ms") == std::pair<double, double>(9, 12));
+  CHECK(c.comm_ms == Approx(5));
+  CHECK(c.spread.at("comm_wait_ms") == std::pair<double, double>(4, 6));
+  CHECK(c.spread.at("sent_mb_per_worker") == std::pair<double, double>(7, 7));
+  CHECK(combine_runs({runs[0]}).spread.empty());
+  runs[1].cpu_percent = std::nan("");
+  CHECK(std::isnan(combine_runs(runs).spread.at("cpu_percent").second));
+  const fs::path dir = fs::temp_directory_path() / "ddl_test_sync_study_repeat";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_study(dir.string(), {c}, 2, "synthetic", "mlp", "");
+  const std::string md = slurp(dir / "study.md");
+  CHECK(md.find("Each strategy ran 3 times (--repeat)") != std::string::npos);
+  CHECK(md.find("| ring | 10.0 (9.0–12.0) | 5.0 (4.0–6.0) |") != std::string::npos);
+  const std::string csv = slurp(dir / "study.csv");
+  CHECK(csv.find(",step_ms_min,step_ms_max,comm_wait_ms_min,comm_wait_ms_max,") != std::string::npos);
+  CHECK(csv.find(",3,9,12,4,6,") != std::string::npos);  // repeats, then the ranges
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sync_study --cpu and --link hostI=: a straggler reaches ddlrun's command line", "[apps]") {
+  StudyConfig cfg;
+  cfg.bin_dir = "/opt/ddl/bin";
+  cfg.hosts = cfg.nproc = 3;
+  cfg.cpu = {host_cpu_arg("host1=0.5", 3)};
+  cfg.host_links = {host_link_arg("host2=10mbit/20ms", 3)};
+  const auto link = parse_links("100mbit").front();
+  const std::string cmd = train_command(cfg, "param-server", "m.jsonl", &link);
+  CHECK(cmd.find("/opt/ddl/bin/ddlrun --all-ranks --hosts 3 --link 100mbit --link host2=10mbit,20ms --cpu host1=0.5 "
+                 "/opt/ddl/bin/train_cifar ") != std::string::npos);
+  // Without hosts the per-host flags mean nothing and are not passed.
+  cfg.hosts = 0;
+  CHECK(train_command(cfg, "ring", "m.jsonl", nullptr).find("--cpu") == std::string::npos);
+  for (const char* bad : {"host3=0.5", "host1=0", "host1=x", "1=0.5", "host1", "hostx=1", "host1=0.5x", "host1="})
+    CHECK_THROWS_AS(host_cpu_arg(bad, 3), ddl::Error);
+  CHECK(host_link_arg("host0=1gbit", 3) == "host0=1gbit");
+  for (const char* bad : {"host3=10mbit", "host1=10mbps", "host1=10mbit,20ms", "host1=$(x)", "10mbit"})
+    CHECK_THROWS_AS(host_link_arg(bad, 3), ddl::Error);
+  CHECK_THROWS_WITH(host_cpu_arg("host5=0.5", 3), Catch::Contains("host0..host2"));
 }
