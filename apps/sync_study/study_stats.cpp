@@ -160,7 +160,7 @@ std::string study_summary(const std::vector<StudyRow>& rows) {
   for (const auto& r : rows) (dist::sync_spec_averages_gradients(r.strategy) ? exact : inexact) += ", " + r.strategy;
   if (!exact.empty())
     out += "Strategies that average gradients every step (" + exact.substr(2) +
-           ") compute the same updates, so their losses agree";
+           ") compute the same updates (to float rounding; bit for bit on 2 workers), so their losses agree";
   if (!inexact.empty())
     out += (exact.empty() ? "" : "; ") + inexact.substr(2) + " trade exactness for less communication";
   return out + ".";
