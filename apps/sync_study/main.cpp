@@ -114,7 +114,8 @@ int main(int argc, char** argv) try {
       for (const std::string& s : strategies)
         for (int k = 1; k <= cfg.repeat; ++k) {
           const fs::path dir = link ? fs::path(out) / link->label : fs::path(out);
-          std::cout << train_command(cfg, s, (dir / (run_stem(cfg, s, k) + ".jsonl")).string(), link ? &*link : nullptr)
+          std::cout << train_command(cfg, s, (dir / (run_stem(cfg, s, k) + ".jsonl")).string(), link ? &*link : nullptr,
+                                     k)
                     << "\n";
         }
     return 0;
@@ -136,7 +137,8 @@ int main(int argc, char** argv) try {
                      "sync_study: " + std::to_string(cfg.nproc) + " workers, " + cfg.model + " on " + cfg.dataset);
     std::cout << "sync_study: wrote " << (fs::path(out) / "study.md").string() << ", study.csv and study.html\n";
     if (!cfg.trace.empty())
-      std::cout << "sync_study: timelines in " << trace_path(cfg.trace, "<strategy>", nullptr) << "\n";
+      std::cout << "sync_study: timelines in " << trace_path(cfg.trace, run_stem(cfg, "<strategy>", 1), nullptr)
+                << "\n";
     return 0;
   }
 
@@ -172,7 +174,7 @@ int main(int argc, char** argv) try {
   if (!cfg.trace.empty()) {
     LinkSetting any;
     any.label = "<link>";
-    std::cout << "sync_study: timelines in " << trace_path(cfg.trace, "<strategy>", &any) << "\n";
+    std::cout << "sync_study: timelines in " << trace_path(cfg.trace, run_stem(cfg, "<strategy>", 1), &any) << "\n";
   }
   return 0;
 } catch (const std::exception& e) {

@@ -62,7 +62,7 @@ std::string trace_path(const std::string& trace, const std::string& strategy, co
 }
 
 std::string train_command(const StudyConfig& cfg, const std::string& strategy, const std::string& metrics,
-                          const LinkSetting* link) {
+                          const LinkSetting* link, int run) {
   const fs::path bin(cfg.bin_dir);
   // DDL_SHM (docs/dist.md): ring, param-server and the rest use send/recv or other
   // collectives, which always go over TCP; all_reduce would not, unless told. On emulated
@@ -83,7 +83,7 @@ std::string train_command(const StudyConfig& cfg, const std::string& strategy, c
          std::to_string(cfg.batch) + " --train-samples " + std::to_string(cfg.train_samples) + " --test-samples " +
          std::to_string(cfg.test_samples) + " --seed " + std::to_string(cfg.seed) +
          " --threads 1 --no-progress --metrics " + shell_quote(metrics);
-  if (!cfg.trace.empty()) cmd += " --trace " + shell_quote(trace_path(cfg.trace, strategy, link));
+  if (!cfg.trace.empty()) cmd += " --trace " + shell_quote(trace_path(cfg.trace, run_stem(cfg, strategy, run), link));
   for (const auto& e : cfg.extra) cmd += " " + shell_quote(e);
   return cmd;
 }
@@ -99,7 +99,7 @@ std::optional<StudyRow> run_strategy(const StudyConfig& cfg, const std::string& 
               << (cfg.repeat > 1 ? " (run " + std::to_string(k) + " of " + std::to_string(cfg.repeat) + ")" : "")
               << " ..." << std::flush;
     const int status =
-        std::system((train_command(cfg, strategy, metrics, link) + " > " + shell_quote(log) + " 2>&1").c_str());
+        std::system((train_command(cfg, strategy, metrics, link, k) + " > " + shell_quote(log) + " 2>&1").c_str());
     if (status != 0) {
       std::cout << " failed (see " << log << "); its last lines:\n";
       std::ifstream in(log);

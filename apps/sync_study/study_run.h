@@ -39,9 +39,10 @@ std::string host_link_arg(const std::string& flag, int hosts);
 // the link's label before the extension, e.g. t.json -> t.ring.json or t.ring.100mbit.json.
 std::string trace_path(const std::string& trace, const std::string& strategy, const LinkSetting* link);
 
-// The shell command that trains with `strategy`, writing metrics to `metrics`.
+// The shell command that trains with `strategy`, writing metrics to `metrics`; `run` (1..
+// cfg.repeat) names its timeline apart from the other runs' (t.ring.run2.json).
 std::string train_command(const StudyConfig& cfg, const std::string& strategy, const std::string& metrics,
-                          const LinkSetting* link);
+                          const LinkSetting* link, int run = 1);
 
 // Runs `strategy` with its output in DIR/<strategy>.log and metrics in DIR/<strategy>.jsonl
 // (with cfg.repeat > 1, cfg.repeat times, as DIR/<strategy>.run<k>.log and .jsonl); prints

@@ -291,6 +291,13 @@ TEST_CASE("sync_study --cpu and --link hostI=: a straggler reaches ddlrun's comm
   const std::string cmd = train_command(cfg, "param-server", "m.jsonl", &link);
   CHECK(cmd.find("/opt/ddl/bin/ddlrun --all-ranks --hosts 3 --link 100mbit --link host2=10mbit,20ms --cpu host1=0.5 "
                  "/opt/ddl/bin/train_cifar ") != std::string::npos);
+  // --repeat: each run's timeline has its own file.
+  cfg.repeat = 2;
+  cfg.trace = "/tmp/t.json";
+  CHECK(train_command(cfg, "ring", "m.jsonl", &link, 2).find("--trace /tmp/t.ring.run2.100mbit.json") !=
+        std::string::npos);
+  cfg.repeat = 1;
+  CHECK(train_command(cfg, "ring", "m.jsonl", &link).find("--trace /tmp/t.ring.100mbit.json") != std::string::npos);
   // Without hosts the per-host flags mean nothing and are not passed.
   cfg.hosts = 0;
   CHECK(train_command(cfg, "ring", "m.jsonl", nullptr).find("--cpu") == std::string::npos);
