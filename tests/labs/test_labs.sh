@@ -43,6 +43,11 @@ grade ar_hidden --lab p2p-allreduce --plugin "$LABS/liblab_p2p_reference.so" --h
 expect ar_hidden 0 "score 15/15"
 grade ring --lab ring --plugin "$LABS/liblab_ring_reference.so" --hidden "$tmp/hidden.txt" --json "$tmp/ring.json"
 expect ring 0 "score 15/15"
+shm_before=$(ls /dev/shm | grep '^ddl-oslab-' | sort || true)
+grade shm --lab shm-allreduce --plugin "$LABS/liblab_os_reference.so" --hidden "$tmp/hidden.txt"
+expect shm 0 "score 12/12"
+shm_after=$(ls /dev/shm | grep '^ddl-oslab-' | sort || true)
+[ -z "$(comm -13 <(echo "$shm_before") <(echo "$shm_after"))" ] || fail "lab os's reference left a segment in /dev/shm"
 grade ps --lab param-server --plugin "$LABS/liblab_ps_reference.so" --hidden "$tmp/hidden.txt"
 expect ps 0 "score 15/15"
 printf 'ranks=2 in=5 hidden=9 out=4 seed=3 cap=200\nranks=4 in=7 hidden=13 out=5 batch=1 steps=2 seed=5\n' > "$tmp/ddp_hidden.txt"
@@ -86,6 +91,9 @@ expect sk_ddp 1 "score 0/6"
 grade sk_ps --lab param-server --plugin "$LABS/liblab_ps_skeleton.so" --ranks 2
 expect sk_ps 1 "rank 0 failed: push_gradients: not implemented"
 expect sk_ps 1 "score 0/5"
+grade sk_shm --lab shm-allreduce --plugin "$LABS/liblab_os_skeleton.so" --ranks 2
+expect sk_shm 1 "rank 0 failed: open_segment: not implemented"
+expect sk_shm 1 "score 0/4"
 
 echo "== each mistake fails its check"
 start=$(date +%s)
@@ -93,7 +101,7 @@ grade hang --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-hang --ranks
 expect hang 1 "ranks 0, 1 had not finished"
 [ $(($(date +%s) - start)) -lt 30 ] || fail "a deadlocked run was not killed at its timeout"
 sleep 1
-! pgrep -f -- "--worker --strategy faulty-hang" > /dev/null || fail "ranks of the killed run are still running"
+! pgrep -f -- "$GRADE --worker --strategy faulty-hang" > /dev/null || fail "ranks of the killed run are still running"
 grade crash --lab p2p-allreduce --plugin "$FAULTY" --strategy faulty-crash --ranks 2
 expect crash 1 "ended without a result (a crash?)"
 expect crash 1 "rank 1 (local rank 1, pid"
@@ -142,6 +150,9 @@ expect psbuiltin 1 "rank 0 called collectives (broadcast: 3 calls, gather: 3 cal
 expect psbuiltin 1 "rank 0 sent 824 bytes per step, the lab's formula gives 1236 bytes"
 grade psbytes --lab param-server --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 3
 expect psbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
+grade shmbytes --lab shm-allreduce --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 2
+expect shmbytes 1 "rank 0 sent 412 bytes per step, the lab's formula gives 0 bytes"
+expect shmbytes 1 "score 3/4"
 
 echo "== make_skeleton.py: regions replaced, markers checked"
 grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skeleton.cpp" ||
@@ -149,8 +160,9 @@ grep -q 'throw std::logic_error("ring_sum: not implemented");' "$LABS/ring_skele
 grep -q 'throw std::logic_error("server_step: not implemented");' "$LABS/ps_skeleton.cpp" ||
   fail "ps_skeleton.cpp lacks server_step's throw"
 ! grep -qE 'SOLUTION|flat.add_\(from\[peer\]\)|== 0\) opt.step' "$LABS/ps_skeleton.cpp" || fail "ps_skeleton.cpp holds a line of the solution"
-! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data|all_reduce_async\(b.flat' \
-  "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" "$LABS/ddp_skeleton.cpp" ||
+! grep -qE 'SOLUTION|in.add_\(incoming\)|kScatterTag\);$|ReduceOp::Min|O_TRUNC|memcpy\(t.raw_data|all_reduce_async\(b.flat|shm_open\(|setpshared\(&' \
+  "$LABS/ring_skeleton.cpp" "$LABS/p2p_skeleton.cpp" "$LABS/fault_skeleton.cpp" "$LABS/ddp_skeleton.cpp" \
+  "$LABS/os_skeleton.cpp" ||
   fail "a skeleton still holds a marker or a line of the solution"
 printf 'void f() {\n  // BEGIN SOLUTION f\n  g();\n}\n' > "$tmp/open.cpp"
 ! "$MAKE_SKELETON" "$tmp/open.cpp" "$tmp/out.cpp" 2> "$tmp/open.err" && grep -q "open.cpp:2: BEGIN SOLUTION never ended" \
@@ -164,4 +176,5 @@ expect wrongname 1 "unknown sync strategy 'student-ring'"
 grep -q '"score": 0.0' "$tmp/wrong.json" || fail "no results.json for a plugin without the lab's strategy"
 grade nolab --lab nosuch --plugin "$FAULTY"
 expect nolab 2 "p2p-gather-scatter, p2p-allreduce, ring, fault, ddp-buckets"
+expect nolab 2 "param-server, shm-allreduce"
 echo "labs: ok"
