@@ -49,6 +49,7 @@ struct Worker {
   bool running = false;
   bool signalled = false;  // ddlrun told it to stop: its failure is not its own
   int sent = 0;            // the last signal ddlrun sent it
+  bool stopped = false;    // seen stopped (SIGSTOP, a debugger): it needs SIGCONT to act on a signal
   int status = 0;
   int fds[2] = {-1, -1};  // stdout (a pty), stderr (a pipe): see child_pty.h
 };
@@ -108,6 +109,9 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     throw;
   }
   if (!why.empty()) relay.message("ddlrun: rank " + std::to_string(w.rank) + ": " + why, i);
+  std::vector<char*> argv;
+  for (const auto& a : cfg.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   pid_t parent = getpid();
   // Until the child has reset ddlrun's handlers, a signal must wait (blocked) rather than
   // run on_signal in it: stop_all's SIGTERM to a worker not yet scheduled after fork was
@@ -136,9 +140,6 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     // On an emulated host the worker runs in its namespaces, one fork further down.
     if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
-    std::vector<char*> argv;
-    for (const auto& a : cfg.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -226,6 +227,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     for (auto& w : workers)
       if (w.running) {
         kill(w.pid, sig);
+        if (w.stopped) kill(w.pid, SIGCONT);  // else SIGTERM waits until it continues, as kill(1) notes
         w.signalled = true;
         w.sent = sig;
       }
@@ -270,11 +272,23 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     handle_forward_signal();
     int status;
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
       handle_forward_signal();  // one that arrived while waitpid ran
       for (int i = 0; i < cfg.nproc; ++i) {
         Worker& w = workers[i];
         if (w.pid != pid) continue;
+        if (WIFSTOPPED(status)) {  // still running: named, so a hang at the peers' timeout has a culprit
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          if (!w.stopped)
+            relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
+                              std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") was stopped by " +
+                              signal_name(WSTOPSIG(status)) +
+                              ": it answers no peer until it gets SIGCONT, so they fail at their timeout",
+                          i);
+          w.stopped = true;
+          if (stopping) kill(w.pid, SIGCONT);
+          continue;
+        }
         w.running = false;
         w.status = status;
         // What it wrote before it exited is all in its pty or pipe now.
@@ -283,9 +297,10 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         if (!ok && failed < 0 && !stopping) {
           failed = i;
           const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          const std::string note = cfg.cluster ? cfg.cluster->failure_note(w.rank / cfg.ranks_per_host) : "";
           relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                             std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +
-                            describe_status(status) + "; stopping the other workers",
+                            describe_status(status) + note + "; stopping the other workers",
                         i);
         }
         if (!ok && !w.signalled) relay.show_hidden_tail(i);

@@ -39,7 +39,7 @@ struct Config {
   std::string log_dir;                      // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
   std::vector<std::shared_ptr<FILE>> logs;  // those files, opened by main (open_rank_logs, output_relay.h)
   std::vector<std::string> command;         // program and its arguments
-  std::vector<std::string> argv;            // ddlrun's own command line, to show other nodes theirs
+  std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing

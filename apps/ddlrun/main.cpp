@@ -25,7 +25,8 @@ namespace {
 // --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage
 // or privilege error), and points the launcher at them.
 int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, const std::vector<std::string>& links,
-                 const std::vector<std::string>& cpus, bool nproc_given,
+                 const std::vector<std::string>& cpus, const std::vector<std::string>& memory,
+                 const std::vector<std::string>& flaps, bool nproc_given,
                  std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
   namespace hosts = ddl::launcher::hosts;
   if (nproc_given || cfg.nnodes > 1 || cfg.node_rank > 0) {
@@ -44,6 +45,8 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
     for (const auto& l : links)
       if (l.find('=') != std::string::npos) hosts::apply_link_flag(spec, l);
     for (const auto& c : cpus) hosts::apply_cpu_flag(spec, c);
+    for (const auto& m : memory) hosts::apply_memory_flag(spec, m);
+    for (const auto& f : flaps) hosts::apply_flap_flag(spec, f);
   } catch (const hosts::UsageError& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
     return 2;
@@ -52,8 +55,9 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   // only an ordinary user tries a user namespace of its own.
   std::string missing = hosts::missing_privilege(), rootless_error;
   if (!missing.empty() && geteuid() != 0) {
-    if (!spec.cpu_of.empty()) {
-      std::cerr << "ddlrun: --cpu needs root (cgroups are the machine's); without root, drop --cpu\n";
+    if (!spec.cpu_of.empty() || !spec.memory_of.empty()) {
+      const char* flag = spec.cpu_of.empty() ? "--memory" : "--cpu";
+      std::cerr << "ddlrun: " << flag << " needs root (cgroups are the machine's); without root, drop " << flag << "\n";
       return 2;
     }
     rootless_error = hosts::enter_rootless();
@@ -100,7 +104,7 @@ int main(int argc, char** argv) {
   auto* nproc =
       app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")->check(CLI::Range(1, 4096));
   ddl::launcher::hosts::Spec spec;
-  std::vector<std::string> links, cpus;
+  std::vector<std::string> links, cpus, memory, flaps;
   bool cleanup = false;
   app.add_option("--hosts", spec.hosts, "run the job on this many emulated hosts (docs/cluster.md; needs root)")
       ->check(CLI::Range(1, 250));
@@ -109,6 +113,14 @@ int main(int argc, char** argv) {
   app.add_option("--link", links, "with --hosts: RATE[,DELAY[,LOSS]] of every link, or hostI=RATE[,...] for one")
       ->allow_extra_args(false);
   app.add_option("--cpu", cpus, "with --hosts: hostI=FRACTION, a CPU quota for that host's processes")
+      ->allow_extra_args(false);
+  app.add_option("--memory", memory,
+                 "with --hosts: hostI=BYTES (K, M, G suffixes), a memory limit for that host's processes, no swap; "
+                 "a rank the OOM killer ends is reported naming its host")
+      ->allow_extra_args(false);
+  app.add_option("--link-flap", flaps,
+                 "with --hosts: hostI=T[,D], take that host's link down T seconds after the start for D seconds "
+                 "(default 1), then up (failure injection, docs/cluster.md)")
       ->allow_extra_args(false);
   app.add_flag("--cleanup", cleanup,
                "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
@@ -155,8 +167,8 @@ int main(int argc, char** argv) {
     std::cerr << "ddlrun: give --nproc (or --hosts)\n" << app.help();
     return 2;
   }
-  if (spec.hosts == 0 && (!links.empty() || !cpus.empty())) {
-    std::cerr << "ddlrun: --link and --cpu shape emulated hosts: give --hosts N too\n";
+  if (spec.hosts == 0 && (!links.empty() || !cpus.empty() || !memory.empty() || !flaps.empty())) {
+    std::cerr << "ddlrun: --link, --cpu, --memory and --link-flap shape emulated hosts: give --hosts N too\n";
     return 2;
   }
   if (cfg.command.empty()) {
@@ -207,7 +219,8 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
-    if (int rc = set_up_hosts(cfg, spec, links, cpus, nproc->count() > 0, cluster); rc != 0) return rc;
+    if (int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster); rc != 0) return rc;
+  if (cluster) cluster->start_flaps();
   try {
     return ddl::launcher::run(cfg);
   } catch (const std::exception& e) {

@@ -34,6 +34,8 @@ int main(int argc, char** argv) try {
   if (env.world_size > 1)
     group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
+  DDL_CHECK(o.crash_rank < world && o.hang_rank < world, "train_cifar: --crash-rank ", o.crash_rank, " / --hang-rank ",
+            o.hang_rank, " must name a rank of this ", world, "-rank job");
   // --trace: record from here; at the end every rank sends its events to rank 0 (docs/trace.md).
   if (!o.trace.empty()) dist::start_trace(o.trace);
   trace::set_thread_name("compute");
@@ -126,7 +128,7 @@ int main(int argc, char** argv) try {
       const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
       report.end_step(step, loss.data(), logits.data(), y, lr, comm);  // reads the loss when it shows it
       ++pos.global_step;
-      if (o.crash_at_step > 0 && pos.global_step == o.crash_at_step && !resumed && rank == 0) std::_Exit(3);
+      apps::inject_fault(o, pos.global_step, rank, resumed);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&
           rank == 0)
         apps::save_snapshot(

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "apps/train_cifar/datasets.h"
@@ -151,9 +153,19 @@ TrainOptions parse_options(int argc, char** argv) {
                  "chrome://tracing); under ddlrun the ranks' traces are merged into FILE by rank 0 (docs/trace.md)");
   app.add_flag("!--no-progress", o.progress, "no progress bar even on a terminal");
   app.add_option("--crash-at-step", o.crash_at_step,
-                 "fault injection: rank 0 exits with status 3 at this global step unless it resumed from a snapshot "
-                 "(to test --snapshot with ddlrun --max-restarts)")
+                 "fault injection: rank --crash-rank exits with status 3 at this global step unless it resumed from a "
+                 "snapshot (to test --snapshot with ddlrun --max-restarts)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--crash-rank", o.crash_rank, "the rank --crash-at-step ends")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--hang-at-step", o.hang_at_step,
+                 "fault injection: rank --hang-rank stops itself with SIGSTOP at this global step (unless resumed), so "
+                 "the others fail at --timeout naming it")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--hang-rank", o.hang_rank, "the rank --hang-at-step stops")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -178,6 +190,18 @@ TrainOptions parse_options(int argc, char** argv) {
               << " % (the flag takes a percentage); for " << o.target_accuracy * 100 << " % pass "
               << o.target_accuracy * 100 << "\n";
   return o;
+}
+
+void inject_fault(const TrainOptions& o, int64_t step, int rank, bool resumed) {
+  if (resumed) return;
+  if (o.crash_at_step > 0 && step == o.crash_at_step && rank == o.crash_rank) {
+    std::cerr << "train_cifar: fault injection: rank " << rank << " exits with status 3 at step " << step << "\n";
+    std::_Exit(3);
+  }
+  if (o.hang_at_step > 0 && step == o.hang_at_step && rank == o.hang_rank) {
+    std::cerr << "train_cifar: fault injection: rank " << rank << " stops itself (SIGSTOP) at step " << step << "\n";
+    std::raise(SIGSTOP);  // the launcher's SIGKILL still ends it (signal(7))
+  }
 }
 
 }  // namespace ddl::apps

@@ -41,9 +41,17 @@ struct TrainOptions {
   int64_t train_samples = 0, test_samples = 0;  // 0: all
   double target_accuracy = 0;                   // percent, for convergence time; 0: none
   bool progress = true;
-  double timeout = 0;         // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
-  int64_t crash_at_step = 0;  // fault-injection for resume tests: exit(3) at this global step
+  double timeout = 0;  // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
+  // Fault injection (docs/cluster.md, "Failure injection"), skipped after a resume:
+  int64_t crash_at_step = 0;  // rank crash_rank exits with status 3 after this global step
+  int crash_rank = 0;
+  int64_t hang_at_step = 0;  // rank hang_rank stops itself with SIGSTOP after this global step
+  int hang_rank = 0;
 };
+
+// The fault this rank injects after global step `step` (crash: _Exit(3); hang:
+// raise(SIGSTOP)), if any; nothing after a resume, so --max-restarts can recover.
+void inject_fault(const TrainOptions& o, int64_t step, int rank, bool resumed);
 
 // Parses argv; prints --help and exits 0, or prints the bad flag and exits 2.
 TrainOptions parse_options(int argc, char** argv);

@@ -3,13 +3,16 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -125,18 +128,25 @@ void Cluster::build() {
                    "ddlrun: this kernel has no netem qdisc (tc: \"Specified qdisc kind is unknown\"): the links get "
                    "their rate but no delay or loss (see docs/cluster.md)\n");
   }
-  cgroup_of_.assign(spec_.hosts, "");
+  cgroup_of_.assign(spec_.hosts, {});
   cpu_note_.assign(spec_.hosts, "");
+  memory_.resize(spec_.hosts);
+  link_down_ = std::make_unique<std::atomic<bool>[]>(spec_.hosts);
   for (int h = 0; h < spec_.hosts; ++h) {
     const std::string ns = job_ + "-host" + std::to_string(h);
     make_host_network(sw, ns, h, *state_);
     shape_link(sw, ns, h, spec_.link_for(h), netem_);
     if (auto it = spec_.cpu_of.find(h); it != spec_.cpu_of.end()) {
       CpuGroup g = make_cpu_group(job_, h, it->second, *state_);
-      cgroup_of_[h] = g.dir;
+      cgroup_of_[h].push_back(g.dir);
       char frac[32];
       std::snprintf(frac, sizeof frac, "%g", it->second);
       cpu_note_[h] = std::string(frac) + " CPU via " + g.version;
+    }
+    if (auto it = spec_.memory_of.find(h); it != spec_.memory_of.end()) {
+      memory_[h] = std::make_unique<MemoryGroup>(make_memory_group(job_, h, it->second, *state_));
+      // Under cgroup v2 the CPU and memory limits share one folder: join it once.
+      if (cgroup_of_[h].empty() || cgroup_of_[h][0] != memory_[h]->dir) cgroup_of_[h].push_back(memory_[h]->dir);
     }
     holders_.push_back(start_holder(ns, host_name(h)));
   }
@@ -155,6 +165,13 @@ std::string Cluster::summary() const {
   for (int h = 0; h < spec_.hosts; ++h) {
     s += "ddlrun:   " + host_name(h) + " " + host_address(h) + " link " + link_description(h) + " both ways";
     if (!cpu_note_[h].empty()) s += ", cpu " + cpu_note_[h];
+    if (memory_[h]) s += ", memory " + std::to_string(spec_.memory_of.at(h)) + " bytes via " + memory_[h]->version;
+    if (auto it = spec_.flap_of.find(h); it != spec_.flap_of.end()) {
+      char flap[96];
+      std::snprintf(flap, sizeof flap, ", link down at %g s for %g s (--link-flap)", it->second.at,
+                    it->second.down_for);
+      s += flap;
+    }
     s += "\n";
   }
   return s;
@@ -162,7 +179,85 @@ std::string Cluster::summary() const {
 
 void Cluster::enter(int host) const { enter_host(holders_.at(host), cgroup_of_.at(host), host_name(host)); }
 
+namespace {
+// Sets the switch port `port` of namespace `netns_path` up or down (netdevice(7):
+// SIOCSIFFLAGS), as `ip link set` does. No fork: ddlrun reaps every child as a worker.
+std::string set_link(const std::string& netns_path, const std::string& port, bool up) {
+  const int ns = open(netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {  // this thread only
+    if (ns >= 0) close(ns);
+    return "cannot enter " + netns_path + ": " + std::strerror(errno);
+  }
+  close(ns);
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ifreq ifr{};
+  std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", port.c_str());
+  std::string why;
+  if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
+    why = "cannot read the flags of " + port + ": " + std::strerror(errno);
+  } else {
+    ifr.ifr_flags = static_cast<short>(up ? ifr.ifr_flags | IFF_UP : ifr.ifr_flags & ~IFF_UP);
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+      why = "cannot set " + port + (up ? " up: " : " down: ") + std::strerror(errno);
+  }
+  if (fd >= 0) close(fd);
+  return why;
+}
+}  // namespace
+
+void Cluster::start_flaps() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (const auto& [host, flap] : spec_.flap_of)
+    flaps_.emplace_back([this, start, host = host, flap = flap] {
+      const auto at = [&](double s) {
+        return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+      };
+      const std::string sw = "/run/netns/" + job_ + "-sw", port = "h" + std::to_string(host);
+      // The switch's port of the host, as a cut cable (tests/hosts/test_cut_link.sh).
+      auto set = [&](bool up) {
+        const std::string why = set_link(sw, port, up);
+        std::fprintf(stderr, "ddlrun: --link-flap: %s's link %s at %.1f s%s%s\n", host_name(host).c_str(),
+                     up ? "up" : "down", std::chrono::duration<double>(Clock::now() - start).count(),
+                     why.empty() ? "" : ": ", why.c_str());
+      };
+      std::unique_lock<std::mutex> lock(flap_mu_);
+      if (flap_cv_.wait_until(lock, at(flap.at), [this] { return flaps_stop_; })) return;
+      link_down_[host] = true;
+      set(false);
+      if (flap_cv_.wait_until(lock, at(flap.at + flap.down_for), [this] { return flaps_stop_; })) return;
+      set(true);
+      link_down_[host] = false;
+    });
+}
+
+std::string Cluster::failure_note(int host) const {
+  std::string note;
+  for (const auto& [h, flap] : spec_.flap_of)
+    if (link_down_ && link_down_[h]) {
+      char text[128];
+      std::snprintf(text, sizeof text, "; %s's link is down (--link-flap %s=%g,%g)", host_name(h).c_str(),
+                    host_name(h).c_str(), flap.at, flap.down_for);
+      note += text;
+    }
+  if (host >= 0 && host < static_cast<int>(memory_.size()) && memory_[host]) {
+    const long long kills = oom_kills(*memory_[host]);
+    if (kills > 0)
+      note += "; the kernel's OOM killer ended " + std::to_string(kills) + " process(es) on " + host_name(host) +
+              ", over its --memory limit of " + std::to_string(spec_.memory_of.at(host)) + " bytes (" +
+              memory_[host]->events + ")";
+  }
+  return note;
+}
+
 void Cluster::teardown() {
+  {
+    std::lock_guard<std::mutex> lock(flap_mu_);
+    flaps_stop_ = true;
+  }
+  flap_cv_.notify_all();
+  for (std::thread& t : flaps_) t.join();
+  flaps_.clear();
   for (Holder& h : holders_) stop_holder(h);
   holders_.clear();
   if (!state_) return;

@@ -4,11 +4,16 @@
 // start workers: the launcher does, calling enter() in each forked worker.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "apps/ddlrun/hosts/cgroup.h"
 #include "apps/ddlrun/hosts/holder.h"
 #include "apps/ddlrun/hosts/spec.h"
 #include "apps/ddlrun/hosts/state.h"
@@ -38,6 +43,12 @@ class Cluster {
   std::string summary() const;
   // In a forked worker: joins the host (see enter_host in holder.h).
   void enter(int host) const;
+  // Starts the --link-flap timers (T counts from this call): each takes its host's switch
+  // port down at T and up again D later, saying so on stderr.
+  void start_flaps();
+  // What ddlrun adds when a worker fails: "" or, e.g., "; host1's link is down (--link-flap
+  // host1=2,30)" and "; the OOM killer ended a process on host1 (its --memory limit ...)".
+  std::string failure_note(int host) const;
   // Removes everything; safe to call twice. Problems go to stderr.
   void teardown();
 
@@ -48,8 +59,14 @@ class Cluster {
   bool netem_ = false;
   std::unique_ptr<StateFile> state_;
   std::vector<Holder> holders_;
-  std::vector<std::string> cgroup_of_;  // per host, "" when no --cpu
-  std::vector<std::string> cpu_note_;   // per host: how its quota was set
+  std::vector<std::vector<std::string>> cgroup_of_;   // per host: the cgroups its workers join
+  std::vector<std::string> cpu_note_;                 // per host: how its quota was set
+  std::vector<std::unique_ptr<MemoryGroup>> memory_;  // per host, null when no --memory
+  std::vector<std::thread> flaps_;
+  std::mutex flap_mu_;
+  std::condition_variable flap_cv_;
+  bool flaps_stop_ = false;
+  std::unique_ptr<std::atomic<bool>[]> link_down_;  // per host, set while a flap holds it down
 };
 
 }  // namespace ddl::launcher::hosts

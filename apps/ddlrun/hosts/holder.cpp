@@ -145,12 +145,13 @@ void stop_holder(Holder& h) {
   h = Holder{};
 }
 
-void enter_host(const Holder& h, const std::string& cgroup_dir, const std::string& host_name) {
+void enter_host(const Holder& h, const std::vector<std::string>& cgroup_dirs, const std::string& host_name) {
   const char* host = host_name.c_str();
-  if (!cgroup_dir.empty() && !join_cgroup(cgroup_dir)) {
-    dprintf(STDERR_FILENO, "ddlrun: %s: cannot join cgroup %s: %s\n", host, cgroup_dir.c_str(), std::strerror(errno));
-    _exit(127);
-  }
+  for (const std::string& cgroup_dir : cgroup_dirs)
+    if (!join_cgroup(cgroup_dir)) {
+      dprintf(STDERR_FILENO, "ddlrun: %s: cannot join cgroup %s: %s\n", host, cgroup_dir.c_str(), std::strerror(errno));
+      _exit(127);
+    }
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
   // Open every namespace first: after joining the mount namespace, /proc is the host's.
@@ -192,9 +193,18 @@ void enter_host(const Holder& h, const std::string& cgroup_dir, const std::strin
   g_child = child;
   struct sigaction sa {};
   sa.sa_handler = forward;
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(s, &sa, nullptr);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT}) sigaction(s, &sa, nullptr);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  // A stopped worker stops its relay too, so that ddlrun, which waits for the relay, sees
+  // the stop; ddlrun's SIGCONT then continues the relay, which forwards it (waitpid(2)).
+  while (true) {
+    const pid_t got = waitpid(child, &status, WUNTRACED);
+    if (got < 0 && errno == EINTR) continue;
+    if (got == child && WIFSTOPPED(status)) {
+      raise(SIGSTOP);
+      continue;
+    }
+    break;
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace ddl::launcher::hosts {
 
@@ -24,12 +25,12 @@ Holder start_holder(const std::string& netns, const std::string& hostname);
 // Kills the host's init (which ends every process in its PID namespace) and reaps the holder.
 void stop_holder(Holder& h);
 
-// In a freshly forked worker (single-threaded): joins `cgroup_dir` (when not empty) and the
+// In a freshly forked worker (single-threaded): joins `cgroup_dirs` (CPU, memory) and the
 // holder's namespaces, then forks once more, since a PID namespace takes effect only for
 // children (setns(2)). Returns in that grandchild, which goes on to exec the program; the
 // calling process stays behind as its relay: it forwards signals to it and exits with its
 // status (dying of the same signal when it did), so ddlrun's bookkeeping by pid still
 // holds. On failure prints why and exits 127.
-void enter_host(const Holder& h, const std::string& cgroup_dir, const std::string& host_name);
+void enter_host(const Holder& h, const std::vector<std::string>& cgroup_dirs, const std::string& host_name);
 
 }  // namespace ddl::launcher::hosts

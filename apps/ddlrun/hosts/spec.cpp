@@ -79,4 +79,35 @@ void apply_cpu_flag(Spec& spec, const std::string& value) {
   spec.cpu_of[host] = f;
 }
 
+void apply_memory_flag(Spec& spec, const std::string& value) {
+  std::string rest;
+  const int host = host_of(spec, value, &rest);
+  if (host < 0) throw UsageError("--memory '" + value + "': use hostI=BYTES, e.g. --memory host1=256M");
+  char* end = nullptr;
+  const double n = std::strtod(rest.c_str(), &end);
+  const std::string unit = end ? std::string(end) : "";
+  const double scale = unit.empty()                 ? 1
+                       : unit == "K" || unit == "k" ? 1024
+                       : unit == "M" || unit == "m" ? 1 << 20
+                       : unit == "G" || unit == "g" ? 1 << 30
+                                                    : 0;
+  // Below a few MiB not even the program's start-up fits: the limit would only confuse.
+  if (rest.empty() || scale == 0 || !(n * scale >= 4 << 20 && n * scale <= 1e15))
+    throw UsageError("--memory '" + value + "': BYTES is a number of bytes (or with K, M, G), at least 4M");
+  spec.memory_of[host] = static_cast<long long>(n * scale);
+}
+
+void apply_flap_flag(Spec& spec, const std::string& value) {
+  std::string rest;
+  const int host = host_of(spec, value, &rest);
+  if (host < 0) throw UsageError("--link-flap '" + value + "': use hostI=T[,D], e.g. --link-flap host1=5,2");
+  Spec::Flap f;
+  char* end = nullptr;
+  f.at = std::strtod(rest.c_str(), &end);
+  if (end && *end == ',') f.down_for = std::strtod(end + 1, &end);
+  if (rest.empty() || !end || *end != '\0' || !(f.at >= 0 && f.at <= 1e6) || !(f.down_for > 0 && f.down_for <= 1e6))
+    throw UsageError("--link-flap '" + value + "': T and D are seconds (T >= 0, D > 0; D defaults to 1)");
+  spec.flap_of[host] = f;
+}
+
 }  // namespace ddl::launcher::hosts

@@ -1,5 +1,5 @@
 // What `ddlrun --hosts` is asked to emulate: how many hosts, each one's link (rate, and
-// the delay and loss only netem can add) and CPU share. Parsing only; building the hosts
+// the delay and loss only netem can add), CPU share, memory limit and link flaps. Parsing only; building the hosts
 // is cluster.h's job.
 #pragma once
 
@@ -24,9 +24,14 @@ struct Link {
 struct Spec {
   int hosts = 0;  // 0: no emulation
   int nproc_per_host = 1;
-  Link link;                     // every host's, unless overridden
-  std::map<int, Link> link_of;   // --link hostI=RATE
-  std::map<int, double> cpu_of;  // --cpu hostI=FRACTION (of one CPU)
+  Link link;                           // every host's, unless overridden
+  std::map<int, Link> link_of;         // --link hostI=RATE
+  std::map<int, double> cpu_of;        // --cpu hostI=FRACTION (of one CPU)
+  std::map<int, long long> memory_of;  // --memory hostI=BYTES
+  struct Flap {
+    double at = 0, down_for = 1;  // seconds after the hosts are up; seconds down
+  };
+  std::map<int, Flap> flap_of;  // --link-flap hostI=T[,D]
 
   const Link& link_for(int host) const;
 };
@@ -38,5 +43,8 @@ Link parse_link(const std::string& text);
 // or "hostI=VALUE" (one host). Call after spec.hosts is set.
 void apply_link_flag(Spec& spec, const std::string& value);
 void apply_cpu_flag(Spec& spec, const std::string& value);
+// "hostI=BYTES" (a number, or with K, M, G: KiB, MiB, GiB) and "hostI=T[,D]" (seconds).
+void apply_memory_flag(Spec& spec, const std::string& value);
+void apply_flap_flag(Spec& spec, const std::string& value);
 
 }  // namespace ddl::launcher::hosts
