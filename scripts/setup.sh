@@ -9,6 +9,7 @@ packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgl
           libcli11-dev nlohmann-json3-dev libfmt-dev dataset-fashion-mnist
           fortunes   # the text corpus of apps/examples/char_lm (tests/apps/test_char_lm.sh)
           cmake      # the install test builds a CMake project against an installed ddl (tests/install)
+          strace     # ddlrun --syscalls counts each rank's system calls with it (tests/apps/test_ddlrun_syscalls.sh)
           chromium   # chromium: the test suite renders the HTML reports headless (tests/report)
           clang-format                      # the format check (scripts/check_format.sh)
           clang libclang-rt-dev libomp-dev  # the sanitizer and libFuzzer builds (tests/sanitize, tests/fuzz)

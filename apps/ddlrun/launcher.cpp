@@ -24,6 +24,7 @@
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/node_command.h"
 #include "apps/ddlrun/output_relay.h"
+#include "apps/ddlrun/syscalls.h"
 #include "dist/env.h"
 #include "dist/store/socket.h"
 #include "dist/store/tcp_store.h"
@@ -109,8 +110,13 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     throw;
   }
   if (!why.empty()) relay.message("ddlrun: rank " + std::to_string(w.rank) + ": " + why, i);
+  // The worker's argv, made before fork: with --syscalls, strace's options come first.
+  std::vector<std::string> command;
+  if (!cfg.syscalls_dir.empty())
+    command = strace_prefix(cfg.strace, cfg.syscalls_dir + "/rank" + std::to_string(w.rank) + ".strace");
+  command.insert(command.end(), cfg.command.begin(), cfg.command.end());
   std::vector<char*> argv;
-  for (const auto& a : cfg.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t parent = getpid();
   // Until the child has reset ddlrun's handlers, a signal must wait (blocked) rather than

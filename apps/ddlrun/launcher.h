@@ -39,6 +39,8 @@ struct Config {
   std::string log_dir;                      // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
   std::vector<std::shared_ptr<FILE>> logs;  // those files, opened by main (open_rank_logs, output_relay.h)
   std::vector<std::string> command;         // program and its arguments
+  std::string syscalls_dir;       // --syscalls: each rank runs under strace -f -c, its summary in DIR/rank<r>.strace
+  std::string strace;             // strace's path
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
 };
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "apps/ddlrun/hosts/cluster.h"
@@ -19,6 +20,7 @@
 #include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
+#include "apps/ddlrun/syscalls.h"
 #include "dist/transport/shm_segment.h"
 
 namespace {
@@ -122,6 +124,15 @@ int main(int argc, char** argv) {
                  "with --hosts: hostI=T[,D], take that host's link down T seconds after the start for D seconds "
                  "(default 1), then up (failure injection, docs/cluster.md)")
       ->allow_extra_args(false);
+  bool syscalls = false;
+  int syscalls_top = 12;
+  app.add_flag("--syscalls", syscalls,
+               "count each rank's system calls (strace -f -c: all its threads and children) and print one table at "
+               "the end: calls per syscall per rank, the top --syscalls-top, the rest, the total. strace stops the "
+               "rank at every call: a run is slower (docs/dist.md, \"Counting system calls\")");
+  app.add_option("--syscalls-top", syscalls_top, "rows of the --syscalls table")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_flag("--cleanup", cleanup,
                "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
                "behind, then exit");
@@ -217,14 +228,44 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::string syscalls_tmp;  // --syscalls without --log-dir: the summaries' folder, removed at the end
+  if (syscalls) {
+    cfg.strace = ddl::launcher::find_strace();
+    if (cfg.strace.empty()) {
+      std::cerr << "ddlrun: --syscalls needs strace on PATH (Debian: apt-get install strace)\n";
+      return 2;
+    }
+    if (cfg.log_dir.empty()) {
+      char dir[] = "/tmp/ddlrun-syscalls.XXXXXX";
+      if (!mkdtemp(dir)) {
+        std::cerr << "ddlrun: --syscalls: mkdtemp: " << std::strerror(errno) << "\n";
+        return 1;
+      }
+      syscalls_tmp = dir;
+    }
+    cfg.syscalls_dir = cfg.log_dir.empty() ? syscalls_tmp : cfg.log_dir;
+  }
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
     if (int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster); rc != 0) return rc;
   if (cluster) cluster->start_flaps();
+  int rc = 1;
   try {
-    return ddl::launcher::run(cfg);
+    rc = ddl::launcher::run(cfg);
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
-    return 1;
   }
+  if (syscalls) {
+    // This node's ranks, as the launcher numbers them (every rank under --hosts).
+    std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
+    for (int i = 0; i < cfg.nproc; ++i) {
+      const int rank = (spec.hosts > 0 ? 0 : cfg.node_rank) * cfg.nproc + i;
+      per_rank.emplace_back(
+          rank, ddl::launcher::read_strace_summary(cfg.syscalls_dir + "/rank" + std::to_string(rank) + ".strace"));
+    }
+    std::cerr << "ddlrun: system calls per rank (strace -f -c: every thread and child of the rank; the last attempt)\n"
+              << ddl::launcher::syscall_table(per_rank, syscalls_top);
+    if (!syscalls_tmp.empty()) std::filesystem::remove_all(syscalls_tmp);
+  }
+  return rc;
 }
