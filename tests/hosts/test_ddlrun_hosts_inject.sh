@@ -16,6 +16,7 @@
 set -uo pipefail
 [ "$(id -u)" = 0 ] || { echo "skipped: not root (ddlrun --hosts needs CAP_NET_ADMIN, CAP_SYS_ADMIN)"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/hosts/test_ddlrun_hosts_lib.sh
 . "$here/test_ddlrun_hosts_lib.sh"
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
@@ -31,7 +32,6 @@ run() {
   [ -z "$job" ] || JOBS+=("$job")
 }
 has() { grep -qE -- "$2" "$tmp/$1"; }
-# shellcheck disable=SC2046
 flags() { train_flags 2 "$1"; }
 
 # 1. A crash.
@@ -107,4 +107,4 @@ check "usage: --crash-rank 2 of 2 ranks is refused by train_cifar" "[ $code != 0
   echo "--- $f:"
   grep -v 'batch' "$tmp/$f" 2>/dev/null | tail -n 8
 done
-exit $fail
+exit "$fail"
