@@ -317,9 +317,20 @@ std::string ProcessGroupGloo::last_heard(int peer) const {
   gmtime_r(&when, &utc);
   char clock[16];
   std::strftime(clock, sizeof clock, "%H:%M:%S", &utc);
-  char text[128];
-  std::snprintf(text, sizeof text, "last heard from rank %d %.1f s ago, at %s UTC", peer, duration<double>(age).count(),
-                clock);
+  // The peer's host by its listening address ("[10.99.0.2]:40073" -> "10.99.0.2"): which
+  // machine to look at when it hangs (a rank number alone does not say).
+  std::string host;
+  if (ctx_) {
+    const auto& mesh = static_cast<const detail::MeshContext&>(*ctx_);  // connect_mesh made it one
+    if (peer >= 0 && peer < static_cast<int>(mesh.peer_addresses.size()) && !mesh.peer_addresses[peer].empty()) {
+      const std::string& a = mesh.peer_addresses[peer][0];
+      const size_t close = a.rfind(']');
+      host = " (host " + (a.front() == '[' && close != std::string::npos ? a.substr(1, close - 1) : a) + ")";
+    }
+  }
+  char text[160];
+  std::snprintf(text, sizeof text, "last heard from rank %d%s %.1f s ago, at %s UTC", peer, host.c_str(),
+                duration<double>(age).count(), clock);
   return text;
 }
 

@@ -111,7 +111,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   // Liveness, for messages: when an operation with each rank last completed.
   void heard_from(int peer);
   void heard_from_all();
-  std::string last_heard(int peer) const;  // "last heard from rank 1 31.2 s ago (at 10:41:07 UTC)"
+  std::string last_heard(int peer) const;  // "last heard from rank 1 (host 10.0.0.2) 31.2 s ago, at 10:41:07 UTC"
   // What this group is doing now, for the Gloo abort message (never blocks).
   std::string describe_in_flight() const;
 

@@ -3,8 +3,8 @@
 #  1. train_cifar --crash-at-step S --crash-rank 1: the job ends, ddlrun naming rank 1, its
 #     host and its exit status 3;
 #  2. --hang-at-step S --hang-rank 1 (the rank SIGSTOPs itself), with --hosts and without:
-#     ddlrun names the stopped rank (and host), rank 0's error names rank 1, every rank ends
-#     within --timeout plus slack and none lives on;
+#     ddlrun names the stopped rank (and host), rank 0's error names rank 1 and its host's
+#     address, every rank ends within --timeout plus slack and none lives on;
 #  3. ddlrun --link-flap: a flap shorter than the timeout is logged (down, up) and the job
 #     still finishes; one longer than the timeout fails, ddlrun naming the host whose link
 #     is down;
@@ -50,7 +50,8 @@ check "hang: exits non-zero ($code) within the timeout 4 s + 10 s slack (${took}
   "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 14) }'"
 check "hang: ddlrun names the stopped rank and its host" \
   "has hang '^ddlrun: rank 1 \(host1, local rank 0, pid [0-9]+\) was stopped by SIGSTOP'"
-check "hang: rank 0's error names rank 1" "has hang '^train_cifar: error: \[rank 0/2\].*rank 1([^/0-9]|\$)'"
+check "hang: rank 0's error names rank 1 and its host's address" \
+  "has hang '^train_cifar: error: \[rank 0/2\].*last heard from rank 1 \(host 10\.99\.0\.2\)'"
 check "hang: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
 # shellcheck disable=SC2046
 run hang1 --nproc 2 --timeout 4 "$TRAIN_CIFAR" $(flags 40) --hang-at-step 2 --hang-rank 1
