@@ -2,9 +2,18 @@
 // tests/labs/test_labs.sh sees each check fail with its reason: a deadlock, a sum not
 // divided by N, a collective where the lab asks for send/recv, and ranks that add the
 // gradients in different orders (replicas that differ in the last bits), a rank that
-// dies; for lab ddp-buckets, the right buckets all-reduced only after backward.
+// dies; for lab ddp-buckets, the right buckets all-reduced only after backward; and lab os's
+// shared-memory averaging with each rank adding from its own slot.
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,6 +86,70 @@ class FaultySync final : public SyncStrategy {
   std::shared_ptr<nn::Module> model_;
   std::shared_ptr<ProcessGroup> group_;
   std::vector<Variable> params_;
+};
+
+// Lab os's strategy with one mistake: every rank adds the slots starting from its own, so
+// with three ranks the replicas differ in the last bits while no byte goes through the
+// ProcessGroup (the bytes check passes, the identical-replicas check fails).
+class ShmOwnOrderSync final : public SyncStrategy {
+ public:
+  ShmOwnOrderSync(std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group)
+      : model_(std::move(model)), group_(std::move(group)) {
+    broadcast_state(*model_, *group_);
+    params_ = trainable_parameters(*model_);
+    for (const auto& p : params_) floats_ += p.data().numel();
+    const Tensor id = from_vector<int64_t>({getpid(), static_cast<int64_t>(std::random_device{}() >> 1)});
+    group_->broadcast(id, 0);
+    name_ = "/ddl-oslab-faulty-" + std::to_string(id.data<int64_t>()[0]) + "-" + std::to_string(id.data<int64_t>()[1]);
+    bytes_ = 64 + static_cast<size_t>(group_->size() * floats_) * sizeof(float);
+    const bool create = group_->rank() == 0;
+    if (!create) group_->barrier();
+    const int fd = shm_open(name_.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+    if (fd < 0 || (create && ftruncate(fd, static_cast<off_t>(bytes_)) != 0))
+      throw std::runtime_error("faulty-shm-own-order: " + name_ + ": " + std::strerror(errno));
+    base_ = static_cast<char*>(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    close(fd);
+    if (base_ == MAP_FAILED) throw std::runtime_error("faulty-shm-own-order: mmap failed");
+    if (create) {
+      pthread_barrierattr_t attr;
+      pthread_barrierattr_init(&attr);
+      pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+      pthread_barrier_init(barrier(), &attr, static_cast<unsigned>(group_->size()));
+      group_->barrier();
+    }
+    group_->barrier();
+  }
+  ~ShmOwnOrderSync() override {
+    munmap(base_, bytes_);
+    if (group_->rank() == 0) shm_unlink(name_.c_str());
+  }
+  std::string name() const override { return "faulty-shm-own-order"; }
+  nn::Module& model() override { return *model_; }
+  void after_backward() override {
+    coalesced(gradients_of(params_), [&](const Tensor& flat) {
+      const int rank = group_->rank(), world = group_->size();
+      float* out = flat.data<float>();
+      const int64_t n = flat.numel();
+      std::memcpy(slot(rank), out, static_cast<size_t>(n) * sizeof(float));
+      pthread_barrier_wait(barrier());
+      for (int64_t i = 0; i < n; ++i) out[i] = 0;
+      for (int k = 0; k < world; ++k)
+        for (int64_t i = 0; i < n; ++i) out[i] += slot((rank + k) % world)[i];  // the mistake: own slot first
+      pthread_barrier_wait(barrier());
+      flat.div_(world);
+    });
+  }
+
+ private:
+  pthread_barrier_t* barrier() const { return reinterpret_cast<pthread_barrier_t*>(base_); }
+  float* slot(int r) const { return reinterpret_cast<float*>(base_ + 64) + r * floats_; }
+  std::shared_ptr<nn::Module> model_;
+  std::shared_ptr<ProcessGroup> group_;
+  std::vector<Variable> params_;
+  int64_t floats_ = 0;
+  std::string name_;
+  size_t bytes_ = 0;
+  char* base_ = nullptr;
 };
 
 void add(const char* name, Fault fault) {
@@ -153,4 +226,10 @@ extern "C" void ddl_register_strategies() {
   add("faulty-collective", Fault::Collective);
   add("faulty-own-order", Fault::OwnOrder);
   add("faulty-crash", Fault::Crash);
+  register_sync_strategy(
+      "faulty-shm-own-order",
+      [](std::shared_ptr<nn::Module> model, std::shared_ptr<ProcessGroup> group) {
+        return std::make_unique<ShmOwnOrderSync>(std::move(model), std::move(group));
+      },
+      "a deliberately wrong strategy (tests/labs)");
 }

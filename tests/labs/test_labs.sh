@@ -150,6 +150,9 @@ expect psbuiltin 1 "rank 0 called collectives (broadcast: 3 calls, gather: 3 cal
 expect psbuiltin 1 "rank 0 sent 824 bytes per step, the lab's formula gives 1236 bytes"
 grade psbytes --lab param-server --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 3
 expect psbytes 1 "rank 1 sent 824 bytes per step, the lab's formula gives 412 bytes"
+grade shmorder --lab shm-allreduce --plugin "$FAULTY" --strategy faulty-shm-own-order --ranks 3
+expect shmorder 1 "ranks 0 and 1 differ at weight"
+expect shmorder 1 "score 3/4"
 grade shmbytes --lab shm-allreduce --plugin "$LABS/liblab_p2p_reference.so" --strategy student-allreduce --ranks 2
 expect shmbytes 1 "rank 0 sent 412 bytes per step, the lab's formula gives 0 bytes"
 expect shmbytes 1 "score 3/4"
