@@ -128,8 +128,9 @@ int main(int argc, char** argv) {
   int syscalls_top = 12;
   app.add_flag("--syscalls", syscalls,
                "count each rank's system calls (strace -f -c: all its threads and children) and print one table at "
-               "the end: calls per syscall per rank, the top --syscalls-top, the rest, the total. strace stops the "
-               "rank at every call: a run is slower (docs/dist.md, \"Counting system calls\")");
+               "the end: calls per syscall per rank, the top --syscalls-top, the rest, the total. Counts are exact, "
+               "times are not: strace stops the rank at every call (a 2-rank MLP step took 1.7x as long; "
+               "docs/dist.md, \"Counting system calls\")");
   app.add_option("--syscalls-top", syscalls_top, "rows of the --syscalls table")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
