@@ -136,6 +136,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     // A worker must not outlive ddlrun (killed with SIGKILL, it cannot clean up).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
+    if (!cfg.syscalls_dir.empty()) setpgid(0, 0);  // See Note [Signals under strace]
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
     // Now a pending SIGTERM (or Ctrl-C's SIGINT) ends the worker as it should.
     sigset_t none;
@@ -150,6 +151,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     std::fprintf(stderr, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
+  if (!cfg.syscalls_dir.empty()) setpgid(pid, pid);  // either may run first (setpgid(2))
   close(out.write_fd);
   close(err.write_fd);
   w.fds[0] = out.read_fd;
@@ -229,11 +231,17 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   Clock::time_point drain_until = Clock::now() + std::chrono::seconds(1);
   int interrupted_by = 0;
   Clock::time_point kill_at{};
+  // Note [Signals under strace]: strace -o FILE PROG blocks fatal signals (strace(1), -I 3)
+  // and, killed, detaches its tracees, which would outlive the job. So with --syscalls each
+  // worker leads a process group of its own (strace, the program, its children) and ddlrun
+  // signals the group: the program gets the signal itself, strace writes its summary when
+  // the program has ended and exits with its status, and a SIGKILL takes both.
+  auto signal_worker = [&](const Worker& w, int sig) { kill(cfg.syscalls_dir.empty() ? w.pid : -w.pid, sig); };
   auto stop_all = [&](int sig) {
     for (auto& w : workers)
       if (w.running) {
-        kill(w.pid, sig);
-        if (w.stopped) kill(w.pid, SIGCONT);  // else SIGTERM waits until it continues, as kill(1) notes
+        signal_worker(w, sig);
+        if (w.stopped) signal_worker(w, SIGCONT);  // else SIGTERM waits until it continues, as kill(1) notes
         w.signalled = true;
         w.sent = sig;
       }
@@ -292,7 +300,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                               ": it answers no peer until it gets SIGCONT, so they fail at their timeout",
                           i);
           w.stopped = true;
-          if (stopping) kill(w.pid, SIGCONT);
+          if (stopping) signal_worker(w, SIGCONT);
           continue;
         }
         w.running = false;
@@ -323,7 +331,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
           relay.message(
               "ddlrun: rank " + std::to_string(w.rank) + " did not exit within " + grace + " s; sending SIGKILL",
               int(&w - workers.data()));
-          kill(w.pid, SIGKILL);
+          signal_worker(w, SIGKILL);
           w.sent = SIGKILL;
         }
       kill_at = Clock::now() + std::chrono::hours(1);

@@ -2,13 +2,15 @@
 # ddlrun --syscalls (docs/dist.md, "Counting system calls"): a 2-rank train_cifar run with
 # the all-reduce over TCP (DDL_SHM=0) prints one table whose rows futex, recvfrom, writev,
 # sendto and write have counts above 0 for each rank, and a total; --log-dir keeps each
-# rank's strace summary; a failing job still prints the table; without strace on PATH the
+# rank's strace summary; a failing job still prints the table, counting the rank ddlrun
+# stopped, which ends instead of outliving the job; without strace on PATH the
 # flag is refused (exit 2). Skipped (77) when strace is not installed.
 set -uo pipefail
 : "${DDLRUN:?}" "${TRAIN_CIFAR:?}"
 command -v strace >/dev/null || { echo "skipped: strace is not installed"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddlrun_syscalls.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+token="sleep 100.$$"  # a process of this test's own, unique by the pid
+trap 'rm -rf "$tmp"; pkill -fx "$token"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 flags=(--dataset synthetic --model mlp --threads 1 --epochs 1 --batch-size 32 --train-samples 640 --test-samples 64)
@@ -28,11 +30,16 @@ done
 check "--log-dir keeps each rank's strace summary" \
   "grep -q 'total' '$tmp/logs/rank0.strace' && grep -q 'total' '$tmp/logs/rank1.strace'"
 
-"$DDLRUN" --nproc 2 --syscalls --syscalls-top 3 sh -c 'exit 3' >"$tmp/failed" 2>&1
+# Rank 0 fails; rank 1, stopped by ddlrun's SIGTERM, must die of it (strace alone would
+# detach it and leave it running) and still be counted.
+"$DDLRUN" --nproc 2 --syscalls --syscalls-top 3 --grace 20 sh -c \
+  "[ \$RANK = 0 ] && { sleep 1; exit 3; }; exec $token" >"$tmp/failed" 2>&1
 code=$?
 check "a failing job exits 3 ($code) and still prints the table (3 rows, others, total)" \
-  "[ $code = 3 ] && grep -q '^ddlrun: system calls per rank' '$tmp/failed' && grep -qE '^\(.* others\)' '$tmp/failed' &&
-   [ -n \"\$(count '$tmp/failed' total 2)\" ]"
+  "[ $code = 3 ] && grep -q '^ddlrun: system calls per rank' '$tmp/failed' && grep -qE '^\(.* others\)' '$tmp/failed'"
+n=$(count "$tmp/failed" total 3)
+check "the rank ddlrun stopped is counted too (total ${n:-none} > 0)" "[ -n '$n' ] && [ '$n' -gt 0 ]"
+check "and it did not outlive the job (SIGTERM reached the program, not only strace)" "! pgrep -fx '$token' >/dev/null"
 PATH=/nonexistent "$DDLRUN" --nproc 2 --syscalls /bin/true >"$tmp/nostrace" 2>&1
 code=$?
 check "without strace on PATH: exit 2 ($code) saying so" "[ $code = 2 ] && grep -q 'needs strace' '$tmp/nostrace'"
