@@ -16,8 +16,8 @@
 #include <sstream>
 #include <thread>
 
-#include "apps/grade/fault_case.h"
 #include "apps/grade/ddp_checks.h"
+#include "apps/grade/fault_case.h"
 #include "apps/grade/link_check.h"
 
 namespace ddl::grade {

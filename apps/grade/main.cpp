@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> plugins;
   double timeout_s = 60;
   bool worker = false, list = false, keep = false;
-  app.add_option("--lab", lab_id, "the lab: p2p-gather-scatter, p2p-allreduce, ring, ddp-buckets or fault (--list-labs)");
+  app.add_option("--lab", lab_id,
+                 "the lab: p2p-gather-scatter, p2p-allreduce, ring, ddp-buckets or fault (--list-labs)");
   app.add_option("--strategy", strategy, "the strategy to grade (default: the name the lab's handout asks for)");
   app.add_option("--plugin", plugins, "a shared library that registers it (repeatable)");
   app.add_option("--ranks", ranks, "the public cases' rank counts, comma-separated (each in [2, 16])");
