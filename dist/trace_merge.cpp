@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -147,16 +148,20 @@ void start_trace(const std::string& path, const trace::Options& options) {
 
 namespace detail {
 
-// Far above any trace the recorder's cap allows (DDL_TRACE_MAX_EVENTS events of ~200 bytes),
-// far below what would exhaust rank 0's memory on a bad number.
-constexpr int64_t kMaxTracePartBytes = int64_t(1) << 34;
+namespace {
+int64_t max_trace_part_bytes(int64_t max_events) {
+  // A rendered event takes about 200 bytes; 1 KiB per event of the cap in force (and 1 MiB
+  // at least, for the metadata) bounds what a bad number can make rank 0 allocate.
+  return std::max<int64_t>(int64_t(1) << 20, std::min<int64_t>(max_events, int64_t(1) << 40) * 1024);
+}
+}  // namespace
 
-void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped) {
-  DDL_CHECK(n_events >= 0 && n_info >= 0 && dropped >= 0 && n_events <= kMaxTracePartBytes &&
-                n_info <= kMaxTracePartBytes - n_events,
+void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped, int64_t max_events) {
+  const int64_t limit = max_trace_part_bytes(max_events);
+  DDL_CHECK(n_events >= 0 && n_info >= 0 && dropped >= 0 && n_events <= limit && n_info <= limit - n_events,
             "write_trace: rank ", rank, " announced a trace of ", n_events, " + ", n_info, " bytes with ", dropped,
-            " dropped events; each must be between 0 and ", kMaxTracePartBytes,
-            " bytes (a rank of another version or a corrupted message?)");
+            " dropped events; each must be between 0 and ", limit, " bytes (1 KiB per event of the cap of ", max_events,
+            "; a rank of another version or a corrupted message?)");
 }
 
 namespace {
@@ -274,7 +279,7 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store) {
   for (int r = 1; r < world; ++r) {
     const int64_t n_events = sizes.data<int64_t>()[3 * r], n_info = sizes.data<int64_t>()[3 * r + 1];
     dropped.push_back(sizes.data<int64_t>()[3 * r + 2]);
-    detail::check_trace_sizes(r, n_events, n_info, dropped.back());
+    detail::check_trace_sizes(r, n_events, n_info, dropped.back(), s.max_events);
     const Tensor bytes = empty({n_events + n_info}, TensorOptions(DType::UInt8));
     group.recv(bytes, r, kTraceTag);
     const char* p = reinterpret_cast<const char*>(bytes.data<uint8_t>());

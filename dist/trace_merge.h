@@ -49,11 +49,11 @@ void write_trace(const std::string& path, ProcessGroup& group, Store& store);
 void write_trace(const std::string& path);
 
 namespace detail {
-// Rank 0's checks of what rank `rank` announces (sizes, drops) and then sends (its events,
-// a comma-separated list of JSON objects, and its process info, one JSON object) for the
-// merged trace: a peer's numbers and bytes are never trusted. Each throws a ddl::Error
-// naming the rank.
-void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped);
+// Rank 0's checks of what rank `rank` announces (sizes, drops; at most 1 KiB per event of
+// rank 0's cap `max_events`) and then sends (its events, a comma-separated list of JSON
+// objects, and its process info, one JSON object) for the merged trace: a peer's numbers
+// and bytes are never trusted. Each throws a ddl::Error naming the rank.
+void check_trace_sizes(int rank, int64_t n_events, int64_t n_info, int64_t dropped, int64_t max_events);
 void check_trace_part(int rank, std::string_view events, std::string_view info);
 }  // namespace detail
 

@@ -2,6 +2,7 @@
 #include "tensor/copy.h"
 
 #include "tensor/devices.h"
+#include "tensor/factory_value.h"
 
 namespace ddl {
 namespace kernels {
@@ -21,7 +22,8 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 
 const Tensor& Tensor::fill_(double value) const {
   DDL_CHECK(defined(), "fill_: tensor is undefined");
-  bump_version();  // every in-place write counts: see Storage::version
+  detail::check_value_fits(value, dtype(), "fill_");  // as PyTorch's; and no undefined conversion below
+  bump_version();                                     // every in-place write counts: see Storage::version
   if (numel() > 0) kernels::fill_kernel(device())(*this, value);
   return *this;
 }

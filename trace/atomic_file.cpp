@@ -142,21 +142,27 @@ void write_atomically(const std::string& path, std::string_view content, const s
 }
 
 // Note [Links others could plant]
-// A symlink at the path is followed only where nobody else could have put it: its directory
-// is not writable by group or others, or the link is this user's own (the rule of Linux's
-// fs.protected_symlinks, applied to every directory, not only sticky ones). /dev/stdout
-// (root's link in root's /dev) passes; a link in a shared 0777 folder does not. A path that
-// is no link is opened with O_NOFOLLOW, so a link swapped in after the check is refused too.
+// A symlink at the path is followed only where nobody else could have put it there or swap
+// it: its directory is writable by no one but its owner; or the directory is sticky (as
+// /tmp), where others cannot replace an entry, and the link belongs to this user or to the
+// directory's owner (the rule of Linux's fs.protected_symlinks). /dev/stdout (root's link
+// in root's /dev) passes; any link in a shared 0777 folder does not, this user's own
+// included, since others could swap it between the check and the open. A path that is no
+// link is opened with O_NOFOLLOW, so a link swapped in after the check is refused too.
 bool check_no_planted_link(const std::string& path, const std::string& op) {
   struct stat link {};
   if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return false;
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   struct stat d {};
-  const bool own = ::stat(dir.c_str(), &d) == 0 && ((d.st_mode & 022) == 0 || link.st_uid == ::geteuid());
-  DDL_CHECK(own, op, ": '", path, "' is a symbolic link in ", dir, " that user ", link.st_uid,
-            " made, a directory other users can write; refusing to follow it (remove it, or name the file it "
-            "points to)");
+  const bool found = ::stat(dir.c_str(), &d) == 0;
+  const bool private_dir = found && (d.st_mode & 022) == 0;
+  const bool sticky_and_trusted =
+      found && (d.st_mode & S_ISVTX) != 0 && (link.st_uid == ::geteuid() || link.st_uid == d.st_uid);
+  DDL_CHECK(private_dir || sticky_and_trusted, op, ": '", path, "' is a symbolic link (made by user ", link.st_uid,
+            ") in ", dir,
+            ", a directory other users can write; refusing to follow it (remove it, or name the file "
+            "it points to)");
   return true;
 }
 

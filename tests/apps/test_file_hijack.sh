@@ -9,7 +9,9 @@
 #  2. --metrics at nobody's symlink is refused at once with an error naming the path, and so
 #     is a --snapshot to resume from that is nobody's symlink (root would load weights of
 #     nobody's choosing); ddlrun --log-dir with a FIFO at rank0.log refuses it instead of
-#     blocking.
+#     blocking;
+#  3. on a full disk (a 64 KiB tmpfs, in a private mount namespace so nothing outlives the
+#     test) --save fails naming the file and leaves the old one whole and nothing beside it.
 # Needs root and setpriv (util-linux); exits 77 otherwise.
 set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
@@ -65,5 +67,15 @@ code=$?
 check "2. ddlrun --log-dir with a FIFO at rank0.log: status 2 at once ($code), naming it" \
   '[ $code = 2 ] && grep -q "rank0.log.* is a FIFO that nobody reads" "$dir/logs.out"'
 check "2. the victim is still untouched" '[ "$(cat "$victim")" = precious ]'
-[ $fail = 0 ] || { echo "--- run output"; cat "$dir/run.out" "$dir/metrics.out" "$dir/planted.out" "$dir/logs.out"; }
+# 3. A full disk: unshare -m gives the tmpfs a mount namespace of its own.
+mkdir "$dir/small"
+unshare -m --propagation private sh -c '
+  d=$1 tc=$2; shift 2
+  mount -t tmpfs -o size=64k ddl-test "$d" && echo old > "$d/model.safetensors" || exit
+  "$tc" "$@" --save "$d/model.safetensors"; echo "exit $?"; cat "$d/model.safetensors"; ls -A "$d"' \
+  sh "$dir/small" "$TRAIN_CIFAR" "${base[@]}" >"$dir/full.out" 2>&1 </dev/null
+check "3. --save on a full disk: fails naming the file and 'disk full', the old file whole, nothing beside it" \
+  'grep -q "^exit 1$" "$dir/full.out" && grep -q "model.safetensors.*disk full" "$dir/full.out" &&
+   [ "$(tail -n 2 "$dir/full.out" | head -n 1)" = old ] && [ "$(tail -n 1 "$dir/full.out")" = model.safetensors ]'
+[ $fail = 0 ] || { echo "--- run output"; cat "$dir/run.out" "$dir/metrics.out" "$dir/planted.out" "$dir/logs.out" "$dir/full.out"; }
 exit $fail

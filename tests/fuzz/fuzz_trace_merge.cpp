@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(n, data, 24);
   const std::string_view rest(reinterpret_cast<const char*>(data) + 24, size - 24);
   try {
-    ddl::dist::detail::check_trace_sizes(1, n[0], n[1], n[2]);
+    ddl::dist::detail::check_trace_sizes(1, n[0], n[1], n[2], 1 << 10);  // a small cap: 1 MiB
     // A real rank sends exactly the announced bytes; shorter input cannot be delivered.
     if (static_cast<uint64_t>(n[0]) + static_cast<uint64_t>(n[1]) > rest.size()) return 0;
     const std::string_view events = rest.substr(0, n[0]), info = rest.substr(n[0], n[1]);

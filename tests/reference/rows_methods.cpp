@@ -176,8 +176,14 @@ void add_method_rows(std::vector<Row>& rows) {
       method_samples({{"all", json::object()}})));
   rows.push_back(ten_only(
       "fill_", "lambda x, value: x.clone().fill_(PYNUM(value))",
-      [](const auto& in, const json& a) { return Tensor(in[0].clone().fill_(a["value"].get<double>())); },
-      method_samples({{"2", {{"value", 2.0}}}, {"-0.0", {{"value", -0.0}}}})));
+      [](const auto& in, const json& a) { return Tensor(in[0].clone().fill_(f64(a, "value"))); },
+      // -1 wraps into uint8, 300 and NaN fit no integer dtype, 1e6 no 16-bit float: PyTorch raises.
+      method_samples({{"2", {{"value", 2.0}}},
+                      {"-0.0", {{"value", -0.0}}},
+                      {"-1", {{"value", -1.0}}},
+                      {"300", {{"value", 300.0}}},
+                      {"1e6", {{"value", 1e6}}},
+                      {"nan", {{"value", "nan"}}}})));
   rows.push_back(ten_only(
       "clamp_", "lambda x, lo, hi: x.clone().clamp_(PYNUM(lo), PYNUM(hi))",
       [](const auto& in, const json& a) {

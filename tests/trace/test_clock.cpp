@@ -167,13 +167,20 @@ TEST_CASE("write_trace: rank 0 trusts no size or byte another rank sends", "[tra
   using Catch::Matchers::Contains;
   using dist::detail::check_trace_part;
   using dist::detail::check_trace_sizes;
-  CHECK_NOTHROW(check_trace_sizes(3, 100, 20, 0));
-  CHECK_NOTHROW(check_trace_sizes(3, 0, 0, 0));
+  CHECK_NOTHROW(check_trace_sizes(3, 100, 20, 0, trace::kDefaultMaxEvents));
+  CHECK_NOTHROW(check_trace_sizes(3, 0, 0, 0, trace::kDefaultMaxEvents));
   // A negative count once read past the buffer; 2^40 bytes ran rank 0 out of memory unnamed.
-  CHECK_THROWS_WITH(check_trace_sizes(3, -8, 2, 0), Contains("rank 3 announced a trace of -8 + 2 bytes"));
-  CHECK_THROWS_WITH(check_trace_sizes(2, int64_t(1) << 40, 10, 0), Contains("rank 2 announced"));
-  CHECK_THROWS_WITH(check_trace_sizes(2, INT64_MAX, INT64_MAX, 0), Contains("rank 2 announced"));
-  CHECK_THROWS_WITH(check_trace_sizes(1, 1, 1, -1), Contains("-1 dropped events"));
+  CHECK_THROWS_WITH(check_trace_sizes(3, -8, 2, 0, trace::kDefaultMaxEvents),
+                    Contains("rank 3 announced a trace of -8 + 2 bytes"));
+  CHECK_THROWS_WITH(check_trace_sizes(2, int64_t(1) << 40, 10, 0, trace::kDefaultMaxEvents),
+                    Contains("rank 2 announced"));
+  // The bound follows the cap in force: 1 KiB per event (512 MiB at the default cap).
+  CHECK_NOTHROW(check_trace_sizes(2, int64_t(500) << 20, 10, 0, trace::kDefaultMaxEvents));
+  CHECK_THROWS_WITH(check_trace_sizes(2, int64_t(600) << 20, 10, 0, trace::kDefaultMaxEvents),
+                    Contains("cap of 524288"));
+  CHECK_NOTHROW(check_trace_sizes(2, int64_t(600) << 20, 10, 0, 2 * trace::kDefaultMaxEvents));
+  CHECK_THROWS_WITH(check_trace_sizes(2, INT64_MAX, INT64_MAX, 0, INT64_MAX), Contains("rank 2 announced"));
+  CHECK_THROWS_WITH(check_trace_sizes(1, 1, 1, -1, trace::kDefaultMaxEvents), Contains("-1 dropped events"));
 
   CHECK_NOTHROW(check_trace_part(1, R"({"ph":"X"},
 {"ph":"i","args":{"a":[1,2]}})",
