@@ -39,11 +39,15 @@ std::map<std::string, std::string> load_state(Module& module, const std::string&
               " but the model expects ", v.shape());
     DDL_CHECK(t.dtype() == v.dtype() || (is_floating(t.dtype()) && is_floating(v.dtype())), "load_state: ", path,
               ": tensor '", name, "' is ", t.dtype(), " but the model expects ", v.dtype());
+    // Checked as the model will hold it: float64's 1e300 is float32's +inf.
     if (!allow_nonfinite) {
-      const auto [nan, inf] = count_nonfinite(t);
+      const auto [nan, inf] = count_nonfinite(t.to(v.dtype()));
       DDL_CHECK(nan + inf == 0, "load_state: ", path, ": tensor '", name, "' holds ", nan, " NaN and ", inf,
-                " infinite values (of ", t.numel(),
-                "): the weights of a diverged run? Refused unless loading with allow_nonfinite "
+                " infinite values (of ", t.numel(), ")",
+                t.dtype() == v.dtype() ? std::string()
+                                       : std::string(" as ") + dtype_name(v.dtype()) +
+                                             ", the model's dtype (the file's is " + dtype_name(t.dtype()) + ")",
+                ": the weights of a diverged run? Refused unless loading with allow_nonfinite "
                 "(train_cifar --allow-nonfinite)");
     }
   }

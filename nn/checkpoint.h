@@ -14,8 +14,8 @@ void save_state(const Module& module, const std::string& path, const std::map<st
 // Every tensor of the module must be in the file with the same shape; dtypes
 // convert only between float types. Extra tensors in the file are an error
 // unless `strict` is false; so is a NaN or infinite value in a tensor the module
-// takes, unless `allow_nonfinite` (a diverged run's weights would train or score
-// garbage silently). Nothing is modified when any check fails. Returns the file's metadata.
+// takes, counted after conversion to the module's dtype, unless `allow_nonfinite` (a diverged run's weights would train
+// or score garbage silently). Nothing is modified when any check fails. Returns the file's metadata.
 std::map<std::string, std::string> load_state(Module& module, const std::string& path, bool strict = true,
                                               bool allow_nonfinite = false);
 

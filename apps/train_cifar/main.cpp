@@ -84,7 +84,8 @@ int main(int argc, char** argv) try {
   // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
   //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
   apps::TrainingPosition pos{.seed = o.seed, .world_size = world, .batch_size = o.batch_size};
-  const apps::ResumeOutcome resume = apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get());
+  const apps::ResumeOutcome resume =
+      apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get(), o.allow_nonfinite);
   const bool resumed = resume.resumed;
   if (resumed) {
     schedule->set_step(pos.global_step);

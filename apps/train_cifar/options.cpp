@@ -132,7 +132,8 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--load", o.load,
                  "load model weights (safetensors: a --save file, or a --snapshot file's model) before training or "
                  "evaluating");
-  app.add_flag("--allow-nonfinite", o.allow_nonfinite, "--load weights even when they hold NaN or infinite values");
+  app.add_flag("--allow-nonfinite", o.allow_nonfinite,
+               "--load weights or resume a --snapshot even when they hold NaN or infinite values");
   app.add_option("--save", o.save, "save the final model weights (safetensors; rank 0)");
   app.add_flag("--eval-only", o.eval_only,
                "only evaluate the model on the test set: the --load weights, or the --snapshot's (which must exist)");

@@ -96,10 +96,11 @@ Record loaded_record(const std::string& path, const TrainingPosition& p, const n
 }
 
 // This rank's own file; an exception becomes an 'E' record (see Note [Resume agreement]).
-Record load_own(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos) {
+Record load_own(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos,
+                bool allow_nonfinite) {
   try {
     TrainingPosition p = pos;
-    if (!load_snapshot(path, model, opt, p)) return {'N', path, "", ""};
+    if (!load_snapshot(path, model, opt, p, allow_nonfinite)) return {'N', path, "", ""};
     pos = p;
     return loaded_record(path, p, model, opt);
   } catch (const std::exception& e) {
@@ -118,7 +119,7 @@ std::string read_file(const std::string& path) {
 
 // Rank 0's snapshot bytes, loaded through a temporary file that is removed afterwards.
 Record load_received(const std::string& bytes, const std::string& from, nn::Module& model, optim::Optimizer& opt,
-                     TrainingPosition& pos) {
+                     TrainingPosition& pos, bool allow_nonfinite) {
   // mkstemp: a fresh file only this user can read, never one someone placed there first.
   std::string name = (std::filesystem::temp_directory_path() / "ddl-resume-XXXXXX").string();
   const int fd = ::mkstemp(name.data());
@@ -142,7 +143,8 @@ Record load_received(const std::string& bytes, const std::string& from, nn::Modu
       DDL_CHECK(f.flush(), "cannot write rank 0's snapshot to ", tmp.string());
     }
     TrainingPosition p = pos;
-    DDL_CHECK(load_snapshot(tmp.string(), model, opt, p), "rank 0's snapshot vanished from ", tmp.string());
+    DDL_CHECK(load_snapshot(tmp.string(), model, opt, p, allow_nonfinite), "rank 0's snapshot vanished from ",
+              tmp.string());
     pos = p;
     return loaded_record(from, p, model, opt);
   } catch (const std::exception& e) {
@@ -177,14 +179,14 @@ uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt) {
 }
 
 ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt,
-                                   TrainingPosition& pos, dist::ProcessGroup* group) {
+                                   TrainingPosition& pos, dist::ProcessGroup* group, bool allow_nonfinite) {
   if (path.empty()) return {};
-  if (!group || group->size() == 1) return {load_snapshot(path, model, opt, pos), path, ""};
+  if (!group || group->size() == 1) return {load_snapshot(path, model, opt, pos, allow_nonfinite), path, ""};
 
   // See Note [Resume agreement].
   const TrainingPosition wanted = pos;
   TrainingPosition loaded = pos;
-  const Record mine = load_own(path, model, opt, loaded);
+  const Record mine = load_own(path, model, opt, loaded, allow_nonfinite);
   const std::vector<Record> all = gather(*group, mine);
   std::vector<int> failed, differ, have;
   for (int r = 0; r < group->size(); ++r) {
@@ -223,7 +225,7 @@ ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, o
   const bool receiver = std::find(differ.begin(), differ.end(), group->rank()) != differ.end();
   if (receiver) {
     loaded = wanted;
-    now = load_received(bytes, all[0].path + " (received from rank 0)", model, opt, loaded);
+    now = load_received(bytes, all[0].path + " (received from rank 0)", model, opt, loaded, allow_nonfinite);
   }
   const std::vector<Record> after = gather(*group, now);
   bool agree = true;

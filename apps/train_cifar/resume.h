@@ -25,7 +25,7 @@ struct ResumeOutcome {
 // non-empty path; it either returns the same position and state on every rank or throws
 // ddl::Error with the same message on every rank.
 ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt,
-                                   TrainingPosition& pos, dist::ProcessGroup* group);
+                                   TrainingPosition& pos, dist::ProcessGroup* group, bool allow_nonfinite = false);
 
 // 64-bit FNV-1a over the names, dtypes, shapes and bytes of model.named_state(), then of
 // opt.state_tensors(): equal on two ranks when they hold the same state.

@@ -75,6 +75,37 @@ void check_hyperparameters(const std::map<std::string, std::string>& meta, const
                 " to resume it, or delete the snapshot to start afresh");
     }
 }
+// Every tensor the snapshot holds (weights, buffers, optimizer state) as the run will hold
+// it: in the model's dtype, or its parameter's for per-element optimizer state, since a
+// float64 1e300 becomes float32's +inf. NaN momentum would otherwise poison every weight
+// after one step, silently, and the next snapshot with it.
+void check_finite(const nn::TensorFile& file, const std::string& path, const nn::Module& model,
+                  const optim::Optimizer& opt) {
+  std::map<std::string, DType> dtype_of;
+  for (const auto& [name, v] : model.named_state()) dtype_of[name] = v.dtype();
+  std::vector<DType> param_dtypes;
+  for (const auto& g : opt.param_groups())
+    for (const auto& p : g.params) param_dtypes.push_back(p.dtype());
+  for (const auto& [name, t] : file.tensors) {
+    DType as = t.dtype();
+    if (auto it = dtype_of.find(name); it != dtype_of.end()) as = it->second;
+    const std::string state = kOpt + "state.";
+    if (name.rfind(state, 0) == 0 && t.numel() > 1) {  // "optimizer.state.<index>.<field>"
+      size_t index = 0;
+      const char* first = name.data() + state.size();
+      const auto [end, ec] = std::from_chars(first, name.data() + name.size(), index);
+      if (ec == std::errc() && end != first && index < param_dtypes.size()) as = param_dtypes[index];
+    }
+    const auto [nan, inf] = nn::count_nonfinite(is_floating(as) && is_floating(t.dtype()) ? t.to(as) : t);
+    DDL_CHECK(
+        nan + inf == 0, "snapshot ", path, ": tensor '", name, "' holds ", nan, " NaN and ", inf,
+        " infinite values (of ", t.numel(), ")",
+        as == t.dtype() ? std::string()
+                        : std::string(" as ") + dtype_name(as) + ", the dtype the run holds it in (the file's is " +
+                              dtype_name(t.dtype()) + ")",
+        ": the state of a diverged run? Refused unless --allow-nonfinite; or delete the snapshot to start afresh");
+  }
+}
 }  // namespace
 
 void save_snapshot(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
@@ -100,7 +131,8 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
   nn::save_safetensors(path, tensors, meta);
 }
 
-bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos) {
+bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos,
+                   bool allow_nonfinite) {
   if (!std::filesystem::exists(path)) return false;
   DDL_TRACE_SPAN("load snapshot", "snapshot");
   const nn::TensorFile file = nn::load_safetensors(path);
@@ -122,7 +154,8 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
             " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ", pos.batch_size,
             ": pass --batch-size ", saved.batch_size, " to resume it, or delete the snapshot to start afresh");
   check_hyperparameters(meta, path, opt);
-  nn::load_state(model, path, /*strict=*/false);  // the optimizer's tensors are the only extras
+  if (!allow_nonfinite) check_finite(file, path, model, opt);
+  nn::load_state(model, path, /*strict=*/false, allow_nonfinite);  // the optimizer's tensors are the only extras
   std::vector<std::pair<std::string, Tensor>> opt_tensors;
   std::map<std::string, std::string> opt_meta;
   // The optimizer's state lives beside the parameters (on the GPU with --device cuda).

@@ -30,7 +30,11 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
 // (a ddl::Error names the file and key); seed, world size, batch size and the optimizer's
 // hyperparameters other than lr (momentum, weight decay, ...) must match this run's, or
 // the error says which flag differs: resuming with others would silently change the run.
-bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos);
+// Every tensor (weights, buffers, optimizer state), in the dtype the run holds it in, must be
+// finite unless allow_nonfinite; the error names the file and the tensor, and comes before
+// anything is modified.
+bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos,
+                   bool allow_nonfinite = false);
 
 // Loads model weights from `path`: a --save file (exactly the model's tensors) or a
 // snapshot (the model's tensors plus the optimizer's, which are ignored). Any other

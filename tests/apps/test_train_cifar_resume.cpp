@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 
 #include "apps/train_cifar/resume.h"
@@ -134,6 +135,78 @@ TEST_CASE("snapshot: a resumed run with dropout equals an uninterrupted run bit 
   manual_seed(5);
   train_steps(*unrestored, opt_unrestored, cut, total);
   CHECK(all_bits(*unrestored) != all_bits(*straight));
+  fs::remove_all(dir);
+}
+
+// Rewrites the snapshot at `path` with element 0 of tensor `name` set to `value`.
+void poison(const std::string& path, const std::string& name, double value) {
+  nn::TensorFile f = nn::load_safetensors(path);
+  bool found = false;
+  for (auto& [n, t] : f.tensors)
+    if (n == name) {
+      found = true;
+      if (t.dtype() == DType::Float64)
+        t.data<double>()[0] = value;
+      else
+        t.data<float>()[0] = static_cast<float>(value);
+    }
+  REQUIRE(found);
+  nn::save_safetensors(path, f.tensors, f.metadata);
+}
+
+TEST_CASE("snapshot: non-finite optimizer state, buffers or weights are refused, naming file and tensor",
+          "[apps][snapshot]") {
+  const std::string dir = fresh_dir("nonfinite");
+  manual_seed(5);
+  auto net = make_dropout_net();
+  optim::SGD opt = make_sgd(*net);
+  train_steps(*net, opt, 0, 1);  // momentum buffers exist after one step
+  const std::string path = dir + "/snap";
+  std::vector<std::string> names;
+  for (const auto& [name, t] : opt.state_tensors()) names.push_back("optimizer." + name);
+  REQUIRE(!names.empty());
+  names.push_back("0.weight");
+  for (const std::string& name : names) {
+    DYNAMIC_SECTION(name) {
+      apps::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
+      poison(path, name, std::nan(""));
+      const std::string before = all_bits(*net);
+      apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+      REQUIRE_THROWS_WITH(apps::load_snapshot(path, *net, opt, pos),
+                          Catch::Contains(path) && Catch::Contains("'" + name + "'") && Catch::Contains("1 NaN") &&
+                              Catch::Contains("--allow-nonfinite"));
+      CHECK(all_bits(*net) == before);
+      CHECK(pos.global_step == 0);
+      REQUIRE(apps::load_snapshot(path, *net, opt, pos, /*allow_nonfinite=*/true));
+      CHECK(pos.global_step == 1);
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("snapshot: float64 state beyond float32's range is refused after conversion", "[apps][snapshot]") {
+  const std::string dir = fresh_dir("range");
+  manual_seed(5);
+  auto net = make_dropout_net();
+  optim::SGD opt = make_sgd(*net);
+  train_steps(*net, opt, 0, 1);
+  const std::string path = dir + "/snap";
+  apps::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
+  // The same file with every tensor in float64, one momentum value 1e300 (+inf as float32).
+  nn::TensorFile f = nn::load_safetensors(path);
+  std::string momentum;
+  for (auto& [n, t] : f.tensors) {
+    t = t.to(DType::Float64);
+    if (momentum.empty() && n.rfind("optimizer.", 0) == 0) {
+      momentum = n;
+      t.data<double>()[0] = 1e300;
+    }
+  }
+  nn::save_safetensors(path, f.tensors, f.metadata);
+  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  REQUIRE_THROWS_WITH(apps::load_snapshot(path, *net, opt, pos),
+                      Catch::Contains(path) && Catch::Contains("'" + momentum + "'") && Catch::Contains("1 infinite") &&
+                          Catch::Contains("float32"));
   fs::remove_all(dir);
 }
 

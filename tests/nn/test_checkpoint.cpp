@@ -127,6 +127,35 @@ TEST_CASE("load_state refuses non-finite weights unless allowed, naming the tens
   REQUIRE(count_nonfinite(lin.weight.data()) == std::pair<int64_t, int64_t>{1, 1});
 }
 
+TEST_CASE("load_state checks values after converting to the model's dtype", "[nn][checkpoint]") {
+  // 1e300 is finite in float64 but +inf once it is the float32 model's (PyTorch's
+  // load_state_dict copies it so, silently).
+  manual_seed(0);
+  Linear lin(4, 3);
+  const std::string path = tmp_path("f64.safetensors");
+  Tensor w = zeros({3, 4}, DType::Float64);
+  w.data<double>()[2] = 1e300;
+  save_safetensors(path, {{"weight", w}, {"bias", zeros({3}, DType::Float64)}});
+  const auto before = to_vector<float>(lin.weight.data());
+  REQUIRE_THROWS_WITH(load_state(lin, path), Catch::Contains(path) && Catch::Contains("tensor 'weight'") &&
+                                                 Catch::Contains("0 NaN and 1 infinite values (of 12)") &&
+                                                 Catch::Contains("float32"));
+  REQUIRE(to_vector<float>(lin.weight.data()) == before);
+  load_state(lin, path, true, /*allow_nonfinite=*/true);
+  REQUIRE(std::isinf(lin.weight.data().data<float>()[2]));
+}
+
+TEST_CASE("load_state refuses non-finite buffers too", "[nn][checkpoint]") {
+  BatchNorm2d bn(3);
+  const std::string path = tmp_path("bn.safetensors");
+  save_state(bn, path);
+  TensorFile f = load_safetensors(path);
+  for (auto& [name, t] : f.tensors)
+    if (name == "running_var") t.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();
+  save_safetensors(path, f.tensors, f.metadata);
+  REQUIRE_THROWS_WITH(load_state(bn, path), Catch::Contains("tensor 'running_var'") && Catch::Contains("1 NaN"));
+}
+
 TEST_CASE("load_state refuses directories and FIFOs at once", "[nn][checkpoint]") {
   Linear lin(4, 3);
   const std::string dir = tmp_path("a_directory");
