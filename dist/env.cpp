@@ -260,7 +260,18 @@ LaunchEnv read_launch_env() {
   e.token_source = token.source;
   if (const char* v = get("DDL_STORE_SERVED")) e.launcher_serves_store = std::string(v) == "1";
 
+  // The variables the sizes came from, to name them in errors.
+  const bool mpi = e.source == "openmpi", slurm = e.source == "slurm";
+  const char* world_var = mpi ? "OMPI_COMM_WORLD_SIZE" : slurm ? "SLURM_NTASKS" : "WORLD_SIZE";
+  const char* local_var = mpi     ? "OMPI_COMM_WORLD_LOCAL_SIZE"
+                          : slurm ? (get("SLURM_NTASKS_PER_NODE") ? "SLURM_NTASKS_PER_NODE" : "SLURM_TASKS_PER_NODE")
+                                  : "LOCAL_WORLD_SIZE";
   DDL_CHECK(e.world_size >= 1, "dist: world size must be >= 1, got ", e.world_size, " (from ", e.source, " variables)");
+  // See Note [World size limit].
+  DDL_CHECK(e.world_size <= kMaxWorldSize, "dist: ", world_var, "=", e.world_size, " is more than ddl's limit of ",
+            kMaxWorldSize, " ranks");
+  DDL_CHECK(e.local_world_size <= kMaxWorldSize, "dist: ", local_var, "=", e.local_world_size,
+            " is more than ddl's limit of ", kMaxWorldSize, " ranks");
   DDL_CHECK(e.rank >= 0 && e.rank < e.world_size, "dist: rank ", e.rank, " is outside [0, world size ", e.world_size,
             ") (from ", e.source, " variables)");
   DDL_CHECK(e.local_rank >= 0 && e.local_world_size >= 1 && e.local_rank < e.local_world_size, "dist: local rank ",

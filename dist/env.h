@@ -12,6 +12,13 @@
 
 namespace ddl::dist {
 
+// Note [World size limit]
+// Rendezvous allocates per rank before any peer has to answer (Gloo makes a pair and the
+// mesh an address line for each), so a lone rank told WORLD_SIZE=2147483647 grew by ~0.4 GB/s
+// while it waited. A full mesh of 65536 ranks already needs 65535 sockets a process, past
+// any usual open-file limit; a larger size is a mistake, refused at once naming its variable.
+inline constexpr int kMaxWorldSize = 65536;
+
 struct LaunchEnv {
   int rank = 0;
   int world_size = 1;
@@ -28,7 +35,8 @@ struct LaunchEnv {
 };
 
 // Reads the variables above. Throws ddl::Error naming the variable when one is malformed
-// (not an integer, rank outside [0, world size), port outside [1, 65535]) or a token file
+// (not an integer, rank outside [0, world size), a world size over kMaxWorldSize, port outside
+// [1, 65535]) or a token file
 // is unreadable or readable by other users. Under Slurm or Open MPI without DDL_JOB_TOKEN(_FILE)
 // it derives the token from ~/.ddl/secret, creating that file (mode 0600) on first use.
 LaunchEnv read_launch_env();

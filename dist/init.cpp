@@ -125,6 +125,8 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   if (opts.rank >= 0) env.rank = opts.rank;
   if (opts.world_size >= 1) env.world_size = opts.world_size;
   DDL_CHECK(env.rank < env.world_size, "init_process_group: rank ", env.rank, " outside world size ", env.world_size);
+  DDL_CHECK(env.world_size <= kMaxWorldSize, "init_process_group: world size ", env.world_size,
+            " is more than ddl's limit of ", kMaxWorldSize, " ranks");  // See Note [World size limit]
   if (opts.iface.empty() && opts.hostname.empty()) opts.iface = env_or("DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME");
 
   std::shared_ptr<Store> store = opts.store;

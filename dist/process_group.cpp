@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "dist/env.h"
 #include "tensor/error.h"
 
 namespace ddl::dist {
@@ -56,6 +57,8 @@ std::string CommStats::summary() const {
 
 ProcessGroup::ProcessGroup(int rank, int size) : rank_(rank), size_(size) {
   DDL_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroup: rank ", rank, " is outside a world of size ", size);
+  DDL_CHECK(size <= kMaxWorldSize, "ProcessGroup: world size ", size, " is more than ddl's limit of ", kMaxWorldSize,
+            " ranks");  // See Note [World size limit]
 }
 
 std::string ProcessGroup::p2p_description(OpKind kind, const Tensor& t, int peer, int tag) const {

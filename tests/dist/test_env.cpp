@@ -11,7 +11,9 @@
 #include <map>
 
 #include "dist/env.h"
+#include "dist/gloo/process_group_gloo.h"
 #include "dist/store/sha256.h"
+#include "dist/store/store.h"
 #include "tensor/error.h"
 #include "tests/common/dist_fixtures.h"
 
@@ -160,6 +162,36 @@ TEST_CASE("env: malformed values are named in the error", "[dist]") {
   setenv("MASTER_PORT", "70000", 1);
   REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("MASTER_PORT 70000"));
   clear_env();
+}
+
+TEST_CASE("env: absurd world sizes are refused at once, naming the variable", "[dist]") {
+  // A lone rank told WORLD_SIZE=2147483647 used to allocate per rank while it waited.
+  clear_env();
+  setenv("RANK", "0", 1);
+  setenv("WORLD_SIZE", "2147483647", 1);
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("WORLD_SIZE=2147483647") && Catch::Contains("65536"));
+  setenv("WORLD_SIZE", std::to_string(kMaxWorldSize + 1).c_str(), 1);
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("WORLD_SIZE=65537"));
+  setenv("WORLD_SIZE", std::to_string(kMaxWorldSize).c_str(), 1);
+  REQUIRE(read_launch_env().world_size == kMaxWorldSize);
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("LOCAL_WORLD_SIZE", "2147483647", 1);
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("LOCAL_WORLD_SIZE=2147483647"));
+  setenv("RANK", "2147483646", 1);
+  unsetenv("LOCAL_WORLD_SIZE");
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("rank 2147483646 is outside"));
+  clear_env();
+  setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "100000", 1);
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("OMPI_COMM_WORLD_SIZE=100000"));
+  clear_env();
+  slurm_task("7", "0");
+  setenv("SLURM_NTASKS", "2147483647", 1);
+  REQUIRE_THROWS_WITH(read_launch_env(), Catch::Contains("SLURM_NTASKS=2147483647"));
+  clear_env();
+  // Groups made directly are bounded too.
+  REQUIRE_THROWS_WITH(std::make_shared<ProcessGroupGloo>(std::make_shared<HashStore>(), 0, 2147483647),
+                      Catch::Contains("limit of 65536"));
 }
 
 TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share them", "[dist]") {
