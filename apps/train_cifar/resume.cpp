@@ -14,22 +14,18 @@
 //   - all records equal: go on (all resume, or all start afresh);
 //   - rank 0 has none but another rank has one: all stop (rank 0 is authoritative, and
 //     silently dropping a snapshot would waste the work it holds);
-//   - otherwise rank 0 broadcasts its file's bytes; the ranks that differed load them,
+//   - otherwise rank 0 broadcasts its file's bytes in pieces (resume_transfer.h); the ranks
+//     that differed load them,
 //     and a second all-gather checks that every rank now holds rank 0's position and digest.
 #include "apps/train_cifar/resume.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
+#include "apps/train_cifar/resume_transfer.h"
+#include "apps/train_cifar/resume_wire.h"
 #include "dist/agreement.h"
 #include "tensor/error.h"
 
@@ -37,38 +33,13 @@ namespace ddl::apps {
 
 namespace {
 
-struct Record {
-  char kind = 'N';     // 'N' no snapshot, 'S' snapshot loaded, 'E' error
-  std::string path;    // shown in messages, not compared
-  std::string where;   // "epoch 1, step 8, global step 8" (epochs counted from 1, as printed elsewhere)
-  std::string detail;  // seed, world size, RNG offset and digest; or the error
-  bool same_state(const Record& o) const { return kind == o.kind && where == o.where && detail == o.detail; }
-  std::string line() const {
-    if (kind == 'N') return "no snapshot at " + path;
-    if (kind == 'S') return "snapshot at " + path + ": " + where + ", " + detail;
-    return "could not use " + path + ": " + detail;
-  }
-};
-
-std::string encode(const Record& r) {
-  return std::string(1, r.kind) + "\n" + r.path + "\n" + r.where + "\n" + r.detail;
-}
-
-Record decode(const std::string& s) {
-  std::istringstream in(s);
-  Record r;
-  std::string kind;
-  std::getline(in, kind);
-  std::getline(in, r.path);
-  std::getline(in, r.where);
-  std::getline(in, r.detail, '\0');  // the rest: an error may span lines
-  r.kind = kind.size() == 1 ? kind[0] : 'E';
-  return r;
-}
+using Record = detail::ResumeRecord;
+using detail::decode_record;
+using detail::encode_record;
 
 std::vector<Record> gather(dist::ProcessGroup& group, const Record& mine) {
   std::vector<Record> all;
-  for (const std::string& s : dist::all_gather_records(group, encode(mine))) all.push_back(decode(s));
+  for (const std::string& s : dist::all_gather_records(group, encode_record(mine))) all.push_back(decode_record(s));
   return all;
 }
 
@@ -108,43 +79,13 @@ Record load_own(const std::string& path, nn::Module& model, optim::Optimizer& op
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  DDL_CHECK(f, "cannot open ", path, " to send it to the other ranks");
-  std::ostringstream s;
-  s << f.rdbuf();
-  DDL_CHECK(f, "cannot read ", path, " to send it to the other ranks");
-  return s.str();
-}
-
-// Rank 0's snapshot bytes, loaded through a temporary file that is removed afterwards.
-Record load_received(const std::string& bytes, const std::string& from, nn::Module& model, optim::Optimizer& opt,
+// Rank 0's snapshot as received into `tmp` (see resume_transfer.h).
+Record load_received(const std::string& tmp, const std::string& from, nn::Module& model, optim::Optimizer& opt,
                      TrainingPosition& pos, bool allow_nonfinite) {
-  // mkstemp: a fresh file only this user can read, never one someone placed there first.
-  std::string name = (std::filesystem::temp_directory_path() / "ddl-resume-XXXXXX").string();
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0)
-    return {'E', from, "",
-            "cannot create a temporary file for rank 0's snapshot: " + std::string(std::strerror(errno))};
-  ::close(fd);
-  const std::filesystem::path tmp = name;
-  struct Remove {
-    const std::filesystem::path& p;
-    ~Remove() {
-      std::error_code ec;
-      std::filesystem::remove(p, ec);
-    }
-  } remove{tmp};
   try {
-    DDL_CHECK(!bytes.empty(), "rank 0 sent no snapshot (it could not read its file)");
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      DDL_CHECK(f.flush(), "cannot write rank 0's snapshot to ", tmp.string());
-    }
+    if (detail::resume_test_hook()) detail::resume_test_hook()("loading");
     TrainingPosition p = pos;
-    DDL_CHECK(load_snapshot(tmp.string(), model, opt, p, allow_nonfinite), "rank 0's snapshot vanished from ",
-              tmp.string());
+    DDL_CHECK(load_snapshot(tmp, model, opt, p, allow_nonfinite), "rank 0's snapshot vanished from ", tmp);
     pos = p;
     return loaded_record(from, p, model, opt);
   } catch (const std::exception& e) {
@@ -213,19 +154,30 @@ ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, o
                                      "To resume, copy the snapshot to rank 0's node (" + all[0].path +
                                          "); to start afresh, delete it on " + rank_list(have) + "."));
 
-  // Rank 0 sends its file; the ranks that differed load it.
+  // Rank 0 sends its file in pieces; the ranks that differed write it to a temporary file
+  // (removed when this block ends, or on SIGTERM) and load it.
   Record now = mine;
-  std::string bytes;
-  try {
-    if (group->rank() == 0) bytes = read_file(path);
-  } catch (const std::exception& e) {
-    now = {'E', path, "", e.what()};  // the others receive nothing and say so below
-  }
-  bytes = dist::broadcast_bytes(*group, bytes, 0);
   const bool receiver = std::find(differ.begin(), differ.end(), group->rank()) != differ.end();
-  if (receiver) {
-    loaded = wanted;
-    now = load_received(bytes, all[0].path + " (received from rank 0)", model, opt, loaded, allow_nonfinite);
+  const std::string from = all[0].path + " (received from rank 0)";
+  {
+    std::optional<detail::ResumeTempFile> tmp;
+    std::string tmp_error;
+    try {
+      if (receiver) tmp.emplace();
+    } catch (const std::exception& e) {
+      tmp_error = e.what();  // still takes part in the transfer, then says so below
+    }
+    const std::string error = detail::transfer_snapshot(*group, path, tmp ? &*tmp : nullptr);
+    if (group->rank() == 0 && !error.empty()) now = {'E', path, "", error};
+    if (receiver) {
+      loaded = wanted;
+      if (!tmp)
+        now = {'E', from, "", tmp_error};
+      else if (!error.empty())
+        now = {'E', from, "", "receiving rank 0's snapshot: " + error};
+      else
+        now = load_received(tmp->path(), from, model, opt, loaded, allow_nonfinite);
+    }
   }
   const std::vector<Record> after = gather(*group, now);
   bool agree = true;

@@ -3,15 +3,23 @@
 // uninterrupted one bit for bit (so the random-number state is restored, not only
 // weights); and the resume agreement refuses, on every rank, ranks that still disagree
 // on the position after rank 0 sent its snapshot (Note [Resume agreement]).
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "apps/train_cifar/resume.h"
+#include "apps/train_cifar/resume_transfer.h"
 #include "apps/train_cifar/snapshot.h"
 #include "ddl.h"
+#include "dist/agreement.h"
 #include "dist/dist.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
@@ -248,5 +256,173 @@ TEST_CASE("resume agreement: ranks that still differ after rank 0 sent its snaps
       REQUIRE(test::all_ok(outs));
     }
   }
+  if (!test::is_rank_process()) fs::remove_all(dir);
+}
+
+namespace {
+// The ddl-resume-* files in `dir`.
+std::vector<std::string> resume_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("ddl-resume-", 0) == 0) out.push_back(e.path().string());
+  return out;
+}
+
+int64_t max_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+}  // namespace
+
+TEST_CASE("resume transfer: a large snapshot arrives whole while each rank holds one piece of it", "[apps][resume]") {
+  test::ParentStoreServer server;
+  const int port = server.port();
+  const std::string dir = test::parent_temp_dir("transfer_dir", "/tmp/ddl_resume_transfer_XXXXXX");
+  const int64_t size = 160 << 20;  // 10 pieces; the whole file held at once would show 160 MiB
+  auto outs = test::run_processes(2, [&](int rank) {
+    auto pg = test::gloo_group(port, rank, 2);
+    const std::string src = dir + "/snap";
+    if (rank == 0) {  // a pseudo-random file, written in pieces
+      std::ofstream f(src, std::ios::binary);
+      std::vector<uint64_t> block(1 << 17);
+      uint64_t x = 88172645463325252ULL;
+      for (int64_t done = 0; done < size; done += 1 << 20) {
+        for (uint64_t& v : block) v = x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        f.write(reinterpret_cast<const char*>(block.data()), 1 << 20);
+      }
+      DIST_EXPECT(f.flush(), "cannot write ", src);
+    }
+    pg->barrier_async()->wait();
+    setenv("TMPDIR", dir.c_str(), 1);
+    const int64_t before = max_rss_kib();
+    std::optional<apps::detail::ResumeTempFile> tmp;
+    if (rank == 1) tmp.emplace();
+    const std::string error = apps::detail::transfer_snapshot(*pg, src, tmp ? &*tmp : nullptr);
+    const int64_t grew_mib = (max_rss_kib() - before) / 1024;
+    DIST_EXPECT(error.empty(), "rank ", rank, ": ", error);
+    // One 16 MiB piece and the transport's buffers; sending the file whole took 4-5x its size.
+    DIST_EXPECT(grew_mib < 64, "rank ", rank, "'s peak RSS grew by ", grew_mib, " MiB for a ", size >> 20,
+                " MiB transfer");
+    std::printf("rank %d: peak RSS grew by %lld MiB\n", rank, static_cast<long long>(grew_mib));
+    if (rank == 1) {
+      std::ifstream a(src, std::ios::binary), b(tmp->path(), std::ios::binary);
+      std::vector<char> x(1 << 20), y(1 << 20);
+      int64_t same = 0;
+      while (a.read(x.data(), x.size()) && b.read(y.data(), y.size()) && x == y) same += x.size();
+      DIST_EXPECT(same == size && fs::file_size(tmp->path()) == uint64_t(size), "received ", same, " equal bytes of ",
+                  size);
+    }
+  });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+  if (!test::is_rank_process()) {
+    CHECK(resume_files(dir).empty());
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("resume transfer: a rank stopped at any phase of receiving leaves no temporary file", "[apps][resume]") {
+  test::ParentStoreServer server;
+  const int port = server.port();
+  const std::string dir = test::parent_temp_dir("phase_dir", "/tmp/ddl_resume_phase_XXXXXX");
+  for (std::string phase : {"created", "piece", "loading"})
+    for (std::string how : {"SIGTERM", "exception"}) {
+      DYNAMIC_SECTION(how << " at " << phase) {
+        const std::string case_dir = dir + "/" + phase + "_" + how;
+        fs::create_directories(case_dir + "/node0");
+        fs::create_directories(case_dir + "/node1");
+        auto outs = test::run_processes(2, [&](int rank) {
+          auto pg = test::gloo_group(port, rank, 2);
+          manual_seed(5);
+          auto net = make_dropout_net();
+          optim::SGD opt = make_sgd(*net);
+          const std::string node = case_dir + "/node" + std::to_string(rank);
+          if (rank == 0) apps::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
+          setenv("TMPDIR", node.c_str(), 1);
+          ::signal(SIGTERM, SIG_DFL);  // as in train_cifar, which has no handler (Catch installs one)
+          apps::detail::resume_test_hook() = [&](const char* at) {
+            if (rank != 1 || phase != at) return;
+            if (how == "SIGTERM") ::raise(SIGTERM);
+            throw Error("stopped by the test at " + phase);
+          };
+          apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+          try {
+            apps::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
+          } catch (const Error&) {  // every rank stops when one could not load
+          }
+        });
+        INFO(test::describe(outs));
+        if (how == "SIGTERM") CHECK(outs[1].error.find("signal 15") != std::string::npos);
+        if (!test::is_rank_process()) {
+          CHECK(resume_files(case_dir + "/node1").empty());
+          CHECK(resume_files(case_dir + "/node0").empty());
+        }
+      }
+    }
+  if (!test::is_rank_process()) fs::remove_all(dir);
+}
+
+TEST_CASE("resume transfer: the temporary files of dead processes are removed, others kept", "[apps][resume]") {
+  const std::string dir = fresh_dir("stale");
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(waitpid(child, nullptr, 0) == child);
+  const std::string dead_old = dir + "/ddl-resume-" + std::to_string(child) + "-aaaaaa";
+  const std::string dead_new = dir + "/ddl-resume-" + std::to_string(child) + "-bbbbbb";
+  const std::string live_old = dir + "/ddl-resume-" + std::to_string(::getpid()) + "-cccccc";
+  const std::string other = dir + "/ddl-resume-XYZ123";  // not a name this code makes
+  for (const auto& p : {dead_old, dead_new, live_old, other}) std::ofstream(p) << "x";
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  for (const auto& p : {dead_old, live_old, other}) fs::last_write_time(p, old_time);
+  CHECK(apps::detail::remove_stale_resume_files(dir, std::chrono::seconds(60)) == 1);
+  CHECK(!fs::exists(dead_old));
+  CHECK(fs::exists(dead_new));  // written a moment ago: perhaps a process in another PID namespace
+  CHECK(fs::exists(live_old));
+  CHECK(fs::exists(other));
+  // Making a temporary file cleans up the same way, in $TMPDIR.
+  fs::last_write_time(dead_new, old_time);
+  setenv("TMPDIR", dir.c_str(), 1);
+  {
+    apps::detail::ResumeTempFile tmp;
+    CHECK(tmp.path().rfind(dir + "/ddl-resume-" + std::to_string(::getpid()) + "-", 0) == 0);
+    CHECK(!fs::exists(dead_new));
+    CHECK(fs::exists(tmp.path()));
+  }
+  unsetenv("TMPDIR");
+  CHECK(resume_files(dir).size() == 2);  // live_old and other
+  fs::remove_all(dir);
+}
+
+// Not a test: the peak RSS of sending the same file whole (read into a string, then
+// dist::broadcast_bytes), as resume did before it streamed; run with "[.bench]".
+TEST_CASE("resume transfer: peak RSS of sending a file whole", "[.bench]") {
+  test::ParentStoreServer server;
+  const int port = server.port();
+  const std::string dir = test::parent_temp_dir("whole_dir", "/tmp/ddl_resume_whole_XXXXXX");
+  const int64_t size = 160 << 20;
+  auto outs = test::run_processes(2, [&](int rank) {
+    auto pg = test::gloo_group(port, rank, 2);
+    const std::string src = dir + "/snap";
+    if (rank == 0) {
+      std::ofstream f(src, std::ios::binary);
+      std::vector<char> block(1 << 20, 'x');
+      for (int64_t done = 0; done < size; done += 1 << 20) f.write(block.data(), block.size());
+    }
+    pg->barrier_async()->wait();
+    const int64_t before = max_rss_kib();
+    std::string bytes;
+    if (rank == 0) {
+      std::ifstream f(src, std::ios::binary);
+      std::ostringstream o;
+      o << f.rdbuf();
+      bytes = o.str();
+    }
+    bytes = dist::broadcast_bytes(*pg, bytes, 0);
+    if (rank == 1) std::ofstream(dir + "/copy", std::ios::binary).write(bytes.data(), bytes.size());
+    std::printf("rank %d: sending %lld MiB whole, peak RSS grew by %lld MiB\n", rank,
+                static_cast<long long>(size >> 20), static_cast<long long>((max_rss_kib() - before) / 1024));
+  });
   if (!test::is_rank_process()) fs::remove_all(dir);
 }
