@@ -127,4 +127,11 @@ tm = lambda ev, info, dropped=0: struct.pack("<qqq", len(ev), len(info), dropped
 put("trace_merge", "two_events", tm(b'{"ph":"X","ts":1,"dur":2},\n{"ph":"i","ts":3}', b'{"pid":1,"name":"rank 1"}'))
 put("trace_merge", "no_events", tm(b"", b'{"pid":1}', 5))
 put("trace_merge", "negative_count", struct.pack("<qqq", -8, 2, 0) + b"{}")
+# Resume: rank 0's transfer header (magic, size, piece as int64), then a rank's record.
+rw = lambda size, piece, rec, magic=0x64646C736E617031: struct.pack("<qqq", magic, size, piece) + rec
+put("resume_wire", "snapshot", rw(4096, 16 << 20, b"S\n/ckpt/snap\nepoch 1, step 8, global step 8\n"
+                                   b"seed 5, world size 2, rng offset 0, state digest 00ff00ff00ff00ff"))
+put("resume_wire", "no_file", rw(-1, 16 << 20, b"N\n/ckpt/snap\n\n"))
+put("resume_wire", "error_lines", rw(0, 1, b"E\n/ckpt/snap\n\nsnapshot /ckpt/snap: tensor 'w'\nholds 1 NaN"))
+put("resume_wire", "bad_magic", rw(1 << 41, 0, b"X", magic=7))
 print("make_seeds.py: wrote", root)
