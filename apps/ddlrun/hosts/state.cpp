@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include <thread>
 
 #include "apps/ddlrun/hosts/command.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::launcher::hosts {
 
@@ -35,18 +38,42 @@ unsigned long long process_start_time(int pid) {
   return 0;
 }
 
-StateFile::StateFile(const std::string& job) : dir_(std::string(kStateRoot) + "/" + job) {
+std::string state_root() {
+  const char* dir = std::getenv("DDLRUN_STATE_DIR");
+  return dir && *dir ? dir : kStateRoot;
+}
+
+namespace {
+// The whole record, written through an AtomicFile: fsynced, then renamed over the old one,
+// so --cleanup reads the previous record or this one, never a torn one.
+void write_record(const std::string& dir, const std::vector<Resource>& resources) {
+  std::string text = "launcher " + std::to_string(getpid()) + " " + std::to_string(process_start_time(getpid())) + "\n";
+  for (const Resource& r : resources) text += r.kind + " " + r.name + "\n";
+  try {
+    files::write_atomically(dir + "/state", text, "ddlrun", 0644);
+  } catch (const std::exception& e) {
+    throw SetupError(std::string("cannot write the record --cleanup needs, so nothing more is made: ") + e.what());
+  }
+}
+}  // namespace
+
+StateFile::StateFile(const std::string& job) : dir_(state_root() + "/" + job) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  std::ofstream f(dir_ + "/state");
-  f << "launcher " << getpid() << " " << process_start_time(getpid()) << "\n";
-  if (!f.flush()) throw SetupError("cannot write " + dir_ + "/state (the record --cleanup needs): " + ec.message());
+  if (ec) throw SetupError("cannot create " + dir_ + " (the record --cleanup needs): " + ec.message());
+  try {
+    write_record(dir_, resources_);
+  } catch (...) {
+    fs::remove_all(dir_, ec);  // nothing was made yet
+    throw;
+  }
 }
 
 void StateFile::record(const Resource& r) {
-  resources_.push_back(r);
-  std::ofstream f(dir_ + "/state", std::ios::app);
-  f << r.kind << " " << r.name << "\n";
+  std::vector<Resource> next = resources_;
+  next.push_back(r);
+  write_record(dir_, next);
+  resources_ = std::move(next);
 }
 
 void StateFile::remove() {
@@ -118,29 +145,76 @@ std::vector<std::string> remove_resources(const std::vector<Resource>& resources
   return problems;
 }
 
+namespace {
+// "ddl<pid>-<4 hex digits>", as make_job_id writes it: only such names sweep <job>-* namespaces.
+bool is_job_id(const std::string& job) {
+  const size_t dash = job.find('-');
+  if (job.rfind("ddl", 0) != 0 || dash == std::string::npos || dash == 3 || job.size() != dash + 5) return false;
+  for (size_t i = 3; i < dash; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(job[i]))) return false;
+  for (size_t i = dash + 1; i < job.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(job[i]))) return false;
+  return true;
+}
+
+// The namespaces named after `job` that `resources` does not name: made by a launcher whose
+// record was lost (one from before records were written whole, or whose disk filled up).
+void add_unrecorded_namespaces(const std::string& job, std::vector<Resource>& resources) {
+  if (!is_job_id(job)) return;
+  std::error_code ec;
+  for (fs::directory_iterator it("/run/netns", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    bool known = false;
+    for (const Resource& r : resources) known = known || (r.kind == "netns" && r.name == name);
+    if (name.rfind(job + "-", 0) == 0 && !known) resources.push_back({"netns", name});
+  }
+}
+
+bool older_than(const fs::path& p, std::chrono::seconds age) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(p, ec);
+  return !ec && fs::file_time_type::clock::now() - t >= age;
+}
+}  // namespace
+
 int cleanup_stale() {
   int rc = 0, removed = 0;
   std::error_code ec;
-  if (!fs::exists(kStateRoot, ec)) {
-    std::printf("ddlrun --cleanup: nothing to do (%s does not exist)\n", kStateRoot);
+  const std::string root = state_root();
+  if (!fs::exists(root, ec)) {
+    std::printf("ddlrun --cleanup: nothing to do (%s does not exist)\n", root.c_str());
     return 0;
   }
-  for (const auto& job : fs::directory_iterator(kStateRoot, ec)) {
-    std::ifstream f(job.path() / "state");
+  for (const auto& job : fs::directory_iterator(root, ec)) {
+    const fs::path state = job.path() / "state";
+    const std::string id = job.path().filename().string();
+    std::ifstream f(state);
     std::string kind, name;
     int pid = 0;
     unsigned long long start = 0;
     std::vector<Resource> resources;
-    if (!(f >> kind >> pid >> start) || kind != "launcher") {
+    std::error_code size_ec;
+    const bool blank = !fs::exists(state, size_ec) || fs::file_size(state, size_ec) == 0;
+    if (blank) {
+      // A record is written whole before anything is made, so an empty or missing one
+      // recorded nothing; a minute's age tells it from a launcher creating its folder now.
+      if (!older_than(job.path(), std::chrono::seconds(60)) ||
+          (fs::exists(state) && !older_than(state, std::chrono::seconds(60)))) {
+        std::printf(
+            "ddlrun --cleanup: %s has an empty state file less than a minute old (a launcher starting?); "
+            "left alone\n",
+            job.path().c_str());
+        continue;
+      }
+    } else if (!(f >> kind >> pid >> start) || kind != "launcher") {
       std::printf("ddlrun --cleanup: %s has no readable state file; left alone\n", job.path().c_str());
       continue;
-    }
-    if (process_start_time(pid) == start && start != 0) {
-      std::printf("ddlrun --cleanup: job %s is live (launcher pid %d); left alone\n", job.path().filename().c_str(),
-                  pid);
+    } else if (process_start_time(pid) == start && start != 0) {
+      std::printf("ddlrun --cleanup: job %s is live (launcher pid %d); left alone\n", id.c_str(), pid);
       continue;
     }
-    while (f >> kind >> name) resources.push_back({kind, name});
+    while (!blank && f >> kind >> name) resources.push_back({kind, name});
+    add_unrecorded_namespaces(id, resources);
     const std::vector<std::string> problems = remove_resources(resources);
     for (const std::string& p : problems) std::fprintf(stderr, "ddlrun --cleanup: %s\n", p.c_str());
     if (!problems.empty()) {  // keep the record, so another --cleanup can finish the job
@@ -150,6 +224,7 @@ int cleanup_stale() {
     }
     for (const Resource& r : resources)
       std::printf("ddlrun --cleanup: removed %s %s\n", r.kind.c_str(), r.name.c_str());
+    if (blank) std::printf("ddlrun --cleanup: removed %s (its state file was empty)\n", job.path().c_str());
     fs::remove_all(job.path(), ec);
     ++removed;
   }

@@ -1,6 +1,8 @@
-// The record of what one emulated job created, in /run/ddlrun/<job>/state, written before
-// each thing is made so that `ddlrun --cleanup` can remove what a SIGKILLed launcher left
-// behind. A job whose launcher still runs (same pid and start time) is never touched.
+// The record of what one emulated job created, in /run/ddlrun/<job>/state, written whole
+// (fsynced and renamed) before each thing is made, so that `ddlrun --cleanup` can remove what
+// a SIGKILLed launcher left behind; a record that cannot be written stops the build before
+// the thing is made. A job whose launcher still runs (same pid and start time) is never
+// touched.
 #pragma once
 
 #include <string>
@@ -9,6 +11,9 @@
 namespace ddl::launcher::hosts {
 
 inline constexpr const char* kStateRoot = "/run/ddlrun";
+// $DDLRUN_STATE_DIR when set (tests point it at a private folder, or a small full tmpfs),
+// else kStateRoot.
+std::string state_root();
 
 struct Resource {
   std::string kind;  // "netns" (a named network namespace) or "cgroup" (a directory)
@@ -17,8 +22,11 @@ struct Resource {
 
 class StateFile {
  public:
-  // Creates /run/ddlrun/<job>/state naming this process as the launcher.
+  // Creates <state_root()>/<job>/state naming this process as the launcher. Throws
+  // SetupError when it cannot (a full /run).
   explicit StateFile(const std::string& job);
+  // Adds r to the record on disk, before r is made; throws SetupError (r not added) when
+  // the record cannot be written.
   void record(const Resource& r);
   const std::vector<Resource>& resources() const { return resources_; }
   void remove();  // the file and its folder, once everything is gone
@@ -33,7 +41,10 @@ class StateFile {
 std::vector<std::string> remove_resources(const std::vector<Resource>& resources);
 
 // `ddlrun --cleanup`: removes the resources of every job whose launcher is gone, saying
-// what it removed on stdout. Returns 0, or 1 when something could not be removed.
+// what it removed on stdout: those its record names and any namespace named after the job
+// (<job>-*). A job folder whose state file is empty or missing recorded nothing (a record is
+// never written partly) and, once a minute old, is removed with such namespaces. Returns 0,
+// or 1 when something could not be removed.
 int cleanup_stale();
 
 // Field 22 of /proc/<pid>/stat (0 when the process does not exist).
