@@ -112,7 +112,11 @@ ResumeTempFile::ResumeTempFile() {
   act.sa_handler = on_signal;
   sigemptyset(&act.sa_mask);
   act.sa_flags = SA_RESTART;
-  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &act, &g_previous[i]);
+  // A signal the process ignores (nohup, a wrapper's `trap '' TERM`) stays ignored.
+  for (int i = 0; i < 3; ++i) {
+    ::sigaction(kSignals[i], nullptr, &g_previous[i]);
+    if (g_previous[i].sa_handler != SIG_IGN) ::sigaction(kSignals[i], &act, nullptr);
+  }
   g_armed = 1;
 }
 

@@ -390,6 +390,17 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
     CHECK(!fs::exists(dead_new));
     CHECK(fs::exists(tmp.path()));
   }
+  // A signal the process ignores stays ignored while a file exists, and after.
+  ::signal(SIGHUP, SIG_IGN);
+  {
+    apps::detail::ResumeTempFile tmp;
+    struct sigaction now {};
+    ::sigaction(SIGHUP, nullptr, &now);
+    CHECK(now.sa_handler == SIG_IGN);
+    ::raise(SIGHUP);
+    CHECK(fs::exists(tmp.path()));
+  }
+  ::signal(SIGHUP, SIG_DFL);
   unsetenv("TMPDIR");
   CHECK(resume_files(dir).size() == 2);  // live_old and other
   fs::remove_all(dir);
