@@ -13,10 +13,11 @@
 namespace ddl::dist {
 
 // Note [World size limit]
-// Rendezvous allocates per rank before any peer has to answer (Gloo makes a pair and the
-// mesh an address line for each), so a lone rank told WORLD_SIZE=2147483647 grew by ~0.4 GB/s
-// while it waited. A full mesh of 65536 ranks already needs 65535 sockets a process, past
-// any usual open-file limit; a larger size is a mistake, refused at once naming its variable.
+// Rendezvous allocates per rank before any peer has to answer (the mesh's list of every
+// rank's store key in all_reached, Gloo's pair per rank), so a lone rank told
+// WORLD_SIZE=2147483647 grew by ~0.4 GB/s while it waited. A full mesh of 65536 ranks
+// already needs 65535 sockets a process, past any usual open-file limit (a lone rank at the
+// limit holds 176 MB); a larger size is a mistake, refused at once naming its variable.
 inline constexpr int kMaxWorldSize = 65536;
 
 struct LaunchEnv {
