@@ -16,8 +16,9 @@ namespace ddl::apps::detail {
 // A file named ddl-resume-<pid>-XXXXXX in the temporary directory ($TMPDIR, else /tmp),
 // removed by the destructor (return or exception) and, while it exists, on SIGTERM, SIGINT
 // and SIGHUP, after which the signal's previous action runs (by default the process still
-// dies of it; a signal the process ignores stays ignored). Creating one first removes the files of dead processes (a SIGKILL leaves
-// its file). One at a time per process. Throws ddl::Error when it cannot be created.
+// dies of it; a signal the process ignores stays ignored). Creating one first removes the
+// files of dead processes a minute old (a SIGKILL leaves its file). One at a time per
+// process. Throws ddl::Error when it cannot be created.
 class ResumeTempFile {
  public:
   ResumeTempFile();
