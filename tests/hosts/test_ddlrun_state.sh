@@ -7,7 +7,8 @@
 #  2. a dead job's namespaces that its record does not name (<job>-*) are removed too;
 #  3. a full state folder (a small tmpfs): ddlrun --hosts refuses to build, naming the
 #     record, and leaves no namespace or folder behind; so does one with room for the first
-#     record only.
+#     record only;
+#  4. a launcher SIGKILLed once its hosts are up: --cleanup removes all its record names.
 # Needs root and ip; skipped (77) otherwise. Every name made here holds this shell's pid.
 : "${DDLRUN:?}"
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (network namespaces, mount)"; exit 77; }
@@ -74,5 +75,20 @@ check "room for one record: ddlrun fails ($code) naming the record" \
   "[ $code != 0 ] && grep -q 'record --cleanup needs' '$st/one.log'"
 check "room for one record: no namespace of ddl$pid-* and no job folder" \
   "! ip netns list | grep -q '^ddl$pid-' && [ -z \"\$(ls -A '$st/one')\" ]"
-[ "$fail" = 0 ] || for f in cleanup full.log one.log; do echo "--- $f:"; tail -n 8 "$st/$f"; done
+# 4: a launcher SIGKILLed after building: its record names everything, --cleanup removes it.
+mkdir -p "$st/live"
+DDLRUN_STATE_DIR=$st/live "$DDLRUN" --hosts 2 --link 100mbit sleep 100 >"$st/killed.log" 2>&1 &
+pid=$!
+DDLRUN_PIDS+=("$pid")
+for _ in $(seq 300); do grep -q 'host1 10' "$st/killed.log" && break; sleep 0.1; done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+job=$(sed -n 's/^ddlrun: job \([^:]*\):.*/\1/p' "$st/killed.log" | head -n 1)
+check "SIGKILL: job '$job' left its record and namespaces" \
+  "[ -n '$job' ] && grep -q '^netns $job-host1\$' '$st/live/$job/state' && has_ns '$job-host1'"
+DDLRUN_STATE_DIR=$st/live "$DDLRUN" --cleanup >"$st/cleanup2" 2>&1
+code=$?
+check "SIGKILL: --cleanup exits 0 ($code) and removes the record and every namespace of the job" \
+  "[ $code = 0 ] && [ -z \"\$(ls -A '$st/live')\" ] && ! ip netns list | grep -q '^$job-'"
+[ "$fail" = 0 ] || for f in cleanup full.log one.log killed.log cleanup2; do echo "--- $f:"; tail -n 8 "$st/$f"; done
 exit "$fail"
