@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "apps/train_cifar/resume_transfer.h"
@@ -122,6 +123,10 @@ uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt) {
 ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt,
                                    TrainingPosition& pos, dist::ProcessGroup* group, bool allow_nonfinite) {
   if (path.empty()) return {};
+  // A rank SIGKILLed while it received a snapshot left its file; any later run removes it.
+  std::error_code ec;
+  const std::filesystem::path tmp_dir = std::filesystem::temp_directory_path(ec);
+  if (!ec) detail::remove_stale_resume_files(tmp_dir.string(), std::chrono::seconds(60));
   if (!group || group->size() == 1) return {load_snapshot(path, model, opt, pos, allow_nonfinite), path, ""};
 
   // See Note [Resume agreement].

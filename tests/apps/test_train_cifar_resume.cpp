@@ -401,6 +401,16 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
     CHECK(fs::exists(tmp.path()));
   }
   ::signal(SIGHUP, SIG_DFL);
+  // So does any run that resumes, with or without ranks to receive from.
+  const std::string dead_again = dir + "/ddl-resume-" + std::to_string(child) + "-dddddd";
+  std::ofstream(dead_again) << "x";
+  fs::last_write_time(dead_again, old_time);
+  manual_seed(5);
+  auto net = make_dropout_net();
+  optim::SGD opt = make_sgd(*net);
+  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  CHECK(!apps::resume_from_snapshot(dir + "/no-such-snapshot", *net, opt, pos, nullptr).resumed);
+  CHECK(!fs::exists(dead_again));
   unsetenv("TMPDIR");
   CHECK(resume_files(dir).size() == 2);  // live_old and other
   fs::remove_all(dir);
