@@ -1,8 +1,10 @@
 // train_cifar's snapshots and resume, below the program: 16-bit model and optimizer
 // state keeps its dtype and bits; a resumed run of a model with dropout equals an
 // uninterrupted one bit for bit (so the random-number state is restored, not only
-// weights); and the resume agreement refuses, on every rank, ranks that still disagree
-// on the position after rank 0 sent its snapshot (Note [Resume agreement]).
+// weights); a NaN or out-of-range value in any tensor a snapshot holds is refused; the
+// resume agreement refuses, on every rank, ranks that still disagree on the position after
+// rank 0 sent its snapshot (Note [Resume agreement]); and the transfer streams in pieces and
+// leaves no temporary file, whatever stops the receiver.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
