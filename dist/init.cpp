@@ -58,6 +58,7 @@ std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, 
   g.timeout = opts.timeout;
   g.hostname = opts.hostname;
   g.iface = opts.iface;
+  g.deadline = opts.deadline;
   return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, g);
 }
 
@@ -128,8 +129,13 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   DDL_CHECK(env.world_size <= kMaxWorldSize, "init_process_group: world size ", env.world_size,
             " is more than ddl's limit of ", kMaxWorldSize, " ranks");  // See Note [World size limit]
   if (opts.iface.empty() && opts.hostname.empty()) opts.iface = env_or("DDL_GLOO_IFACE", "GLOO_SOCKET_IFNAME");
+  // One deadline for all of the rendezvous: connecting to the store, its first reply and
+  // the backend's exchange, so a slow store cannot make each step wait a full timeout.
+  if (opts.deadline == std::chrono::steady_clock::time_point{})
+    opts.deadline = std::chrono::steady_clock::now() + opts.timeout;
 
   std::shared_ptr<Store> store = opts.store;
+  std::shared_ptr<Store> made;  // a store made here: its requests end by the deadline too
   if (!store) {
     const std::string& m = opts.init_method;
     if (m.rfind("file://", 0) == 0) {
@@ -153,7 +159,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
         // Plain torchrun: its agent already serves a PyTorch TCPStore on MASTER_PORT, so no
         // rank serves one; all are clients (torch_store.h). Its restarts get fresh keys below
         // (TORCHELASTIC_RESTART_COUNT, read by read_launch_env).
-        auto torch = std::make_shared<TorchStore>(host, port, opts.timeout);
+        auto torch = std::make_shared<TorchStore>(host, port, opts.timeout, opts.deadline);
         if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = torch->local_ip();
         store = torch;
       } else {
@@ -162,15 +168,18 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
         so.token = env.job_token;
         so.token_source = env.token_source;
         so.is_server = env.rank == 0 && !env.launcher_serves_store;
+        so.deadline = opts.deadline;
         auto tcp = std::make_shared<TCPStore>(host, port, so);
         if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = tcp->local_ip();
         store = tcp;
       }
+      made = store;
     }
   }
   // Each attempt (ddlrun restart) and each group gets its own key space in the store.
   std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" + std::to_string(s.groups_created++);
   auto group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
+  if (made) made->set_deadline({});  // later requests get their own timeouts
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
   s.user_store = std::make_shared<PrefixStore>(prefix + "/user", store);

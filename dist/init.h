@@ -25,6 +25,10 @@ struct InitOptions {
   std::string hostname;
   std::string iface;
   std::shared_ptr<Store> store;  // rendezvous through this store instead of init_method
+  // The whole rendezvous (connecting to the store, the backend's exchange through it) ends
+  // by this one deadline; unset: `timeout` from init_process_group's call (or the group's
+  // creation, for new_group).
+  std::chrono::steady_clock::time_point deadline{};
 };
 
 // Creates the default process group. Every rank must call it; it returns once all have

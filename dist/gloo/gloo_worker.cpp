@@ -70,7 +70,10 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     : ProcessGroup(rank, size), opts_(std::move(opts)) {
   debug_ = option_or_env(opts_.debug, "DDL_DEBUG", false);
   // One deadline for the whole set-up: rendezvous, connections, the shared-memory exchange.
-  const auto deadline = std::chrono::steady_clock::now() + opts_.timeout;
+  const auto deadline =
+      std::min(std::chrono::steady_clock::now() + opts_.timeout,
+               opts_.deadline == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::time_point::max()
+                                                                         : opts_.deadline);
   gloo::transport::tcp::attr attr;
   if (!opts_.iface.empty())
     attr.iface = opts_.iface;

@@ -42,6 +42,9 @@ struct GlooOptions {
   // all_reduce through shared memory when every rank is on this host: 1 on, 0 off, -1 read
   // DDL_SHM (default on). Other collectives and send/recv always use TCP.
   int shm = -1;
+  // Set-up ends by this deadline when set (init_process_group's one deadline for the whole
+  // rendezvous, store connection included), else `timeout` from the constructor's call.
+  std::chrono::steady_clock::time_point deadline{};
 };
 
 class ProcessGroupGloo final : public ProcessGroup {

@@ -21,6 +21,14 @@ Millis configured_timeout() {
   return Millis(std::max<int64_t>(1, std::llround(seconds * 1000)));
 }
 
+Millis Store::bounded(Millis timeout) const {
+  const auto d = deadline_.load();
+  if (d == 0) return timeout;
+  const auto left =
+      std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(d)) - std::chrono::steady_clock::now();
+  return std::clamp(std::chrono::duration_cast<Millis>(left), Millis(0), timeout);
+}
+
 namespace detail {
 std::string join_keys(const std::vector<std::string>& keys) {
   std::string s;

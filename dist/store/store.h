@@ -4,6 +4,7 @@
 // TCPStore (tcp_store.h) and FileStore (file_store.h) are the multi-process ones.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -43,9 +44,18 @@ class Store {
   void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
   Millis timeout() const { return timeout_; }
   void set_timeout(Millis t) { timeout_ = t; }
+  // Until cleared ({}), no request of a network store (TCPStore, TorchStore) waits past
+  // `deadline`: init_process_group's one deadline for the whole rendezvous, so a slow store
+  // cannot let connecting, each request and Gloo's exchange wait a full timeout each.
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline.time_since_epoch().count(); }
+
+ protected:
+  // `timeout`, cut to what is left before set_deadline's deadline (never below 0).
+  Millis bounded(Millis timeout) const;
 
  private:
   Millis timeout_;
+  std::atomic<std::chrono::steady_clock::rep> deadline_{0};
 };
 
 // All keys in one std::map guarded by a mutex; get/wait sleep on a condition variable.

@@ -28,10 +28,11 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
     server_ = std::make_unique<TCPStoreServer>(host_, port_, opts.token);
     port_ = server_->port();
   }
+  if (opts.deadline != detail::Clock::time_point{}) set_deadline(opts.deadline);
   // A connection closed before the HELLO's reply was evicted by a flood of connections that
   // never say HELLO (Note [Store before authentication] in store_server.cpp): connect again
   // until the deadline, so a flood locks a rank out no longer than it lasts.
-  const auto deadline = detail::Clock::now() + opts.timeout;
+  const auto deadline = detail::Clock::now() + bounded(opts.timeout);
   const std::string hello =
       WireWriter().u8(uint8_t(Op::Hello)).u32(detail::kWireMagic).u32(detail::kWireVersion).str(opts.token).frame();
   const std::string where = host_ + ":" + std::to_string(port_);
@@ -44,8 +45,8 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
       if (fd_ >= 0) close(fd_);
       fd_ = -1;
       DDL_CHECK(detail::Clock::now() + pause < deadline, "store: connect(", where, ") on store ", where,
-                " failed: ", e.what(), " (the server kept closing the connection before its reply for ",
-                opts.timeout.count(), " ms)");
+                " failed: ", e.what(), " (no answer to this rank's HELLO by the rendezvous deadline, ",
+                opts.timeout.count(), " ms: the store stalled, or kept closing the connection before its reply)");
       std::this_thread::sleep_for(pause);
       continue;
     }
@@ -80,20 +81,28 @@ std::string TCPStore::exchange(const std::string& frame, detail::Clock::time_poi
   return body;
 }
 
-std::string TCPStore::request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout) {
+std::string TCPStore::request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout,
+                              bool server_waits) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string where = "store " + host_ + ":" + std::to_string(port_);
   DDL_CHECK(fd_ >= 0, "store: ", what, "(", key_desc, "): the connection to ", where,
-            " was lost after an earlier error");
-  // The server answers a timed wait itself; the extra margin only catches a dead server.
+            " was lost after an earlier error: ", lost_);
+  // The server answers a timed wait itself by `timeout`; the margin only catches a stalled
+  // server, and stays short so that it does not stretch the job's timeout (it was 10 s).
+  // Other requests are answered at once: a short floor lets one still report an error to
+  // the other ranks once the rendezvous deadline has passed.
+  const Millis bound =
+      server_waits ? timeout + Millis(1000) : std::max(timeout, std::min(this->timeout(), Millis(1000)));
   std::string body;
   try {
-    body = exchange(frame, detail::Clock::now() + timeout + std::chrono::seconds(10));
+    body = exchange(frame, detail::Clock::now() + bound);
   } catch (const std::exception& e) {
     close(fd_);
     fd_ = -1;
-    DDL_CHECK(false, "store: ", what, "(", key_desc, ") on ", where, " failed: ", e.what(), " (timeout ",
-              timeout.count(), " ms)");
+    lost_ = std::string(what) + "(" + key_desc + ") failed: " + e.what() + " (after " + std::to_string(bound.count()) +
+            " ms)";
+    DDL_CHECK(false, "store: ", what, "(", key_desc, ") on ", where, " failed: ", e.what(), " (no reply within ",
+              bound.count(), " ms: is the store's process stalled?)");
   }
   return check_reply(body, what, key_desc, timeout);
 }
@@ -127,31 +136,33 @@ std::string TCPStore::check_reply(const std::string& body, const char* what, con
 void TCPStore::set(const std::string& key, const std::string& value) {
   DDL_CHECK(value.size() <= detail::kMaxValueBytes, "store: value for '", key, "' has ", value.size(),
             " bytes, the limit is ", detail::kMaxValueBytes);
-  request(WireWriter().u8(uint8_t(Op::Set)).str(key).str(value).frame(), "set", key, timeout());
+  request(WireWriter().u8(uint8_t(Op::Set)).str(key).str(value).frame(), "set", key, bounded(timeout()), false);
 }
 
 std::string TCPStore::get(const std::string& key, Millis timeout) {
-  return request(WireWriter().u8(uint8_t(Op::Get)).str(key).i64(timeout.count()).frame(), "get", key, timeout);
+  timeout = bounded(timeout);
+  return request(WireWriter().u8(uint8_t(Op::Get)).str(key).i64(timeout.count()).frame(), "get", key, timeout, true);
 }
 
 int64_t TCPStore::add(const std::string& key, int64_t delta) {
-  return detail::parse_counter(
-      key, request(WireWriter().u8(uint8_t(Op::Add)).str(key).i64(delta).frame(), "add", key, timeout()));
+  return detail::parse_counter(key, request(WireWriter().u8(uint8_t(Op::Add)).str(key).i64(delta).frame(), "add", key,
+                                            bounded(timeout()), false));
 }
 
 bool TCPStore::check(const std::vector<std::string>& keys) {
   WireWriter w;
   w.u8(uint8_t(Op::Check)).u32(static_cast<uint32_t>(keys.size()));
   for (const auto& k : keys) w.str(k);
-  return request(w.frame(), "check", detail::join_keys(keys), timeout()) == "1";
+  return request(w.frame(), "check", detail::join_keys(keys), bounded(timeout()), false) == "1";
 }
 
 void TCPStore::wait(const std::vector<std::string>& keys, Millis timeout) {
+  timeout = bounded(timeout);
   WireWriter w;
   w.u8(uint8_t(Op::Wait)).u32(static_cast<uint32_t>(keys.size()));
   for (const auto& k : keys) w.str(k);
   w.i64(timeout.count());
-  request(w.frame(), "wait", detail::join_keys(keys), timeout);
+  request(w.frame(), "wait", detail::join_keys(keys), timeout, true);
 }
 
 }  // namespace ddl::dist

@@ -91,6 +91,9 @@ struct TCPStoreOptions {
   std::string token;                 // must match the server's (LaunchEnv::job_token)
   std::string token_source;          // where it came from ("DDL_JOB_TOKEN"), for the refusal message
   bool is_server = false;            // also start a TCPStoreServer on host:port
+  // When set, connecting ends by it rather than `timeout` from now, and so does every
+  // request until set_deadline({}) (see Store::set_deadline).
+  std::chrono::steady_clock::time_point deadline{};
 };
 
 class TCPStore : public Store {
@@ -116,7 +119,10 @@ class TCPStore : public Store {
 
  private:
   // Sends one request, returns the reply body after its status byte; throws on errors.
-  std::string request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout);
+  // `server_waits`: the server itself answers by `timeout` (get, wait); otherwise it answers
+  // at once and `timeout` bounds a stalled server.
+  std::string request(const std::string& frame, const char* what, const std::string& key_desc, Millis timeout,
+                      bool server_waits);
   // Sends `frame` and reads the reply frame's body by `deadline`; throws on a lost connection.
   std::string exchange(const std::string& frame, std::chrono::steady_clock::time_point deadline);
   // The payload of a reply; throws naming what was refused, timed out or rejected.
@@ -128,6 +134,7 @@ class TCPStore : public Store {
   std::string token_note_;  // "(this rank has none)" or "(from DDL_JOB_TOKEN)"
   std::mutex mu_;           // one request on the socket at a time
   int fd_ = -1;
+  std::string lost_;  // why the connection was closed (quoted by later requests)
 };
 
 }  // namespace ddl::dist

@@ -92,10 +92,13 @@ std::vector<std::string> wire_keys(const std::vector<std::string>& keys) {
 
 }  // namespace
 
-TorchStore::TorchStore(std::string host, int port, Millis timeout)
+TorchStore::TorchStore(std::string host, int port, Millis timeout, Clock::time_point deadline)
     : Store(timeout), host_(std::move(host)), port_(port) {
+  // One deadline for connecting and the first reply: a store that comes late must not get
+  // a second full timeout to answer.
+  set_deadline(deadline == Clock::time_point{} ? Clock::now() + timeout : deadline);
   try {
-    fd_ = detail::tcp_connect(host_, port_, Clock::now() + timeout);
+    fd_ = detail::tcp_connect(host_, port_, Clock::now() + bounded(timeout));
   } catch (const std::exception& e) {
     DDL_CHECK(false, "store: cannot reach the PyTorch TCPStore (torchrun's agent store) at ", where(), ": ", e.what());
   }
@@ -105,12 +108,13 @@ TorchStore::TorchStore(std::string host, int port, Millis timeout)
   std::lock_guard<std::mutex> lock(mu_);
   send(detail::torch_add_request(detail::kTorchInitKey, 1), "connect", detail::kTorchInitKey);
   char reply[8];
-  if (!receive(reply, 8, timeout, "connect", detail::kTorchInitKey)) {
+  if (!receive(reply, 8, bounded(timeout), "connect", detail::kTorchInitKey)) {
     lost_ = true;
     DDL_CHECK(false, "store: no reply from ", where(), " within ", timeout.count(),
               " ms: is it a PyTorch TCPStore (torchrun's agent store)? Unset TORCHELASTIC_USE_AGENT_STORE for "
               "a ddl store");
   }
+  if (deadline == Clock::time_point{}) set_deadline({});
 }
 
 TorchStore::~TorchStore() {
@@ -126,7 +130,7 @@ int TorchStore::connection(const char* what, const std::string& keys) {
   DDL_CHECK(!lost_, "store: ", what, "(", keys, "): the connection to the PyTorch TCPStore at ", where(),
             " was lost after an earlier error");
   try {
-    fd_ = detail::tcp_connect(host_, port_, Clock::now() + timeout());
+    fd_ = detail::tcp_connect(host_, port_, Clock::now() + std::max(bounded(timeout()), Millis(1)));
   } catch (const std::exception& e) {
     lost_ = true;
     DDL_CHECK(false, "store: ", what, "(", keys, "): cannot reconnect to the PyTorch TCPStore at ", where(), ": ",
@@ -166,10 +170,13 @@ bool TorchStore::receive(void* reply, size_t n, Millis timeout, const char* what
 }
 
 void TorchStore::reply_or_throw(void* reply, size_t n, const char* what, const std::string& keys) {
-  if (receive(reply, n, timeout(), what, keys)) return;
+  // Answered at once: a short floor lets a request still report an error to the other
+  // ranks once the rendezvous deadline has passed.
+  const Millis bound = std::max(bounded(timeout()), std::min(timeout(), Millis(1000)));
+  if (receive(reply, n, bound, what, keys)) return;
   lost_ = true;  // the server answers these at once: it is stuck or not a PyTorch store
   DDL_CHECK(false, "store: ", what, "(", keys, "): no reply from the PyTorch TCPStore at ", where(), " within ",
-            timeout().count(), " ms");
+            bound.count(), " ms");
 }
 
 void TorchStore::bad_reply(const char* what, const std::string& keys, int reply) {
@@ -183,6 +190,7 @@ void TorchStore::bad_reply(const char* what, const std::string& keys, int reply)
 }
 
 void TorchStore::wait_locked(const std::vector<std::string>& keys, Millis timeout, const char* what) {
+  timeout = bounded(timeout);
   const std::string names = detail::join_keys(keys);
   send(detail::torch_wait_request(wire_keys(keys)), what, names);
   char r = 0;

@@ -21,7 +21,10 @@ class TorchStore : public Store {
   using Store::wait;
   // Connects to host:port, retrying until `timeout` (the agent may still be starting), then
   // counts itself in PyTorch's "init/" key as PyTorch's own clients do.
-  TorchStore(std::string host, int port, Millis timeout = kDefaultTimeout);
+  // Connecting and the first reply end together by `deadline` when set (else `timeout`
+  // from now), and so does every request until set_deadline({}) (Store::set_deadline).
+  TorchStore(std::string host, int port, Millis timeout = kDefaultTimeout,
+             std::chrono::steady_clock::time_point deadline = {});
   ~TorchStore() override;
   TorchStore(const TorchStore&) = delete;
   TorchStore& operator=(const TorchStore&) = delete;
