@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 
+#include "apps/common/finite_range.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
@@ -144,11 +145,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--max-restarts", cfg.max_restarts, "restart the whole group this many times")
       ->check(CLI::Range(0, 1000));
-  app.add_option("--grace", cfg.grace_seconds, "seconds between SIGTERM and SIGKILL when stopping");
+  app.add_option("--grace", cfg.grace_seconds, "seconds between SIGTERM and SIGKILL when stopping")
+      ->check(ddl::apps::FiniteRange(0.0, 3600.0));
   app.add_option("--timeout", cfg.timeout_seconds,
                  "seconds each worker waits for the others (rendezvous, each collective) before failing; sets "
                  "DDL_TIMEOUT (default: inherited, else 300)")
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(ddl::apps::FiniteRange(0.0, 1e7));
   app.add_flag("--all-ranks,-v,--verbose", cfg.all_ranks,
                "show every rank's output, each line prefixed [rank r/N] (default: rank 0's, and other ranks' "
                "stderr and warning or error lines)");

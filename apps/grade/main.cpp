@@ -13,6 +13,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/finite_range.h"
 #include "apps/grade/fault_case.h"
 #include "apps/grade/grade_run.h"
 #include "apps/grade/link_check.h"
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
                  "the instructor's cases: a file of 'ranks=5 in=13 hidden=37 ...' lines, or seed:N");
   app.add_option("--json", json_path, "write Gradescope's results.json here");
   app.add_option("--timeout", timeout_s, "seconds a case may run before it counts as a deadlock")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(ddl::apps::FiniteRange(1.0, 3600.0));
   app.add_flag("--list-labs", list, "print the labs and exit");
   bool hosts = false;
   std::string link;
@@ -102,7 +103,14 @@ int main(int argc, char** argv) {
   app.add_option("--case", case_args, "internal: the case")->group("");
   app.add_option("--dir", dir, "internal: where the rank writes")->group("");
   app.add_option("--fault", fault_args, "internal: lab fault's kill plan")->group("");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and exits 0; every flag error is a usage error: 2 (docs/labs/README.md),
+    // not CLI11's own codes (107 and up), which read like a grade.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
 
   if (worker) {
     alarm(static_cast<unsigned>(timeout_s) + 15);  // See Note [Killing a run]

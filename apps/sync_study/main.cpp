@@ -80,10 +80,20 @@ int main(int argc, char** argv) try {
                  "write each run's timeline (train_cifar --trace) to FILE with the strategy, and in a sweep the link, "
                  "before the extension: t.json -> t.ring.json, t.ring.100mbit.json (docs/trace.md)");
   app.add_option("extra", cfg.extra, "more train_cifar flags, after --");
-  CLI11_PARSE(app, argc, argv);
-  if (cfg.hosts > 0 && links.empty()) throw CLI::RequiredError("--links (with --hosts)");
-  for (const auto& c : cpus) cfg.cpu.push_back(host_cpu_arg(c, cfg.hosts));
-  for (const auto& l : host_links) cfg.host_links.push_back(host_link_arg(l, cfg.hosts));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // --help: 0; a flag error is a usage error, 2, as in ddlrun
+    return rc == 0 ? 0 : 2;
+  }
+  try {  // the flags sync_study checks itself: usage errors too
+    if (cfg.hosts > 0 && links.empty()) throw CLI::RequiredError("--links (with --hosts)");
+    for (const auto& c : cpus) cfg.cpu.push_back(host_cpu_arg(c, cfg.hosts));
+    for (const auto& l : host_links) cfg.host_links.push_back(host_link_arg(l, cfg.hosts));
+  } catch (const std::exception& e) {
+    std::cerr << "sync_study: error: " << e.what() << "\n";
+    return 2;
+  }
   // The plugins load here too, to check the names and know which strategies are exact;
   // train_cifar gets absolute paths, since a run may start elsewhere.
   for (std::string& p : cfg.plugins) {

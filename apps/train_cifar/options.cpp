@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "apps/common/finite_range.h"
 #include "apps/train_cifar/datasets.h"
 #include "dist/sync/plugin.h"
 #include "dist/sync/registry.h"
@@ -74,26 +75,29 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--lr", o.lr, "learning rate (peak, after warm-up)")
-      ->check(CLI::Range(1e-12, 1e3))
+      ->check(ddl::apps::FiniteRange(1e-12, 1e3))
       ->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum")
+      ->check(ddl::apps::FiniteRange(0.0, 0.9999))
+      ->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(ddl::apps::FiniteRange(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--schedule", o.schedule, "lr schedule over epochs: constant, cosine or step (x0.1 at 50% and 75%)")
       ->check(CLI::IsMember({"constant", "cosine", "step"}))
       ->capture_default_str();
   app.add_option("--warmup-epochs", o.warmup_epochs, "linear lr warm-up, in epochs (fractions allowed)")
-      ->check(CLI::Range(0.0, 1000.0))
+      ->check(ddl::apps::FiniteRange(0.0, 1000.0))
       ->capture_default_str();
   auto* aug =
       app.add_option("--augment", o.augment, "random crop (padding 4) and horizontal flip; default on for cifar10");
-  app.add_option("--label-smoothing", o.label_smoothing, "cross-entropy label smoothing")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--label-smoothing", o.label_smoothing, "cross-entropy label smoothing")
+      ->check(ddl::apps::FiniteRange(0.0, 1.0));
   app.add_option("--seed", o.seed, "seed for initialisation, shuffling and augmentation")->capture_default_str();
   app.add_option("--timeout", o.timeout,
                  "seconds a rank waits for the others (rendezvous, each collective) before failing; "
                  "0: DDL_TIMEOUT, else 300")
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(ddl::apps::FiniteRange(0.0, 1e7));
   app.add_option("--threads", o.threads, "compute threads per worker (0: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("--loader-workers", o.loader_workers, "data-loading threads per worker")
       ->check(CLI::Range(int64_t{0}, int64_t{64}))
@@ -145,7 +149,7 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--target-accuracy", o.target_accuracy,
                  "report the time to reach this test accuracy, in percent (0-100, e.g. 85)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(ddl::apps::FiniteRange(0.0, 100.0));
   app.add_option("--report", o.report,
                  "write an HTML report to FILE (curves, per-rank step times, bytes per operation, confusion matrix; "
                  "rank 0)");
