@@ -30,7 +30,8 @@ struct AddrInfo {
     hints.ai_flags = passive ? AI_PASSIVE : 0;
     const std::string service = std::to_string(port);
     int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &head);
-    DDL_CHECK(rc == 0, "dist: cannot resolve address '", host, "': ", gai_strerror(rc));
+    DDL_CHECK(rc == 0, "dist: cannot resolve address '", host, "': ", gai_strerror(rc),
+              " (getaddrinfo; check MASTER_ADDR, --master-addr or the tcp:// host, or give an IP address)");
   }
   ~AddrInfo() {
     if (head) freeaddrinfo(head);
@@ -196,6 +197,10 @@ std::string local_ip(int fd) {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, ip, sizeof ip);
   }
   return ip;
+}
+
+void check_resolves(const std::string& host, int port) {
+  if (!host.empty()) AddrInfo(host, port, true);
 }
 
 bool is_loopback(const std::string& host) {

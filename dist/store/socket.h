@@ -26,6 +26,8 @@ std::string local_address(int fd);
 std::string peer_address(int fd);
 // Just the IP part of local_address: the address of the interface that reaches the peer.
 std::string local_ip(int fd);
+// Throws ddl::Error naming `host` and getaddrinfo's error when it does not resolve.
+void check_resolves(const std::string& host, int port);
 // Whether every address `host` resolves to is a loopback one (127.0.0.0/8, ::1): a server
 // bound there is reachable from this machine only. "" and "0.0.0.0" are not loopback.
 bool is_loopback(const std::string& host);

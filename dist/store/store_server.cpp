@@ -117,6 +117,8 @@ bool read_frame(int fd, std::string& body, const std::atomic<bool>& stop) {
 
 TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token, TCPStoreLimits limits)
     : token_(std::move(token)), limits_(limits) {
+  // An address that does not resolve is not loopback either: say so, not that a token is missing.
+  detail::check_resolves(host, port);
   // See Note [Job tokens] in dist/env.cpp: beyond loopback, a store without a token is open to anyone.
   DDL_CHECK(!token_.empty() || detail::is_loopback(host), "store: refusing to serve on ", host, ":", port,
             " without a job token: other machines can reach that address, and anyone who reaches it could join "
