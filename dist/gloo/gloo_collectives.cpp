@@ -11,10 +11,12 @@
 #include <gloo/gather.h>
 #include <gloo/reduce.h>
 #include <gloo/scatter.h>
+#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <thread>
 
@@ -30,6 +32,17 @@ void GlooStoreAdapter::set(const std::string& key, const std::vector<char>& data
 std::vector<char> GlooStoreAdapter::get(const std::string& key) {
   wait({key}, store_->timeout());
   std::string v = store_->get(key);
+  const bool address_key = size_ > 1 && !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+                             return std::isdigit(static_cast<unsigned char>(c));
+                           });
+  if (address_key) {
+    const size_t entry = gloo::transport::tcp::Address().bytes().size();
+    DDL_CHECK(v.size() == entry * (size_ - 1), "rendezvous: the store", where_, " returned ", v.size(),
+              " bytes under key '", key, "', rank ", key, "'s addresses for Gloo's pairs, where ", size_ - 1, " x ",
+              entry,
+              " bytes belong: that key holds something other than a ddl rank's addresses (another program "
+              "or job writing the same store and keys, or a store that is not a ddl or PyTorch one)");
+  }
   return {v.begin(), v.end()};
 }
 

@@ -48,12 +48,21 @@ class GlooStoreAdapter : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
   // The keys a wait is blocked on now ("" when none): what a timeout message names.
   std::string waiting_for() const;
+  // Gloo's rendezvous reads rank r's pair addresses under key "<r>" and fails on a wrong
+  // size with a bare "enforce fail ... 136 vs 36". Once set, get() checks that size first
+  // and names the key, the rank and the store (`where`, e.g. " at 10.0.0.1:29500").
+  void expect_addresses(int size, std::string where) {
+    size_ = size;
+    where_ = std::move(where);
+  }
 
  private:
   std::shared_ptr<dist::Store> store_;
   std::chrono::steady_clock::time_point deadline_;
   mutable std::mutex mu_;
   std::string waiting_for_;
+  int size_ = 0;
+  std::string where_;
 };
 
 // Everything a collective needs besides its tensors. Tensors are contiguous CPU tensors.

@@ -18,6 +18,9 @@
 
 #include "dist/gloo/gloo_collectives.h"
 #include "dist/gloo/gloo_mesh.h"
+#include "dist/store/file_store.h"
+#include "dist/store/tcp_store.h"
+#include "dist/store/torch_store.h"
 #include "tensor/error.h"
 #include "trace/thread_name.h"
 
@@ -224,6 +227,16 @@ void note_strays(const MeshContext& ctx, Store& s, Attempt* a) {
     }
 }
 
+// " at host:port" for the store under `s`'s prefixes, for errors about what it returned.
+std::string store_where(const Store* s) {
+  while (const auto* p = dynamic_cast<const PrefixStore*>(s)) s = p->base().get();
+  if (const auto* t = dynamic_cast<const TCPStore*>(s)) return " at " + t->host() + ":" + std::to_string(t->port());
+  if (const auto* t = dynamic_cast<const TorchStore*>(s))
+    return " (PyTorch TCPStore) at " + t->host() + ":" + std::to_string(t->port());
+  if (const auto* f = dynamic_cast<const FileStore*>(s)) return " in " + f->dir();
+  return "";
+}
+
 Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int size,
                  const gloo::transport::tcp::attr& attr, Millis op_timeout, Clock::time_point deadline,
                  const std::string& where) {
@@ -242,6 +255,7 @@ Attempt try_once(const std::shared_ptr<Store>& base, int attempt, int rank, int 
   auto ctx = std::make_shared<MeshContext>(rank, size);
   ctx->setTimeout(op_timeout);
   auto adapter = std::make_shared<GlooStoreAdapter>(s, deadline);
+  adapter->expect_addresses(size, store_where(base.get()));
   auto done = std::make_shared<std::promise<void>>();
   std::future<void> connected = done->get_future();
   // A thread of its own, so this rank stops waiting at the deadline or when the attempt

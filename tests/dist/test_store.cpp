@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dist/gloo/gloo_collectives.h"
+#include "dist/gloo/process_group_gloo.h"
 #include "dist/store/file_store.h"
 #include "dist/store/socket.h"
 #include "dist/store/store_wire.h"
@@ -285,6 +286,30 @@ TEST_CASE("store: an unresolvable address is named with getaddrinfo's error, wit
     }
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+}
+
+TEST_CASE("store: a wrong-sized address in Gloo's rendezvous names the key, rank and store", "[dist]") {
+  // Rank 1's address key holds 36 bytes where Gloo expects one 136-byte address: Gloo's own
+  // check said only "enforce fail ... 136 vs 36".
+  TCPStoreOptions so;
+  so.timeout = Millis(3000);
+  so.is_server = true;
+  auto tcp = std::make_shared<TCPStore>("127.0.0.1", 0, so);
+  auto store = std::make_shared<PrefixStore>("pg", tcp);
+  store->set("mesh/0/1", std::string(36, 'x'));
+  store->set("mesh/0/rank_1", "127.0.0.1");
+  GlooOptions g;
+  g.timeout = Millis(3000);
+  g.shm = 0;
+  try {
+    ProcessGroupGloo pg(store, 0, 2, g);
+    FAIL("connected");
+  } catch (const ddl::Error& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Contains("'1'") && Contains("rank 1") && Contains("36 bytes") &&
+                         Contains("127.0.0.1:" + std::to_string(tcp->port())));
+    CHECK_THAT(what, !Contains("enforce fail"));
+  }
 }
 
 TEST_CASE("store: the Gloo adapter honours wait timeouts", "[dist]") {
