@@ -15,6 +15,7 @@
 #include "ddl.h"
 #include "dist/dist.h"
 #include "dist/sync/plugin.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::grade {
 
@@ -104,16 +105,16 @@ class CountedMlp final : public nn::Module {
 };
 
 void write_weights(const nn::Module& m, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
+  files::AtomicFile out(path, "ddl-grade");
   for (auto& p : m.parameters()) {
     const auto v = to_vector<float>(p.data().contiguous());
-    out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+    out.write(v.data(), v.size() * sizeof(float));
   }
+  out.commit();
 }
 
-void write_json(const nlohmann::json& j, const fs::path& path) {  // through a rename: present means whole
-  { std::ofstream(path.string() + ".tmp") << j.dump() << "\n"; }
-  fs::rename(path.string() + ".tmp", path);
+void write_json(const nlohmann::json& j, const fs::path& path) {  // whole or absent: present means finished
+  files::write_atomically(path.string(), j.dump() + "\n", "ddl-grade");
 }
 
 std::string final_name(int rank, int64_t step) {

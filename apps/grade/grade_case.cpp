@@ -13,6 +13,7 @@
 #include "ddl.h"
 #include "dist/dist.h"
 #include "dist/sync/plugin.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::grade {
 
@@ -108,17 +109,18 @@ std::shared_ptr<nn::Sequential> make_mlp(const Case& c) {
 }
 
 void write_weights(const nn::Module& m, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
+  files::AtomicFile out(path, "ddl-grade");
   for (auto& p : m.parameters()) {
     const auto v = to_vector<float>(p.data().contiguous());
-    out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+    out.write(v.data(), v.size() * sizeof(float));
   }
+  out.commit();
 }
 
-// Written last, through a rename: its presence says the rank finished.
+// Written last, whole (files::write_atomically: a fresh temporary file, then rename): its
+// presence says the rank finished.
 void write_json(const nlohmann::json& j, const std::string& path) {
-  { std::ofstream(path + ".tmp") << j.dump() << "\n"; }
-  std::rename((path + ".tmp").c_str(), path.c_str());
+  files::write_atomically(path, j.dump() + "\n", "ddl-grade");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "dist/sync/plugin.h"
 #include "dist/sync/registry.h"
 #include "tensor/error.h"
+#include "trace/atomic_file.h"
 
 namespace fs = std::filesystem;
 using namespace ddl::grade;
@@ -66,10 +67,12 @@ void write_results(const std::string& path, const std::vector<Check>& checks, co
                      {"output", c.output},
                      {"visibility", c.hidden ? "after_published" : "visible"}});
   }
-  std::ofstream out(path);
-  DDL_CHECK(out, "ddl-grade: cannot write --json ", path);
-  out << nlohmann::json{{"score", score}, {"output", summary}, {"visibility", "visible"}, {"tests", tests}}.dump(2)
-      << "\n";
+  // Whole or not at all, replacing (never following) whatever is at --json: a planted link
+  // or a FIFO nobody reads cannot redirect or hang it.
+  ddl::files::write_atomically(
+      path,
+      nlohmann::json{{"score", score}, {"output", summary}, {"visibility", "visible"}, {"tests", tests}}.dump(2) + "\n",
+      "ddl-grade --json");
 }
 
 }  // namespace

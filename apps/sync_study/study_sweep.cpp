@@ -9,6 +9,7 @@
 
 #include "apps/sync_study/study_stats.h"
 #include "dist/sync/registry.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::apps {
 
@@ -47,7 +48,7 @@ std::string verdict(const std::vector<const StudyRow*>& tied, bool short_form) {
 
 // One markdown table: a row per strategy, a column per setting, `cell` of each.
 template <typename Cell>
-void pivot(std::ofstream& md, const std::vector<SweepSetting>& settings, const std::string& title, Cell cell) {
+void pivot(std::ostream& md, const std::vector<SweepSetting>& settings, const std::string& title, Cell cell) {
   md << "| " << title << " |";
   for (const auto& s : settings) md << ' ' << s.link.spec << " |";
   md << "\n|---|";
@@ -98,7 +99,9 @@ void link_columns(StudyRow& row, int64_t params, double rate_bits) {
 void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settings, int hosts,
                  const std::string& dataset, const std::string& model) {
   namespace fs = std::filesystem;
-  std::ofstream csv(fs::path(dir) / "study-sweep.csv");
+  // Whole or not at all, and never through a link someone planted in the output folder.
+  files::AtomicFile csv_file((fs::path(dir) / "study-sweep.csv").string(), "sync_study");
+  std::ostream& csv = csv_file.stream();
   csv << "link,link_bits_per_s,strategy,step_ms,comm_wait_ms,link_sent_mb_per_host,link_received_mb_per_host,"
          "busiest_link_mb_per_step,link_use_percent,cpu_percent,peak_rss_mb,train_loss,test_accuracy_pct\n";
   for (const auto& s : settings)
@@ -107,9 +110,11 @@ void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settin
           << ',' << r.comm_ms << ',' << r.net_tx_mb << ',' << r.net_rx_mb << ',' << r.busiest_mb_per_step << ','
           << 100 * r.link_use << ',' << r.cpu_percent << ',' << r.peak_rss_mb << ',' << r.train_loss << ','
           << r.test_accuracy_pct << '\n';
+  csv_file.commit();
   if (settings.empty() || settings.front().rows.empty()) return;
 
-  std::ofstream md(fs::path(dir) / "study-sweep.md");
+  files::AtomicFile md_file((fs::path(dir) / "study-sweep.md").string(), "sync_study");
+  std::ostream& md = md_file.stream();
   md << "# Gradient synchronisation across link rates\n\n"
      << hosts << " emulated hosts (ddlrun --hosts), one worker each, model " << model << ", dataset " << dataset
      << ", same seed for every strategy and setting. One table per setting: ";
@@ -139,6 +144,7 @@ void write_sweep(const std::string& dir, const std::vector<SweepSetting>& settin
     if (!best_exact.empty() && best_exact != best) md << "; of the exact strategies, " << verdict(best_exact, true);
     md << ".\n";
   }
+  md_file.commit();
 }
 
 }  // namespace ddl::apps

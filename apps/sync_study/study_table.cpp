@@ -13,6 +13,7 @@
 #include "apps/sync_study/study_stats.h"
 #include "report/metrics_log.h"
 #include "tensor/error.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::apps {
 
@@ -84,7 +85,9 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
                  const std::string& link) {
   namespace fs = std::filesystem;
   const bool links = !link.empty();
-  std::ofstream csv(fs::path(dir) / (name + ".csv"));
+  // Whole or not at all, and never through a link someone planted in the output folder.
+  files::AtomicFile csv_file((fs::path(dir) / (name + ".csv")).string(), "sync_study");
+  std::ostream& csv = csv_file.stream();
   csv << "strategy,step_ms,comm_wait_ms,sent_mb_per_worker,received_mb_per_worker,cpu_percent,peak_rss_mb,train_loss,"
          "test_accuracy_pct,wall_s"
       << (links ? ",link,link_sent_mb_per_host,link_received_mb_per_host,busiest_link_mb_per_step,link_use_percent"
@@ -114,7 +117,10 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
     csv << '\n';
   }
 
-  std::ofstream md(fs::path(dir) / (name + ".md"));
+  csv_file.commit();
+
+  files::AtomicFile md_file((fs::path(dir) / (name + ".md")).string(), "sync_study");
+  std::ostream& md = md_file.stream();
   md << "# Gradient synchronisation study" << (links ? ", links at " + link : "") << "\n\n"
      << nproc << (links ? " emulated hosts, one worker each" : " workers") << ", model " << model << ", dataset "
      << dataset
@@ -153,6 +159,7 @@ void write_study(const std::string& dir, const std::vector<StudyRow>& rows, int 
        << cell_with_spread(r, "train_loss", 4) << " | " << cell_with_spread(r, "test_accuracy_pct", 2) << "% |\n";
   }
   if (rows.size() >= 2) md << "\n" << study_summary(rows) << "\n";
+  md_file.commit();
 }
 
 }  // namespace ddl::apps

@@ -4,6 +4,9 @@
 // header, and the files write_study / write_sweep / write_sweep_html produce for two settings;
 // the summary's tie rule, the per-rank max and min columns, --repeat's means and ranges, and
 // the per-host flags (--cpu, --link hostI=) as they reach ddlrun's command line.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -132,6 +135,31 @@ TEST_CASE("sync_study: a table per setting and the summary across them", "[apps]
 
 // Review fixes of study.html and study_table (issue 14): sweep lines sorted by rate, one
 // per delay/loss variant; a missing summary key is an error, a null one "n/a".
+TEST_CASE("sync_study: tables replace a planted link or FIFO instead of writing through it", "[apps]") {
+  // Another local user could plant study.csv -> a file of yours (overwritten through the
+  // link) or a FIFO (the write blocks forever) in a shared output folder. The tables are
+  // written whole through a fresh temporary file and renamed over whatever is there.
+  const fs::path dir = fs::temp_directory_path() / ("ddl_test_sync_study_links_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  { std::ofstream(dir / "victim") << "precious\n"; }
+  fs::create_symlink(dir / "victim", dir / "study.csv");
+  fs::create_symlink(dir / "victim", dir / "study-sweep.csv");
+  REQUIRE(::mkfifo((dir / "study.md").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((dir / "study-sweep.md").c_str(), 0600) == 0);
+  std::vector<StudyRow> rows{row("ring", 10, 9), row("allreduce", 12, 10)};
+  write_study(dir.string(), rows, 2, "synthetic", "mlp", "Over loopback.", "study", "");
+  const auto links = parse_links("1gbit");
+  write_sweep(dir.string(), {SweepSetting{links.front(), rows}}, 2, "synthetic", "mlp");
+  CHECK(slurp(dir / "victim") == "precious\n");
+  for (const char* f : {"study.csv", "study.md", "study-sweep.csv", "study-sweep.md"}) {
+    INFO(f);
+    CHECK(fs::is_regular_file(fs::symlink_status(dir / f)));
+  }
+  CHECK(slurp(dir / "study.csv").rfind("strategy,step_ms,", 0) == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("study.html: sweep lines in order of rate, one per delay/loss variant", "[apps]") {
   const fs::path dir = fs::temp_directory_path() / "ddl_test_sync_study_sweep_lines";
   fs::remove_all(dir);
