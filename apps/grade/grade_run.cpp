@@ -19,6 +19,7 @@
 #include "apps/grade/ddp_checks.h"
 #include "apps/grade/fault_case.h"
 #include "apps/grade/link_check.h"
+#include "trace/atomic_file.h"
 
 namespace ddl::grade {
 
@@ -70,18 +71,19 @@ Launch launch(const std::vector<std::string>& argv, const std::string& log, doub
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Opened here, not in the child: files::open_for_writing refuses a link planted at the
+  // log's name or a FIFO, with an error this process can report.
+  const int log_fd = files::open_for_writing(log, O_WRONLY | O_CREAT | O_TRUNC, "ddl-grade");
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
     execv(args[0], args.data());
     _exit(127);
   }
+  close(log_fd);
   Launch out;
   if (pid < 0) return out;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
