@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops/activation.h"
+#include "autograd/ops/activation_more.h"
 #include "autograd/ops/compare.h"
 #include "autograd/ops/conv.h"
 #include "autograd/ops/dropout.h"

@@ -39,6 +39,28 @@ using ddl::layer_norm;
 using ddl::leaky_relu;
 using ddl::silu;
 
+// More activations (autograd/ops/activation_more.h).
+using ddl::celu;
+using ddl::elu;
+using ddl::glu;
+using ddl::hardshrink;
+using ddl::hardsigmoid;
+using ddl::hardswish;
+using ddl::hardtanh;
+using ddl::logsigmoid;
+using ddl::mish;
+using ddl::pixel_shuffle;
+using ddl::pixel_unshuffle;
+using ddl::prelu;
+using ddl::relu6;
+using ddl::rrelu;
+using ddl::selu;
+using ddl::softmin;
+using ddl::softshrink;
+using ddl::softsign;
+using ddl::tanhshrink;
+using ddl::threshold;
+
 inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_dim = -1) {
   return x.flatten(start_dim, end_dim);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "nn/activation.h"
+#include "nn/activation_more.h"
 #include "nn/attention.h"
 #include "nn/checkpoint.h"
 #include "nn/container.h"

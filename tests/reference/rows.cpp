@@ -17,6 +17,7 @@ std::vector<Row> all_rows() {
   add_loss_rows(rows);
   add_backward_rows(rows);
   add_method_rows(rows);
+  add_activation_rows(rows);
   return rows;
 }
 
