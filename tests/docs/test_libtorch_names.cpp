@@ -313,6 +313,18 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
            std::make_shared<nn::LeakyReLU>(0.1), std::make_shared<nn::Sigmoid>(), std::make_shared<nn::Tanh>(),
            std::make_shared<nn::Softmax>(1), std::make_shared<nn::LogSoftmax>(1)})
     REQUIRE(act->forward(img).shape() == img.shape());
+  for (const std::shared_ptr<nn::Module>& act : std::vector<std::shared_ptr<nn::Module>>{
+           std::make_shared<nn::ELU>(0.5), std::make_shared<nn::SELU>(), std::make_shared<nn::CELU>(),
+           std::make_shared<nn::Hardtanh>(), std::make_shared<nn::ReLU6>(), std::make_shared<nn::Hardshrink>(),
+           std::make_shared<nn::Softshrink>(), std::make_shared<nn::Tanhshrink>(),
+           std::make_shared<nn::Threshold>(0.1, 20.0), std::make_shared<nn::PReLU>(3), std::make_shared<nn::RReLU>(),
+           std::make_shared<nn::LogSigmoid>(), std::make_shared<nn::Softmin>(1), std::make_shared<nn::Softsign>(),
+           std::make_shared<nn::Mish>(), std::make_shared<nn::Hardswish>(), std::make_shared<nn::Hardsigmoid>()})
+    REQUIRE(act->forward(img).shape() == img.shape());
+  REQUIRE(nn::GLU(-1).forward(img).shape() == Shape{2, 3, 8, 4});
+  REQUIRE(nn::Unflatten(1, {3, 1}).forward(img).shape() == Shape{2, 3, 1, 8, 8});
+  REQUIRE(nn::PixelUnshuffle(2).forward(img).shape() == Shape{2, 12, 4, 4});
+  REQUIRE(nn::PixelShuffle(2).forward(nn::PixelUnshuffle(2).forward(img)).shape() == img.shape());
 
   const Variable logits(from_vector<float>({2, 0, 0, 0, 2, 0}, {2, 3}));
   const Tensor target = from_vector<int64_t>({0, 1});
@@ -344,6 +356,9 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
 
   namespace F = nn::functional;  // namespace F = torch::nn::functional
   REQUIRE(F::relu(img).shape() == img.shape());
+  REQUIRE(F::elu(img, 0.5).shape() == img.shape());  // F::elu(x, F::ELUFuncOptions().alpha(0.5))
+  REQUIRE(F::prelu(img, Variable(full({1}, 0.25))).shape() == img.shape());
+  REQUIRE(F::pixel_shuffle(Variable(rand({1, 4, 2, 2})), 2).shape() == Shape{1, 1, 4, 4});
   REQUIRE(F::max_pool2d(img, 2).shape() == Shape{2, 3, 4, 4});
   REQUIRE(F::flatten(img).shape() == Shape{2, 192});
   REQUIRE(F::dropout(img, 0.5, /*training=*/false, default_generator()).data().shares_storage(img.data()));
