@@ -28,14 +28,14 @@ namespace {
 // PyTorch casts a scalar bound to the input's dtype: toward zero for integers.
 double bound_for(const Variable& x, double v) { return is_floating(x.dtype()) ? v : std::trunc(v); }
 
-}  // namespace
-
-// PyTorch refuses an unsigned input with a negative bound (it cannot be cast).
+// PyTorch refuses an unsigned input with a bound or value it cannot cast (truncated).
 void check_unsigned(const Variable& x, const char* op, double a, double b) {
-  a = std::trunc(a), b = std::trunc(b);
-  DDL_CHECK(x.dtype() != DType::UInt8 || (a >= 0 && b >= 0 && a <= 255 && b <= 255), op,
+  const double ta = std::trunc(a), tb = std::trunc(b);
+  DDL_CHECK(x.dtype() != DType::UInt8 || (ta >= 0 && tb >= 0 && ta <= 255 && tb <= 255), op,
             ": cannot apply to an unsigned input a bound or value outside [0, 255], got ", a, " and ", b);
 }
+
+}  // namespace
 
 Variable hardtanh(const Variable& x, double min_val, double max_val) {
   DDL_CHECK(x.defined(), "hardtanh: input is undefined");

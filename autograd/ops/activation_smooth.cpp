@@ -1,6 +1,6 @@
 // The smooth activations of activation_more.h (ELU family, logsigmoid, mish, GLU, softmin,
 // softsign, tanhshrink) and PReLU/RReLU, each composed of differentiable ops. Where PyTorch
-// branches, so does this code, on the same comparison (x <= 0 for elu, x > 0 for prelu),
+// branches, so does this code, on the same comparison (x > 0 for elu and prelu, in float32),
 // so the value and the gradient at the kink and at NaN are the branch PyTorch takes.
 #include <algorithm>
 #include <cmath>
@@ -47,17 +47,12 @@ Variable softplus_stable(const Variable& v) {
   return where(pos, add(vp, log(add(exp(neg(vp)), 1.0))), log(add(exp(vn), 1.0)));
 }
 
-// softplus as torch.nn.functional.softplus (threshold 20: x itself above it), whose
-// gradient mish's backward uses.
-Variable softplus_thresholded(const Variable& v) {
-  const Tensor above = gt(v.data(), 20.0);
-  return where(above, v, softplus_stable(where(above, scalar_like(v, 0.0), v)));
-}
-
-// PyTorch's mish backward (math_mish_backward), as Variables so that it is differentiable:
-// g * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)), sp = softplus(x).
+// PyTorch's mish backward (infinitely_differentiable_mish_backward in its
+// FunctionsManual.cpp), as Variables so that it is differentiable:
+// g * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)) with sp = log1p(exp(x)) written plainly,
+// so its own derivative is NaN where exp(x) overflows, as there.
 Variable mish_grad(const Variable& g, const Variable& x) {
-  const Variable t = tanh(softplus_thresholded(x));
+  const Variable t = tanh(log(add(exp(x), 1.0)));
   return mul(g, add(t, mul(mul(x, sigmoid(x)), rsub(mul(t, t), 1.0))));
 }
 
