@@ -11,6 +11,7 @@
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/softmax.h"
 #include "tensor/elementwise.h"
+#include "tensor/join.h"
 
 namespace ddl {
 
@@ -56,6 +57,35 @@ Variable mish_grad(const Variable& g, const Variable& x) {
   return mul(g, add(t, mul(mul(x, sigmoid(x)), rsub(mul(t, t), 1.0))));
 }
 
+// glu's backward, torch's glu_backward: [g * s(b), g * a * s(b) (1 - s(b))] along d, for
+// a, b the halves of x. As an op of (g, x) whose own backward is PyTorch's
+// glu_double_backward (FunctionsManual.cpp), so second derivatives keep its order of
+// products (where a is infinite they are ±inf, not inf - inf).
+Tensor glu_backward_t(const Tensor& g, const Tensor& x, int64_t d) {
+  const int64_t h = x.size(d) / 2;
+  const Tensor a = x.narrow(d, 0, h), s = sigmoid(x.narrow(d, h, h));
+  return cat({mul(g, s), mul(mul(mul(rsub(s, 1.0), s), a), g)}, d);
+}
+
+Variable glu_backward_v(const Variable& g, const Variable& x, int64_t d) {
+  const Tensor gd = g.data(), xd = x.data();
+  return autograd::make_result(glu_backward_t(gd, xd, d), "GluBackwardBackward", {&g, &x},
+                               [gd, xd, d](const Tensor& gg, const std::vector<bool>&) -> std::vector<Tensor> {
+                                 const int64_t h = xd.size(d) / 2;
+                                 const Tensor a = xd.narrow(d, 0, h), s = sigmoid(xd.narrow(d, h, h));
+                                 const Tensor one_sub = rsub(s, 1.0), s_one_sub = mul(s, one_sub);
+                                 const Tensor gga = gg.narrow(d, 0, h), ggb = gg.narrow(d, h, h);
+                                 // d/dg: the transpose of the linear map g -> glu_backward(g, x).
+                                 const Tensor dg = add(mul(gga, s), mul(mul(ggb, a), s_one_sub));
+                                 // d/dx: glu_double_backward.
+                                 const Tensor second = sub(mul(s_one_sub, one_sub), mul(s, s_one_sub));
+                                 const Tensor dxa = mul(mul(ggb, gd), s_one_sub);
+                                 const Tensor dxb =
+                                     add(mul(mul(mul(ggb, a), gd), second), mul(mul(gga, gd), s_one_sub));
+                                 return {dg, cat({dxa, dxb}, d)};
+                               });
+}
+
 }  // namespace
 
 Variable elu(const Variable& x, double alpha) {
@@ -83,8 +113,17 @@ Variable glu(const Variable& x, int64_t dim) {
   const int64_t d = dim < 0 ? dim + x.dim() : dim;
   const int64_t n = x.size(d);
   DDL_CHECK(n % 2 == 0, "glu: halving dimension must be even, but dimension ", d, " is size ", n);
-  return in_float32(x,
-                    [&](const Variable& v) { return mul(v.narrow(d, 0, n / 2), sigmoid(v.narrow(d, n / 2, n / 2))); });
+  return in_float32(x, [&](const Variable& v) {
+    const Tensor xd = v.data();
+    return autograd::make_result(
+        mul(xd.narrow(d, 0, n / 2), sigmoid(xd.narrow(d, n / 2, n / 2))), "GluBackward", {&v},
+        [xd, d](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+          return {glu_backward_t(g, xd, d)};
+        },
+        [v, d](const Variable& g, const std::vector<bool>&) -> std::vector<Variable> {
+          return {glu_backward_v(g, v, d)};
+        });
+  });
 }
 
 Variable tanhshrink(const Variable& x) {

@@ -14,7 +14,6 @@ BN16 = ("output dtype",), DOC + "batch-norm-statistics-of-16-bit-parameters"
 MIXED = ("torch backward raised, ddl did not",), DOC + "losses-of-mixed-float-dtypes"
 SHAPES = ("ddl raised, torch did not",), DOC + "backward-helpers-check-shapes"
 NLL_PROBS = ("ddl raised, torch did not",), DOC + "nll_loss_forward-takes-class-indices"
-GLU_G2 = ("double-backward values",), DOC + "second-derivative-of-glu-at-infinity"
 KNOWN = {
     ("pow", "special f16 exponent=0.5"): POW16,
     ("pow", "special f16 exponent=-0.5"): POW16,
@@ -50,6 +49,5 @@ KNOWN = {
     ("amin", "special f64"): AMAX_NAN,
     ("pad", "reflect 1-d"): PAD,
     ("pad", "replicate 1-d"): PAD,
-    ("glu", "special f32"): GLU_G2,
-    ("glu", "special f64"): GLU_G2,
 }
+
