@@ -20,8 +20,10 @@ DDL_DEFINE_KERNEL(where_kernel, WhereFnPtr);
 namespace {
 
 const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "maximum",       "minimum",          "eq",           "ne",
-                                "lt",  "le",  "gt",  "ge",  "relu_backward", "sigmoid_backward", "tanh_backward"};
+  static const char* names[] = {
+      "add", "sub", "mul", "div",           "maximum",          "minimum",       "eq",    "ne",   "lt",
+      "le",  "gt",  "ge",  "relu_backward", "sigmoid_backward", "tanh_backward", "atan2", "fmod", "remainder",
+      "pow", "div", "div"};
   return names[static_cast<int>(op)];
 }
 
@@ -426,6 +428,16 @@ const Tensor& Tensor::clamp_(double lo, double hi) const {
   check_can_cast(scalar_result_type(scalar_result_type(dtype(), lo), hi), dtype(), "clamp");
   return copy_(clamp_impl(*this, lo, hi, "clamp_"));
 }
+
+namespace detail {
+// For the frontends of tensor/math_ops.cpp (tensor/elementwise_impl.h).
+Tensor unary_op(UnaryOp op, const Tensor& x, const char* name, double a, double b) { return unary(op, x, name, a, b); }
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
+  return binary(op, a, b, 1.0, name);
+}
+DType result_type(const Tensor& a, const Tensor& b) { return ddl::result_type(a, b); }
+DType scalar_result_type(DType t, double v) { return ddl::scalar_result_type(t, v); }
+}  // namespace detail
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

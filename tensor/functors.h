@@ -29,6 +29,20 @@ enum class UnaryOp : uint8_t {
   PowScalar,
   Clamp,
   Erf,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Log1p,
+  Expm1,
+  Softplus,
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -46,6 +60,12 @@ enum class BinaryOp : uint8_t {
   ReluBackward,
   SigmoidBackward,
   TanhBackward,  // (grad, saved) -> grad_input
+  Atan2,
+  Fmod,
+  Remainder,
+  Pow,
+  DivTrunc,
+  DivFloor,  // a / b rounded toward zero / down, as torch.div's rounding modes
 };
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
@@ -64,7 +84,8 @@ DDL_HOST_DEVICE bool is_nan(T x) {
     return false;
 }
 
-// a, b: the scalar parameters of AddScalar (a), MulScalar (a), RsubScalar (a - x), PowScalar (a), Clamp (a, b).
+// a, b: the scalar parameters of AddScalar (a), MulScalar (a), RsubScalar (a - x), PowScalar (a), Clamp (a, b),
+// Softplus (beta a, threshold b).
 template <UnaryOp Op, typename T>
 struct UnaryFn {
   T a, b;
@@ -129,9 +150,69 @@ struct UnaryFn {
       return y > b ? b : y;
     }
     if constexpr (Op == UnaryOp::Erf) return T(std::erf(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Sin) return T(std::sin(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Cos) return T(std::cos(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Tan) return T(std::tan(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Asin) return T(std::asin(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Acos) return T(std::acos(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Atan) return T(std::atan(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Sinh) return T(std::sinh(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Cosh) return T(std::cosh(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Asinh) return T(std::asinh(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Acosh) return T(std::acosh(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Atanh) return T(std::atanh(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Log1p) return T(std::log1p(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Expm1) return T(std::expm1(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Softplus) {
+      // As torch.nn.functional.softplus: x itself once beta * x exceeds the threshold.
+      const MathT<T> z = MathT<T>(x) * MathT<T>(a);
+      return z > MathT<T>(b) ? x : T(std::log1p(std::exp(z)) / MathT<T>(a));
+    }
     return x;
   }
 };
+
+// a % b truncated, without the traps: the frontend refuses a zero divisor, and INT_MIN % -1 is 0.
+template <typename T>
+DDL_HOST_DEVICE T modulo(T a, T b) {
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return T(0);
+  return b == T(0) ? T(0) : T(a % b);
+}
+
+// a^b for integers, by squaring and wrapping as PyTorch's powi; a negative b gives 0 except
+// for a base of 1 or -1.
+template <typename T>
+DDL_HOST_DEVICE T int_pow(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b < T(0)) {
+      if (a == T(1)) return T(1);
+      if (a == T(-1)) return T(b % T(2) == T(0) ? 1 : -1);
+      return T(0);
+    }
+  }
+  using U = std::make_unsigned_t<T>;
+  U r = 1, base = static_cast<U>(a);
+  for (U e = static_cast<U>(b); e > 0; e /= 2) {
+    if (e % 2) r = static_cast<U>(r * base);
+    base = static_cast<U>(base * base);
+  }
+  return static_cast<T>(r);
+}
+
+// torch.div(a, b, rounding_mode="floor") for floats, as PyTorch's div_floor_floating: from fmod,
+// so the quotient is exact where floor(a / b) would round first; a zero b gives a / b.
+template <typename T>
+DDL_HOST_DEVICE T div_floor(T a, T b) {
+  if (b == T(0)) return a / b;
+  const T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) div -= T(1);
+  if (div == T(0)) return std::copysign(T(0), a / b);
+  T floordiv = std::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
 
 // Out is T, except comparisons, which produce bool.
 template <BinaryOp Op, typename T>
@@ -155,6 +236,38 @@ struct BinaryFn {
     if constexpr (Op == BinaryOp::ReluBackward) return b > T(0) || is_nan(b) ? a : T(0);
     if constexpr (Op == BinaryOp::SigmoidBackward) return a * b * (T(1) - b);
     if constexpr (Op == BinaryOp::TanhBackward) return a * (T(1) - b * b);
+    if constexpr (Op == BinaryOp::Atan2) return T(std::atan2(MathT<T>(a), MathT<T>(b)));
+    if constexpr (Op == BinaryOp::Fmod) {
+      if constexpr (std::is_floating_point_v<T>)
+        return std::fmod(a, b);
+      else
+        return modulo(a, b);
+    }
+    if constexpr (Op == BinaryOp::Remainder) {
+      // Python's a % b, the sign of b (PyTorch's remainder kernels): fmod, then b added where the signs differ.
+      T r;
+      if constexpr (std::is_floating_point_v<T>)
+        r = std::fmod(a, b);
+      else
+        r = modulo(a, b);
+      if constexpr (!std::is_unsigned_v<T>)
+        if (r != T(0) && ((b < T(0)) != (r < T(0)))) r += b;
+      return r;
+    }
+    if constexpr (Op == BinaryOp::Pow) {
+      if constexpr (std::is_integral_v<T>) return int_pow(a, b);
+      return T(std::pow(MathT<T>(a), MathT<T>(b)));
+    }
+    if constexpr (Op == BinaryOp::DivTrunc) {
+      if constexpr (std::is_floating_point_v<T>)
+        return std::trunc(a / b);
+      else
+        return b == T(0) ? T(0) : a / b;
+    }
+    if constexpr (Op == BinaryOp::DivFloor) {
+      if constexpr (std::is_floating_point_v<T>) return div_floor(a, b);
+      return a;  // (floats only: the gradient of remainder)
+    }
     return a;
   }
 };

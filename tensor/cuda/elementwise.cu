@@ -86,6 +86,9 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, doub
         DDL_UNARY_CASE(Sign) DDL_UNARY_CASE(Relu) DDL_UNARY_CASE(Sigmoid) DDL_UNARY_CASE(Tanh) DDL_UNARY_CASE(AddScalar)
             DDL_UNARY_CASE(MulScalar) DDL_UNARY_CASE(RsubScalar) DDL_UNARY_CASE(PowScalar) DDL_UNARY_CASE(Clamp)
                 DDL_UNARY_CASE(Erf)
+    DDL_UNARY_CASE(Sin) DDL_UNARY_CASE(Cos) DDL_UNARY_CASE(Tan) DDL_UNARY_CASE(Asin) DDL_UNARY_CASE(Acos)
+    DDL_UNARY_CASE(Atan) DDL_UNARY_CASE(Sinh) DDL_UNARY_CASE(Cosh) DDL_UNARY_CASE(Asinh) DDL_UNARY_CASE(Acosh)
+    DDL_UNARY_CASE(Atanh) DDL_UNARY_CASE(Log1p) DDL_UNARY_CASE(Expm1) DDL_UNARY_CASE(Softplus)
 #undef DDL_UNARY_CASE
     // clang-format on
   }
@@ -104,6 +107,8 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
         DDL_BINARY_CASE(Eq) DDL_BINARY_CASE(Ne) DDL_BINARY_CASE(Lt) DDL_BINARY_CASE(Le) DDL_BINARY_CASE(Gt)
             DDL_BINARY_CASE(Ge) DDL_BINARY_CASE(ReluBackward) DDL_BINARY_CASE(SigmoidBackward)
                 DDL_BINARY_CASE(TanhBackward)
+    DDL_BINARY_CASE(Atan2) DDL_BINARY_CASE(Fmod) DDL_BINARY_CASE(Remainder) DDL_BINARY_CASE(Pow)
+    DDL_BINARY_CASE(DivTrunc) DDL_BINARY_CASE(DivFloor)
 #undef DDL_BINARY_CASE
     // clang-format on
   }

@@ -14,7 +14,12 @@ BN16 = ("output dtype",), DOC + "batch-norm-statistics-of-16-bit-parameters"
 MIXED = ("torch backward raised, ddl did not",), DOC + "losses-of-mixed-float-dtypes"
 SHAPES = ("ddl raised, torch did not",), DOC + "backward-helpers-check-shapes"
 NLL_PROBS = ("ddl raised, torch did not",), DOC + "nll_loss_forward-takes-class-indices"
+LOG1P_HUGE = ("output values",), DOC + "log1p-of-huge-values"
+ATAN2_BOOL = ("torch backward raised, ddl did not",), DOC + "atan2-of-a-bool-and-a-float"
 KNOWN = {
+    ("log1p", "large f64"): LOG1P_HUGE,
+    ("atan2", "mixed bool+f32"): ATAN2_BOOL,
+    ("atan2", "mixed 0-d right bool+f32"): ATAN2_BOOL,
     ("pow", "special f16 exponent=0.5"): POW16,
     ("pow", "special f16 exponent=-0.5"): POW16,
     ("pow", "special f16 exponent=1.5"): POW16,

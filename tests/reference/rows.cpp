@@ -18,6 +18,7 @@ std::vector<Row> all_rows() {
   add_backward_rows(rows);
   add_method_rows(rows);
   add_activation_rows(rows);
+  add_math_rows(rows);
   return rows;
 }
 

@@ -11,8 +11,6 @@ namespace {
     if (!a.contains("scalar")) return in[0] OP in[1];                               \
     return flag(a, "left") ? f64(a, "scalar") OP in[0] : in[0] OP f64(a, "scalar"); \
   }
-#define DDL_SWEEP_OPERATOR_RIGHT(OP) \
-  [](const auto& in, const json& a) { return a.contains("scalar") ? in[0] OP f64(a, "scalar") : in[0] OP in[1]; }
 #define DDL_SWEEP_CMP(op) \
   [](const auto& in, const json& a) { return a.contains("scalar") ? op(in[0], f64(a, "scalar")) : op(in[0], in[1]); }
 
@@ -36,14 +34,14 @@ std::string torch_operator(const std::string& py) {
   return out;
 }
 
-std::vector<Sample> operator_samples(bool left) {
+std::vector<Sample> operator_samples() {
   std::vector<Sample> v;
   uint64_t s = 1200;
   for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::Float16}) {
     const std::string n = short_name(t);
     v.push_back({"tensor " + n, {make(t, {3, 4}, s++), make(t, {3, 4}, s++)}});
     v.push_back({"scalar right " + n, {make(t, {3, 4}, s++)}, {{"scalar", 1.5}}});
-    if (left) v.push_back({"scalar left " + n, {make(t, {3, 4}, s++)}, {{"scalar", 1.5}, {"left", true}}});
+    v.push_back({"scalar left " + n, {make(t, {3, 4}, s++)}, {{"scalar", 1.5}, {"left", true}}});
   }
   v.push_back({"broadcast f32", {make(DType::Float32, {3, 1}, s++), make(DType::Float32, {4}, s++)}});
   v.push_back({"mixed i64 f32", {make(DType::Int64, {3}, s++), make(DType::Float32, {3}, s++)}});
@@ -78,12 +76,12 @@ void add_compare_rows(std::vector<Row>& rows) {
   }
   const std::vector<bool> d2 = {true, true};
   // Arithmetic operators: Tensor and Variable; unary minus when there is one input and no scalar.
-  rows.push_back(both("operator+", torch_operator("+"), DDL_SWEEP_OPERATOR(+), d2, operator_samples(true), true,
+  rows.push_back(both("operator+", torch_operator("+"), DDL_SWEEP_OPERATOR(+), d2, operator_samples(), true,
                       {{"aliases", {"add"}}}));
-  rows.push_back(both("operator*", torch_operator("*"), DDL_SWEEP_OPERATOR(*), d2, operator_samples(true), true,
+  rows.push_back(both("operator*", torch_operator("*"), DDL_SWEEP_OPERATOR(*), d2, operator_samples(), true,
                       {{"aliases", {"mul"}}}));
   {
-    std::vector<Sample> s = operator_samples(true);
+    std::vector<Sample> s = operator_samples();
     s.push_back({"unary f32", {make(DType::Float32, {3, 4}, 1290)}, {{"unary", true}}});
     s.push_back({"unary special f64", {special(DType::Float64)}, {{"unary", true}}});
     s.push_back({"unary bool", {make(DType::Bool, {3}, 1291)}, {{"unary", true}}});
@@ -99,7 +97,7 @@ void add_compare_rows(std::vector<Row>& rows) {
              },
              d2, s, true, {{"aliases", {"sub", "neg", "rsub"}}, {"signed_zero", true}}));
   }
-  rows.push_back(both("operator/", torch_operator("/"), DDL_SWEEP_OPERATOR_RIGHT(/), d2, operator_samples(false), true,
+  rows.push_back(both("operator/", torch_operator("/"), DDL_SWEEP_OPERATOR(/), d2, operator_samples(), true,
                       {{"aliases", {"div", "mul"}}}));
   // Comparison operators exist for Variables only.
   const std::vector<std::pair<std::string, std::string>> cmp = {{"==", "eq"}, {"!=", "ne"}, {"<", "lt"},
@@ -108,16 +106,12 @@ void add_compare_rows(std::vector<Row>& rows) {
     const std::string torch = torch_operator(sym);
     const json m = {{"aliases", {fn}}};
     const std::string name = "operator" + sym;
-    if (sym == "==")
-      rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(==), {}, operator_samples(true), false, m));
-    if (sym == "!=")
-      rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(!=), {}, operator_samples(true), false, m));
-    if (sym == "<") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(<), {}, operator_samples(true), false, m));
-    if (sym == "<=")
-      rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(<=), {}, operator_samples(true), false, m));
-    if (sym == ">") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(>), {}, operator_samples(true), false, m));
-    if (sym == ">=")
-      rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(>=), {}, operator_samples(true), false, m));
+    if (sym == "==") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(==), {}, operator_samples(), false, m));
+    if (sym == "!=") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(!=), {}, operator_samples(), false, m));
+    if (sym == "<") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(<), {}, operator_samples(), false, m));
+    if (sym == "<=") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(<=), {}, operator_samples(), false, m));
+    if (sym == ">") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(>), {}, operator_samples(), false, m));
+    if (sym == ">=") rows.push_back(var_only(name, torch, DDL_SWEEP_OPERATOR(>=), {}, operator_samples(), false, m));
   }
   (void)sz;
 }
