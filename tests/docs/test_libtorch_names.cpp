@@ -138,6 +138,16 @@ TEST_CASE("tensors: joins, reductions, sort, einsum, comparisons, random", "[lib
   REQUIRE(x.gt(2.0).sum().item<int64_t>() == 3);
   REQUIRE(allclose(x, x.clone()));
   REQUIRE(clamp(x, 1.0, 3.0).sum().item<double>() == 3 + 1 + 2 + 3 + 3 + 1);
+  REQUIRE(sin(x).shape() == x.shape());  // torch::sin, and the other unary math of tensor/math_ops.h
+  REQUIRE((tan(x).numel() + asin(x).numel() + atan(x).numel() + sinh(x).numel() + atanh(x).numel()) == 30);
+  REQUIRE(log1p(x).shape() == expm1(x).shape());
+  REQUIRE(atan2(x, x).dtype() == x.dtype());
+  REQUIRE(fmod(x, 2.0).shape() == remainder(x, x).shape());
+  REQUIRE(lerp(x, x, 0.5).shape() == x.shape());
+  REQUIRE(clamp_min(x, 2.0).shape() == clamp_max(x, x).shape());
+  REQUIRE(softplus(x).shape() == x.shape());  // F::softplus
+  REQUIRE(clamp(x, x, x).shape() == x.shape());
+  REQUIRE(pow(2.0, x).shape() == (1.0 / x).shape());
   REQUIRE(x.index({0, 0}).item<float>() == 3.0f);  // t[0][0].item<float>()
 
   manual_seed(7);  // torch::manual_seed
