@@ -197,6 +197,12 @@ TensorFile load_safetensors(const std::string& path) {
     in.seekg(static_cast<std::streamoff>(8 + n + b));
     in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(expected));
     DDL_CHECK(in.good() || expected == 0, where, ": read failed");
+    if (dtype == DType::Bool) {  // any other byte read as a bool is undefined behaviour
+      const auto* bytes = static_cast<const unsigned char*>(t.raw_data());
+      for (uint64_t i = 0; i < expected; ++i)
+        DDL_CHECK(bytes[i] <= 1, where, ": element ", i, " of a BOOL tensor is byte ", int(bytes[i]),
+                  "; a bool is stored as 0 or 1");
+    }
     ranges.emplace_back(b, end);
     out.tensors.emplace_back(name, t);
   }

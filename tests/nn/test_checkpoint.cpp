@@ -109,6 +109,18 @@ TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor
   REQUIRE(to_vector<float>(lin.weight.data()) == std::vector<float>(12, 0));
 }
 
+TEST_CASE("a BOOL tensor holding a byte other than 0 or 1 is refused, naming the tensor", "[nn][checkpoint]") {
+  const std::string path = tmp_path("bools.safetensors");
+  save_safetensors(path, {{"mask", from_vector<uint8_t>({0, 1, 1}).to(DType::Bool)}});
+  REQUIRE(to_vector<uint8_t>(load_safetensors(path).tensors[0].second) == std::vector<uint8_t>{0, 1, 1});
+  std::string bytes = read_file(path);
+  bytes[bytes.size() - 1] = 7;  // the last element's byte
+  write_file(path, bytes);
+  // Reading byte 7 as a bool is undefined behaviour (UBSan: "load of value 7 ... not a valid value for type bool").
+  REQUIRE_THROWS_WITH(load_safetensors(path),
+                      Catch::Contains("tensor 'mask'") && Catch::Contains("element 2") && Catch::Contains("byte 7"));
+}
+
 TEST_CASE("load_state refuses non-finite weights unless allowed, naming the tensor", "[nn][checkpoint]") {
   manual_seed(0);
   Linear lin(4, 3);
