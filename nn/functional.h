@@ -65,4 +65,16 @@ inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_di
   return x.flatten(start_dim, end_dim);
 }
 
+// Margin, embedding and likelihood losses (autograd/ops/margin_loss.h).
+using ddl::cosine_embedding_loss;
+using ddl::gaussian_nll_loss;
+using ddl::hinge_embedding_loss;
+using ddl::margin_ranking_loss;
+using ddl::multi_margin_loss;
+using ddl::multilabel_margin_loss;
+using ddl::multilabel_soft_margin_loss;
+using ddl::poisson_nll_loss;
+using ddl::soft_margin_loss;
+using ddl::triplet_margin_loss;
+
 }  // namespace ddl::nn::functional

@@ -12,6 +12,7 @@
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
+#include "nn/margin_losses.h"
 #include "nn/models/mlp.h"
 #include "nn/models/resnet.h"
 #include "nn/models/vgg.h"

@@ -15,6 +15,7 @@ std::vector<Row> all_rows() {
   add_sequence_rows(rows);
   add_conv_rows(rows);
   add_loss_rows(rows);
+  add_loss2_rows(rows);
   add_backward_rows(rows);
   add_method_rows(rows);
   add_activation_rows(rows);

@@ -159,6 +159,7 @@ void add_nn_rows(std::vector<Row>& rows);
 void add_sequence_rows(std::vector<Row>& rows);
 void add_conv_rows(std::vector<Row>& rows);
 void add_loss_rows(std::vector<Row>& rows);
+void add_loss2_rows(std::vector<Row>& rows);
 void add_backward_rows(std::vector<Row>& rows);
 void add_method_rows(std::vector<Row>& rows);
 void add_activation_rows(std::vector<Row>& rows);
