@@ -11,13 +11,27 @@
 namespace ddl::optim {
 
 Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
-    : Optimizer(
-          {{"lr", o.lr}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps}, {"weight_decay", o.weight_decay}}),
+    : Optimizer({{"lr", o.lr},
+                 {"beta1", o.beta1},
+                 {"beta2", o.beta2},
+                 {"eps", o.eps},
+                 {"weight_decay", o.weight_decay},
+                 {"amsgrad", o.amsgrad ? 1.0 : 0.0}}),
       decoupled_(decoupled) {
   DDL_CHECK(o.lr >= 0 && o.eps >= 0 && o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
             decoupled ? "AdamW" : "Adam", ": invalid hyper-parameters (need lr, eps >= 0 and betas in [0, 1))");
   add_param_group(std::move(params));
 }
+
+AdamW::AdamW(std::vector<Variable> params, AdamWOptions o)
+    : Adam(std::move(params),
+           {.lr = o.lr,
+            .beta1 = o.beta1,
+            .beta2 = o.beta2,
+            .eps = o.eps,
+            .weight_decay = o.weight_decay,
+            .amsgrad = o.amsgrad},
+           true) {}
 
 void Adam::step() {
   DDL_TRACE_SPAN("adam step", "optimizer");
@@ -25,10 +39,12 @@ void Adam::step() {
   for_each_param([this](ParamGroup& group, const Tensor& w, Tensor g, State& state) {
     const double lr = group.options["lr"], b1 = group.options["beta1"], b2 = group.options["beta2"];
     const double eps = group.options["eps"], wd = group.options["weight_decay"];
+    const bool amsgrad = group.options["amsgrad"] != 0;
     if (!state.count("exp_avg")) {
       state["exp_avg"] = zeros_like(w);
       state["exp_avg_sq"] = zeros_like(w);
     }
+    if (amsgrad && !state.count("max_exp_avg_sq")) state["max_exp_avg_sq"] = zeros_like(w);
     const double t = advance_step(state);
     if (wd != 0) {
       if (decoupled_)
@@ -41,7 +57,13 @@ void Adam::step() {
     m.mul_(b1).add_(g, 1 - b1);
     v.mul_(b2).add_(mul(g, g), 1 - b2);
     const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
-    const Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), eps);
+    const Tensor* second = &v;
+    if (amsgrad) {  // the running maximum of v normalises the step (PyTorch's max_exp_avg_sq)
+      Tensor& vmax = state["max_exp_avg_sq"];
+      vmax.copy_(maximum(vmax, v));
+      second = &vmax;
+    }
+    const Tensor denom = add(div(sqrt(*second), std::sqrt(bc2)), eps);
     w.add_(div(m, denom), -lr / bc1);
   });
 }

@@ -23,8 +23,28 @@ double Optimizer::advance_step(State& state) {
   return t;
 }
 
+namespace {
+std::string known_options(const std::map<std::string, double>& defaults) {
+  std::string out;
+  for (const auto& [k, v] : defaults) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+}  // namespace
+
+void Optimizer::check_options() const {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const auto& o = groups_[g].options;
+    for (const auto& [k, v] : o)
+      DDL_CHECK(defaults_.count(k), "optimizer step: param group ", g, " has an unknown option '", k,
+                "' (known: ", known_options(defaults_), ")");
+    for (const auto& [k, v] : defaults_)
+      DDL_CHECK(o.count(k), "optimizer step: param group ", g, " lacks the option '", k, "'");
+  }
+}
+
 void Optimizer::add_param_group(std::vector<Variable> params, std::map<std::string, double> options) {
-  for (const auto& [k, v] : options) DDL_CHECK(defaults_.count(k), "add_param_group: unknown option '", k, "'");
+  for (const auto& [k, v] : options)
+    DDL_CHECK(defaults_.count(k), "add_param_group: unknown option '", k, "' (known: ", known_options(defaults_), ")");
   for (const auto& [k, v] : defaults_) options.emplace(k, v);
   for (const auto& p : params) {
     DDL_CHECK(p.defined() && p.is_leaf(), "add_param_group: parameters must be defined leaves");
@@ -114,19 +134,65 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& te
   state_ = std::move(state);
 }
 
-double clip_grad_norm_(const std::vector<Variable>& params, double max_norm) {
-  double total = 0;
+namespace {
+
+// The norm of order p of `values` (torch.norm on a vector): p = 0 counts the non-zeros, +-inf is the max / min.
+double vector_norm(const std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  double acc = p == INFINITY ? 0 : p == -INFINITY ? INFINITY : 0;
+  for (double v : values) {
+    const double a = std::fabs(v);
+    if (std::isnan(a)) return NAN;
+    if (p == INFINITY)
+      acc = std::max(acc, a);
+    else if (p == -INFINITY)
+      acc = std::min(acc, a);
+    else if (p == 0)
+      acc += a != 0;
+    else
+      acc += std::pow(a, p);
+  }
+  return std::isinf(p) || p == 0 ? acc : std::pow(acc, 1 / p);
+}
+
+// One gradient's norm of order p, in float64.
+double grad_norm(const Tensor& grad, double p) {
+  const Tensor a = abs(grad.to(DType::Float64));
+  if (a.numel() == 0) return p == -INFINITY ? INFINITY : 0;
+  if (p == INFINITY) return amax(a).item();
+  if (p == -INFINITY) return amin(a).item();
+  if (p == 0) return sum(ne(a, 0.0).to(DType::Float64)).item();
+  if (p == 1) return sum(a).item();
+  if (p == 2) return std::sqrt(sum(mul(a, a)).item());
+  return std::pow(sum(pow(a, p)).item(), 1 / p);
+}
+
+}  // namespace
+
+// PyTorch takes each gradient's norm, then the norm of those norms: equal to the norm of all
+// elements for p > 0 and +-inf (for p = 0 it counts the gradients that have a non-zero).
+double clip_grad_norm_(const std::vector<Variable>& params, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  DDL_CHECK(!std::isnan(norm_type), "clip_grad_norm_: norm_type is NaN");
+  std::vector<double> norms;
   for (const auto& p : params)
-    if (p.grad().defined()) {
-      const Tensor g = p.grad().to(DType::Float64);
-      total += sum(mul(g, g)).item();
-    }
-  const double norm = std::sqrt(total);
-  const double scale = max_norm / (norm + 1e-6);
-  if (scale < 1.0)
-    for (const auto& p : params)
-      if (p.grad().defined()) p.grad().mul_(scale);
+    if (p.grad().defined()) norms.push_back(grad_norm(p.grad(), norm_type));
+  if (norms.empty()) return 0;
+  const double norm = norms.size() == 1 ? norms[0] : vector_norm(norms, norm_type);
+  DDL_CHECK(!error_if_nonfinite || std::isfinite(norm), "clip_grad_norm_: the total norm of order ", norm_type,
+            " of the gradients is non-finite (", norm,
+            "), so it cannot be clipped; pass error_if_nonfinite = false to scale by it anyway");
+  // torch.clamp(max=1) keeps a NaN coefficient; the gradients are always multiplied.
+  const double coef = max_norm / (norm + 1e-6);
+  const double scale = std::isnan(coef) ? coef : std::min(coef, 1.0);
+  for (const auto& p : params)
+    if (p.grad().defined()) p.grad().mul_(scale);
   return norm;
+}
+
+void clip_grad_value_(const std::vector<Variable>& params, double clip_value) {
+  for (const auto& p : params)
+    if (p.grad().defined()) p.grad().copy_(clamp(p.grad(), -clip_value, clip_value));
 }
 
 }  // namespace ddl::optim

@@ -47,6 +47,7 @@ class Optimizer {
   // a parameter without one keeps its state (and its position, which keys the state).
   template <typename Update>
   void for_each_param(Update&& update) {
+    check_options();
     size_t index = 0;
     for (ParamGroup& group : groups_)
       for (Variable& p : group.params) {
@@ -56,6 +57,9 @@ class Optimizer {
   }
   // Adds one to the float64 scalar state["step"] (PyTorch's step count), made on first use.
   static double advance_step(State& state);
+  // Every group must hold exactly the optimizer's option names: a misspelt key written into
+  // group.options (or one erased) is an error naming it and the known ones, never a silent 0.
+  void check_options() const;
 
   std::vector<ParamGroup> groups_;
 
@@ -64,7 +68,13 @@ class Optimizer {
   std::map<size_t, std::map<std::string, Tensor>> state_;
 };
 
-// Rescales all gradients so their joint L2 norm is at most max_norm; returns the norm before clipping.
-double clip_grad_norm_(const std::vector<Variable>& params, double max_norm);
+// As torch.nn.utils.clip_grad_norm_ (1.13): the norm of order norm_type (any p > 0, 0, or +-inf) of all
+// gradients taken together; every gradient is multiplied by min(1, max_norm / (norm + 1e-6)) (a NaN norm
+// makes them NaN, as PyTorch). Returns the norm before clipping; error_if_nonfinite throws on a NaN or
+// infinite norm instead and leaves the gradients alone. Parameters without a gradient are skipped.
+double clip_grad_norm_(const std::vector<Variable>& params, double max_norm, double norm_type = 2.0,
+                       bool error_if_nonfinite = false);
+// As torch.nn.utils.clip_grad_value_: clamps every gradient element into [-clip_value, clip_value].
+void clip_grad_value_(const std::vector<Variable>& params, double clip_value);
 
 }  // namespace ddl::optim

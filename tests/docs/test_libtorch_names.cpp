@@ -348,6 +348,20 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::BCELoss()(p, q).item() == Approx(-std::log(0.75)));
   REQUIRE(nn::BCEWithLogitsLoss()(Variable(zeros({2})), q).item() == Approx(std::log(2.0)));
   REQUIRE(nn::KLDivLoss(KLDivReduction::BatchMean)(log(p), p).item() == Approx(0.0).margin(1e-7));
+  {  // the margin, embedding and likelihood losses (nn/margin_losses.h)
+    const Variable x(from_vector<float>({0.5f, -1}, {1, 2})), x2(from_vector<float>({1, 0}, {1, 2}));
+    const Tensor cls = from_vector<int64_t>({0}), sgn = from_vector<float>({1});
+    REQUIRE(nn::MarginRankingLoss(0.1)(x, x2, Variable(from_vector<float>({1, 1}, {1, 2}))).item() >= 0);
+    REQUIRE(nn::HingeEmbeddingLoss()(x, ones({1, 2})).item() == Approx(-0.25));
+    REQUIRE(nn::SoftMarginLoss()(x, ones({1, 2})).item() > 0);
+    REQUIRE(nn::MultiLabelSoftMarginLoss()(x, Variable(ones({1, 2}))).item() > 0);
+    REQUIRE(nn::MultiMarginLoss({.p = 1, .margin = 1.0})(x, cls).item() == Approx(0.0));
+    REQUIRE(nn::MultiLabelMarginLoss()(x, from_vector<int64_t>({0, -1}, {1, 2})).item() == Approx(0.0));
+    REQUIRE(nn::CosineEmbeddingLoss()(x, x, sgn).item() == Approx(0.0).margin(1e-6));
+    REQUIRE(nn::TripletMarginLoss({.margin = 1.0, .swap = true})(x, x, x2).item() >= 0);
+    REQUIRE(nn::PoissonNLLLoss({.log_input = true})(x, Variable(ones({1, 2}))).item() > 0);
+    REQUIRE(nn::GaussianNLLLoss({.full = false})(x, x, Variable(ones({1, 2}))).item() == Approx(0.0));
+  }
   REQUIRE(nll_loss(log_softmax(logits, 1), target).item() == Approx(cross_entropy(logits, target).item()));
   REQUIRE(nn::NLLLoss(ones({3}), {.ignore_index = 1})(log_softmax(logits, 1), target).item() ==
           Approx(cross_entropy(logits, from_vector<int64_t>({0, -100})).item()));
@@ -402,6 +416,10 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   (void)sizeof(optim::ReduceLROnPlateau);
   REQUIRE(adam.param_groups()[0].lr() == Approx(1e-3));
   REQUIRE(adamw.param_groups()[0].options.at("weight_decay") == 0.01);
+  optim::AdamW adamw_amsgrad({w}, optim::AdamWOptions{.lr = 1e-3, .amsgrad = true});  // AdamWOptions().amsgrad(true)
+  REQUIRE(adamw_amsgrad.param_groups()[0].options.at("amsgrad") == 1);
+  REQUIRE(optim::clip_grad_norm_({w}, 10.0, /*norm_type=*/1.0, /*error_if_nonfinite=*/true) >= 0);
+  optim::clip_grad_value_({w}, 0.1);  // torch::nn::utils::clip_grad_value_
   REQUIRE(rms.param_groups()[0].lr() == Approx(1e-2));
   REQUIRE(ada.param_groups()[0].lr() == Approx(1e-2));
 }

@@ -41,7 +41,7 @@ TEST_CASE("Adam and AdamW match PyTorch", "[optim]") {
                  }),
                  {0.70171922678621135, -1.7006834045513854});
   require_values(test::run_quadratic(
-                     [](auto p) { return std::make_unique<AdamW>(p, AdamOptions{.lr = 0.1, .weight_decay = 0.1}); }),
+                     [](auto p) { return std::make_unique<AdamW>(p, AdamWOptions{.lr = 0.1, .weight_decay = 0.1}); }),
                  {0.6751012216400698, -1.6443686830529762});
 }
 
