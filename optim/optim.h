@@ -9,5 +9,6 @@
 #include "optim/optimizer.h"
 #include "optim/plateau.h"
 #include "optim/rmsprop.h"
+#include "optim/lbfgs.h"
 #include "optim/sgd.h"
 #include "optim/state.h"

@@ -1,0 +1,42 @@
+// L-BFGS (Nocedal, "Updating quasi-Newton matrices with limited storage", Math. Comp. 1980) as
+// torch.optim.LBFGS (1.13) without a line search: each step(closure) runs up to max_iter iterations
+// of the two-loop recursion over the last history_size (s, y) pairs, a fixed step lr (the first
+// iteration min(1, 1/|g|_1) lr), and PyTorch's stopping tests. One parameter group; the flat
+// direction and history are kept in float64 and are not part of state_tensors() (no checkpointing).
+#pragma once
+
+#include <deque>
+#include <functional>
+
+#include "optim/optimizer.h"
+
+namespace ddl::optim {
+
+struct LBFGSOptions {
+  double lr = 1;
+  int64_t max_iter = 20;
+  int64_t max_eval = 0;  // 0: max_iter * 5 / 4, as PyTorch
+  double tolerance_grad = 1e-7, tolerance_change = 1e-9;
+  int64_t history_size = 100;
+};
+
+class LBFGS : public Optimizer {
+ public:
+  LBFGS(std::vector<Variable> params, LBFGSOptions opts = {});
+  // closure: zero the gradients, compute the loss, call backward, return the loss. Returns the first loss.
+  double step(const std::function<double()>& closure);
+  void step() override;  // throws: L-BFGS re-evaluates the loss and needs a closure
+
+ private:
+  std::vector<double> flat_grad() const;
+  void add_grad(double t, const std::vector<double>& d);
+
+  LBFGSOptions opts_;
+  int64_t n_iter_ = 0, func_evals_ = 0;
+  std::vector<double> d_, prev_flat_grad_;
+  double t_ = 0, h_diag_ = 1, prev_loss_ = 0;
+  std::deque<std::vector<double>> old_dirs_, old_stps_;
+  std::deque<double> ro_;
+};
+
+}  // namespace ddl::optim

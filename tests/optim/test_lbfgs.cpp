@@ -1,0 +1,60 @@
+// L-BFGS (line_search_fn=None) against torch.optim.LBFGS 1.13: parameters, the losses step() returns and the
+// number of closure evaluations over five steps on Rosenbrock's function (tests/golden/optim_lbfgs.py).
+#include <catch2/catch.hpp>
+
+#include "ddl.h"
+#include "tests/common/error_of.h"
+
+using namespace ddl;
+using namespace ddl::optim;
+
+namespace {
+
+struct Run {
+  double x, y;
+  int evals;
+  std::vector<double> losses;
+};
+
+Run run(const LBFGSOptions& o) {
+  Variable x(from_vector<double>({-1.5}), true), y(from_vector<double>({2.0}), true);
+  LBFGS opt({x, y}, o);
+  int evals = 0;
+  auto closure = [&] {
+    ++evals;
+    opt.zero_grad();
+    const Variable r = y - x * x;
+    Variable loss = sum((1.0 - x) * (1.0 - x) + 100.0 * r * r);
+    loss.backward();
+    return loss.data().item();
+  };
+  std::vector<double> losses;
+  for (int i = 0; i < 5; ++i) losses.push_back(opt.step(closure));
+  return {x.data().item(), y.data().item(), evals, losses};
+}
+
+void require_run(const Run& got, double x, double y, int evals, const std::vector<double>& losses) {
+  REQUIRE(got.evals == evals);
+  REQUIRE(got.x == Approx(x).epsilon(1e-9));
+  REQUIRE(got.y == Approx(y).epsilon(1e-9));
+  for (size_t i = 0; i < losses.size(); ++i) REQUIRE(got.losses[i] == Approx(losses[i]).epsilon(1e-9));
+}
+
+}  // namespace
+
+TEST_CASE("LBFGS matches torch.optim.LBFGS on Rosenbrock's function", "[optim][lbfgs]") {
+  require_run(run({.lr = 0.1}), -0.6527175690138125, 0.45849757189767293, 100,
+              {12.5, 5.8160394788065428, 11.47294337022605, 3.4358507544591541, 3.1792715556416766});
+  require_run(run({.lr = 0.2, .max_iter = 7, .history_size = 3}), -0.62465826778604283, 0.36024893355116061, 35,
+              {12.5, 6.1819378522411474, 5.8648800293576526, 5.8266121606600914, 4.7346091524829248});
+  require_run(run({.lr = 0.1, .max_iter = 20, .max_eval = 5}), -1.4043758711403123, 1.9909841899017009, 25,
+              {12.5, 5.871813679613652, 5.8629532525005885, 5.8534599013416546, 5.8398915856575737});
+}
+
+TEST_CASE("LBFGS needs a closure and one group", "[optim][lbfgs]") {
+  Variable w(from_vector<double>({1}), true);
+  LBFGS opt({w});
+  REQUIRE_THAT(test::error_of([&] { opt.step(); }), Catch::Contains("LBFGS: step needs a closure"));
+  opt.add_param_group({Variable(from_vector<double>({1}), true)});
+  REQUIRE_THAT(test::error_of([&] { opt.step([] { return 0.0; }); }), Catch::Contains("one parameter group"));
+}
