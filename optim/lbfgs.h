@@ -1,7 +1,9 @@
 // L-BFGS (Nocedal, "Updating quasi-Newton matrices with limited storage", Math. Comp. 1980) as
-// torch.optim.LBFGS (1.13) without a line search: each step(closure) runs up to max_iter iterations
-// of the two-loop recursion over the last history_size (s, y) pairs, a fixed step lr (the first
-// iteration min(1, 1/|g|_1) lr), and PyTorch's stopping tests. One parameter group; the flat
+// torch.optim.LBFGS (1.13): each step(closure) runs up to max_iter iterations of the two-loop
+// recursion over the last history_size (s, y) pairs, then either a fixed step lr (the first
+// iteration min(1, 1/|g|_1) lr) or, with strong_wolfe, PyTorch's strong-Wolfe line search (cubic
+// interpolation, c1 = 1e-4, c2 = 0.9, at most 25 evaluations; Nocedal & Wright, Numerical
+// Optimization, algorithms 3.5 and 3.6), and PyTorch's stopping tests. One parameter group; the flat
 // direction and history are kept in float64 and are not part of state_tensors() (no checkpointing).
 #pragma once
 
@@ -18,6 +20,7 @@ struct LBFGSOptions {
   int64_t max_eval = 0;  // 0: max_iter * 5 / 4, as PyTorch
   double tolerance_grad = 1e-7, tolerance_change = 1e-9;
   int64_t history_size = 100;
+  bool strong_wolfe = false;  // line_search_fn="strong_wolfe"
 };
 
 class LBFGS : public Optimizer {
@@ -30,6 +33,15 @@ class LBFGS : public Optimizer {
  private:
   std::vector<double> flat_grad() const;
   void add_grad(double t, const std::vector<double>& d);
+  // Returns (loss, flat gradient, step t, evaluations) of the accepted point; parameters end unchanged.
+  struct Search {
+    double f;
+    std::vector<double> g;
+    double t;
+    int64_t evals;
+  };
+  Search strong_wolfe(const std::function<double()>& closure, double t, const std::vector<double>& d, double f,
+                      const std::vector<double>& g, double gtd);
 
   LBFGSOptions opts_;
   int64_t n_iter_ = 0, func_evals_ = 0;

@@ -25,7 +25,7 @@ std::vector<double> run_rosenbrock(const std::function<std::unique_ptr<Optimizer
   for (int i = 0; i < steps; ++i) {
     opt->zero_grad();
     const Variable r = y - x * x;
-    sum((1.0 - x) * (1.0 - x) + 100.0 * r * r).backward();
+    sum((1.0 - x) * (1.0 - x) + 100.0 * (r * r)).backward();
     opt->step();
   }
   return {x.data().item(), y.data().item()};
