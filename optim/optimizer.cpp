@@ -163,7 +163,6 @@ double grad_norm(const Tensor& grad, double p) {
   if (p == -INFINITY) return amin(a).item();
   if (p == 0) return sum(ne(a, 0.0).to(DType::Float64)).item();
   if (p == 1) return sum(a).item();
-  if (p == 2) return std::sqrt(sum(mul(a, a)).item());
   return std::pow(sum(pow(a, p)).item(), 1 / p);
 }
 
@@ -175,18 +174,28 @@ double clip_grad_norm_(const std::vector<Variable>& params, double max_norm, dou
                        bool error_if_nonfinite) {
   DDL_CHECK(!std::isnan(norm_type), "clip_grad_norm_: norm_type is NaN");
   std::vector<double> norms;
+  double squares = 0;  // p = 2: the sum of all squares, one square root (as ddl always computed it)
   for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(grad_norm(p.grad(), norm_type));
+    if (p.grad().defined()) {
+      if (norm_type == 2) {
+        const Tensor g = p.grad().to(DType::Float64);
+        squares += sum(mul(g, g)).item();
+      }
+      norms.push_back(norm_type == 2 ? 0.0 : grad_norm(p.grad(), norm_type));
+    }
   if (norms.empty()) return 0;
-  const double norm = norms.size() == 1 ? norms[0] : vector_norm(norms, norm_type);
+  const double norm = norm_type == 2      ? std::sqrt(squares)
+                      : norms.size() == 1 ? norms[0]
+                                          : vector_norm(norms, norm_type);
   DDL_CHECK(!error_if_nonfinite || std::isfinite(norm), "clip_grad_norm_: the total norm of order ", norm_type,
             " of the gradients is non-finite (", norm,
             "), so it cannot be clipped; pass error_if_nonfinite = false to scale by it anyway");
-  // torch.clamp(max=1) keeps a NaN coefficient; the gradients are always multiplied.
+  // torch.clamp(max=1) keeps a NaN coefficient, and PyTorch always multiplies; x * 1 is x, so 1 is skipped.
   const double coef = max_norm / (norm + 1e-6);
   const double scale = std::isnan(coef) ? coef : std::min(coef, 1.0);
-  for (const auto& p : params)
-    if (p.grad().defined()) p.grad().mul_(scale);
+  if (scale != 1.0)
+    for (const auto& p : params)
+      if (p.grad().defined()) p.grad().mul_(scale);
   return norm;
 }
 

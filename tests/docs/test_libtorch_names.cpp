@@ -420,6 +420,17 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   REQUIRE(adamw_amsgrad.param_groups()[0].options.at("amsgrad") == 1);
   REQUIRE(optim::clip_grad_norm_({w}, 10.0, /*norm_type=*/1.0, /*error_if_nonfinite=*/true) >= 0);
   optim::clip_grad_value_({w}, 0.1);  // torch::nn::utils::clip_grad_value_
+  {  // optim::LBFGS(params, LBFGSOptions(1).line_search_fn("strong_wolfe")), opt.step(closure)
+    Variable v(from_vector<double>({3}), true);
+    optim::LBFGS lbfgs({v}, {.lr = 1, .strong_wolfe = true});
+    lbfgs.step([&] {
+      lbfgs.zero_grad();
+      Variable l = sum(v * v);
+      l.backward();
+      return l.data().item();
+    });
+    REQUIRE(v.data().item() == Approx(0.0).margin(1e-6));
+  }
   REQUIRE(rms.param_groups()[0].lr() == Approx(1e-2));
   REQUIRE(ada.param_groups()[0].lr() == Approx(1e-2));
 }
