@@ -3,12 +3,12 @@
 
 #include "optim/adagrad.h"
 #include "optim/adam.h"
+#include "optim/lbfgs.h"
 #include "optim/loss_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "optim/one_cycle.h"
 #include "optim/optimizer.h"
 #include "optim/plateau.h"
 #include "optim/rmsprop.h"
-#include "optim/lbfgs.h"
 #include "optim/sgd.h"
 #include "optim/state.h"
