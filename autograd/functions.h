@@ -13,6 +13,7 @@
 #include "autograd/ops/activation_more.h"
 #include "autograd/ops/compare.h"
 #include "autograd/ops/conv.h"
+#include "autograd/ops/ctc_loss.h"
 #include "autograd/ops/dropout.h"
 #include "autograd/ops/einsum.h"
 #include "autograd/ops/elementwise.h"

@@ -67,6 +67,7 @@ inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_di
 
 // Margin, embedding and likelihood losses (autograd/ops/margin_loss.h).
 using ddl::cosine_embedding_loss;
+using ddl::ctc_loss;
 using ddl::gaussian_nll_loss;
 using ddl::hinge_embedding_loss;
 using ddl::margin_ranking_loss;

@@ -1,7 +1,8 @@
 // Loss modules for the margin, embedding and likelihood losses (autograd/ops/margin_loss.h), as
 // torch.nn's: MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss,
 // MultiMarginLoss, MultiLabelMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
-// GaussianNLLLoss. Each holds its options; class weights are buffers, as in PyTorch.
+// GaussianNLLLoss, and CTCLoss (autograd/ops/ctc_loss.h). Each holds its options; class weights are
+// buffers, as in PyTorch.
 #pragma once
 
 #include "autograd/functions.h"
@@ -172,6 +173,31 @@ class GaussianNLLLoss : public Cloneable<GaussianNLLLoss> {
  private:
   using Module::forward;
   GaussianNLLLossOptions opts_;
+};
+
+struct CTCLossOptions {
+  int64_t blank = 0;
+  Reduction reduction = Reduction::Mean;
+  bool zero_infinity = false;
+};
+
+class CTCLoss : public Cloneable<CTCLoss> {
+ public:
+  explicit CTCLoss(CTCLossOptions opts = {}) : Cloneable("CTCLoss"), opts_(opts) {}
+  void reset() override {}
+  Variable forward(const Variable& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                   const std::vector<int64_t>& target_lengths) const {
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, opts_.blank, opts_.reduction,
+                    opts_.zero_infinity);
+  }
+  Variable operator()(const Variable& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                      const std::vector<int64_t>& target_lengths) const {
+    return forward(log_probs, targets, input_lengths, target_lengths);
+  }
+
+ private:
+  using Module::forward;
+  CTCLossOptions opts_;
 };
 
 }  // namespace ddl::nn

@@ -361,6 +361,9 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
     REQUIRE(nn::TripletMarginLoss({.margin = 1.0, .swap = true})(x, x, x2).item() >= 0);
     REQUIRE(nn::PoissonNLLLoss({.log_input = true})(x, Variable(ones({1, 2}))).item() > 0);
     REQUIRE(nn::GaussianNLLLoss({.full = false})(x, x, Variable(ones({1, 2}))).item() == Approx(0.0));
+    const Variable lp(log(full({2, 1, 2}, 0.5)));  // [T, N, C]: two steps, blank 0 and label 1 equally likely
+    REQUIRE(nn::CTCLoss({.reduction = Reduction::Sum})(lp, from_vector<int64_t>({1}, {1, 1}), {2}, {1}).item() ==
+            Approx(-std::log(0.75)));
   }
   REQUIRE(nll_loss(log_softmax(logits, 1), target).item() == Approx(cross_entropy(logits, target).item()));
   REQUIRE(nn::NLLLoss(ones({3}), {.ignore_index = 1})(log_softmax(logits, 1), target).item() ==

@@ -46,9 +46,75 @@ std::vector<Sample> basic(int n, std::vector<int64_t> shape, uint64_t& s, const 
   return v;
 }
 
+// Log-probabilities over the last dim (log_softmax of random values), as ctc_loss expects.
+Input log_softmax_last(std::vector<int64_t> shape, uint64_t seed, DType t = DType::Float64) {
+  Input in = make(DType::Float64, std::move(shape), seed, -2, 2);
+  const size_t c = static_cast<size_t>(in.shape.back());
+  for (size_t i = 0; i < in.values.size(); i += c) {
+    double m = -INFINITY, z = 0;
+    for (size_t j = 0; j < c; ++j) m = std::max(m, in.values[i + j]);
+    for (size_t j = 0; j < c; ++j) z += std::exp(in.values[i + j] - m);
+    for (size_t j = 0; j < c; ++j) in.values[i + j] -= m + std::log(z);
+  }
+  in.dtype = t;
+  return in;
+}
+
+void add_ctc_rows(std::vector<Row>& rows) {
+  uint64_t s = 9900;
+  std::vector<Sample> v;
+  const Input padded = of(DType::Int64, {3, 3}, {1, 2, 2, 3, 3, 0, 1, 0, 0});
+  const json lens = {{"input_lengths", {6, 5, 4}}, {"target_lengths", {3, 2, 1}}};
+  for (const std::string& r : kReductions)
+    for (DType t : {DType::Float64, DType::Float32})
+      v.push_back({r + " padded " + short_name(t),
+                   {log_softmax_last({6, 3, 4}, s++, t), padded},
+                   with(lens, {{"reduction", r}})});
+  v.push_back({"concatenated",
+               {log_softmax_last({6, 3, 4}, s++), of(DType::Int64, {6}, {1, 2, 2, 3, 3, 1})},
+               with(lens, {{"reduction", "none"}})});
+  v.push_back({"unbatched",
+               {log_softmax_last({5, 4}, s++), of(DType::Int64, {2}, {1, 3})},
+               {{"input_lengths", {5}}, {"target_lengths", {2}}, {"reduction", "sum"}}});
+  v.push_back({"blank last",
+               {log_softmax_last({6, 2, 4}, s++), of(DType::Int64, {2, 2}, {0, 1, 2, 2})},
+               {{"input_lengths", {6, 6}}, {"target_lengths", {2, 2}}, {"blank", 3}, {"reduction", "mean"}}});
+  v.push_back({"empty target",
+               {log_softmax_last({4, 2, 3}, s++), of(DType::Int64, {2, 1}, {1, 2})},
+               {{"input_lengths", {4, 3}}, {"target_lengths", {0, 1}}, {"reduction", "mean"}}});
+  for (bool zi : {false, true})
+    v.push_back(
+        {std::string("impossible") + (zi ? " zero_infinity" : ""),
+         {log_softmax_last({4, 2, 3}, s++), of(DType::Int64, {2, 3}, {1, 1, 1, 1, 2, 0})},
+         {{"input_lengths", {4, 4}}, {"target_lengths", {3, 2}}, {"zero_infinity", zi}, {"reduction", "none"}}});
+  v.push_back({"input_lengths past T",
+               {log_softmax_last({4, 1, 3}, s++), of(DType::Int64, {1, 1}, {1})},
+               {{"input_lengths", {5}}, {"target_lengths", {1}}}});
+  v.push_back({"target_lengths past S",
+               {log_softmax_last({4, 1, 3}, s++), of(DType::Int64, {1, 1}, {1})},
+               {{"input_lengths", {4}}, {"target_lengths", {2}}}});
+  v.push_back({"blank out of range",
+               {log_softmax_last({4, 1, 3}, s++), of(DType::Int64, {1, 1}, {1})},
+               {{"input_lengths", {4}}, {"target_lengths", {1}}, {"blank", 3}}});
+  v.push_back({"lengths count",
+               {log_softmax_last({4, 2, 3}, s++), of(DType::Int64, {2, 1}, {1, 2})},
+               {{"input_lengths", {4, 4, 4}}, {"target_lengths", {1, 1}}}});
+  rows.push_back(var_only(
+      "ctc_loss",
+      "lambda lp, t, input_lengths, target_lengths, reduction='mean', blank=0, zero_infinity=False: "
+      "torch.nn.functional.ctc_loss(lp, t, input_lengths, target_lengths, blank=blank, reduction=reduction, "
+      "zero_infinity=zero_infinity)",
+      [](const auto& in, const json& a) {
+        return ctc_loss(in[0], in_t(in[1]), ints(a, "input_lengths"), ints(a, "target_lengths"), i64(a, "blank"),
+                        reduction(a), flag(a, "zero_infinity"));
+      },
+      {true, false}, v));
+}
+
 }  // namespace
 
 void add_loss2_rows(std::vector<Row>& rows) {
+  add_ctc_rows(rows);
   uint64_t s = 9000;
   const json m = {{"reduction", "mean"}};
   {

@@ -58,6 +58,28 @@ TEST_CASE("margin losses: gradients by central differences", "[loss][grad]") {
   }
 }
 
+TEST_CASE("ctc_loss: gradients through log_softmax by central differences", "[loss][grad]") {
+  // PyTorch's (and ddl's) ctc gradient is exp(lp) − posterior, the gradient through log_softmax: check it there.
+  const Tensor z = random_double({6, 3, 4}, 41, -2, 2);
+  const Tensor padded = from_vector<int64_t>({1, 2, 2, 3, 3, 0, 1, 0, 0}, {3, 3});
+  for (Reduction r : {Reduction::None, Reduction::Mean, Reduction::Sum})
+    for (int64_t blank : {0, 3})
+      REQUIRE_GRADCHECK(
+          [r, padded, blank](const auto& v) {
+            const Tensor t = blank == 0 ? padded : from_vector<int64_t>({1, 2, 2, 0, 0, 0, 1, 0, 0}, {3, 3});
+            return ctc_loss(log_softmax(v[0], 2), t, {6, 5, 4}, {3, 2, 1}, blank, r);
+          },
+          {z});
+  // One sequence, one label, T = 2: paths "a-", "-a", "aa" (a = 1, - = blank 0).
+  const Tensor lp = log(from_vector<double>({0.5, 0.3, 0.2, 0.4, 0.4, 0.2}, {2, 1, 3}));
+  const double p = 0.5 * 0.4 + 0.3 * 0.4 + 0.3 * 0.4;
+  REQUIRE(ctc_loss(Variable(lp), from_vector<int64_t>({1}, {1, 1}), {2}, {1}, 0, Reduction::Sum).data().item() ==
+          Approx(-std::log(p)));
+  REQUIRE(nn::CTCLoss({.reduction = Reduction::Sum})(Variable(lp), from_vector<int64_t>({1}, {1, 1}), {2}, {1})
+              .data()
+              .item() == Approx(-std::log(p)));
+}
+
 TEST_CASE("gaussian_nll_loss: var below eps is clamped in value but keeps slope 1, as PyTorch", "[loss][grad]") {
   // PyTorch clamps a copy under no_grad: loss = 0.5 (log eps + d^2 / eps), d loss / d var = d loss / d v at v = eps.
   Variable x(from_vector<double>({0.5})), y(from_vector<double>({0.0})), var(from_vector<double>({1e-9}), true);
