@@ -113,7 +113,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   // The worker's argv, made before fork: with --syscalls, strace's options come first.
   std::vector<std::string> command;
   if (!cfg.syscalls_dir.empty())
-    command = strace_prefix(cfg.strace, cfg.syscalls_dir + "/rank" + std::to_string(w.rank) + ".strace");
+    command = strace_prefix(cfg.strace, cfg.setpriv, cfg.syscalls_dir + "/rank" + std::to_string(w.rank) + ".strace");
   command.insert(command.end(), cfg.command.begin(), cfg.command.end());
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -41,6 +41,7 @@ struct Config {
   std::vector<std::string> command;         // program and its arguments
   std::string syscalls_dir;       // --syscalls: each rank runs under strace -f -c, its summary in DIR/rank<r>.strace
   std::string strace;             // strace's path
+  std::string setpriv;            // setpriv's path ("" if missing): ties the traced program to strace
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
 };
 

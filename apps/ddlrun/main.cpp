@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
   std::string syscalls_tmp;  // --syscalls without --log-dir: the summaries' folder, removed at the end
   if (syscalls) {
     cfg.strace = ddl::launcher::find_strace();
+    cfg.setpriv = ddl::launcher::find_in_path("setpriv");
     if (cfg.strace.empty()) {
       std::cerr << "ddlrun: --syscalls needs strace on PATH (Debian: apt-get install strace)\n";
       return 2;

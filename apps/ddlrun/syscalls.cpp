@@ -11,18 +11,25 @@
 
 namespace ddl::launcher {
 
-std::string find_strace() {
+std::string find_in_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string p = (dir.empty() ? "." : dir) + "/strace";
+    const std::string p = (dir.empty() ? "." : dir) + "/" + name;
     if (access(p.c_str(), X_OK) == 0) return p;
   }
   return "";
 }
 
-std::vector<std::string> strace_prefix(const std::string& strace, const std::string& file) {
-  return {strace, "-f", "-c", "-o", file, "--"};
+std::string find_strace() { return find_in_path("strace"); }
+
+std::vector<std::string> strace_prefix(const std::string& strace, const std::string& setpriv, const std::string& file) {
+  std::vector<std::string> prefix = {strace, "-f", "-c", "-o", file, "--"};
+  // The worker's PR_SET_PDEATHSIG reaches strace only; killed, strace detaches the program
+  // (ptrace(2)), which would run on. setpriv(1) --pdeathsig gives the program its own, tied
+  // to strace. (strace 6.1, Debian 12's, has no --kill-on-exit.)
+  if (!setpriv.empty()) prefix.insert(prefix.end(), {setpriv, "--pdeathsig", "KILL", "--"});
+  return prefix;
 }
 
 std::map<std::string, long long> read_strace_summary(const std::string& file) {

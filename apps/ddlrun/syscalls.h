@@ -12,10 +12,13 @@
 
 namespace ddl::launcher {
 
+// The path of program `name` on PATH ("" when it is not there).
+std::string find_in_path(const std::string& name);
 // strace's path ("" when it is not on PATH).
 std::string find_strace();
-// What goes before the program to count its calls into `file`.
-std::vector<std::string> strace_prefix(const std::string& strace, const std::string& file);
+// What goes before the program to count its calls into `file`; with `setpriv` (util-linux),
+// the program dies with strace, as the worker dies with ddlrun.
+std::vector<std::string> strace_prefix(const std::string& strace, const std::string& setpriv, const std::string& file);
 
 // One summary file of `strace -c`: calls per system call ("total" excluded). Empty when
 // the file is missing or holds no table (the rank never ran).

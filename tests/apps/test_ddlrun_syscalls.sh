@@ -3,14 +3,16 @@
 # the all-reduce over TCP (DDL_SHM=0) prints one table whose rows futex, recvfrom, writev,
 # sendto and write have counts above 0 for each rank, and a total; --log-dir keeps each
 # rank's strace summary; a failing job still prints the table, counting the rank ddlrun
-# stopped, which ends instead of outliving the job; without strace on PATH the
+# stopped, which ends instead of outliving the job; a SIGKILLed ddlrun leaves no rank
+# running (strace, killed, detaches its tracee); without strace on PATH the
 # flag is refused (exit 2). Skipped (77) when strace is not installed.
 set -uo pipefail
 : "${DDLRUN:?}" "${TRAIN_CIFAR:?}"
 command -v strace >/dev/null || { echo "skipped: strace is not installed"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddlrun_syscalls.XXXXXX")
 token="sleep 100.$$"  # a process of this test's own, unique by the pid
-trap 'rm -rf "$tmp"; pkill -fx "$token"' EXIT
+token2="sleep 101.$$"
+trap 'rm -rf "$tmp"; pkill -fx "$token"; pkill -fx "$token2"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 flags=(--dataset synthetic --model mlp --threads 1 --epochs 1 --batch-size 32 --train-samples 640 --test-samples 64)
@@ -40,6 +42,18 @@ check "a failing job exits 3 ($code) and still prints the table (3 rows, others,
 n=$(count "$tmp/failed" total 3)
 check "the rank ddlrun stopped is counted too (total ${n:-none} > 0)" "[ -n '$n' ] && [ '$n' -gt 0 ]"
 check "and it did not outlive the job (SIGTERM reached the program, not only strace)" "! pgrep -fx '$token' >/dev/null"
+# ddlrun killed with SIGKILL (no clean-up): each worker, strace, dies of its PR_SET_PDEATHSIG;
+# the traced program must die with strace rather than be detached and run on.
+"$DDLRUN" --nproc 2 --syscalls sh -c "exec $token2" >"$tmp/killed" 2>&1 &
+ddlrun_pid=$!
+for _ in $(seq 100); do [ "$(pgrep -fxc "$token2")" = 2 ] && break; sleep 0.1; done
+started=$(pgrep -fxc "$token2")
+kill -KILL "$ddlrun_pid"
+wait "$ddlrun_pid" 2>/dev/null
+for _ in $(seq 50); do pgrep -fx "$token2" >/dev/null || break; sleep 0.1; done
+left=$(pgrep -fxc "$token2")
+check "a SIGKILLed ddlrun --syscalls leaves no rank running (started $started, left $left)" \
+  "[ '$started' = 2 ] && [ '$left' = 0 ]"
 PATH=/nonexistent "$DDLRUN" --nproc 2 --syscalls /bin/true >"$tmp/nostrace" 2>&1
 code=$?
 check "without strace on PATH: exit 2 ($code) saying so" "[ $code = 2 ] && grep -q 'needs strace' '$tmp/nostrace'"
