@@ -232,6 +232,11 @@ int main(int argc, char** argv) {
     }
   }
   std::string syscalls_tmp;  // --syscalls without --log-dir: the summaries' folder, removed at the end
+  // ... on every return, also when setting up the hosts fails.
+  const std::unique_ptr<std::string, void (*)(std::string*)> remove_syscalls_tmp(&syscalls_tmp, [](std::string* dir) {
+    std::error_code ec;
+    if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+  });
   if (syscalls) {
     cfg.strace = ddl::launcher::find_strace();
     cfg.setpriv = ddl::launcher::find_in_path("setpriv");
@@ -269,7 +274,6 @@ int main(int argc, char** argv) {
     }
     std::cerr << "ddlrun: system calls per rank (strace -f -c: every thread and child of the rank; the last attempt)\n"
               << ddl::launcher::syscall_table(per_rank, syscalls_top);
-    if (!syscalls_tmp.empty()) std::filesystem::remove_all(syscalls_tmp);
   }
   return rc;
 }
