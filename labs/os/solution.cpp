@@ -3,8 +3,8 @@
 // with ftruncate and puts a process-shared pthread barrier in it; every rank maps it with
 // mmap, writes its gradient into its own slot, waits at the barrier, and sums the slots
 // in rank order, so every replica gets the same bits. No byte of a step goes through the
-// ProcessGroup. Rank 0 unlinks the segment at the end. Ranks on several hosts (each with
-// its own /dev/shm, as under ddlrun --hosts) cannot share it and are refused.
+// ProcessGroup. Rank 0 unlinks the segment once all ranks map it. Ranks on several hosts
+// (each with its own /dev/shm, as under ddlrun --hosts) cannot share it and are refused.
 // The reference marks its solution regions; labs/make_skeleton.py replaces them to make
 // the students' os_skeleton.cpp (labs/os/README.md).
 #include <fcntl.h>
@@ -129,13 +129,21 @@ class ShmSync final : public SyncStrategy {
       header_->floats = floats;
       init_barrier(header_, world);
     }
-    group_->barrier();  // the segment exists and its barrier is ready
-    if (rank != 0) header_ = static_cast<Header*>(open_segment(name_, bytes_, false));
-    group_->barrier();  // every rank has mapped it
+    try {
+      group_->barrier();  // the segment exists and its barrier is ready
+      if (rank != 0) header_ = static_cast<Header*>(open_segment(name_, bytes_, false));
+      group_->barrier();  // every rank has mapped it
+    } catch (...) {       // a rank could not open it (another host?): no destructor runs
+      if (rank == 0) shm_unlink(name_.c_str());
+      if (header_ != nullptr) munmap(header_, bytes_);
+      throw;
+    }
+    // The mappings keep the memory alive (shm_overview(7)): unlinked now, no crash or
+    // SIGKILL from here on can leave it in /dev/shm.
+    if (rank == 0) shm_unlink(name_.c_str());
   }
   ~ShmSync() override {
     if (header_ != nullptr) munmap(header_, bytes_);
-    if (group_->rank() == 0 && header_ != nullptr) shm_unlink(name_.c_str());  // gone once all unmap
   }
   std::string name() const override { return "student-shm"; }
   nn::Module& model() override { return *model_; }

@@ -48,6 +48,25 @@ grade shm --lab shm-allreduce --plugin "$LABS/liblab_os_reference.so" --hidden "
 expect shm 0 "score 12/12"
 shm_after=$(ls /dev/shm | grep '^ddl-oslab-' | sort || true)
 [ -z "$(comm -13 <(echo "$shm_before") <(echo "$shm_after"))" ] || fail "lab os's reference left a segment in /dev/shm"
+# Ranks SIGKILLed mid-run (no destructor runs) leave no segment either: rank 0 unlinks it
+# as soon as every rank has mapped it.
+printf 'ranks=2 in=256 hidden=512 out=10 batch=8 steps=5000 seed=4\n' > "$tmp/long.txt"
+shm_workers="$GRADE --worker --strategy student-shm --case ranks=2 in=256 hidden=512"
+"$GRADE" --lab shm-allreduce --plugin "$LABS/liblab_os_reference.so" --hidden "$tmp/long.txt" > "$tmp/shm_kill.txt" 2>&1 &
+grade_pid=$!
+mapped=0
+for _ in $(seq 300); do
+  mapped=0
+  for p in $(pgrep -f -- "$shm_workers" || true); do grep -q ddl-oslab- "/proc/$p/maps" 2> /dev/null && mapped=$((mapped + 1)); done
+  [ "$mapped" = 2 ] && break
+  sleep 0.1
+done
+sleep 1  # past the constructor's last barrier
+pkill -KILL -f -- "$shm_workers" || true
+wait "$grade_pid" || true
+[ "$mapped" = 2 ] || { cat "$tmp/shm_kill.txt"; fail "lab os's long case never had both ranks map the segment"; }
+shm_after=$(ls /dev/shm | grep '^ddl-oslab-' | sort || true)
+[ -z "$(comm -13 <(echo "$shm_before") <(echo "$shm_after"))" ] || fail "lab os's reference, its ranks SIGKILLed, left a segment in /dev/shm"
 grade ps --lab param-server --plugin "$LABS/liblab_ps_reference.so" --hidden "$tmp/hidden.txt"
 expect ps 0 "score 15/15"
 printf 'ranks=2 in=5 hidden=9 out=4 seed=3 cap=200\nranks=4 in=7 hidden=13 out=5 batch=1 steps=2 seed=5\n' > "$tmp/ddp_hidden.txt"
