@@ -82,7 +82,7 @@ expect fault 0 "score 27/27"
 expect fault 0 "rank 1 dies while writing its checkpoint of step 4 (checkpoints every 2 steps)"
 expect fault 0 "PASS 1/1  case 3 (3 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): after the restart every rank resumes from step 4"
 sleep 1
-! pgrep -f -- "--worker --strategy student-checkpoint" > /dev/null || fail "ranks of lab fault's runs are still running"
+! pgrep -f -- "$GRADE --worker --strategy student-checkpoint" > /dev/null || fail "ranks of lab fault's runs are still running"
 python3 - "$tmp/gs.json" "$tmp/ar.json" "$tmp/ring.json" "$tmp/fault.json" << 'PY' || fail "results.json is not Gradescope's format"
 import json, sys
 for path, n_hidden in zip(sys.argv[1:], (0, 5, 5, 9)):
