@@ -22,6 +22,9 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+"$script" --help >"$tmp/help" 2>&1
+check "--help prints the usage, down to --clear, and none of the script" \
+  "grep -q -- '--dev eth0 --clear' '$tmp/help' && ! grep -q 'set -euo' '$tmp/help'"
 
 if ! { ip netns add "$a" && ip netns add "$b" && ip link add "$va" type veth peer name "$vb" &&
   ip link set "$va" netns "$a" && ip link set "$vb" netns "$b" &&
