@@ -3,6 +3,7 @@
 // cgroup-v2.rst and sched-bwc.rst), throttling read from a fake /proc and cgroup tree with
 // the quota on an ancestor, and the live process: page faults after touching fresh memory,
 // voluntary switches after sleeping, the tensor allocator's bytes.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -129,13 +130,17 @@ TEST_CASE("ResourceSampler: switches, faults and the allocator's bytes of this p
   CHECK(before.os.voluntary_switches >= 0);
   for (int i = 0; i < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // each one waits
   const size_t n = 64u << 20;
-  char* fresh = new char[n];
+  void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(fresh != MAP_FAILED);
+  // With transparent huge pages "always", one fault maps 2 MiB (32 for all of it):
+  // 4 KiB pages only (madvise(2)), so each page's first touch is one minor fault.
+  madvise(fresh, n, MADV_NOHUGEPAGE);
   std::memset(fresh, 1, n);                         // first touch of every page: minor faults
   ddl::Tensor t = ddl::zeros(ddl::Shape{1 << 20});  // 4 MB through the CPU allocator
   auto after = sampler.sample();
-  delete[] fresh;
+  munmap(fresh, n);
   CHECK(after.os.voluntary_switches >= 20);
-  CHECK(after.os.minor_faults >= int64_t(n / 4096) / 2);  // huge pages may map fewer
+  CHECK(after.os.minor_faults >= int64_t(n / 4096) / 2);
   CHECK(after.os.major_faults >= 0);
   CHECK(after.os.involuntary_switches >= 0);
   CHECK(after.os.allocated_bytes >= int64_t(4) << 20);
