@@ -69,7 +69,7 @@ struct ClassificationReport {
   double accuracy = 0;
   int64_t total = 0;
   // scikit-learn's layout: header, one row per class, blank line, accuracy, macro avg,
-  // weighted avg; `digits` decimals (scikit-learn's default is 2, the coursework's 3).
+  // weighted avg; `digits` decimals (scikit-learn's default is 2; 3 here).
   std::string to_string(int digits = 3) const;
 };
 

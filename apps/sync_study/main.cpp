@@ -1,5 +1,6 @@
-// sync_study: the gradient-synchronisation study of the coursework (seeds 002
-// and 004). It runs the same short training once per strategy on N workers,
+// sync_study: the gradient-synchronisation study (Wisconsin CS744 assignment 2; parameter
+// server vs ring all-reduce vs step-wise averaging as bandwidth shrinks). It runs the same short training once per
+// strategy on N workers,
 //   ddlrun --nproc N train_cifar --sync S --metrics DIR/S.jsonl ...
 // reads every worker's metrics summary and writes DIR/study.csv and
 // DIR/study.md: time per iteration, communication wait, bytes per worker,

@@ -1,4 +1,5 @@
-// Snapshots for fault-tolerant training (seed 000's pattern): rank 0 writes
+// Snapshots for fault-tolerant training (the pattern of PyTorch's
+// "Fault-tolerant Distributed Training with torchrun" tutorial): rank 0 writes
 // model and optimizer state plus where training stands, atomically; at start
 // every rank resumes from the snapshot when it exists.
 #pragma once

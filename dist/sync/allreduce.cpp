@@ -1,4 +1,4 @@
-// allreduce (seed 002, part 2b): after backward, one blocking all-reduce per parameter
+// allreduce (Wisconsin CS744 assignment 2, part 2b): after backward, one blocking all-reduce per parameter
 // gradient, then divide by the world size. The simplest correct data parallelism; it
 // pays one network round per parameter and waits for all of them after backward
 // (compare ddp, which buckets them and overlaps them with backward).

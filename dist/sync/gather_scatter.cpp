@@ -1,7 +1,7 @@
-// gather-scatter (seed 002, part 2a): rank 0 gathers every rank's gradient, averages,
+// gather-scatter (Wisconsin CS744 assignment 2, part 2a): rank 0 gathers every rank's gradient, averages,
 // and scatters the average back. Rank 0 is a hub: it receives (N-1) gradients and sends
 // (N-1) averages, so its link carries N-1 times what a ring rank's does. Kept per
-// parameter, as in the seed, so that comparing it with `allreduce` (also per parameter)
+// parameter, as in the assignment, so that comparing it with `allreduce` (also per parameter)
 // isolates the communication pattern; `ring` and `ddp` show what flattening and
 // bucketing add. See Note [Gather-scatter on send/recv].
 //

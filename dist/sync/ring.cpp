@@ -1,5 +1,5 @@
 // ring: ring all-reduce of the flattened gradients, written by hand on send/recv
-// (seeds 001 and 004), then divided by the world size. Slower than Gloo's own ring
+// (Patarasuk and Yuan, JPDC 2009), then divided by the world size. Slower than Gloo's own ring
 // (no overlap with backward, one extra copy in and out of the flat buffer) but every
 // byte it moves is visible here. See Note [Ring all-reduce].
 //
@@ -32,7 +32,7 @@
 // the 2(N-1) steps each rank sends and receives 2(N-1)/N·B bytes: less than 2·B however
 // many ranks there are. That is bandwidth-optimal: a rank must receive the other ranks'
 // contributions to the part of the sum it computes and the finished values of the part
-// it does not, and Patarasuk & Yuan (JPDC 2009, seed 004's reference 8) prove no
+// it does not, and Patarasuk & Yuan (JPDC 2009) prove no
 // algorithm moves less than 2(N-1)/N·B per rank. A hub (gather-scatter, param-server)
 // moves (N-1)·B through rank 0 instead. The price is latency: 2(N-1) hops in sequence,
 // which is why small tensors are better bucketed (ddp) than ring-reduced one by one.
@@ -42,7 +42,7 @@
 // while sub-chunk j+1 is still on the wire, so the steps overlap instead of each one
 // waiting for a whole chunk.
 //
-// No deadlock: a blocking send followed by a recv (seed 001's first sketch) can hang,
+// No deadlock: a blocking send followed by a recv (the naive first version) can hang,
 // since with a rendezvous transport every rank sits in its send waiting for its right
 // neighbour, which sits in its own send. Here every send and receive is asynchronous, and
 // a rank only ever waits for data its left neighbour can send without waiting on anyone.

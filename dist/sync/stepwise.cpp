@@ -1,7 +1,8 @@
-// stepwise (seed 004, deliverable 3): after each optimizer step, only the first lap
-// of a ring over the model: rank k receives the running average of ranks 0..k-1,
-// replaces its model with the average of ranks 0..k and passes that on. No second lap:
-// each rank carries on with the average of the ranks up to itself. See Note [Stepwise].
+// stepwise (the step-wise averaging study's third strategy): after each optimizer
+// step, only the first lap of a ring over the model: rank k receives the running
+// average of ranks 0..k-1, replaces its model with the average of ranks 0..k and passes
+// that on. No second lap: each rank carries on with the average of the ranks up to
+// itself. See Note [Stepwise].
 //
 // Note [Stepwise]
 //   rank 0: w0 -> rank 1: (1·w0 + w1)/2 = m1 -> rank 2: (2·m1 + w2)/3 = m2 -> ...
