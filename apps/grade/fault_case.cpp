@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -39,7 +40,11 @@ FaultPlan parse_fault_plan(const std::string& args) {
     const auto eq = field.find('=');
     DDL_CHECK(eq != std::string::npos, "ddl-grade: fault field '", field, "' is not name=value");
     const std::string name = field.substr(0, eq);
-    const int64_t v = std::stoll(field.substr(eq + 1));
+    const std::string value = field.substr(eq + 1);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    DDL_CHECK(ec == std::errc() && end == value.data() + value.size() && !value.empty(), "ddl-grade: --fault: field '",
+              name, "' wants an integer, not '", value, "'");
     if (name == "every")
       p.every = v;
     else if (name == "rank")

@@ -81,6 +81,13 @@ grade fault --lab fault --plugin "$LABS/liblab_fault_reference.so" --hidden "$tm
 expect fault 0 "score 27/27"
 expect fault 0 "rank 1 dies while writing its checkpoint of step 4 (checkpoints every 2 steps)"
 expect fault 0 "PASS 1/1  case 3 (3 ranks, 103 floats (in 6, hidden 10, out 3), batch 2 per rank, 6 steps): after the restart every rank resumes from step 4"
+set +e
+"$GRADE" --worker --strategy student-checkpoint --case "ranks=2 in=6 hidden=10 out=3 batch=2 steps=3 seed=1" \
+  --dir "$tmp" --fault "every=2x rank=1" > "$tmp/bad_fault.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" != 0 ] && grep -qF -- "--fault: field 'every' wants an integer, not '2x'" "$tmp/bad_fault.txt" \
+  || { cat "$tmp/bad_fault.txt"; fail "a malformed --fault field is not named (exit status $rc)"; }
 sleep 1
 ! pgrep -f -- "$GRADE --worker --strategy student-checkpoint" > /dev/null || fail "ranks of lab fault's runs are still running"
 python3 - "$tmp/gs.json" "$tmp/ar.json" "$tmp/ring.json" "$tmp/fault.json" << 'PY' || fail "results.json is not Gradescope's format"
