@@ -4,10 +4,12 @@
 #     host and its exit status 3;
 #  2. --hang-at-step S --hang-rank 1 (the rank SIGSTOPs itself), with --hosts and without:
 #     ddlrun names the stopped rank (and host), rank 0's error names rank 1 and its host's
-#     address, every rank ends within --timeout plus slack and none lives on;
-#  3. ddlrun --link-flap: a flap shorter than the timeout is logged (down, up) and the job
-#     still finishes; one longer than the timeout fails, ddlrun naming the host whose link
-#     is down;
+#     address, every rank ends within --timeout plus 30 s (the hosts' set-up and the
+#     start-up count too) and none lives on;
+#  3. ddlrun --link-flap: a flap shorter than the timeout, in the middle of training (batch
+#     lines before the link goes down and after it comes up), is logged (down, up) and the
+#     job still finishes; one longer than the timeout fails, ddlrun naming the host whose
+#     link is down;
 #  4. ddlrun --memory host1=64M: a rank allocating 512 MiB is OOM-killed and ddlrun says so,
 #     naming the rank and host1;
 #  5. usage errors of the new flags. Nothing of any job remains afterwards.
@@ -46,8 +48,8 @@ check "crash: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
 # 2. A hang: SIGSTOP, on emulated hosts and on one machine.
 # shellcheck disable=SC2046
 run hang --hosts 2 --link 1gbit --timeout 4 "$TRAIN_CIFAR" $(flags 40) --hang-at-step 3 --hang-rank 1
-check "hang: exits non-zero ($code) within the timeout 4 s + 10 s slack (${took} s)" \
-  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 14) }'"
+check "hang: exits non-zero ($code) within the timeout 4 s + 30 s (${took} s)" \
+  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 34) }'"
 check "hang: ddlrun names the stopped rank and its host" \
   "has hang '^ddlrun: rank 1 \(host1, local rank 0, pid [0-9]+\) was stopped by SIGSTOP'"
 check "hang: rank 0's error names rank 1 and its host's address" \
@@ -55,23 +57,26 @@ check "hang: rank 0's error names rank 1 and its host's address" \
 check "hang: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
 # shellcheck disable=SC2046
 run hang1 --nproc 2 --timeout 4 "$TRAIN_CIFAR" $(flags 40) --hang-at-step 2 --hang-rank 1
-check "hang (one machine): exits non-zero ($code) within 4 s + 10 s (${took} s)" \
-  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 14) }'"
+check "hang (one machine): exits non-zero ($code) within 4 s + 30 s (${took} s)" \
+  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 34) }'"
 check "hang (one machine): ddlrun names rank 1" "has hang1 '^ddlrun: rank 1 \(local rank 1, pid [0-9]+\) was stopped by SIGSTOP'"
 check "hang (one machine): the stopped rank is gone too (SIGCONT after SIGTERM)" \
   "! pgrep -f -- '$TRAIN_CIFAR .*--hang-rank 1' >/dev/null"
 
 # 3. Link flaps: one the job rides out, one past the timeout.
+# At 4 s, after batch 0 (start-up takes ~1.5 s), and 400 steps so that training goes on after it.
 # shellcheck disable=SC2046
-run flap --hosts 2 --link 1gbit --timeout 15 --link-flap host1=1.5,1.5 "$TRAIN_CIFAR" $(flags 150)
+run flap --hosts 2 --link 1gbit --timeout 15 --link-flap host1=4,1.5 "$TRAIN_CIFAR" $(flags 400)
 check "flap 1.5 s < timeout 15 s: the job finishes (exit $code)" "[ $code = 0 ]"
 check "flap: ddlrun logged host1's link down and up" \
   "has flap '^ddlrun: --link-flap: host1.s link down at' && has flap '^ddlrun: --link-flap: host1.s link up at'"
-check "flap: ranks trained after the flap ended (last step 149)" "has flap 'batch +149:'"
+check "flap: the link went down during training and came up before it ended (batch lines before and after)" \
+  "awk '/link-flap: host1.s link down/ { d = 1 } /link-flap: host1.s link up/ { u = d } / batch +[0-9]+:/ { if (!d) b = 1; else if (u) a = 1 } END { exit !(b && a) }' '$tmp/flap'"
+check "flap: ranks trained after the flap ended (last step 399)" "has flap 'batch +399:'"
 # shellcheck disable=SC2046
 run flaplong --hosts 2 --link 1gbit --timeout 3 --link-flap host1=1.5,60 "$TRAIN_CIFAR" $(flags 400)
-check "flap 60 s > timeout 3 s: fails (exit $code) well before the flap ends (${took} s)" \
-  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 20) }'"
+check "flap 60 s > timeout 3 s: fails (exit $code) well before the flap ends: within 3 s + 30 s (${took} s)" \
+  "[ $code != 0 ] && awk 'BEGIN { exit !($took <= 33) }'"
 check "flap: ddlrun's failure line names host1's link" \
   "has flaplong '^ddlrun: rank [01] \(host[01], .*host1.s link is down \(--link-flap host1=1.5,60\)'"
 check "flap: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
