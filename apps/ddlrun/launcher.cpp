@@ -118,6 +118,25 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment too: ddlrun may have threads (--link-flap's) while it forks, so the
+  // child may call only async-signal-safe functions until it execs (fork(2)); setenv
+  // allocates. `env`'s variables replace those of the same name.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    const std::string name(*e, eq ? static_cast<size_t>(eq - *e) : std::strlen(*e));
+    bool replaced = false;
+    for (const auto& kv : env) replaced = replaced || kv.first == name;
+    if (!replaced) env_strings.emplace_back(*e);
+  }
+  for (size_t i = 0; i < env.size(); ++i) {  // the last of a name wins, as with setenv
+    bool later = false;
+    for (size_t j = i + 1; j < env.size(); ++j) later = later || env[j].first == env[i].first;
+    if (!later) env_strings.push_back(env[i].first + "=" + env[i].second);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
   pid_t parent = getpid();
   // Until the child has reset ddlrun's handlers, a signal must wait (blocked) rather than
   // run on_signal in it: stop_all's SIGTERM to a worker not yet scheduled after fork was
@@ -144,11 +163,10 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     pthread_sigmask(SIG_SETMASK, &none, nullptr);
     dup2(out.write_fd, STDOUT_FILENO);
     dup2(err.write_fd, STDERR_FILENO);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     // On an emulated host the worker runs in its namespaces, one fork further down.
     if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+    execvpe(argv[0], argv.data(), envp.data());
+    dprintf(STDERR_FILENO, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
   if (!cfg.syscalls_dir.empty()) setpgid(pid, pid);  // either may run first (setpgid(2))

@@ -142,8 +142,13 @@ long long oom_kills(const MemoryGroup& g) {
 }
 
 bool join_cgroup(const std::string& dir) {
-  const std::string path = dir + "/cgroup.procs";
-  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // Called between fork and exec while ddlrun may have threads: no allocation (fork(2)).
+  char path[4096];
+  if (std::snprintf(path, sizeof path, "%s/cgroup.procs", dir.c_str()) >= static_cast<int>(sizeof path)) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char pid[24];
   const int n = std::snprintf(pid, sizeof pid, "%d", getpid());

@@ -159,10 +159,11 @@ void enter_host(const Holder& h, const std::vector<std::string>& cgroup_dirs, co
       {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS}, {"net", CLONE_NEWNET}, {"pid", CLONE_NEWPID}, {"mnt", CLONE_NEWNS}};
   int fds[5];
   for (int i = 0; i < 5; ++i) {
-    const std::string path = "/proc/" + std::to_string(h.init_pid) + "/ns/" + kinds[i].first;
-    fds[i] = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    char path[64];  // no std::string: this runs between fork and exec (see join_cgroup)
+    std::snprintf(path, sizeof path, "/proc/%d/ns/%s", static_cast<int>(h.init_pid), kinds[i].first);
+    fds[i] = open(path, O_RDONLY | O_CLOEXEC);
     if (fds[i] < 0) {
-      dprintf(STDERR_FILENO, "ddlrun: %s: cannot open %s: %s (did the host's init die?)\n", host, path.c_str(),
+      dprintf(STDERR_FILENO, "ddlrun: %s: cannot open %s: %s (did the host's init die?)\n", host, path,
               std::strerror(errno));
       _exit(127);
     }
