@@ -13,7 +13,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 template=$here/../../scripts/cluster/a2.sbatch
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (slurmd runs jobs as their user, munged's key is ours)"; exit 77; }
-for p in munged slurmctld slurmd sbatch squeue scontrol sacct; do
+for p in munged slurmctld slurmd sbatch squeue scontrol sacct sinfo scancel; do
   command -v "$p" >/dev/null || { echo "skipped: $p missing (apt-get install slurm-wlm munge)"; exit 77; }
 done
 command -v python3 >/dev/null || { echo "skipped: python3 is needed to read the metrics"; exit 77; }
@@ -23,7 +23,15 @@ chmod 755 "$tmp"  # slurmd's spool and the job's output live here
 pids=()
 cleanup() {
   # Our daemons only, by the pids we started (never by name: other tests may run Slurm).
-  [ -f "$tmp/slurm.conf" ] && SLURM_CONF=$tmp/slurm.conf timeout 10 scancel --quiet --full "${jobid:-0}" 2>/dev/null
+  # A cancelled job's steps end under slurmd: wait (bounded) until squeue no longer lists it,
+  # so that stopping the daemons leaves no rank running.
+  if [ -f "$tmp/slurm.conf" ] && [ -n "${jobid:-}" ]; then
+    SLURM_CONF=$tmp/slurm.conf timeout 10 scancel --quiet --full "$jobid" 2>/dev/null
+    for _ in $(seq 30); do
+      [ -z "$(SLURM_CONF=$tmp/slurm.conf timeout 5 squeue -h -j "$jobid" -o %i 2>/dev/null)" ] && break
+      sleep 0.5
+    done
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   sleep 0.5
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
