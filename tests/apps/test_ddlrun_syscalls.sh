@@ -4,7 +4,8 @@
 # sendto and write have counts above 0 for each rank, and a total; --log-dir keeps each
 # rank's strace summary; a failing job still prints the table, counting the rank ddlrun
 # stopped, which ends instead of outliving the job; a SIGKILLed ddlrun leaves no rank
-# running (strace, killed, detaches its tracee); without strace on PATH the
+# running (strace, killed, detaches its tracee); a failed --hosts set-up leaves no
+# temporary folder; without strace on PATH the
 # flag is refused (exit 2). Skipped (77) when strace is not installed.
 set -uo pipefail
 : "${DDLRUN:?}" "${TRAIN_CIFAR:?}"
@@ -54,6 +55,13 @@ for _ in $(seq 50); do pgrep -fx "$token2" >/dev/null || break; sleep 0.1; done
 left=$(pgrep -fxc "$token2")
 check "a SIGKILLed ddlrun --syscalls leaves no rank running (started $started, left $left)" \
   "[ '$started' = 2 ] && [ '$left' = 0 ]"
+# A --hosts set-up that fails (here: no --link) still removes the summaries' temporary
+# folder; strace shows its name.
+strace -f -e trace=mkdir -o "$tmp/mkdir" "$DDLRUN" --hosts 2 --syscalls true >"$tmp/nolink" 2>&1
+code=$?
+made=$(sed -n 's/.*mkdir("\(\/tmp\/ddlrun-syscalls\.[^"]*\)".*= 0$/\1/p' "$tmp/mkdir" | head -n 1)
+check "a failed --hosts set-up (exit $code) leaves no ${made:-(none made?)}" \
+  "[ $code = 2 ] && [ -n '$made' ] && [ ! -e '$made' ]"
 PATH=/nonexistent "$DDLRUN" --nproc 2 --syscalls /bin/true >"$tmp/nostrace" 2>&1
 code=$?
 check "without strace on PATH: exit 2 ($code) saying so" "[ $code = 2 ] && grep -q 'needs strace' '$tmp/nostrace'"
