@@ -45,7 +45,8 @@ check "the rank ddlrun stopped is counted too (total ${n:-none} > 0)" "[ -n '$n'
 check "and it did not outlive the job (SIGTERM reached the program, not only strace)" "! pgrep -fx '$token' >/dev/null"
 # ddlrun killed with SIGKILL (no clean-up): each worker, strace, dies of its PR_SET_PDEATHSIG;
 # the traced program must die with strace rather than be detached and run on.
-"$DDLRUN" --nproc 2 --syscalls sh -c "exec $token2" >"$tmp/killed" 2>&1 &
+# (--log-dir: a killed ddlrun cannot remove a temporary folder of its own.)
+"$DDLRUN" --nproc 2 --syscalls --log-dir "$tmp" sh -c "exec $token2" >"$tmp/killed" 2>&1 &
 ddlrun_pid=$!
 for _ in $(seq 100); do [ "$(pgrep -fxc "$token2")" = 2 ] && break; sleep 0.1; done
 started=$(pgrep -fxc "$token2")
