@@ -18,6 +18,7 @@
 #include "tensor/pool.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
+#include "tensor/reduce_more.h"
 #include "tensor/scan.h"
 #include "tensor/sgd_update.h"
 #include "tensor/shape_ops.h"

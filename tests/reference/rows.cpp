@@ -20,6 +20,7 @@ std::vector<Row> all_rows() {
   add_method_rows(rows);
   add_activation_rows(rows);
   add_math_rows(rows);
+  add_reduce2_rows(rows);
   return rows;
 }
 
