@@ -28,6 +28,7 @@
 #include "autograd/ops/pool.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/reduce_more.h"
+#include "autograd/ops/roll_tile.h"
 #include "autograd/ops/rnn.h"
 #include "autograd/ops/scan.h"
 #include "autograd/ops/shape_ops.h"

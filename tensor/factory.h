@@ -26,6 +26,9 @@ Tensor full(const Shape& shape, double value, TensorOptions opts = {});
 // Values start, start + step, ... below end (int64 when all arguments are integral and no dtype is given).
 Tensor arange(double start, double end, double step = 1.0, TensorOptions opts = {});
 Tensor arange(int64_t end, TensorOptions opts = DType::Int64);
+// `steps` values from start to end inclusive, evenly spaced (torch.linspace); logspace gives base^each.
+Tensor linspace(double start, double end, int64_t steps, TensorOptions opts = {});
+Tensor logspace(double start, double end, int64_t steps, double base = 10.0, TensorOptions opts = {});
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);

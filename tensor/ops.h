@@ -19,6 +19,7 @@
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/reduce_more.h"
+#include "tensor/roll_tile.h"
 #include "tensor/scan.h"
 #include "tensor/sgd_update.h"
 #include "tensor/shape_ops.h"

@@ -1,4 +1,5 @@
-// Rows: prod, std, logsumexp, norm, all, any, equal (tensor/reduce_more.h and autograd/ops/reduce_more.h).
+// Rows: prod, std, logsumexp, norm, all, any, equal (tensor/reduce_more.h, autograd/ops/reduce_more.h),
+// roll and tile (tensor/roll_tile.h), linspace and logspace (tensor/factory.h).
 #include "sweep.h"
 
 namespace ddl::sweep {
@@ -75,6 +76,80 @@ std::vector<Sample> equal_samples() {
   return v;
 }
 
+std::vector<Sample> roll_samples() {
+  std::vector<Sample> v;
+  uint64_t s = 2100;
+  auto a = [](std::vector<int64_t> shifts, std::vector<int64_t> dims) {
+    return json{{"shifts", shifts}, {"dims", dims}};
+  };
+  for (DType t : kAllDTypes) v.push_back({std::string("2-d ") + short_name(t), {make(t, {3, 4}, s++)}, a({1}, {1})});
+  v.push_back({"flat", {make(DType::Float64, {2, 3}, s++)}, a({2}, {})});
+  v.push_back({"two dims", {make(DType::Float64, {2, 3}, s++)}, a({1, -1}, {0, 1})});
+  v.push_back({"same dim twice", {make(DType::Float64, {2, 5}, s++)}, a({1, 2}, {1, 1})});
+  v.push_back({"negative", {make(DType::Float32, {5}, s++)}, a({-2}, {0})});
+  v.push_back({"past the size", {make(DType::Float32, {5}, s++)}, a({12}, {-1})});
+  v.push_back({"zero shift", {make(DType::Float32, {5}, s++)}, a({0}, {0})});
+  v.push_back({"empty", {make(DType::Float32, {0, 3}, s++)}, a({1}, {0})});
+  v.push_back({"0-d flat", {make(DType::Float32, {}, s++)}, a({1}, {})});
+  v.push_back({"0-d dim", {make(DType::Float32, {}, s++)}, a({1}, {0})});
+  v.push_back({"transposed", {with_layout(make(DType::Float64, {4, 3}, s++), "transposed")}, a({1}, {0})});
+  v.push_back({"stepped", {with_layout(make(DType::Float64, {3, 5}, s++), "stepped")}, a({-1}, {1})});
+  v.push_back({"special", {special(DType::Float64, {16})}, a({3}, {0})});
+  v.push_back({"misaligned", {make(DType::Float32, {2, 3}, s++)}, a({1, 2}, {0})});
+  v.push_back({"dim out of range", {make(DType::Float32, {2, 3}, s++)}, a({1}, {2})});
+  return v;
+}
+
+std::vector<Sample> tile_samples() {
+  std::vector<Sample> v;
+  uint64_t s = 2200;
+  auto a = [](std::vector<int64_t> reps) { return json{{"reps", reps}}; };
+  for (DType t : kAllDTypes) v.push_back({std::string("2-d ") + short_name(t), {make(t, {2, 3}, s++)}, a({2, 1})});
+  v.push_back({"fewer reps", {make(DType::Float64, {2, 3}, s++)}, a({2})});
+  v.push_back({"more reps", {make(DType::Float64, {3}, s++)}, a({2, 2})});
+  v.push_back({"no reps", {make(DType::Float64, {2, 3}, s++)}, a({})});
+  v.push_back({"zero rep", {make(DType::Float64, {2, 3}, s++)}, a({0, 2})});
+  v.push_back({"0-d", {make(DType::Float64, {}, s++)}, a({3})});
+  v.push_back({"empty", {make(DType::Float32, {0, 3}, s++)}, a({2, 2})});
+  v.push_back({"transposed", {with_layout(make(DType::Float64, {4, 3}, s++), "transposed")}, a({1, 2})});
+  v.push_back({"negative", {make(DType::Float32, {2, 3}, s++)}, a({-1})});
+  return v;
+}
+
+std::vector<Sample> space_samples(bool log) {
+  std::vector<Sample> v;
+  auto a = [log](double start, double end, int64_t steps, const char* dt, double base = 10.0) {
+    json j = {{"start", start}, {"end", end}, {"steps", steps}, {"dtype", dt}};
+    if (log) j["base"] = base;
+    return j;
+  };
+  v.push_back({"0..1", {}, a(0, 1, 5, "f32")});
+  v.push_back({"f64", {}, a(-1, 2, 7, "f64")});
+  v.push_back({"descending", {}, a(3, -1, 6, "f64")});
+  v.push_back({"one step", {}, a(2, 5, 1, "f32")});
+  v.push_back({"no steps", {}, a(2, 5, 0, "f32")});
+  v.push_back({"negative steps", {}, a(0, 1, -1, "f32")});
+  v.push_back({"many", {}, a(-3, 3, 101, "f32")});
+  v.push_back({"int64", {}, a(0, 10, 5, "i64")});
+  v.push_back({"int64 uneven", {}, a(0, 10, 4, "i64")});
+  v.push_back({"int32 negative", {}, a(-7, 3, 6, "i32")});
+  v.push_back({"f16", {}, a(0, 2, 9, "f16")});
+  v.push_back({"bf16", {}, a(0, 2, 9, "bf16")});
+  if (log) {
+    v.push_back({"base 2", {}, a(0, 4, 5, "f32", 2.0)});
+    v.push_back({"base e f64", {}, a(-1, 1, 5, "f64", 2.718281828459045)});
+    v.push_back({"base 0.5", {}, a(0, 3, 4, "f64", 0.5)});
+  }
+  return v;
+}
+
+DType dtype_of_arg(const json& a) {
+  const std::string n = a.contains("dtype") ? a["dtype"].get<std::string>() : "f32";
+  for (DType t : kAllDTypes)
+    if (n == short_name(t)) return t;
+  return DType::Float32;
+}
+
 }  // namespace
 
 void add_reduce2_rows(std::vector<Row>& rows) {
@@ -124,6 +199,25 @@ void add_reduce2_rows(std::vector<Row>& rows) {
   rows.push_back(both(
       "equal", "lambda x, y: torch.equal(x, y)", [](const auto& in, const json&) { return equal(in[0], in[1]); }, {},
       equal_samples()));
+  rows.push_back(both(
+      "roll", "lambda x, shifts, dims: torch.roll(x, shifts, dims)",
+      [](const auto& in, const json& a) { return roll(in[0], ints(a, "shifts"), ints(a, "dims")); }, d1, roll_samples(),
+      true));
+  rows.push_back(both(
+      "tile", "lambda x, reps: torch.tile(x, reps)",
+      [](const auto& in, const json& a) { return tile(in[0], ints(a, "reps")); }, d1, tile_samples(), true));
+  rows.push_back(ten_only(
+      "linspace", "lambda start, end, steps, dtype: torch.linspace(start, end, steps, dtype=DT(dtype))",
+      [](const auto&, const json& a) {
+        return linspace(f64(a, "start"), f64(a, "end"), i64(a, "steps"), dtype_of_arg(a));
+      },
+      space_samples(false)));
+  rows.push_back(ten_only(
+      "logspace", "lambda start, end, steps, dtype, base: torch.logspace(start, end, steps, base, dtype=DT(dtype))",
+      [](const auto&, const json& a) {
+        return logspace(f64(a, "start"), f64(a, "end"), i64(a, "steps"), f64(a, "base"), dtype_of_arg(a));
+      },
+      space_samples(true)));
 }
 
 }  // namespace ddl::sweep
