@@ -21,6 +21,7 @@
 #include "autograd/ops/indexing.h"
 #include "autograd/ops/join.h"
 #include "autograd/ops/layer_norm.h"
+#include "autograd/ops/linalg_decomp.h"
 #include "autograd/ops/loss.h"
 #include "autograd/ops/margin_loss.h"
 #include "autograd/ops/math_ops.h"

@@ -12,6 +12,7 @@
 #include "tensor/indexing.h"
 #include "tensor/join.h"
 #include "tensor/linalg.h"
+#include "tensor/linalg_decomp.h"
 #include "tensor/math_ops.h"
 #include "tensor/norm.h"
 #include "tensor/parallel.h"

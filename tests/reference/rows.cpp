@@ -21,6 +21,7 @@ std::vector<Row> all_rows() {
   add_activation_rows(rows);
   add_math_rows(rows);
   add_reduce2_rows(rows);
+  add_linalg_rows(rows);
   return rows;
 }
 
