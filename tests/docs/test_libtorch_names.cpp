@@ -162,6 +162,27 @@ TEST_CASE("tensors: joins, reductions, sort, einsum, comparisons, random", "[lib
   REQUIRE(bernoulli({8}, 1.0, gen).sum().item<double>() == 8);
 }
 
+TEST_CASE("tensors: more reductions, roll, tile, linspace, linear algebra", "[libtorch]") {
+  const Tensor t = from_vector<double>({1, 2, 3, 4}, {2, 2});
+  REQUIRE(prod(t, 1).sum().item<double>() == 14);                                     // t.prod(1)
+  REQUIRE(ddl::std(t, {}).item<double>() > 0);                                        // torch::std
+  REQUIRE(logsumexp(t, {0, 1}).item<double>() > 4);                                   // torch::logsumexp
+  REQUIRE(norm(t, 1.0, {}).item<double>() == 10);                                     // linalg::vector_norm
+  REQUIRE(all(t, 1).sum().item<int64_t>() == 2);                                      // t.all(1)
+  REQUIRE(any(t).to(DType::Int64).item<int64_t>() == 1);                              // t.any()
+  REQUIRE(equal(t, t));                                                               // torch::equal
+  REQUIRE(roll(t, {1}, {0}).shape() == t.shape());                                    // torch::roll
+  REQUIRE(tile(t, {2}).shape() == Shape{2, 4});                                       // torch::tile
+  REQUIRE(linspace(0, 1, 5).numel() == 5);                                            // torch::linspace
+  REQUIRE(logspace(0, 2, 3, 10.0).numel() == 3);                                      // torch::logspace
+  REQUIRE(inverse(t).shape() == t.shape());                                           // linalg::inv
+  REQUIRE(det(t).item<double>() == Approx(-2));                                       // linalg::det
+  REQUIRE(solve(t, from_vector<double>({1, 2})).numel() == 2);                        // linalg::solve
+  REQUIRE(cholesky(from_vector<double>({4, 2, 2, 3}, {2, 2})).shape() == t.shape());  // linalg::cholesky
+  REQUIRE(std::get<1>(qr(t)).shape() == t.shape());                                   // linalg::qr
+  REQUIRE(std::get<1>(svd(t)).numel() == 2);                                          // linalg::svd
+}
+
 TEST_CASE("autograd: requires_grad, backward, grad, no_grad, custom functions, anomaly", "[libtorch]") {
   Variable x(from_vector<double>({1, 2, 3}), /*requires_grad=*/true);
   Variable y = sum(x * x);

@@ -16,6 +16,10 @@ SHAPES = ("ddl raised, torch did not",), DOC + "backward-helpers-check-shapes"
 NLL_PROBS = ("ddl raised, torch did not",), DOC + "nll_loss_forward-takes-class-indices"
 LOG1P_HUGE = ("output values",), DOC + "log1p-of-huge-values"
 ATAN2_BOOL = ("torch backward raised, ddl did not",), DOC + "atan2-of-a-bool-and-a-float"
+NORM16 = ("output values",), DOC + "16-bit-norms-and-std-in-float64"
+STD16 = ("grad values",), DOC + "16-bit-norms-and-std-in-float64"
+PROD16 = ("double-backward values",), DOC + "16-bit-norms-and-std-in-float64"
+NORM_DB = ("double-backward values",), DOC + "norm-double-backward-at-a-zero-norm"
 KNOWN = {
     ("log1p", "large f64"): LOG1P_HUGE,
     ("atan2", "mixed bool+f32"): ATAN2_BOOL,
@@ -54,5 +58,13 @@ KNOWN = {
     ("amin", "special f64"): AMAX_NAN,
     ("pad", "reflect 1-d"): PAD,
     ("pad", "replicate 1-d"): PAD,
+    ("norm", "special f16 p=2.0"): NORM16,
+    ("norm", "special f16 p=3.0"): NORM16,
+    ("norm", "long f16 p=2.0"): NORM16,
+    ("std", "special f16 correction=1"): STD16,
+    ("prod", "special f16"): PROD16,
+    ("norm", "special f16 p=-1.0"): NORM_DB,
+    ("norm", "special f32 p=-1.0"): NORM_DB,
+    ("norm", "special f64 p=-1.0"): NORM_DB,
+    ("norm", "special f64 p=0.5"): NORM_DB,
 }
-
