@@ -85,6 +85,29 @@ Tensor det_t(const Tensor& a) {
 }
 
 template <typename S>
+std::tuple<Tensor, Tensor> slogdet_t(const Tensor& a) {
+  const int64_t n = a.size(-1);
+  const Shape b = batch_of(a.shape(), 2);
+  Tensor sign = empty(b, a.dtype()), logabs = empty(b, a.dtype());
+  S *so = out_ptr<S>(sign), *lo = out_ptr<S>(logabs);
+  each_matrix<S>(a, [&](int64_t i, const auto& m) {
+    S sg = 1, la = 0;
+    if (n > 0) {
+      Eigen::PartialPivLU<Mat<S>> lu(m);
+      sg = static_cast<S>(lu.permutationP().determinant());  // +-1: the parity of the row swaps
+      for (int64_t k = 0; k < n; ++k) {
+        const S d = lu.matrixLU()(k, k);
+        sg = d < 0 ? -sg : (d == 0 ? S(0) : sg);
+        la += std::log(std::abs(d));
+      }
+    }
+    so[i] = sg;
+    lo[i] = la;
+  });
+  return {sign, logabs};
+}
+
+template <typename S>
 Tensor solve_t(const Tensor& a, const Tensor& b) {
   const int64_t n = a.size(-1), k = b.size(-1);
   Tensor out = empty(b.shape(), a.dtype());
@@ -171,6 +194,15 @@ Tensor det(const Tensor& a) {
   check_input(a, "det", true);
   if (is_16bit(a)) return det(f32(a)).to(a.dtype());  // in float32, rounded once
   return a.dtype() == DType::Float64 ? det_t<double>(a) : det_t<float>(a);
+}
+
+std::tuple<Tensor, Tensor> slogdet(const Tensor& a) {
+  check_input(a, "slogdet", true);
+  if (is_16bit(a)) {
+    auto [sg, la] = slogdet(f32(a));
+    return {sg.to(a.dtype()), la.to(a.dtype())};
+  }
+  return a.dtype() == DType::Float64 ? slogdet_t<double>(a) : slogdet_t<float>(a);
 }
 
 Tensor solve(const Tensor& a, const Tensor& b) {

@@ -13,6 +13,9 @@ namespace ddl {
 Tensor inverse(const Tensor& a);
 // det(A) for square A (0 when singular; 1 for 0x0), through LU with partial pivoting.
 Tensor det(const Tensor& a);
+// {sign, log|det|} of square A (torch.linalg.slogdet): {0, -inf} when singular; stable where det
+// over- or underflows.
+std::tuple<Tensor, Tensor> slogdet(const Tensor& a);
 // X with A X = B: A [..., n, n]; B [..., n, k], or [..., n] (a vector per matrix, as
 // torch.linalg.solve); batch dims broadcast. Refuses a singular A.
 Tensor solve(const Tensor& a, const Tensor& b);

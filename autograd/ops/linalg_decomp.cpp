@@ -9,6 +9,7 @@
 #include "autograd/ops/reduce.h"
 #include "tensor/elementwise.h"
 #include "tensor/error.h"
+#include "tensor/factory.h"
 #include "tensor/linalg.h"
 #include "tensor/reduce.h"
 
@@ -78,6 +79,24 @@ Variable det(const Variable& a) {
       std::move(d), "DetBackward", {&a},
       [ds, ad = a.data()](const Tensor& g, const Needs&) -> std::vector<Tensor> { return {det_grad(g, ds, ad)}; },
       [a](const Variable& g, const Needs&) -> std::vector<Variable> { return {det_grad(g, det(a), a)}; });
+}
+
+std::tuple<Variable, Variable> slogdet(const Variable& a) {
+  auto [sign, logabs] = slogdet(a.data());
+  Variable la = make_result(
+      std::move(logabs), "SlogdetBackward", {&a},
+      [ad = a.data()](const Tensor& g, const Needs&) -> std::vector<Tensor> {
+        return {mul(g.unsqueeze(-1).unsqueeze(-1), mT(inverse(ad)))};
+      },
+      [a](const Variable& g, const Needs&) -> std::vector<Variable> {
+        return {mul(g.unsqueeze(-1).unsqueeze(-1), mT(inverse(a)))};
+      });
+  // the sign is piecewise constant: a zero gradient, but an output that requires grad, as PyTorch's
+  Variable sg = make_result(
+      std::move(sign), "SlogdetBackward", {&a},
+      [ad = a.data()](const Tensor&, const Needs&) -> std::vector<Tensor> { return {zeros_like(ad)}; },
+      [a](const Variable&, const Needs&) -> std::vector<Variable> { return {Variable(zeros_like(a.data()))}; });
+  return {sg, la};
 }
 
 Variable solve(const Variable& a, const Variable& b) {

@@ -13,6 +13,9 @@ namespace ddl {
 Variable inverse(const Variable& a);
 // d det = g det(A) A^-T: needs an invertible A (PyTorch also handles singular ones; ddl refuses).
 Variable det(const Variable& a);
+// {sign, log|det|}: sign is a constant; d log|det| = g A^-T, differentiable again; like det,
+// needs an invertible A for the gradient.
+std::tuple<Variable, Variable> slogdet(const Variable& a);
 // dB = solve(A^T, g), dA = -dB X^T, summed over broadcast batch dims; differentiable again.
 Variable solve(const Variable& a, const Variable& b);
 // No gradients: backward through these throws a ddl::Error naming the op.

@@ -177,6 +177,7 @@ TEST_CASE("tensors: more reductions, roll, tile, linspace, linear algebra", "[li
   REQUIRE(logspace(0, 2, 3, 10.0).numel() == 3);                                      // torch::logspace
   REQUIRE(inverse(t).shape() == t.shape());                                           // linalg::inv
   REQUIRE(det(t).item<double>() == Approx(-2));                                       // linalg::det
+  REQUIRE(std::get<0>(slogdet(t)).item<double>() == -1);                              // linalg::slogdet
   REQUIRE(solve(t, from_vector<double>({1, 2})).numel() == 2);                        // linalg::solve
   REQUIRE(cholesky(from_vector<double>({4, 2, 2, 3}, {2, 2})).shape() == t.shape());  // linalg::cholesky
   REQUIRE(std::get<1>(qr(t)).shape() == t.shape());                                   // linalg::qr

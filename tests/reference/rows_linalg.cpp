@@ -119,6 +119,12 @@ void add_linalg_rows(std::vector<Row>& rows) {
                       {{"aliases", {"linalg.inv"}}}));
   rows.push_back(both("det", "lambda x: torch.linalg.det(x)", [](const auto& in, const json&) { return det(in[0]); },
                       d1, square_samples(false), true, {{"aliases", {"linalg.det"}}}));
+  rows.push_back(both("slogdet", "lambda x: torch.linalg.slogdet(x)",
+                      [](const auto& in, const json&) {
+                        auto [sg, la] = slogdet(in[0]);
+                        return std::vector{sg, la};
+                      },
+                      d1, square_samples(false), true, {{"aliases", {"linalg.slogdet"}}}));
   rows.push_back(both("solve", "lambda a, b: torch.linalg.solve(a, b)",
                       [](const auto& in, const json&) { return solve(in[0], in[1]); }, {true, true}, solve_samples(),
                       true, {{"aliases", {"linalg.solve"}}}));

@@ -1,7 +1,8 @@
-// Gradient checks (first and second order, central differences in float64) of inverse, det and
-// solve, and the properties of cholesky, qr and svd: reconstruction, triangularity, orthonormality,
+// Gradient checks (first and second order, central differences in float64) of inverse, det,
+// slogdet and solve, and the properties of cholesky, qr and svd: reconstruction, triangularity, orthonormality,
 // refusals naming the op.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "ddl.h"
 #include "tests/common/error_of.h"
@@ -32,6 +33,9 @@ TEST_CASE("inverse, det and solve: gradients and second derivatives", "[grad][li
   REQUIRE_GRADCHECK(first_grad([](const V& x) { return inverse(x[0]); }, 0), {a});
   REQUIRE_GRADCHECK([](const V& x) { return det(x[0]); }, {a});
   REQUIRE_GRADCHECK(first_grad([](const V& x) { return det(x[0]); }, 0), {a});
+  const auto logabsdet = [](const V& x) { return std::get<1>(slogdet(x[0])); };
+  REQUIRE_GRADCHECK(logabsdet, {a});
+  REQUIRE_GRADCHECK(first_grad(logabsdet, 0), {a});
   REQUIRE_GRADCHECK([](const V& x) { return solve(x[0], x[1]); }, {a, b});
   REQUIRE_GRADCHECK(first_grad([](const V& x) { return solve(x[0], x[1]); }, 0), {a, b});
   REQUIRE_GRADCHECK(first_grad([](const V& x) { return solve(x[0], x[1]); }, 1), {a, b});
@@ -46,6 +50,10 @@ TEST_CASE("inverse, det and solve: values and refusals", "[linalg]") {
   REQUIRE(to_vector<double>(det(zeros({0, 0}, DType::Float64)))[0] == 1.0);
   const Tensor singular = from_vector<double>({1, 2, 2, 4}, {2, 2});
   REQUIRE(to_vector<double>(det(singular))[0] == 0.0);
+  auto [sg, la] = slogdet(from_vector<double>({0, 1, 1, 0}, {2, 2}));  // one row swap: det -1
+  REQUIRE(to_vector<double>(sg)[0] == -1.0);
+  REQUIRE(to_vector<double>(la)[0] == 0.0);
+  REQUIRE(std::isinf(to_vector<double>(std::get<1>(slogdet(singular)))[0]));
   REQUIRE(error_of([&] { inverse(singular); }).find("inverse: ") == 0);
   REQUIRE(error_of([&] { solve(singular, ones({2}, DType::Float64)); }).find("solve: ") == 0);
   REQUIRE(error_of([] { inverse(zeros({2, 3})); }).find("square") != std::string::npos);
