@@ -18,8 +18,6 @@ using Fn = std::function<Variable(const Variable&)>;
 
 namespace {
 
-bool equal(const Tensor& a, const Tensor& b) { return allclose(a, b, 0.0, 0.0); }
-
 std::vector<std::pair<std::string, Fn>> unary_fns() {
   return {
       {"elu", [](const Variable& x) { return elu(x, 0.7); }},
