@@ -56,12 +56,12 @@ check "1. the report is whole HTML, the trace whole JSON" \
 timeout 60 "$TRAIN_CIFAR" "${base[@]}" --metrics "$shared/metrics.jsonl" >"$dir/metrics.out" 2>&1
 code=$?
 check "2. --metrics at nobody's symlink: refused ($code), naming the path" \
-  '[ $code != 0 ] && [ $code != 124 ] && grep -q "$shared/metrics.jsonl.* is a symbolic link in" "$dir/metrics.out"'
+  '[ $code != 0 ] && [ $code != 124 ] && grep -q "$shared/metrics.jsonl.* is a symbolic link (made by user 65534) in" "$dir/metrics.out"'
 as_nobody ln -s "$victim" "$shared/planted.safetensors"
 timeout 60 "$TRAIN_CIFAR" "${base[@]}" --snapshot "$shared/planted.safetensors" >"$dir/planted.out" 2>&1
 code=$?
 check "2. --snapshot at nobody's symlink: refused ($code), naming the path" \
-  '[ $code != 0 ] && [ $code != 124 ] && grep -q "planted.safetensors.* is a symbolic link in" "$dir/planted.out"'
+  '[ $code != 0 ] && [ $code != 124 ] && grep -q "planted.safetensors.* is a symbolic link (made by user 65534) in" "$dir/planted.out"'
 timeout 30 "$DDLRUN" --nproc 1 --log-dir "$shared/logs" true >"$dir/logs.out" 2>&1
 code=$?
 check "2. ddlrun --log-dir with a FIFO at rank0.log: status 2 at once ($code), naming it" \
