@@ -208,6 +208,9 @@ struct ListOfObjects : nlohmann::json_sax<nlohmann::json> {
 void check_trace_part(int rank, std::string_view events, std::string_view info) {
   // The events are spliced into the document's list after ",\n": they must be empty or
   // one or more whole objects separated by commas, nothing else.
+  // JSON text never holds a raw NUL, and nlohmann's parser takes one for the end of input.
+  DDL_CHECK(events.find('\0') == std::string_view::npos && info.find('\0') == std::string_view::npos,
+            "write_trace: rank ", rank, " sent a NUL byte in its trace; the trace is not written");
   std::string list;
   list.reserve(events.size() + 2);
   list.append("[").append(events).append("]");

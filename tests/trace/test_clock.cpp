@@ -190,6 +190,9 @@ TEST_CASE("write_trace: rank 0 trusts no size or byte another rank sends", "[tra
   for (const char* bad : {"not json", "   ", "{\"a\":1},", "1,2", "[{}]", "{}]", "{},[{}]", "{\"a\":1}\n]}"})
     CHECK_THROWS_WITH(check_trace_part(4, bad, R"({"pid":4})"),
                       Contains("rank 4 sent") && Contains("not a list of JSON objects"));
+  // A NUL ends nlohmann's input: '{}]' after it would be spliced unchecked (found by fuzz_trace_merge).
+  CHECK_THROWS_WITH(check_trace_part(4, std::string_view("{}]\0{", 5), R"({"pid":4})"), Contains("NUL byte"));
+  CHECK_THROWS_WITH(check_trace_part(4, "{}", std::string_view("{}\0x", 4)), Contains("NUL byte"));
   CHECK_THROWS_WITH(check_trace_part(4, "{}", "[1]"), Contains("rank 4 sent process info that is not a JSON object"));
   CHECK_THROWS_WITH(check_trace_part(4, "{}", "{\"pid\":1}, {"), Contains("not a JSON object"));
 }
