@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Picks the tests a sanitizer build runs and the ninja targets they need, from meson's
 introspection of BUILD_DIR. Usage: pick_tests.py BUILD_DIR {targets|tests} SUITE... [-NAME...]
-Only compiled test programs (and the fuzz targets' runs) are picked: the end-to-end shell
-scripts run once, in the normal build. A -NAME argument leaves that test out."""
+Only compiled test programs (and the fuzz targets' runs, and the reference sweep's runner
+under compare.py) are picked: the end-to-end shell scripts run once, in the normal build. A -NAME argument leaves that test out."""
 import json, os, subprocess, sys
 
 build, what, args = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -19,7 +19,7 @@ files = {t["id"]: t["filename"] for t in introspect("targets")}
 root = os.path.realpath(build) + os.sep
 tests, targets = [], set()
 for t in introspect("tests"):
-    compiled = os.path.realpath(t["cmd"][0]).startswith(root) or "ddl:fuzz" in t["suite"]
+    compiled = os.path.realpath(t["cmd"][0]).startswith(root) or {"ddl:fuzz", "ddl:reference"} & set(t["suite"])
     if not compiled or t["name"] in excluded or not suites.intersection(t["suite"]):
         continue
     tests.append(t["name"])
