@@ -109,19 +109,6 @@ class CountedMlp final : public nn::Module {
   std::shared_ptr<nn::Sequential> body_;
 };
 
-void write_weights(const nn::Module& m, const std::string& path) {
-  files::AtomicFile out(path, "ddl-grade");
-  for (auto& p : m.parameters()) {
-    const auto v = to_vector<float>(p.data().contiguous());
-    out.write(v.data(), v.size() * sizeof(float));
-  }
-  out.commit();
-}
-
-void write_json(const nlohmann::json& j, const fs::path& path) {  // whole or absent: present means finished
-  files::write_atomically(path.string(), j.dump() + "\n", "ddl-grade");
-}
-
 std::string final_name(int rank, int64_t step) {
   return "rank" + std::to_string(rank) + "-step" + std::to_string(step) + ".ckpt";
 }
@@ -177,7 +164,7 @@ int run_fault_rank(const Case& c, const FaultPlan& plan, const std::string& stra
     const int64_t resumed = model->step();
     if (attempt > 0)
       write_json({{"resumed", resumed}, {"held", held}},
-                 fs::path(dir) / ("rank" + std::to_string(rank) + ".resume.json"));
+                 (fs::path(dir) / ("rank" + std::to_string(rank) + ".resume.json")).string());
     // Ranks at different steps cannot train together (their all-reduces no longer pair up).
     const Tensor all = zeros({c.ranks}, DType::Int64), mine = full({1}, static_cast<double>(resumed), DType::Int64);
     group->all_gather(all, mine);
@@ -227,7 +214,7 @@ int run_fault_rank(const Case& c, const FaultPlan& plan, const std::string& stra
       write_weights(ref, dir + "/reference.bin");
     }
     write_json({{"sent", stats.bytes_sent()}, {"received", stats.bytes_received()}, {"other_ops", ""}},
-               fs::path(dir) / ("rank" + std::to_string(rank) + ".json"));
+               (fs::path(dir) / ("rank" + std::to_string(rank) + ".json")).string());
     dist::destroy_process_group();
     return 0;
   } catch (const std::exception& e) {

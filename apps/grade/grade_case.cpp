@@ -108,6 +108,8 @@ std::shared_ptr<nn::Sequential> make_mlp(const Case& c) {
       std::make_shared<nn::Linear>(c.hidden, c.out)});
 }
 
+}  // namespace
+
 void write_weights(const nn::Module& m, const std::string& path) {
   files::AtomicFile out(path, "ddl-grade");
   for (auto& p : m.parameters()) {
@@ -122,8 +124,6 @@ void write_weights(const nn::Module& m, const std::string& path) {
 void write_json(const nlohmann::json& j, const std::string& path) {
   files::write_atomically(path, j.dump() + "\n", "ddl-grade");
 }
-
-}  // namespace
 
 int run_rank(const Case& c, const std::string& strategy, const std::vector<std::string>& plugins,
              const std::string& dir, const std::string& lab) {

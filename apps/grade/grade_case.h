@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "nn/module.h"
 
 namespace ddl::grade {
 
@@ -37,5 +40,10 @@ std::vector<Case> hidden_cases(const std::string& spec);
 // recording_group.h) and what one all_reduce of each of the handout's buckets costs.
 int run_rank(const Case& c, const std::string& strategy, const std::vector<std::string>& plugins,
              const std::string& dir, const std::string& lab = "");
+
+// What a rank leaves for the grader, both written whole (files::AtomicFile): the module's
+// parameters as raw float32, and a JSON result, whose presence says the rank finished.
+void write_weights(const nn::Module& m, const std::string& path);
+void write_json(const nlohmann::json& j, const std::string& path);
 
 }  // namespace ddl::grade
