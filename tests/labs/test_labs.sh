@@ -16,22 +16,8 @@ MAKE_SKELETON=${MAKE_SKELETON:?MAKE_SKELETON: labs/make_skeleton.py}
 tmp=$(mktemp -d /tmp/ddl-labs-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export DDL_TIMEOUT=60
-fail() {
-  echo "labs: FAIL: $*" >&2
-  exit 1
-}
-grade() {  # $1: output name; the rest: ddl-grade's arguments. Sets rc.
-  local out=$1
-  shift
-  set +e
-  "$GRADE" "$@" > "$tmp/$out.txt" 2>&1
-  rc=$?
-  set -e
-}
-expect() {  # $1 output name, $2 exit status, $3 text the output must hold
-  [ "$rc" = "$2" ] || { cat "$tmp/$1.txt"; fail "$1: exit status $rc, expected $2"; }
-  grep -qF -- "$3" "$tmp/$1.txt" || { cat "$tmp/$1.txt"; fail "$1: the output lacks '$3'"; }
-}
+name=labs
+. "$(dirname "$0")/lib.sh"
 
 echo "== references: full marks on 2 and 3 ranks, and on a hidden case with odd sizes"
 printf '# instructor cases\nranks=3 in=7 hidden=13 out=5 batch=3 steps=2 seed=4\n' > "$tmp/hidden.txt"

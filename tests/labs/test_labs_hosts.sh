@@ -13,22 +13,8 @@ command -v ip > /dev/null || { echo "skipped: ip (iproute2) is not installed"; e
 tmp=$(mktemp -d "/tmp/ddl-labs-hosts-$$.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export DDL_TIMEOUT=120
-fail() {
-  echo "labs_hosts: FAIL: $*" >&2
-  exit 1
-}
-grade() {  # $1: output name; the rest: ddl-grade's arguments. Sets rc.
-  local out=$1
-  shift
-  set +e
-  "$GRADE" "$@" > "$tmp/$out.txt" 2>&1
-  rc=$?
-  set -e
-}
-expect() {  # $1 output name, $2 exit status, $3 text the output must hold
-  [ "$rc" = "$2" ] || { cat "$tmp/$1.txt"; fail "$1: exit status $rc, expected $2"; }
-  grep -qF -- "$3" "$tmp/$1.txt" || { cat "$tmp/$1.txt"; fail "$1: the output lacks '$3'"; }
-}
+name=labs_hosts
+. "$(dirname "$0")/lib.sh"
 
 echo "== ring reference on 3 emulated hosts at 50mbit"
 printf 'ranks=3 in=700 hidden=1000 out=2 batch=1 steps=2 seed=2\n' > "$tmp/big.txt"
