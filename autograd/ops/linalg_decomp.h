@@ -1,5 +1,5 @@
-// Differentiable inverse, det and solve (tensor/linalg_decomp.h has the semantics); cholesky, qr
-// and svd on Variables compute forward only, and their backward refuses with an error naming the op.
+// Differentiable inverse, det and solve (tensor/linalg_decomp.h has the semantics), and cholesky, qr
+// and svd with first-order gradients (as PyTorch's; a second backward through them is refused).
 #pragma once
 
 #include <tuple>
@@ -18,9 +18,13 @@ Variable det(const Variable& a);
 std::tuple<Variable, Variable> slogdet(const Variable& a);
 // dB = solve(A^T, g), dA = -dB X^T, summed over broadcast batch dims; differentiable again.
 Variable solve(const Variable& a, const Variable& b);
-// No gradients: backward through these throws a ddl::Error naming the op.
+// gA symmetric (A is read from its lower triangle, but its gradient is PyTorch's symmetric one).
 Variable cholesky(const Variable& a);
+// Square, tall and wide A; needs R's diagonal (R's leading m x m block's, when wide) non-zero.
 std::tuple<Variable, Variable> qr(const Variable& a);
+// Needs distinct, non-zero singular values when U or Vh get a gradient (the formula divides by
+// S_j^2 - S_k^2 and by S); a gradient through S alone needs neither. U and Vh are unique only up to
+// a sign per pair, so only losses invariant to those signs (U diag(S) Vh, S, |U|...) are meaningful.
 std::tuple<Variable, Variable, Variable> svd(const Variable& a);
 
 }  // namespace ddl
