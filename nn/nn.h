@@ -20,5 +20,7 @@
 #include "nn/normalization.h"
 #include "nn/pool_layers.h"
 #include "nn/rnn.h"
+#include "nn/rnn_elman.h"
 #include "nn/safetensors.h"
 #include "nn/transformer.h"
+#include "nn/transformer_decoder.h"
