@@ -105,10 +105,27 @@ std::vector<Sample> rect_samples(bool allow_empty) {
 }
 
 // U's columns (and Vh's rows) flipped so the largest-magnitude entry of each U column is positive,
-// ddl's documented convention.
+// ddl's documented convention. With `invariant`: U diag(S^2) Vh and S, which do not depend on those
+// signs (the losses PyTorch's own gradcheck of svd uses), so their gradients compare without it.
 const char* kSvdTorch =
-    "lambda x: (lambda U, S, Vh: (lambda s: (U * s, S, Vh * s.transpose(-1, -2)))"
+    "lambda x, invariant=False: (lambda U, S, Vh: ((U * (S * S).unsqueeze(-2)) @ Vh, S) if invariant else "
+    "(lambda s: (U * s, S, Vh * s.transpose(-1, -2)))"
     "(torch.sign(U.gather(-2, U.abs().argmax(-2, keepdim=True)))))(*torch.linalg.svd(x, full_matrices=False))";
+
+// rect_samples, plus sign-invariant losses of well-separated singular values.
+std::vector<Sample> svd_samples() {
+  std::vector<Sample> v = rect_samples(false);
+  uint64_t s = 3400;
+  const json inv = {{"invariant", true}};
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const std::string n = short_name(t);
+    v.push_back({"invariant 3x3 " + n, {make(t, {3, 3}, s++)}, inv});
+    v.push_back({"invariant tall 5x3 " + n, {make(t, {5, 3}, s++)}, inv});
+    v.push_back({"invariant wide 3x5 " + n, {make(t, {3, 5}, s++)}, inv});
+    v.push_back({"invariant batch 2x4x3 " + n, {make(t, {2, 4, 3}, s++)}, inv});
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -129,20 +146,21 @@ void add_linalg_rows(std::vector<Row>& rows) {
                       [](const auto& in, const json&) { return solve(in[0], in[1]); }, {true, true}, solve_samples(),
                       true, {{"aliases", {"linalg.solve"}}}));
   rows.push_back(both("cholesky", "lambda x: torch.linalg.cholesky(x)",
-                      [](const auto& in, const json&) { return cholesky(in[0]); }, {false}, cholesky_samples(), false,
+                      [](const auto& in, const json&) { return cholesky(in[0]); }, {true}, cholesky_samples(), false,
                       {{"aliases", {"linalg.cholesky"}}}));
   rows.push_back(both("qr", "lambda x: torch.linalg.qr(x)",
                       [](const auto& in, const json&) {
                         auto [q, r] = qr(in[0]);
                         return std::vector{q, r};
                       },
-                      {false}, rect_samples(true), false, {{"aliases", {"linalg.qr"}}}));
+                      {true}, rect_samples(true), false, {{"aliases", {"linalg.qr"}}}));
   rows.push_back(both("svd", kSvdTorch,
-                      [](const auto& in, const json&) {
+                      [](const auto& in, const json& a) {
                         auto [u, s, vh] = svd(in[0]);
+                        if (flag(a, "invariant")) return std::vector{matmul(mul(u, mul(s, s).unsqueeze(-2)), vh), s};
                         return std::vector{u, s, vh};
                       },
-                      {false}, rect_samples(false), false, {{"aliases", {"linalg.svd"}}}));
+                      {true}, svd_samples(), false, {{"aliases", {"linalg.svd"}}}));
 }
 
 }  // namespace ddl::sweep
