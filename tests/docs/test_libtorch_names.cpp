@@ -334,6 +334,20 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
           Shape{3, 2, 8});
   REQUIRE(nn::LSTMCell(4, 6).forward(Variable(rand({2, 4})), {}).c.shape() == Shape{2, 6});
   REQUIRE(nn::GRUCell(4, 6).forward(Variable(rand({2, 4})), Variable()).shape() == Shape{2, 6});
+  REQUIRE(nn::RNN(nn::ElmanRNNOptions(4, 6).nonlinearity("relu")).forward(Variable(rand({5, 2, 4}))).shape() ==
+          Shape{5, 2, 6});
+  REQUIRE(nn::RNN(4, 6).forward(Variable(rand({5, 2, 4})), Variable()).h_n.shape() == Shape{1, 2, 6});
+  REQUIRE(nn::RNNCell(4, 6).forward(Variable(rand({2, 4}))).shape() == Shape{2, 6});
+  REQUIRE(nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16))
+              .forward(Variable(rand({3, 2, 8})), Variable(rand({4, 2, 8})))
+              .shape() == Shape{3, 2, 8});
+  (void)sizeof(nn::TransformerDecoder);
+  (void)sizeof(nn::TransformerDecoderMasks);
+  nn::TransformerMasks tmasks;
+  tmasks.tgt_mask = nn::Transformer::generate_square_subsequent_mask(3);
+  REQUIRE(nn::Transformer(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).dim_feedforward(16))
+              .forward(Variable(rand({4, 2, 8})), Variable(rand({3, 2, 8})), tmasks)
+              .shape() == Shape{3, 2, 8});
   (void)sizeof(nn::TransformerEncoder);
   (void)sizeof(nn::MLP);
   (void)sizeof(nn::ResNet18);
