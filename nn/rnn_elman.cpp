@@ -29,6 +29,12 @@ Variable uniform_parameter(Module& m, const std::string& name, const Shape& shap
 
 Variable activate(const Variable& x, bool relu_act) { return relu_act ? relu(x) : tanh(x); }
 
+// Named by the layer rather than by the first linear that would trip over it.
+void check_like_weights(const char* type, const char* what, const Variable& v, const Variable& w) {
+  DDL_CHECK(!v.defined() || (v.dtype() == w.dtype() && v.device() == w.device()), type, ": ", what, " is ",
+            describe(v.data()), " but the parameters are ", describe(w.data()));
+}
+
 // One layer-direction over x [T, B, I] from h0 [B, H] (undefined = zeros): the outputs [T, B, H]
 // in input order, and the last processed step's h in `h_n`.
 Variable run_direction(const Variable& x, const Variable& h0, const RecurrentWeights& w, bool relu_act, bool reverse,
@@ -89,6 +95,8 @@ RNNOutput RNN::forward(const Variable& input, const Variable& h0) {
             "(batch_first) or unbatched [T, I], got ", input.defined() ? input.shape() : Shape{});
   DDL_CHECK(input.size(-1) == opts_.input_size(), "RNN: input ", input.shape(), " has ", input.size(-1),
             " features, expected ", opts_.input_size());
+  check_like_weights("RNN", "input", input, weights_[0].w_ih);
+  check_like_weights("RNN", "h0", h0, weights_[0].w_ih);
   const bool unbatched = input.dim() == 2;
   Variable x = unbatched ? input.unsqueeze(1) : (opts_.batch_first() ? input.transpose(0, 1) : input);
   const int64_t batch = x.size(1);
@@ -154,6 +162,8 @@ Variable RNNCell::forward(const Variable& x, const Variable& h) {
             "] or [", in, "], got ", x.defined() ? x.shape() : Shape{});
   const Shape expected = x.dim() == 2 ? Shape{x.size(0), hs} : Shape{hs};
   DDL_CHECK(!h.defined() || h.shape() == expected, "RNNCell: hidden state must be ", expected, ", got ", h.shape());
+  check_like_weights("RNNCell", "input", x, weight_ih);
+  check_like_weights("RNNCell", "hx", h, weight_ih);
   // An undefined h is zeros, as PyTorch's: weight_hh still gets a (zero) gradient.
   const Variable h0 = h.defined() ? h : Variable(zeros(expected, TensorOptions(x.dtype(), x.device())));
   return activate(add(linear(x, weight_ih, bias_ih), linear(h0, weight_hh, bias_hh)), opts_.nonlinearity() == "relu");

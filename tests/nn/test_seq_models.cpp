@@ -122,6 +122,11 @@ TEST_CASE("RNN errors name the layer and the shapes", "[nn][rnn]") {
                       Catch::Contains("initial state") && Catch::Contains("[2, 2, 4]"));
   RNNCell cell(3, 4);
   REQUIRE_THROWS_WITH(cell.forward(Variable(zeros({2, 3})), Variable(zeros({3, 4}))), Catch::Contains("RNNCell"));
+  // another dtype than the parameters': named by the layer, not by an inner linear
+  REQUIRE_THROWS_WITH(m(Variable(zeros({5, 2, 3}, DType::Float64))),
+                      Catch::StartsWith("RNN: input") && Catch::Contains("float64"));
+  REQUIRE_THROWS_WITH(cell.forward(Variable(zeros({2, 3})), Variable(zeros({2, 4}, DType::Float64))),
+                      Catch::StartsWith("RNNCell: hx") && Catch::Contains("float64"));
 }
 
 TEST_CASE("TransformerDecoderLayer, TransformerDecoder and Transformer match PyTorch", "[nn][transformer][golden]") {
