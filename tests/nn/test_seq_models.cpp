@@ -110,6 +110,11 @@ TEST_CASE("RNN: initialisation, dropout between layers, unbatched and h_n", "[nn
   REQUIRE(allclose(single.h_n.data().select(0, 0), single.output.data().select(0, 5).narrow(0, 0, 4)));
   REQUIRE(allclose(single.h_n.data().select(0, 1), single.output.data().select(0, 0).narrow(0, 4, 4)));
   REQUIRE(bi.extra_repr() == "5, 4, bidirectional=True");
+  // a clone computes the same with its own parameters, which weights() hands out
+  auto copy = nn::clone(bi);
+  REQUIRE(copy->weights(0, true).w_hh.impl() == copy->named_parameters()[5].second.impl());
+  REQUIRE(!copy->weights(0).w_ih.data().shares_storage(bi.weights(0).w_ih.data()));
+  REQUIRE(allclose(copy->forward(x1).data(), batched.output.data()));
 }
 
 TEST_CASE("RNN errors name the layer and the shapes", "[nn][rnn]") {
@@ -239,6 +244,13 @@ TEST_CASE("generate_square_subsequent_mask, causality and Transformer's initiali
   auto copy = std::dynamic_pointer_cast<Transformer>(m.clone());
   REQUIRE(allclose(copy->forward(src, tgt, masks).data(), y));
   REQUIRE(!copy->named_parameters()[0].second.data().shares_storage(params[0].second.data()));
+  auto decoder = nn::clone(*m.decoder);
+  const Tensor memory = m.encoder->forward(src).data();
+  TransformerDecoderMasks causal_only;
+  causal_only.tgt_mask = masks.tgt_mask;
+  REQUIRE(
+      allclose(decoder->forward(tgt, memory, causal_only).data(), m.decoder->forward(tgt, memory, causal_only).data()));
+  REQUIRE(!decoder->named_parameters()[0].second.data().shares_storage(params[14].second.data()));
 }
 
 TEST_CASE("Transformer errors name the module and the shapes", "[nn][transformer]") {
