@@ -1,5 +1,5 @@
 // Differentiable inverse, det and solve (tensor/linalg_decomp.h has the semantics), and cholesky, qr
-// and svd with first-order gradients (as PyTorch's; a second backward through them is refused).
+// and svd with gradients (PyTorch's formulas), all differentiable again (double backward).
 #pragma once
 
 #include <tuple>

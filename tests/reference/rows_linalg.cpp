@@ -146,21 +146,21 @@ void add_linalg_rows(std::vector<Row>& rows) {
                       [](const auto& in, const json&) { return solve(in[0], in[1]); }, {true, true}, solve_samples(),
                       true, {{"aliases", {"linalg.solve"}}}));
   rows.push_back(both("cholesky", "lambda x: torch.linalg.cholesky(x)",
-                      [](const auto& in, const json&) { return cholesky(in[0]); }, {true}, cholesky_samples(), false,
+                      [](const auto& in, const json&) { return cholesky(in[0]); }, {true}, cholesky_samples(), true,
                       {{"aliases", {"linalg.cholesky"}}}));
   rows.push_back(both("qr", "lambda x: torch.linalg.qr(x)",
                       [](const auto& in, const json&) {
                         auto [q, r] = qr(in[0]);
                         return std::vector{q, r};
                       },
-                      {true}, rect_samples(true), false, {{"aliases", {"linalg.qr"}}}));
+                      {true}, rect_samples(true), true, {{"aliases", {"linalg.qr"}}}));
   rows.push_back(both("svd", kSvdTorch,
                       [](const auto& in, const json& a) {
                         auto [u, s, vh] = svd(in[0]);
                         if (flag(a, "invariant")) return std::vector{matmul(mul(u, mul(s, s).unsqueeze(-2)), vh), s};
                         return std::vector{u, s, vh};
                       },
-                      {true}, svd_samples(), false, {{"aliases", {"linalg.svd"}}}));
+                      {true}, svd_samples(), true, {{"aliases", {"linalg.svd"}}}));
 }
 
 }  // namespace ddl::sweep
