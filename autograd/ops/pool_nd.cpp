@@ -192,17 +192,38 @@ std::vector<int64_t> flat_positions(const std::vector<DimWindows>& ws) {
   });
 }
 
+// Note [NaN maxima]
+// PyTorch's max pooling kernels replace the running maximum by every NaN they meet, so a window
+// holding several NaNs reports its last one (in row-major window order), while max_dim reports the
+// first. Such windows read the last NaN slot instead, through gather, which routes the gradient
+// there. Under clamping (Note [Clamped window slots]) the last NaN slot is a copy of the last NaN.
 std::pair<Variable, Tensor> window_max(const Variable& x, const std::vector<DimWindows>& ws) {
-  const ValuesIndices<Variable> m = max_dim(gather_windows(x, ws), -1);
+  const Variable g = gather_windows(x, ws);
+  const ValuesIndices<Variable> m = max_dim(g, -1);
+  std::vector<int64_t> slot = to_vector<int64_t>(m.indices.to(Device::cpu()));
+  Variable values = m.values;
+  const std::vector<double> vals = to_vector<double>(m.values.data().to(DType::Float64).to(Device::cpu()));
+  if (std::any_of(vals.begin(), vals.end(), [](double v) { return v != v; })) {  // See Note [NaN maxima]
+    const std::vector<double> gv = to_vector<double>(g.data().to(DType::Float64).to(Device::cpu()));
+    const int64_t len = g.size(-1);
+    for (size_t j = 0; j < vals.size(); ++j)
+      if (vals[j] != vals[j])
+        for (int64_t l = len - 1; l >= 0; --l)
+          if (gv[j * len + l] != gv[j * len + l]) {
+            slot[j] = l;
+            break;
+          }
+    const Tensor st = from_vector<int64_t>(slot, m.indices.shape()).to(x.device());
+    values = gather(g, -1, st.unsqueeze(-1)).squeeze(-1);
+  }
   // Slot indices to input positions: the table broadcast over the leading dims.
   const std::vector<int64_t> table = flat_positions(ws);
-  const std::vector<int64_t> slot = to_vector<int64_t>(m.indices.to(Device::cpu()));
   int64_t l_all = 1;
   for (const DimWindows& w : ws) l_all *= w.len;
   const int64_t cells = static_cast<int64_t>(table.size()) / l_all;
   std::vector<int64_t> idx(slot.size());
   for (size_t j = 0; j < slot.size(); ++j) idx[j] = table[(static_cast<int64_t>(j) % cells) * l_all + slot[j]];
-  return {m.values, from_vector<int64_t>(idx, m.indices.shape()).to(x.device())};
+  return {values, from_vector<int64_t>(idx, m.indices.shape()).to(x.device())};
 }
 
 // Sum of each window's slots times weight[cell, slot]; integer inputs divide with truncation.

@@ -1,6 +1,7 @@
 // Rows: N-d convolution and pooling (autograd/ops/conv_nd.h, pool_nd.h): conv3d, conv_transpose1d/3d,
 // max/avg/adaptive pooling in 1-D and 3-D, lp_pool1d/2d and max_unpool1d/2d/3d, against torch.nn.functional.
 #include <array>
+#include <limits>
 
 #include "sweep.h"
 
@@ -24,6 +25,14 @@ int64_t one(const json& a, const char* k, int64_t d) { return arr<1>(a, k, d)[0]
 std::optional<std::vector<int64_t>> out_size(const json& a) {
   if (!a.contains("output_size")) return std::nullopt;
   return a["output_size"].get<std::vector<int64_t>>();
+}
+
+// NaN at two positions of every three, so most windows hold several.
+Input nans(const std::vector<int64_t>& shape) {
+  Input in = make(DType::Float64, shape, 7777);
+  for (size_t i = 0; i < in.values.size(); ++i)
+    if (i % 3 != 0) in.values[i] = std::numeric_limits<double>::quiet_NaN();
+  return in;
 }
 
 // Fixed-window pooling samples over n = 1 or 3 spatial dims.
@@ -55,6 +64,7 @@ std::vector<Sample> pool_samples(int n, bool max) {
   v.push_back({"special",
                {special(DType::Float64, n == 1 ? std::vector<int64_t>{1, 2, 8} : std::vector<int64_t>{1, 1, 2, 2, 4})},
                {{"kernel", k(2, 1)}, {"stride", 1}}});
+  v.push_back({"several NaNs", {nans(sh({1, 2}, 4))}, {{"kernel", 3}, {"stride", 1}, {"padding", 1}}});
   v.push_back({"empty batch", {f(sh({0, 2}, 4))}, {{"kernel", 2}}});
   v.push_back({"kernel bigger than input", {f(sh({1, 1}, 2))}, {{"kernel", 5}}});
   v.push_back({"padding too big", {f(sh({1, 1}, 6))}, {{"kernel", 2}, {"padding", 2}}});
@@ -96,6 +106,7 @@ std::vector<Sample> adaptive_samples(int n, bool max) {
   v.push_back({"special",
                {special(DType::Float64, n == 1 ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{1, 2, 2, 4})},
                {{"out", n == 1 ? json(3) : json({1, 2, 2})}}});
+  v.push_back({"several NaNs", {nans(sh({1, 2}, 5))}, {{"out", o(2)}}});
   v.push_back({"zero output", {f(sh({1, 1}, 4))}, {{"out", n == 1 ? json(0) : json({0, 2, 2})}}});
   v.push_back({"negative output", {f(sh({1, 1}, 4))}, {{"out", n == 1 ? json(-1) : json({2, -1, 2})}}});
   v.push_back({"too few dims", {f(sh({}, 4))}, {{"out", o(2)}}});
@@ -264,7 +275,6 @@ std::vector<Sample> conv_samples(int n, bool transpose) {
 
 void add_pool_nd_rows(std::vector<Row>& rows) {
   const std::vector<bool> d1 = {true}, d3 = {true, true, true};
-  const json ties = {{"tie_indices", 1}};
   // max pooling, values and indices (the indices come back as a second output)
   for (int n : {1, 3}) {
     const std::string nd = std::to_string(n) + "d";
@@ -289,7 +299,7 @@ void add_pool_nd_rows(std::vector<Row>& rows) {
           return max_pool3d_with_indices(in[0], arr<3>(a, "kernel", 1), arr<3>(a, "stride", 0), arr<3>(a, "padding", 0),
                                          arr<3>(a, "dilation", 1), flag(a, "ceil_mode"));
         },
-        d1, pool_samples(n, true), true, ties));
+        d1, pool_samples(n, true), true));
     rows.push_back(var_only(
         "avg_pool" + nd,
         "lambda x, " DDL_ARGS1 ", ceil_mode=False, count_include_pad=True: " DDL_F "avg_pool" + nd +
@@ -322,7 +332,7 @@ void add_pool_nd_rows(std::vector<Row>& rows) {
           return n == 1 ? adaptive_max_pool1d_with_indices(in[0], one(a, "out", 1))
                         : adaptive_max_pool3d_with_indices(in[0], arr<3>(a, "out", 1));
         },
-        d1, adaptive_samples(n, true), true, ties));
+        d1, adaptive_samples(n, true), true));
   }
   for (int n : {1, 2}) {
     const std::string nd = std::to_string(n) + "d";

@@ -1,6 +1,7 @@
 // Finite-difference gradient checks of the N-d convolutions and pools (autograd/ops/conv_nd.h,
 // pool_nd.h), over stride, padding, dilation, groups, ceil_mode and bias; and max pooling's tie rule.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "ddl.h"
 #include "tests/common/gradcheck.h"
@@ -91,6 +92,13 @@ TEST_CASE("max pooling ties: the first maximum in window order wins and takes th
   Variable z(ones({1, 1, 4}, DType::Float64), true);
   auto [yz, iz] = max_pool1d_with_indices(z, 3, 2, 1);
   REQUIRE(to_vector<int64_t>(iz) == std::vector<int64_t>{0, 1});
+  // Several NaNs: PyTorch reports the last one, and only it gets the gradient.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Variable n(from_vector<double>({1, nan, 2, nan, 0}, {1, 1, 5}), true);
+  auto [yn, in] = max_pool1d_with_indices(n, 4, 1);
+  REQUIRE(to_vector<int64_t>(in) == std::vector<int64_t>{3, 3});
+  sum(yn).backward();
+  REQUIRE(to_vector<double>(n.grad()) == std::vector<double>{0, 0, 0, 2, 0});
   // Adaptive windows of different lengths, a tie in the longer one.
   auto [ya, ia] = adaptive_max_pool1d_with_indices(Variable(from_vector<double>({1, 3, 3, 2, 3}, {1, 5})), 2);
   REQUIRE(to_vector<int64_t>(ia) == std::vector<int64_t>{1, 2});
