@@ -263,7 +263,7 @@ std::vector<double> per_cell(const std::vector<DimWindows>& ws, F f) {
   });
 }
 
-// float16 and bfloat16 are pooled in float32 and rounded once (See Note [Half compute] in tensor/).
+// float16 and bfloat16 are pooled in float32 and rounded once (See Note [Half compute] in tensor/half.h).
 bool reduced(const Variable& x) { return x.defined() && is_reduced_float(x.dtype()); }
 
 template <size_t N>
