@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/ops/conv.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/join.h"
@@ -72,6 +73,8 @@ void check_conv(const Variable& x, const Variable& w, const Variable& bias, int6
 
 Variable conv3d(const Variable& x, const Variable& w, const Variable& bias, ExpandingArray<3> stride,
                 ExpandingArray<3> padding, ExpandingArray<3> dilation, int64_t groups) {
+  if (autocast::needs_low(x) || autocast::needs_low(w) || autocast::needs_low(bias))  // See Note [Autocast]
+    return conv3d(autocast::to_low(x), autocast::to_low(w), autocast::to_low(bias), stride, padding, dilation, groups);
   const auto s = stride.value(), p = padding.value(), d = dilation.value();
   check_conv(x, w, bias, 3, false, {s[0], s[1], s[2]}, {p[0], p[1], p[2]}, {d[0], d[1], d[2]}, groups, "conv3d");
   const Variable xb = x.dim() == 5 ? x : x.unsqueeze(0);
@@ -111,6 +114,9 @@ Variable conv_transpose1d(const Variable& x, const Variable& w, const Variable& 
 Variable conv_transpose3d(const Variable& x, const Variable& w, const Variable& bias, ExpandingArray<3> stride,
                           ExpandingArray<3> padding, ExpandingArray<3> output_padding, int64_t groups,
                           ExpandingArray<3> dilation) {
+  if (autocast::needs_low(x) || autocast::needs_low(w) || autocast::needs_low(bias))  // See Note [Autocast]
+    return conv_transpose3d(autocast::to_low(x), autocast::to_low(w), autocast::to_low(bias), stride, padding,
+                            output_padding, groups, dilation);
   const auto s = stride.value(), p = padding.value(), op = output_padding.value(), d = dilation.value();
   check_conv(x, w, bias, 3, true, {s[0], s[1], s[2]}, {p[0], p[1], p[2]}, {d[0], d[1], d[2]}, groups,
              "conv_transpose3d");

@@ -1,6 +1,7 @@
 // The N-d convolution and pooling layers (nn/conv3d_layers.h, nn/pool_nd_layers.h): construction,
 // forward shapes, clone, printing; and the 2-D pooling layers on unbatched [C, H, W] input.
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "ddl.h"
 
@@ -103,4 +104,23 @@ TEST_CASE("N-d pooling layers: shapes, options, clone, printing", "[nn][pool]") 
   }
   REQUIRE_THROWS_WITH(MaxPool1d(2)(Variable(zeros({1, 1, 1, 4}))), Catch::Contains("max_pool1d"));
   REQUIRE_THROWS_WITH(AdaptiveAvgPool3d(2)(Variable(zeros({2, 4, 4}))), Catch::Contains("adaptive_avg_pool3d"));
+}
+
+TEST_CASE("N-d layers in a Sequential, printed, and conv3d under autocast", "[nn][conv]") {
+  manual_seed(1);
+  Sequential net(Conv3d(Conv3dOptions(1, 2, 3).padding(1)), MaxPool3d(2), AdaptiveAvgPool3d(1), Flatten(),
+                 Linear(2, 1));
+  REQUIRE(net(Variable(randn({2, 1, 4, 4, 4}))).shape() == Shape{2, 1});
+  std::ostringstream os;
+  os << net;
+  REQUIRE_THAT(os.str(), Catch::Contains("(0): Conv3d(1, 2, kernel_size=(3, 3, 3), stride=(1, 1, 1), "
+                                         "padding=(1, 1, 1))"));
+  REQUIRE_THAT(os.str(), Catch::Contains("(2): AdaptiveAvgPool3d(output_size=1)"));
+  // Under bfloat16 autocast the convolutions compute in bfloat16, as conv2d does.
+  Conv3d conv(2, 3, 2);
+  ConvTranspose3d convt(2, 3, 2);
+  const Variable x(randn({1, 2, 3, 3, 3}));
+  autocast::Guard guard(DType::BFloat16);
+  REQUIRE(conv(x).dtype() == DType::BFloat16);
+  REQUIRE(convt(x).dtype() == DType::BFloat16);
 }
