@@ -84,6 +84,13 @@ TEST_CASE("N-d pooling layers: shapes, options, clone, printing", "[nn][pool]") 
                                                        std::vector<int64_t>{5})
               .shape() == Shape{2, 3, 5});
 
+  // The 2-D max pools give their indices too, for MaxUnpool2d.
+  const Variable x2(arange(0.0, 32.0, 1.0).reshape({2, 4, 4}));
+  const auto [y2, i2] = MaxPool2d(2).forward_with_indices(x2);
+  REQUIRE(to_vector<int64_t>(i2) == std::vector<int64_t>{5, 7, 13, 15, 5, 7, 13, 15});
+  REQUIRE(to_vector<float>(MaxUnpool2d(2)(y2, i2).data())[5] == 5);
+  REQUIRE(to_vector<int64_t>(AdaptiveMaxPool2d(1).forward_with_indices(x2).second) == std::vector<int64_t>{15, 15});
+
   REQUIRE(MaxPool3d(MaxPool3dOptions({1, 2, 2})).extra_repr() ==
           "kernel_size=(1, 2, 2), stride=(1, 2, 2), padding=0, dilation=1, ceil_mode=False");
   REQUIRE(AvgPool1d(2).extra_repr() == "kernel_size=2, stride=2, padding=0");
