@@ -61,6 +61,30 @@ using ddl::softsign;
 using ddl::tanhshrink;
 using ddl::threshold;
 
+// N-d convolution and pooling (autograd/ops/conv_nd.h, pool_nd.h).
+using ddl::adaptive_avg_pool1d;
+using ddl::adaptive_avg_pool3d;
+using ddl::adaptive_max_pool1d;
+using ddl::adaptive_max_pool1d_with_indices;
+using ddl::adaptive_max_pool2d_with_indices;
+using ddl::adaptive_max_pool3d;
+using ddl::adaptive_max_pool3d_with_indices;
+using ddl::avg_pool1d;
+using ddl::avg_pool3d;
+using ddl::conv3d;
+using ddl::conv_transpose1d;
+using ddl::conv_transpose3d;
+using ddl::lp_pool1d;
+using ddl::lp_pool2d;
+using ddl::max_pool1d;
+using ddl::max_pool1d_with_indices;
+using ddl::max_pool2d_with_indices;
+using ddl::max_pool3d;
+using ddl::max_pool3d_with_indices;
+using ddl::max_unpool1d;
+using ddl::max_unpool2d;
+using ddl::max_unpool3d;
+
 inline Variable flatten(const Variable& x, int64_t start_dim = 1, int64_t end_dim = -1) {
   return x.flatten(start_dim, end_dim);
 }

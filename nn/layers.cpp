@@ -160,10 +160,11 @@ std::string AvgPool2d::extra_repr() const {
 }
 
 Variable AdaptiveAvgPool2d::forward(const Variable& x) {
-  DDL_CHECK(x.dim() == 4, "AdaptiveAvgPool2d: expected [N, C, H, W], got ", x.shape());
+  // Unbatched [C, H, W] input is accepted, as by PyTorch's module.
+  DDL_CHECK(x.dim() == 3 || x.dim() == 4, "AdaptiveAvgPool2d: expected [N, C, H, W] or [C, H, W], got ", x.shape());
   DDL_CHECK(out_[0] > 0 && out_[1] > 0, "AdaptiveAvgPool2d: output_size must be positive, got ", out_.pair_repr());
-  const int64_t h = x.size(2), w = x.size(3);
-  if (out_.all(1)) return mean(x, {2, 3}, true);
+  const int64_t h = x.size(-2), w = x.size(-1);
+  if (out_.all(1)) return mean(x, {-2, -1}, true);
   if (h > 0 && w > 0 && h % out_[0] == 0 && w % out_[1] == 0) {  // equal windows: plain average pooling
     Pool2dParams p;
     p.kernel = {h / out_[0], w / out_[1]};

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "autograd/functions.h"
 #include "nn/module.h"
@@ -107,6 +108,10 @@ class MaxPool2d : public Module {
   explicit MaxPool2d(std::initializer_list<int64_t> kernel_size)
       : MaxPool2d(detail::size2_from_list(kernel_size, "MaxPool2d")) {}
   Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
+  // The values and the int64 positions of the maxima, as MaxUnpool2d takes them.
+  std::pair<Variable, Tensor> forward_with_indices(const Variable& x) const {
+    return max_pool2d_with_indices(x, params_);
+  }
   std::string extra_repr() const override;
   // Pools hold no parameters or buffers: a copy is a deep copy.
   std::shared_ptr<Module> clone() const override { return std::make_shared<MaxPool2d>(*this); }

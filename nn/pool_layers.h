@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 
 #include "autograd/functions.h"
 #include "nn/module.h"
@@ -16,6 +17,10 @@ class AdaptiveMaxPool2d : public Module {
  public:
   explicit AdaptiveMaxPool2d(Size2 output_size) : Module("AdaptiveMaxPool2d"), out_(output_size) {}
   Variable forward(const Variable& x) override { return adaptive_max_pool2d(x, out_); }
+  // The values and the int64 positions of the maxima.
+  std::pair<Variable, Tensor> forward_with_indices(const Variable& x) const {
+    return adaptive_max_pool2d_with_indices(x, out_);
+  }
   std::string extra_repr() const override { return "output_size=" + out_.repr(); }
   // No parameters or buffers: a copy is a deep copy.
   std::shared_ptr<Module> clone() const override { return std::make_shared<AdaptiveMaxPool2d>(*this); }

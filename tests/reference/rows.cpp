@@ -23,6 +23,7 @@ std::vector<Row> all_rows() {
   add_reduce2_rows(rows);
   add_linalg_rows(rows);
   add_seq_models_rows(rows);
+  add_pool_nd_rows(rows);
   return rows;
 }
 
