@@ -36,7 +36,7 @@ class Dataset {
   virtual Example load(int64_t index) const = 0;
   // Same, for datasets built on others (Subset, ConcatDataset) whose sources' transforms
   // need the caller's random context; others keep this default.
-  virtual Example load_in_context(int64_t index, TransformContext& ctx) const { return load(index); }
+  virtual Example load_in_context(int64_t index, TransformContext& /*ctx*/) const { return load(index); }
 
  private:
   Transform transform_;

@@ -26,7 +26,7 @@ class LRScheduler {
  protected:
   // Called after the rates of step k are written, for schedules that set more than
   // the rate (OneCycleLR's momentum).
-  virtual void apply_extra(int64_t k) {}
+  virtual void apply_extra(int64_t /*k*/) {}
   Optimizer& optimizer() { return opt_; }
 
  private:
