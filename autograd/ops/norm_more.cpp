@@ -21,6 +21,13 @@ void check_param(const char* what, bool defined, const Shape& shape, int64_t num
   DDL_CHECK(shape.size() <= 1 && numel == c, "instance_norm: ", what, " should be [", c, "] (one per channel), got ",
             shape);
 }
+
+// batch_norm's dtype rule (tensor/norm.h), checked here so that the message names instance_norm.
+void check_dtype(const char* what, bool defined, DType t, DType x) {
+  if (!defined) return;
+  DDL_CHECK(t == batch_norm_param_dtype(x) || (is_reduced_float(x) && t == x), "instance_norm: ", what, " is ", t,
+            " but a ", x, " input needs ", batch_norm_param_dtype(x), is_reduced_float(x) ? " (or its own dtype)" : "");
+}
 }  // namespace
 
 Variable instance_norm(const Variable& x, Tensor running_mean, Tensor running_var, const Variable& weight,
@@ -41,6 +48,11 @@ Variable instance_norm(const Variable& x, Tensor running_mean, Tensor running_va
               running_mean.defined() ? running_mean.numel() : 0, c);
   check_param("running_var", running_var.defined(), running_var.defined() ? running_var.shape() : Shape{},
               running_var.defined() ? running_var.numel() : 0, c);
+  check_dtype("weight", weight.defined(), weight.defined() ? weight.dtype() : x.dtype(), x.dtype());
+  check_dtype("bias", bias.defined(), bias.defined() ? bias.dtype() : x.dtype(), x.dtype());
+  check_dtype("running_mean", running_mean.defined(), running_mean.defined() ? running_mean.dtype() : x.dtype(),
+              x.dtype());
+  check_dtype("running_var", running_var.defined(), running_var.defined() ? running_var.dtype() : x.dtype(), x.dtype());
   DDL_CHECK(use_input_stats || running_mean.defined(),
             "instance_norm: use_input_stats=false needs running_mean and running_var");
   Shape flat = x.shape();

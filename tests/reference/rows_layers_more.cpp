@@ -44,6 +44,7 @@ std::vector<Sample> instance_norm_samples() {
   add("one spatial element", {2, 3, 1}, DType::Float64, DType::Float64, false, false, true);
   add("2-d", {2, 3}, DType::Float64, DType::Float64, false, false, true);
   add("int", {2, 3, 4}, DType::Int64, DType::Float32, false, false, true);
+  add("f32 weight, f64 input", {2, 3, 4}, DType::Float64, DType::Float32, true, false, true);
   Sample bad{"weight size", {f({2, 3, 4}), f({2}), f({2})}, {{"affine", true}, {"stats", false}, {"uis", true}}};
   v.push_back(bad);
   Sample bad_rm{"running stats size",
