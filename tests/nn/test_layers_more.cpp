@@ -146,6 +146,29 @@ TEST_CASE("dropout variants: channels dropped whole, statistics, eval is the ide
   CHECK_FALSE(copy->is_training());
 }
 
+TEST_CASE("dropout variants pass gradient checks with a fixed mask", "[nn][dropout_more][gradcheck]") {
+  // A generator seeded inside the function draws the same mask at every evaluation.
+  const Tensor x = random_double({3, 4, 2, 2}, 34, -2, 2);
+  REQUIRE_GRADCHECK(
+      [](const std::vector<Variable>& v) {
+        Generator g(3);
+        return dropout2d(v[0], 0.4, true, g);
+      },
+      {x});
+  REQUIRE_GRADCHECK(
+      [](const std::vector<Variable>& v) {
+        Generator g(4);
+        return alpha_dropout(v[0], 0.3, true, g);
+      },
+      {x});
+  REQUIRE_GRADCHECK(
+      [](const std::vector<Variable>& v) {
+        Generator g(5);
+        return feature_alpha_dropout(v[0], 0.5, true, g);
+      },
+      {x});
+}
+
 TEST_CASE("alpha dropout keeps zero mean and unit variance", "[nn][dropout_more]") {
   Generator gen(6);
   const Tensor x = randn({200000}, gen, DType::Float64);
