@@ -2,6 +2,10 @@
 #pragma once
 
 #include "autograd/functions.h"
+#include "autograd/ops/bilinear.h"
+#include "autograd/ops/dropout_more.h"
+#include "autograd/ops/fold.h"
+#include "autograd/ops/norm_more.h"
 
 namespace ddl::nn::functional {
 
@@ -101,5 +105,20 @@ using ddl::multilabel_soft_margin_loss;
 using ddl::poisson_nll_loss;
 using ddl::soft_margin_loss;
 using ddl::triplet_margin_loss;
+
+// Normalisation, dropout, padding, fold and bag layers' functions (autograd/ops/norm_more.h,
+// dropout_more.h, fold.h, bilinear.h; pad is autograd/ops/shape_ops.h's).
+using ddl::alpha_dropout;
+using ddl::bilinear;
+using ddl::dropout1d;
+using ddl::dropout2d;
+using ddl::dropout3d;
+using ddl::embedding_bag;
+using ddl::feature_alpha_dropout;
+using ddl::fold;
+using ddl::instance_norm;
+using ddl::local_response_norm;
+using ddl::pad;
+using ddl::unfold;
 
 }  // namespace ddl::nn::functional

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "nn/init.h"
+#include "nn/norm_more.h"
 #include "tensor/factory.h"
 
 namespace ddl::nn {
@@ -91,9 +92,11 @@ BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_f
 }
 
 Variable BatchNorm::forward(const Variable& x) {
-  const bool ok_rank = expected_dims_ == 4 ? x.dim() == 4 : (x.dim() == 2 || x.dim() == 3);
-  DDL_CHECK(ok_rank, type_name(), ": expected a ",
-            expected_dims_ == 4 ? "4-D [N, C, H, W]" : "2-D [N, C] or 3-D [N, C, L]", " input, got ", x.shape());
+  const bool ok_rank = expected_dims_ >= 4 ? x.dim() == expected_dims_ : (x.dim() == 2 || x.dim() == 3);
+  const char* expected = expected_dims_ == 5   ? "5-D [N, C, D, H, W]"
+                         : expected_dims_ == 4 ? "4-D [N, C, H, W]"
+                                               : "2-D [N, C] or 3-D [N, C, L]";
+  DDL_CHECK(ok_rank, type_name(), ": expected a ", expected, " input, got ", x.shape());
   DDL_CHECK(x.size(1) == num_features_, type_name(), ": input ", x.shape(), " has ", x.size(1), " channels, expected ",
             num_features_);
   const bool use_batch_stats = is_training() || !track_;
@@ -111,7 +114,9 @@ std::string BatchNorm::extra_repr() const {
 
 std::shared_ptr<Module> BatchNorm::clone() const {
   std::shared_ptr<BatchNorm> copy;
-  if (expected_dims_ == 4)
+  if (expected_dims_ == 5)
+    copy = std::make_shared<BatchNorm3d>(num_features_, eps_, momentum_, affine_, track_);
+  else if (expected_dims_ == 4)
     copy = std::make_shared<BatchNorm2d>(num_features_, eps_, momentum_, affine_, track_);
   else
     copy = std::make_shared<BatchNorm1d>(num_features_, eps_, momentum_, affine_, track_);

@@ -590,3 +590,54 @@ TEST_CASE("serialization: state dicts, optimizer state, safetensors", "[libtorch
   REQUIRE(to_vector<int64_t>(file.tensors[0].second) == std::vector<int64_t>{0, 1, 2});
   for (const auto& p : {model_path, opt_path, raw_path}) std::remove(p.c_str());
 }
+
+TEST_CASE("nn: normalisation, dropout, padding, fold and bag layers", "[libtorch]") {
+  const Variable x(rand({2, 4, 3, 3}));
+  REQUIRE(nn::BatchNorm3d(4)(Variable(rand({2, 4, 2, 2, 2}))).shape() == Shape{2, 4, 2, 2, 2});
+  nn::InstanceNorm2d in(nn::InstanceNorm2dOptions(4).affine(true).track_running_stats(true));
+  REQUIRE(in(x).shape() == x.shape());
+  REQUIRE(nn::InstanceNorm1d(4)(Variable(rand({4, 5}))).shape() == Shape{4, 5});
+  REQUIRE(nn::InstanceNorm3d(4).parameters().empty());
+  REQUIRE(nn::LocalResponseNorm(2)(x).shape() == x.shape());
+  Generator gen(1);
+  for (auto m : std::vector<std::shared_ptr<nn::Module>>{
+           std::make_shared<nn::Dropout1d>(0.5, &gen), std::make_shared<nn::Dropout2d>(0.5, &gen),
+           std::make_shared<nn::Dropout3d>(0.5, &gen), std::make_shared<nn::AlphaDropout>(0.5, &gen),
+           std::make_shared<nn::FeatureAlphaDropout>(0.5, &gen)}) {
+    m->eval();
+    const Variable seq(rand({2, 4, 3}));  // [N, C, L]: every variant takes it
+    REQUIRE(m->forward(seq).data().shares_storage(seq.data()));
+  }
+  REQUIRE(nn::ReflectionPad1d(1)(Variable(rand({2, 3}))).shape() == Shape{2, 5});
+  REQUIRE(nn::ReflectionPad2d(1)(x).shape() == Shape{2, 4, 5, 5});
+  REQUIRE(nn::ReflectionPad3d(1)(Variable(rand({1, 2, 2, 2, 2}))).shape() == Shape{1, 2, 4, 4, 4});
+  REQUIRE(nn::ReplicationPad1d({1, 2})(Variable(rand({2, 3}))).shape() == Shape{2, 6});
+  REQUIRE(nn::ReplicationPad2d(nn::ReplicationPad2dOptions({1, 1, 2, 0}))(x).shape() == Shape{2, 4, 5, 5});
+  REQUIRE(nn::ReplicationPad3d(1)(Variable(rand({2, 2, 2, 2}))).shape() == Shape{2, 4, 4, 4});
+  REQUIRE(nn::ZeroPad2d(1)(x).shape() == Shape{2, 4, 5, 5});
+  REQUIRE(nn::ConstantPad1d(1, 2.0)(x).shape() == Shape{2, 4, 3, 5});
+  REQUIRE(nn::ConstantPad2d(nn::ConstantPad2dOptions(1, 0.5))(x).shape() == Shape{2, 4, 5, 5});
+  REQUIRE(nn::ConstantPad3d(1, 0.0)(x).shape() == Shape{2, 6, 5, 5});
+  const Variable cols = nn::Unfold(nn::UnfoldOptions(2).stride(1))(x);
+  REQUIRE(cols.shape() == Shape{2, 16, 4});
+  REQUIRE(nn::Fold(nn::FoldOptions(3, 2))(cols).shape() == x.shape());
+  nn::Bilinear bl(nn::BilinearOptions(3, 2, 5).bias(false));
+  REQUIRE(bl.forward(Variable(rand({4, 3})), Variable(rand({4, 2}))).shape() == Shape{4, 5});
+  nn::EmbeddingBag bag(nn::EmbeddingBagOptions(10, 3).mode(EmbeddingBagMode::Sum).padding_idx(0));
+  REQUIRE(bag.forward(from_vector<int64_t>({1, 2, 0, 4}, {2, 2})).shape() == Shape{2, 3});
+
+  namespace F = nn::functional;
+  REQUIRE(F::instance_norm(x).shape() == x.shape());
+  REQUIRE(F::local_response_norm(x, 2).shape() == x.shape());
+  REQUIRE(F::dropout2d(x, 0.5, false).data().shares_storage(x.data()));
+  REQUIRE(F::dropout1d(Variable(rand({2, 3})), 0.0).shape() == Shape{2, 3});
+  REQUIRE(F::dropout3d(x, 1.0).shape() == x.shape());
+  REQUIRE(F::alpha_dropout(x, 0.5, false).shape() == x.shape());
+  REQUIRE(F::feature_alpha_dropout(x, 0.5, false).shape() == x.shape());
+  REQUIRE(F::pad(x, {1, 1}, PadMode::Reflect).shape() == Shape{2, 4, 3, 5});
+  REQUIRE(F::fold(F::unfold(x, {2, 2}), {3, 3}, {2, 2}).shape() == x.shape());
+  REQUIRE(F::bilinear(Variable(rand({4, 3})), Variable(rand({4, 2})), bl.weight).shape() == Shape{4, 5});
+  REQUIRE(
+      F::embedding_bag(from_vector<int64_t>({1, 2, 3}), bag.weight, from_vector<int64_t>({0, 1}), EmbeddingBagMode::Max)
+          .shape() == Shape{2, 3});
+}

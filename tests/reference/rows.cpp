@@ -3,6 +3,9 @@
 
 namespace ddl::sweep {
 
+// Declared here rather than in sweep.h, which every family file includes.
+void add_layers_more_rows(std::vector<Row>& rows);  // rows_layers_more.cpp
+
 std::vector<Row> all_rows() {
   std::vector<Row> rows;
   add_elementwise_rows(rows);
@@ -24,6 +27,7 @@ std::vector<Row> all_rows() {
   add_linalg_rows(rows);
   add_seq_models_rows(rows);
   add_pool_nd_rows(rows);
+  add_layers_more_rows(rows);
   return rows;
 }
 
