@@ -166,6 +166,7 @@ void add_activation_rows(std::vector<Row>& rows);
 void add_math_rows(std::vector<Row>& rows);
 void add_reduce2_rows(std::vector<Row>& rows);
 void add_linalg_rows(std::vector<Row>& rows);
+void add_rounding_rows(std::vector<Row>& rows);
 std::vector<Row> all_rows();
 
 }  // namespace ddl::sweep
