@@ -9,5 +9,6 @@
 #include "data/image_folder.h"
 #include "data/mnist.h"
 #include "data/sampler.h"
+#include "data/stream.h"
 #include "data/synthetic.h"
 #include "data/transforms.h"

@@ -1,6 +1,9 @@
 // Sampler implementations. See Note [Distributed partition] in sampler.h.
 #include "data/sampler.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tensor/factory.h"
@@ -34,6 +37,56 @@ RandomSampler::RandomSampler(int64_t n, uint64_t seed) : n_(n), seed_(seed) {
 
 std::vector<int64_t> RandomSampler::indices() const { return permutation(n_, seed_ + static_cast<uint64_t>(epoch_)); }
 
+WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement,
+                                             uint64_t seed)
+    : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement), seed_(seed) {
+  DDL_CHECK(num_samples > 0,
+            "WeightedRandomSampler: num_samples should be a positive integer value, but got num_samples=", num_samples);
+  double total = 0;
+  for (size_t i = 0; i < weights_.size(); ++i) {
+    const double w = weights_[i];
+    DDL_CHECK(std::isfinite(w), "WeightedRandomSampler: invalid multinomial distribution (weight ", i, " is ", w,
+              "; weights must be finite)");
+    DDL_CHECK(w >= 0, "WeightedRandomSampler: invalid multinomial distribution (weight ", i, " is ", w, " < 0)");
+    total += w;
+  }
+  DDL_CHECK(total > 0, "WeightedRandomSampler: invalid multinomial distribution (sum of ", weights_.size(),
+            " weights <= 0)");
+  DDL_CHECK(replacement || num_samples <= static_cast<int64_t>(weights_.size()),
+            "WeightedRandomSampler: cannot sample ", num_samples, " > ", weights_.size(),
+            " indices without replacement");
+}
+
+std::vector<int64_t> WeightedRandomSampler::indices() const {
+  Generator gen(seed_ + static_cast<uint64_t>(epoch_));
+  // One uniform per draw with replacement, one per index without.
+  const int64_t draws = replacement_ ? num_samples_ : static_cast<int64_t>(weights_.size());
+  const auto u = to_vector<double>(rand({draws}, gen, DType::Float64));
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(num_samples_));
+  if (replacement_) {
+    // Inverse CDF: the first index whose cumulative weight exceeds u * total (a zero weight never does).
+    std::vector<double> cdf(weights_.size());
+    std::partial_sum(weights_.begin(), weights_.end(), cdf.begin());
+    // u * total may round up to total: then the last index of positive weight, never a zero one.
+    int64_t last = static_cast<int64_t>(weights_.size()) - 1;
+    while (weights_[static_cast<size_t>(last)] == 0) --last;
+    for (double x : u) {
+      const auto it = std::upper_bound(cdf.begin(), cdf.end(), x * cdf.back());
+      out.push_back(std::min<int64_t>(it - cdf.begin(), last));
+    }
+    return out;
+  }
+  // Efraimidis and Spirakis' keys: sorting -log(u_i) / w_i ascending is drawing without replacement.
+  std::vector<double> key(weights_.size());
+  for (size_t i = 0; i < key.size(); ++i)
+    key[i] = weights_[i] > 0 ? -std::log1p(-u[i]) / weights_[i] : std::numeric_limits<double>::infinity();
+  std::vector<int64_t> order = iota(static_cast<int64_t>(key.size()));
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] < key[b]; });
+  order.resize(static_cast<size_t>(num_samples_));
+  return order;
+}
+
 DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank, bool shuffle,
                                        uint64_t seed, bool drop_last)
     : n_(dataset_size),
@@ -62,6 +115,30 @@ std::vector<int64_t> DistributedSampler::indices() const {
   mine.reserve(static_cast<size_t>(num_samples_));
   for (int64_t i = rank_; i < total; i += num_replicas_) mine.push_back(order[static_cast<size_t>(i)]);
   return mine;
+}
+
+BatchSampler::BatchSampler(std::shared_ptr<Sampler> sampler, int64_t batch_size, bool drop_last)
+    : sampler_(std::move(sampler)), batch_size_(batch_size), drop_last_(drop_last) {
+  DDL_CHECK(sampler_ != nullptr, "BatchSampler: no sampler given");
+  DDL_CHECK(batch_size > 0,
+            "BatchSampler: batch_size should be a positive integer value, but got batch_size=", batch_size);
+}
+
+int64_t BatchSampler::size() const {
+  const int64_t n = sampler_->size();
+  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+std::vector<std::vector<int64_t>> BatchSampler::batches() const {
+  const std::vector<int64_t> all = sampler_->indices();
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(static_cast<size_t>(size()));
+  for (size_t begin = 0; begin < all.size(); begin += static_cast<size_t>(batch_size_)) {
+    const size_t end = std::min(all.size(), begin + static_cast<size_t>(batch_size_));
+    if (drop_last_ && end - begin < static_cast<size_t>(batch_size_)) break;
+    out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(begin), all.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return out;
 }
 
 }  // namespace ddl::data

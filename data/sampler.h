@@ -1,10 +1,12 @@
 // Samplers decide which dataset indices an epoch visits and in what order:
-// SequentialSampler, RandomSampler (seeded) and DistributedSampler, which
+// SequentialSampler, RandomSampler (seeded), WeightedRandomSampler and DistributedSampler, which
 // splits every epoch across the ranks of a data-parallel job exactly as
 // PyTorch's torch.utils.data.DistributedSampler does (see Note [Distributed partition]).
+// BatchSampler groups another sampler's indices into batches.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace ddl::data {
@@ -47,6 +49,27 @@ class RandomSampler : public Sampler {
   uint64_t seed_;
 };
 
+// num_samples indices drawn with probabilities proportional to `weights` (torch.utils.data.
+// WeightedRandomSampler), from Generator(seed + epoch). With replacement each draw is independent;
+// without, each index appears at most once, drawn as successive draws from the weights left (the
+// exponential-key method: the smallest keys -log(u) / w), and zero-weight indices come last, in index
+// order, as PyTorch 1.13 lets them be drawn once the others run out. Requires a 1-d list of finite
+// weights >= 0 with a positive sum, num_samples >= 1, and without replacement num_samples <=
+// weights.size(). Draws differ from PyTorch's for the same seed (another generator); the
+// distribution is the same.
+class WeightedRandomSampler : public Sampler {
+ public:
+  WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement = true, uint64_t seed = 0);
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return num_samples_; }
+
+ private:
+  std::vector<double> weights_;
+  int64_t num_samples_;
+  bool replacement_;
+  uint64_t seed_;
+};
+
 // Note [Distributed partition]
 // With N examples and R ranks, one epoch is built the same way on every rank:
 //   1. order = shuffle ? randperm(N) seeded by seed + epoch : 0, 1, ..., N - 1
@@ -77,6 +100,27 @@ class DistributedSampler : public Sampler {
   uint64_t seed_;
   bool drop_last_;
   int64_t num_samples_;
+};
+
+// torch.utils.data.BatchSampler: the sampler's indices of an epoch in runs of batch_size, the last
+// run shorter unless drop_last drops it. Not a Sampler (its items are lists); set_epoch reaches the
+// wrapped sampler. The DataLoader batches a sampler's indices by the same rule.
+class BatchSampler {
+ public:
+  // Requires a sampler and batch_size >= 1.
+  BatchSampler(std::shared_ptr<Sampler> sampler, int64_t batch_size, bool drop_last);
+  std::vector<std::vector<int64_t>> batches() const;
+  // The number of batches: floor(n / batch_size) with drop_last, else ceil(n / batch_size).
+  int64_t size() const;
+  void set_epoch(int64_t epoch) { sampler_->set_epoch(epoch); }
+  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_last() const { return drop_last_; }
+
+ private:
+  std::shared_ptr<Sampler> sampler_;
+  int64_t batch_size_;
+  bool drop_last_;
 };
 
 }  // namespace ddl::data

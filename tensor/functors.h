@@ -43,6 +43,11 @@ enum class UnaryOp : uint8_t {
   Log1p,
   Expm1,
   Softplus,
+  Floor,
+  Ceil,
+  Round,  // half to even; with decimals, a = 10^|decimals| and b = +1 (x * a) or -1 (x / a)
+  Trunc,
+  Frac,
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -85,7 +90,7 @@ DDL_HOST_DEVICE bool is_nan(T x) {
 }
 
 // a, b: the scalar parameters of AddScalar (a), MulScalar (a), RsubScalar (a - x), PowScalar (a), Clamp (a, b),
-// Softplus (beta a, threshold b).
+// Softplus (beta a, threshold b), Round (the scale a and its direction b).
 template <UnaryOp Op, typename T>
 struct UnaryFn {
   T a, b;
@@ -168,6 +173,17 @@ struct UnaryFn {
       const MathT<T> z = MathT<T>(x) * MathT<T>(a);
       return z > MathT<T>(b) ? x : T(std::log1p(std::exp(z)) / MathT<T>(a));
     }
+    if constexpr (Op == UnaryOp::Floor) return T(std::floor(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Ceil) return T(std::ceil(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Trunc) return T(std::trunc(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Frac) return T(MathT<T>(x) - std::trunc(MathT<T>(x)));
+    if constexpr (Op == UnaryOp::Round) {
+      // nearbyint rounds half to even in the default rounding mode, as torch.round; with decimals
+      // PyTorch's round_decimals_kernel scales in the compute type first (1.2345 at 2 gives 1.23).
+      const MathT<T> v = MathT<T>(x), s = MathT<T>(a);
+      if (b == T(0)) return T(std::nearbyint(v));
+      return b > T(0) ? T(std::nearbyint(v * s) / s) : T(std::nearbyint(v / s) * s);
+    }
     return x;
   }
 };
@@ -178,6 +194,20 @@ DDL_HOST_DEVICE T modulo(T a, T b) {
   if constexpr (std::is_signed_v<T>)
     if (b == T(-1)) return T(0);
   return b == T(0) ? T(0) : T(a % b);
+}
+
+// a / b for integers rounded toward zero, or down (Python's //) when `floor`: the frontend refuses
+// a zero divisor; INT_MIN / -1 wraps to INT_MIN instead of trapping.
+template <typename T>
+DDL_HOST_DEVICE T int_div(T a, T b, bool floor) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+    const T q = T(a / b);
+    return floor && a % b != T(0) && ((a < T(0)) != (b < T(0))) ? T(q - T(1)) : q;
+  } else {
+    return T(a / b);
+  }
 }
 
 // a^b for integers, by squaring and wrapping as PyTorch's powi; a negative b gives 0 except
@@ -262,11 +292,13 @@ struct BinaryFn {
       if constexpr (std::is_floating_point_v<T>)
         return std::trunc(a / b);
       else
-        return b == T(0) ? T(0) : a / b;
+        return int_div(a, b, false);
     }
     if constexpr (Op == BinaryOp::DivFloor) {
-      if constexpr (std::is_floating_point_v<T>) return div_floor(a, b);
-      return a;  // (floats only: the gradient of remainder)
+      if constexpr (std::is_floating_point_v<T>)
+        return div_floor(a, b);
+      else
+        return int_div(a, b, true);
     }
     return a;
   }

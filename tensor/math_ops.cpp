@@ -97,6 +97,23 @@ Tensor lerp_impl(const Tensor& start, const Tensor& end, const W& weight) {
   }
 }
 
+// floor, ceil, round and trunc: integers are already whole (a copy, as PyTorch), bools refused.
+Tensor rounding(UnaryOp op, const Tensor& a, const char* name, double scale = 0, double direction = 0) {
+  DDL_CHECK(a.defined(), name, ": undefined operand");
+  DDL_CHECK(a.dtype() != DType::Bool, name, ": not supported for bool tensors (", describe(a),
+            "); convert it with .to(DType::Float32)");
+  if (!is_floating(a.dtype())) return a.clone();
+  return unary_op(op, a, name, scale, direction);
+}
+
+// The rounding mode of torch.div: BinaryOp::Div, DivTrunc or DivFloor.
+BinaryOp div_mode(const std::optional<std::string_view>& mode) {
+  if (!mode) return BinaryOp::Div;
+  DDL_CHECK(*mode == "trunc" || *mode == "floor",
+            "div: expected rounding_mode to be one of std::nullopt, \"trunc\" or \"floor\", but got \"", *mode, "\"");
+  return *mode == "trunc" ? BinaryOp::DivTrunc : BinaryOp::DivFloor;
+}
+
 // clamp by tensors: minimum(maximum(a, lo), hi) in the dtype of all three, NaN from any of them.
 Tensor clamp_tensors(const Tensor& a, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi,
                      const char* name) {
@@ -145,6 +162,35 @@ Tensor softplus(const Tensor& a, double beta, double threshold) {
   return unary_op(UnaryOp::Softplus, a, "softplus", beta, threshold);
 }
 
+Tensor floor(const Tensor& a) { return rounding(UnaryOp::Floor, a, "floor"); }
+Tensor ceil(const Tensor& a) { return rounding(UnaryOp::Ceil, a, "ceil"); }
+Tensor trunc(const Tensor& a) { return rounding(UnaryOp::Trunc, a, "trunc"); }
+
+Tensor round(const Tensor& a, int64_t decimals) {
+  if (decimals == 0) return rounding(UnaryOp::Round, a, "round");
+  DDL_CHECK(a.defined(), "round: undefined operand");
+  DDL_CHECK(is_floating(a.dtype()), "round: decimals is not supported for ", describe(a),
+            " (PyTorch has no integer kernel); convert it with .to(DType::Float32)");
+  // 10^|decimals| as std::pow gives it; past 10^308 it is inf, and so is the scaled value.
+  const double scale = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  if (a.dtype() == DType::BFloat16) {
+    // PyTorch 1.13's CPU kernel computes in bfloat16: the scaled value rounds to bfloat16 before
+    // nearbyint (-1856 at -2 decimals: -18.5, then -1800), the rest in float32.
+    const Tensor s = scalar_of(scale, DType::BFloat16, a.device());
+    const Tensor scaled = (decimals > 0 ? mul(a, s) : div(a, s)).to(DType::Float32);
+    const Tensor r = unary_op(UnaryOp::Round, scaled, "round"), s32 = s.to(DType::Float32);
+    return (decimals > 0 ? div(r, s32) : mul(r, s32)).to(DType::BFloat16);
+  }
+  return unary_op(UnaryOp::Round, a, "round", scale, decimals > 0 ? 1.0 : -1.0);
+}
+
+Tensor frac(const Tensor& a) {
+  DDL_CHECK(a.defined(), "frac: undefined operand");
+  DDL_CHECK(is_floating(a.dtype()), "frac: expected a floating tensor, got ", describe(a),
+            "; convert it with .to(DType::Float32)");
+  return unary_op(UnaryOp::Frac, a, "frac");
+}
+
 Tensor atan2(const Tensor& a, const Tensor& b) {
   DDL_CHECK(a.defined() && b.defined(), "atan2: undefined operand");
   if (!is_floating(a.dtype()) && !is_floating(b.dtype()))
@@ -156,6 +202,11 @@ Tensor fmod(const Tensor& a, const Tensor& b) { return modulo(BinaryOp::Fmod, a,
 Tensor fmod(const Tensor& a, double b) { return modulo(BinaryOp::Fmod, a, b, "fmod"); }
 Tensor remainder(const Tensor& a, const Tensor& b) { return modulo(BinaryOp::Remainder, a, b, "remainder"); }
 Tensor remainder(const Tensor& a, double b) { return modulo(BinaryOp::Remainder, a, b, "remainder"); }
+Tensor remainder(double a, const Tensor& b) {
+  DDL_CHECK(b.defined(), "remainder: undefined operand");
+  const DType t = detail::scalar_result_type(b.dtype(), a);
+  return modulo(BinaryOp::Remainder, scalar_of(a, t, b.device()), b.to(t), "remainder");
+}
 
 Tensor lerp(const Tensor& start, const Tensor& end, double weight) { return lerp_impl(start, end, weight); }
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) { return lerp_impl(start, end, weight); }
@@ -168,6 +219,13 @@ Tensor clamp_min(const Tensor& a, const Tensor& lo) { return clamp_tensors(a, lo
 Tensor clamp_max(const Tensor& a, double hi) { return clamp(a, std::nullopt, std::optional<double>(hi)); }
 Tensor clamp_max(const Tensor& a, const Tensor& hi) { return clamp_tensors(a, std::nullopt, hi, "clamp_max"); }
 
+Tensor pow(const Tensor& a, const Tensor& b) {
+  DDL_CHECK(a.defined() && b.defined(), "pow: undefined operand");
+  DDL_CHECK(detail::result_type(a, b) != DType::Bool, "pow: not supported for two bool tensors (", describe(a), ", ",
+            describe(b), "); convert them with .to(DType::Int64)");
+  return binary_op(BinaryOp::Pow, a, b, "pow");
+}
+
 Tensor pow(double base, const Tensor& exponent) {
   DDL_CHECK(exponent.defined(), "pow: undefined exponent");
   // The dtype of torch.pow(number, tensor): the tensor's if floating, else as Note [Scalar operands].
@@ -179,6 +237,30 @@ Tensor operator/(double a, const Tensor& b) {
   DDL_CHECK(b.defined(), "div: undefined operand");
   const DType t = is_floating(b.dtype()) ? b.dtype() : DType::Float32;
   return div(scalar_of(a, t, b.device()), b.to(t));
+}
+
+// PyTorch 1.13's CPU div_trunc of a 16-bit float truncates the quotient rounded to 16 bits (Half's
+// operator/: 183.9 rounds to 184 first); its div_floor computes in float32, as ddl's kernels do.
+Tensor div_trunc_reduced(const Tensor& a, const Tensor& b) {
+  const DType t = detail::result_type(a, b);
+  return trunc(div(a.to(t), b.to(t)));
+}
+
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  const BinaryOp op = div_mode(rounding_mode);
+  if (op == BinaryOp::Div) return div(a, b);
+  DDL_CHECK(a.defined() && b.defined(), "div: undefined operand");
+  if (op == BinaryOp::DivTrunc && is_reduced_float(detail::result_type(a, b))) return div_trunc_reduced(a, b);
+  return modulo(op, a, b, "div");
+}
+
+Tensor div(const Tensor& a, double b, std::optional<std::string_view> rounding_mode) {
+  const BinaryOp op = div_mode(rounding_mode);
+  if (op == BinaryOp::Div) return div(a, b);
+  DDL_CHECK(a.defined(), "div: undefined operand");
+  if (op == BinaryOp::DivTrunc && is_reduced_float(a.dtype()))
+    return div_trunc_reduced(a, scalar_of(b, a.dtype(), a.device()));
+  return modulo(op, a, b, "div");
 }
 
 namespace detail {

@@ -61,6 +61,17 @@ Variable identity_grad(const Variable& a, const Tensor& y, const char* node) {
       [](const Variable& g, const Needs&) -> VGrads { return {g}; });
 }
 
+// Rounding ops: the gradient is zeros_like(grad), a constant, as PyTorch's derivatives.yaml.
+Variable zero_grad(const Variable& a, const Tensor& y, const char* node) {
+  auto zeros_of = [](const auto& g) {
+    using G = std::decay_t<decltype(g)>;
+    return G(zeros(g.shape(), TensorOptions(g.dtype(), g.device())));
+  };
+  return make_result(
+      y, node, {&a}, [zeros_of](const Tensor& g, const Needs&) -> Grads { return {zeros_of(g)}; },
+      [zeros_of](const Variable& g, const Needs&) -> VGrads { return {zeros_of(g)}; });
+}
+
 // clamp by tensors; masks are constants of the inputs (PyTorch's clamp_backward and
 // clamp_backward_min_max).
 Variable clamp_vars(const Variable& a, const std::optional<Variable>& lo, const std::optional<Variable>& hi,
@@ -165,6 +176,13 @@ Variable softplus(const Variable& a, double beta, double threshold) {
       });
 }
 
+Variable floor(const Variable& a) { return zero_grad(a, floor(a.data()), "FloorBackward"); }
+Variable ceil(const Variable& a) { return zero_grad(a, ceil(a.data()), "CeilBackward"); }
+Variable round(const Variable& a, int64_t decimals) { return zero_grad(a, round(a.data(), decimals), "RoundBackward"); }
+Variable trunc(const Variable& a) { return zero_grad(a, trunc(a.data()), "TruncBackward"); }
+Variable frac(const Variable& a) { return identity_grad(a, frac(a.data()), "FracBackward"); }
+Variable sign(const Variable& a) { return zero_grad(a, sign(a.data()), "SignBackward"); }
+
 Variable atan2(const Variable& a, const Variable& b) {
   DDL_CHECK(a.defined() && b.defined(), "atan2: undefined operand");
   const DType t = detail::result_type(a.data(), b.data());
@@ -192,6 +210,19 @@ Variable remainder(const Variable& a, const Variable& b) {
 }
 Variable remainder(const Variable& a, double b) {
   return identity_grad(a, remainder(a.data(), b), "RemainderBackward");
+}
+
+Variable remainder(double a, const Variable& b) {
+  return make_result(
+      remainder(a, b.data()), "RemainderBackward", {&b},
+      [](const Tensor&, const Needs&) -> Grads {
+        DDL_CHECK(false, "remainder: the derivative of remainder(number, tensor) is not implemented (nor in PyTorch)");
+        return {};
+      },
+      [](const Variable&, const Needs&) -> VGrads {
+        DDL_CHECK(false, "remainder: the derivative of remainder(number, tensor) is not implemented (nor in PyTorch)");
+        return {};
+      });
 }
 
 Variable lerp(const Variable& start, const Variable& end, double weight) {
@@ -237,6 +268,29 @@ Variable clamp_max(const Variable& a, const Variable& hi) {
   return clamp_vars(a, std::nullopt, hi, clamp_max(a.data(), hi.data()));
 }
 
+Variable pow(const Variable& a, const Variable& b) {
+  DDL_CHECK(a.defined() && b.defined(), "pow: undefined operand");
+  const DType t = detail::result_type(a.data(), b.data());
+  if (is_reduced_float(t)) return pow(a.to(DType::Float32), b.to(DType::Float32)).to(t);  // as unary()
+  const Shape as = a.shape(), bs = b.shape();
+  const Tensor ad = a.data(), bd = b.data();
+  const Tensor y = pow(ad, bd);
+  // Masks of the inputs, constants: where b = 0, and where a = 0 with b >= 0.
+  const Tensor b_zero = eq(bd, 0.0), a_zero = mul(eq(ad, 0.0), ge(bd, 0.0));
+  // As PyTorch's formulas, g inside the base's mask and outside the exponent's: their double
+  // backward then gives the same NaNs (0 * log(0)). The log is of the base in the result's dtype.
+  auto grads = [as, bs, b_zero, a_zero, t](const auto& g, const auto& x, const auto& e, const auto& r, const Needs& n) {
+    using G = std::decay_t<decltype(g)>;
+    const G z = zero_like(g);
+    return std::vector<G>{n[0] ? sum_to(where(b_zero, z, mul(g, mul(e, pow(x, sub(e, 1.0))))), as) : G(),
+                          n[1] ? sum_to(mul(g, where(a_zero, z, mul(r, log(x.to(t))))), bs) : G()};
+  };
+  return make_result(
+      y, "PowBackward", {&a, &b},
+      [grads, ad, bd, y](const Tensor& g, const Needs& n) -> Grads { return grads(g, ad, bd, y, n); },
+      [grads, a, b](const Variable& g, const Needs& n) -> VGrads { return grads(g, a, b, pow(a, b), n); });
+}
+
 Variable pow(double base, const Variable& exponent) {
   const Tensor ed = exponent.data();
   // g * base^e * log(base); at base 0, 0 where e >= 0 (PyTorch's pow_backward_exponent).
@@ -255,6 +309,31 @@ Variable operator/(double a, const Variable& b) {
   DDL_CHECK(b.defined(), "div: undefined operand");
   const DType t = is_floating(b.dtype()) ? b.dtype() : DType::Float32;
   return div(Variable(scalar_tensor(a, TensorOptions(t, b.device()))), t == b.dtype() ? b : Variable(b.data().to(t)));
+}
+
+}  // namespace ddl
+
+namespace ddl {
+
+Variable div(const Variable& a, const Variable& b, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  const Shape as = a.shape(), bs = b.shape();
+  auto grads = [as, bs](const auto& g, const Needs& n) {
+    using G = std::decay_t<decltype(g)>;
+    return std::vector<G>{n[0] ? sum_to(mul(g, 0.0), as) : G(), n[1] ? sum_to(mul(g, 0.0), bs) : G()};
+  };
+  return make_result(
+      div(a.data(), b.data(), rounding_mode), "DivBackward", {&a, &b},
+      [grads](const Tensor& g, const Needs& n) -> Grads { return grads(g, n); },
+      [grads](const Variable& g, const Needs& n) -> VGrads { return grads(g, n); });
+}
+
+Variable div(const Variable& a, double b, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  return make_result(
+      div(a.data(), b, rounding_mode), "DivBackward", {&a},
+      [](const Tensor& g, const Needs&) -> Grads { return {mul(g, 0.0)}; },
+      [](const Variable& g, const Needs&) -> VGrads { return {mul(g, 0.0)}; });
 }
 
 }  // namespace ddl

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "autograd/variable.h"
 
@@ -23,6 +24,13 @@ Variable atanh(const Variable& a);
 Variable log1p(const Variable& a);
 Variable expm1(const Variable& a);
 Variable softplus(const Variable& a, double beta = 1.0, double threshold = 20.0);
+// Rounding has a zero gradient almost everywhere (PyTorch's zeros_like(grad)); frac's is the identity.
+Variable floor(const Variable& a);
+Variable ceil(const Variable& a);
+Variable round(const Variable& a, int64_t decimals = 0);
+Variable trunc(const Variable& a);
+Variable frac(const Variable& a);
+Variable sign(const Variable& a);
 
 Variable atan2(const Variable& a, const Variable& b);
 // The gradient of b is -g * trunc(a / b) (fmod) or -g * floor(a / b) (remainder), as PyTorch's.
@@ -30,6 +38,8 @@ Variable fmod(const Variable& a, const Variable& b);
 Variable fmod(const Variable& a, double b);
 Variable remainder(const Variable& a, const Variable& b);
 Variable remainder(const Variable& a, double b);
+// PyTorch 1.13 has no derivative for remainder(number, tensor): backward through it throws, as there.
+Variable remainder(double a, const Variable& b);
 Variable lerp(const Variable& start, const Variable& end, double weight);
 Variable lerp(const Variable& start, const Variable& end, const Variable& weight);
 // The gradient goes to x where lo <= x <= hi, to lo where x < lo < hi, to hi where x > hi or hi < lo.
@@ -38,7 +48,13 @@ Variable clamp_min(const Variable& a, double lo);
 Variable clamp_min(const Variable& a, const Variable& lo);
 Variable clamp_max(const Variable& a, double hi);
 Variable clamp_max(const Variable& a, const Variable& hi);
+// d/da = g b a^(b-1) (0 where b = 0), d/db = g a^b log(a) (0 where a = 0 and b >= 0), as PyTorch's
+// pow_backward_self and pow_backward_exponent.
+Variable pow(const Variable& a, const Variable& b);
 Variable pow(double base, const Variable& exponent);
 Variable operator/(double a, const Variable& b);
+// With a rounding mode the gradients are g * 0 (NaN where g is not finite), as PyTorch's.
+Variable div(const Variable& a, const Variable& b, std::optional<std::string_view> rounding_mode);
+Variable div(const Variable& a, double b, std::optional<std::string_view> rounding_mode);
 
 }  // namespace ddl

@@ -61,7 +61,8 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, double a, doub
     DDL_UNARY_CASE(Clamp) DDL_UNARY_CASE(Erf) DDL_UNARY_CASE(Sin) DDL_UNARY_CASE(Cos) DDL_UNARY_CASE(Tan)
     DDL_UNARY_CASE(Asin) DDL_UNARY_CASE(Acos) DDL_UNARY_CASE(Atan) DDL_UNARY_CASE(Sinh) DDL_UNARY_CASE(Cosh)
     DDL_UNARY_CASE(Asinh) DDL_UNARY_CASE(Acosh) DDL_UNARY_CASE(Atanh) DDL_UNARY_CASE(Log1p) DDL_UNARY_CASE(Expm1)
-    DDL_UNARY_CASE(Softplus)
+    DDL_UNARY_CASE(Softplus) DDL_UNARY_CASE(Floor) DDL_UNARY_CASE(Ceil) DDL_UNARY_CASE(Round) DDL_UNARY_CASE(Trunc)
+    DDL_UNARY_CASE(Frac)
 #undef DDL_UNARY_CASE
     // clang-format on
   }

@@ -113,6 +113,13 @@ TEST_CASE("cuda unary ops match the CPU", "[cuda][elementwise]") {
       [](const Tensor& x) { return pow(x, 2.0); },
       [](const Tensor& x) { return pow(abs(x), 1.7); },
       [](const Tensor& x) { return clamp(x, -0.5, 0.25); },
+      [](const Tensor& x) { return floor(mul(x, 3.0)); },
+      [](const Tensor& x) { return ceil(mul(x, 3.0)); },
+      [](const Tensor& x) { return trunc(mul(x, 3.0)); },
+      [](const Tensor& x) { return round(mul(x, 3.0)); },
+      [](const Tensor& x) { return round(x, 2); },
+      [](const Tensor& x) { return round(mul(x, 300.0), -1); },
+      [](const Tensor& x) { return frac(mul(x, 3.0)); },
   };
   for (DType t : kFloat)
     for (const Pair& x : layouts(t, 1))
@@ -160,6 +167,9 @@ TEST_CASE("cuda binary ops match the CPU, with broadcasting", "[cuda][elementwis
       [](const Tensor& a, const Tensor& b) { return relu_backward(a, b); },
       [](const Tensor& a, const Tensor& b) { return sigmoid_backward(a, b); },
       [](const Tensor& a, const Tensor& b) { return tanh_backward(a, b); },
+      [](const Tensor& a, const Tensor& b) { return pow(add(abs(a), 0.1), b); },
+      [](const Tensor& a, const Tensor& b) { return div(mul(a, 10.0), b, "trunc"); },
+      [](const Tensor& a, const Tensor& b) { return div(mul(a, 10.0), b, "floor"); },
   };
   for (DType t : kNumeric) {
     const std::vector<Pair> xs = layouts(t, 4), ys = layouts(t, 5);

@@ -148,7 +148,11 @@ TEST_CASE("tensors: joins, reductions, sort, einsum, comparisons, random", "[lib
   REQUIRE(softplus(x).shape() == x.shape());  // F::softplus
   REQUIRE(clamp(x, x, x).shape() == x.shape());
   REQUIRE(pow(2.0, x).shape() == (1.0 / x).shape());
-  REQUIRE(x.index({0, 0}).item<float>() == 3.0f);  // t[0][0].item<float>()
+  REQUIRE(floor(x).shape() == ceil(x).shape());  // torch::floor, ceil, round, trunc, frac, sign
+  REQUIRE(round(x, 1).shape() == trunc(frac(x)).shape());
+  REQUIRE(sign(x).shape() == pow(x, x).shape());               // torch::pow(tensor, tensor)
+  REQUIRE(to_vector<float>(div(x, 2.0, "floor"))[0] == 1.0f);  // torch::div(x, 2, "floor")
+  REQUIRE(x.index({0, 0}).item<float>() == 3.0f);              // t[0][0].item<float>()
 
   manual_seed(7);  // torch::manual_seed
   const Tensor r1 = randn({4});
@@ -457,6 +461,15 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   REQUIRE(adamw.param_groups()[0].options.at("weight_decay") == 0.01);
   optim::AdamW adamw_amsgrad({w}, optim::AdamWOptions{.lr = 1e-3, .amsgrad = true});  // AdamWOptions().amsgrad(true)
   REQUIRE(adamw_amsgrad.param_groups()[0].options.at("amsgrad") == 1);
+  optim::Adamax adamax({w}, optim::AdamaxOptions(2e-3).betas({0.9, 0.999}));  // and NAdam, RAdam, Rprop, ASGD
+  REQUIRE(adamax.param_groups()[0].options.at("beta2") == 0.999);
+  optim::NAdam nadam({w});
+  optim::RAdam radam({w});
+  optim::Rprop rprop({w});
+  optim::ASGD asgd({w});
+  REQUIRE(nadam.param_groups()[0].lr() + radam.param_groups()[0].lr() + rprop.param_groups()[0].lr() +
+              asgd.param_groups()[0].lr() ==
+          Approx(2e-3 + 1e-3 + 1e-2 + 1e-2));
   REQUIRE(optim::clip_grad_norm_({w}, 10.0, /*norm_type=*/1.0, /*error_if_nonfinite=*/true) >= 0);
   optim::clip_grad_value_({w}, 0.1);  // torch::nn::utils::clip_grad_value_
   {  // optim::LBFGS(params, LBFGSOptions(1).line_search_fn("strong_wolfe")), opt.step(closure)
@@ -510,6 +523,12 @@ TEST_CASE("data: datasets, loaders, samplers, splits, collate", "[libtorch]") {
   REQUIRE(data::SequentialSampler(3).indices() == std::vector<int64_t>{0, 1, 2});
   REQUIRE(data::RandomSampler(3, 5).indices().size() == 3);
   REQUIRE(data::DistributedSampler(10, /*num_replicas=*/2, /*rank=*/1).size() == 5);
+  REQUIRE(data::WeightedRandomSampler({1.0, 2.0}, 4).size() == 4);
+  REQUIRE(data::BatchSampler(std::make_shared<data::SequentialSampler>(5), 2, true).batches().size() == 2);
+  auto stream = std::make_shared<data::GeneratorDataset>([](int64_t) {  // an IterableDataset
+    return []() -> std::optional<data::Example> { return std::nullopt; };
+  });
+  REQUIRE(data::StreamLoader(stream, 4).begin() == data::StreamLoader(stream, 4).end());
 
   data::DataLoaderOptions opts;
   opts.batch_size = 3;

@@ -28,6 +28,7 @@ std::vector<Row> all_rows() {
   add_seq_models_rows(rows);
   add_pool_nd_rows(rows);
   add_layers_more_rows(rows);
+  add_rounding_rows(rows);
   return rows;
 }
 

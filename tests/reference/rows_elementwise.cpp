@@ -186,7 +186,7 @@ void add_elementwise_rows(std::vector<Row>& rows) {
       both("sigmoid", "lambda x: torch.sigmoid(x)", DDL_SWEEP_UNARY(sigmoid), {true}, unary_samples(), true));
   rows.push_back(both("tanh", "lambda x: torch.tanh(x)", DDL_SWEEP_UNARY(tanh), {true}, unary_samples(), true, sz));
   rows.push_back(ten_only("erf", "lambda x: torch.erf(x)", DDL_SWEEP_UNARY(erf), unary_samples(), sz));
-  rows.push_back(ten_only("sign", "lambda x: torch.sign(x)", DDL_SWEEP_UNARY(sign), unary_samples()));
+  // sign: rows_rounding.cpp, with its gradient.
   rows.push_back(both(
       "clamp", "lambda x, lo=None, hi=None, pair=False: torch.clamp(x, PYNUM(lo), PYNUM(hi))",
       [](const auto& in, const json& a) {
