@@ -4,7 +4,6 @@
 namespace ddl::sweep {
 
 // Declared here rather than in sweep.h, which every family file includes.
-void add_layers_more_rows(std::vector<Row>& rows);  // rows_layers_more.cpp
 
 std::vector<Row> all_rows() {
   std::vector<Row> rows;

@@ -168,6 +168,7 @@ void add_reduce2_rows(std::vector<Row>& rows);
 void add_linalg_rows(std::vector<Row>& rows);
 void add_seq_models_rows(std::vector<Row>& rows);
 void add_pool_nd_rows(std::vector<Row>& rows);
+void add_layers_more_rows(std::vector<Row>& rows);
 void add_rounding_rows(std::vector<Row>& rows);
 std::vector<Row> all_rows();
 
