@@ -3,8 +3,6 @@
 
 namespace ddl::sweep {
 
-// Declared here rather than in sweep.h, which every family file includes.
-
 std::vector<Row> all_rows() {
   std::vector<Row> rows;
   add_elementwise_rows(rows);
