@@ -319,6 +319,7 @@ Tensor index_put(const Tensor& t, const std::vector<TensorIndex>& indices, const
 }
 
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const { return ddl::index(*this, indices); }
+Tensor Tensor::operator[](const Tensor& index) const { return ddl::index(*this, {index}); }
 const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const {
   return ddl::index_put_(*this, indices, values);
 }
