@@ -22,6 +22,7 @@ std::vector<Row> all_rows() {
   add_math_rows(rows);
   add_reduce2_rows(rows);
   add_linalg_rows(rows);
+  add_spelling_rows(rows);
   return rows;
 }
 
