@@ -5,6 +5,13 @@
 // parameters near the loss finish first; DDP's bucket order relies on it.
 // Leaves are counted like nodes: a leaf's gradient is accumulated, and its
 // post-accumulate hooks fire, once, after all its incoming gradients are summed.
+//
+// Note [Reentrant backward]: a backward() may start while another runs on the same thread:
+// from a custom function's backward (recomputing a segment and backpropagating through it,
+// as activation checkpointing does) or from a hook. As PyTorch's engine allows it, the nested
+// pass runs to completion as an independent pass over its own graph, with its own queued
+// callbacks; the end-of-backward callbacks (add_backward_end_callback, DDP's) run only when
+// the outermost pass ends, since they mean "the step's backward is done".
 #include "autograd/engine.h"
 
 #include <map>
@@ -31,6 +38,13 @@ int next_end_callback = 0;
 
 void accumulate_leaf(const std::shared_ptr<VariableImpl>& leaf_ptr, Tensor g) {
   VariableImpl& leaf = *leaf_ptr;
+  for (const auto& [id, hook] : leaf.grad_hooks) {  // register_hook: may replace the gradient
+    Tensor replaced = hook(g);
+    if (!replaced.defined()) continue;
+    DDL_CHECK(replaced.shape() == leaf.data.shape(), "register_hook: a hook returned a gradient of shape ",
+              replaced.shape(), " for a leaf of shape ", leaf.data.shape());
+    g = std::move(replaced);
+  }
   // Steal g when nobody else holds its storage; otherwise copy so that later
   // in-place accumulation cannot write into another tensor.
   if (!leaf.grad.defined()) {
@@ -75,7 +89,6 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
   // that is only defined for one-element roots (checked below, per root).
   DDL_CHECK(grads_in.empty() || roots.size() == grads_in.size(), "backward: ", roots.size(), " roots but ",
             grads_in.size(), " gradients (pass one per root, or none for one-element roots)");
-  DDL_CHECK(queued_callbacks == nullptr, "backward: called re-entrantly from a hook");
   DDL_TRACE_SPAN("autograd backward", "backward");
 
   std::unordered_map<Node*, int> deps;
@@ -135,11 +148,15 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
       ready.push(r.grad_fn().get());
     }
 
+  // See Note [Reentrant backward]: a nested pass has its own callbacks and restores the outer's.
   std::vector<std::function<void()>> callbacks;
+  std::vector<std::function<void()>>* const outer_callbacks = queued_callbacks;
+  const bool outermost = outer_callbacks == nullptr;
   queued_callbacks = &callbacks;
   struct Reset {
-    ~Reset() { queued_callbacks = nullptr; }
-  } reset;
+    std::vector<std::function<void()>>* outer;
+    ~Reset() { queued_callbacks = outer; }
+  } reset{outer_callbacks};
 
   for (auto& leaf : root_leaves)
     if (leaf_deps[leaf.get()] == 0 && leaf_grads.count(leaf.get())) {
@@ -156,7 +173,7 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
     // A node that received no gradient still releases its inputs' dependency counts.
     std::vector<Tensor> grads(edges.size());
     if (auto it = node_grads.find(n); it != node_grads.end()) {
-      Tensor g = std::move(it->second);
+      Tensor g = n->run_pre_hooks(std::move(it->second));  // register_hook, retain_grad
       node_grads.erase(it);
       std::vector<bool> needs(edges.size());
       for (size_t i = 0; i < edges.size(); ++i) needs[i] = edges[i].valid();
@@ -194,7 +211,7 @@ void backward(const std::vector<Variable>& roots, const std::vector<Tensor>& gra
   };
   run_queued();
   std::vector<std::function<void()>> persistent;
-  {
+  if (outermost) {
     std::lock_guard<std::mutex> lock(end_callbacks_mu);
     for (auto& [id, cb] : end_callbacks) persistent.push_back(cb);
   }

@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/scope.h"
@@ -78,6 +79,15 @@ class Node {
   // apply() then throws if its closure holds one of them and it was written in place since.
   void record_versions(const std::vector<const Variable*>& inputs, const Tensor& output);
 
+  // The register_hook hooks of the Variable this node produced, run by backward() on the
+  // gradient of the node's output before the node runs; then, when retain_grad() asked for it,
+  // that gradient is accumulated into the Variable's grad.
+  void add_pre_hook(int id, Variable::GradHook hook) { pre_hooks_.emplace_back(id, std::move(hook)); }
+  void remove_pre_hook(int id);
+  void set_retained(const std::shared_ptr<VariableImpl>& v) { retained_ = v; }
+  bool retains(const VariableImpl* v) const { return !retained_.expired() && retained_.lock().get() == v; }
+  Tensor run_pre_hooks(Tensor grad) const;
+
  private:
   template <typename G>
   void validate_gradients(std::vector<G>& grads, const std::vector<bool>& needs) const;
@@ -97,6 +107,8 @@ class Node {
   std::vector<SavedVersion> versions_;  // inputs in order, then the output
   bool released_ = false;
   bool user_defined_ = false;
+  std::vector<std::pair<int, Variable::GradHook>> pre_hooks_;
+  std::weak_ptr<VariableImpl> retained_;
 };
 
 // Wraps an op's result. When grad mode is on and some input requires grad, the

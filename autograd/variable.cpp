@@ -66,10 +66,6 @@ Variable& Variable::set_name(std::string name) {
   return *this;
 }
 
-void Variable::backward(const Tensor& grad, bool retain_graph) const {
-  autograd::backward({*this}, {grad}, retain_graph);
-}
-
 int Variable::register_post_accumulate_grad_hook(Hook hook) {
   VariableImpl& v = checked(impl_, "register_post_accumulate_grad_hook");
   DDL_CHECK(is_leaf() && v.requires_grad,
@@ -78,8 +74,6 @@ int Variable::register_post_accumulate_grad_hook(Hook hook) {
   v.post_accumulate_hooks.emplace(id, std::move(hook));
   return id;
 }
-
-void Variable::remove_hook(int id) { checked(impl_, "remove_hook").post_accumulate_hooks.erase(id); }
 
 std::ostream& operator<<(std::ostream& os, const Variable& v) {
   if (!v.defined()) return os << "Variable(undefined)";

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -23,11 +24,21 @@ struct VariableImpl;
 class Variable {
  public:
   using Hook = std::function<void(Variable&)>;
+  // A gradient hook (register_hook): sees the gradient, may return a replacement (undefined: keep it).
+  using GradHook = std::function<Tensor(const Tensor&)>;
 
   Variable() = default;
   // A leaf holding `data`; implicit so tensors pass where variables are expected.
   Variable(Tensor data, bool requires_grad = false);  // NOLINT
   explicit Variable(std::shared_ptr<VariableImpl> impl) : impl_(std::move(impl)) {}
+  Variable(const Variable&) = default;
+  Variable(Variable&&) noexcept = default;
+  // As Tensor's: a named variable rebinds, a temporary view is written into (recorded, like
+  // copy_ and fill_ below), so `v[0][1] = 5` and `v[1] = row` work as in LibTorch.
+  Variable& operator=(const Variable&) & = default;
+  Variable& operator=(Variable&&) & noexcept = default;
+  const Variable& operator=(const Variable& src) && { return copy_(src); }
+  const Variable& operator=(double value) && { return fill_(value); }
 
   bool defined() const { return impl_ != nullptr; }
   // The values. Writing through them (optimizer steps) bypasses autograd.
@@ -36,6 +47,9 @@ class Variable {
   void set_data(Tensor data);
 
   const Shape& shape() const { return data().shape(); }
+  const Shape& sizes() const { return data().shape(); }  // LibTorch's name for shape()
+  // dtype, device and requires_grad: `autograd::zeros(s, v.options())` makes a like-minded leaf.
+  TensorOptions options() const { return data().options().requires_grad(requires_grad()); }
   int64_t size(int64_t d) const { return data().size(d); }
   int64_t dim() const { return data().dim(); }
   int64_t numel() const { return data().numel(); }
@@ -63,13 +77,51 @@ class Variable {
   Variable& set_name(std::string name);
 
   // Backpropagates from this variable. Without `grad` it must hold one element.
-  // The graph is freed afterwards unless retain_graph is set.
-  void backward(const Tensor& grad = {}, bool retain_graph = false) const;
+  // The graph is freed afterwards unless retain_graph is set (default: create_graph).
+  // create_graph=true throws: .grad is a Tensor here, so it cannot carry a graph; use
+  // autograd::grad(..., create_graph=true), which returns Variables (docs/autograd.md).
+  void backward(const Tensor& grad = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
 
   // Runs `hook(*this)` right after backward accumulates into this leaf's grad.
   // Returns an id for remove_hook.
   int register_post_accumulate_grad_hook(Hook hook);
+  // Runs `hook(grad)` on the gradient of this variable during backward() (leaf or not), before
+  // it is accumulated or passed on; a hook returning a Tensor replaces the gradient, as
+  // LibTorch's register_hook. Hooks run in registration order; autograd::grad runs none.
+  template <typename F>
+  int register_hook(F hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, const Tensor&>>)
+      return add_grad_hook([hook](const Tensor& g) mutable -> Tensor {
+        hook(g);
+        return Tensor();
+      });
+    else
+      return add_grad_hook(GradHook(std::move(hook)));
+  }
   void remove_hook(int id);
+  // Keeps this non-leaf's gradient in grad() after backward (accumulating, after its hooks
+  // ran); a no-op on a leaf, which keeps its gradient anyway.
+  void retain_grad() const;
+  bool retains_grad() const;
+
+  // ---- in place, recorded in the graph (autograd/ops/inplace.cpp) ----
+  // As PyTorch: refused on a leaf that requires grad (and on its views) while grad mode is on;
+  // under NoGradGuard they only write the values. A tensor an op saved for backward and then
+  // written here makes that backward throw (Note [Saved tensor versions] in node.cpp). On a view
+  // of another Variable the base's history is updated too (Note [In-place on views]).
+  const Variable& add_(const Variable& other, double alpha = 1.0) const;
+  const Variable& sub_(const Variable& other, double alpha = 1.0) const;
+  const Variable& mul_(const Variable& other) const;
+  const Variable& div_(const Variable& other) const;
+  const Variable& add_(double value) const;
+  const Variable& sub_(double value) const;
+  const Variable& mul_(double value) const;
+  const Variable& div_(double value) const;
+  const Variable& fill_(double value) const;
+  const Variable& zero_() const { return fill_(0.0); }
+  const Variable& clamp_(std::optional<double> min, std::optional<double> max) const;
+  const Variable& copy_(const Variable& src) const;
 
   // ---- differentiable views (autograd/ops/view.cpp) ----
   Variable view(const Shape& shape) const;
@@ -92,6 +144,9 @@ class Variable {
   Variable to(Device device) const;
   // x.index({Slice(), 0, idx}): basic and advanced indexing (autograd/ops/indexing.h).
   Variable index(const std::vector<TensorIndex>& indices) const;
+  // v[i] = select(0, i) and v[idx] = index({idx}), differentiable, as Tensor's operator[].
+  Variable operator[](int64_t i) const { return select(0, i); }
+  Variable operator[](const Tensor& index) const;
 
   // ---- method forms of the free ops, as in LibTorch (autograd/variable_methods.cpp) ----
   Variable sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
@@ -148,6 +203,7 @@ class Variable {
   const std::shared_ptr<VariableImpl>& impl_ptr() const { return impl_; }
 
  private:
+  int add_grad_hook(GradHook hook);
   std::shared_ptr<VariableImpl> impl_;
 };
 

@@ -16,6 +16,16 @@ enum class DType : uint8_t { Float32, Float64, Int64, Int32, UInt8, Bool, Float1
 
 inline constexpr int kNumDTypes = 8;
 
+// LibTorch's spellings of the dtypes (torch::kFloat, torch::kLong, ...).
+inline constexpr DType kFloat32 = DType::Float32, kFloat = DType::Float32;
+inline constexpr DType kFloat64 = DType::Float64, kDouble = DType::Float64;
+inline constexpr DType kInt64 = DType::Int64, kLong = DType::Int64;
+inline constexpr DType kInt32 = DType::Int32, kInt = DType::Int32;
+inline constexpr DType kUInt8 = DType::UInt8, kByte = DType::UInt8;
+inline constexpr DType kBool = DType::Bool;
+inline constexpr DType kFloat16 = DType::Float16, kHalf = DType::Float16;
+inline constexpr DType kBFloat16 = DType::BFloat16;
+
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 bool is_floating(DType t);

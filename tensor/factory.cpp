@@ -1,6 +1,7 @@
 // Factories: allocation plus a fill or a copy.
 #include "tensor/factory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,11 +16,18 @@ namespace ddl {
 
 namespace detail {
 
+void refuse_requires_grad(const TensorOptions& opts, const char* op) {
+  DDL_CHECK(!opts.requires_grad(), op,
+            ": a Tensor cannot require grad (ddl::Tensor has no autograd state); call ddl::autograd::", op,
+            " (autograd/factory.h), which returns a Variable that requires grad, as torch::", op, " does");
+}
+
 Tensor empty(const char* op, const Shape& shape, TensorOptions opts) {
+  refuse_requires_grad(opts, op);
   for (int64_t d : shape) DDL_CHECK(d >= 0, op, ": negative extent in shape ", shape);
-  const int64_t nbytes = checked_nbytes(shape, dtype_size(opts.dtype), op);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), opts.device);
-  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, opts.dtype);
+  const int64_t nbytes = checked_nbytes(shape, dtype_size(opts.dtype()), op);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), opts.device());
+  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, opts.dtype());
 }
 
 Tensor full(const char* op, const Shape& shape, double value, TensorOptions opts) {
@@ -53,19 +61,20 @@ Tensor empty(const Shape& shape, TensorOptions opts) { return detail::empty("emp
 Tensor zeros(const Shape& shape, TensorOptions opts) { return detail::full("zeros", shape, 0.0, opts); }
 Tensor ones(const Shape& shape, TensorOptions opts) { return detail::full("ones", shape, 1.0, opts); }
 Tensor full(const Shape& shape, double value, TensorOptions opts) {
-  detail::check_value_fits(value, opts.dtype, "full");
+  detail::check_value_fits(value, opts.dtype(), "full");
   return detail::full("full", shape, value, opts);
 }
 
 Tensor arange(double start, double end, double step, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "arange");
   DDL_CHECK(std::isfinite(start) && std::isfinite(end), "arange: start ", start, " and end ", end, " must be finite");
   // 16-bit floats are computed in float32 and rounded, as PyTorch accumulates them in float.
-  if (is_reduced_float(opts.dtype))
-    return arange(start, end, step, TensorOptions(DType::Float32, opts.device)).to(opts.dtype);
+  if (is_reduced_float(opts.dtype()))
+    return arange(start, end, step, TensorOptions(DType::Float32, opts.device())).to(opts.dtype());
   // An integer dtype takes start, end and step truncated to integers (PyTorch's
   // Scalar::to<int64_t>), so int64 with step 0.5 has step 0; its length also
   // comes from the truncated bounds for int64 (aten RangeFactories.cpp).
-  const bool integral = !is_floating(opts.dtype) && opts.dtype != DType::Bool;
+  const bool integral = !is_floating(opts.dtype()) && opts.dtype() != DType::Bool;
   const double xstart = integral ? std::trunc(start) : start, xend = integral ? std::trunc(end) : end;
   const double xstep = integral ? std::trunc(step) : step;
   if (integral) {  // the values are computed in int64, as aten's integer arange does
@@ -78,13 +87,13 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
   DDL_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart), "arange: end ", end,
             " is on the wrong side of start ", start, " for step ", step,
             " (PyTorch: upper bound and larger bound inconsistent with step sign)");
-  const double span = opts.dtype == DType::Int64 ? (xend - xstart) / xstep : (end - start) / step;
+  const double span = opts.dtype() == DType::Int64 ? (xend - xstart) / xstep : (end - start) / step;
   // 2^63 is exact in double; a longer range has no int64 length (torch: "invalid size, possible overflow?").
   DDL_CHECK(span < 9223372036854775808.0, "arange: [", start, ", ", end, ") in steps of ", step,
             " has too many elements for an int64 size");
   const int64_t n = span > 0 ? static_cast<int64_t>(std::ceil(span)) : 0;
-  Tensor cpu_t = empty({n}, opts.dtype);
-  DDL_DISPATCH_NUMERIC(opts.dtype, "arange", [&] {
+  Tensor cpu_t = empty({n}, opts.dtype());
+  DDL_DISPATCH_NUMERIC(opts.dtype(), "arange", [&] {
     scalar_t* p = cpu_t.data<scalar_t>();
     // Integers in int64 arithmetic, wrapped into narrower types as in PyTorch.
     if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>) {
@@ -96,10 +105,12 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(xstart + static_cast<double>(i) * xstep);
     }
   });
-  return cpu_t.to(opts.device);
+  return cpu_t.to(opts.device());
 }
 
-Tensor arange(int64_t end, TensorOptions opts) { return arange(0.0, static_cast<double>(end), 1.0, opts); }
+Tensor arange(int64_t end, TensorOptions opts) {
+  return arange(0.0, static_cast<double>(end), 1.0, opts.has_dtype() ? opts : opts.dtype(DType::Int64));
+}
 
 Tensor empty_like(const Tensor& t) { return detail::empty("empty_like", t.shape(), {t.dtype(), t.device()}); }
 Tensor zeros_like(const Tensor& t) { return detail::full("zeros_like", t.shape(), 0.0, {t.dtype(), t.device()}); }
@@ -109,6 +120,35 @@ Tensor full_like(const Tensor& t, double value) {
   detail::check_value_fits(value, t.dtype(), "full_like");
   return detail::full("full_like", t.shape(), value, {t.dtype(), t.device()});
 }
+Tensor empty_like(const Tensor& t, TensorOptions opts) {
+  DDL_CHECK(t.defined(), "empty_like: undefined tensor");
+  return detail::empty("empty_like", t.shape(), opts.merged_with(t.dtype(), t.device()));
+}
+Tensor zeros_like(const Tensor& t, TensorOptions opts) {
+  DDL_CHECK(t.defined(), "zeros_like: undefined tensor");
+  return detail::full("zeros_like", t.shape(), 0.0, opts.merged_with(t.dtype(), t.device()));
+}
+Tensor ones_like(const Tensor& t, TensorOptions opts) {
+  DDL_CHECK(t.defined(), "ones_like: undefined tensor");
+  return detail::full("ones_like", t.shape(), 1.0, opts.merged_with(t.dtype(), t.device()));
+}
+Tensor full_like(const Tensor& t, double value, TensorOptions opts) {
+  DDL_CHECK(t.defined(), "full_like: undefined tensor");
+  opts = opts.merged_with(t.dtype(), t.device());
+  detail::check_value_fits(value, opts.dtype(), "full_like");
+  return detail::full("full_like", t.shape(), value, opts);
+}
+
+Tensor eye(int64_t n, TensorOptions opts) { return eye(n, n, opts); }
+Tensor eye(int64_t n, int64_t m, TensorOptions opts) {
+  DDL_CHECK(n >= 0, "eye: n must be greater or equal to 0, got ", n);
+  DDL_CHECK(m >= 0, "eye: m must be greater or equal to 0, got ", m);
+  Tensor t = detail::full("eye", {n, m}, 0.0, opts);
+  // The diagonal is every (m + 1)-th element of the row-major buffer.
+  if (n > 0 && m > 0) t.as_strided({std::min(n, m)}, {m + 1}, 0).fill_(1.0);
+  return t;
+}
+
 Tensor scalar_tensor(double value, TensorOptions opts) { return detail::full("scalar_tensor", Shape{}, value, opts); }
 
 template <typename T>

@@ -1,23 +1,18 @@
-// Tensor factories. Every factory takes an optional dtype (default float32)
-// and device (default cpu); random ones take an explicit Generator.
+// Tensor factories. Every factory takes optional TensorOptions (tensor/tensor_options.h:
+// dtype, default float32, and device, default cpu); random ones take an explicit Generator.
+// requires_grad(true) is refused here: ddl::autograd::zeros & co. (autograd/factory.h) return
+// a Variable that requires grad.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "tensor/literal.h"
 #include "tensor/tensor.h"
+#include "tensor/tensor_options.h"
 
 namespace ddl {
-
-struct TensorOptions {
-  DType dtype = DType::Float32;
-  Device device = Device::cpu();
-  TensorOptions() = default;
-  TensorOptions(DType t) : dtype(t) {}    // NOLINT: implicit so `zeros(s, DType::Int64)` reads well
-  TensorOptions(Device d) : device(d) {}  // NOLINT
-  TensorOptions(DType t, Device d) : dtype(t), device(d) {}
-};
 
 Tensor empty(const Shape& shape, TensorOptions opts = {});
 Tensor zeros(const Shape& shape, TensorOptions opts = {});
@@ -25,7 +20,7 @@ Tensor ones(const Shape& shape, TensorOptions opts = {});
 Tensor full(const Shape& shape, double value, TensorOptions opts = {});
 // Values start, start + step, ... below end (int64 when all arguments are integral and no dtype is given).
 Tensor arange(double start, double end, double step = 1.0, TensorOptions opts = {});
-Tensor arange(int64_t end, TensorOptions opts = DType::Int64);
+Tensor arange(int64_t end, TensorOptions opts = {});  // int64 unless opts name a dtype
 // `steps` values from start to end inclusive, evenly spaced (torch.linspace); logspace gives base^each.
 Tensor linspace(double start, double end, int64_t steps, TensorOptions opts = {});
 Tensor logspace(double start, double end, int64_t steps, double base = 10.0, TensorOptions opts = {});
@@ -33,6 +28,14 @@ Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, double value);
+// The same with options: what they leave unset (dtype, device) is taken from t.
+Tensor empty_like(const Tensor& t, TensorOptions opts);
+Tensor zeros_like(const Tensor& t, TensorOptions opts);
+Tensor ones_like(const Tensor& t, TensorOptions opts);
+Tensor full_like(const Tensor& t, double value, TensorOptions opts);
+// The n x m identity (m = n when not given), as torch::eye.
+Tensor eye(int64_t n, TensorOptions opts = {});
+Tensor eye(int64_t n, int64_t m, TensorOptions opts = {});
 // A 0-dim tensor holding `value`.
 Tensor scalar_tensor(double value, TensorOptions opts = {});
 

@@ -68,6 +68,19 @@ std::string index_str(const std::vector<TensorIndex>& indices) {
   return s + "]";
 }
 
+// Note [0-d integer index]: a 0-d int64/int32 index tensor selects, as an integer does, so
+// x[torch::tensor(1)] is a view sharing x's storage, as in PyTorch (its indexing code turns
+// such a tensor into an integer: torch/csrc/autograd/python_variable_indexing.cpp). Reading
+// the value back costs a host sync for a CUDA index tensor, as there.
+bool is_integer_scalar(const TensorIndex& ix) {
+  return ix.kind() == TensorIndex::Kind::Tensor && ix.tensor().defined() && ix.tensor().dim() == 0 &&
+         (ix.tensor().dtype() == DType::Int64 || ix.tensor().dtype() == DType::Int32);
+}
+
+int64_t integer_of(const TensorIndex& ix) {
+  return ix.kind() == TensorIndex::Kind::Integer ? ix.integer() : ix.tensor().item<int64_t>();
+}
+
 ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, const char* op) {
   DDL_CHECK(t.defined(), op, ": undefined tensor");
   int64_t consumed = 0, ellipses = 0;
@@ -100,7 +113,7 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
   for (const TensorIndex& ix : indices) {
     switch (ix.kind()) {
       case TensorIndex::Kind::Integer: {
-        const int64_t n = r.view.size(d), i = ix.integer();
+        const int64_t n = r.view.size(d), i = integer_of(ix);
         DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of range for dimension ", src, " with size ", n,
                   " (indexing ", describe(t), " with ", index_str(indices), ")");
         r.view = r.view.select(d, i);
@@ -125,6 +138,14 @@ ResolvedIndex resolve(const Tensor& t, const std::vector<TensorIndex>& indices, 
         src += t.dim() - consumed;
         break;
       case TensorIndex::Kind::Tensor: {
+        if (is_integer_scalar(ix)) {  // See Note [0-d integer index]
+          const int64_t n = r.view.size(d), i = integer_of(ix);
+          DDL_CHECK(i >= -n && i < n, op, ": index ", i, " is out of range for dimension ", src, " with size ", n,
+                    " (indexing ", describe(t), " with ", index_str(indices), ")");
+          r.view = r.view.select(d, i);
+          ++src;
+          break;
+        }
         const Tensor& it = ix.tensor();
         // As PyTorch: index tensors on the CPU or on t's device (CPU ones are moved).
         DDL_CHECK(it.device().is_cpu() || it.device() == t.device(), op, ": index tensor ", describe(it), " is on ",
@@ -298,6 +319,7 @@ Tensor index_put(const Tensor& t, const std::vector<TensorIndex>& indices, const
 }
 
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const { return ddl::index(*this, indices); }
+Tensor Tensor::operator[](const Tensor& index) const { return ddl::index(*this, {index}); }
 const Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const {
   return ddl::index_put_(*this, indices, values);
 }

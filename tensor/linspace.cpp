@@ -27,18 +27,20 @@ std::vector<double> spaced(double start, double end, int64_t steps, const char* 
 Tensor finish(std::vector<double> v, TensorOptions opts) {
   const int64_t n = static_cast<int64_t>(v.size());
   // integer dtypes truncate toward zero, as a C++ cast
-  if (!is_floating(opts.dtype))
+  if (!is_floating(opts.dtype()))
     for (double& x : v) x = std::trunc(x);
-  return from_vector(v, Shape{n}).to(opts.dtype).to(opts.device);
+  return from_vector(v, Shape{n}).to(opts.dtype()).to(opts.device());
 }
 
 }  // namespace
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "linspace");
   return finish(spaced(start, end, steps, "linspace"), opts);
 }
 
 Tensor logspace(double start, double end, int64_t steps, double base, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "logspace");
   std::vector<double> v = spaced(start, end, steps, "logspace");
   for (double& x : v) x = std::pow(base, x);
   return finish(std::move(v), opts);

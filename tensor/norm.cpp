@@ -124,7 +124,7 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
                                                     use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
   }
   if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
-  if (weight.defined() && weight.dtype() != popts.dtype) {  // 16-bit parameters: rounded once
+  if (weight.defined() && weight.dtype() != popts.dtype()) {  // 16-bit parameters: rounded once
     if (g.grad_weight.defined()) g.grad_weight = g.grad_weight.to(weight.dtype());
     if (g.grad_bias.defined()) g.grad_bias = g.grad_bias.to(weight.dtype());
   }

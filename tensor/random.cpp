@@ -51,10 +51,10 @@ Tensor generate(const Shape& shape, Generator& gen, TensorOptions opts, const Tr
   // 16-bit floats are drawn in float32 and rounded once (the same conversion on every
   // device), as PyTorch draws them in float; a uniform from only as many bits as the
   // type holds (11 for float16, 8 for bfloat16), else 1 - 2^-24 would round to 1.
-  if (is_reduced_float(opts.dtype)) {
+  if (is_reduced_float(opts.dtype())) {
     Transform t16 = tr;
-    if (tr.dist == Dist::Uniform) t16.bits = opts.dtype == DType::Float16 ? 11 : 8;
-    return generate(shape, gen, TensorOptions(DType::Float32, opts.device), t16, op).to(opts.dtype);
+    if (tr.dist == Dist::Uniform) t16.bits = opts.dtype() == DType::Float16 ? 11 : 8;
+    return generate(shape, gen, TensorOptions(DType::Float32, opts.device()), t16, op).to(opts.dtype());
   }
   Tensor t = empty(shape, opts);
   const Generator::Draw draw = gen.reserve(static_cast<uint64_t>(t.numel()));
@@ -68,12 +68,14 @@ Tensor generate(const Shape& shape, Generator& gen, TensorOptions opts, const Tr
 
 // rand and randn under the name `op` the user called (rand_like, normal_, ...).
 Tensor rand_as(const Shape& shape, Generator& gen, TensorOptions opts, const char* op) {
-  DDL_CHECK(is_floating(opts.dtype), op, ": expected a float dtype, got ", opts.dtype);
+  detail::refuse_requires_grad(opts, op);
+  DDL_CHECK(is_floating(opts.dtype()), op, ": expected a float dtype, got ", opts.dtype());
   return generate(shape, gen, opts, Transform{Dist::Uniform, 0.0, 1.0}, op);
 }
 
 Tensor randn_as(const Shape& shape, Generator& gen, TensorOptions opts, const char* op) {
-  DDL_CHECK(is_floating(opts.dtype), op, ": expected a float dtype, got ", opts.dtype);
+  detail::refuse_requires_grad(opts, op);
+  DDL_CHECK(is_floating(opts.dtype()), op, ": expected a float dtype, got ", opts.dtype());
   return generate(shape, gen, opts, Transform{Dist::Normal, 0.0, 0.0}, op);
 }
 
@@ -84,14 +86,16 @@ Tensor rand(const Shape& shape, Generator& gen, TensorOptions opts) { return ran
 Tensor randn(const Shape& shape, Generator& gen, TensorOptions opts) { return randn_as(shape, gen, opts, "randn"); }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "randint");
   DDL_CHECK(low < high, "randint: empty range [", low, ", ", high, ")");
   // Drawn as float64 on the target device (exact below 2^53), then converted there.
-  return generate(shape, gen, TensorOptions(DType::Float64, opts.device),
+  return generate(shape, gen, TensorOptions(DType::Float64, opts.device()),
                   Transform{Dist::RandInt, static_cast<double>(low), static_cast<double>(high)}, "randint")
-      .to(opts.dtype);
+      .to(opts.dtype());
 }
 
 Tensor randperm(int64_t n, Generator& gen, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "randperm");
   DDL_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
   // Fisher-Yates driven by one uniform per position, drawn in a single batch.
   const Tensor u = rand({n}, gen, DType::Float64);
@@ -102,10 +106,11 @@ Tensor randperm(int64_t n, Generator& gen, TensorOptions opts) {
     const int64_t j = std::min<int64_t>(static_cast<int64_t>(up[i] * static_cast<double>(i + 1)), i);
     std::swap(perm[i], perm[j]);
   }
-  return from_vector(perm).to(opts.dtype).to(opts.device);
+  return from_vector(perm).to(opts.dtype()).to(opts.device());
 }
 
 Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opts) {
+  detail::refuse_requires_grad(opts, "bernoulli");
   DDL_CHECK(p >= 0 && p <= 1, "bernoulli: probability ", p, " outside [0, 1]");
   return generate(shape, gen, opts, Transform{Dist::Bernoulli, p, 0.0}, "bernoulli");
 }

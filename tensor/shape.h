@@ -24,6 +24,9 @@ class Shape {
   int64_t& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
+  int64_t front() const { return dims_.front(); }
+  int64_t back() const { return dims_.back(); }
+  const int64_t* data() const { return dims_.data(); }
   const std::vector<int64_t>& vec() const { return dims_; }
   void push_back(int64_t d) { dims_.push_back(d); }
   void insert(int64_t pos, int64_t d) { dims_.insert(dims_.begin() + pos, d); }
@@ -40,6 +43,9 @@ class Shape {
 };
 
 using Strides = Shape;
+// LibTorch's name for what t.sizes() and t.strides() return: indexable, iterable, .size(), .vec(),
+// and comparable with a std::vector<int64_t>.
+using IntArrayRef = Shape;
 
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 

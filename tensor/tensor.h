@@ -16,6 +16,7 @@
 #include "tensor/error.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
+#include "tensor/tensor_options.h"
 
 namespace ddl {
 
@@ -29,9 +30,21 @@ class Tensor {
   // An undefined tensor: holds no storage; most calls on it throw.
   Tensor() = default;
   Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype);
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  // Assigning to a named tensor rebinds the handle; assigning to a temporary view writes into
+  // it, as LibTorch's rvalue operator=: `t[0][1] = 5` is t.select(0, 0).select(0, 1).fill_(5),
+  // `t[1] = row` is t.select(0, 1).copy_(row) (row broadcast and converted).
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  const Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  const Tensor& operator=(double value) && { return fill_(value); }
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
+  const Shape& sizes() const { return shape_; }  // LibTorch's name for shape()
+  // dtype and device (requires_grad false: a Tensor has no autograd state).
+  TensorOptions options() const { return TensorOptions(dtype_, device()); }
   const Strides& strides() const { return strides_; }
   int64_t size(int64_t dim) const;
   int64_t stride(int64_t dim) const;
@@ -164,6 +177,10 @@ class Tensor {
   Tensor ge(double other) const;
 
   // ---- indexing (tensor/indexing.h): t.index({Slice(), 0, None, Ellipsis, idx}) ----
+  // t[i] is select(0, i), a view; t[idx] with an index tensor is index({idx}) (a view for a
+  // 0-d integer tensor, a copy for int64/bool index tensors), as LibTorch's operator[].
+  Tensor operator[](int64_t i) const { return select(0, i); }
+  Tensor operator[](const Tensor& index) const;
   Tensor index(const std::vector<TensorIndex>& indices) const;
   const Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const;
   const Tensor& index_put_(const std::vector<TensorIndex>& indices, double value) const;

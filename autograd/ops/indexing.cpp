@@ -8,6 +8,7 @@
 #include "autograd/ops/linear_backward.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/shape_ops.h"
+#include "autograd/variable_impl.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
 
@@ -38,9 +39,12 @@ G scatter_src_grad(const G& g, int64_t dim, const Tensor& index, const Shape& sr
 Variable index(const Variable& x, const std::vector<TensorIndex>& indices) {
   const Shape s = x.shape();
   const DType t = x.dtype();
-  return record_linear(index(x.data(), indices), "IndexBackward", {&x}, [s, t, indices](const auto& g, const Needs&) {
-    return std::vector{index_put(zeros_for(s, t, g), indices, g.to(t), /*accumulate=*/true)};
-  });
+  return autograd::detail::as_view(
+      record_linear(index(x.data(), indices), "IndexBackward", {&x},
+                    [s, t, indices](const auto& g, const Needs&) {
+                      return std::vector{index_put(zeros_for(s, t, g), indices, g.to(t), /*accumulate=*/true)};
+                    }),
+      x);  // basic indexing gives a view
 }
 
 Variable Variable::index(const std::vector<TensorIndex>& indices) const { return ddl::index(*this, indices); }

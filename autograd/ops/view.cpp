@@ -7,12 +7,14 @@
 #include "autograd/node.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/variable.h"
+#include "autograd/variable_impl.h"
 #include "tensor/factory.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
 
 using autograd::make_result;
+using autograd::detail::as_view;
 using Grads = std::vector<Tensor>;
 using VGrads = std::vector<Variable>;
 using Needs = std::vector<bool>;
@@ -21,9 +23,10 @@ namespace {
 
 Variable reshape_like(const Variable& x, Tensor out, const char* name) {
   const Shape s = x.shape();
-  return make_result(
-      std::move(out), name, {&x}, [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; },
-      [s](const Variable& g, const Needs&) -> VGrads { return {g.reshape(s)}; });
+  return as_view(make_result(
+                     std::move(out), name, {&x}, [s](const Tensor& g, const Needs&) -> Grads { return {g.reshape(s)}; },
+                     [s](const Variable& g, const Needs&) -> VGrads { return {g.reshape(s)}; }),
+                 x);
 }
 
 // zeros of shape s with g written into view(zeros): the backward of a region view.
@@ -49,12 +52,13 @@ template <typename ViewFn>
 Variable region_view(const Variable& x, const char* name, ViewFn view) {
   const Shape s = x.shape();
   const DType t = x.dtype();
-  return make_result(
-      view(x.data()), name, {&x},
-      [s, t, view](const Tensor& g, const Needs&) -> Grads { return {embed(g.to(t), s, view)}; },
-      [s, t, view](const Variable& g, const Needs&) -> VGrads {
-        return {embed(g.dtype() == t ? g : g.to(t), s, view)};  // no cast node when none is needed
-      });
+  return as_view(make_result(
+                     view(x.data()), name, {&x},
+                     [s, t, view](const Tensor& g, const Needs&) -> Grads { return {embed(g.to(t), s, view)}; },
+                     [s, t, view](const Variable& g, const Needs&) -> VGrads {
+                       return {embed(g.dtype() == t ? g : g.to(t), s, view)};  // no cast node when none is needed
+                     }),
+                 x);
 }
 
 }  // namespace
@@ -71,32 +75,37 @@ Variable Variable::squeeze(int64_t d) const { return reshape_like(*this, data().
 Variable Variable::unsqueeze(int64_t d) const { return reshape_like(*this, data().unsqueeze(d), "UnsqueezeBackward"); }
 
 Variable Variable::contiguous() const {
-  return make_result(
-      data().contiguous(), "ContiguousBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
-      [](const Variable& g, const Needs&) -> VGrads { return {g}; });
+  return as_view(
+      make_result(
+          data().contiguous(), "ContiguousBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g}; },
+          [](const Variable& g, const Needs&) -> VGrads { return {g}; }),
+      *this);
 }
 
 Variable Variable::permute(const std::vector<int64_t>& dims) const {
   Tensor out = data().permute(dims);  // checks dims before they index `inverse`
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], dim(), "permute")] = static_cast<int64_t>(i);
-  return make_result(
-      std::move(out), "PermuteBackward", {this},
-      [inverse](const Tensor& g, const Needs&) -> Grads { return {g.permute(inverse)}; },
-      [inverse](const Variable& g, const Needs&) -> VGrads { return {g.permute(inverse)}; });
+  return as_view(make_result(
+                     std::move(out), "PermuteBackward", {this},
+                     [inverse](const Tensor& g, const Needs&) -> Grads { return {g.permute(inverse)}; },
+                     [inverse](const Variable& g, const Needs&) -> VGrads { return {g.permute(inverse)}; }),
+                 *this);
 }
 
 Variable Variable::transpose(int64_t d0, int64_t d1) const {
-  return make_result(
-      data().transpose(d0, d1), "TransposeBackward", {this},
-      [d0, d1](const Tensor& g, const Needs&) -> Grads { return {g.transpose(d0, d1)}; },
-      [d0, d1](const Variable& g, const Needs&) -> VGrads { return {g.transpose(d0, d1)}; });
+  return as_view(make_result(
+                     data().transpose(d0, d1), "TransposeBackward", {this},
+                     [d0, d1](const Tensor& g, const Needs&) -> Grads { return {g.transpose(d0, d1)}; },
+                     [d0, d1](const Variable& g, const Needs&) -> VGrads { return {g.transpose(d0, d1)}; }),
+                 *this);
 }
 
 Variable Variable::t() const {
-  return make_result(
-      data().t(), "TBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g.t()}; },
-      [](const Variable& g, const Needs&) -> VGrads { return {g.t()}; });
+  return as_view(make_result(
+                     data().t(), "TBackward", {this}, [](const Tensor& g, const Needs&) -> Grads { return {g.t()}; },
+                     [](const Variable& g, const Needs&) -> VGrads { return {g.t()}; }),
+                 *this);
 }
 
 Variable Variable::narrow(int64_t d, int64_t start, int64_t length) const {
@@ -114,10 +123,11 @@ Variable Variable::select(int64_t d, int64_t index) const {
 
 Variable Variable::expand(const Shape& shape) const {
   const Shape s = this->shape();
-  return make_result(
-      data().expand(shape), "ExpandBackward", {this},
-      [s](const Tensor& g, const Needs&) -> Grads { return {sum_to(g, s)}; },
-      [s](const Variable& g, const Needs&) -> VGrads { return {sum_to(g, s)}; });
+  return as_view(make_result(
+                     data().expand(shape), "ExpandBackward", {this},
+                     [s](const Tensor& g, const Needs&) -> Grads { return {sum_to(g, s)}; },
+                     [s](const Variable& g, const Needs&) -> VGrads { return {sum_to(g, s)}; }),
+                 *this);
 }
 
 Variable Variable::to(DType dtype) const {

@@ -38,8 +38,8 @@ const Device kCuda = Device::cuda();
 struct Tolerance {
   double loss, update, value, logits;  // logits: relative to max |cpu logits|
 };
-constexpr Tolerance kFloat32{1e-3, 5e-2, 1e-6, 1e-3};
-constexpr Tolerance kBFloat16{2e-2, 1.0, 1e-3, 5e-2};
+constexpr Tolerance kTolFloat32{1e-3, 5e-2, 1e-6, 1e-3};
+constexpr Tolerance kTolBFloat16{2e-2, 1.0, 1e-3, 5e-2};
 
 struct Replica {
   std::shared_ptr<nn::Module> model;
@@ -120,7 +120,7 @@ void require_same_state(const nn::Module& gpu, const nn::Module& cpu, const std:
 
 void check_training(const std::string& name, bool bf16) {
   cuda::set_allow_tf32(false);  // the default: IEEE float32 GEMMs and convolutions, as on the CPU
-  const Tolerance& tol = bf16 ? kBFloat16 : kFloat32;
+  const Tolerance& tol = bf16 ? kTolBFloat16 : kTolFloat32;
   Generator gen(11);
   const Tensor x = randn({4, 3, 32, 32}, gen), y = randint(0, 10, {4}, gen);
   const Tensor xg = x.to(kCuda), yg = y.to(kCuda);

@@ -89,7 +89,7 @@ std::vector<Pair> layouts(DType t, uint64_t seed) {
           both(random_of(t, {0, 37}, seed + 3))};
 }
 
-const DType kFloat[] = {DType::Float32, DType::Float64};
+const DType kFloatTypes[] = {DType::Float32, DType::Float64};
 const DType kNumeric[] = {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::UInt8};
 const DType kAll[] = {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::UInt8, DType::Bool};
 
@@ -121,7 +121,7 @@ TEST_CASE("cuda unary ops match the CPU", "[cuda][elementwise]") {
       [](const Tensor& x) { return round(mul(x, 300.0), -1); },
       [](const Tensor& x) { return frac(mul(x, 3.0)); },
   };
-  for (DType t : kFloat)
+  for (DType t : kFloatTypes)
     for (const Pair& x : layouts(t, 1))
       for (const auto& f : ops) check_unary(f, x);
   // Integer inputs: sign-keeping ops stay integer, math converts to float32 (as on the CPU).
@@ -318,7 +318,7 @@ TEST_CASE("cuda softmax and log_softmax forward and backward match the CPU", "[c
   const std::vector<std::pair<Shape, int64_t>> cases = {
       {{8, 1000}, 1},     {{8, 1000}, 0}, {{64, 10}, 1}, {{4, 5, 6, 7}, 1},
       {{4, 5, 6, 7}, -1}, {{3, 4}, 0},    {{0, 5}, 1},   {{}, 0}};
-  for (DType t : kFloat)
+  for (DType t : kFloatTypes)
     for (const auto& [shape, dim] : cases) {
       const Tensor x = mul(random_of(t, shape, 26), 3.0), g = random_of(t, shape, 27);
       const int64_t d = dim;
@@ -334,7 +334,7 @@ TEST_CASE("cuda softmax and log_softmax forward and backward match the CPU", "[c
 
 TEST_CASE("cuda nll_loss and cross_entropy match the CPU", "[cuda][loss]") {
   Generator gen(29);
-  for (DType t : kFloat)
+  for (DType t : kFloatTypes)
     for (const Shape& shape : {Shape{16, 10}, Shape{4, 5, 6, 7}, Shape{0, 3}}) {
       const Tensor logits = mul(random_of(t, shape, 30), 2.0);
       Shape tshape = shape;

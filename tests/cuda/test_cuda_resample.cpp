@@ -21,7 +21,7 @@ using namespace ddl;
 namespace {
 
 const Device kCuda = Device::cuda();
-const DType kFloat[] = {DType::Float32, DType::Float64};
+const DType kFloatTypes[] = {DType::Float32, DType::Float64};
 
 // Same shape, dtype and values; NaN where the CPU has NaN (payloads may differ),
 // and the sign of zeros too.
@@ -136,7 +136,7 @@ const std::vector<ResizeCase> kResize = {
 }  // namespace
 
 TEST_CASE("cuda adaptive_avg_pool2d matches the CPU bit for bit", "[cuda][adaptive_pool]") {
-  for (DType dt : kFloat) {
+  for (DType dt : kFloatTypes) {
     uint64_t seed = 1;
     for (const AdaptiveCase& c : kAdaptive) {
       INFO("output size " << c.out[0] << "x" << c.out[1]);
@@ -168,7 +168,7 @@ TEST_CASE("cuda adaptive_avg_pool2d matches the CPU bit for bit", "[cuda][adapti
 }
 
 TEST_CASE("cuda adaptive_max_pool2d matches the CPU: values, indices, gradients", "[cuda][adaptive_pool]") {
-  for (DType dt : kFloat) {
+  for (DType dt : kFloatTypes) {
     uint64_t seed = 100;
     std::vector<Tensor> inputs;
     for (const AdaptiveCase& c : kAdaptive) inputs.push_back(rnd(c.x, seed++, dt));
@@ -196,7 +196,7 @@ TEST_CASE("cuda adaptive_max_pool2d matches the CPU: values, indices, gradients"
 }
 
 TEST_CASE("cuda interpolate matches the CPU bit for bit", "[cuda][upsample]") {
-  for (DType dt : kFloat) {
+  for (DType dt : kFloatTypes) {
     for (const Mode& m : kModes) {
       INFO((m.mode == InterpolateMode::Nearest ? "nearest" : "bilinear") << (m.align_corners ? ", align_corners" : ""));
       uint64_t seed = 200;
@@ -229,7 +229,7 @@ TEST_CASE("cuda interpolate matches the CPU bit for bit", "[cuda][upsample]") {
 }
 
 TEST_CASE("cuda upsample2d on 3-D input and empty batches", "[cuda][upsample][adaptive_pool]") {
-  for (DType dt : kFloat) {
+  for (DType dt : kFloatTypes) {
     for (const Mode& m : kModes) {
       Upsample2dParams p;
       p.output_size = {7, 4};

@@ -262,6 +262,26 @@ struct Net : nn::Module {
 };
 }  // namespace
 
+TEST_CASE("tensors and autograd: literals, options, operator[], in-place, hooks", "[libtorch]") {
+  const Tensor t = ddl::tensor({{1, 2}, {3, 4}});                          // torch::tensor({{1, 2}, {3, 4}})
+  REQUIRE(t.sizes() == std::vector<int64_t>{2, 2});                        // t.sizes()
+  REQUIRE(t.dtype() == kLong);                                             // torch::kLong
+  REQUIRE(zeros({2}, ddl::dtype(kFloat64)).options().dtype() == kDouble);  // torch::dtype(..), t.options()
+  REQUIRE(eye(2).sum().item() == 2);                                       // torch::eye
+  REQUIRE(t[1][0].item() == 3);                                            // t[1][0]
+  t[0][0] = 9;                                                             // t[0][0] = 9
+  REQUIRE(t[0][0].item() == 9);
+  Variable x = autograd::ones({2}, ddl::requires_grad());  // torch::ones({2}, torch::requires_grad())
+  Variable y = x * 2.0;
+  y.retain_grad();                                           // y.retain_grad()
+  y.register_hook([](const Tensor& g) { return g * 3.0; });  // y.register_hook(...)
+  Variable z = y * 1.0;
+  z.mul_(y);                                  // z.mul_(y)
+  z.sum().backward({}, std::nullopt, false);  // backward(gradient, retain_graph, create_graph)
+  REQUIRE(y.grad().sum().item() > 0);
+  REQUIRE(x.grad().sum().item() > 0);
+}
+
 TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorch]") {
   auto net = std::make_shared<Net>();
   REQUIRE(net->forward(Variable(ones({3, 4}))).shape() == Shape{3, 2});

@@ -169,6 +169,8 @@ NOT_OP_METHODS = {
     "set_grad": "autograd state", "set_data": "autograd state", "remove_hook": "autograd hook",
     "register_post_accumulate_grad_hook": "autograd hook", "shares_storage": "metadata",
     "zero_grad": "autograd state",
+    "sizes": "metadata", "options": "metadata", "register_hook": "autograd hook", "retain_grad": "autograd state",
+    "retains_grad": "autograd state",
 }
 
 METHOD = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:[\w:<>,*&]+\s+)+[*&]*(\w+)\s*\(")

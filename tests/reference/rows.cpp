@@ -26,6 +26,7 @@ std::vector<Row> all_rows() {
   add_pool_nd_rows(rows);
   add_layers_more_rows(rows);
   add_rounding_rows(rows);
+  add_spelling_rows(rows);
   return rows;
 }
 

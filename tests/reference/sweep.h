@@ -164,6 +164,7 @@ void add_backward_rows(std::vector<Row>& rows);
 void add_method_rows(std::vector<Row>& rows);
 void add_activation_rows(std::vector<Row>& rows);
 void add_math_rows(std::vector<Row>& rows);
+void add_spelling_rows(std::vector<Row>& rows);
 void add_reduce2_rows(std::vector<Row>& rows);
 void add_linalg_rows(std::vector<Row>& rows);
 void add_seq_models_rows(std::vector<Row>& rows);

@@ -524,3 +524,21 @@ TEST_CASE("indexing ops double-backward", "[indexing][grad][double_backward]") {
     REQUIRE_GRADCHECK(first_grad(f, 1), {a.narrow(0, 0, 2).contiguous(), b});
   }
 }
+
+TEST_CASE("a 0-d integer index tensor selects: a view, as PyTorch's", "[indexing]") {
+  // Python: x[torch.tensor(1)] shares x's storage (the 0-d tensor is read as the integer 1);
+  // it was a gathered copy here, so writes through it were lost.
+  const Tensor x = arange(0.0, 6.0).view({2, 3});
+  const Tensor r = x.index({scalar_tensor(1, DType::Int64)});
+  REQUIRE(r.shape() == Shape{3});
+  REQUIRE(r.shares_storage(x));
+  REQUIRE(to_vector<double>(x.index({Slice(), scalar_tensor(-1, DType::Int32)})) == std::vector<double>{2, 5});
+  r.fill_(0.0);
+  REQUIRE(to_vector<double>(x) == std::vector<double>{0, 1, 2, 0, 0, 0});
+  REQUIRE_THROWS_WITH(x.index({scalar_tensor(2, DType::Int64)}), Catch::Contains("index: index 2 is out of range"));
+  REQUIRE_FALSE(x.index({from_vector<int64_t>({1})}).shares_storage(x));  // a 1-d index still gathers
+  // Its gradient on a Variable is the select's.
+  Variable v(x.to(DType::Float64), true);
+  sum(v.index({scalar_tensor(0, DType::Int64)})).backward();
+  REQUIRE(to_vector<double>(v.grad()) == std::vector<double>{1, 1, 1, 0, 0, 0});
+}
