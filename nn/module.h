@@ -5,10 +5,13 @@
 // match the same network written in PyTorch.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -21,6 +24,9 @@ namespace ddl::nn {
 class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  // LibTorch's form (`struct Net : nn::Module { Net() { ... } };`): the type name is the
+  // class's demangled name.
+  Module() = default;
   virtual ~Module() = default;
   Module& operator=(const Module&) = delete;
   // Moving hands every registration to the new object (the old one is left empty), so
@@ -31,7 +37,7 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Variable forward(const Variable& x);
   Variable operator()(const Variable& x) { return forward(x); }
 
-  const std::string& type_name() const { return type_name_; }
+  const std::string& type_name() const;
 
   // ---- registration (call from constructors) ----
   // Returns the registered handle; copies of it share the same state.
@@ -41,6 +47,16 @@ class Module : public std::enable_shared_from_this<Module> {
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
     return module;
+  }
+  // A ModuleHolder (nn/module_holder.h), returned as given: `fc = register_module("fc", Linear(4, 2));`.
+  template <typename H>
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    { h.ptr() } -> std::convertible_to<std::shared_ptr<Module>>;
+  }
+  H register_module(const std::string& name, H holder) {
+    add_child(name, holder.ptr());
+    return holder;
   }
 
   // ---- traversal, in registration order, with dotted names ----
