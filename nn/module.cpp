@@ -61,6 +61,22 @@ const std::string& Module::type_name() const {
   return it->second;
 }
 
+Module& Module::operator=(const Module& other) {
+  if (this == &other) return *this;
+  DDL_CHECK(clone_copy_depth > 0 || (parameters_.empty() && buffers_.empty() && children_.empty() &&
+                                     other.parameters_.empty() && other.buffers_.empty() && other.children_.empty()),
+            type_name(),
+            ": a module with parameters, buffers or submodules cannot be assigned; hold it by "
+            "std::shared_ptr to share it, or call clone() / nn::clone(module) for an independent copy");
+  type_name_ = other.type_name_;
+  training_ = other.training_;
+  parameters_ = other.parameters_;
+  buffers_ = other.buffers_;
+  children_ = other.children_;
+  trace_label_ = trace_parent_ = nullptr;
+  return *this;
+}
+
 Variable Module::forward(const Variable&) {
   DDL_CHECK(false, type_name(), ": this module has no single-input forward(); call its own forward overload");
   return {};
@@ -253,7 +269,7 @@ void Module::copy_state_from(const Module& other) {
   for (size_t i = 0; i < children_.size(); ++i) {
     DDL_CHECK(children_[i].first == other.children_[i].first, type_name(), ": clone: reset() registered submodule '",
               children_[i].first, "' where the original has '", other.children_[i].first, "'");
-    children_[i].second->copy_state_from(*other.children_[i].second);
+    children_[i].second->clone_in_place(*other.children_[i].second);
   }
   training_ = other.training_;
 }
