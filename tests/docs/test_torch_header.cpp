@@ -33,6 +33,16 @@ struct DdlNet : ddl::nn::Module {
   std::shared_ptr<ddl::nn::Linear> fc1, fc2;
 };
 
+// DDL_MODULE in ddl's own spelling.
+struct BlockImpl : ddl::nn::Module {
+  explicit BlockImpl(int64_t n) : Module("Block") {
+    fc = register_module("fc", std::make_shared<ddl::nn::Linear>(n, n));
+  }
+  ddl::Variable forward(const ddl::Variable& x) override { return ddl::relu(fc->forward(x)) + x; }
+  std::shared_ptr<ddl::nn::Linear> fc;
+};
+DDL_MODULE(Block);
+
 }  // namespace
 
 TEST_CASE("an MLP in LibTorch's spelling trains as the same MLP in ddl's", "[docs][torch]") {
@@ -86,6 +96,15 @@ TEST_CASE("holders share, hold nothing from nullptr, and go into Sequential", "[
   REQUIRE(lstm->forward(ddl::ones({2, 5, 4})).shape() == ddl::Shape{2, 5, 6});
   torch::nn::CrossEntropyLoss ce(torch::nn::CrossEntropyLossOptions().reduction(torch::kSum));
   REQUIRE(ce(ddl::zeros({2, 4}), ddl::zeros({2}, torch::kInt64)).item() == Approx(2 * std::log(4.0)));
+
+  torch::nn::LSTMCell cell(torch::nn::LSTMCellOptions(4, 6).bias(false));
+  REQUIRE(cell->parameters().size() == 2);
+  torch::nn::GRUCell gru_cell(torch::nn::GRUCellOptions(4, 6));
+  REQUIRE(gru_cell->parameters().size() == 4);
+  Block block(3);
+  REQUIRE(block(ddl::ones({2, 3})).shape() == ddl::Shape{2, 3});
+  torch::nn::Sequential blocks(block, Block(3));
+  REQUIRE(blocks->named_parameters()[0].first == "0.fc.weight");
 
   torch::Tensor t = torch::ones({2, 2});
   REQUIRE(t.dtype() == torch::kFloat32);
