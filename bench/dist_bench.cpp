@@ -87,7 +87,7 @@ int ddp_step_main(int argc, char** argv) {
   std::unique_ptr<dist::DistributedDataParallel> ddp;
   if (overlap) ddp = std::make_unique<dist::DistributedDataParallel>(model, group);
   nn::Module& net = overlap ? static_cast<nn::Module&>(*ddp) : *model;
-  optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
   Generator gen(1 + static_cast<uint64_t>(group->rank()));
   const Tensor x = randn({batch, 3, 32, 32}, gen), y = randint(0, 10, {batch}, gen);
   std::vector<Variable> params = model->parameters();

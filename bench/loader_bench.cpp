@@ -21,7 +21,7 @@ int loader_bench_main(int argc, char** argv) {
                                                      Normalize({0.4914, 0.4822, 0.4465}, {0.2470, 0.2435, 0.2616})}));
   std::printf("{\"bench\": \"loader\", \"images\": %lld, \"batch\": 64", static_cast<long long>(n));
   for (int64_t workers : {0, 1, 2}) {
-    DataLoader loader(ds, {.batch_size = 64, .shuffle = true, .num_workers = workers});
+    DataLoader loader(ds, DataLoaderOptions(64).shuffle(true).workers(workers));
     double best = 0;
     for (int rep = 0; rep < 3; ++rep) {
       loader.set_epoch(rep);

@@ -40,7 +40,7 @@ int seq_step_main(int argc, char** argv) {
   using namespace ddl;
   manual_seed(0);
   const auto model = char_lm::make_model(cfg);  // throws for a --model it does not know
-  optim::AdamW opt(model->parameters(), {.lr = 3e-3, .beta1 = 0.9, .beta2 = 0.99, .weight_decay = 0.01});
+  optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.01));
   Generator gen(1);
   const int64_t n = batch * cfg.context;
   const Tensor tokens = randint(0, cfg.vocab, {batch, cfg.context}, gen), targets = randint(0, cfg.vocab, {n}, gen);

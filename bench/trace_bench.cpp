@@ -75,7 +75,7 @@ int trace_overhead_main(int argc, char** argv) {
   trace::set_thread_name("compute");
   manual_seed(0);
   auto model = nn::make_model(model_name, 10, 3, 32);
-  optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
   Generator gen(1);
   const Tensor x = randn({batch, 3, 32, 32}, gen), y = randint(0, 10, {batch}, gen);
   auto step = [&] {

@@ -58,7 +58,7 @@ int train_step_main(int argc, char** argv) {
   ddl::manual_seed(0);
   auto model = ddl::nn::make_model(model_name, 10, in_channels, image);
   model->to(device);
-  ddl::optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  ddl::optim::SGD opt(model->parameters(), ddl::optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
   ddl::Generator gen(1);
   const ddl::Tensor x = ddl::randn({batch, in_channels, image, image}, gen).to(device);
   const ddl::Tensor y = ddl::randint(0, 10, {batch}, gen).to(device);

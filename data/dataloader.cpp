@@ -199,28 +199,28 @@ class DataLoader::Epoch {
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
   DDL_CHECK(dataset_ != nullptr, "DataLoader: dataset is null");
-  DDL_CHECK(options_.batch_size >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size);
-  DDL_CHECK(options_.num_workers >= 0, "DataLoader: num_workers must be non-negative, got ", options_.num_workers);
-  DDL_CHECK(options_.prefetch_factor >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
-            options_.prefetch_factor);
-  if (options_.sampler)
-    sampler_ = options_.sampler;
-  else if (options_.shuffle)
-    sampler_ = std::make_shared<RandomSampler>(dataset_->size(), options_.seed);
+  DDL_CHECK(options_.batch_size() >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size());
+  DDL_CHECK(options_.workers() >= 0, "DataLoader: workers must be non-negative, got ", options_.workers());
+  DDL_CHECK(options_.prefetch_factor() >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
+            options_.prefetch_factor());
+  if (options_.sampler())
+    sampler_ = options_.sampler();
+  else if (options_.shuffle())
+    sampler_ = std::make_shared<RandomSampler>(dataset_->size(), options_.seed());
   else
     sampler_ = std::make_shared<SequentialSampler>(dataset_->size());
 }
 
 int64_t DataLoader::size() const {
-  const int64_t n = sampler_->size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : (n + b - 1) / b;
+  const int64_t n = sampler_->size(), b = options_.batch_size();
+  return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
 DataLoader::Iterator DataLoader::begin() const {
-  return Iterator(std::make_shared<Epoch>(dataset_, sampler_->indices(), options_.batch_size, options_.drop_last,
-                                          options_.seed, sampler_->epoch(), options_.num_workers,
-                                          options_.prefetch_factor, options_.pin_memory && cuda::is_available(),
-                                          options_.collate_fn));
+  return Iterator(std::make_shared<Epoch>(dataset_, sampler_->indices(), options_.batch_size(), options_.drop_last(),
+                                          options_.seed(), sampler_->epoch(), options_.workers(),
+                                          options_.prefetch_factor(), options_.pin_memory() && cuda::is_available(),
+                                          options_.collate_fn()));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<Epoch> epoch) : epoch_(std::move(epoch)) { ++*this; }

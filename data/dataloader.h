@@ -13,6 +13,7 @@
 
 #include "data/dataset.h"
 #include "data/sampler.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::data {
 
@@ -21,22 +22,26 @@ struct Batch {
   Tensor target;  // [B, ...], e.g. int64 [B] for class indices
 };
 
+// LibTorch's options and names (DataLoaderOptions(64).workers(2).drop_last(true)), with
+// Python's shuffle, sampler, prefetch_factor, pin_memory and collate_fn.
 struct DataLoaderOptions {
-  int64_t batch_size = 1;
-  bool shuffle = false;                // RandomSampler(seed) when no sampler is given
-  std::shared_ptr<Sampler> sampler{};  // overrides shuffle; e.g. a DistributedSampler
-  bool drop_last = false;              // drop a last batch smaller than batch_size
-  int64_t num_workers = 0;             // 0: load in the calling thread
-  int64_t prefetch_factor = 2;         // batches in flight per worker
+  DataLoaderOptions() = default;
+  DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(int64_t, batch_size) = 1;
+  DDL_ARG(bool, shuffle) = false;                   // RandomSampler(seed) when no sampler is given
+  DDL_ARG(std::shared_ptr<Sampler>, sampler) = {};  // overrides shuffle; e.g. a DistributedSampler
+  DDL_ARG(bool, drop_last) = false;                 // drop a last batch smaller than batch_size
+  DDL_ARG(int64_t, workers) = 0;                    // worker threads (Python's num_workers); 0: the calling thread
+  DDL_ARG(int64_t, prefetch_factor) = 2;            // batches in flight per worker
   // Workers copy each batch into page-locked memory (Tensor::pin_memory), so a
   // later .to(Device::cuda()) is an asynchronous DMA. Ignored without a GPU (as
   // in PyTorch), so one configuration runs everywhere.
-  bool pin_memory = false;
-  uint64_t seed = 0;  // seeds shuffling and random transforms
+  DDL_ARG(bool, pin_memory) = false;
+  DDL_ARG(uint64_t, seed) = 0;  // seeds shuffling and random transforms
   // Turns a batch's examples into a Batch (torch's collate_fn), e.g. to pad sequences of
   // different lengths; runs in the loader's worker threads, so it must be thread-safe.
   // Empty: collate() below.
-  std::function<Batch(const std::vector<Example>&)> collate_fn{};
+  DDL_ARG(std::function<Batch(const std::vector<Example>&)>, collate_fn) = {};
 };
 
 // Stacks examples (same data shape and dtype, same target shape and dtype) into a Batch.

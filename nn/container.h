@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/module.h"
+#include "nn/module_holder.h"
 
 namespace ddl::nn {
 
@@ -17,6 +18,10 @@ class ModuleList : public Module {
   ModuleList() : Module("ModuleList") {}
   explicit ModuleList(std::vector<std::shared_ptr<Module>> modules);
   void push_back(std::shared_ptr<Module> module);
+  template <detail::ModuleHolderType H>
+  void push_back(const H& holder) {
+    push_back(holder.ptr());
+  }
   size_t size() const { return named_children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const;
   // The i-th module as its own class; throws when it is another class.
@@ -35,6 +40,10 @@ class ModuleDict : public Module {
  public:
   ModuleDict() : Module("ModuleDict") {}
   void insert(const std::string& key, std::shared_ptr<Module> module);
+  template <detail::ModuleHolderType H>
+  void insert(const std::string& key, const H& holder) {
+    insert(key, holder.ptr());
+  }
   bool contains(const std::string& key) const;
   std::shared_ptr<Module> operator[](const std::string& key) const;
   template <typename M>

@@ -12,13 +12,11 @@ namespace ddl::nn::functional {
 using ddl::adaptive_avg_pool2d;
 using ddl::adaptive_max_pool2d;
 using ddl::avg_pool2d;
-using ddl::batch_norm;
 using ddl::binary_cross_entropy;
 using ddl::binary_cross_entropy_with_logits;
 using ddl::conv1d;
 using ddl::conv2d;
 using ddl::conv_transpose2d;
-using ddl::cross_entropy;
 using ddl::dropout;
 using ddl::huber_loss;
 using ddl::interpolate;
@@ -34,6 +32,21 @@ using ddl::sigmoid;
 using ddl::smooth_l1_loss;
 using ddl::softmax;
 using ddl::tanh;
+
+// Variable parameters only, so plain Tensors convert to Variables and the call behaves as
+// torch.nn.functional's: the Tensor overloads in tensor/ return a BatchNormResult and
+// accept only class-index targets.
+inline Variable batch_norm(const Variable& x, const Variable& weight, const Variable& bias, Tensor running_mean,
+                           Tensor running_var, bool training, double momentum = 0.1, double eps = 1e-5) {
+  return ddl::batch_norm(x, weight, bias, std::move(running_mean), std::move(running_var), training, momentum, eps);
+}
+inline Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts = {}) {
+  return ddl::cross_entropy(logits, target, opts);
+}
+inline Variable cross_entropy(const Variable& logits, const Tensor& target, const Tensor& weight,
+                              const CrossEntropyOptions& opts = {}) {
+  return ddl::cross_entropy(logits, target, weight, opts);
+}
 
 // Sequence-model layers' functions (nn/normalization.h, embedding.h, activation.h).
 using ddl::embedding;

@@ -33,40 +33,40 @@ std::string Linear::extra_repr() const {
          ", bias=" + bool_str(bias.defined());
 }
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2dOptions opts)
-    : Module("Conv2d"), in_(in_channels), out_(out_channels), k_(kernel_size), opts_(opts) {
+Conv2d::Conv2d(const Conv2dOptions& opts) : Module("Conv2d"), opts_(opts) {
+  const int64_t in_channels = opts.in_channels(), out_channels = opts.out_channels(), groups = opts.groups();
+  const Size2 kernel_size = opts.kernel_size();
   DDL_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
             "Conv2d: channels and kernel size must be positive, got in=", in_channels, " out=", out_channels,
             " kernel_size=", kernel_size.pair_repr());
-  DDL_CHECK(opts.groups > 0 && in_channels % opts.groups == 0 && out_channels % opts.groups == 0,
-            "Conv2d: groups=", opts.groups, " must divide in_channels=", in_channels,
-            " and out_channels=", out_channels);
-  weight =
-      register_parameter("weight", empty({out_channels, in_channels / opts.groups, kernel_size[0], kernel_size[1]}));
-  if (opts.bias) bias = register_parameter("bias", empty({out_channels}));
-  init::default_linear_conv_init(weight.data(), opts.bias ? bias.data() : Tensor());
+  DDL_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0, "Conv2d: groups=", groups,
+            " must divide in_channels=", in_channels, " and out_channels=", out_channels);
+  weight = register_parameter("weight", empty({out_channels, in_channels / groups, kernel_size[0], kernel_size[1]}));
+  if (opts.bias()) bias = register_parameter("bias", empty({out_channels}));
+  init::default_linear_conv_init(weight.data(), opts.bias() ? bias.data() : Tensor());
 }
 
 std::shared_ptr<Module> Conv2d::clone() const {
-  auto copy = std::make_shared<Conv2d>(in_, out_, k_, opts_);
+  auto copy = std::make_shared<Conv2d>(opts_);
   copy->copy_state_from(*this);
   return copy;
 }
 
 Variable Conv2d::forward(const Variable& x) {
   Conv2dParams p;
-  p.stride = opts_.stride, p.padding = opts_.padding, p.dilation = opts_.dilation;
-  p.groups = opts_.groups;
+  p.stride = opts_.stride(), p.padding = opts_.padding(), p.dilation = opts_.dilation();
+  p.groups = opts_.groups();
   return conv2d(x, weight, bias, p);
 }
 
 std::string Conv2d::extra_repr() const {
   std::ostringstream os;
-  os << in_ << ", " << out_ << ", kernel_size=" << k_.pair_repr() << ", stride=" << opts_.stride.pair_repr();
-  if (!opts_.padding.all(0)) os << ", padding=" << opts_.padding.pair_repr();
-  if (!opts_.dilation.all(1)) os << ", dilation=" << opts_.dilation.pair_repr();
-  if (opts_.groups != 1) os << ", groups=" << opts_.groups;
-  if (!opts_.bias) os << ", bias=False";
+  os << opts_.in_channels() << ", " << opts_.out_channels() << ", kernel_size=" << opts_.kernel_size().pair_repr()
+     << ", stride=" << opts_.stride().pair_repr();
+  if (!opts_.padding().all(0)) os << ", padding=" << opts_.padding().pair_repr();
+  if (!opts_.dilation().all(1)) os << ", dilation=" << opts_.dilation().pair_repr();
+  if (opts_.groups() != 1) os << ", groups=" << opts_.groups();
+  if (!opts_.bias()) os << ", bias=False";
   return os.str();
 }
 

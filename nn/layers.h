@@ -11,12 +11,23 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "nn/module_holder.h"
 #include "nn/size2.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
+// LibTorch's options: Linear(LinearOptions(4, 2).bias(false)).
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
+  DDL_ARG(int64_t, in_features);
+  DDL_ARG(int64_t, out_features);
+  DDL_ARG(bool, bias) = true;
+};
+
 class Linear : public Cloneable<Linear> {
  public:
+  explicit Linear(const LinearOptions& opts) : Linear(opts.in_features(), opts.out_features(), opts.bias()) {}
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
   void reset() override;
   Variable forward(const Variable& x) override;
@@ -28,24 +39,32 @@ class Linear : public Cloneable<Linear> {
   bool has_bias_;
 };
 
-// Each size is one number or an {h, w} pair: Conv2d(3, 8, {3, 5}, {.stride = {1, 2}, .padding = {1, 2}}).
+// LibTorch's options; each size is one number or an {h, w} pair:
+// Conv2d(Conv2dOptions(3, 8, {3, 5}).stride({1, 2}).padding({1, 2})).
 struct Conv2dOptions {
-  Size2 stride = 1, padding = 0, dilation = 1;
-  int64_t groups = 1;
-  bool bias = true;
+  Conv2dOptions(int64_t in_channels, int64_t out_channels, Size2 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  DDL_ARG(int64_t, in_channels);
+  DDL_ARG(int64_t, out_channels);
+  DDL_ARG(Size2, kernel_size);
+  DDL_ARG(Size2, stride) = 1;
+  DDL_ARG(Size2, padding) = 0;
+  DDL_ARG(Size2, dilation) = 1;
+  DDL_ARG(int64_t, groups) = 1;
+  DDL_ARG(bool, bias) = true;
 };
 
 class Conv2d : public Module {
  public:
-  Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Conv2dOptions opts = {});
+  explicit Conv2d(const Conv2dOptions& opts);
+  Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size)
+      : Conv2d(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
   Variable forward(const Variable& x) override;
   std::shared_ptr<Module> clone() const override;  // the same configuration, this one's values
   std::string extra_repr() const override;
   Variable weight, bias;  // weight: [out, in / groups, kh, kw]
 
  private:
-  int64_t in_, out_;
-  Size2 k_;
   Conv2dOptions opts_;
 };
 
@@ -181,13 +200,16 @@ struct IsModulePtr : std::false_type {};
 template <typename M>
 struct IsModulePtr<std::shared_ptr<M>> : std::bool_constant<std::derived_from<M, Module>> {};
 template <typename T>
-concept SequentialArg = IsModulePtr<std::remove_cvref_t<T>>::value || std::derived_from<std::remove_cvref_t<T>, Module>;
+concept SequentialArg = IsModulePtr<std::remove_cvref_t<T>>::value ||
+    std::derived_from<std::remove_cvref_t<T>, Module> || ModuleHolderType<std::remove_cvref_t<T>>;
 
 template <typename T>
 std::shared_ptr<Module> to_module_ptr(T&& m) {
   using M = std::remove_cvref_t<T>;
   if constexpr (IsModulePtr<M>::value) {
     return std::forward<T>(m);
+  } else if constexpr (ModuleHolderType<M>) {
+    return m.ptr();  // shared, as a LibTorch holder is
   } else {
     static_assert(!std::is_lvalue_reference_v<T>,
                   "Sequential: pass a module as a temporary (nn::Linear(4, 8)), std::move it, or pass a "
@@ -218,6 +240,10 @@ class Sequential : public Module {
     (push_back(detail::to_module_ptr(std::forward<Ms>(modules))), ...);
   }
   void push_back(std::shared_ptr<Module> m);
+  template <detail::ModuleHolderType H>
+  void push_back(const H& holder) {
+    push_back(holder.ptr());
+  }
   Variable forward(const Variable& x) override;
   size_t size() const { return named_children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const;
@@ -226,8 +252,18 @@ class Sequential : public Module {
 };
 
 // Losses as modules.
+// LibTorch's options: CrossEntropyLoss(CrossEntropyLossOptions().label_smoothing(0.1)).
+struct CrossEntropyLossOptions {
+  DDL_ARG(Tensor, weight) = {};  // undefined, or [C]
+  DDL_ARG(int64_t, ignore_index) = -100;
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
+  DDL_ARG(double, label_smoothing) = 0.0;
+};
+
 class CrossEntropyLoss : public Module {
  public:
+  explicit CrossEntropyLoss(const CrossEntropyLossOptions& o)
+      : CrossEntropyLoss(o.weight(), CrossEntropyOptions{o.reduction(), o.ignore_index(), o.label_smoothing()}) {}
   explicit CrossEntropyLoss(CrossEntropyOptions opts = {}) : Module("CrossEntropyLoss"), opts_(opts) {}
   // Class weights [C], kept as the buffer "weight" (so .to(device) moves them).
   explicit CrossEntropyLoss(Tensor weight, CrossEntropyOptions opts = {});

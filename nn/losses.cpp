@@ -9,17 +9,19 @@ namespace {
 Tensor defined_or_none(const Variable& v) { return v.defined() ? v.data() : Tensor(); }
 }  // namespace
 
-NLLLoss::NLLLoss(Tensor weight, NLLLossOptions opts) : Module("NLLLoss"), opts_(opts) {
-  if (weight.defined()) weight_ = register_buffer("weight", std::move(weight));
+NLLLoss::NLLLoss(NLLLossOptions opts) : Module("NLLLoss"), opts_(std::move(opts)) {
+  // The buffer holds the weight (so .to(device) moves it); the options keep none.
+  if (opts_.weight().defined()) weight_ = register_buffer("weight", std::move(opts_.weight()));
+  opts_.weight(Tensor());
 }
 
 Variable NLLLoss::forward(const Variable& log_probs, const Tensor& target) const {
-  return nll_loss(log_probs, target, defined_or_none(weight_), opts_.reduction, opts_.ignore_index);
+  return nll_loss(log_probs, target, defined_or_none(weight_), opts_.reduction(), opts_.ignore_index());
 }
 
 // copy_state_from gives the copy's buffers fresh storage and this module's training flag.
 std::shared_ptr<Module> NLLLoss::clone() const {
-  auto copy = std::make_shared<NLLLoss>(defined_or_none(weight_), opts_);
+  auto copy = std::make_shared<NLLLoss>(NLLLossOptions(opts_).weight(defined_or_none(weight_)));
   copy->copy_state_from(*this);
   return copy;
 }

@@ -5,20 +5,23 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
+// LibTorch's options: NLLLoss(NLLLossOptions().weight(w).ignore_index(1)).
 struct NLLLossOptions {
-  Reduction reduction = Reduction::Mean;
-  int64_t ignore_index = -100;  // samples with this target add 0 and are not counted by Mean
+  DDL_ARG(Tensor, weight) = {};           // undefined, or [C]
+  DDL_ARG(int64_t, ignore_index) = -100;  // samples with this target add 0 and are not counted by Mean
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // input: log-probabilities [N, C] or [N, C, d1, ...] (log_softmax(x, 1)); target: int64
 // class indices. weight: undefined, or [C] (Mean then divides by the targets' summed weights).
 class NLLLoss : public Module {
  public:
-  explicit NLLLoss(NLLLossOptions opts = {}) : Module("NLLLoss"), opts_(opts) {}
-  explicit NLLLoss(Tensor weight, NLLLossOptions opts = {});
+  explicit NLLLoss(NLLLossOptions opts = {});
+  explicit NLLLoss(Tensor weight, NLLLossOptions opts = {}) : NLLLoss(opts.weight(std::move(weight))) {}
   Variable forward(const Variable& log_probs, const Tensor& target) const;
   Variable operator()(const Variable& log_probs, const Tensor& target) const { return forward(log_probs, target); }
   std::shared_ptr<Module> clone() const override;

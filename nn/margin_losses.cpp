@@ -23,17 +23,19 @@ std::shared_ptr<Module> MultiLabelSoftMarginLoss::clone() const {
   return copy;
 }
 
-MultiMarginLoss::MultiMarginLoss(MultiMarginLossOptions opts, Tensor weight) : Module("MultiMarginLoss"), opts_(opts) {
-  DDL_CHECK(opts.p == 1 || opts.p == 2, "MultiMarginLoss: only p == 1 and p == 2 are supported, got ", opts.p);
-  if (weight.defined()) weight_ = register_buffer("weight", std::move(weight));
+MultiMarginLoss::MultiMarginLoss(MultiMarginLossOptions opts) : Module("MultiMarginLoss"), opts_(std::move(opts)) {
+  DDL_CHECK(opts_.p() == 1 || opts_.p() == 2, "MultiMarginLoss: only p == 1 and p == 2 are supported, got ", opts_.p());
+  // The buffer holds the weight (so .to(device) moves it); the options keep none.
+  if (opts_.weight().defined()) weight_ = register_buffer("weight", std::move(opts_.weight()));
+  opts_.weight(Tensor());
 }
 
 Variable MultiMarginLoss::forward(const Variable& x, const Tensor& y) const {
-  return multi_margin_loss(x, y, opts_.p, opts_.margin, defined_or_none(weight_), opts_.reduction);
+  return multi_margin_loss(x, y, opts_.p(), opts_.margin(), defined_or_none(weight_), opts_.reduction());
 }
 
 std::shared_ptr<Module> MultiMarginLoss::clone() const {
-  auto copy = std::make_shared<MultiMarginLoss>(opts_, defined_or_none(weight_));
+  auto copy = std::make_shared<MultiMarginLoss>(MultiMarginLossOptions(opts_).weight(defined_or_none(weight_)));
   copy->copy_state_from(*this);
   return copy;
 }

@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
@@ -66,16 +67,19 @@ class MultiLabelSoftMarginLoss : public Module {
   Reduction reduction_;
 };
 
+// LibTorch's options: MultiMarginLoss(MultiMarginLossOptions().p(2).margin(0.5)).
 struct MultiMarginLossOptions {
-  int64_t p = 1;  // 1 or 2
-  double margin = 1.0;
-  Reduction reduction = Reduction::Mean;
+  DDL_ARG(int64_t, p) = 1;  // 1 or 2
+  DDL_ARG(double, margin) = 1.0;
+  DDL_ARG(Tensor, weight) = {};  // undefined, or [C]
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // weight: undefined, or [C].
 class MultiMarginLoss : public Module {
  public:
-  explicit MultiMarginLoss(MultiMarginLossOptions opts = {}, Tensor weight = {});
+  explicit MultiMarginLoss(MultiMarginLossOptions opts = {});
+  MultiMarginLoss(MultiMarginLossOptions opts, Tensor weight) : MultiMarginLoss(opts.weight(std::move(weight))) {}
   Variable forward(const Variable& x, const Tensor& y) const;
   Variable operator()(const Variable& x, const Tensor& y) const { return forward(x, y); }
   std::shared_ptr<Module> clone() const override;
@@ -116,9 +120,11 @@ class CosineEmbeddingLoss : public Cloneable<CosineEmbeddingLoss> {
 };
 
 struct TripletMarginLossOptions {
-  double margin = 1.0, p = 2, eps = 1e-6;
-  bool swap = false;
-  Reduction reduction = Reduction::Mean;
+  DDL_ARG(double, margin) = 1.0;
+  DDL_ARG(double, p) = 2;
+  DDL_ARG(double, eps) = 1e-6;
+  DDL_ARG(bool, swap) = false;
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 class TripletMarginLoss : public Cloneable<TripletMarginLoss> {
@@ -126,7 +132,7 @@ class TripletMarginLoss : public Cloneable<TripletMarginLoss> {
   explicit TripletMarginLoss(TripletMarginLossOptions opts = {}) : Cloneable("TripletMarginLoss"), opts_(opts) {}
   void reset() override {}
   Variable forward(const Variable& a, const Variable& p, const Variable& n) const {
-    return triplet_margin_loss(a, p, n, opts_.margin, opts_.p, opts_.eps, opts_.swap, opts_.reduction);
+    return triplet_margin_loss(a, p, n, opts_.margin(), opts_.p(), opts_.eps(), opts_.swap(), opts_.reduction());
   }
   Variable operator()(const Variable& a, const Variable& p, const Variable& n) const { return forward(a, p, n); }
 
@@ -136,9 +142,10 @@ class TripletMarginLoss : public Cloneable<TripletMarginLoss> {
 };
 
 struct PoissonNLLLossOptions {
-  bool log_input = true, full = false;
-  double eps = 1e-8;
-  Reduction reduction = Reduction::Mean;
+  DDL_ARG(bool, log_input) = true;
+  DDL_ARG(bool, full) = false;
+  DDL_ARG(double, eps) = 1e-8;
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 class PoissonNLLLoss : public Cloneable<PoissonNLLLoss> {
@@ -146,7 +153,7 @@ class PoissonNLLLoss : public Cloneable<PoissonNLLLoss> {
   explicit PoissonNLLLoss(PoissonNLLLossOptions opts = {}) : Cloneable("PoissonNLLLoss"), opts_(opts) {}
   void reset() override {}
   Variable forward(const Variable& x, const Variable& y) const {
-    return poisson_nll_loss(x, y, opts_.log_input, opts_.full, opts_.eps, opts_.reduction);
+    return poisson_nll_loss(x, y, opts_.log_input(), opts_.full(), opts_.eps(), opts_.reduction());
   }
   Variable operator()(const Variable& x, const Variable& y) const { return forward(x, y); }
 
@@ -156,9 +163,9 @@ class PoissonNLLLoss : public Cloneable<PoissonNLLLoss> {
 };
 
 struct GaussianNLLLossOptions {
-  bool full = false;
-  double eps = 1e-6;
-  Reduction reduction = Reduction::Mean;
+  DDL_ARG(bool, full) = false;
+  DDL_ARG(double, eps) = 1e-6;
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 class GaussianNLLLoss : public Cloneable<GaussianNLLLoss> {
@@ -166,7 +173,7 @@ class GaussianNLLLoss : public Cloneable<GaussianNLLLoss> {
   explicit GaussianNLLLoss(GaussianNLLLossOptions opts = {}) : Cloneable("GaussianNLLLoss"), opts_(opts) {}
   void reset() override {}
   Variable forward(const Variable& x, const Variable& y, const Variable& var) const {
-    return gaussian_nll_loss(x, y, var, opts_.full, opts_.eps, opts_.reduction);
+    return gaussian_nll_loss(x, y, var, opts_.full(), opts_.eps(), opts_.reduction());
   }
   Variable operator()(const Variable& x, const Variable& y, const Variable& var) const { return forward(x, y, var); }
 
@@ -176,9 +183,9 @@ class GaussianNLLLoss : public Cloneable<GaussianNLLLoss> {
 };
 
 struct CTCLossOptions {
-  int64_t blank = 0;
-  Reduction reduction = Reduction::Mean;
-  bool zero_infinity = false;
+  DDL_ARG(int64_t, blank) = 0;
+  DDL_ARG(Reduction, reduction) = Reduction::Mean;
+  DDL_ARG(bool, zero_infinity) = false;
 };
 
 class CTCLoss : public Cloneable<CTCLoss> {
@@ -187,8 +194,8 @@ class CTCLoss : public Cloneable<CTCLoss> {
   void reset() override {}
   Variable forward(const Variable& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
                    const std::vector<int64_t>& target_lengths) const {
-    return ctc_loss(log_probs, targets, input_lengths, target_lengths, opts_.blank, opts_.reduction,
-                    opts_.zero_infinity);
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, opts_.blank(), opts_.reduction(),
+                    opts_.zero_infinity());
   }
   Variable operator()(const Variable& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
                       const std::vector<int64_t>& target_lengths) const {

@@ -1,6 +1,12 @@
 // Module registration, traversal and printing.
 #include "nn/module.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <typeindex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
@@ -32,37 +38,70 @@ Module::Module(const Module& other)
       parameters_(other.parameters_),
       buffers_(other.buffers_),
       children_(other.children_) {
-  DDL_CHECK(clone_copy_depth > 0 || (parameters_.empty() && buffers_.empty() && children_.empty()), type_name_,
+  DDL_CHECK(clone_copy_depth > 0 || (parameters_.empty() && buffers_.empty() && children_.empty()), type_name(),
             ": a module with parameters, buffers or submodules cannot be copied (the copy would share them but not "
             "its training mode or configuration); hold it by std::shared_ptr to share it, or call clone() / "
             "nn::clone(module) for an independent copy");
 }
 
+const std::string& Module::type_name() const {
+  if (!type_name_.empty()) return type_name_;
+  // Cached per class; map nodes never move, so the reference stays valid.
+  static std::mutex mu;
+  static std::unordered_map<std::type_index, std::string> names;
+  const std::lock_guard<std::mutex> lock(mu);
+  const std::type_index key(typeid(*this));
+  auto it = names.find(key);
+  if (it == names.end()) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(key.name(), nullptr, nullptr, &status),
+                                                     std::free);
+    it = names.emplace(key, status == 0 && demangled ? demangled.get() : key.name()).first;
+  }
+  return it->second;
+}
+
+Module& Module::operator=(const Module& other) {
+  if (this == &other) return *this;
+  DDL_CHECK(clone_copy_depth > 0 || (parameters_.empty() && buffers_.empty() && children_.empty() &&
+                                     other.parameters_.empty() && other.buffers_.empty() && other.children_.empty()),
+            type_name(),
+            ": a module with parameters, buffers or submodules cannot be assigned; hold it by "
+            "std::shared_ptr to share it, or call clone() / nn::clone(module) for an independent copy");
+  type_name_ = other.type_name_;
+  training_ = other.training_;
+  parameters_ = other.parameters_;
+  buffers_ = other.buffers_;
+  children_ = other.children_;
+  trace_label_ = trace_parent_ = nullptr;
+  return *this;
+}
+
 Variable Module::forward(const Variable&) {
-  DDL_CHECK(false, type_name_, ": this module has no single-input forward(); call its own forward overload");
+  DDL_CHECK(false, type_name(), ": this module has no single-input forward(); call its own forward overload");
   return {};
 }
 
 Variable Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
-  check_name(name, type_name_);
-  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name_, ": '", name, "' is already registered");
+  check_name(name, type_name());
+  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name(), ": '", name, "' is already registered");
   Variable v(std::move(value), requires_grad);
   parameters_.emplace_back(name, v);
   return v;
 }
 
 Variable Module::register_buffer(const std::string& name, Tensor value) {
-  check_name(name, type_name_);
-  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name_, ": '", name, "' is already registered");
+  check_name(name, type_name());
+  DDL_CHECK(!has(parameters_, name) && !has(buffers_, name), type_name(), ": '", name, "' is already registered");
   Variable v(std::move(value), false);
   buffers_.emplace_back(name, v);
   return v;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
-  check_name(name, type_name_);
-  DDL_CHECK(module != nullptr, type_name_, ": submodule '", name, "' is null");
-  DDL_CHECK(!has(children_, name), type_name_, ": submodule '", name, "' is already registered");
+  check_name(name, type_name());
+  DDL_CHECK(module != nullptr, type_name(), ": submodule '", name, "' is null");
+  DDL_CHECK(!has(children_, name), type_name(), ": submodule '", name, "' is already registered");
   children_.emplace_back(name, std::move(module));
 }
 
@@ -196,7 +235,7 @@ void Module::apply(const std::function<void(Module&)>& fn) {
 }
 
 std::shared_ptr<Module> Module::clone() const {
-  DDL_CHECK(false, type_name_, ": this module cannot be cloned; derive it from nn::Cloneable<", type_name_,
+  DDL_CHECK(false, type_name(), ": this module cannot be cloned; derive it from nn::Cloneable<", type_name(),
             "> and implement reset() (see Note [Cloning] in nn/module.h)");
   return nullptr;
 }
@@ -211,12 +250,12 @@ void Module::clear_registrations() {
 void Module::copy_state_from(const Module& other) {
   auto copy_list = [&](std::vector<std::pair<std::string, Variable>>& mine,
                        const std::vector<std::pair<std::string, Variable>>& theirs, const char* what) {
-    DDL_CHECK(mine.size() == theirs.size(), type_name_, ": clone: reset() registered ", mine.size(), " ", what,
+    DDL_CHECK(mine.size() == theirs.size(), type_name(), ": clone: reset() registered ", mine.size(), " ", what,
               ", the original has ", theirs.size());
     for (size_t i = 0; i < mine.size(); ++i) {
       const auto& [name, src] = theirs[i];
       Variable dst = mine[i].second;
-      DDL_CHECK(mine[i].first == name, type_name_, ": clone: reset() registered '", mine[i].first,
+      DDL_CHECK(mine[i].first == name, type_name(), ": clone: reset() registered '", mine[i].first,
                 "' where the original has '", name, "'");
       dst.set_data(src.data().clone());
       dst.requires_grad_(src.requires_grad());
@@ -225,18 +264,18 @@ void Module::copy_state_from(const Module& other) {
   };
   copy_list(parameters_, other.parameters_, "parameters");
   copy_list(buffers_, other.buffers_, "buffers");
-  DDL_CHECK(children_.size() == other.children_.size(), type_name_, ": clone: reset() registered ", children_.size(),
+  DDL_CHECK(children_.size() == other.children_.size(), type_name(), ": clone: reset() registered ", children_.size(),
             " submodules, the original has ", other.children_.size());
   for (size_t i = 0; i < children_.size(); ++i) {
-    DDL_CHECK(children_[i].first == other.children_[i].first, type_name_, ": clone: reset() registered submodule '",
+    DDL_CHECK(children_[i].first == other.children_[i].first, type_name(), ": clone: reset() registered submodule '",
               children_[i].first, "' where the original has '", other.children_[i].first, "'");
-    children_[i].second->copy_state_from(*other.children_[i].second);
+    children_[i].second->clone_in_place(*other.children_[i].second);
   }
   training_ = other.training_;
 }
 
 void Module::pretty_print(std::ostream& os, int indent) const {
-  os << type_name_ << '(';
+  os << type_name() << '(';
   if (children_.empty()) {
     os << extra_repr() << ')';
     return;

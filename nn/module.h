@@ -5,10 +5,13 @@
 // match the same network written in PyTorch.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -21,8 +24,10 @@ namespace ddl::nn {
 class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  // LibTorch's form (`struct Net : nn::Module { Net() { ... } };`): the type name is the
+  // class's demangled name.
+  Module() = default;
   virtual ~Module() = default;
-  Module& operator=(const Module&) = delete;
   // Moving hands every registration to the new object (the old one is left empty), so
   // `std::make_shared<nn::Linear>(nn::Linear(4, 2))` and Sequential's variadic form work.
   Module(Module&&) noexcept = default;
@@ -31,7 +36,7 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Variable forward(const Variable& x);
   Variable operator()(const Variable& x) { return forward(x); }
 
-  const std::string& type_name() const { return type_name_; }
+  const std::string& type_name() const;
 
   // ---- registration (call from constructors) ----
   // Returns the registered handle; copies of it share the same state.
@@ -41,6 +46,16 @@ class Module : public std::enable_shared_from_this<Module> {
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
     return module;
+  }
+  // A ModuleHolder (nn/module_holder.h), returned as given: `fc = register_module("fc", Linear(4, 2));`.
+  template <typename H>
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    { h.ptr() } -> std::convertible_to<std::shared_ptr<Module>>;
+  }
+  H register_module(const std::string& name, H holder) {
+    add_child(name, holder.ptr());
+    return holder;
   }
 
   // ---- traversal, in registration order, with dotted names ----
@@ -90,6 +105,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Refused for a module that has parameters, buffers or submodules, except inside
   // clone(): see Note [Copying modules]. A module with none of them copies freely.
   Module(const Module& other);
+  // The same rule as the copy constructor: Cloneable<T> copy-assigns a child in place.
+  Module& operator=(const Module& other);
   // While one lives on this thread, copies are allowed: Cloneable::clone() copies the
   // configuration members this way and then replaces every registration.
   struct CloneCopyScope {
@@ -103,6 +120,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Copies values, gradients, requires_grad and training flags from `other`, which
   // must have the same names and shapes (this tree's storage stays its own).
   void copy_state_from(const Module& other);
+  // Makes this module a deep copy of `other`, which has the same registration names, in
+  // place, so handles to this module stay valid. Here: copy_state_from. Cloneable<T> also
+  // copies T's configuration members (See Note [Cloning]).
+  virtual void clone_in_place(const Module& other) { copy_state_from(other); }
   void set_training_flag(bool on) { training_ = on; }
 
  private:
@@ -144,7 +165,9 @@ std::ostream& operator<<(std::ostream& os, const Module& m);
 // its member handles, exactly as the constructor does (the constructor just calls
 // reset()). clone() then copy-constructs T (its configuration members), drops the
 // copied registrations, calls reset() on the copy, and copies the original's state
-// into the new tensors. This is LibTorch's torch::nn::Cloneable contract. reset()
+// into the new tensors. Each child is cloned in place the same way, so a child keeps
+// its own configuration members (not the ones its parent's reset() gave it), as
+// LibTorch's Cloneable clones each child. This is LibTorch's torch::nn::Cloneable contract. reset()
 // draws fresh initial values from the default generator before they are
 // overwritten, so cloning advances that generator.
 template <typename Derived>
@@ -162,6 +185,21 @@ class Cloneable : public Module {
     copy->reset();
     copy->copy_state_from(*this);
     return copy;
+  }
+
+ protected:
+  void clone_in_place(const Module& other) override {
+    if constexpr (std::is_copy_assignable_v<Derived>) {
+      if (typeid(other) == typeid(*this)) {
+        {
+          CloneCopyScope allow_copy;  // See Note [Copying modules]
+          static_cast<Derived&>(*this) = static_cast<const Derived&>(other);
+        }
+        clear_registrations();
+        reset();
+      }
+    }
+    copy_state_from(other);
   }
 };
 

@@ -14,11 +14,12 @@ namespace ddl::nn {
 
 namespace {
 
-void check_sizes(const char* type, int64_t input_size, int64_t hidden_size, const RNNOptions& o) {
+template <typename O>
+void check_sizes(const char* type, int64_t input_size, int64_t hidden_size, const O& o) {
   DDL_CHECK(input_size > 0 && hidden_size > 0, type, ": input_size and hidden_size must be positive, got ", input_size,
             " and ", hidden_size);
-  DDL_CHECK(o.num_layers > 0, type, ": num_layers must be positive, got ", o.num_layers);
-  DDL_CHECK(o.dropout >= 0 && o.dropout <= 1, type, ": dropout must be in [0, 1], got ", o.dropout);
+  DDL_CHECK(o.num_layers() > 0, type, ": num_layers must be positive, got ", o.num_layers());
+  DDL_CHECK(o.dropout() >= 0 && o.dropout() <= 1, type, ": dropout must be in [0, 1], got ", o.dropout());
 }
 
 // U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias, as torch.nn.RNNBase.reset_parameters.
@@ -30,18 +31,19 @@ Variable uniform_parameter(Module& m, const std::string& name, const Shape& shap
 }
 
 // PyTorch's order: for each layer, for each direction: w_ih, w_hh, b_ih, b_hh.
+template <typename O>
 std::vector<RecurrentWeights> register_weights(Module& m, int64_t gates, int64_t input_size, int64_t hidden_size,
-                                               const RNNOptions& o) {
+                                               const O& o) {
   std::vector<RecurrentWeights> out;
-  const int64_t dirs = o.bidirectional ? 2 : 1;
-  for (int64_t layer = 0; layer < o.num_layers; ++layer) {
+  const int64_t dirs = o.bidirectional() ? 2 : 1;
+  for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
     const int64_t in = layer == 0 ? input_size : hidden_size * dirs;
     for (int64_t d = 0; d < dirs; ++d) {
       const std::string sfx = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
       RecurrentWeights w;
       w.w_ih = uniform_parameter(m, "weight_ih" + sfx, {gates * hidden_size, in}, hidden_size);
       w.w_hh = uniform_parameter(m, "weight_hh" + sfx, {gates * hidden_size, hidden_size}, hidden_size);
-      if (o.bias) {
+      if (o.bias()) {
         w.b_ih = uniform_parameter(m, "bias_ih" + sfx, {gates * hidden_size}, hidden_size);
         w.b_hh = uniform_parameter(m, "bias_hh" + sfx, {gates * hidden_size}, hidden_size);
       }
@@ -51,14 +53,15 @@ std::vector<RecurrentWeights> register_weights(Module& m, int64_t gates, int64_t
   return out;
 }
 
-std::string rnn_repr(int64_t input_size, int64_t hidden_size, const RNNOptions& o) {
+template <typename O>
+std::string rnn_repr(int64_t input_size, int64_t hidden_size, const O& o) {
   std::ostringstream os;
   os << input_size << ", " << hidden_size;
-  if (o.num_layers != 1) os << ", num_layers=" << o.num_layers;
-  if (!o.bias) os << ", bias=False";
-  if (o.batch_first) os << ", batch_first=True";
-  if (o.dropout != 0) os << ", dropout=" << o.dropout;
-  if (o.bidirectional) os << ", bidirectional=True";
+  if (o.num_layers() != 1) os << ", num_layers=" << o.num_layers();
+  if (!o.bias()) os << ", bias=False";
+  if (o.batch_first()) os << ", batch_first=True";
+  if (o.dropout() != 0) os << ", dropout=" << o.dropout();
+  if (o.bidirectional()) os << ", bidirectional=True";
   return os.str();
 }
 
@@ -68,14 +71,16 @@ Variable join_directions(const Variable& fwd, const Variable& bwd) { return cat(
 // The shared multi-layer driver. `run(x, layer_dir_index, reverse)` runs one layer
 // direction on x [T, B, I] and returns its [T, B, H] output, recording its final
 // states itself. Returns the last layer's output, in [T, B, *] layout.
-Variable run_layers(const Variable& x_tbi, const RNNOptions& o, bool training,
+template <typename O>
+Variable run_layers(const Variable& x_tbi, const O& o, bool training,
                     const std::function<Variable(const Variable&, int64_t, bool)>& run) {
-  const int64_t dirs = o.bidirectional ? 2 : 1;
+  const int64_t dirs = o.bidirectional() ? 2 : 1;
   Variable x = x_tbi;
-  for (int64_t layer = 0; layer < o.num_layers; ++layer) {
+  for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
     Variable y = run(x, layer * dirs, false);
     if (dirs == 2) y = join_directions(y, run(x, layer * dirs + 1, true));
-    if (layer + 1 < o.num_layers && o.dropout > 0 && training) y = dropout(y, o.dropout, true, default_generator());
+    if (layer + 1 < o.num_layers() && o.dropout() > 0 && training)
+      y = dropout(y, o.dropout(), true, default_generator());
     x = y;
   }
   return x;
@@ -116,80 +121,78 @@ Variable stack_states(const std::vector<Variable>& states, bool unbatched) {
 
 // ---- LSTM ----
 
-LSTM::LSTM(int64_t input_size, int64_t hidden_size, RNNOptions opts)
-    : Cloneable("LSTM"), input_size_(input_size), hidden_size_(hidden_size), opts_(opts) {
-  check_sizes("LSTM", input_size, hidden_size, opts);
+LSTM::LSTM(const LSTMOptions& opts) : Cloneable("LSTM"), opts_(opts) {
+  check_sizes("LSTM", opts.input_size(), opts.hidden_size(), opts);
   reset();
 }
 
-void LSTM::reset() { weights_ = register_weights(*this, 4, input_size_, hidden_size_, opts_); }
+void LSTM::reset() { weights_ = register_weights(*this, 4, opts_.input_size(), opts_.hidden_size(), opts_); }
 
 const RecurrentWeights& LSTM::weights(int64_t layer, bool reverse) const {
-  const size_t k = static_cast<size_t>(layer * (opts_.bidirectional ? 2 : 1) + (reverse ? 1 : 0));
-  DDL_CHECK(layer >= 0 && layer < opts_.num_layers && (!reverse || opts_.bidirectional), "LSTM: no layer ", layer,
+  const size_t k = static_cast<size_t>(layer * (opts_.bidirectional() ? 2 : 1) + (reverse ? 1 : 0));
+  DDL_CHECK(layer >= 0 && layer < opts_.num_layers() && (!reverse || opts_.bidirectional()), "LSTM: no layer ", layer,
             reverse ? " reverse" : "");
   return weights_[k];
 }
 
 LSTMOutput LSTM::forward(const Variable& input, const LSTMState& state) {
   bool unbatched = false;
-  const Variable x = to_time_major("LSTM", input, input_size_, opts_.batch_first, unbatched);
-  const int64_t count = opts_.num_layers * (opts_.bidirectional ? 2 : 1), batch = x.size(1);
+  const Variable x = to_time_major("LSTM", input, opts_.input_size(), opts_.batch_first(), unbatched);
+  const int64_t count = opts_.num_layers() * (opts_.bidirectional() ? 2 : 1), batch = x.size(1);
   std::vector<Variable> hs(static_cast<size_t>(count)), cs(static_cast<size_t>(count));
   const Variable y = run_layers(x, opts_, is_training(), [&](const Variable& in, int64_t k, bool reverse) {
     const RecurrentWeights& w = weights_[static_cast<size_t>(k)];
-    LstmLayerResult r = lstm_layer(in, initial_state("LSTM", state.h, k, count, batch, hidden_size_, unbatched),
-                                   initial_state("LSTM", state.c, k, count, batch, hidden_size_, unbatched), w.w_ih,
-                                   w.w_hh, w.b_ih, w.b_hh, reverse);
+    LstmLayerResult r = lstm_layer(in, initial_state("LSTM", state.h, k, count, batch, opts_.hidden_size(), unbatched),
+                                   initial_state("LSTM", state.c, k, count, batch, opts_.hidden_size(), unbatched),
+                                   w.w_ih, w.w_hh, w.b_ih, w.b_hh, reverse);
     hs[static_cast<size_t>(k)] = r.h_n;
     cs[static_cast<size_t>(k)] = r.c_n;
     return r.output;
   });
   LSTMOutput out;
-  out.output = from_time_major(y, opts_.batch_first, unbatched);
+  out.output = from_time_major(y, opts_.batch_first(), unbatched);
   out.state.h = stack_states(hs, unbatched);
   out.state.c = stack_states(cs, unbatched);
   return out;
 }
 
-std::string LSTM::extra_repr() const { return rnn_repr(input_size_, hidden_size_, opts_); }
+std::string LSTM::extra_repr() const { return rnn_repr(opts_.input_size(), opts_.hidden_size(), opts_); }
 
 // ---- GRU ----
 
-GRU::GRU(int64_t input_size, int64_t hidden_size, RNNOptions opts)
-    : Cloneable("GRU"), input_size_(input_size), hidden_size_(hidden_size), opts_(opts) {
-  check_sizes("GRU", input_size, hidden_size, opts);
+GRU::GRU(const GRUOptions& opts) : Cloneable("GRU"), opts_(opts) {
+  check_sizes("GRU", opts.input_size(), opts.hidden_size(), opts);
   reset();
 }
 
-void GRU::reset() { weights_ = register_weights(*this, 3, input_size_, hidden_size_, opts_); }
+void GRU::reset() { weights_ = register_weights(*this, 3, opts_.input_size(), opts_.hidden_size(), opts_); }
 
 const RecurrentWeights& GRU::weights(int64_t layer, bool reverse) const {
-  const size_t k = static_cast<size_t>(layer * (opts_.bidirectional ? 2 : 1) + (reverse ? 1 : 0));
-  DDL_CHECK(layer >= 0 && layer < opts_.num_layers && (!reverse || opts_.bidirectional), "GRU: no layer ", layer,
+  const size_t k = static_cast<size_t>(layer * (opts_.bidirectional() ? 2 : 1) + (reverse ? 1 : 0));
+  DDL_CHECK(layer >= 0 && layer < opts_.num_layers() && (!reverse || opts_.bidirectional()), "GRU: no layer ", layer,
             reverse ? " reverse" : "");
   return weights_[k];
 }
 
 GRUOutput GRU::forward(const Variable& input, const Variable& h0) {
   bool unbatched = false;
-  const Variable x = to_time_major("GRU", input, input_size_, opts_.batch_first, unbatched);
-  const int64_t count = opts_.num_layers * (opts_.bidirectional ? 2 : 1), batch = x.size(1);
+  const Variable x = to_time_major("GRU", input, opts_.input_size(), opts_.batch_first(), unbatched);
+  const int64_t count = opts_.num_layers() * (opts_.bidirectional() ? 2 : 1), batch = x.size(1);
   std::vector<Variable> hs(static_cast<size_t>(count));
   const Variable y = run_layers(x, opts_, is_training(), [&](const Variable& in, int64_t k, bool reverse) {
     const RecurrentWeights& w = weights_[static_cast<size_t>(k)];
-    GruLayerResult r = gru_layer(in, initial_state("GRU", h0, k, count, batch, hidden_size_, unbatched), w.w_ih, w.w_hh,
-                                 w.b_ih, w.b_hh, reverse);
+    GruLayerResult r = gru_layer(in, initial_state("GRU", h0, k, count, batch, opts_.hidden_size(), unbatched), w.w_ih,
+                                 w.w_hh, w.b_ih, w.b_hh, reverse);
     hs[static_cast<size_t>(k)] = r.h_n;
     return r.output;
   });
   GRUOutput out;
-  out.output = from_time_major(y, opts_.batch_first, unbatched);
+  out.output = from_time_major(y, opts_.batch_first(), unbatched);
   out.h_n = stack_states(hs, unbatched);
   return out;
 }
 
-std::string GRU::extra_repr() const { return rnn_repr(input_size_, hidden_size_, opts_); }
+std::string GRU::extra_repr() const { return rnn_repr(opts_.input_size(), opts_.hidden_size(), opts_); }
 
 // ---- cells: one step of the fused layer ----
 
@@ -211,7 +214,7 @@ std::string cell_repr(int64_t i, int64_t h, bool bias) {
 
 LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, bool bias)
     : Cloneable("LSTMCell"), input_size_(input_size), hidden_size_(hidden_size), bias_(bias) {
-  check_sizes("LSTMCell", input_size, hidden_size, RNNOptions{});
+  check_sizes("LSTMCell", input_size, hidden_size, LSTMOptions(input_size, hidden_size));
   reset();
 }
 
@@ -234,7 +237,7 @@ std::string LSTMCell::extra_repr() const { return cell_repr(input_size_, hidden_
 
 GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, bool bias)
     : Cloneable("GRUCell"), input_size_(input_size), hidden_size_(hidden_size), bias_(bias) {
-  check_sizes("GRUCell", input_size, hidden_size, RNNOptions{});
+  check_sizes("GRUCell", input_size, hidden_size, GRUOptions(input_size, hidden_size));
   reset();
 }
 

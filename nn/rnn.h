@@ -9,16 +9,45 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
-// PyTorch's keyword arguments: LSTM(16, 32, {.num_layers = 2, .batch_first = true}).
-struct RNNOptions {
-  int64_t num_layers = 1;
-  bool bias = true;
-  bool batch_first = false;  // input and output [B, T, *] instead of [T, B, *]; states stay [L * D, B, H]
-  double dropout = 0.0;      // on each layer's output but the last, in training
-  bool bidirectional = false;
+// LibTorch's options: LSTM(LSTMOptions(16, 32).num_layers(2).batch_first(true)).
+struct LSTMOptions {
+  LSTMOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  DDL_ARG(int64_t, input_size);
+  DDL_ARG(int64_t, hidden_size);
+  DDL_ARG(int64_t, num_layers) = 1;
+  DDL_ARG(bool, bias) = true;
+  DDL_ARG(bool, batch_first) = false;  // input and output [B, T, *] instead of [T, B, *]; states stay [L * D, B, H]
+  DDL_ARG(double, dropout) = 0.0;      // on each layer's output but the last, in training
+  DDL_ARG(bool, bidirectional) = false;
+};
+
+struct GRUOptions {
+  GRUOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  DDL_ARG(int64_t, input_size);
+  DDL_ARG(int64_t, hidden_size);
+  DDL_ARG(int64_t, num_layers) = 1;
+  DDL_ARG(bool, bias) = true;
+  DDL_ARG(bool, batch_first) = false;  // input and output [B, T, *] instead of [T, B, *]; states stay [L * D, B, H]
+  DDL_ARG(double, dropout) = 0.0;      // on each layer's output but the last, in training
+  DDL_ARG(bool, bidirectional) = false;
+};
+
+struct LSTMCellOptions {
+  LSTMCellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  DDL_ARG(int64_t, input_size);
+  DDL_ARG(int64_t, hidden_size);
+  DDL_ARG(bool, bias) = true;
+};
+
+struct GRUCellOptions {
+  GRUCellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  DDL_ARG(int64_t, input_size);
+  DDL_ARG(int64_t, hidden_size);
+  DDL_ARG(bool, bias) = true;
 };
 
 // h, c: [num_layers * num_directions, B, H] ([L * D, H] for unbatched input).
@@ -45,7 +74,8 @@ struct RecurrentWeights {
 
 class LSTM : public Cloneable<LSTM> {
  public:
-  LSTM(int64_t input_size, int64_t hidden_size, RNNOptions opts = {});
+  explicit LSTM(const LSTMOptions& opts);
+  LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
   void reset() override;
   // input: [T, B, I] ([B, T, I] when batch_first) or unbatched [T, I].
   LSTMOutput forward(const Variable& input, const LSTMState& state);
@@ -56,14 +86,14 @@ class LSTM : public Cloneable<LSTM> {
   const RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
 
  private:
-  int64_t input_size_, hidden_size_;
-  RNNOptions opts_;
+  LSTMOptions opts_;
   std::vector<RecurrentWeights> weights_;  // layer-major, forward then reverse
 };
 
 class GRU : public Cloneable<GRU> {
  public:
-  GRU(int64_t input_size, int64_t hidden_size, RNNOptions opts = {});
+  explicit GRU(const GRUOptions& opts);
+  GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
   void reset() override;
   // h0: [L * D, B, H] or undefined (zeros).
   GRUOutput forward(const Variable& input, const Variable& h0);
@@ -72,8 +102,7 @@ class GRU : public Cloneable<GRU> {
   const RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
 
  private:
-  int64_t input_size_, hidden_size_;
-  RNNOptions opts_;
+  GRUOptions opts_;
   std::vector<RecurrentWeights> weights_;
 };
 
@@ -81,6 +110,7 @@ class GRU : public Cloneable<GRU> {
 class LSTMCell : public Cloneable<LSTMCell> {
  public:
   LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
+  explicit LSTMCell(const LSTMCellOptions& o) : LSTMCell(o.input_size(), o.hidden_size(), o.bias()) {}
   void reset() override;
   LSTMState forward(const Variable& x, const LSTMState& state);
   Variable forward(const Variable& x) override { return forward(x, LSTMState{}).h; }
@@ -96,6 +126,7 @@ class LSTMCell : public Cloneable<LSTMCell> {
 class GRUCell : public Cloneable<GRUCell> {
  public:
   GRUCell(int64_t input_size, int64_t hidden_size, bool bias = true);
+  explicit GRUCell(const GRUCellOptions& o) : GRUCell(o.input_size(), o.hidden_size(), o.bias()) {}
   void reset() override;
   Variable forward(const Variable& x, const Variable& h);
   Variable forward(const Variable& x) override { return forward(x, Variable()); }

@@ -1,6 +1,6 @@
 // Size2: a layer argument that is one number for both spatial dims or a
 // {height, width} pair, like PyTorch's int-or-tuple arguments (LibTorch's
-// ExpandingArray<2>): Conv2d(3, 8, {3, 5}, {.stride = {1, 2}}) or Conv2d(3, 8, 3).
+// ExpandingArray<2>): Conv2d(Conv2dOptions(3, 8, {3, 5}).stride({1, 2})) or Conv2d(3, 8, 3).
 #pragma once
 
 #include <array>

@@ -4,26 +4,27 @@
 
 namespace ddl::nn {
 
-TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerEncoderLayerOptions opts)
-    : Cloneable("TransformerEncoderLayer"), d_model_(d_model), nhead_(nhead), opts_(std::move(opts)) {
-  DDL_CHECK(opts_.activation == "relu" || opts_.activation == "gelu",
-            "TransformerEncoderLayer: activation must be 'relu' or 'gelu', got '", opts_.activation, "'");
-  DDL_CHECK(opts_.dim_feedforward > 0, "TransformerEncoderLayer: dim_feedforward must be positive, got ",
-            opts_.dim_feedforward);
+TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts)
+    : Cloneable("TransformerEncoderLayer"), opts_(opts) {
+  DDL_CHECK(opts_.activation() == "relu" || opts_.activation() == "gelu",
+            "TransformerEncoderLayer: activation must be 'relu' or 'gelu', got '", opts_.activation(), "'");
+  DDL_CHECK(opts_.dim_feedforward() > 0, "TransformerEncoderLayer: dim_feedforward must be positive, got ",
+            opts_.dim_feedforward());
   reset();
 }
 
 void TransformerEncoderLayer::reset() {
   // PyTorch's registration order, so named_parameters() lists the same names in the same order.
   self_attn = register_module(
-      "self_attn", std::make_shared<MultiheadAttention>(d_model_, nhead_, opts_.dropout, true, opts_.batch_first));
-  linear1 = register_module("linear1", std::make_shared<Linear>(d_model_, opts_.dim_feedforward));
-  dropout = register_module("dropout", std::make_shared<Dropout>(opts_.dropout));
-  linear2 = register_module("linear2", std::make_shared<Linear>(opts_.dim_feedforward, d_model_));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{d_model_}, opts_.layer_norm_eps));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{d_model_}, opts_.layer_norm_eps));
-  dropout1 = register_module("dropout1", std::make_shared<Dropout>(opts_.dropout));
-  dropout2 = register_module("dropout2", std::make_shared<Dropout>(opts_.dropout));
+      "self_attn",
+      std::make_shared<MultiheadAttention>(opts_.d_model(), opts_.nhead(), opts_.dropout(), true, opts_.batch_first()));
+  linear1 = register_module("linear1", std::make_shared<Linear>(opts_.d_model(), opts_.dim_feedforward()));
+  dropout = register_module("dropout", std::make_shared<Dropout>(opts_.dropout()));
+  linear2 = register_module("linear2", std::make_shared<Linear>(opts_.dim_feedforward(), opts_.d_model()));
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{opts_.d_model()}, opts_.layer_norm_eps()));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{opts_.d_model()}, opts_.layer_norm_eps()));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(opts_.dropout()));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(opts_.dropout()));
 }
 
 Variable TransformerEncoderLayer::self_attention_block(const Variable& x, const AttentionMasks& masks) {
@@ -33,14 +34,14 @@ Variable TransformerEncoderLayer::self_attention_block(const Variable& x, const 
 
 Variable TransformerEncoderLayer::feed_forward_block(const Variable& x) {
   Variable h = call_child(*linear1, "linear1", x);
-  h = opts_.activation == "gelu" ? gelu(h) : relu(h);
+  h = opts_.activation() == "gelu" ? gelu(h) : relu(h);
   h = call_child(*dropout, "dropout", h);
   return call_child(*dropout2, "dropout2", call_child(*linear2, "linear2", h));
 }
 
 Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMasks& masks) {
   Variable x = src;
-  if (opts_.norm_first) {
+  if (opts_.norm_first()) {
     x = add(x, self_attention_block(call_child(*norm1, "norm1", x), masks));
     return add(x, feed_forward_block(call_child(*norm2, "norm2", x)));
   }

@@ -10,22 +10,30 @@
 #include "nn/container.h"
 #include "nn/layers.h"
 #include "nn/normalization.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
-// PyTorch's keyword arguments: TransformerEncoderLayer(64, 4, {.dim_feedforward = 256, .batch_first = true}).
+// LibTorch's options, with Python's layer_norm_eps, batch_first and norm_first:
+// TransformerEncoderLayer(TransformerEncoderLayerOptions(64, 4).dim_feedforward(256).batch_first(true)).
 struct TransformerEncoderLayerOptions {
-  int64_t dim_feedforward = 2048;
-  double dropout = 0.1;
-  std::string activation = "relu";  // "relu" or "gelu" (exact)
-  double layer_norm_eps = 1e-5;
-  bool batch_first = false;
-  bool norm_first = false;  // pre-norm: x + sa(norm1(x)) instead of norm1(x + sa(x))
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)  // NOLINT: implicit, as LibTorch's
+      : d_model_(d_model), nhead_(nhead) {}
+  DDL_ARG(int64_t, d_model);
+  DDL_ARG(int64_t, nhead);
+  DDL_ARG(int64_t, dim_feedforward) = 2048;
+  DDL_ARG(double, dropout) = 0.1;
+  DDL_ARG(std::string, activation) = "relu";  // "relu" or "gelu" (exact)
+  DDL_ARG(double, layer_norm_eps) = 1e-5;
+  DDL_ARG(bool, batch_first) = false;
+  DDL_ARG(bool, norm_first) = false;  // pre-norm: x + sa(norm1(x)) instead of norm1(x + sa(x))
 };
 
 class TransformerEncoderLayer : public Cloneable<TransformerEncoderLayer> {
  public:
-  TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerEncoderLayerOptions opts = {});
+  TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts);  // NOLINT: implicit, as LibTorch's
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayer(TransformerEncoderLayerOptions(d_model, nhead)) {}
   void reset() override;
   // src: [S, N, E] ([N, S, E] when batch_first, [S, E] unbatched); masks as MultiheadAttention's.
   Variable forward(const Variable& src, const AttentionMasks& masks);
@@ -40,7 +48,6 @@ class TransformerEncoderLayer : public Cloneable<TransformerEncoderLayer> {
   Variable self_attention_block(const Variable& x, const AttentionMasks& masks);
   Variable feed_forward_block(const Variable& x);
 
-  int64_t d_model_, nhead_;
   TransformerEncoderLayerOptions opts_;
 };
 

@@ -9,15 +9,16 @@
 namespace ddl::optim {
 
 Adagrad::Adagrad(std::vector<Variable> params, AdagradOptions o)
-    : Optimizer({{"lr", o.lr},
-                 {"lr_decay", o.lr_decay},
-                 {"weight_decay", o.weight_decay},
-                 {"initial_accumulator_value", o.initial_accumulator_value},
-                 {"eps", o.eps}}) {
-  DDL_CHECK(o.lr >= 0 && o.lr_decay >= 0 && o.weight_decay >= 0 && o.initial_accumulator_value >= 0 && o.eps >= 0,
-            "Adagrad: lr, lr_decay, weight_decay, initial_accumulator_value and eps must be >= 0 (got lr ", o.lr,
-            ", lr_decay ", o.lr_decay, ", weight_decay ", o.weight_decay, ", initial_accumulator_value ",
-            o.initial_accumulator_value, ", eps ", o.eps, ")");
+    : Optimizer({{"lr", o.lr()},
+                 {"lr_decay", o.lr_decay()},
+                 {"weight_decay", o.weight_decay()},
+                 {"initial_accumulator_value", o.initial_accumulator_value()},
+                 {"eps", o.eps()}}) {
+  DDL_CHECK(
+      o.lr() >= 0 && o.lr_decay() >= 0 && o.weight_decay() >= 0 && o.initial_accumulator_value() >= 0 && o.eps() >= 0,
+      "Adagrad: lr, lr_decay, weight_decay, initial_accumulator_value and eps must be >= 0 (got lr ", o.lr(),
+      ", lr_decay ", o.lr_decay(), ", weight_decay ", o.weight_decay(), ", initial_accumulator_value ",
+      o.initial_accumulator_value(), ", eps ", o.eps(), ")");
   add_param_group(std::move(params));
 }
 

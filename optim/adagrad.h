@@ -4,11 +4,18 @@
 #pragma once
 
 #include "optim/optimizer.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::optim {
 
+// LibTorch's options: Adagrad(params, AdagradOptions(0.1).lr_decay(0.5)).
 struct AdagradOptions {
-  double lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10;
+  AdagradOptions(double lr = 1e-2) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr) = 1e-2;
+  DDL_ARG(double, lr_decay) = 0;
+  DDL_ARG(double, weight_decay) = 0;
+  DDL_ARG(double, initial_accumulator_value) = 0;
+  DDL_ARG(double, eps) = 1e-10;
 };
 
 class Adagrad : public Optimizer {

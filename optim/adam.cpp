@@ -11,26 +11,22 @@
 namespace ddl::optim {
 
 Adam::Adam(std::vector<Variable> params, AdamOptions o, bool decoupled)
-    : Optimizer({{"lr", o.lr},
-                 {"beta1", o.beta1},
-                 {"beta2", o.beta2},
-                 {"eps", o.eps},
-                 {"weight_decay", o.weight_decay},
-                 {"amsgrad", o.amsgrad ? 1.0 : 0.0}}),
+    : Optimizer({{"lr", o.lr()},
+                 {"beta1", std::get<0>(o.betas())},
+                 {"beta2", std::get<1>(o.betas())},
+                 {"eps", o.eps()},
+                 {"weight_decay", o.weight_decay()},
+                 {"amsgrad", o.amsgrad() ? 1.0 : 0.0}}),
       decoupled_(decoupled) {
-  DDL_CHECK(o.lr >= 0 && o.eps >= 0 && o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
+  const auto [beta1, beta2] = o.betas();
+  DDL_CHECK(o.lr() >= 0 && o.eps() >= 0 && beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1,
             decoupled ? "AdamW" : "Adam", ": invalid hyper-parameters (need lr, eps >= 0 and betas in [0, 1))");
   add_param_group(std::move(params));
 }
 
 AdamW::AdamW(std::vector<Variable> params, AdamWOptions o)
     : Adam(std::move(params),
-           {.lr = o.lr,
-            .beta1 = o.beta1,
-            .beta2 = o.beta2,
-            .eps = o.eps,
-            .weight_decay = o.weight_decay,
-            .amsgrad = o.amsgrad},
+           AdamOptions(o.lr()).betas(o.betas()).eps(o.eps()).weight_decay(o.weight_decay()).amsgrad(o.amsgrad()),
            true) {}
 
 void Adam::step() {

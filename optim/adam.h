@@ -5,19 +5,34 @@
 // amsgrad: Reddi et al., "On the Convergence of Adam and Beyond", ICLR 2018.
 #pragma once
 
+#include <tuple>
+
 #include "optim/optimizer.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::optim {
 
+// (beta1, beta2), LibTorch's type: betas({0.9, 0.999}).
+using betas_t = std::tuple<double, double>;
+
+// LibTorch's options: Adam(params, AdamOptions(1e-3).betas({0.9, 0.999}).weight_decay(1e-2)).
 struct AdamOptions {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
-  bool amsgrad = false;
+  AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr) = 1e-3;
+  DDL_ARG(betas_t, betas) = std::make_tuple(0.9, 0.999);
+  DDL_ARG(double, eps) = 1e-8;
+  DDL_ARG(double, weight_decay) = 0;
+  DDL_ARG(bool, amsgrad) = false;
 };
 
 // AdamW's defaults are torch.optim.AdamW's: weight_decay 1e-2 (Adam's is 0).
 struct AdamWOptions {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
-  bool amsgrad = false;
+  AdamWOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr) = 1e-3;
+  DDL_ARG(betas_t, betas) = std::make_tuple(0.9, 0.999);
+  DDL_ARG(double, eps) = 1e-8;
+  DDL_ARG(double, weight_decay) = 1e-2;
+  DDL_ARG(bool, amsgrad) = false;
 };
 
 class Adam : public Optimizer {

@@ -135,15 +135,18 @@ LBFGS::Search LBFGS::strong_wolfe(const std::function<double()>& closure, double
 }
 
 LBFGS::LBFGS(std::vector<Variable> params, LBFGSOptions o)
-    : Optimizer({{"lr", o.lr},
-                 {"max_iter", static_cast<double>(o.max_iter)},
-                 {"max_eval", static_cast<double>(o.max_eval > 0 ? o.max_eval : o.max_iter * 5 / 4)},
-                 {"tolerance_grad", o.tolerance_grad},
-                 {"tolerance_change", o.tolerance_change},
-                 {"history_size", static_cast<double>(o.history_size)},
-                 {"strong_wolfe", o.strong_wolfe ? 1.0 : 0.0}}),
+    : Optimizer({{"lr", o.lr()},
+                 {"max_iter", static_cast<double>(o.max_iter())},
+                 {"max_eval", static_cast<double>(o.max_eval().value_or(o.max_iter() * 5 / 4))},
+                 {"tolerance_grad", o.tolerance_grad()},
+                 {"tolerance_change", o.tolerance_change()},
+                 {"history_size", static_cast<double>(o.history_size())},
+                 {"strong_wolfe", o.line_search_fn() ? 1.0 : 0.0}}),
       opts_(o) {
-  DDL_CHECK(o.lr > 0 && o.max_iter > 0 && o.history_size > 0, "LBFGS: need lr > 0, max_iter > 0, history_size > 0");
+  DDL_CHECK(o.lr() > 0 && o.max_iter() > 0 && o.history_size() > 0,
+            "LBFGS: need lr > 0, max_iter > 0, history_size > 0");
+  DDL_CHECK(!o.line_search_fn() || *o.line_search_fn() == "strong_wolfe",
+            "LBFGS: line_search_fn must be \"strong_wolfe\" or none, got \"", o.line_search_fn().value_or(""), "\"");
   add_param_group(std::move(params));
 }
 

@@ -9,18 +9,24 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "optim/optimizer.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::optim {
 
+// LibTorch's options: LBFGS(params, LBFGSOptions(1).line_search_fn("strong_wolfe")).
 struct LBFGSOptions {
-  double lr = 1;
-  int64_t max_iter = 20;
-  int64_t max_eval = 0;  // 0: max_iter * 5 / 4, as PyTorch
-  double tolerance_grad = 1e-7, tolerance_change = 1e-9;
-  int64_t history_size = 100;
-  bool strong_wolfe = false;  // line_search_fn="strong_wolfe"
+  LBFGSOptions(double lr = 1) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr) = 1;
+  DDL_ARG(int64_t, max_iter) = 20;
+  DDL_ARG(std::optional<int64_t>, max_eval) = std::nullopt;  // none: max_iter * 5 / 4, as PyTorch
+  DDL_ARG(double, tolerance_grad) = 1e-7;
+  DDL_ARG(double, tolerance_change) = 1e-9;
+  DDL_ARG(int64_t, history_size) = 100;
+  DDL_ARG(std::optional<std::string>, line_search_fn) = std::nullopt;  // none or "strong_wolfe"
 };
 
 class LBFGS : public Optimizer {

@@ -9,15 +9,15 @@
 namespace ddl::optim {
 
 RMSprop::RMSprop(std::vector<Variable> params, RMSpropOptions o)
-    : Optimizer({{"lr", o.lr},
-                 {"alpha", o.alpha},
-                 {"eps", o.eps},
-                 {"weight_decay", o.weight_decay},
-                 {"momentum", o.momentum},
-                 {"centered", o.centered ? 1.0 : 0.0}}) {
-  DDL_CHECK(o.lr >= 0 && o.eps >= 0 && o.alpha >= 0 && o.momentum >= 0 && o.weight_decay >= 0,
-            "RMSprop: lr, alpha, eps, momentum and weight_decay must be >= 0 (got lr ", o.lr, ", alpha ", o.alpha,
-            ", eps ", o.eps, ", momentum ", o.momentum, ", weight_decay ", o.weight_decay, ")");
+    : Optimizer({{"lr", o.lr()},
+                 {"alpha", o.alpha()},
+                 {"eps", o.eps()},
+                 {"weight_decay", o.weight_decay()},
+                 {"momentum", o.momentum()},
+                 {"centered", o.centered() ? 1.0 : 0.0}}) {
+  DDL_CHECK(o.lr() >= 0 && o.eps() >= 0 && o.alpha() >= 0 && o.momentum() >= 0 && o.weight_decay() >= 0,
+            "RMSprop: lr, alpha, eps, momentum and weight_decay must be >= 0 (got lr ", o.lr(), ", alpha ", o.alpha(),
+            ", eps ", o.eps(), ", momentum ", o.momentum(), ", weight_decay ", o.weight_decay(), ")");
   add_param_group(std::move(params));
 }
 

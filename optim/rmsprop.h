@@ -6,12 +6,19 @@
 #pragma once
 
 #include "optim/optimizer.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::optim {
 
+// LibTorch's options: RMSprop(params, RMSpropOptions(1e-2).alpha(0.9).centered(true)).
 struct RMSpropOptions {
-  double lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
-  bool centered = false;
+  RMSpropOptions(double lr = 1e-2) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr) = 1e-2;
+  DDL_ARG(double, alpha) = 0.99;
+  DDL_ARG(double, eps) = 1e-8;
+  DDL_ARG(double, weight_decay) = 0;
+  DDL_ARG(double, momentum) = 0;
+  DDL_ARG(bool, centered) = false;
 };
 
 class RMSprop : public Optimizer {

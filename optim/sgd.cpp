@@ -8,13 +8,15 @@
 namespace ddl::optim {
 
 SGD::SGD(std::vector<Variable> params, SGDOptions o)
-    : Optimizer({{"lr", o.lr},
-                 {"momentum", o.momentum},
-                 {"dampening", o.dampening},
-                 {"weight_decay", o.weight_decay},
-                 {"nesterov", o.nesterov ? 1.0 : 0.0}}) {
-  DDL_CHECK(o.lr >= 0 && o.momentum >= 0 && o.weight_decay >= 0, "SGD: lr, momentum and weight_decay must be >= 0");
-  DDL_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0), "SGD: nesterov needs momentum > 0 and dampening 0");
+    : Optimizer({{"lr", o.lr()},
+                 {"momentum", o.momentum()},
+                 {"dampening", o.dampening()},
+                 {"weight_decay", o.weight_decay()},
+                 {"nesterov", o.nesterov() ? 1.0 : 0.0}}) {
+  DDL_CHECK(o.lr() >= 0 && o.momentum() >= 0 && o.weight_decay() >= 0,
+            "SGD: lr, momentum and weight_decay must be >= 0");
+  DDL_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0),
+            "SGD: nesterov needs momentum > 0 and dampening 0");
   add_param_group(std::move(params));
 }
 

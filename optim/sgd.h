@@ -4,12 +4,18 @@
 #pragma once
 
 #include "optim/optimizer.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::optim {
 
+// LibTorch's options: SGD(params, SGDOptions(0.1).momentum(0.9)); lr has no default, as in LibTorch.
 struct SGDOptions {
-  double lr = 0.01, momentum = 0, dampening = 0, weight_decay = 0;
-  bool nesterov = false;
+  SGDOptions(double lr) : lr_(lr) {}  // NOLINT: implicit, as LibTorch's
+  DDL_ARG(double, lr);
+  DDL_ARG(double, momentum) = 0;
+  DDL_ARG(double, dampening) = 0;
+  DDL_ARG(double, weight_decay) = 0;
+  DDL_ARG(bool, nesterov) = false;
 };
 
 class SGD : public Optimizer {

@@ -36,7 +36,7 @@ int main(int argc, char** argv) try {
   auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
       std::make_shared<nn::Linear>(kFeatures, 64), std::make_shared<nn::ReLU>(),
       std::make_shared<nn::Linear>(64, kClasses)});
-  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
 
   trace::start();                   // the timeline
   report::ResourceSampler sampler;  // CPU, memory, I/O from /proc

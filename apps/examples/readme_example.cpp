@@ -13,7 +13,7 @@ int main() {
 
   auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
       std::make_shared<nn::Linear>(1, 32), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(32, 1)});
-  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
 
   for (int step = 0; step <= 500; ++step) {
     Variable loss = mse_loss(model->forward(Variable(x)), Variable(y));

@@ -180,7 +180,7 @@ int run_fault_rank(const Case& c, const FaultPlan& plan, const std::string& stra
     DDL_CHECK(resumed >= 0 && resumed <= c.steps, "the model's step buffer says ", resumed,
               " after the restart, outside [0, ", c.steps, "]");
     group->reset_stats();
-    optim::SGD opt(model->parameters(), {.lr = 0.1});
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
     for (int64_t s = resumed; s < c.steps; ++s) {
       const int64_t begin = s * global + rank * c.batch;
       Variable loss =
@@ -204,7 +204,7 @@ int run_fault_rank(const Case& c, const FaultPlan& plan, const std::string& stra
     write_weights(*model, dir + "/rank" + std::to_string(rank) + ".bin");
     if (rank == 0) {  // one process on the whole batch, never interrupted: the lab's oracle
       CountedMlp ref(c);
-      optim::SGD ref_opt(ref.parameters(), {.lr = 0.1});
+      optim::SGD ref_opt(ref.parameters(), optim::SGDOptions(0.1));
       for (int64_t s = 0; s < c.steps; ++s) {
         Variable loss = cross_entropy(ref(Variable(x.narrow(0, s * global, global))), y.narrow(0, s * global, global));
         ref_opt.zero_grad();

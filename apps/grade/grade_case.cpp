@@ -146,7 +146,7 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
     auto sync =
         dist::make_sync_strategy(lab.empty() ? strategy : strategy_spec(find_lab(lab), strategy, c), model, group);
     group->reset_stats();  // the initial broadcast is the framework's, not graded
-    optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
     const auto loop_start = std::chrono::steady_clock::now();
     for (int64_t s = 0; s < c.steps; ++s) {
       group->begin_step();
@@ -164,7 +164,7 @@ int run_rank(const Case& c, const std::string& strategy, const std::vector<std::
     write_weights(*model, dir + "/rank" + std::to_string(rank) + ".bin");
     if (rank == 0) {  // one process on the whole batch, the lab's oracle
       auto ref = make_mlp(c);
-      optim::SGD ref_opt(ref->parameters(), {.lr = 0.1, .momentum = 0.9});
+      optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1).momentum(0.9));
       for (int64_t s = 0; s < c.steps; ++s) {
         Variable loss =
             cross_entropy((*ref)(Variable(x.narrow(0, s * global, global))), y.narrow(0, s * global, global));

@@ -24,12 +24,10 @@ EvalResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   // on the host (gloo reduces them).
   const auto params = model.parameters();
   const Device device = params.empty() ? Device::cpu() : params.front().device();
-  data::DataLoaderOptions lo;
-  lo.batch_size = batch_size;
-  lo.sampler = std::make_shared<RangeSampler>(begin, end);
-  lo.num_workers = loader_workers;
-  lo.pin_memory = device.is_cuda();
-  data::DataLoader loader(test, lo);
+  data::DataLoader loader(test, data::DataLoaderOptions(batch_size)
+                                    .sampler(std::make_shared<RangeSampler>(begin, end))
+                                    .workers(loader_workers)
+                                    .pin_memory(device.is_cuda()));
 
   const bool was_training = model.is_training();
   model.eval();

@@ -49,11 +49,11 @@ int main(int argc, char** argv) try {
   const apps::DataSplits splits = apps::make_datasets(o);
   auto sampler = std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
   // Page-locked batches on a GPU: the copy to the device is then an asynchronous DMA.
-  data::DataLoader train_loader(splits.train, {.batch_size = o.batch_size,
-                                               .sampler = sampler,
-                                               .num_workers = o.loader_workers,
-                                               .pin_memory = device.is_cuda(),
-                                               .seed = o.seed});
+  data::DataLoader train_loader(splits.train, data::DataLoaderOptions(o.batch_size)
+                                                  .sampler(sampler)
+                                                  .workers(o.loader_workers)
+                                                  .pin_memory(device.is_cuda())
+                                                  .seed(o.seed));
 
   // 3. Model, synchronisation strategy, optimizer, schedule. Same seed on every rank;
   //    the strategy also broadcasts rank 0's weights.
@@ -77,7 +77,7 @@ int main(int argc, char** argv) try {
   }
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
   nn::Module& net = strategy ? strategy->model() : *model;
-  optim::SGD opt(model->parameters(), {.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
 

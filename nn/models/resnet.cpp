@@ -5,15 +5,13 @@ namespace ddl::nn {
 
 BasicBlock::BasicBlock(int64_t in_planes, int64_t planes, int64_t stride) : Module("BasicBlock") {
   conv1 = register_module(
-      "conv1",
-      std::make_shared<Conv2d>(in_planes, planes, 3, Conv2dOptions{.stride = stride, .padding = 1, .bias = false}));
+      "conv1", std::make_shared<Conv2d>(Conv2dOptions(in_planes, planes, 3).stride(stride).padding(1).bias(false)));
   bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(planes));
-  conv2 =
-      register_module("conv2", std::make_shared<Conv2d>(planes, planes, 3, Conv2dOptions{.padding = 1, .bias = false}));
+  conv2 = register_module("conv2", std::make_shared<Conv2d>(Conv2dOptions(planes, planes, 3).padding(1).bias(false)));
   bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(planes));
   shortcut = register_module("shortcut", std::make_shared<Sequential>());
   if (stride != 1 || in_planes != planes) {
-    shortcut->push_back(std::make_shared<Conv2d>(in_planes, planes, 1, Conv2dOptions{.stride = stride, .bias = false}));
+    shortcut->push_back(std::make_shared<Conv2d>(Conv2dOptions(in_planes, planes, 1).stride(stride).bias(false)));
     shortcut->push_back(std::make_shared<BatchNorm2d>(planes));
   }
 }
@@ -35,8 +33,7 @@ std::shared_ptr<Sequential> make_layer(int64_t& in_planes, int64_t planes, int64
 }  // namespace
 
 ResNet18::ResNet18(int64_t num_classes, int64_t in_channels) : Module("ResNet18") {
-  conv1 = register_module("conv1",
-                          std::make_shared<Conv2d>(in_channels, 64, 3, Conv2dOptions{.padding = 1, .bias = false}));
+  conv1 = register_module("conv1", std::make_shared<Conv2d>(Conv2dOptions(in_channels, 64, 3).padding(1).bias(false)));
   bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(64));
   int64_t in_planes = 64;
   layer1 = register_module("layer1", make_layer(in_planes, 64, 1));

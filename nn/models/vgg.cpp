@@ -33,7 +33,7 @@ VGG::VGG(int depth, bool batch_norm, int64_t num_classes, int64_t in_channels) :
       features->push_back(std::make_shared<MaxPool2d>(2, 2));
       continue;
     }
-    features->push_back(std::make_shared<Conv2d>(channels, v, 3, Conv2dOptions{.padding = 1}));
+    features->push_back(std::make_shared<Conv2d>(Conv2dOptions(channels, v, 3).padding(1)));
     if (batch_norm) features->push_back(std::make_shared<BatchNorm2d>(v));
     features->push_back(std::make_shared<ReLU>());
     channels = v;

@@ -53,7 +53,7 @@ struct HalfParams : nn::Module {
 };
 
 // SGD with momentum: its momentum buffers are state the snapshot holds too.
-optim::SGD make_sgd(nn::Module& m) { return optim::SGD(m.parameters(), {.lr = 0.1, .momentum = 0.9}); }
+optim::SGD make_sgd(nn::Module& m) { return optim::SGD(m.parameters(), optim::SGDOptions(0.1).momentum(0.9)); }
 
 // Linear, dropout, linear: every training forward draws a mask from the default generator.
 std::shared_ptr<nn::Sequential> make_dropout_net() {

@@ -41,7 +41,7 @@ std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int r
     ddp = std::make_shared<DistributedDataParallel>(model, pg,
                                                     DDPOptions{.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
   nn::Module& net = ddp ? static_cast<nn::Module&>(*ddp) : *model;
-  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   for (int64_t s = 0; s < steps; ++s) {
     const Tensor xb = x.narrow(0, s * global_b + rank * b, b).to(dev),
                  yb = y.narrow(0, s * global_b + rank * b, b).to(dev);

@@ -160,9 +160,9 @@ TEST_CASE("pinned memory: async uploads, reuse and the DataLoader option", "[cud
   REQUIRE_THROWS_WITH(d.pin_memory(), Catch::Contains("only CPU tensors"));
 
   data::DataLoaderOptions opts;
-  opts.batch_size = 4;
-  opts.num_workers = 2;
-  opts.pin_memory = true;
+  opts.batch_size(4);
+  opts.workers(2);
+  opts.pin_memory(true);
   auto ds = std::make_shared<data::TensorDataset>(from_vector<float>(iota_values<float>(30), {10, 3}),
                                                   from_vector<int64_t>(iota_values<int64_t>(10), {10}));
   int64_t batches = 0;

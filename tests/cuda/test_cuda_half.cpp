@@ -165,7 +165,7 @@ TEST_CASE("CUDA batch_norm on 16-bit inputs with float32 parameters matches the 
 TEST_CASE("bf16 autocast on CUDA: conv -> BatchNorm2d -> ReLU stays bf16 and matches the CPU",
           "[cuda][half][batch_norm]") {
   manual_seed(5);
-  nn::Conv2d conv(3, 8, 3, {.padding = 1});
+  nn::Conv2d conv(nn::Conv2dOptions(3, 8, 3).padding(1));
   nn::BatchNorm2d bn(8);
   const auto conv_c = std::dynamic_pointer_cast<nn::Conv2d>(conv.clone());
   const auto bn_c = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn.clone());

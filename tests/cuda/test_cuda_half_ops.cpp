@@ -257,7 +257,7 @@ TEST_CASE("LossScaler on CUDA gradients: inf or NaN in any parameter skips the s
   for (const Case& k : cases) {
     std::vector<Variable> p;
     for (int i = 0; i < 3; ++i) p.emplace_back(zeros({2}, TensorOptions(DType::Float32, kCuda)), true);
-    optim::SGD opt(p, optim::SGDOptions{.lr = 1.0});
+    optim::SGD opt(p, optim::SGDOptions(1.0));
     optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = 1.0});
     scaler.scale(add(add(sum(p[0]), sum(p[1])), sum(p[2]))).backward();
     const std::vector<std::vector<float>> gs = {k.ga, k.gb, k.gc};

@@ -51,8 +51,7 @@ Replica make_replica(const std::string& name, Device device) {
   manual_seed(5);
   Replica r{nn::make_model(name, 10, 3, 32), nullptr};
   r.model->to(device);
-  r.opt = std::make_unique<optim::SGD>(r.model->parameters(),
-                                       optim::SGDOptions{.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  r.opt = std::make_unique<optim::SGD>(r.model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
   return r;
 }
 

@@ -46,14 +46,14 @@ TEST_CASE("loader workers pin batches with the caller's current GPU", "[cuda][da
   std::mutex mu;
   std::vector<Device> seen;
   data::DataLoaderOptions o;
-  o.batch_size = 4;
-  o.num_workers = 2;
-  o.pin_memory = true;
-  o.collate_fn = [&](const std::vector<data::Example>& examples) {
+  o.batch_size(4);
+  o.workers(2);
+  o.pin_memory(true);
+  o.collate_fn([&](const std::vector<data::Example>& examples) {
     const std::lock_guard<std::mutex> lock(mu);
     seen.push_back(current_device());
     return data::collate(examples);
-  };
+  });
   const data::DataLoader loader(std::make_shared<data::TensorDataset>(arange(0, 32, 1, DType::Float32).reshape({16, 2}),
                                                                       zeros({16}, DType::Int64)),
                                 o);

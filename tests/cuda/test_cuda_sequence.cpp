@@ -71,9 +71,9 @@ TEST_CASE("cuda LayerNorm and GroupNorm match the CPU", "[cuda][sequence]") {
 
 TEST_CASE("cuda LSTM and GRU match the CPU, two layers, bidirectional", "[cuda][sequence]") {
   manual_seed(3);
-  nn::LSTM lstm(4, 5, {.num_layers = 2, .bidirectional = true});
+  nn::LSTM lstm(nn::LSTMOptions(4, 5).num_layers(2).bidirectional(true));
   require_same(lstm, test::random_double({6, 3, 4}, 3), call);
-  nn::GRU gru(4, 5, {.num_layers = 2, .batch_first = true, .bidirectional = true});
+  nn::GRU gru(nn::GRUOptions(4, 5).num_layers(2).batch_first(true).bidirectional(true));
   require_same(gru, test::random_double({3, 6, 4}, 4), call);
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("cuda MultiheadAttention and TransformerEncoderLayer match the CPU", "
   manual_seed(4);
   nn::MultiheadAttention mha(8, 2);
   require_same(mha, test::random_double({5, 3, 8}, 5), call);
-  nn::TransformerEncoderLayer layer(8, 2, {.dim_feedforward = 16, .dropout = 0.0});
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
   require_same(layer, test::random_double({5, 3, 8}, 6), [](nn::Module& m, const Tensor& x) {
     return static_cast<nn::TransformerEncoderLayer&>(m).forward(
         Variable(x), {.attn_mask = nn::causal_mask(5, x.device()), .key_padding_mask = {}});

@@ -125,7 +125,7 @@ TEST_CASE("sgd_update_ on CUDA takes the composite for strided or mixed operands
 }
 
 TEST_CASE("optim::SGD on CUDA matches the CPU, momentum buffers included", "[cuda][optim][sgd]") {
-  const optim::SGDOptions opts{.lr = 0.05, .momentum = 0.9, .weight_decay = 5e-4, .nesterov = true};
+  const auto opts = optim::SGDOptions(0.05).momentum(0.9).weight_decay(5e-4).nesterov(true);
   std::vector<Variable> cpu_params, gpu_params;
   for (const Shape& s : {Shape{16, 8}, Shape{8}}) {
     const Tensor t = test::random_double(s, 4 + s.numel()).to(DType::Float32);
@@ -184,7 +184,7 @@ TEST_CASE("sgd_update_ on CUDA: a non-default stream, and operands sharing stora
 }
 
 TEST_CASE("optimizer state saved on the CPU loads into a CUDA model's optimizer", "[cuda][optim][sgd]") {
-  const optim::SGDOptions opts{.lr = 0.05, .momentum = 0.9};
+  const auto opts = optim::SGDOptions(0.05).momentum(0.9);
   const Tensor t = test::random_double({6, 5}, 70).to(DType::Float32);
   Variable p_cpu(t.clone(), true), p_gpu(copy_to(t, kCuda), true);
   optim::SGD on_cpu({p_cpu}, opts), on_gpu({p_gpu}, opts);

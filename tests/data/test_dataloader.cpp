@@ -71,7 +71,7 @@ int thread_count() {
 
 TEST_CASE("DataLoader collates contiguous batches and counts them", "[data][loader]") {
   DataLoaderOptions opts;
-  opts.batch_size = 8;
+  opts.batch_size(8);
   DataLoader loader(augmented(30), opts);
   REQUIRE(loader.size() == 4);
   int64_t seen = 0, batches = 0;
@@ -86,12 +86,12 @@ TEST_CASE("DataLoader collates contiguous batches and counts them", "[data][load
   }
   REQUIRE(batches == 4);
   REQUIRE(seen == 30);
-  opts.drop_last = true;
+  opts.drop_last(true);
   DataLoader dropping(augmented(30), opts);
   REQUIRE(dropping.size() == 3);
   REQUIRE(run(dropping).size() == 3);
   // Sequential order without shuffle.
-  DataLoader plain(std::make_shared<ProbeDataset>(5), {.batch_size = 2});
+  DataLoader plain(std::make_shared<ProbeDataset>(5), DataLoaderOptions(2));
   const auto r = run(plain);
   REQUIRE(r.size() == 3);
   REQUIRE(r[2].second == std::vector<int64_t>{4});
@@ -100,8 +100,8 @@ TEST_CASE("DataLoader collates contiguous batches and counts them", "[data][load
 
 TEST_CASE("batches are identical for 0, 1, 2 and 4 workers", "[data][loader][threads]") {
   auto ds = augmented(61);
-  DataLoaderOptions opts{.batch_size = 7, .shuffle = true, .seed = 9};
-  opts.num_workers = 0;
+  auto opts = DataLoaderOptions(7).shuffle(true).seed(9);
+  opts.workers(0);
   DataLoader serial(ds, opts);
   serial.set_epoch(2);
   const auto expected = run(serial);
@@ -109,9 +109,9 @@ TEST_CASE("batches are identical for 0, 1, 2 and 4 workers", "[data][loader][thr
   for (int64_t workers : {1, 2, 4}) {
     for (int64_t prefetch : {1, 2}) {
       INFO("workers " << workers << ", prefetch " << prefetch);
-      opts.num_workers = workers;
-      opts.prefetch_factor = prefetch;
-      opts.pin_memory = workers == 2;  // a no-op without CUDA; must not change anything either way
+      opts.workers(workers);
+      opts.prefetch_factor(prefetch);
+      opts.pin_memory(workers == 2);  // a no-op without CUDA; must not change anything either way
       DataLoader threaded(ds, opts);
       threaded.set_epoch(2);
       REQUIRE(run(threaded) == expected);
@@ -120,7 +120,7 @@ TEST_CASE("batches are identical for 0, 1, 2 and 4 workers", "[data][loader][thr
 }
 
 TEST_CASE("epochs reshuffle and re-augment; the same epoch repeats exactly", "[data][loader]") {
-  DataLoader loader(augmented(20), {.batch_size = 5, .shuffle = true, .num_workers = 2, .seed = 1});
+  DataLoader loader(augmented(20), DataLoaderOptions(5).shuffle(true).workers(2).seed(1));
   const auto e0 = run(loader);
   REQUIRE(run(loader) == e0);
   loader.set_epoch(1);
@@ -128,7 +128,7 @@ TEST_CASE("epochs reshuffle and re-augment; the same epoch repeats exactly", "[d
   REQUIRE(e1 != e0);
   REQUIRE(e1[0].second != e0[0].second);
   // Unshuffled: same examples per epoch, different augmentation.
-  DataLoader fixed(augmented(20), {.batch_size = 5, .num_workers = 1});
+  DataLoader fixed(augmented(20), DataLoaderOptions(5).workers(1));
   const auto f0 = run(fixed);
   fixed.set_epoch(1);
   const auto f1 = run(fixed);
@@ -141,7 +141,7 @@ TEST_CASE("DataLoader with DistributedSampler: ranks split each epoch", "[data][
   std::vector<int64_t> all;
   for (int64_t rank = 0; rank < 3; ++rank) {
     auto sampler = std::make_shared<DistributedSampler>(11, 3, rank, false);
-    DataLoader loader(ds, {.batch_size = 2, .sampler = sampler, .num_workers = 2});
+    DataLoader loader(ds, DataLoaderOptions(2).sampler(sampler).workers(2));
     REQUIRE(loader.size() == 2);
     for (const auto& b : run(loader)) all.insert(all.end(), b.second.begin(), b.second.end());
   }
@@ -149,7 +149,7 @@ TEST_CASE("DataLoader with DistributedSampler: ranks split each epoch", "[data][
   REQUIRE(all == std::vector<int64_t>{0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 11 + 1 padding
   // The epoch lives in the sampler: set either one.
   auto sampler = std::make_shared<DistributedSampler>(11, 3, 0, true);
-  DataLoader loader(ds, {.batch_size = 4, .sampler = sampler});
+  DataLoader loader(ds, DataLoaderOptions(4).sampler(sampler));
   sampler->set_epoch(4);
   REQUIRE(loader.epoch() == 4);
 }
@@ -158,14 +158,14 @@ TEST_CASE("an example's augmentation is the same on any rank and thread count", 
   auto ds = augmented(23);
   // Reference: world of 1, one example per batch, loaded in the calling thread.
   std::map<int64_t, std::vector<float>> reference;
-  DataLoader single(ds, {.batch_size = 1, .num_workers = 0, .seed = 4});
+  DataLoader single(ds, DataLoaderOptions(1).workers(0).seed(4));
   single.set_epoch(1);
   int64_t index = 0;  // sequential: batch j is example j
   for (const Batch& b : single) reference[index++] = to_vector<float>(b.data);
   for (int64_t world : {2, 3}) {
     for (int64_t rank = 0; rank < world; ++rank) {
       auto sampler = std::make_shared<DistributedSampler>(23, world, rank, true, 8);
-      DataLoader loader(ds, {.batch_size = 3, .sampler = sampler, .num_workers = rank + 1, .seed = 4});
+      DataLoader loader(ds, DataLoaderOptions(3).sampler(sampler).workers(rank + 1).seed(4));
       loader.set_epoch(1);
       const auto order = sampler->indices();
       size_t k = 0;
@@ -181,7 +181,7 @@ TEST_CASE("a worker's exception reaches the consumer with its message", "[data][
   for (int64_t workers : {0, 1, 2, 4}) {
     INFO("workers " << workers);
     auto ds = std::make_shared<ProbeDataset>(40, 13);
-    DataLoader loader(ds, {.batch_size = 4, .num_workers = workers});
+    DataLoader loader(ds, DataLoaderOptions(4).workers(workers));
     int64_t good = 0;
     auto consume = [&] {
       for (const Batch& b : loader) good += b.target.size(0);
@@ -190,7 +190,7 @@ TEST_CASE("a worker's exception reaches the consumer with its message", "[data][
                                        Catch::Contains("example 13"));
     REQUIRE(good == 12);  // batches 0-2 arrived first, in order
     // The failure in the first batch surfaces from begin().
-    DataLoader first(std::make_shared<ProbeDataset>(8, 0), {.batch_size = 4, .num_workers = workers});
+    DataLoader first(std::make_shared<ProbeDataset>(8, 0), DataLoaderOptions(4).workers(workers));
     REQUIRE_THROWS_WITH(first.begin(), Catch::Contains("cannot read example 0"));
   }
   // Examples that do not stack name the culprit.
@@ -199,9 +199,9 @@ TEST_CASE("a worker's exception reaches the consumer with its message", "[data][
                       Catch::Contains("example 1's data") && Catch::Contains("[3]"));
 }
 
-TEST_CASE("workers prefetch at most num_workers * prefetch_factor batches", "[data][loader][threads]") {
+TEST_CASE("workers prefetch at most workers * prefetch_factor batches", "[data][loader][threads]") {
   auto ds = std::make_shared<ProbeDataset>(400);
-  DataLoader loader(ds, {.batch_size = 4, .num_workers = 2, .prefetch_factor = 2});
+  DataLoader loader(ds, DataLoaderOptions(4).workers(2).prefetch_factor(2));
   auto it = loader.begin();  // holds batch 0; the window then allows batches 1..4
   REQUIRE(eventually([&] { return ds->calls.load() >= 5 * 4; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -216,7 +216,7 @@ TEST_CASE("leaving the loop early or dropping the loader stops the workers", "[d
   const int base = thread_count();
   auto ds = std::make_shared<ProbeDataset>(100000, -1, 200);
   {
-    DataLoader loader(ds, {.batch_size = 8, .num_workers = 4});
+    DataLoader loader(ds, DataLoaderOptions(8).workers(4));
     int taken = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (const Batch& b : loader) {
@@ -233,8 +233,7 @@ TEST_CASE("leaving the loop early or dropping the loader stops the workers", "[d
   }
   {
     // The iterator keeps its epoch alive after the loader is gone.
-    auto loader = std::make_unique<DataLoader>(std::make_shared<ProbeDataset>(10),
-                                               DataLoaderOptions{.batch_size = 3, .num_workers = 2});
+    auto loader = std::make_unique<DataLoader>(std::make_shared<ProbeDataset>(10), DataLoaderOptions(3).workers(2));
     auto it = loader->begin();
     const auto end = loader->end();
     loader.reset();
@@ -244,7 +243,7 @@ TEST_CASE("leaving the loop early or dropping the loader stops the workers", "[d
   }
   {
     // Destroyed mid-epoch while workers are blocked on a full window.
-    DataLoader loader(ds, {.batch_size = 8, .num_workers = 3});
+    DataLoader loader(ds, DataLoaderOptions(8).workers(3));
     auto it = loader.begin();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -253,10 +252,10 @@ TEST_CASE("leaving the loop early or dropping the loader stops the workers", "[d
 
 TEST_CASE("DataLoader checks its options", "[data][loader][errors]") {
   auto ds = std::make_shared<ProbeDataset>(4);
-  REQUIRE_THROWS_WITH(DataLoader(ds, {.batch_size = 0}), Catch::Contains("batch_size"));
-  REQUIRE_THROWS_WITH(DataLoader(ds, {.num_workers = -1}), Catch::Contains("num_workers"));
+  REQUIRE_THROWS_WITH(DataLoader(ds, DataLoaderOptions(0)), Catch::Contains("batch_size"));
+  REQUIRE_THROWS_WITH(DataLoader(ds, DataLoaderOptions().workers(-1)), Catch::Contains("workers must be non-negative"));
   REQUIRE_THROWS_WITH(DataLoader(nullptr), Catch::Contains("dataset is null"));
-  DataLoader empty(std::make_shared<ProbeDataset>(0), {.batch_size = 3, .num_workers = 2});
+  DataLoader empty(std::make_shared<ProbeDataset>(0), DataLoaderOptions(3).workers(2));
   REQUIRE(empty.size() == 0);
   REQUIRE(empty.begin() == empty.end());
 }

@@ -102,11 +102,11 @@ TEST_CASE("DataLoader's collate_fn pads sequences of different lengths, with wor
     }
     return Batch{data, target};
   };
-  DataLoader loader(std::make_shared<Ragged>(), {.batch_size = 3, .num_workers = 2, .collate_fn = pad});
+  DataLoader loader(std::make_shared<Ragged>(), DataLoaderOptions(3).workers(2).collate_fn(pad));
   std::vector<Shape> shapes;
   for (const Batch& b : loader) shapes.push_back(b.data.shape());
   REQUIRE(shapes == std::vector<Shape>{Shape{3, 3}, Shape{3, 6}, Shape{1, 7}});
   // Without it, the default collate names the example whose shape differs.
-  DataLoader plain(std::make_shared<Ragged>(), {.batch_size = 3});
+  DataLoader plain(std::make_shared<Ragged>(), DataLoaderOptions(3));
   REQUIRE_THROWS_WITH(plain.begin(), Catch::Contains("example 1"));
 }

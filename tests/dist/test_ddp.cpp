@@ -41,7 +41,7 @@ Data make_data(int64_t n) {
 // rank takes rows [rank * b, (rank + 1) * b).
 std::vector<float> train(nn::Module& model, nn::Module& params_of, const Data& d, int64_t steps, int64_t global_b,
                          int rank, int world, DistributedDataParallel* ddp = nullptr) {
-  optim::SGD opt(params_of.parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(params_of.parameters(), optim::SGDOptions(0.1).momentum(0.9));
   const int64_t b = global_b / world;
   for (int64_t s = 0; s < steps; ++s) {
     const Tensor xb = d.x.narrow(0, s * global_b + rank * b, b), yb = d.y.narrow(0, s * global_b + rank * b, b);
@@ -109,7 +109,7 @@ TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][dd
     auto run = [&](bool use_no_sync) {
       auto model = make_cnn();
       DistributedDataParallel ddp(model, pg);
-      optim::SGD opt(model->parameters(), {.lr = 0.1});
+      optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
       opt.zero_grad();
       for (int micro = 0; micro < 2; ++micro) {
         const Tensor xb = d.x.narrow(0, micro * 8 + rank * 4, 4), yb = d.y.narrow(0, micro * 8 + rank * 4, 4);
@@ -186,7 +186,7 @@ namespace {
 std::shared_ptr<nn::Sequential> make_bn_cnn() {
   manual_seed(3);
   return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::BatchNorm2d>(4),
+      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 4, 3).padding(1)), std::make_shared<nn::BatchNorm2d>(4),
       std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 8 * 8, 3)});
 }
 

@@ -62,7 +62,7 @@ std::vector<float> flat_params(const nn::Module& m) {
 // ddp, this rank's share; without, one process: the mean of every rank's loss, whose
 // gradient is the average DDP computes.
 std::vector<float> train(MaybeHead& model, DistributedDataParallel* ddp, const Data& d, int rank, const HeadUse& use) {
-  optim::SGD opt(model.parameters(), {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.05});
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.05));
   for (int64_t s = 0; s < kSteps; ++s) {
     opt.zero_grad();
     if (ddp) {

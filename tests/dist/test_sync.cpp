@@ -109,7 +109,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
         const int64_t steps = 4, global_b = 12, b = global_b / world;
         const Data d = make_data(steps * global_b);
         auto ref_model = make_cnn();
-        optim::SGD ref_opt(ref_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+        optim::SGD ref_opt(ref_model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
         for (int64_t s = 0; s < steps; ++s) {
           Variable loss = cross_entropy((*ref_model)(Variable(d.x.narrow(0, s * global_b, global_b))),
                                         d.y.narrow(0, s * global_b, global_b));
@@ -131,7 +131,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
           for (auto& p : model->parameters()) p.data().add_(0.5 * rank);
           auto sync = make_sync_strategy(spec, model, pg);
           DIST_EXPECT(sync->name() == spec, "name() is ", sync->name());
-          optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+          optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
           pg->reset_stats();
           for (int64_t s = 0; s < steps; ++s) {
             train_step(*sync, opt, d, s * global_b + rank * b, b);
@@ -241,7 +241,7 @@ TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][syn
         int64_t P = 0;
         {
           auto sync = make_sync_strategy("stepwise", model, pg);
-          optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+          optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
           pg->reset_stats();
           for (int64_t s = 0; s < steps; ++s) {
             // Each rank its own shard, so the local steps differ.
@@ -282,7 +282,7 @@ TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dis
         auto model = make_cnn();
         auto sync = make_sync_strategy("local-sgd:2", model, pg);
         DIST_EXPECT(sync->name() == "local-sgd:2", "name() is ", sync->name());
-        optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+        optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
         for (int64_t s = 0; s < steps; ++s) {
           const int64_t begin = (s * world + rank) * b;
           Variable loss =
@@ -319,7 +319,7 @@ namespace {
 std::shared_ptr<nn::Sequential> make_bn_cnn() {
   manual_seed(7);
   return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(1, 4, 3, nn::Conv2dOptions{.padding = 1}), std::make_shared<nn::BatchNorm2d>(4),
+      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 4, 3).padding(1)), std::make_shared<nn::BatchNorm2d>(4),
       std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(),
       std::make_shared<nn::Linear>(4 * 4 * 4, 3)});
 }
@@ -375,7 +375,7 @@ TEST_CASE("last_comm() charges a wait for a late peer to the call it happened in
     for (const Case& c : cases) {
       auto model = make_bn_cnn();
       auto sync = make_sync_strategy(c.spec, model, pg);
-      optim::SGD opt(model->parameters(), {.lr = 0.1});
+      optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
       step_with_delay(*sync, opt, d, rank * b, b, false, c.before);  // warm-up: connections, allocations
       const auto mine = step_with_delay(*sync, opt, d, (2 + rank) * b, b, rank == c.sleeper, c.before);
       const auto all = gather_all(*pg, mine);

@@ -46,7 +46,7 @@ std::vector<float> train(const std::string& spec, std::shared_ptr<ProcessGroup> 
   for (auto& p : model->parameters()) p.data().add_(0.5 * rank);  // replicas start different
   auto sync = make_sync_strategy(spec, model, pg);
   DIST_EXPECT(sync->name() == spec, "name() is ", sync->name());
-  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t begin = (s * world + rank) * b;
     Variable loss = cross_entropy(sync->model().forward(Variable(x.narrow(0, begin, b))), y.narrow(0, begin, b));

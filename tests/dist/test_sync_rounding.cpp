@@ -49,7 +49,7 @@ std::vector<float> train(const std::string& spec, const std::shared_ptr<ProcessG
   const Tensor x = randn({steps * world * b, 1, 8, 8}, g), y = randint(0, 3, {steps * world * b}, g);
   auto model = test::make_small_cnn();
   auto sync = make_sync_strategy(spec, model, pg);
-  optim::SGD opt(model->parameters(), {.lr = kLr, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(kLr).momentum(0.9));
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t begin = (s * world + rank) * b;
     Variable loss = cross_entropy(sync->model().forward(Variable(x.narrow(0, begin, b))), y.narrow(0, begin, b));

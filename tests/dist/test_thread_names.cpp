@@ -74,7 +74,7 @@ TEST_CASE("thread names: a name over 15 bytes is cut, as the kernel keeps it", "
 
 TEST_CASE("thread names: data loader workers are 'loader N'", "[dist]") {
   auto ds = std::make_shared<data::SyntheticDataset>(16, Shape{1, 2, 2}, 2);
-  data::DataLoader loader(ds, {.batch_size = 2, .num_workers = 2});
+  data::DataLoader loader(ds, data::DataLoaderOptions(2).workers(2));
   auto it = loader.begin();
   const auto names = names_once_started({"loader 0", "loader 1"});
   INFO(joined(names));

@@ -337,9 +337,12 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(tree.str().rfind("Net(", 0) == 0);
 
   const Variable img(rand({2, 3, 8, 8}));
-  REQUIRE(nn::Conv2d(3, 4, {3, 5}, {.stride = {1, 2}, .padding = {1, 2}}).forward(img).shape() == Shape{2, 4, 8, 4});
-  REQUIRE(nn::Conv1d(3, 4, 3, {.padding = 1}).forward(Variable(rand({2, 3, 5}))).shape() == Shape{2, 4, 5});
-  REQUIRE(nn::ConvTranspose2d(3, 2, 2, {.stride = 2}).forward(img).shape() == Shape{2, 2, 16, 16});
+  REQUIRE(nn::Conv2d(nn::Conv2dOptions(3, 4, {3, 5}).stride({1, 2}).padding({1, 2})).forward(img).shape() ==
+          Shape{2, 4, 8, 4});
+  REQUIRE(nn::Conv1d(nn::Conv1dOptions(3, 4, 3).padding(1)).forward(Variable(rand({2, 3, 5}))).shape() ==
+          Shape{2, 4, 5});
+  REQUIRE(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 2, 2).stride(2)).forward(img).shape() ==
+          Shape{2, 2, 16, 16});
   REQUIRE(nn::MaxPool2d(2).forward(img).shape() == Shape{2, 3, 4, 4});
   REQUIRE(nn::AvgPool2d({2, 4}).forward(img).shape() == Shape{2, 3, 4, 2});
   REQUIRE(nn::AdaptiveAvgPool2d(1).forward(img).shape() == Shape{2, 3, 1, 1});
@@ -354,8 +357,9 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   REQUIRE(nn::LSTM(4, 6).forward(Variable(rand({5, 2, 4}))).shape() == Shape{5, 2, 6});
   REQUIRE(nn::GRU(4, 6).forward(Variable(rand({5, 2, 4}))).shape() == Shape{5, 2, 6});
   REQUIRE(nn::MultiheadAttention(8, 2).forward(Variable(rand({3, 2, 8}))).shape() == Shape{3, 2, 8});
-  REQUIRE(nn::TransformerEncoderLayer(8, 2, {.dim_feedforward = 16}).forward(Variable(rand({3, 2, 8}))).shape() ==
-          Shape{3, 2, 8});
+  REQUIRE(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16))
+              .forward(Variable(rand({3, 2, 8})))
+              .shape() == Shape{3, 2, 8});
   REQUIRE(nn::LSTMCell(4, 6).forward(Variable(rand({2, 4})), {}).c.shape() == Shape{2, 6});
   REQUIRE(nn::GRUCell(4, 6).forward(Variable(rand({2, 4})), Variable()).shape() == Shape{2, 6});
   REQUIRE(nn::RNN(nn::ElmanRNNOptions(4, 6).nonlinearity("relu")).forward(Variable(rand({5, 2, 4}))).shape() ==
@@ -399,7 +403,8 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
   const Variable logits(from_vector<float>({2, 0, 0, 0, 2, 0}, {2, 3}));
   const Tensor target = from_vector<int64_t>({0, 1});
   REQUIRE(nn::CrossEntropyLoss()(logits, target).item() == Approx(cross_entropy(logits, target).item()));
-  REQUIRE(nn::CrossEntropyLoss(ones({3}), {.label_smoothing = 0.1})(logits, target).item() > 0);
+  REQUIRE(nn::CrossEntropyLoss(nn::CrossEntropyLossOptions().weight(ones({3})).label_smoothing(0.1))(logits, target)
+              .item() > 0);
   const Variable p(from_vector<float>({0.25f, 0.75f})), q(from_vector<float>({0.0f, 1.0f}));
   REQUIRE(nn::MSELoss()(p, q).item() == Approx(0.0625));
   REQUIRE(nn::L1Loss()(p, q).item() == Approx(0.25));
@@ -415,18 +420,19 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
     REQUIRE(nn::HingeEmbeddingLoss()(x, ones({1, 2})).item() == Approx(-0.25));
     REQUIRE(nn::SoftMarginLoss()(x, ones({1, 2})).item() > 0);
     REQUIRE(nn::MultiLabelSoftMarginLoss()(x, Variable(ones({1, 2}))).item() > 0);
-    REQUIRE(nn::MultiMarginLoss({.p = 1, .margin = 1.0})(x, cls).item() == Approx(0.0));
+    REQUIRE(nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(1).margin(1.0))(x, cls).item() == Approx(0.0));
     REQUIRE(nn::MultiLabelMarginLoss()(x, from_vector<int64_t>({0, -1}, {1, 2})).item() == Approx(0.0));
     REQUIRE(nn::CosineEmbeddingLoss()(x, x, sgn).item() == Approx(0.0).margin(1e-6));
-    REQUIRE(nn::TripletMarginLoss({.margin = 1.0, .swap = true})(x, x, x2).item() >= 0);
-    REQUIRE(nn::PoissonNLLLoss({.log_input = true})(x, Variable(ones({1, 2}))).item() > 0);
-    REQUIRE(nn::GaussianNLLLoss({.full = false})(x, x, Variable(ones({1, 2}))).item() == Approx(0.0));
+    REQUIRE(nn::TripletMarginLoss(nn::TripletMarginLossOptions().margin(1.0).swap(true))(x, x, x2).item() >= 0);
+    REQUIRE(nn::PoissonNLLLoss(nn::PoissonNLLLossOptions().log_input(true))(x, Variable(ones({1, 2}))).item() > 0);
+    REQUIRE(nn::GaussianNLLLoss(nn::GaussianNLLLossOptions().full(false))(x, x, Variable(ones({1, 2}))).item() ==
+            Approx(0.0));
     const Variable lp(log(full({2, 1, 2}, 0.5)));  // [T, N, C]: two steps, blank 0 and label 1 equally likely
-    REQUIRE(nn::CTCLoss({.reduction = Reduction::Sum})(lp, from_vector<int64_t>({1}, {1, 1}), {2}, {1}).item() ==
-            Approx(-std::log(0.75)));
+    REQUIRE(nn::CTCLoss(nn::CTCLossOptions().reduction(Reduction::Sum))(lp, from_vector<int64_t>({1}, {1, 1}), {2}, {1})
+                .item() == Approx(-std::log(0.75)));
   }
   REQUIRE(nll_loss(log_softmax(logits, 1), target).item() == Approx(cross_entropy(logits, target).item()));
-  REQUIRE(nn::NLLLoss(ones({3}), {.ignore_index = 1})(log_softmax(logits, 1), target).item() ==
+  REQUIRE(nn::NLLLoss(ones({3}), nn::NLLLossOptions().ignore_index(1))(log_softmax(logits, 1), target).item() ==
           Approx(cross_entropy(logits, from_vector<int64_t>({0, -100})).item()));
 
   const Tensor wt = empty({4, 3});
@@ -454,7 +460,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
 
 TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   Variable w(from_vector<float>({1, -1}), true);
-  optim::SGD sgd({w}, {.lr = 0.5, .momentum = 0.9});
+  optim::SGD sgd({w}, optim::SGDOptions(0.5).momentum(0.9));
   sum(w * w).backward();
   REQUIRE(optim::clip_grad_norm_({w}, 1.0) == Approx(std::sqrt(8.0)));  // torch::nn::utils::clip_grad_norm_
   sgd.step();
@@ -468,10 +474,10 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   optim::StepLR sched(sgd, 1, 0.5);
   sched.step();
   REQUIRE(sgd.param_groups()[0].lr() == Approx(0.05));
-  optim::Adam adam({w}, {.lr = 1e-3});
-  optim::AdamW adamw({w}, {.lr = 1e-3, .weight_decay = 0.01});
-  optim::RMSprop rms({w}, {.lr = 1e-2});
-  optim::Adagrad ada({w}, {.lr = 1e-2});
+  optim::Adam adam({w}, optim::AdamOptions(1e-3));
+  optim::AdamW adamw({w}, optim::AdamWOptions(1e-3).weight_decay(0.01));
+  optim::RMSprop rms({w}, optim::RMSpropOptions(1e-2));
+  optim::Adagrad ada({w}, optim::AdagradOptions(1e-2));
   optim::CosineAnnealingLR cos(adam, 10);
   (void)sizeof(optim::MultiStepLR);
   (void)sizeof(optim::WarmupLR);
@@ -479,7 +485,7 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   (void)sizeof(optim::ReduceLROnPlateau);
   REQUIRE(adam.param_groups()[0].lr() == Approx(1e-3));
   REQUIRE(adamw.param_groups()[0].options.at("weight_decay") == 0.01);
-  optim::AdamW adamw_amsgrad({w}, optim::AdamWOptions{.lr = 1e-3, .amsgrad = true});  // AdamWOptions().amsgrad(true)
+  optim::AdamW adamw_amsgrad({w}, optim::AdamWOptions(1e-3).amsgrad(true));  // AdamWOptions().amsgrad(true)
   REQUIRE(adamw_amsgrad.param_groups()[0].options.at("amsgrad") == 1);
   optim::Adamax adamax({w}, optim::AdamaxOptions(2e-3).betas({0.9, 0.999}));  // and NAdam, RAdam, Rprop, ASGD
   REQUIRE(adamax.param_groups()[0].options.at("beta2") == 0.999);
@@ -494,7 +500,7 @@ TEST_CASE("optim: optimizers, groups, clipping, schedules", "[libtorch]") {
   optim::clip_grad_value_({w}, 0.1);  // torch::nn::utils::clip_grad_value_
   {  // optim::LBFGS(params, LBFGSOptions(1).line_search_fn("strong_wolfe")), opt.step(closure)
     Variable v(from_vector<double>({3}), true);
-    optim::LBFGS lbfgs({v}, {.lr = 1, .strong_wolfe = true});
+    optim::LBFGS lbfgs({v}, optim::LBFGSOptions(1).line_search_fn("strong_wolfe"));
     lbfgs.step([&] {
       lbfgs.zero_grad();
       Variable l = sum(v * v);
@@ -523,7 +529,7 @@ class Squares : public data::Dataset {
 TEST_CASE("data: datasets, loaders, samplers, splits, collate", "[libtorch]") {
   auto squares = std::make_shared<Squares>();
   REQUIRE(squares->get(3).target.item<int64_t>() == 9);
-  data::DataLoader loader(squares, {.batch_size = 4, .shuffle = true, .drop_last = true, .num_workers = 1});
+  data::DataLoader loader(squares, data::DataLoaderOptions(4).shuffle(true).drop_last(true).workers(1));
   int64_t batches = 0;
   for (const data::Batch& batch : loader) {
     REQUIRE(batch.data.shape() == Shape{4, 1});
@@ -551,12 +557,12 @@ TEST_CASE("data: datasets, loaders, samplers, splits, collate", "[libtorch]") {
   REQUIRE(data::StreamLoader(stream, 4).begin() == data::StreamLoader(stream, 4).end());
 
   data::DataLoaderOptions opts;
-  opts.batch_size = 3;
-  opts.collate_fn = [](const std::vector<data::Example>& examples) {  // collate_fn=
+  opts.batch_size(3);
+  opts.collate_fn([](const std::vector<data::Example>& examples) {  // collate_fn=
     data::Batch b = data::collate(examples);
     b.data = b.data * 2.0;
     return b;
-  };
+  });
   data::DataLoader doubled(tensors, opts);
   REQUIRE(doubled.size() == 2);
   REQUIRE((*doubled.begin()).target.shape() == Shape{3});
@@ -615,11 +621,11 @@ TEST_CASE("serialization: state dicts, optimizer state, safetensors", "[libtorch
   nn::load_state(*b, model_path);  // torch::load(model, path)
   REQUIRE(allclose(a->weight.data(), b->weight.data(), 0, 0));
 
-  optim::Adam opt(a->parameters(), {.lr = 0.1});
+  optim::Adam opt(a->parameters(), optim::AdamOptions(0.1));
   sum(a->forward(Variable(ones({1, 3})))).backward();
   opt.step();
   optim::save_optimizer(opt, opt_path);  // torch::save(optimizer, path)
-  optim::Adam restored(b->parameters(), {.lr = 0.1});
+  optim::Adam restored(b->parameters(), optim::AdamOptions(0.1));
   optim::load_optimizer(restored, opt_path);
   REQUIRE(restored.state_tensors().size() == opt.state_tensors().size());
 

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = dir.write("snapshot.safetensors", data, size);
   // Fresh each time: a rejected snapshot may have loaded part of the state.
   ddl::nn::Linear model(3, 2);
-  ddl::optim::SGD opt(model.parameters(), {.lr = 0.1, .momentum = 0.9});
+  ddl::optim::SGD opt(model.parameters(), ddl::optim::SGDOptions(0.1).momentum(0.9));
   ddl::apps::TrainingPosition pos;
   pos.seed = 1;
   pos.batch_size = 4;

@@ -49,12 +49,12 @@ TEST_CASE("MultiheadAttention matches PyTorch", "[nn][attention][golden]") {
 TEST_CASE("TransformerEncoderLayer matches PyTorch", "[nn][transformer][golden]") {
   for (bool pre_norm : {false, true}) {
     INFO("norm_first " << pre_norm);
-    TransformerEncoderLayer m(kE, 2,
-                              {.dim_feedforward = 16,
-                               .dropout = 0.0,
-                               .activation = pre_norm ? "gelu" : "relu",
-                               .batch_first = true,
-                               .norm_first = pre_norm});
+    TransformerEncoderLayer m(TransformerEncoderLayerOptions(kE, 2)
+                                  .dim_feedforward(16)
+                                  .dropout(0.0)
+                                  .activation(pre_norm ? "gelu" : "relu")
+                                  .batch_first(true)
+                                  .norm_first(pre_norm));
     test::set_golden_params(m);
     const Variable x = leaf({kN, kL, kE}, 0.7, 0.3);
     AttentionMasks masks;
@@ -84,7 +84,8 @@ TEST_CASE("Attention and the encoder layer pass gradient checks", "[nn][attentio
       {random_double({3, 2, 6}, 1), random_double({3, 2, 6}, 2)});
   REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return mha.forward(v[0], v[0], v[0], masks).output; },
                     {random_double({3, 2, 6}, 3)});
-  TransformerEncoderLayer layer(6, 2, {.dim_feedforward = 8, .dropout = 0.0, .activation = "gelu"});
+  TransformerEncoderLayer layer(
+      TransformerEncoderLayerOptions(6, 2).dim_feedforward(8).dropout(0.0).activation("gelu"));
   layer.to(DType::Float64);
   REQUIRE_GRADCHECK([&](const std::vector<Variable>& v) { return layer.forward(v[0], masks); },
                     {random_double({3, 2, 6}, 4)});
@@ -93,7 +94,8 @@ TEST_CASE("Attention and the encoder layer pass gradient checks", "[nn][attentio
 TEST_CASE("Attention and the encoder layer differentiate twice", "[nn][attention][gradcheck]") {
   manual_seed(14);
   MultiheadAttention mha(6, 2);
-  TransformerEncoderLayer layer(6, 2, {.dim_feedforward = 8, .dropout = 0.0, .activation = "gelu", .norm_first = true});
+  TransformerEncoderLayer layer(
+      TransformerEncoderLayerOptions(6, 2).dim_feedforward(8).dropout(0.0).activation("gelu").norm_first(true));
   mha.to(DType::Float64);
   layer.to(DType::Float64);
   AttentionMasks masks;
@@ -107,7 +109,8 @@ TEST_CASE("Attention and the encoder layer differentiate twice", "[nn][attention
 
 TEST_CASE("A causal mask keeps outputs independent of later positions", "[nn][attention]") {
   manual_seed(9);
-  TransformerEncoder encoder(TransformerEncoderLayer(8, 2, {.dim_feedforward = 16, .batch_first = true}), 2);
+  TransformerEncoder encoder(
+      TransformerEncoderLayer(TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).batch_first(true)), 2);
   encoder.eval();
   AttentionMasks masks;
   masks.attn_mask = causal_mask(5);
@@ -122,7 +125,7 @@ TEST_CASE("A causal mask keeps outputs independent of later positions", "[nn][at
 }
 
 TEST_CASE("TransformerEncoder holds independent copies with PyTorch's names", "[nn][transformer]") {
-  TransformerEncoderLayer proto(8, 2, {.dim_feedforward = 16});
+  TransformerEncoderLayer proto(TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
   TransformerEncoder enc(proto, 3, std::make_shared<LayerNorm>(Shape{8}));
   const auto names = enc.named_parameters();
   REQUIRE(names.size() == 3 * 12 + 2);
@@ -146,13 +149,14 @@ TEST_CASE("Attention errors name the module and the shapes", "[nn][attention]") 
   bad_kpm.key_padding_mask = zeros({2, 5}, DType::Bool);
   REQUIRE_THROWS_WITH(m.forward(x, x, x, bad_kpm), Catch::Contains("key_padding_mask"));
   REQUIRE_THROWS_WITH(m.forward(Variable(zeros({4, 2, 6}))), Catch::Contains("MultiheadAttention"));
-  REQUIRE_THROWS_WITH(TransformerEncoderLayer(8, 2, {.activation = "tanh"}), Catch::Contains("activation"));
+  REQUIRE_THROWS_WITH(TransformerEncoderLayer(TransformerEncoderLayerOptions(8, 2).activation("tanh")),
+                      Catch::Contains("activation"));
 }
 
 TEST_CASE("Unbatched inputs equal a batch of one", "[nn][attention]") {
   manual_seed(12);
   MultiheadAttention mha(8, 2);
-  TransformerEncoderLayer layer(8, 2, {.dim_feedforward = 16, .dropout = 0.0});
+  TransformerEncoderLayer layer(TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
   const Tensor x = random_double({5, 1, 8}, 13).to(DType::Float32);
   AttentionMasks masks, masks1;
   masks.attn_mask = causal_mask(5);
@@ -180,7 +184,8 @@ TEST_CASE("A character-level Transformer language model learns a context-depende
   const int64_t vocab = 5, d = 16, t = 12, batch = 6;
   Embedding tok(vocab, d), pos(t, d);
   TransformerEncoder encoder(
-      TransformerEncoderLayer(d, 2, {.dim_feedforward = 32, .dropout = 0.0, .batch_first = true}), 2);
+      TransformerEncoderLayer(TransformerEncoderLayerOptions(d, 2).dim_feedforward(32).dropout(0.0).batch_first(true)),
+      2);
   Linear head(d, vocab);
   const std::vector<int64_t> period = {0, 1, 2, 0, 3, 4};
   std::vector<int64_t> in, out;
@@ -194,7 +199,7 @@ TEST_CASE("A character-level Transformer language model learns a context-depende
   std::vector<Variable> params;
   for (Module* m : std::initializer_list<Module*>{&tok, &pos, &encoder, &head})
     for (auto& p : m->parameters()) params.push_back(p);
-  optim::Adam adam(params, {.lr = 0.01});
+  optim::Adam adam(params, optim::AdamOptions(0.01));
   AttentionMasks masks;
   masks.attn_mask = causal_mask(t);
   double first = 0, last = 0;

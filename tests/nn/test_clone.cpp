@@ -44,7 +44,7 @@ struct TinyLM : Cloneable<TinyLM> {
 
 TEST_CASE("clone() copies values, flags and members into separate storage", "[nn][clone]") {
   manual_seed(1);
-  TransformerEncoderLayer layer(8, 2, {.dim_feedforward = 16, .dropout = 0.0});
+  TransformerEncoderLayer layer(TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
   layer.norm2->eval();  // a mixed training state survives the copy
   layer.linear1->bias.requires_grad_(false);
   auto copy = nn::clone(layer);
@@ -81,7 +81,7 @@ TEST_CASE("Training a clone leaves the original unchanged", "[nn][clone]") {
 TEST_CASE("clone() of containers, float64 modules, gradients", "[nn][clone]") {
   ModuleList list;
   list.push_back(std::make_shared<LayerNorm>(Shape{3}));
-  list.push_back(std::make_shared<LSTM>(3, 2, RNNOptions{.num_layers = 2}));
+  list.push_back(std::make_shared<LSTM>(LSTMOptions(3, 2).num_layers(2)));
   list.to(DType::Float64);
   list.eval();
   const Variable y = sum(list.at<LayerNorm>(0)->forward(Variable(test::random_double({2, 3}, 3))));
@@ -99,7 +99,7 @@ TEST_CASE("clone() of containers, float64 modules, gradients", "[nn][clone]") {
   require_equal_but_separate(dict, *dict_copy);
   REQUIRE(dict_copy->keys() == std::vector<std::string>{"emb"});
 
-  TransformerEncoder enc(TransformerEncoderLayer(4, 2, {.dim_feedforward = 8}), 2);
+  TransformerEncoder enc(TransformerEncoderLayer(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8)), 2);
   auto enc_copy = nn::clone(enc);
   require_equal_but_separate(enc, *enc_copy);
 }
@@ -142,10 +142,10 @@ TEST_CASE("A module that is not Cloneable says how to become one", "[nn][clone]"
 }
 
 TEST_CASE("A CNN of convolution, pooling and upsampling layers clones", "[nn][clone]") {
-  Sequential cnn({std::make_shared<Conv2d>(2, 4, Size2(3, 2), Conv2dOptions{.stride = {1, 2}, .padding = 1}),
+  Sequential cnn({std::make_shared<Conv2d>(Conv2dOptions(2, 4, Size2(3, 2)).stride({1, 2}).padding(1)),
                   std::make_shared<BatchNorm2d>(4), std::make_shared<ReLU>(),
                   std::make_shared<MaxPool2d>(2, 1, 0, 1, true), std::make_shared<AvgPool2d>(Size2(2, 1)),
-                  std::make_shared<ConvTranspose2d>(4, 3, 2, ConvTranspose2dOptions{.stride = 2, .bias = false}),
+                  std::make_shared<ConvTranspose2d>(ConvTranspose2dOptions(4, 3, 2).stride(2).bias(false)),
                   std::make_shared<AdaptiveAvgPool2d>(Size2(3, 5)), std::make_shared<AdaptiveMaxPool2d>(3),
                   std::make_shared<Upsample>(Upsample::by_scale(2.0, InterpolateMode::Bilinear))});
   cnn.eval();
@@ -155,7 +155,7 @@ TEST_CASE("A CNN of convolution, pooling and upsampling layers clones", "[nn][cl
   REQUIRE((*copy)[3]->extra_repr() == cnn[3]->extra_repr());
   const Tensor x = test::random_double({2, 2, 9, 8}, 8).to(DType::Float32);
   REQUIRE(allclose(cnn(x).data(), (*copy)(x).data(), 0, 0));
-  Conv1d c1(3, 2, 3, {.padding = 1});
+  Conv1d c1(Conv1dOptions(3, 2, 3).padding(1));
   auto c1_copy = nn::clone(c1);
   require_equal_but_separate(c1, *c1_copy);
 }

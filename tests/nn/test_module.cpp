@@ -76,7 +76,7 @@ TEST_CASE("train and eval propagate; zero_grad and apply reach every module", "[
 
 TEST_CASE("modules print as a PyTorch-style tree", "[nn][module]") {
   auto seq = std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
-      std::make_shared<Conv2d>(1, 64, 3, Conv2dOptions{.padding = 1}), std::make_shared<BatchNorm2d>(64),
+      std::make_shared<Conv2d>(Conv2dOptions(1, 64, 3).padding(1)), std::make_shared<BatchNorm2d>(64),
       std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2, 2), std::make_shared<Linear>(512, 10)});
   std::ostringstream os;
   os << *seq;

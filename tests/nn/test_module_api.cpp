@@ -182,7 +182,7 @@ TEST_CASE("a shared submodule: its parameters once, its state under every name",
   // An optimizer step moves the tied weight once: SGD with lr 1 on loss = sum(w) subtracts 1.
   auto head = std::dynamic_pointer_cast<nn::Linear>((*net->head)[1]);
   const Tensor before = head->weight.data().clone();
-  optim::SGD opt(net->parameters(), {.lr = 1.0});
+  optim::SGD opt(net->parameters(), optim::SGDOptions(1.0));
   opt.zero_grad();
   sum(head->weight).backward();
   opt.step();
@@ -337,7 +337,8 @@ TEST_CASE("NLLLoss: class weights, ignore_index and every reduction against PyTo
   for (const Case& c : cases) {
     INFO("reduction " << int(c.reduction) << ", weighted " << c.weighted << ", ignore_index " << c.ignore);
     const nn::NLLLoss loss =
-        c.weighted ? nn::NLLLoss(weight, {c.reduction, c.ignore}) : nn::NLLLoss({c.reduction, c.ignore});
+        c.weighted ? nn::NLLLoss(nn::NLLLossOptions().weight(weight).reduction(c.reduction).ignore_index(c.ignore))
+                   : nn::NLLLoss(nn::NLLLossOptions().reduction(c.reduction).ignore_index(c.ignore));
     Variable lp(log_probs.clone(), true);
     const Variable y = loss(lp, target);
     require_close(y.data(), c.value);
@@ -411,7 +412,7 @@ TEST_CASE("loss modules clone: same results, separate weights", "[nn][module_api
     (void)m;
   };
   {
-    nn::NLLLoss orig(w.clone(), {Reduction::Sum, 1});
+    nn::NLLLoss orig(w.clone(), nn::NLLLossOptions().reduction(Reduction::Sum).ignore_index(1));
     auto copy = nn::clone(orig);
     same(*copy, orig(log_softmax(Variable(x), 1), cls), (*copy)(log_softmax(Variable(x), 1), cls));
     REQUIRE(!copy->named_buffers()[0].second.data().shares_storage(orig.named_buffers()[0].second.data()));

@@ -18,7 +18,7 @@ using ddl::test::random_double;
 
 TEST_CASE("LSTM and GRU match PyTorch", "[nn][rnn][golden]") {
   SECTION("LSTM: 2 layers, bidirectional, batch_first, given states") {
-    LSTM m(3, 4, {.num_layers = 2, .batch_first = true, .bidirectional = true});
+    LSTM m(LSTMOptions(3, 4).num_layers(2).batch_first(true).bidirectional(true));
     test::set_golden_params(m);
     const Variable x = leaf({2, 5, 3}, 0.7, 0.3), h0 = leaf({4, 2, 4}, 0.5, 0.1, 0.5),
                    c0 = leaf({4, 2, 4}, 0.6, 0.2, 0.5);
@@ -28,7 +28,7 @@ TEST_CASE("LSTM and GRU match PyTorch", "[nn][rnn][golden]") {
                             lstm_param_names, lstm_param_grads);
   }
   SECTION("GRU: 2 layers") {
-    GRU m(3, 4, {.num_layers = 2});
+    GRU m(GRUOptions(3, 4).num_layers(2));
     test::set_golden_params(m);
     const Variable x = leaf({5, 2, 3}, 0.7, 0.3), h0 = leaf({2, 2, 4}, 0.5, 0.1, 0.5);
     const GRUOutput r = m.forward(x, h0);
@@ -36,7 +36,7 @@ TEST_CASE("LSTM and GRU match PyTorch", "[nn][rnn][golden]") {
                             gru_param_grads);
   }
   SECTION("GRU: bidirectional, no bias, unbatched input, zero state") {
-    GRU m(3, 4, {.bias = false, .bidirectional = true});
+    GRU m(GRUOptions(3, 4).bias(false).bidirectional(true));
     test::set_golden_params(m);
     const Variable x = leaf({4, 3}, 0.7, 0.3);
     const GRUOutput r = m.forward(x, Variable());
@@ -98,7 +98,7 @@ TEST_CASE("lstm_layer and gru_layer pass gradient checks in both directions", "[
 
 TEST_CASE("Stacked bidirectional LSTM and GRU modules pass gradient checks", "[nn][rnn][gradcheck]") {
   manual_seed(3);
-  LSTM lstm(3, 3, {.num_layers = 2, .bidirectional = true});
+  LSTM lstm(LSTMOptions(3, 3).num_layers(2).bidirectional(true));
   lstm.to(DType::Float64);
   REQUIRE_GRADCHECK(
       [&](const std::vector<Variable>& v) {
@@ -106,7 +106,7 @@ TEST_CASE("Stacked bidirectional LSTM and GRU modules pass gradient checks", "[n
         return joined({r.output, r.state.h, r.state.c});
       },
       {random_double({3, 2, 3}, 41), random_double({4, 2, 3}, 42), random_double({4, 2, 3}, 43)});
-  GRU gru(3, 3, {.num_layers = 2, .batch_first = true, .bidirectional = true});
+  GRU gru(GRUOptions(3, 3).num_layers(2).batch_first(true).bidirectional(true));
   gru.to(DType::Float64);
   REQUIRE_GRADCHECK(
       [&](const std::vector<Variable>& v) {
@@ -118,7 +118,7 @@ TEST_CASE("Stacked bidirectional LSTM and GRU modules pass gradient checks", "[n
 
 TEST_CASE("Recurrent parameters: PyTorch's shapes and initial range", "[nn][rnn]") {
   manual_seed(1);
-  LSTM m(10, 20, {.num_layers = 2, .bidirectional = true});
+  LSTM m(LSTMOptions(10, 20).num_layers(2).bidirectional(true));
   const auto params = m.named_parameters();
   REQUIRE(params.size() == 16);
   REQUIRE(params[0].first == "weight_ih_l0");
@@ -133,7 +133,7 @@ TEST_CASE("Recurrent parameters: PyTorch's shapes and initial range", "[nn][rnn]
     REQUIRE(amin(p.data()).item() >= -k);
     REQUIRE(amax(p.data()).item() > 0.8 * k);  // spread over the range, not a constant
   }
-  REQUIRE(GRU(5, 6, {.bias = false}).named_parameters().size() == 2);
+  REQUIRE(GRU(GRUOptions(5, 6).bias(false)).named_parameters().size() == 2);
   std::ostringstream os;
   os << m << ' ' << GRUCell(3, 4, false);
   REQUIRE(os.str() == "LSTM(10, 20, num_layers=2, bidirectional=True) GRUCell(3, 4, bias=False)");
@@ -141,9 +141,9 @@ TEST_CASE("Recurrent parameters: PyTorch's shapes and initial range", "[nn][rnn]
 
 TEST_CASE("Dropout between recurrent layers acts only in training", "[nn][rnn]") {
   manual_seed(2);
-  LSTM with(4, 5, {.num_layers = 2, .dropout = 0.5});
+  LSTM with(LSTMOptions(4, 5).num_layers(2).dropout(0.5));
   manual_seed(2);
-  LSTM without(4, 5, {.num_layers = 2});
+  LSTM without(LSTMOptions(4, 5).num_layers(2));
   const Tensor x = random_double({6, 3, 4}, 9).to(DType::Float32);
   REQUIRE(!allclose(with(x).data(), without(x).data()));
   with.eval();
@@ -171,7 +171,7 @@ TEST_CASE("A cell stepped over a sequence equals the layer", "[nn][rnn]") {
 
 TEST_CASE("Unbatched LSTM input and states equal a batch of one", "[nn][rnn]") {
   manual_seed(6);
-  LSTM m(3, 4, {.num_layers = 2, .bidirectional = true});
+  LSTM m(LSTMOptions(3, 4).num_layers(2).bidirectional(true));
   const Tensor x = random_double({5, 3}, 7).to(DType::Float32);
   const Tensor h0 = random_double({4, 4}, 8).to(DType::Float32), c0 = random_double({4, 4}, 9).to(DType::Float32);
   const LSTMOutput single = m.forward(x, {h0, c0});
@@ -186,11 +186,11 @@ TEST_CASE("Unbatched LSTM input and states equal a batch of one", "[nn][rnn]") {
 }
 
 TEST_CASE("Recurrent errors name the layer and the shapes", "[nn][rnn]") {
-  LSTM m(3, 4, {.num_layers = 2});
+  LSTM m(LSTMOptions(3, 4).num_layers(2));
   REQUIRE_THROWS_WITH(m(Variable(zeros({5, 2, 7}))), Catch::Contains("LSTM") && Catch::Contains("[5, 2, 7]"));
   REQUIRE_THROWS_WITH(m.forward(Variable(zeros({5, 2, 3})), {Variable(zeros({1, 2, 4})), Variable()}),
                       Catch::Contains("initial state") && Catch::Contains("[2, 2, 4]"));
-  REQUIRE_THROWS_WITH(GRU(3, 4, {.num_layers = 0}), Catch::Contains("num_layers"));
+  REQUIRE_THROWS_WITH(GRU(GRUOptions(3, 4).num_layers(0)), Catch::Contains("num_layers"));
   GRUCell cell(3, 4);
   REQUIRE_THROWS_WITH(cell.forward(Variable(zeros({2, 3})), Variable(zeros({3, 4}))), Catch::Contains("GRUCell"));
   // Operands of another dtype than the input: named by the layer op, not by an inner matmul.

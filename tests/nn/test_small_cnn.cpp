@@ -21,11 +21,11 @@ TEST_CASE("a small CNN reaches 99% training accuracy on 256 images", "[nn][train
   images.add_(mul(randn({n, 1, 12, 12}, gen), 1.0));
 
   Sequential model(std::vector<std::shared_ptr<Module>>{
-      std::make_shared<Conv2d>(1, 8, 3, Conv2dOptions{.padding = 1}), std::make_shared<BatchNorm2d>(8),
+      std::make_shared<Conv2d>(Conv2dOptions(1, 8, 3).padding(1)), std::make_shared<BatchNorm2d>(8),
       std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2),
-      std::make_shared<Conv2d>(8, 16, 3, Conv2dOptions{.padding = 1}), std::make_shared<ReLU>(),
+      std::make_shared<Conv2d>(Conv2dOptions(8, 16, 3).padding(1)), std::make_shared<ReLU>(),
       std::make_shared<MaxPool2d>(2), std::make_shared<Flatten>(), std::make_shared<Linear>(16 * 3 * 3, classes)});
-  optim::SGD opt(model.parameters(), {.lr = 0.05, .momentum = 0.9, .weight_decay = 1e-4});
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.05).momentum(0.9).weight_decay(1e-4));
   const int64_t batch = 32;
   double accuracy = 0;
   for (int epoch = 0; epoch < 30 && accuracy < 0.995; ++epoch) {

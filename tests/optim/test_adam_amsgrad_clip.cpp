@@ -40,25 +40,23 @@ void require_close(const std::vector<double>& got, const std::vector<double>& wa
 }  // namespace
 
 TEST_CASE("Adam and AdamW amsgrad match PyTorch over 1,001 steps", "[optim]") {
-  require_close(
-      run_rosenbrock([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.02, .amsgrad = true}); }),
-      {0.6295665887584696, 0.3953043508933603});
+  require_close(run_rosenbrock([](auto p) { return std::make_unique<Adam>(p, AdamOptions(0.02).amsgrad(true)); }),
+                {0.6295665887584696, 0.3953043508933603});
   require_close(run_rosenbrock([](auto p) {
-                  return std::make_unique<Adam>(
-                      p, AdamOptions{.lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .weight_decay = 0.1, .amsgrad = true});
+                  return std::make_unique<Adam>(p, AdamOptions(0.01).betas({0.8, 0.9}).weight_decay(0.1).amsgrad(true));
                 }),
                 {-1.2034337720296078, 1.4541067130846823});
   require_close(run_rosenbrock([](auto p) {
-                  return std::make_unique<AdamW>(p, AdamWOptions{.lr = 0.02, .weight_decay = 0.1, .amsgrad = true});
+                  return std::make_unique<AdamW>(p, AdamWOptions(0.02).weight_decay(0.1).amsgrad(true));
                 }),
                 {0.5513616359368424, 0.30318308520496612});
   // Without amsgrad the same problem ends elsewhere: the option is not a no-op.
-  require_close(run_rosenbrock([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.02}); }),
+  require_close(run_rosenbrock([](auto p) { return std::make_unique<Adam>(p, AdamOptions(0.02)); }),
                 {0.77390630433618635, 0.59825791670412054});
 }
 
 TEST_CASE("AdamW's default weight decay is PyTorch's 1e-2", "[optim]") {
-  require_close(run_rosenbrock([](auto p) { return std::make_unique<AdamW>(p, AdamWOptions{.lr = 0.02}); }),
+  require_close(run_rosenbrock([](auto p) { return std::make_unique<AdamW>(p, AdamWOptions(0.02)); }),
                 {0.76661703290068461, 0.58704617074204557});
   Variable w(from_vector<double>({1}), true);
   REQUIRE(AdamW({w}).param_groups()[0].options.at("weight_decay") == 1e-2);
@@ -67,7 +65,7 @@ TEST_CASE("AdamW's default weight decay is PyTorch's 1e-2", "[optim]") {
 
 TEST_CASE("amsgrad state is saved and restored", "[optim]") {
   Variable w(from_vector<double>({1, -2}), true);
-  Adam opt({w}, {.lr = 0.1, .amsgrad = true});
+  Adam opt({w}, AdamOptions(0.1).amsgrad(true));
   sum(w * w).backward();
   opt.step();
   bool found = false;

@@ -44,19 +44,19 @@ void require_run(const Run& got, double x, double y, int evals, const std::vecto
 }  // namespace
 
 TEST_CASE("LBFGS matches torch.optim.LBFGS on Rosenbrock's function", "[optim][lbfgs]") {
-  require_run(run({.lr = 0.1}), -0.6527175690138125, 0.45849757189767293, 100,
+  require_run(run(LBFGSOptions(0.1)), -0.6527175690138125, 0.45849757189767293, 100,
               {12.5, 5.8160394788065428, 11.47294337022605, 3.4358507544591541, 3.1792715556416766});
-  require_run(run({.lr = 0.2, .max_iter = 7, .history_size = 3}), -0.62465826778604283, 0.36024893355116061, 35,
+  require_run(run(LBFGSOptions(0.2).max_iter(7).history_size(3)), -0.62465826778604283, 0.36024893355116061, 35,
               {12.5, 6.1819378522411474, 5.8648800293576526, 5.8266121606600914, 4.7346091524829248});
-  require_run(run({.lr = 0.1, .max_iter = 20, .max_eval = 5}), -1.4043758711403123, 1.9909841899017009, 25,
+  require_run(run(LBFGSOptions(0.1).max_iter(20).max_eval(5)), -1.4043758711403123, 1.9909841899017009, 25,
               {12.5, 5.871813679613652, 5.8629532525005885, 5.8534599013416546, 5.8398915856575737});
 }
 
 TEST_CASE("LBFGS with the strong-Wolfe line search matches PyTorch", "[optim][lbfgs]") {
-  require_run(run({.lr = 1, .strong_wolfe = true}), 0.99999799431963976, 0.99999734389216366, 55,
+  require_run(run(LBFGSOptions(1).line_search_fn("strong_wolfe")), 0.99999799431963976, 0.99999734389216366, 55,
               {12.5, 1.3070983150500495, 1.8840481378377831e-07, 1.8769270132829514e-10, 1.8769270132829514e-10});
   // This run amplifies rounding: in PyTorch itself, x0 moved by 1e-15 changes the last loss by 3e-9 relative.
-  require_run(run({.lr = 0.5, .max_iter = 10, .history_size = 2, .strong_wolfe = true}), 0.99448425587081268,
+  require_run(run(LBFGSOptions(0.5).max_iter(10).history_size(2).line_search_fn("strong_wolfe")), 0.99448425587081268,
               0.98890111967791872, 60,
               {12.5, 4.5383250152663921, 1.5018383595904266, 0.32082686756350975, 0.039172637223590732}, 1e-7);
 }

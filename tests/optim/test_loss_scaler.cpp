@@ -19,7 +19,7 @@ Variable quadratic_loss(const Variable& w) { return sum(mul(Variable(from_vector
 
 TEST_CASE("scale, unscale and step give the unscaled update", "[loss_scaler]") {
   Variable w(from_vector<double>({1, -2}, {2}), true);
-  optim::SGD opt({w}, optim::SGDOptions{.lr = 0.1});
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
   optim::LossScaler scaler;
   REQUIRE(scaler.get_scale() == 65536.0);
   const Variable loss = quadratic_loss(w);
@@ -45,7 +45,7 @@ TEST_CASE("scale, unscale and step give the unscaled update", "[loss_scaler]") {
 TEST_CASE("an inf or NaN gradient skips the step and halves the scale", "[loss_scaler]") {
   for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
     Variable w(from_vector<float>({1, -2}, {2}), true), v(from_vector<float>({0.5f}, {1}), true);
-    optim::SGD opt({w, v}, optim::SGDOptions{.lr = 0.1});
+    optim::SGD opt({w, v}, optim::SGDOptions(0.1));
     optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = 1024.0, .growth_interval = 3});
     // Two clean steps: the tracker counts them.
     for (int i = 0; i < 2; ++i) {
@@ -95,7 +95,7 @@ TEST_CASE("inf or NaN in any of several gradients skips the step; large finite o
   };
   for (const Case& k : cases) {
     std::vector<Variable> p{Variable(zeros({2}), true), Variable(zeros({2}), true), Variable(zeros({2}), true)};
-    optim::SGD opt(p, optim::SGDOptions{.lr = 1.0});
+    optim::SGD opt(p, optim::SGDOptions(1.0));
     optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = 1.0, .growth_interval = 2});
     for (int step = 0; step < 2; ++step) {
       opt.zero_grad();
@@ -116,7 +116,7 @@ TEST_CASE("inf or NaN in any of several gradients skips the step; large finite o
 TEST_CASE("state saves and restores the schedule; disabled passes through", "[loss_scaler]") {
   optim::LossScaler a(optim::LossScalerOptions{.init_scale = 8.0, .growth_factor = 4.0, .growth_interval = 5});
   Variable w(from_vector<double>({1, -2}, {2}), true);
-  optim::SGD opt({w}, optim::SGDOptions{.lr = 0.1});
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
   a.scale(quadratic_loss(w)).backward();
   a.step(opt);
   a.update();
@@ -158,7 +158,7 @@ std::vector<double> train_mlp(bool fp16, double init_scale, int* skipped, std::v
   Generator init(23);
   std::vector<Variable> params{Variable(mul(randn({32, 12}, init), 0.3), true), Variable(zeros({32}), true),
                                Variable(mul(randn({3, 32}, init), 0.2), true), Variable(zeros({3}), true)};
-  optim::SGD opt(params, optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9));
   optim::LossScaler scaler(optim::LossScalerOptions{.init_scale = init_scale, .enabled = fp16});
   std::vector<double> losses;
   for (int step = 0; step < 40; ++step) {

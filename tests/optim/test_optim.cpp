@@ -14,40 +14,36 @@ using test::require_values;
 
 TEST_CASE("SGD variants match PyTorch", "[optim]") {
   // Plain SGD by hand: w <- w - 0.1 * 2cw, three times.
-  require_values(test::run_quadratic([](auto p) { return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.1)); }),
                  {0.512, -0.128});
-  require_values(test::run_quadratic([](auto p) {
-                   return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1});
-                 }),
+  require_values(test::run_quadratic(
+                     [](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.1).momentum(0.9).weight_decay(0.1)); }),
                  {0.024318999999999934, 1.726002});
-  require_values(test::run_quadratic([](auto p) {
-                   return std::make_unique<SGD>(p, SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5});
-                 }),
+  require_values(test::run_quadratic(
+                     [](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.1).momentum(0.9).dampening(0.5)); }),
                  {0.252, 1.5520000000000003});
   require_values(test::run_quadratic([](auto p) {
-                   return std::make_unique<SGD>(
-                       p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+                   return std::make_unique<SGD>(p, SGDOptions(0.1).momentum(0.9).weight_decay(0.01).nesterov(true));
                  }),
                  {-0.11165109425900013, 0.60565913011799999});
-  REQUIRE_THROWS_WITH(SGD({}, SGDOptions{.lr = 0.1, .nesterov = true}), Catch::Contains("nesterov needs momentum"));
+  REQUIRE_THROWS_WITH(SGD({}, SGDOptions(0.1).nesterov(true)), Catch::Contains("nesterov needs momentum"));
 }
 
 TEST_CASE("Adam and AdamW match PyTorch", "[optim]") {
-  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adam>(p, AdamOptions{.lr = 0.1}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adam>(p, AdamOptions(0.1)); }),
                  {0.70158627294603015, -1.7006233915360325});
   require_values(test::run_quadratic([](auto p) {
-                   return std::make_unique<Adam>(
-                       p, AdamOptions{.lr = 0.1, .beta1 = 0.8, .beta2 = 0.9, .weight_decay = 0.1});
+                   return std::make_unique<Adam>(p, AdamOptions(0.1).betas({0.8, 0.9}).weight_decay(0.1));
                  }),
                  {0.70171922678621135, -1.7006834045513854});
-  require_values(test::run_quadratic(
-                     [](auto p) { return std::make_unique<AdamW>(p, AdamWOptions{.lr = 0.1, .weight_decay = 0.1}); }),
-                 {0.6751012216400698, -1.6443686830529762});
+  require_values(
+      test::run_quadratic([](auto p) { return std::make_unique<AdamW>(p, AdamWOptions(0.1).weight_decay(0.1)); }),
+      {0.6751012216400698, -1.6443686830529762});
 }
 
 TEST_CASE("parameters without gradients are left alone; groups have their own options", "[optim]") {
   Variable a(from_vector<double>({1}), true), b(from_vector<double>({1}), true);
-  SGD opt({a}, {.lr = 0.1});
+  SGD opt({a}, SGDOptions(0.1));
   opt.add_param_group({b}, {{"lr", 1.0}});
   REQUIRE(opt.param_groups()[1].options.at("momentum") == 0);
   sum(a * 2.0).backward();
@@ -65,7 +61,7 @@ TEST_CASE("parameters without gradients are left alone; groups have their own op
 TEST_CASE("learning-rate schedules match PyTorch", "[optim][scheduler]") {
   auto lrs = [](auto make) {
     Variable w(zeros({1}), true);
-    SGD opt({w}, {.lr = 1.0});
+    SGD opt({w}, SGDOptions(1.0));
     auto s = make(opt);
     std::vector<double> out;
     for (int i = 0; i < 8; ++i) {
@@ -87,7 +83,7 @@ TEST_CASE("learning-rate schedules match PyTorch", "[optim][scheduler]") {
   for (size_t i = 0; i < cos.size(); ++i) REQUIRE(cos[i] == Approx(torch_cos[i]).epsilon(1e-12));
   // Warm-up from 0.1 to 1 over 4 steps, then cosine over 4 steps to 0.
   Variable w(zeros({1}), true);
-  SGD opt({w}, {.lr = 1.0});
+  SGD opt({w}, SGDOptions(1.0));
   WarmupLR warm(opt, 4, 0.1, std::make_shared<CosineAnnealingLR>(opt, 4));
   std::vector<double> got;
   for (int i = 0; i < 9; ++i) {
@@ -120,8 +116,8 @@ TEST_CASE("optimizer state saved mid-run resumes identically", "[optim][checkpoi
   };
   for (int kind = 0; kind < 2; ++kind) {
     auto make = [&](Variable w) -> std::unique_ptr<Optimizer> {
-      if (kind == 0) return std::make_unique<SGD>(std::vector<Variable>{w}, SGDOptions{.lr = 0.1, .momentum = 0.9});
-      return std::make_unique<Adam>(std::vector<Variable>{w}, AdamOptions{.lr = 0.1});
+      if (kind == 0) return std::make_unique<SGD>(std::vector<Variable>{w}, SGDOptions(0.1).momentum(0.9));
+      return std::make_unique<Adam>(std::vector<Variable>{w}, AdamOptions(0.1));
     };
     Variable w1 = fresh();
     auto o1 = make(w1);
@@ -143,7 +139,7 @@ TEST_CASE("optimizer state saved mid-run resumes identically", "[optim][checkpoi
 // std::invalid_argument (past every catch of ddl::Error) and read "-1" as 2^64 - 1.
 TEST_CASE("optimizer load_state rejects malformed metadata with a ddl::Error", "[optim][checkpoint]") {
   Variable w(from_vector<double>({1, -2}), true);
-  SGD opt({w}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+  SGD opt({w}, SGDOptions(0.1).momentum(0.9));
   const std::map<std::string, std::string> good = opt.state_metadata();
   auto with = [&](const std::string& key, const std::string& value) {
     auto m = good;

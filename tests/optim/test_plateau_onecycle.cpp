@@ -17,7 +17,7 @@ void require_values(const std::vector<double>& got, const std::vector<double>& w
 // Rates and momenta before each of 10 steps of SGD(lr 1, momentum 0.9) under OneCycleLR(0.5, 10).
 std::pair<std::vector<double>, std::vector<double>> one_cycle(OneCycleOptions o) {
   Variable w(zeros({1}), true);
-  SGD opt({w}, {.lr = 1.0, .momentum = 0.9});
+  SGD opt({w}, SGDOptions(1.0).momentum(0.9));
   OneCycleLR s(opt, 0.5, 10, o);
   std::vector<double> lrs, moms;
   for (int i = 0; i < 10; ++i) {
@@ -45,7 +45,7 @@ TEST_CASE("OneCycleLR matches PyTorch, cosine two-phase and linear three-phase",
 
 TEST_CASE("OneCycleLR resumes in closed form, cycles Adam's beta1, and checks its arguments", "[optim][scheduler]") {
   Variable w(zeros({1}), true);
-  Adam adam({w}, {.lr = 1.0});
+  Adam adam({w}, AdamOptions(1.0));
   OneCycleLR s(adam, 0.5, 10);
   REQUIRE(adam.param_groups()[0].options.at("beta1") == Approx(0.95));
   s.set_step(4);
@@ -64,7 +64,7 @@ TEST_CASE("ReduceLROnPlateau matches PyTorch on a metric sequence", "[optim][sch
   const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.91, 0.92, 0.93, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
   auto rates = [&](PlateauOptions o) {
     Variable w(zeros({1}), true);
-    SGD opt({w}, {.lr = 1.0});
+    SGD opt({w}, SGDOptions(1.0));
     ReduceLROnPlateau s(opt, o);
     std::vector<double> out;
     for (double m : metrics) {
@@ -87,7 +87,7 @@ TEST_CASE("ReduceLROnPlateau matches PyTorch on a metric sequence", "[optim][sch
 TEST_CASE("ReduceLROnPlateau state resumes identically; NaN is no improvement; bad state is refused",
           "[optim][scheduler]") {
   Variable w(zeros({1}), true);
-  SGD a({w}, {.lr = 1.0}), b({w}, {.lr = 1.0});
+  SGD a({w}, SGDOptions(1.0)), b({w}, SGDOptions(1.0));
   ReduceLROnPlateau sa(a, {.patience = 1}), sb(b, {.patience = 1});
   sa.step(1.0);
   sa.step(std::nan(""));

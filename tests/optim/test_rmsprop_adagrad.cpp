@@ -12,27 +12,25 @@ using namespace ddl::optim;
 using test::require_values;
 
 TEST_CASE("RMSprop matches PyTorch", "[optim]") {
-  require_values(test::run_quadratic([](auto p) { return std::make_unique<RMSprop>(p, RMSpropOptions{.lr = 0.01}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<RMSprop>(p, RMSpropOptions(0.01)); }),
                  {0.77998227324363512, -1.7753494426029548});
-  require_values(
-      test::run_quadratic([](auto p) {
-        return std::make_unique<RMSprop>(
-            p, RMSpropOptions{.lr = 0.01, .alpha = 0.9, .weight_decay = 0.1, .momentum = 0.5, .centered = true});
-      }),
-      {0.88241836581146627, -1.8816602308637735});
-  REQUIRE_THROWS_WITH(RMSprop({}, {.lr = -1}), Catch::Contains("RMSprop: lr, alpha"));
+  require_values(test::run_quadratic([](auto p) {
+                   return std::make_unique<RMSprop>(
+                       p, RMSpropOptions(0.01).alpha(0.9).weight_decay(0.1).momentum(0.5).centered(true));
+                 }),
+                 {0.88241836581146627, -1.8816602308637735});
+  REQUIRE_THROWS_WITH(RMSprop({}, RMSpropOptions(-1)), Catch::Contains("RMSprop: lr, alpha"));
 }
 
 TEST_CASE("Adagrad matches PyTorch", "[optim]") {
-  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adagrad>(p, AdagradOptions{.lr = 0.1}); }),
+  require_values(test::run_quadratic([](auto p) { return std::make_unique<Adagrad>(p, AdagradOptions(0.1)); }),
                  {0.78045618135680983, -1.7758215150100747});
-  require_values(
-      test::run_quadratic([](auto p) {
-        return std::make_unique<Adagrad>(
-            p, AdagradOptions{.lr = 0.1, .lr_decay = 0.5, .weight_decay = 0.1, .initial_accumulator_value = 0.2});
-      }),
-      {0.83145312376542968, -1.82628104548915});
-  REQUIRE_THROWS_WITH(Adagrad({}, {.eps = -1}), Catch::Contains("Adagrad: lr, lr_decay"));
+  require_values(test::run_quadratic([](auto p) {
+                   return std::make_unique<Adagrad>(
+                       p, AdagradOptions(0.1).lr_decay(0.5).weight_decay(0.1).initial_accumulator_value(0.2));
+                 }),
+                 {0.83145312376542968, -1.82628104548915});
+  REQUIRE_THROWS_WITH(Adagrad({}, AdagradOptions().eps(-1)), Catch::Contains("Adagrad: lr, lr_decay"));
 }
 
 TEST_CASE("RMSprop and Adagrad state saved mid-run resumes identically", "[optim][checkpoint]") {
@@ -48,9 +46,8 @@ TEST_CASE("RMSprop and Adagrad state saved mid-run resumes identically", "[optim
   for (int kind = 0; kind < 2; ++kind) {
     auto make = [&](Variable w) -> std::unique_ptr<Optimizer> {
       if (kind == 0)
-        return std::make_unique<RMSprop>(std::vector<Variable>{w},
-                                         RMSpropOptions{.lr = 0.01, .momentum = 0.9, .centered = true});
-      return std::make_unique<Adagrad>(std::vector<Variable>{w}, AdagradOptions{.lr = 0.1, .lr_decay = 0.1});
+        return std::make_unique<RMSprop>(std::vector<Variable>{w}, RMSpropOptions(0.01).momentum(0.9).centered(true));
+      return std::make_unique<Adagrad>(std::vector<Variable>{w}, AdagradOptions(0.1).lr_decay(0.1));
     };
     Variable w1(from_vector<double>({1, -2}), true);
     auto o1 = make(w1);

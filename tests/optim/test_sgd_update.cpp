@@ -60,7 +60,7 @@ TEST_CASE("sgd_update_ equals the elementwise ops bit for bit on the CPU", "[opt
 TEST_CASE("optim::SGD steps are the elementwise ops bit for bit and keep momentum_buffer", "[optim][sgd]") {
   const SgdUpdate o{.lr = 0.05, .momentum = 0.9, .dampening = 0.1, .weight_decay = 5e-4};
   Variable w(test::random_double({4, 3}, 2).to(DType::Float32), true);
-  optim::SGD opt({w}, {.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening, .weight_decay = o.weight_decay});
+  optim::SGD opt({w}, optim::SGDOptions(o.lr).momentum(o.momentum).dampening(o.dampening).weight_decay(o.weight_decay));
   Tensor w_ref = w.data().clone(), buf_ref;
   for (int step = 0; step < 3; ++step) {
     const Tensor g = test::random_double({4, 3}, 20 + step).to(DType::Float32);

@@ -123,7 +123,7 @@ double train(std::optional<DType> low, Cnn& m, std::vector<double>* losses = nul
   const Tensor x = randn({48, 1, 6, 6}, g);
   const Tensor bands = sum(x.reshape({48, 3, 12}), {2});
   const Tensor y = argmax(bands, 1);
-  optim::SGD opt({m.w1, m.b1, m.w2, m.b2}, optim::SGDOptions{.lr = 0.2, .momentum = 0.9});
+  optim::SGD opt({m.w1, m.b1, m.w2, m.b2}, optim::SGDOptions(0.2).momentum(0.9));
   double last = 0;
   for (int step = 0; step < 25; ++step) {
     opt.zero_grad();
@@ -189,7 +189,8 @@ TEST_CASE("VGG-11 (with and without BatchNorm) and ResNet-18 train under bf16 au
 TEST_CASE("a TransformerEncoderLayer with dropout trains under bf16 autocast", "[autocast][dropout]") {
   // Its second dropout sees linear2's bfloat16 output: the mask is drawn for a 16-bit input.
   manual_seed(3);
-  nn::TransformerEncoderLayer layer(16, 2, {.dim_feedforward = 32, .dropout = 0.2, .batch_first = true});
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32).dropout(0.2).batch_first(true));
   Generator g(8);
   const Tensor x = randn({4, 5, 16}, g);
   Variable out;
@@ -263,7 +264,7 @@ TEST_CASE("a float32 residual around a 16-bit linear trains under autocast", "[a
 
 TEST_CASE("a TransformerEncoderLayer without dropout trains under bf16 autocast", "[autocast]") {
   manual_seed(4);
-  nn::TransformerEncoderLayer layer(16, 2, {.dropout = 0.0});
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(16, 2).dropout(0.0));
   const Variable x = leaf({5, 3, 16}, 0.45);
   std::vector<Variable> params = layer.parameters();
   params.push_back(x);

@@ -315,7 +315,7 @@ TEST_CASE("batch_norm: a 16-bit input takes float32 parameters, or all of them i
 TEST_CASE("conv -> BatchNorm2d -> ReLU -> max pool under bf16 autocast keeps bf16 activations and trains",
           "[batch_norm][half][autocast]") {
   manual_seed(5);
-  nn::Conv2d conv(3, 8, 3, {.padding = 1});
+  nn::Conv2d conv(nn::Conv2dOptions(3, 8, 3).padding(1));
   nn::BatchNorm2d bn(8);
   nn::Linear fc(8 * 4 * 4, 10);
   const auto bn32 = std::dynamic_pointer_cast<nn::BatchNorm2d>(bn.clone());
@@ -356,7 +356,7 @@ TEST_CASE("conv -> BatchNorm2d -> ReLU -> max pool under bf16 autocast keeps bf1
     REQUIRE(p.grad().dtype() == DType::Float32);
     REQUIRE(std::isfinite(sum(p.grad()).item()));
   }
-  optim::SGD opt(params, {.lr = 0.05});
+  optim::SGD opt(params, optim::SGDOptions(0.05));
   opt.step();
   REQUIRE_FALSE(allclose(bn.weight.data(), w_before, 0, 0));
   REQUIRE(block(bn, DType::BFloat16).data().item() < loss.data().item());  // one step on the batch lowers its loss
@@ -393,7 +393,7 @@ TEST_CASE("a conv -> BatchNorm2d -> Linear model converted wholly to bfloat16 tr
           "[batch_norm][half]") {
   manual_seed(6);
   nn::Sequential net;
-  net.push_back(std::make_shared<nn::Conv2d>(3, 8, 3, nn::Conv2dOptions{.padding = 1}));
+  net.push_back(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 8, 3).padding(1)));
   net.push_back(std::make_shared<nn::BatchNorm2d>(8));
   net.push_back(std::make_shared<nn::ReLU>());
   net.push_back(std::make_shared<nn::Flatten>());
@@ -407,8 +407,8 @@ TEST_CASE("a conv -> BatchNorm2d -> Linear model converted wholly to bfloat16 tr
   const auto loss_of = [&](nn::Module& m, DType dt) {
     return cross_entropy(m.forward(Variable(x.to(dt))).to(DType::Float32), labels);
   };
-  optim::SGD opt(net.parameters(), {.lr = 0.1, .momentum = 0.9});
-  optim::SGD opt32(net32->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(net.parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD opt32(net32->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   double first = 0, last = 0;
   for (int step = 0; step < 5; ++step) {
     opt.zero_grad(), opt32.zero_grad();

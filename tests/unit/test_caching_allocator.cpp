@@ -368,8 +368,8 @@ TEST_CASE("without a GPU, CUDA requests fail with a clear error", "[cuda][cpu_on
   REQUIRE_THROWS_WITH(ones({2}).pin_memory(), Catch::Contains("pin_memory"));
   REQUIRE_FALSE(ones({2}).is_pinned());
   data::DataLoaderOptions opts;
-  opts.batch_size = 2;
-  opts.pin_memory = true;
+  opts.batch_size(2);
+  opts.pin_memory(true);
   auto ds = std::make_shared<data::TensorDataset>(ones({4, 3}), zeros({4}, DType::Int64));
   for (const data::Batch& b : data::DataLoader(ds, opts)) REQUIRE_FALSE(b.data.is_pinned());  // ignored
   cuda::empty_cache();                                                                        // harmless without a GPU

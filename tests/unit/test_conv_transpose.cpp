@@ -319,7 +319,7 @@ TEST_CASE("conv_transpose2d: float32 agrees with float64 on the Winograd and GEM
 }
 
 TEST_CASE("Conv2d module: rectangular kernel, stride, padding and dilation") {
-  nn::Conv2d conv(3, 4, {3, 5}, {.stride = {1, 2}, .padding = {1, 2}, .dilation = {2, 1}});
+  nn::Conv2d conv(nn::Conv2dOptions(3, 4, {3, 5}).stride({1, 2}).padding({1, 2}).dilation({2, 1}));
   REQUIRE(conv.weight.shape() == Shape{4, 3, 3, 5});
   const Tensor x = test::random_double({2, 3, 7, 9}, 31).to(DType::Float32);
   const Variable y = conv(Variable(x));
@@ -329,18 +329,19 @@ TEST_CASE("Conv2d module: rectangular kernel, stride, padding and dilation") {
   REQUIRE(allclose(y.data(), expect, 0, 0));
   REQUIRE(conv.extra_repr() == "3, 4, kernel_size=(3, 5), stride=(1, 2), padding=(1, 2), dilation=(2, 1)");
   // The int forms keep working and print as before.
-  nn::Conv2d square(2, 2, 3, {.stride = 2, .padding = 1, .bias = false});
+  nn::Conv2d square(nn::Conv2dOptions(2, 2, 3).stride(2).padding(1).bias(false));
   REQUIRE(square.weight.shape() == Shape{2, 2, 3, 3});
   REQUIRE(square.extra_repr() == "2, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False");
 }
 
 TEST_CASE("Conv1d and ConvTranspose2d modules") {
-  nn::Conv1d c1(4, 6, 3, {.stride = 2, .padding = 1, .groups = 2});
+  nn::Conv1d c1(nn::Conv1dOptions(4, 6, 3).stride(2).padding(1).groups(2));
   REQUIRE(c1.weight.shape() == Shape{6, 2, 3});
   REQUIRE(c1(Variable(test::random_double({3, 4, 10}, 41).to(DType::Float32))).shape() == Shape{3, 6, 5});
   REQUIRE(c1.extra_repr() == "4, 6, kernel_size=(3,), stride=(2,), padding=(1,), groups=2");
 
-  nn::ConvTranspose2d ct(4, 6, {3, 2}, {.stride = {2, 1}, .padding = {1, 0}, .output_padding = {1, 0}, .groups = 2});
+  nn::ConvTranspose2d ct(
+      nn::ConvTranspose2dOptions(4, 6, {3, 2}).stride({2, 1}).padding({1, 0}).output_padding({1, 0}).groups(2));
   REQUIRE(ct.weight.shape() == Shape{4, 3, 3, 2});
   REQUIRE(ct.bias.shape() == Shape{6});
   const Tensor x = test::random_double({2, 4, 5, 3}, 42).to(DType::Float32);
@@ -368,7 +369,7 @@ TEST_CASE("conv_transpose2d and conv1d: errors name the op and the shapes") {
                       Catch::Contains("non-positive output size"));
   REQUIRE_THROWS_WITH(conv1d(Variable(zeros({1, 4, 3, 3})), Variable(zeros({2, 4, 3})), Variable()),
                       Catch::Contains("conv1d: input must be 3-D"));
-  REQUIRE_THROWS_WITH(nn::ConvTranspose2d(2, 2, 3, {.stride = 2, .output_padding = 2}),
+  REQUIRE_THROWS_WITH(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3).stride(2).output_padding(2)),
                       Catch::Contains("output_padding (2, 2)"));
   // Checks that the kernels behind them would make, named after the op the user called.
   REQUIRE_THROWS_WITH(conv_transpose2d(x, w.to(DType::Float64), Tensor()),

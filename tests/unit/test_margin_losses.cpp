@@ -75,7 +75,8 @@ TEST_CASE("ctc_loss: gradients through log_softmax by central differences", "[lo
   const double p = 0.5 * 0.4 + 0.3 * 0.4 + 0.3 * 0.4;
   REQUIRE(ctc_loss(Variable(lp), from_vector<int64_t>({1}, {1, 1}), {2}, {1}, 0, Reduction::Sum).data().item() ==
           Approx(-std::log(p)));
-  REQUIRE(nn::CTCLoss({.reduction = Reduction::Sum})(Variable(lp), from_vector<int64_t>({1}, {1, 1}), {2}, {1})
+  REQUIRE(nn::CTCLoss(nn::CTCLossOptions().reduction(Reduction::Sum))(Variable(lp), from_vector<int64_t>({1}, {1, 1}),
+                                                                      {2}, {1})
               .data()
               .item() == Approx(-std::log(p)));
 }
@@ -99,23 +100,23 @@ TEST_CASE("multilabel_margin_loss: targets end at the first -1", "[loss]") {
 TEST_CASE("margin loss modules call their functions with their options", "[loss][module]") {
   const Variable a(random_double({3, 4}, 21)), b(random_double({3, 4}, 22)), c(random_double({3, 4}, 23));
   const Tensor w = random_double({4}, 24, 0.1, 2), cls = from_vector<int64_t>({1, 0, 3});
-  nn::MultiMarginLoss mm({2, 0.5, Reduction::Sum}, w);
+  nn::MultiMarginLoss mm(nn::MultiMarginLossOptions().p(2).margin(0.5).reduction(Reduction::Sum), w);
   REQUIRE(mm(a, cls).data().item() == Approx(multi_margin_loss(a, cls, 2, 0.5, w, Reduction::Sum).data().item()));
   auto copy = std::dynamic_pointer_cast<nn::MultiMarginLoss>(mm.clone());
   REQUIRE((*copy)(a, cls).data().item() == Approx(mm(a, cls).data().item()));
-  nn::TripletMarginLoss tl({0.5, 1, 1e-6, true, Reduction::Mean});
+  nn::TripletMarginLoss tl(nn::TripletMarginLossOptions().margin(0.5).p(1).eps(1e-6).swap(true));
   REQUIRE(tl(a, b, c).data().item() ==
           Approx(triplet_margin_loss(a, b, c, 0.5, 1, 1e-6, true, Reduction::Mean).data().item()));
-  nn::GaussianNLLLoss gl({true, 1e-6, Reduction::Mean});
+  nn::GaussianNLLLoss gl(nn::GaussianNLLLossOptions().full(true).eps(1e-6));
   const Variable var(random_double({3}, 25, 0.5, 1));
   REQUIRE(gl(a, b, var).data().item() == Approx(gaussian_nll_loss(a, b, var, true).data().item()));
-  nn::PoissonNLLLoss pl({false, true, 1e-8, Reduction::Sum});
+  nn::PoissonNLLLoss pl(nn::PoissonNLLLossOptions().log_input(false).full(true).eps(1e-8).reduction(Reduction::Sum));
   const Variable rate(random_double({3, 4}, 26, 0.1, 2)), cnt(random_double({3, 4}, 27, 0, 4));
   REQUIRE(pl(rate, cnt).data().item() ==
           Approx(poisson_nll_loss(rate, cnt, false, true, 1e-8, Reduction::Sum).data().item()));
   REQUIRE(nn::CosineEmbeddingLoss(0.1)(a, b, signs(3, 28)).data().item() ==
           Approx(cosine_embedding_loss(a, b, signs(3, 28), 0.1).data().item()));
-  REQUIRE_THROWS_WITH(nn::MultiMarginLoss({3}), Catch::Contains("MultiMarginLoss"));
+  REQUIRE_THROWS_WITH(nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(3)), Catch::Contains("MultiMarginLoss"));
 }
 
 TEST_CASE("margin losses: errors name the op and the shapes", "[loss]") {

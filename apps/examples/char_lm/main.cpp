@@ -27,7 +27,7 @@ double validation_loss(nn::Module& model, const char_lm::Corpus& corpus, const c
   auto val = std::make_shared<char_lm::CharWindows>(corpus.val, o.model.context);
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
   auto sampler = std::make_shared<data::DistributedSampler>(val->size(), world, rank, /*shuffle=*/false);
-  data::DataLoader loader(val, {.batch_size = o.batch, .sampler = sampler});
+  data::DataLoader loader(val, data::DataLoaderOptions(o.batch).sampler(sampler));
   Tensor sums = zeros({2}, DType::Float64);  // loss * tokens, tokens
   for (const data::Batch& b : loader) {
     const Variable logits = model.forward(Variable(b.data));
@@ -86,9 +86,9 @@ int main(int argc, char** argv) try {
 
   auto train = std::make_shared<char_lm::CharWindows>(corpus.train, o.model.context);
   auto sampler = std::make_shared<data::DistributedSampler>(train->size(), world, rank, true, o.seed, true);
-  data::DataLoader loader(train, {.batch_size = o.batch, .sampler = sampler, .drop_last = true});
+  data::DataLoader loader(train, data::DataLoaderOptions(o.batch).sampler(sampler).drop_last(true));
   const int64_t steps = o.max_steps > 0 ? std::min(o.max_steps, o.epochs * loader.size()) : o.epochs * loader.size();
-  optim::AdamW opt(model->parameters(), {.lr = o.lr, .beta1 = 0.9, .beta2 = 0.99, .weight_decay = 0.01});
+  optim::AdamW opt(model->parameters(), optim::AdamWOptions(o.lr).betas({0.9, 0.99}).weight_decay(0.01));
   optim::OneCycleLR schedule(opt, o.lr, steps, {.pct_start = 0.1, .cycle_momentum = false});
   if (rank == 0)
     std::printf(

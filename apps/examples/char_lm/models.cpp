@@ -8,9 +8,12 @@ using namespace ddl;
 CharTransformer::CharTransformer(const ModelConfig& c) : nn::Module("CharTransformer"), context_(c.context) {
   tok_ = register_module("tok", std::make_shared<nn::Embedding>(c.vocab, c.d_model));
   pos_ = register_module("pos", std::make_shared<nn::Embedding>(c.context, c.d_model));
-  const nn::TransformerEncoderLayer layer(
-      c.d_model, c.heads,
-      {.dim_feedforward = c.ff, .dropout = c.dropout, .activation = "gelu", .batch_first = true, .norm_first = true});
+  const nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(c.d_model, c.heads)
+                                              .dim_feedforward(c.ff)
+                                              .dropout(c.dropout)
+                                              .activation("gelu")
+                                              .batch_first(true)
+                                              .norm_first(true));
   blocks_ = register_module("blocks", std::make_shared<nn::TransformerEncoder>(layer, c.layers));
   norm_ = register_module("norm", std::make_shared<nn::LayerNorm>(Shape{c.d_model}));
   head_ = register_module("head", std::make_shared<nn::Linear>(c.d_model, c.vocab));
@@ -34,9 +37,8 @@ Variable CharTransformer::forward(const Variable& tokens) {
 CharLSTM::CharLSTM(const ModelConfig& c) : nn::Module("CharLSTM") {
   tok_ = register_module("tok", std::make_shared<nn::Embedding>(c.vocab, c.embed));
   lstm_ = register_module(
-      "lstm",
-      std::make_shared<nn::LSTM>(
-          c.embed, c.hidden, nn::RNNOptions{.num_layers = c.lstm_layers, .batch_first = true, .dropout = c.dropout}));
+      "lstm", std::make_shared<nn::LSTM>(
+                  nn::LSTMOptions(c.embed, c.hidden).num_layers(c.lstm_layers).batch_first(true).dropout(c.dropout)));
   head_ = register_module("head", std::make_shared<nn::Linear>(c.hidden, c.vocab));
 }
 

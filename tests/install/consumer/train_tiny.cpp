@@ -14,7 +14,7 @@ int main() {
 
   auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
       std::make_shared<nn::Linear>(1, 16), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(16, 1)});
-  optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
 
   double first = 0, last = 0;
   for (int step = 0; step < 300; ++step) {

@@ -1,0 +1,272 @@
+// The LibTorch spelling, where it maps one to one onto ddl: `#include "torch.h"` (installed
+// as <ddl/torch.h>) and a LibTorch program's construction and training code compiles as
+// written: torch::Tensor (a ddl::Variable), torch::nn::Linear (a holder of ddl::nn::Linear),
+// torch::nn::Conv2dOptions(3, 64, 3).stride(2), torch::optim::SGD, TORCH_MODULE(Net), ...
+// Only names whose ddl meaning is LibTorch's are here; docs/libtorch.md lists the rest and
+// the differences. Not a compatibility layer: no torch::jit, no torch::data pipeline, no
+// ATen dispatch.
+#pragma once
+
+#include "ddl.h"
+#include "nn/module_holder.h"
+
+// TORCH_MODULE(Net): the holder class Net of NetImpl.
+#define TORCH_MODULE(Name) DDL_MODULE(Name)
+
+namespace torch {
+
+// LibTorch's one tensor type records the graph when asked: ddl's Variable. A plain
+// ddl::Tensor (what the factories return) converts to it implicitly.
+using Tensor = ddl::Variable;
+using ddl::Device;
+using ddl::manual_seed;
+using ddl::NoGradGuard;
+using Dtype = ddl::DType;
+using ScalarType = ddl::DType;
+
+inline constexpr ddl::DType kFloat32 = ddl::DType::Float32, kFloat = ddl::DType::Float32;
+inline constexpr ddl::DType kFloat64 = ddl::DType::Float64, kDouble = ddl::DType::Float64;
+inline constexpr ddl::DType kFloat16 = ddl::DType::Float16, kHalf = ddl::DType::Float16;
+inline constexpr ddl::DType kBFloat16 = ddl::DType::BFloat16;
+inline constexpr ddl::DType kInt64 = ddl::DType::Int64, kLong = ddl::DType::Int64;
+inline constexpr ddl::DType kInt32 = ddl::DType::Int32, kInt = ddl::DType::Int32;
+inline constexpr ddl::DType kUInt8 = ddl::DType::UInt8, kByte = ddl::DType::UInt8;
+inline constexpr ddl::DType kBool = ddl::DType::Bool;
+
+// Loss reductions: NLLLossOptions().reduction(torch::kSum).
+inline constexpr ddl::Reduction kNone = ddl::Reduction::None;
+inline constexpr ddl::Reduction kMean = ddl::Reduction::Mean;
+inline constexpr ddl::Reduction kSum = ddl::Reduction::Sum;
+
+// Factories and ops with LibTorch's names and arguments (docs/libtorch.md, "Tensors").
+using ddl::arange;
+using ddl::cat;
+using ddl::empty;
+using ddl::full;
+using ddl::ones;
+using ddl::ones_like;
+using ddl::rand;
+using ddl::randint;
+using ddl::randn;
+using ddl::randperm;
+using ddl::stack;
+using ddl::zeros;
+using ddl::zeros_like;
+
+using ddl::exp;
+using ddl::log;
+using ddl::log_softmax;
+using ddl::matmul;
+using ddl::relu;
+using ddl::sigmoid;
+using ddl::softmax;
+using ddl::tanh;
+
+namespace cuda {
+using ddl::cuda::device_count;
+using ddl::cuda::is_available;
+}  // namespace cuda
+
+namespace nn {
+
+using ddl::nn::Module;
+template <typename Contained>
+using ModuleHolder = ddl::nn::ModuleHolder<Contained>;
+namespace functional = ddl::nn::functional;
+
+using ddl::nn::Conv1dOptions;
+using ddl::nn::Conv2dOptions;
+using ddl::nn::ConvTranspose2dOptions;
+using ddl::nn::CrossEntropyLossOptions;
+using ddl::nn::CTCLossOptions;
+using ddl::nn::GaussianNLLLossOptions;
+using ddl::nn::GRUCellOptions;
+using ddl::nn::GRUOptions;
+using ddl::nn::LinearOptions;
+using ddl::nn::LSTMCellOptions;
+using ddl::nn::LSTMOptions;
+using ddl::nn::MultiMarginLossOptions;
+using ddl::nn::NLLLossOptions;
+using ddl::nn::PoissonNLLLossOptions;
+using ddl::nn::TransformerEncoderLayerOptions;
+using ddl::nn::TripletMarginLossOptions;
+
+// Each layer as LibTorch has it: the holder `Linear` of the module class `LinearImpl`
+// (ddl's nn::Linear).
+using IdentityImpl = ddl::nn::Identity;
+DDL_MODULE(Identity);
+using SigmoidImpl = ddl::nn::Sigmoid;
+DDL_MODULE(Sigmoid);
+using TanhImpl = ddl::nn::Tanh;
+DDL_MODULE(Tanh);
+using GELUImpl = ddl::nn::GELU;
+DDL_MODULE(GELU);
+using SiLUImpl = ddl::nn::SiLU;
+DDL_MODULE(SiLU);
+using LeakyReLUImpl = ddl::nn::LeakyReLU;
+DDL_MODULE(LeakyReLU);
+using SoftmaxImpl = ddl::nn::Softmax;
+DDL_MODULE(Softmax);
+using LogSoftmaxImpl = ddl::nn::LogSoftmax;
+DDL_MODULE(LogSoftmax);
+using ELUImpl = ddl::nn::ELU;
+DDL_MODULE(ELU);
+using CELUImpl = ddl::nn::CELU;
+DDL_MODULE(CELU);
+using GLUImpl = ddl::nn::GLU;
+DDL_MODULE(GLU);
+using HardtanhImpl = ddl::nn::Hardtanh;
+DDL_MODULE(Hardtanh);
+using HardshrinkImpl = ddl::nn::Hardshrink;
+DDL_MODULE(Hardshrink);
+using SoftshrinkImpl = ddl::nn::Softshrink;
+DDL_MODULE(Softshrink);
+using ThresholdImpl = ddl::nn::Threshold;
+DDL_MODULE(Threshold);
+using PReLUImpl = ddl::nn::PReLU;
+DDL_MODULE(PReLU);
+using RReLUImpl = ddl::nn::RReLU;
+DDL_MODULE(RReLU);
+using SoftminImpl = ddl::nn::Softmin;
+DDL_MODULE(Softmin);
+using UnflattenImpl = ddl::nn::Unflatten;
+DDL_MODULE(Unflatten);
+using PixelShuffleImpl = ddl::nn::PixelShuffle;
+DDL_MODULE(PixelShuffle);
+using PixelUnshuffleImpl = ddl::nn::PixelUnshuffle;
+DDL_MODULE(PixelUnshuffle);
+using SELUImpl = ddl::nn::SELU;
+DDL_MODULE(SELU);
+using ReLU6Impl = ddl::nn::ReLU6;
+DDL_MODULE(ReLU6);
+using TanhshrinkImpl = ddl::nn::Tanhshrink;
+DDL_MODULE(Tanhshrink);
+using LogSigmoidImpl = ddl::nn::LogSigmoid;
+DDL_MODULE(LogSigmoid);
+using SoftsignImpl = ddl::nn::Softsign;
+DDL_MODULE(Softsign);
+using MishImpl = ddl::nn::Mish;
+DDL_MODULE(Mish);
+using HardswishImpl = ddl::nn::Hardswish;
+DDL_MODULE(Hardswish);
+using HardsigmoidImpl = ddl::nn::Hardsigmoid;
+DDL_MODULE(Hardsigmoid);
+using MultiheadAttentionImpl = ddl::nn::MultiheadAttention;
+DDL_MODULE(MultiheadAttention);
+using ModuleListImpl = ddl::nn::ModuleList;
+DDL_MODULE(ModuleList);
+using ModuleDictImpl = ddl::nn::ModuleDict;
+DDL_MODULE(ModuleDict);
+using SequentialImpl = ddl::nn::Sequential;
+DDL_MODULE(Sequential);
+using LinearImpl = ddl::nn::Linear;
+DDL_MODULE(Linear);
+using Conv1dImpl = ddl::nn::Conv1d;
+DDL_MODULE(Conv1d);
+using Conv2dImpl = ddl::nn::Conv2d;
+DDL_MODULE(Conv2d);
+using ConvTranspose2dImpl = ddl::nn::ConvTranspose2d;
+DDL_MODULE(ConvTranspose2d);
+using EmbeddingImpl = ddl::nn::Embedding;
+DDL_MODULE(Embedding);
+using BatchNorm1dImpl = ddl::nn::BatchNorm1d;
+DDL_MODULE(BatchNorm1d);
+using BatchNorm2dImpl = ddl::nn::BatchNorm2d;
+DDL_MODULE(BatchNorm2d);
+using LayerNormImpl = ddl::nn::LayerNorm;
+DDL_MODULE(LayerNorm);
+using GroupNormImpl = ddl::nn::GroupNorm;
+DDL_MODULE(GroupNorm);
+using ReLUImpl = ddl::nn::ReLU;
+DDL_MODULE(ReLU);
+using MaxPool2dImpl = ddl::nn::MaxPool2d;
+DDL_MODULE(MaxPool2d);
+using AvgPool2dImpl = ddl::nn::AvgPool2d;
+DDL_MODULE(AvgPool2d);
+using AdaptiveAvgPool2dImpl = ddl::nn::AdaptiveAvgPool2d;
+DDL_MODULE(AdaptiveAvgPool2d);
+using AdaptiveMaxPool2dImpl = ddl::nn::AdaptiveMaxPool2d;
+DDL_MODULE(AdaptiveMaxPool2d);
+using UpsampleImpl = ddl::nn::Upsample;
+DDL_MODULE(Upsample);
+using DropoutImpl = ddl::nn::Dropout;
+DDL_MODULE(Dropout);
+using FlattenImpl = ddl::nn::Flatten;
+DDL_MODULE(Flatten);
+using LSTMImpl = ddl::nn::LSTM;
+DDL_MODULE(LSTM);
+using GRUImpl = ddl::nn::GRU;
+DDL_MODULE(GRU);
+using LSTMCellImpl = ddl::nn::LSTMCell;
+DDL_MODULE(LSTMCell);
+using GRUCellImpl = ddl::nn::GRUCell;
+DDL_MODULE(GRUCell);
+using TransformerEncoderLayerImpl = ddl::nn::TransformerEncoderLayer;
+DDL_MODULE(TransformerEncoderLayer);
+using TransformerEncoderImpl = ddl::nn::TransformerEncoder;
+DDL_MODULE(TransformerEncoder);
+using CrossEntropyLossImpl = ddl::nn::CrossEntropyLoss;
+DDL_MODULE(CrossEntropyLoss);
+using MSELossImpl = ddl::nn::MSELoss;
+DDL_MODULE(MSELoss);
+using NLLLossImpl = ddl::nn::NLLLoss;
+DDL_MODULE(NLLLoss);
+using L1LossImpl = ddl::nn::L1Loss;
+DDL_MODULE(L1Loss);
+using SmoothL1LossImpl = ddl::nn::SmoothL1Loss;
+DDL_MODULE(SmoothL1Loss);
+using HuberLossImpl = ddl::nn::HuberLoss;
+DDL_MODULE(HuberLoss);
+using BCELossImpl = ddl::nn::BCELoss;
+DDL_MODULE(BCELoss);
+using BCEWithLogitsLossImpl = ddl::nn::BCEWithLogitsLoss;
+DDL_MODULE(BCEWithLogitsLoss);
+using KLDivLossImpl = ddl::nn::KLDivLoss;
+DDL_MODULE(KLDivLoss);
+using MarginRankingLossImpl = ddl::nn::MarginRankingLoss;
+DDL_MODULE(MarginRankingLoss);
+using HingeEmbeddingLossImpl = ddl::nn::HingeEmbeddingLoss;
+DDL_MODULE(HingeEmbeddingLoss);
+using SoftMarginLossImpl = ddl::nn::SoftMarginLoss;
+DDL_MODULE(SoftMarginLoss);
+using MultiLabelSoftMarginLossImpl = ddl::nn::MultiLabelSoftMarginLoss;
+DDL_MODULE(MultiLabelSoftMarginLoss);
+using MultiMarginLossImpl = ddl::nn::MultiMarginLoss;
+DDL_MODULE(MultiMarginLoss);
+using MultiLabelMarginLossImpl = ddl::nn::MultiLabelMarginLoss;
+DDL_MODULE(MultiLabelMarginLoss);
+using CosineEmbeddingLossImpl = ddl::nn::CosineEmbeddingLoss;
+DDL_MODULE(CosineEmbeddingLoss);
+using TripletMarginLossImpl = ddl::nn::TripletMarginLoss;
+DDL_MODULE(TripletMarginLoss);
+using PoissonNLLLossImpl = ddl::nn::PoissonNLLLoss;
+DDL_MODULE(PoissonNLLLoss);
+using GaussianNLLLossImpl = ddl::nn::GaussianNLLLoss;
+DDL_MODULE(GaussianNLLLoss);
+using CTCLossImpl = ddl::nn::CTCLoss;
+DDL_MODULE(CTCLoss);
+
+}  // namespace nn
+
+namespace optim {
+using ddl::optim::Adagrad;
+using ddl::optim::AdagradOptions;
+using ddl::optim::Adam;
+using ddl::optim::AdamOptions;
+using ddl::optim::AdamW;
+using ddl::optim::AdamWOptions;
+using ddl::optim::LBFGS;
+using ddl::optim::LBFGSOptions;
+using ddl::optim::Optimizer;
+using ddl::optim::RMSprop;
+using ddl::optim::RMSpropOptions;
+using ddl::optim::SGD;
+using ddl::optim::SGDOptions;
+using ddl::optim::StepLR;
+}  // namespace optim
+
+namespace data {
+using ddl::data::DataLoaderOptions;
+}  // namespace data
+
+}  // namespace torch
