@@ -56,7 +56,7 @@ Variable run_direction(const Variable& x, const Variable& h0, const RecurrentWei
 
 // ---- RNN ----
 
-RNN::RNN(const ElmanRNNOptions& opts) : Cloneable("RNN"), opts_(opts) {
+RNN::RNN(const RNNOptions& opts) : Cloneable("RNN"), opts_(opts) {
   check_common("RNN", opts_.input_size(), opts_.hidden_size(), opts_.nonlinearity());
   DDL_CHECK(opts_.num_layers() > 0, "RNN: num_layers must be positive, got ", opts_.num_layers());
   DDL_CHECK(opts_.dropout() >= 0 && opts_.dropout() <= 1, "RNN: dropout must be in [0, 1], got ", opts_.dropout());

@@ -14,10 +14,10 @@
 
 namespace ddl::nn {
 
-// LibTorch's RNNOptions, named apart from nn/rnn.h's RNNOptions (the LSTM/GRU keyword struct):
-// RNN(ElmanRNNOptions(16, 32).num_layers(2).nonlinearity("relu")).
-struct ElmanRNNOptions {
-  ElmanRNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+// LibTorch's RNNOptions (LSTM and GRU have their own, nn/rnn.h):
+// RNN(RNNOptions(16, 32).num_layers(2).nonlinearity("relu")).
+struct RNNOptions {
+  RNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
   DDL_ARG(int64_t, input_size);
   DDL_ARG(int64_t, hidden_size);
   DDL_ARG(std::string, nonlinearity) = "tanh";  // "tanh" or "relu"
@@ -35,8 +35,8 @@ struct RNNOutput {
 
 class RNN : public Cloneable<RNN> {
  public:
-  explicit RNN(const ElmanRNNOptions& opts);
-  RNN(int64_t input_size, int64_t hidden_size) : RNN(ElmanRNNOptions(input_size, hidden_size)) {}
+  explicit RNN(const RNNOptions& opts);
+  RNN(int64_t input_size, int64_t hidden_size) : RNN(RNNOptions(input_size, hidden_size)) {}
   void reset() override;
   // input: [T, B, I] ([B, T, I] when batch_first) or unbatched [T, I]; h0: [L * D, B, H] or undefined (zeros).
   RNNOutput forward(const Variable& input, const Variable& h0);
@@ -44,10 +44,10 @@ class RNN : public Cloneable<RNN> {
   std::string extra_repr() const override;
   // The parameters of layer `layer`, forward direction or (reverse) the backward one.
   const RecurrentWeights& weights(int64_t layer, bool reverse = false) const;
-  const ElmanRNNOptions& options() const { return opts_; }
+  const RNNOptions& options() const { return opts_; }
 
  private:
-  ElmanRNNOptions opts_;
+  RNNOptions opts_;
   std::vector<RecurrentWeights> weights_;  // layer-major, forward then reverse
 };
 

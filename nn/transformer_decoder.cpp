@@ -97,14 +97,13 @@ namespace {
 
 // The one place that spells TransformerEncoderLayer's options (nn/transformer.h).
 TransformerEncoderLayer encoder_layer(const TransformerOptions& o) {
-  TransformerEncoderLayerOptions e;
-  e.dim_feedforward = o.dim_feedforward();
-  e.dropout = o.dropout();
-  e.activation = o.activation();
-  e.layer_norm_eps = o.layer_norm_eps();
-  e.batch_first = o.batch_first();
-  e.norm_first = o.norm_first();
-  return TransformerEncoderLayer(o.d_model(), o.nhead(), e);
+  return TransformerEncoderLayer(TransformerEncoderLayerOptions(o.d_model(), o.nhead())
+                                     .dim_feedforward(o.dim_feedforward())
+                                     .dropout(o.dropout())
+                                     .activation(o.activation())
+                                     .layer_norm_eps(o.layer_norm_eps())
+                                     .batch_first(o.batch_first())
+                                     .norm_first(o.norm_first()));
 }
 
 TransformerDecoderLayer decoder_layer(const TransformerOptions& o) {

@@ -362,7 +362,7 @@ TEST_CASE("nn: modules, containers, layers, losses, init, functional", "[libtorc
               .shape() == Shape{3, 2, 8});
   REQUIRE(nn::LSTMCell(4, 6).forward(Variable(rand({2, 4})), {}).c.shape() == Shape{2, 6});
   REQUIRE(nn::GRUCell(4, 6).forward(Variable(rand({2, 4})), Variable()).shape() == Shape{2, 6});
-  REQUIRE(nn::RNN(nn::ElmanRNNOptions(4, 6).nonlinearity("relu")).forward(Variable(rand({5, 2, 4}))).shape() ==
+  REQUIRE(nn::RNN(nn::RNNOptions(4, 6).nonlinearity("relu")).forward(Variable(rand({5, 2, 4}))).shape() ==
           Shape{5, 2, 6});
   REQUIRE(nn::RNN(4, 6).forward(Variable(rand({5, 2, 4})), Variable()).h_n.shape() == Shape{1, 2, 6});
   REQUIRE(nn::RNNCell(4, 6).forward(Variable(rand({2, 4}))).shape() == Shape{2, 6});

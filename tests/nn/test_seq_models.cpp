@@ -34,7 +34,7 @@ Tensor causal() { return Transformer::generate_square_subsequent_mask(kT, DType:
 
 TEST_CASE("RNN and RNNCell match PyTorch", "[nn][rnn][golden]") {
   SECTION("tanh, 2 layers, bidirectional, batch_first, given state") {
-    RNN m(ElmanRNNOptions(3, 4).num_layers(2).bidirectional(true).batch_first(true));
+    RNN m(RNNOptions(3, 4).num_layers(2).bidirectional(true).batch_first(true));
     test::set_golden_params(m);
     const Variable x = leaf({2, 5, 3}, 0.7, 0.3), h0 = leaf({4, 2, 4}, 0.5, 0.1, 0.5);
     const RNNOutput r = m.forward(x, h0);
@@ -44,7 +44,7 @@ TEST_CASE("RNN and RNNCell match PyTorch", "[nn][rnn][golden]") {
                             rnn_tanh_param_names, rnn_tanh_param_grads);
   }
   SECTION("relu, 2 layers, no bias, unbatched, zero state") {
-    RNN m(ElmanRNNOptions(3, 4).num_layers(2).nonlinearity("relu").bias(false));
+    RNN m(RNNOptions(3, 4).num_layers(2).nonlinearity("relu").bias(false));
     test::set_golden_params(m);
     const Variable x = leaf({4, 3}, 0.7, 0.3);
     const RNNOutput r = m.forward(x, Variable());
@@ -72,7 +72,7 @@ TEST_CASE("RNN passes gradient checks through layers, directions and states", "[
   manual_seed(6);
   for (const char* act : {"tanh", "relu"}) {
     INFO(act);
-    RNN m(ElmanRNNOptions(3, 3).num_layers(2).bidirectional(true).batch_first(true).nonlinearity(act));
+    RNN m(RNNOptions(3, 3).num_layers(2).bidirectional(true).batch_first(true).nonlinearity(act));
     m.to(DType::Float64);
     REQUIRE_GRADCHECK(
         [&](const std::vector<Variable>& v) {
@@ -89,7 +89,7 @@ TEST_CASE("RNN passes gradient checks through layers, directions and states", "[
 
 TEST_CASE("RNN: initialisation, dropout between layers, unbatched and h_n", "[nn][rnn]") {
   manual_seed(3);
-  RNN m(ElmanRNNOptions(5, 16).num_layers(3).dropout(0.5));
+  RNN m(RNNOptions(5, 16).num_layers(3).dropout(0.5));
   REQUIRE(m.named_parameters().size() == 12);
   for (auto& [name, p] : m.named_parameters()) {
     INFO(name);
@@ -102,7 +102,7 @@ TEST_CASE("RNN: initialisation, dropout between layers, unbatched and h_n", "[nn
   m.train();
   REQUIRE(!allclose(m.forward(x).data(), a));  // dropout on the first two layers' outputs
   // unbatched equals a batch of one; h_n holds each direction's last processed step
-  RNN bi(ElmanRNNOptions(5, 4).bidirectional(true));
+  RNN bi(RNNOptions(5, 4).bidirectional(true));
   const Tensor x1 = x.narrow(1, 0, 1);
   const RNNOutput batched = bi.forward(x1, Variable()), single = bi.forward(x1.squeeze(1), Variable());
   REQUIRE(single.output.shape() == Shape({6, 8}));
@@ -118,10 +118,10 @@ TEST_CASE("RNN: initialisation, dropout between layers, unbatched and h_n", "[nn
 }
 
 TEST_CASE("RNN errors name the layer and the shapes", "[nn][rnn]") {
-  REQUIRE_THROWS_WITH(RNN(ElmanRNNOptions(3, 4).nonlinearity("sigmoid")), Catch::Contains("RNN: Unknown nonlinearity"));
+  REQUIRE_THROWS_WITH(RNN(RNNOptions(3, 4).nonlinearity("sigmoid")), Catch::Contains("RNN: Unknown nonlinearity"));
   REQUIRE_THROWS_WITH(RNNCell(3, 4, true, "gelu"), Catch::Contains("RNNCell"));
-  REQUIRE_THROWS_WITH(RNN(ElmanRNNOptions(3, 4).num_layers(0)), Catch::Contains("num_layers"));
-  RNN m(ElmanRNNOptions(3, 4).num_layers(2));
+  REQUIRE_THROWS_WITH(RNN(RNNOptions(3, 4).num_layers(0)), Catch::Contains("num_layers"));
+  RNN m(RNNOptions(3, 4).num_layers(2));
   REQUIRE_THROWS_WITH(m(Variable(zeros({5, 2, 7}))), Catch::Contains("RNN") && Catch::Contains("[5, 2, 7]"));
   REQUIRE_THROWS_WITH(m.forward(Variable(zeros({5, 2, 3})), Variable(zeros({1, 2, 4}))),
                       Catch::Contains("initial state") && Catch::Contains("[2, 2, 4]"));
