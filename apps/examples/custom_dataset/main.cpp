@@ -106,11 +106,9 @@ int main(int argc, char** argv) try {
     for (const auto& item : items) classes = std::max(classes, item.second + 1);
   const auto train_set = std::make_shared<CustomDataset>(root, train_items, image_size);
   const auto test_set = std::make_shared<CustomDataset>(root, test_items, image_size);
-  // clang-format off
-  data::DataLoaderOptions train_opts; train_opts.batch_size = batch_size; train_opts.shuffle = true;  // OPTIONS: DataLoaderOptions(batch_size).shuffle(true)
-  data::DataLoaderOptions test_opts; test_opts.batch_size = test_batch_size;  // OPTIONS: DataLoaderOptions(test_batch_size)
-  optim::SGDOptions sgd_opts; sgd_opts.lr = 0.01; sgd_opts.momentum = 0.9;  // OPTIONS: SGDOptions(0.01).momentum(0.9)
-  // clang-format on
+  const auto train_opts = data::DataLoaderOptions(batch_size).shuffle(true);
+  const auto test_opts = data::DataLoaderOptions(test_batch_size);
+  const auto sgd_opts = optim::SGDOptions(0.01).momentum(0.9);
   data::DataLoader train_loader(train_set, train_opts), test_loader(test_set, test_opts);
   std::printf("%lld training and %lld test images, %lld classes\n", (long long)train_set->size(),
               (long long)test_set->size(), (long long)classes);

@@ -23,14 +23,14 @@ constexpr int64_t kNoiseSize = 100;
 // noise [N, kNoiseSize, 1, 1] -> images [N, 1, 28, 28] in [-1, 1]: 1 -> 4 -> 7 -> 14 -> 28.
 struct DCGANGenerator : nn::Module {
   explicit DCGANGenerator(int64_t w) : Module("DCGANGenerator") {
-    // clang-format off
-    nn::ConvTranspose2dOptions first; first.bias = false;  // OPTIONS: ConvTranspose2dOptions(kNoiseSize, 4 * w, 4).bias(false)
-    nn::ConvTranspose2dOptions up; up.stride = 2; up.padding = 1; up.bias = false;  // OPTIONS: ConvTranspose2dOptions(in, out, k).stride(2).padding(1).bias(false)
-    // clang-format on
-    conv1 = register_module("conv1", std::make_shared<nn::ConvTranspose2d>(kNoiseSize, 4 * w, 4, first));
-    conv2 = register_module("conv2", std::make_shared<nn::ConvTranspose2d>(4 * w, 2 * w, 3, up));
-    conv3 = register_module("conv3", std::make_shared<nn::ConvTranspose2d>(2 * w, w, 4, up));
-    conv4 = register_module("conv4", std::make_shared<nn::ConvTranspose2d>(w, 1, 4, up));
+    auto up = [](int64_t in, int64_t out, int64_t k) {
+      return nn::ConvTranspose2dOptions(in, out, k).stride(2).padding(1).bias(false);
+    };
+    conv1 = register_module(
+        "conv1", std::make_shared<nn::ConvTranspose2d>(nn::ConvTranspose2dOptions(kNoiseSize, 4 * w, 4).bias(false)));
+    conv2 = register_module("conv2", std::make_shared<nn::ConvTranspose2d>(up(4 * w, 2 * w, 3)));
+    conv3 = register_module("conv3", std::make_shared<nn::ConvTranspose2d>(up(2 * w, w, 4)));
+    conv4 = register_module("conv4", std::make_shared<nn::ConvTranspose2d>(up(w, 1, 4)));
     bn1 = register_module("batch_norm1", std::make_shared<nn::BatchNorm2d>(4 * w));
     bn2 = register_module("batch_norm2", std::make_shared<nn::BatchNorm2d>(2 * w));
     bn3 = register_module("batch_norm3", std::make_shared<nn::BatchNorm2d>(w));
@@ -47,15 +47,14 @@ struct DCGANGenerator : nn::Module {
 
 // images [N, 1, 28, 28] -> probability of "real" [N, 1, 1, 1]: 28 -> 14 -> 7 -> 3 -> 1.
 std::shared_ptr<nn::Sequential> make_discriminator(int64_t w) {
-  // clang-format off
-  nn::Conv2dOptions down; down.stride = 2; down.padding = 1; down.bias = false;  // OPTIONS: Conv2dOptions(in, out, 4).stride(2).padding(1).bias(false)
-  nn::Conv2dOptions last; last.bias = false;  // OPTIONS: Conv2dOptions(4 * w, 1, 3).bias(false)
-  // clang-format on
-  return std::make_shared<nn::Sequential>(
-      nn::Conv2d(1, w, 4, down), nn::LeakyReLU(0.2),                                  // layer 1
-      nn::Conv2d(w, 2 * w, 4, down), nn::BatchNorm2d(2 * w), nn::LeakyReLU(0.2),      // layer 2
-      nn::Conv2d(2 * w, 4 * w, 4, down), nn::BatchNorm2d(4 * w), nn::LeakyReLU(0.2),  // layer 3
-      nn::Conv2d(4 * w, 1, 3, last), nn::Sigmoid());                                  // layer 4
+  auto down = [](int64_t in, int64_t out) {
+    return nn::Conv2d(nn::Conv2dOptions(in, out, 4).stride(2).padding(1).bias(false));
+  };
+  return std::make_shared<nn::Sequential>(down(1, w), nn::LeakyReLU(0.2),                                  // layer 1
+                                          down(w, 2 * w), nn::BatchNorm2d(2 * w), nn::LeakyReLU(0.2),      // layer 2
+                                          down(2 * w, 4 * w), nn::BatchNorm2d(4 * w), nn::LeakyReLU(0.2),  // layer 3
+                                          nn::Conv2d(nn::Conv2dOptions(4 * w, 1, 3).bias(false)),
+                                          nn::Sigmoid());  // layer 4
 }
 
 // Writes images [N, 1, H, W] in [0, 1] side by side as one binary PGM (netpbm's P5).
@@ -97,10 +96,8 @@ int main(int argc, char** argv) try {
   auto discriminator = make_discriminator(width);
   const auto dataset =
       std::make_shared<data::MNIST>(root, true, data::Compose({data::ToTensor(), data::Normalize({0.5}, {0.5})}));
-  // clang-format off
-  data::DataLoaderOptions loader_opts; loader_opts.batch_size = batch_size; loader_opts.shuffle = true; loader_opts.drop_last = true;  // OPTIONS: DataLoaderOptions(batch_size).shuffle(true).drop_last(true)
-  optim::AdamOptions adam_opts; adam_opts.lr = 2e-4; adam_opts.beta1 = 0.5; adam_opts.beta2 = 0.5;  // OPTIONS: AdamOptions(2e-4).betas({0.5, 0.5})
-  // clang-format on
+  const auto loader_opts = data::DataLoaderOptions(batch_size).shuffle(true).drop_last(true);
+  const auto adam_opts = optim::AdamOptions(2e-4).betas({0.5, 0.5});
   data::DataLoader loader(dataset, loader_opts);
   optim::Adam g_optimizer(generator->parameters(), adam_opts), d_optimizer(discriminator->parameters(), adam_opts);
   const std::string g_path = out_dir + "/generator-checkpoint.safetensors",

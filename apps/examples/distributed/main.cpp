@@ -43,10 +43,8 @@ int main(int argc, char** argv) try {
     train_set = std::make_shared<data::Subset>(train_set, idx);
   }
   const auto sampler = std::make_shared<data::DistributedSampler>(train_set->size(), world, rank);
-  // clang-format off
-  data::DataLoaderOptions loader_opts; loader_opts.batch_size = total_batch_size / world; loader_opts.sampler = sampler;  // OPTIONS: DataLoaderOptions(total_batch_size / world).sampler(sampler)
-  optim::SGDOptions sgd_opts; sgd_opts.lr = 1e-2;  // OPTIONS: SGDOptions(1e-2)
-  // clang-format on
+  const auto loader_opts = data::DataLoaderOptions(total_batch_size / world).sampler(sampler);
+  const auto sgd_opts = optim::SGDOptions(1e-2);
   data::DataLoader loader(train_set, loader_opts);
 
   manual_seed(0);  // the same seed on every rank: the replicas start equal

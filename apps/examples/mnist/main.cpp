@@ -81,12 +81,9 @@ int main(int argc, char** argv) try {
   const data::Transform transform = data::Compose({data::ToTensor(), data::Normalize({0.1307}, {0.3081})});
   const auto train_set = first(std::make_shared<data::MNIST>(root, true, transform), train_samples);
   const auto test_set = first(std::make_shared<data::MNIST>(root, false, transform), test_samples);
-  // OPTIONS: one line per options struct, fields set one by one (no designated initialisers)
-  // clang-format off
-  data::DataLoaderOptions train_opts; train_opts.batch_size = batch_size;  // OPTIONS: DataLoaderOptions(batch_size)
-  data::DataLoaderOptions test_opts; test_opts.batch_size = test_batch_size;  // OPTIONS: DataLoaderOptions(test_batch_size)
-  optim::SGDOptions sgd_opts; sgd_opts.lr = 0.01; sgd_opts.momentum = 0.5;  // OPTIONS: SGDOptions(0.01).momentum(0.5)
-  // clang-format on
+  const auto train_opts = data::DataLoaderOptions(batch_size);
+  const auto test_opts = data::DataLoaderOptions(test_batch_size);
+  const auto sgd_opts = optim::SGDOptions(0.01).momentum(0.5);
   const data::DataLoader train_loader(train_set, train_opts), test_loader(test_set, test_opts);
 
   examples::Net model;

@@ -51,9 +51,7 @@ int main(int argc, char** argv) try {
   const auto start = std::chrono::steady_clock::now();
   const Tensor w_target = randn({kDegree, 1}) * 5.0, b_target = randn({1}) * 5.0;
   nn::Linear fc(kDegree, 1);
-  // clang-format off
-  optim::SGDOptions sgd_opts; sgd_opts.lr = 0.1;  // OPTIONS: SGDOptions(0.1)
-  // clang-format on
+  const auto sgd_opts = optim::SGDOptions(0.1);
   optim::SGD optimizer(fc.parameters(), sgd_opts);
 
   double loss = 0;

@@ -17,7 +17,7 @@ int main() {
   const auto ds = std::make_shared<ddl::data::TensorDataset>(x, y);
   ddl::data::DataLoader loader(ds);
   ddl::nn::Linear fc(3, 1);
-  ddl::optim::SGD opt(fc.parameters(), ddl::optim::SGDOptions());  // OPTIONS: SGDOptions(0.01)
+  ddl::optim::SGD opt(fc.parameters(), ddl::optim::SGDOptions(0.01));
   double first = 0, last = 0;
   for (int step = 0; step < 50; ++step) {
     const ddl::Variable loss = ddl::mse_loss(fc.forward(ddl::Variable(x)), ddl::Variable(y));
