@@ -112,3 +112,30 @@ TEST_CASE("holders share, hold nothing from nullptr, and go into Sequential", "[
   REQUIRE(loader_opts.batch_size() == 64);
   REQUIRE(loader_opts.workers() == 2);
 }
+
+TEST_CASE("torch.h: the later layers, optimizers and autograd factories in LibTorch's spelling", "[torch_h]") {
+  torch::Tensor w = torch::randn({3, 2}, torch::requires_grad());
+  REQUIRE(w.requires_grad());
+  REQUIRE(w.is_leaf());
+  torch::Tensor lit = torch::tensor({{1.0, 2.0}, {3.0, 4.0}}, torch::dtype(torch::kFloat64));
+  REQUIRE(lit.dtype() == torch::kFloat64);
+  REQUIRE(lit.sizes() == std::vector<int64_t>{2, 2});
+
+  torch::nn::Conv3d conv(torch::nn::Conv3dOptions(1, 2, 3).padding(1));
+  REQUIRE(conv(torch::ones({1, 1, 4, 4, 4})).sizes() == std::vector<int64_t>{1, 2, 4, 4, 4});
+  torch::nn::MaxPool1d pool(torch::nn::MaxPool1dOptions(2));
+  REQUIRE(pool(torch::ones({1, 2, 6})).sizes() == std::vector<int64_t>{1, 2, 3});
+  torch::nn::InstanceNorm2d inorm(torch::nn::InstanceNorm2dOptions(2).affine(true));
+  REQUIRE(inorm->parameters().size() == 2);
+  torch::nn::RNN rnn(torch::nn::RNNOptions(4, 5).num_layers(2));
+  REQUIRE(rnn->parameters().size() == 8);
+  torch::nn::Dropout2d drop(0.5);
+  drop->eval();
+  REQUIRE(ddl::equal(drop(torch::ones({1, 2, 3, 3})).data(), ddl::ones({1, 2, 3, 3})));
+
+  torch::optim::Adamax opt({w}, torch::optim::AdamaxOptions(0.1));
+  (w * w).sum().backward();
+  const ddl::Tensor before = w.data().clone();
+  opt.step();
+  REQUIRE_FALSE(ddl::equal(w.data(), before));
+}
