@@ -27,7 +27,13 @@ void Variable::set_data(Tensor data) {
   checked(impl_, "set_data").data = std::move(data);
 }
 
-bool Variable::requires_grad() const { return impl_ && impl_->requires_grad; }
+// These three read a view's history, so they first rebuild it when stale (Note [Views after an
+// in-place write] in ops/inplace.cpp).
+bool Variable::requires_grad() const {
+  if (!impl_) return false;
+  autograd::detail::refresh_view(impl_);
+  return impl_->requires_grad;
+}
 
 Variable& Variable::requires_grad_(bool requires_grad) {
   VariableImpl& v = checked(impl_, "requires_grad_");
@@ -38,7 +44,11 @@ Variable& Variable::requires_grad_(bool requires_grad) {
   return *this;
 }
 
-bool Variable::is_leaf() const { return !impl_ || !impl_->grad_fn; }
+bool Variable::is_leaf() const {
+  if (!impl_) return true;
+  autograd::detail::refresh_view(impl_);
+  return !impl_->grad_fn;
+}
 const Tensor& Variable::grad() const { return checked(impl_, "grad").grad; }
 
 void Variable::set_grad(Tensor grad) {
@@ -56,7 +66,11 @@ void Variable::zero_grad(bool set_to_none) {
     v.grad.zero_();
 }
 
-const std::shared_ptr<autograd::Node>& Variable::grad_fn() const { return checked(impl_, "grad_fn").grad_fn; }
+const std::shared_ptr<autograd::Node>& Variable::grad_fn() const {
+  checked(impl_, "grad_fn");
+  autograd::detail::refresh_view(impl_);
+  return impl_->grad_fn;
+}
 
 Variable Variable::detach() const { return Variable(data(), false); }
 

@@ -109,7 +109,8 @@ class Variable {
   // As PyTorch: refused on a leaf that requires grad (and on its views) while grad mode is on;
   // under NoGradGuard they only write the values. A tensor an op saved for backward and then
   // written here makes that backward throw (Note [Saved tensor versions] in node.cpp). On a view
-  // of another Variable the base's history is updated too (Note [In-place on views]).
+  // of another Variable the base's history is updated too (Note [In-place on views]), and views
+  // of the base taken earlier get it when next used (Note [Views after an in-place write]).
   const Variable& add_(const Variable& other, double alpha = 1.0) const;
   const Variable& sub_(const Variable& other, double alpha = 1.0) const;
   const Variable& mul_(const Variable& other) const;

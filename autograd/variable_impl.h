@@ -23,6 +23,11 @@ struct VariableImpl {
   // Set when this variable is a view of another one's values (made by a view op): the root of
   // the views, whose history an in-place write through this one updates (Note [In-place on views]).
   std::shared_ptr<VariableImpl> view_base;
+  // On a base: counts the recorded in-place writes into it or its views. On a view: the base's
+  // count when the view's grad_fn was set; when they differ, the view's history is stale and is
+  // rebuilt before use (Note [Views after an in-place write]).
+  uint64_t history_epoch = 0;
+  bool view_made_without_grad = false;  // a view taken under NoGradGuard
   std::string name;
 };
 
@@ -30,6 +35,12 @@ namespace autograd::detail {
 // `out`, marked as a view of `in` when its values share in's storage (a view op's result);
 // returned unchanged otherwise. See Note [In-place on views] in autograd/ops/inplace.cpp.
 Variable as_view(Variable out, const Variable& in);
+// Rebuilds a stale view's grad_fn from its base's current history (inplace.cpp).
+void regenerate_view(const std::shared_ptr<VariableImpl>& view);
+inline void refresh_view(const std::shared_ptr<VariableImpl>& v) {
+  if (v->view_base && v->view_base->history_epoch != v->history_epoch) [[unlikely]]
+    regenerate_view(v);
+}
 }  // namespace autograd::detail
 
 }  // namespace ddl

@@ -11,24 +11,78 @@
 // also changed the base, so the base's history is updated as PyTorch's CopySlices does: the
 // base's new grad_fn sends the gradient of the written region through the op, and the rest
 // to the base's old history; the view then becomes a strided view of the new base. This is
-// how `out[i] = f(x)` into a zeros tensor carries x's gradient. Not done (PyTorch does):
-// other views of the same base made before the write keep their old grad_fn; a base that is
-// not contiguous is refused.
+// how `out[i] = f(x)` into a zeros tensor carries x's gradient. A base that is not contiguous
+// is refused.
+//
+// Note [Views after an in-place write]: other views of the base, taken before the write, still
+// hold a history that describes the old values: a gradient through them would be silently
+// wrong. As PyTorch (VariableHooks::grad_fn in torch/csrc/autograd/variable.cpp), such a view's
+// grad_fn is rebuilt, when next read, as an as_strided view of the base's current history. A
+// view knows it is stale by a count on its base of the recorded writes into the base or its
+// views (VariableImpl::history_epoch), not by the storage version: a write that records
+// nothing (an optimizer step, a NoGradGuard write) leaves every history true, so views keep
+// theirs. A view taken under NoGradGuard is refused then, as PyTorch refuses it, and so is a
+// view of a non-contiguous base. retain_grad carries over to the new node; hooks do not (as 1.13).
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/variable_impl.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/indexing.h"
 #include "tensor/reduce.h"
 
 namespace ddl {
 
 namespace autograd::detail {
+namespace {
+using Grads = std::vector<Tensor>;
+using Needs = std::vector<bool>;
+}  // namespace
+
 Variable as_view(Variable out, const Variable& in) {
   if (!out.defined() || !in.defined() || out.impl() == in.impl() || !out.data().shares_storage(in.data())) return out;
-  out.impl()->view_base = in.impl()->view_base ? in.impl()->view_base : in.impl_ptr();
+  VariableImpl& view = *out.impl();
+  view.view_base = in.impl()->view_base ? in.impl()->view_base : in.impl_ptr();
+  view.history_epoch = view.view_base->history_epoch;
+  view.view_made_without_grad = !is_grad_enabled();
   return out;
+}
+
+// See Note [Views after an in-place write].
+void regenerate_view(const std::shared_ptr<VariableImpl>& view_ptr) {
+  VariableImpl& view = *view_ptr;
+  const std::shared_ptr<VariableImpl> base = view.view_base;
+  DDL_CHECK(!view.view_made_without_grad,
+            "a view was created in no_grad mode and its base or another view of its base has been modified "
+            "inplace with grad mode enabled; take the view and write in place both inside NoGradGuard or both "
+            "outside it");
+  const Tensor bd = base->data, vd = view.data;
+  DDL_CHECK(bd.is_contiguous() && vd.offset() >= bd.offset(), "a view of shape ", vd.shape(),
+            " was taken before an in-place change of its base, of shape ", bd.shape(),
+            ", which is not contiguous, so its history cannot be rebuilt; take the view again after the write");
+  const Shape vshape = vd.shape(), bshape = bd.shape();
+  const Strides vstrides = vd.strides();
+  const int64_t rel = vd.offset() - bd.offset();
+  const DType bt = bd.dtype();
+  GradModeGuard grad_on(true);
+  const Variable base_var(base);
+  // The base's gradient: g's elements added at the positions the view reads (several, for an
+  // overlapping view such as expand's).
+  Variable rebuilt = make_result(vd, "AsStridedBackward", {&base_var},
+                                 [vshape, vstrides, rel, bshape, bt](const Tensor& g, const Needs&) -> Grads {
+                                   const Tensor at = arange(bshape.numel(), TensorOptions(kInt64, g.device()))
+                                                         .as_strided(vshape, vstrides, rel)
+                                                         .contiguous()
+                                                         .view({-1});
+                                   const Tensor flat = zeros({bshape.numel()}, TensorOptions(bt, g.device()));
+                                   return {index_add(flat, 0, at, g.contiguous().view({-1}).to(bt)).view(bshape)};
+                                 });
+  if (view.grad_fn && rebuilt.grad_fn() && view.grad_fn->retains(view_ptr.get()))  // as PyTorch, keep retain_grad
+    rebuilt.grad_fn()->set_retained(view_ptr);
+  view.grad_fn = rebuilt.grad_fn();
+  view.requires_grad = rebuilt.requires_grad();
+  view.history_epoch = base->history_epoch;
 }
 }  // namespace autograd::detail
 
@@ -75,6 +129,7 @@ void rebase_view(const Variable& self, const std::shared_ptr<VariableImpl>& base
   if (!copied.grad_fn()) return;
   base->grad_fn = copied.grad_fn();
   base->requires_grad = true;
+  ++base->history_epoch;  // See Note [Views after an in-place write]
   const Variable base_after(base);
   const Shape bshape = bd.shape();
   const DType bt = bd.dtype();
@@ -86,6 +141,7 @@ void rebase_view(const Variable& self, const std::shared_ptr<VariableImpl>& base
                               });
   self.impl()->grad_fn = view.grad_fn();
   self.impl()->requires_grad = true;
+  self.impl()->history_epoch = base->history_epoch;
 }
 
 // compute(old) gives the new value as a differentiable Variable; plain(t) is the Tensor op,
@@ -121,6 +177,7 @@ const Variable& apply_inplace(const Variable& self, const char* op, const Variab
   } else if (result.grad_fn()) {
     self.impl()->grad_fn = result.grad_fn();
     self.impl()->requires_grad = true;
+    ++self.impl()->history_epoch;  // its views are now stale: Note [Views after an in-place write]
   }
   return self;
 }

@@ -191,6 +191,24 @@ void add_spelling_rows(std::vector<Row>& rows) {
         return v;
       }(),
       false, {{"aliases", {"mul_", "slice", "select"}}}));
+  // A view taken before its base is written gets the base's new history (AsStridedBackward).
+  rows.push_back(var_only(
+      "Variable.stale_view", "lambda x, y: (lambda z: (lambda w: (z[0].mul_(y), w * w)[1])(z.t()))(x * 1)",
+      [](const Vs& in, const json&) {
+        Variable z = in[0] * 1.0;
+        Variable w = z.t();
+        z[0].mul_(in[1]);
+        return w * w;
+      },
+      {true, true},
+      [] {
+        std::vector<Sample> v;
+        uint64_t s = 7700;
+        v.push_back({"3x4 f64", {make(DType::Float64, {3, 4}, s++), make(DType::Float64, {4}, s++)}});
+        v.push_back({"2x3 f32", {make(DType::Float32, {2, 3}, s++), make(DType::Float32, {3}, s++)}});
+        return v;
+      }(),
+      false, {{"aliases", {"mul_", "t", "select"}}}));
 }
 
 }  // namespace ddl::sweep

@@ -1,5 +1,6 @@
 // LibTorch's autograd spellings on Variable: in-place ops recorded in the graph (with the
-// leaf and saved-tensor checks PyTorch makes), writes through views (`out[i] = f(x)`),
+// leaf and saved-tensor checks PyTorch makes), writes through views (`out[i] = f(x)`) and
+// the views of the same base taken before such a write,
 // operator[], register_hook and retain_grad on any variable, backward(gradient,
 // retain_graph, create_graph), and a backward started inside a custom function's backward
 // (reentrant, as activation checkpointing does). Expected values are PyTorch 1.13's.
@@ -231,4 +232,82 @@ TEST_CASE("backward inside a custom function's backward (reentrant)", "[autograd
   const std::vector<double> xs = {0.5, 1.0, 2.0};
   for (size_t i = 0; i < xs.size(); ++i)
     REQUIRE(v(x.grad())[i] == Approx(2 * (std::cos(xs[i]) * xs[i] + std::sin(xs[i]))));
+}
+
+TEST_CASE("views taken before an in-place write of their base get the base's new history",
+          "[autograd][spelling][views]") {
+  // x = tensor([[1., 2, 3], [4, 5, 6]], rg); y = tensor([1., 2, 3], rg); b = x * 1
+  // v1 = b[0]; v2 = b.t(); w = b[1]; v1.mul_(y); c = tensor([[1., 2], [3, 4], [5, 6]])
+  // ((v2 * c).sum() + (w * 3).sum()).backward() -> x.grad [[1, 6, 15], [5, 7, 9]],
+  // y.grad [1, 6, 15]; v2 and w are regenerated as AsStridedBackward0 of b's new history.
+  Variable x(from_vector<double>({1, 2, 3, 4, 5, 6}).view({2, 3}), true);
+  Variable y = param({1, 2, 3});
+  Variable b = x * 1.0;
+  Variable v1 = b[0], v2 = b.t(), w = b[1];
+  v1.mul_(y);
+  Variable c(from_vector<double>({1, 2, 3, 4, 5, 6}).view({3, 2}));
+  ((v2 * c).sum() + (w * 3.0).sum()).backward();
+  REQUIRE(v(x.grad()) == std::vector<double>{1, 6, 15, 5, 7, 9});
+  REQUIRE(v(y.grad()) == std::vector<double>{1, 6, 15});
+  // The base written directly, and a view that overlaps itself (expand):
+  // x = tensor([1., 2, 3], rg); b = x * 1; e = b.expand(2, 3); b.mul_(2)
+  // (e * tensor([[1., 2, 3], [4, 5, 6]])).sum().backward() -> x.grad [10, 14, 18]
+  Variable x2 = param({1, 2, 3});
+  Variable b2 = x2 * 1.0;
+  Variable e = b2.expand({2, 3});
+  b2.mul_(2.0);
+  (e * Variable(from_vector<double>({1, 2, 3, 4, 5, 6}).view({2, 3}))).sum().backward();
+  REQUIRE(v(x2.grad()) == std::vector<double>{10, 14, 18});
+  // retain_grad asked before the write still holds: x = tensor([1., 2, 3], rg); b = x * 1
+  // v1 = b[0]; v2 = b[1:]; s0 = b[2]; v2.retain_grad(); v1.mul_(2)
+  // ((v2 * 3).sum() + s0 * 5).backward() -> x.grad [0, 3, 8], v2.grad [3, 3]
+  Variable x3 = param({1, 2, 3});
+  Variable b3 = x3 * 1.0;
+  Variable s1 = b3[0], s2 = b3.slice(0, 1, 3), s0 = b3[2];
+  s2.retain_grad();
+  s1.mul_(2.0);
+  ((s2 * 3.0).sum() + s0 * 5.0).backward();
+  REQUIRE(v(x3.grad()) == std::vector<double>{0, 3, 8});
+  REQUIRE(s2.grad().defined());
+  REQUIRE(v(s2.grad()) == std::vector<double>{3, 3});
+}
+
+TEST_CASE("writes that change no history leave older views alone", "[autograd][spelling][views]") {
+  // An optimizer-style write into a leaf, under no_grad, between two uses of a view of it.
+  Variable x = param({1, 2, 3, 4});
+  Variable xt = x.view({2, 2}).t();
+  (xt * 2.0).sum().backward({}, true);
+  {
+    NoGradGuard no_grad;
+    x.sub_(1.0);
+    x.data().mul_(2.0);
+  }
+  const std::string name = xt.grad_fn()->name();
+  x.zero_grad();
+  (xt * xt).sum().backward();  // xt is now [[0, 4], [2, 6]]
+  REQUIRE(v(x.grad()) == std::vector<double>{0, 4, 8, 12});
+  REQUIRE(xt.grad_fn()->name() == name);
+  // A view taken after the write is current.
+  Variable x2 = param({1, 2});
+  Variable b = x2 * 1.0;
+  b.mul_(3.0);
+  Variable late = b[1];
+  REQUIRE(late.grad_fn()->name() != "AsStridedBackward");
+  (late * 1.0).sum().backward();
+  REQUIRE(v(x2.grad()) == std::vector<double>{0, 3});
+}
+
+TEST_CASE("a view taken under no_grad whose base is then written with grad on is refused",
+          "[autograd][spelling][views]") {
+  // As PyTorch: "A view was created in no_grad mode and its base or another view of its base has
+  // been modified inplace with grad mode enabled".
+  Variable x = param({1, 2, 3});
+  Variable b = x * 1.0;
+  Variable quiet;
+  {
+    NoGradGuard no_grad;
+    quiet = b[1];
+  }
+  b[0].mul_(2.0);
+  REQUIRE_THROWS_WITH((quiet * 3.0).sum(), Catch::Contains("created in no_grad mode"));
 }
