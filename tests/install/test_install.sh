@@ -94,11 +94,11 @@ check_headers() {  # every installed header, and all it includes, from the insta
   if grep -rEn '^\s*#\s*include\s*[<"](Eigen/|unsupported/Eigen|gloo/|cuda|cublas|cudnn|nccl|stb|zlib|jpeglib|hiredis|infiniband/|CLI/|fmt/)' "$inc"; then
     fail "an installed header includes a third-party header that ddl.pc does not require (above)"
   fi
-  (cd "$inc" && find . -name '*.h' | sort | sed 's|^\./\(.*\)|#include "\1"|') > "$tmp/all_headers.cpp"
+  (cd "$inc" && find . -name '*.h' | sort | sed 's|^\./\(.*\)|#include <ddl/\1>|') > "$tmp/all_headers.cpp"
   echo "int main() { return 0; }" >> "$tmp/all_headers.cpp"
   local n
   n=$(grep -c '#include' "$tmp/all_headers.cpp")
-  # Quoted includes resolve against the install only: a header missing from it fails here.
+  # <ddl/...> resolves against the install only: a header missing from it fails here.
   # -Werror: a user building with -Wall -Wextra -Werror must not see warnings from ddl's headers.
   g++ $(pkg-config --cflags ddl) -fsyntax-only -Wall -Wextra -Werror "$tmp/all_headers.cpp" 2> "$tmp/headers.err" ||
     { head -30 "$tmp/headers.err"; fail "the $n installed headers do not compile from $inc with -Wall -Wextra -Werror (a warning above, or a header they include is not installed?)"; }
@@ -115,40 +115,29 @@ check_headers() {  # every installed header, and all it includes, from the insta
 
 # Note [A project with headers named like ddl's]
 # A user's project with its own data/dataset.h and nn/module.h, built with -I. first (as
-# many are) and ddl included as <ddl/...> from the folder above the installed ddl/. While
-# ddl's headers include each other by layer paths ("nn/module.h"), -I. hands ddl/nn/
-# layers.h the project's nn/module.h: g++ -H shows the project's file included by a ddl
-# header, and the build fails. While any installed header still includes by a layer path
-# the step requires exactly that failure and says KNOWN; once none does, it requires that
-# no ddl header reaches the project's files and that the project builds with -Wall -Wextra
-# -Werror and runs.
+# many are) and ddl included as <ddl/...>. ddl's headers include each other as <ddl/...>
+# too, so none of them may reach the project's files (g++ -H lists every include, one dot
+# per level), and the project must build with -Wall -Wextra -Werror and run. When ddl's
+# headers included each other by layer paths ("nn/module.h"), -I. handed ddl/nn/layers.h
+# the project's nn/module.h and the build failed.
 user_project() {  # $1 prefix
   local p=$1 out="$tmp/user_project" rc=0
   step "a project with its own data/dataset.h and nn/module.h: -I. first, <ddl/...>, -Wall -Wextra -Werror"
   rm -rf "$out" && cp -r "$USER_PROJECT_SRC" "$out"
   export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
-  local flags=(-I. -I"$p/$includedir" $(pkg-config --cflags ddl) -Wall -Wextra -Werror)
+  local flags=(-I. $(pkg-config --cflags ddl) -Wall -Wextra -Werror)
   (cd "$out" && g++ "${flags[@]}" -E -H main.cpp -o /dev/null) 2> "$out/includes.txt" ||
     { cat "$out/includes.txt"; fail "the user project does not even preprocess"; }
   (cd "$out" && g++ "${flags[@]}" main.cpp -o user_project $(pkg-config --libs ddl) \
     -Wl,-rpath,"$(pkg-config --variable=libdir ddl)") > "$out/build.log" 2>&1 || rc=$?
-  # -H prints one dot per level: two or more dots before ./nn/module.h mean a ddl header included it.
+  # Two or more dots before ./nn/module.h mean a ddl header included the project's file.
   local stolen
   stolen=$({ grep -E '^\.\.+ \./(nn/module|data/dataset)\.h$' "$out/includes.txt" || true; } | sed 's/^\.* //' | sort -u | tr '\n' ' ')
-  # Which state the install is in: ddl's headers still include each other by layer paths, or not.
-  local by_layer
-  by_layer=$({ grep -rlE '^\s*#\s*include\s*"(tensor|autograd|nn|optim|data|dist|report|trace)/' "$p/$includedir/ddl" ||
-    true; } | head -1)
-  if [ -n "$by_layer" ]; then
-    [ -n "$stolen" ] && [ $rc -ne 0 ] ||
-      fail "ddl's headers include by layer paths ($by_layer), yet the project's headers were not taken (rc $rc): the check is wrong"
-    echo "   KNOWN: ddl's headers include the project's own $stolen(-I. comes first); the build fails:"
-    grep -m3 'error' "$out/build.log" | sed 's/^/     /'
-  else
-    [ -z "$stolen" ] || fail "a ddl header includes the project's own $stolen"
-    [ $rc -eq 0 ] || { cat "$out/build.log"; fail "the user project did not build against the install"; }
-    "$out/user_project" || fail "the user project's run failed"
-  fi
+  [ -z "$stolen" ] || fail "a ddl header includes the project's own $stolen"
+  grep -qE '^\. \./(nn/module|data/dataset)\.h$' "$out/includes.txt" ||
+    fail "the project's own nn/module.h and data/dataset.h were not included: the check is wrong"
+  [ $rc -eq 0 ] || { cat "$out/build.log"; fail "the user project did not build against the install"; }
+  "$out/user_project" || fail "the user project's run failed"
 }
 
 run_pair() {  # $1 program, $2 label: two ranks by hand, rendezvous through a fresh file store

@@ -5,15 +5,21 @@ For every layer library it takes the compile command meson uses for one of the l
 own sources (build/compile_commands.json: same compiler, flags and include paths) and
 runs it on probe files: each layer's header must be reachable exactly when the layer may
 include it, and ddl_config.h always. The two cases the layering exists for are also fully
-compiled (-fsyntax-only): dist/ including "data/dataset.h" and tensor/ including
-"autograd/variable.h" must fail, an allowed include must compile. It checks include
+compiled (-fsyntax-only): dist/ including <ddl/data/dataset.h> and tensor/ including
+<ddl/autograd/variable.h> must fail, an allowed include must compile. It checks include
 paths only, not what a library links.
 
-usage: check_layering.py BUILD_DIR
+Include paths cannot stop a quoted include that climbs out of a folder
+("../data/sampler.h" resolves next to the including file), nor a quoted "nn/module.h"
+that a user's own nn/ folder would shadow: the source scan below refuses both in every
+C++ file of the tree, and any link in the build's include views that is absolute.
+
+usage: check_layering.py BUILD_DIR [SOURCE_ROOT]
 """
 import concurrent.futures
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -73,14 +79,53 @@ def layer_command(entries, layer):
 def try_compile(cmd, cwd, probe_dir, name, include, mode):
     path = os.path.join(probe_dir, name + '.cpp')
     with open(path, 'w') as f:
-        f.write(f'#include "{include}"\nint ddl_layering_probe;\n')
+        f.write(f'#include <ddl/{include}>\nint ddl_layering_probe;\n')
     flag = ['-E', '-o', os.devnull] if mode == 'preprocess' else ['-fsyntax-only']
     r = subprocess.run(cmd + flag + ['-c', path], cwd=cwd, capture_output=True, text=True)
     return r.returncode == 0, r.stderr
 
 
+LAYER_DIRS = tuple(ALLOWED) + ('ddl.h', 'ddl_config.h', 'torch.h')
+QUOTED = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def scan_sources(root):
+    """Quoted includes that climb ("../x.h") or name a ddl header ("nn/module.h", not <ddl/nn/module.h>)."""
+    bad = []
+    files = []
+    for top in LAYER_DIRS[:len(ALLOWED)] + ('apps', 'tests', 'bench', 'labs'):
+        for r, dirs, names in os.walk(os.path.join(root, top)):
+            files += [os.path.relpath(os.path.join(r, n), root) for n in names
+                      if n.endswith(('.h', '.cpp', '.cu', '.cuh'))]
+    for rel in sorted(files):
+        try:
+            text = open(os.path.join(root, rel), encoding='utf-8').read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for inc in QUOTED.findall(text):
+            if inc.startswith('../') or '/../' in inc or inc.split('/')[0] in LAYER_DIRS:
+                bad.append(f'{rel}: #include "{inc}"')
+    return bad
+
+
+def absolute_links(build):
+    views = os.path.join(build, 'layer_views')
+    found = []
+    for r, dirs, files in os.walk(views):
+        for n in dirs + files:
+            p = os.path.join(r, n)
+            if os.path.islink(p) and os.path.isabs(os.readlink(p)):
+                found.append(p)
+    return found
+
+
 def main():
     build = sys.argv[1]
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.dirname(here))
+    bad = scan_sources(root) + [f'absolute link {p}' for p in absolute_links(build)]
+    for b in bad:
+        print(f'FAIL {b}')
     with open(os.path.join(build, 'compile_commands.json')) as f:
         entries = json.load(f)
     commands = {layer: layer_command(entries, layer) for layer in ALLOWED}
@@ -114,8 +159,9 @@ def main():
                         print('  ' + '\n  '.join(err.strip().splitlines()[:6]))
                 else:
                     print(f'ok   {layer}/ including "{include}" ({mode}): {verdict}')
-    print(f'check_layering: {len(cases) - failures} of {len(cases)} cases as the layering says')
-    return 1 if failures else 0
+    print(f'check_layering: {len(cases) - failures} of {len(cases)} cases as the layering says; '
+          f'{len(bad)} bad includes or absolute links')
+    return 1 if failures or bad else 0
 
 
 if __name__ == '__main__':

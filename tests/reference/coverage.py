@@ -58,7 +58,7 @@ def _strip(text):
 
 
 def _includes(path):
-    return re.findall(r'#include\s+"([^"]+)"', path.read_text())
+    return re.findall(r'#include\s+<ddl/([^>]+)>', path.read_text())
 
 
 def public_headers(root):
