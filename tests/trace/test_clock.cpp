@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "../common/harness.h"
+#include "tests/common/harness.h"
 #include "dist/store/store.h"
 #include "dist/trace_merge.h"
 #include "trace/clock_map.h"
