@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "autograd/functions.h"
+#include "nn/layers.h"
 #include "nn/module.h"
 #include "nn/size2.h"
 
@@ -16,6 +17,8 @@ namespace ddl::nn {
 class AdaptiveMaxPool2d : public Module {
  public:
   explicit AdaptiveMaxPool2d(Size2 output_size) : Module("AdaptiveMaxPool2d"), out_(output_size) {}
+  explicit AdaptiveMaxPool2d(const AdaptiveMaxPool2dOptions& o)
+      : AdaptiveMaxPool2d(detail::size2_of(o.output_size())) {}
   Variable forward(const Variable& x) override { return adaptive_max_pool2d(x, out_); }
   // The values and the int64 positions of the maxima.
   std::pair<Variable, Tensor> forward_with_indices(const Variable& x) const {
