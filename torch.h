@@ -44,6 +44,9 @@ using ddl::kUInt8;
 inline constexpr ddl::Reduction kNone = ddl::Reduction::None;
 inline constexpr ddl::Reduction kMean = ddl::Reduction::Mean;
 inline constexpr ddl::Reduction kSum = ddl::Reduction::Sum;
+// Upsample's modes: UpsampleOptions().mode(torch::kBilinear). ddl has these two.
+inline constexpr ddl::InterpolateMode kNearest = ddl::InterpolateMode::Nearest;
+inline constexpr ddl::InterpolateMode kBilinear = ddl::InterpolateMode::Bilinear;
 
 // Factories and ops with LibTorch's names and arguments (docs/libtorch.md, "Tensors"). The
 // factories are autograd's, which return a Variable and honour requires_grad:
@@ -182,6 +185,7 @@ using ddl::nn::TransformerOptions;
 using ddl::nn::TripletMarginLossOptions;
 using ddl::nn::UnflattenOptions;
 using ddl::nn::UnfoldOptions;
+using ddl::nn::UpsampleOptions;
 using ddl::nn::ZeroPad2dOptions;
 
 // Each layer as LibTorch has it: the holder `Linear` of the module class `LinearImpl`

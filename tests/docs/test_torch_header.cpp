@@ -226,6 +226,16 @@ TEST_CASE("torch.h: the layers' option structs in LibTorch's spelling build the 
   require_same_module(*nn::PixelShuffle(nn::PixelShuffleOptions(2)), ddl::nn::PixelShuffle(2));
   require_same_module(*nn::PixelUnshuffle(nn::PixelUnshuffleOptions(2)), ddl::nn::PixelUnshuffle(2));
 
+  nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>({2, 2})).mode(torch::kBilinear));
+  require_same_module(*up, ddl::nn::Upsample::by_scale({2.0, 2.0}, ddl::InterpolateMode::Bilinear));
+  REQUIRE(up(x).sizes() == std::vector<int64_t>{2, 4, 12, 12});
+  nn::Upsample up_size(nn::UpsampleOptions().size(std::vector<int64_t>({3, 5})));
+  require_same_module(*up_size, ddl::nn::Upsample::to_size(Size2(3, 5)));
+  REQUIRE_THROWS_AS(nn::Upsample(nn::UpsampleOptions()), ddl::Error);
+  REQUIRE_THROWS_AS(nn::Upsample(nn::UpsampleOptions().size(std::vector<int64_t>({3}))), ddl::Error);
+  REQUIRE_THROWS_AS(nn::Upsample(nn::UpsampleOptions().scale_factor(std::vector<double>({2, 2})).align_corners(false)),
+                    ddl::Error);
+
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).dropout(0.1).bias(false));
   require_same_module(*mha, ddl::nn::MultiheadAttention(8, 2, 0.1, false));
   REQUIRE_THROWS_AS(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 3)), ddl::Error);
