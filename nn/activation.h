@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
@@ -50,8 +51,19 @@ class SiLU : public Cloneable<SiLU> {
   Variable forward(const Variable& x) override { return silu(x); }
 };
 
+// LibTorch's activation options; ddl has no in-place forms, so there is no inplace field.
+struct LeakyReLUOptions {
+  DDL_ARG(double, negative_slope) = 1e-2;
+};
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT: LibTorch's form
+  DDL_ARG(int64_t, dim);
+};
+using LogSoftmaxOptions = SoftmaxOptions;
+
 class LeakyReLU : public Cloneable<LeakyReLU> {
  public:
+  explicit LeakyReLU(const LeakyReLUOptions& o) : LeakyReLU(o.negative_slope()) {}
   explicit LeakyReLU(double negative_slope = 0.01) : Cloneable("LeakyReLU"), slope_(negative_slope) {}
   void reset() override {}
   Variable forward(const Variable& x) override { return leaky_relu(x, slope_); }
@@ -64,6 +76,7 @@ class LeakyReLU : public Cloneable<LeakyReLU> {
 class Softmax : public Cloneable<Softmax> {
  public:
   explicit Softmax(int64_t dim) : Cloneable("Softmax"), dim_(dim) {}
+  explicit Softmax(const SoftmaxOptions& o) : Softmax(o.dim()) {}
   void reset() override {}
   Variable forward(const Variable& x) override { return softmax(x, dim_); }
   std::string extra_repr() const override { return "dim=" + std::to_string(dim_); }
@@ -75,6 +88,7 @@ class Softmax : public Cloneable<Softmax> {
 class LogSoftmax : public Cloneable<LogSoftmax> {
  public:
   explicit LogSoftmax(int64_t dim) : Cloneable("LogSoftmax"), dim_(dim) {}
+  explicit LogSoftmax(const LogSoftmaxOptions& o) : LogSoftmax(o.dim()) {}
   void reset() override {}
   Variable forward(const Variable& x) override { return log_softmax(x, dim_); }
   std::string extra_repr() const override { return "dim=" + std::to_string(dim_); }

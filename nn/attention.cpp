@@ -14,6 +14,20 @@
 
 namespace ddl::nn {
 
+namespace {
+const MultiheadAttentionOptions& supported(const MultiheadAttentionOptions& o) {
+  DDL_CHECK(!o.add_bias_kv() && !o.add_zero_attn(),
+            "MultiheadAttention: add_bias_kv and add_zero_attn are not supported");
+  DDL_CHECK(o.kdim() == o.embed_dim() && o.vdim() == o.embed_dim(), "MultiheadAttention: kdim=", o.kdim(),
+            " and vdim=", o.vdim(), " must equal embed_dim=", o.embed_dim(),
+            " (separate key/value sizes are not supported)");
+  return o;
+}
+}  // namespace
+
+MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o)
+    : MultiheadAttention(supported(o).embed_dim(), o.num_heads(), o.dropout(), o.bias(), o.batch_first()) {}
+
 MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout, bool bias,
                                        bool batch_first)
     : Cloneable("MultiheadAttention"),

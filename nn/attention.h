@@ -9,6 +9,7 @@
 #include "autograd/functions.h"
 #include "nn/layers.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
@@ -24,8 +25,25 @@ struct AttentionMasks {
   Tensor key_padding_mask;  // [N, S] (or [S] unbatched): true for padding keys
 };
 
+// LibTorch's MultiheadAttentionOptions(20, 10).bias(false), with Python's batch_first.
+// ddl refuses add_bias_kv, add_zero_attn and a kdim/vdim other than embed_dim.
+struct MultiheadAttentionOptions {
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads), kdim_(embed_dim), vdim_(embed_dim) {}
+  DDL_ARG(int64_t, embed_dim);
+  DDL_ARG(int64_t, num_heads);
+  DDL_ARG(double, dropout) = 0.0;
+  DDL_ARG(bool, bias) = true;
+  DDL_ARG(bool, add_bias_kv) = false;
+  DDL_ARG(bool, add_zero_attn) = false;
+  DDL_ARG(int64_t, kdim);
+  DDL_ARG(int64_t, vdim);
+  DDL_ARG(bool, batch_first) = false;
+};
+
 class MultiheadAttention : public Cloneable<MultiheadAttention> {
  public:
+  explicit MultiheadAttention(const MultiheadAttentionOptions& o);
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout = 0.0, bool bias = true,
                      bool batch_first = false);
   void reset() override;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "autograd/ops/dropout_more.h"
+#include "nn/layers.h"
 #include "nn/module.h"
 
 namespace ddl::nn {
@@ -28,6 +29,7 @@ class DropoutVariant : public Module {
   class Name : public DropoutVariant {                                                             \
    public:                                                                                         \
     explicit Name(double p = 0.5, Generator* gen = nullptr) : DropoutVariant(#Name, fn, p, gen) {} \
+    explicit Name(const DropoutOptions& o) : Name(o.p()) {}                                        \
     std::shared_ptr<Module> clone() const override { return std::make_shared<Name>(*this); }       \
   }
 

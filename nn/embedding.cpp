@@ -6,6 +6,19 @@
 
 namespace ddl::nn {
 
+namespace {
+// What ddl's embedding does not implement, refused before the table is made.
+const EmbeddingOptions& supported(const EmbeddingOptions& o) {
+  DDL_CHECK(!o.max_norm(), "Embedding: max_norm (renormalising rows in forward) is not supported");
+  DDL_CHECK(!o.scale_grad_by_freq(), "Embedding: scale_grad_by_freq is not supported");
+  DDL_CHECK(!o.sparse(), "Embedding: sparse gradients are not supported");
+  return o;
+}
+}  // namespace
+
+Embedding::Embedding(const EmbeddingOptions& o)
+    : Embedding(supported(o).num_embeddings(), o.embedding_dim(), o.padding_idx()) {}
+
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx)
     : Cloneable("Embedding"), num_(num_embeddings), dim_(embedding_dim), padding_idx_(padding_idx) {
   DDL_CHECK(num_embeddings > 0 && embedding_dim > 0, "Embedding: sizes must be positive, got ", num_embeddings, "x",

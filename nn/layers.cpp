@@ -70,6 +70,16 @@ std::string Conv2d::extra_repr() const {
   return os.str();
 }
 
+// See BatchNormOptions: momentum=None (a cumulative moving average) is not implemented.
+static double checked_momentum(const char* type_name, const std::optional<double>& momentum) {
+  DDL_CHECK(momentum.has_value(), type_name, ": momentum=None (a cumulative moving average) is not supported");
+  return *momentum;
+}
+
+BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, const BatchNormOptions& o)
+    : BatchNorm(type_name, expected_dims, o.num_features(), o.eps(), checked_momentum(type_name, o.momentum()),
+                o.affine(), o.track_running_stats()) {}
+
 BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_features, double eps, double momentum,
                      bool affine, bool track)
     : Module(type_name),

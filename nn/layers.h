@@ -6,12 +6,14 @@
 #include <concepts>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "autograd/functions.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"
+#include "nn/pool_nd_layers.h"
 #include "nn/size2.h"
 #include "tensor/options_arg.h"
 
@@ -70,8 +72,23 @@ class Conv2d : public Module {
 
 // BatchNorm over [N, C] (1d) or [N, C, H, W] (2d). momentum as in PyTorch:
 // running = (1 - momentum) * running + momentum * batch statistic.
+// LibTorch's BatchNormOptions: BatchNorm2d(BatchNorm2dOptions(64).momentum(0.01)).
+// momentum is optional there (None: a cumulative average), which ddl refuses.
+struct BatchNormOptions {
+  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT: LibTorch's form
+  DDL_ARG(int64_t, num_features);
+  DDL_ARG(double, eps) = 1e-5;
+  DDL_ARG(std::optional<double>, momentum) = 0.1;
+  DDL_ARG(bool, affine) = true;
+  DDL_ARG(bool, track_running_stats) = true;
+};
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
+
 class BatchNorm : public Module {
  public:
+  BatchNorm(const char* type_name, int64_t expected_dims, const BatchNormOptions& o);
   BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_features, double eps, double momentum,
             bool affine, bool track_running_stats);
   Variable forward(const Variable& x) override;
@@ -90,6 +107,7 @@ class BatchNorm : public Module {
 
 class BatchNorm1d : public BatchNorm {
  public:
+  explicit BatchNorm1d(const BatchNorm1dOptions& o) : BatchNorm("BatchNorm1d", 2, o) {}
   explicit BatchNorm1d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
                        bool track_running_stats = true)
       : BatchNorm("BatchNorm1d", 2, num_features, eps, momentum, affine, track_running_stats) {}
@@ -97,6 +115,7 @@ class BatchNorm1d : public BatchNorm {
 
 class BatchNorm2d : public BatchNorm {
  public:
+  explicit BatchNorm2d(const BatchNorm2dOptions& o) : BatchNorm("BatchNorm2d", 4, o) {}
   explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
                        bool track_running_stats = true)
       : BatchNorm("BatchNorm2d", 4, num_features, eps, momentum, affine, track_running_stats) {}
@@ -115,7 +134,15 @@ inline Size2 size2_from_list(std::initializer_list<int64_t> v, const char* layer
   DDL_CHECK(v.size() == 1 || v.size() == 2, layer, ": kernel_size must be {k} or {h, w}, got ", v.size(), " numbers");
   return v.size() == 1 ? Size2(*v.begin()) : Size2(*v.begin(), *(v.begin() + 1));
 }
+// An option's ExpandingArray<2> as a Size2 that prints as it was given ("2" or "(2, 3)").
+inline Size2 size2_of(const ExpandingArray<2>& a) { return a.repr()[0] == '(' ? Size2(a[0], a[1]) : Size2(a[0]); }
 }  // namespace detail
+
+// LibTorch's names for the 2-D pools' options (nn/pool_nd_layers.h has the templates).
+using MaxPool2dOptions = MaxPoolOptions<2>;
+using AvgPool2dOptions = AvgPoolOptions<2>;
+using AdaptiveAvgPool2dOptions = AdaptivePoolOptions<2>;
+using AdaptiveMaxPool2dOptions = AdaptivePoolOptions<2>;
 
 // stride 0 (per dim) means the kernel size, as PyTorch's stride=None. A braced pair
 // alone is the kernel, as in LibTorch: MaxPool2d({2, 4}) is a 2x4 window (without the
@@ -126,6 +153,9 @@ class MaxPool2d : public Module {
                      bool ceil_mode = false);
   explicit MaxPool2d(std::initializer_list<int64_t> kernel_size)
       : MaxPool2d(detail::size2_from_list(kernel_size, "MaxPool2d")) {}
+  explicit MaxPool2d(const MaxPool2dOptions& o)
+      : MaxPool2d(detail::size2_of(o.kernel_size()), detail::size2_of(o.stride()), detail::size2_of(o.padding()),
+                  detail::size2_of(o.dilation()), o.ceil_mode()) {}
   Variable forward(const Variable& x) override { return max_pool2d(x, params_); }
   // The values and the int64 positions of the maxima, as MaxUnpool2d takes them.
   std::pair<Variable, Tensor> forward_with_indices(const Variable& x) const {
@@ -146,6 +176,9 @@ class AvgPool2d : public Module {
                      bool count_include_pad = true);
   explicit AvgPool2d(std::initializer_list<int64_t> kernel_size)
       : AvgPool2d(detail::size2_from_list(kernel_size, "AvgPool2d")) {}
+  explicit AvgPool2d(const AvgPool2dOptions& o)
+      : AvgPool2d(detail::size2_of(o.kernel_size()), detail::size2_of(o.stride()), detail::size2_of(o.padding()),
+                  o.ceil_mode(), o.count_include_pad()) {}
   Variable forward(const Variable& x) override { return avg_pool2d(x, params_); }
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override { return std::make_shared<AvgPool2d>(*this); }
@@ -160,6 +193,8 @@ class AvgPool2d : public Module {
 class AdaptiveAvgPool2d : public Module {
  public:
   explicit AdaptiveAvgPool2d(Size2 output_size) : Module("AdaptiveAvgPool2d"), out_(output_size) {}
+  explicit AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& o)
+      : AdaptiveAvgPool2d(detail::size2_of(o.output_size())) {}
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override { return std::make_shared<AdaptiveAvgPool2d>(*this); }
@@ -168,8 +203,19 @@ class AdaptiveAvgPool2d : public Module {
   Size2 out_;
 };
 
+// LibTorch's DropoutOptions(0.2); ddl has no in-place form, so no inplace field.
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT: LibTorch's form
+  DDL_ARG(double, p);
+};
+using Dropout2dOptions = DropoutOptions;
+using Dropout3dOptions = DropoutOptions;
+using AlphaDropoutOptions = DropoutOptions;
+using FeatureAlphaDropoutOptions = DropoutOptions;
+
 class Dropout : public Cloneable<Dropout> {
  public:
+  explicit Dropout(const DropoutOptions& o) : Dropout(o.p()) {}
   explicit Dropout(double p = 0.5, Generator* gen = nullptr);
   void reset() override {}
   Variable forward(const Variable& x) override;
@@ -180,8 +226,14 @@ class Dropout : public Cloneable<Dropout> {
   Generator* gen_;
 };
 
+struct FlattenOptions {
+  DDL_ARG(int64_t, start_dim) = 1;
+  DDL_ARG(int64_t, end_dim) = -1;
+};
+
 class Flatten : public Cloneable<Flatten> {
  public:
+  explicit Flatten(const FlattenOptions& o) : Flatten(o.start_dim(), o.end_dim()) {}
   explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1)
       : Cloneable("Flatten"), start_(start_dim), end_(end_dim) {}
   void reset() override {}

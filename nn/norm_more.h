@@ -12,6 +12,7 @@ namespace ddl::nn {
 
 class BatchNorm3d : public BatchNorm {
  public:
+  explicit BatchNorm3d(const BatchNorm3dOptions& o) : BatchNorm("BatchNorm3d", 5, o) {}
   explicit BatchNorm3d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
                        bool track_running_stats = true)
       : BatchNorm("BatchNorm3d", 5, num_features, eps, momentum, affine, track_running_stats) {}

@@ -3,15 +3,37 @@
 // BatchNorm is in layers.h.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "autograd/functions.h"
 #include "nn/module.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
+
+// LibTorch's LayerNormOptions({4, 5}).elementwise_affine(false) and
+// GroupNormOptions(2, 8).eps(1e-3).
+struct LayerNormOptions {
+  LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  DDL_ARG(std::vector<int64_t>, normalized_shape);
+  DDL_ARG(double, eps) = 1e-5;
+  DDL_ARG(bool, elementwise_affine) = true;
+};
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels) : num_groups_(num_groups), num_channels_(num_channels) {}
+  DDL_ARG(int64_t, num_groups);
+  DDL_ARG(int64_t, num_channels);
+  DDL_ARG(double, eps) = 1e-5;
+  DDL_ARG(bool, affine) = true;
+};
 
 // Normalises over the last normalized_shape.size() dims of [*, normalized_shape].
 class LayerNorm : public Cloneable<LayerNorm> {
  public:
   explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  explicit LayerNorm(const LayerNormOptions& o)
+      : LayerNorm(Shape(o.normalized_shape().begin(), o.normalized_shape().end()), o.eps(), o.elementwise_affine()) {}
   void reset() override;
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
@@ -27,6 +49,7 @@ class LayerNorm : public Cloneable<LayerNorm> {
 class GroupNorm : public Cloneable<GroupNorm> {
  public:
   GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  explicit GroupNorm(const GroupNormOptions& o) : GroupNorm(o.num_groups(), o.num_channels(), o.eps(), o.affine()) {}
   void reset() override;
   Variable forward(const Variable& x) override;
   std::string extra_repr() const override;

@@ -12,6 +12,28 @@ Upsample::Upsample(InterpolateOptions opts) : Module("Upsample"), opts_(opts) {
             "Upsample: align_corners applies to bilinear mode only");
 }
 
+namespace {
+// UpsampleOptions as the positional forms: exactly one of size and scale_factor, two numbers.
+Upsample from_options(const UpsampleOptions& o) {
+  DDL_CHECK(o.size().has_value() != o.scale_factor().has_value(),
+            "Upsample: give exactly one of size and scale_factor");
+  // As F.interpolate: align_corners may be set (to any value) only with an interpolating mode.
+  DDL_CHECK(!(o.align_corners() && o.mode() == InterpolateMode::Nearest),
+            "Upsample: align_corners can only be set with bilinear mode");
+  const bool align = o.align_corners().value_or(false);
+  if (o.size()) {
+    const auto& s = *o.size();
+    DDL_CHECK(s.size() == 2, "Upsample: size must have 2 numbers (H, W), got ", s.size());
+    return Upsample::to_size(Size2(s[0], s[1]), o.mode(), align);
+  }
+  const auto& f = *o.scale_factor();
+  DDL_CHECK(f.size() == 2, "Upsample: scale_factor must have 2 numbers (H, W), got ", f.size());
+  return Upsample::by_scale(std::array<double, 2>{f[0], f[1]}, o.mode(), align);
+}
+}  // namespace
+
+Upsample::Upsample(const UpsampleOptions& o) : Upsample(from_options(o)) {}
+
 Upsample Upsample::to_size(Size2 size, InterpolateMode mode, bool align_corners) {
   InterpolateOptions o;
   o.size = size.value();

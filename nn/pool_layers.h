@@ -5,10 +5,13 @@
 #include <array>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "autograd/functions.h"
+#include "nn/layers.h"
 #include "nn/module.h"
 #include "nn/size2.h"
+#include "tensor/options_arg.h"
 
 namespace ddl::nn {
 
@@ -16,6 +19,8 @@ namespace ddl::nn {
 class AdaptiveMaxPool2d : public Module {
  public:
   explicit AdaptiveMaxPool2d(Size2 output_size) : Module("AdaptiveMaxPool2d"), out_(output_size) {}
+  explicit AdaptiveMaxPool2d(const AdaptiveMaxPool2dOptions& o)
+      : AdaptiveMaxPool2d(detail::size2_of(o.output_size())) {}
   Variable forward(const Variable& x) override { return adaptive_max_pool2d(x, out_); }
   // The values and the int64 positions of the maxima.
   std::pair<Variable, Tensor> forward_with_indices(const Variable& x) const {
@@ -29,9 +34,19 @@ class AdaptiveMaxPool2d : public Module {
   Size2 out_;
 };
 
+// LibTorch's UpsampleOptions().scale_factor(std::vector<double>({2, 2})).mode(torch::kBilinear);
+// the sizes are 2-D (ddl's Upsample takes [N, C, H, W]) and the modes nearest and bilinear.
+struct UpsampleOptions {
+  DDL_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  DDL_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  DDL_ARG(InterpolateMode, mode) = InterpolateMode::Nearest;
+  DDL_ARG(std::optional<bool>, align_corners) = std::nullopt;
+};
+
 // nn.Upsample: a fixed output size or scale factor, nearest or bilinear.
 class Upsample : public Module {
  public:
+  explicit Upsample(const UpsampleOptions& o);
   // Exactly one of size and scale_factor.
   static Upsample to_size(Size2 size, InterpolateMode mode = InterpolateMode::Nearest, bool align_corners = false);
   static Upsample by_scale(double scale_factor, InterpolateMode mode = InterpolateMode::Nearest,

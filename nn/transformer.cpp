@@ -49,6 +49,14 @@ Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMa
   return call_child(*norm2, "norm2", add(x, feed_forward_block(x)));
 }
 
+static const TransformerEncoderLayer& encoder_layer_of(const TransformerEncoderOptions& o) {
+  DDL_CHECK(o.encoder_layer() != nullptr, "TransformerEncoder: encoder_layer is empty");
+  return *o.encoder_layer();
+}
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& o)
+    : TransformerEncoder(encoder_layer_of(o), o.num_layers(), o.norm()) {}
+
 TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
                                        std::shared_ptr<LayerNorm> final_norm)
     : Module("TransformerEncoder") {

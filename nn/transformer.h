@@ -53,8 +53,26 @@ class TransformerEncoderLayer : public Cloneable<TransformerEncoderLayer> {
 
 // num_layers clones of `layer` (each an independent deep copy, as PyTorch's
 // _get_clones), then an optional final norm.
+// LibTorch's TransformerEncoderOptions(TransformerEncoderLayerOptions(512, 8), 6) or
+// (layer, 6) with a TransformerEncoderLayer (module or holder), which is cloned
+// num_layers times. norm is a LayerNorm here (LibTorch's is an AnyModule).
+struct TransformerEncoderOptions {
+  TransformerEncoderOptions(const TransformerEncoderLayerOptions& layer_options, int64_t num_layers)
+      : encoder_layer_(std::make_shared<TransformerEncoderLayer>(layer_options)), num_layers_(num_layers) {}
+  TransformerEncoderOptions(std::shared_ptr<TransformerEncoderLayer> layer, int64_t num_layers)
+      : encoder_layer_(std::move(layer)), num_layers_(num_layers) {}
+  template <typename Holder>
+  requires requires(const Holder& h) { std::shared_ptr<TransformerEncoderLayer>(h.ptr()); }
+  TransformerEncoderOptions(const Holder& layer, int64_t num_layers)
+      : TransformerEncoderOptions(std::shared_ptr<TransformerEncoderLayer>(layer.ptr()), num_layers) {}
+  DDL_ARG(std::shared_ptr<TransformerEncoderLayer>, encoder_layer);
+  DDL_ARG(int64_t, num_layers);
+  DDL_ARG(std::shared_ptr<LayerNorm>, norm);
+};
+
 class TransformerEncoder : public Module {
  public:
+  explicit TransformerEncoder(const TransformerEncoderOptions& o);
   TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
                      std::shared_ptr<LayerNorm> norm = nullptr);
   Variable forward(const Variable& src, const AttentionMasks& masks);

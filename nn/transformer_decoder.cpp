@@ -160,7 +160,7 @@ std::shared_ptr<Module> Transformer::clone() const {
 
 Tensor Transformer::generate_square_subsequent_mask(int64_t sz, TensorOptions opts) {
   DDL_CHECK(sz >= 0, "generate_square_subsequent_mask: sz must be non-negative, got ", sz);
-  const Tensor idx = arange(sz, opts.dtype(DType::Int64));
+  const Tensor idx = arange(sz, TensorOptions(DType::Int64, opts.device()));
   return masked_fill(zeros({sz, sz}, opts), gt(idx.unsqueeze(0), idx.unsqueeze(1)),
                      -std::numeric_limits<double>::infinity());
 }
