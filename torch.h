@@ -1,4 +1,4 @@
-// The LibTorch spelling, where it maps one to one onto ddl: `#include "torch.h"` (installed
+// The LibTorch spelling, where it maps one to one onto ddl: `#include <ddl/torch.h>` (installed
 // as <ddl/torch.h>) and a LibTorch program's construction and training code compiles as
 // written: torch::Tensor (a ddl::Variable), torch::nn::Linear (a holder of ddl::nn::Linear),
 // torch::nn::Conv2dOptions(3, 64, 3).stride(2), torch::optim::SGD, TORCH_MODULE(Net), ...
@@ -7,8 +7,8 @@
 // ATen dispatch.
 #pragma once
 
-#include "ddl.h"
-#include "nn/module_holder.h"
+#include <ddl/ddl.h>
+#include <ddl/nn/module_holder.h>
 
 // TORCH_MODULE(Net): the holder class Net of NetImpl.
 #define TORCH_MODULE(Name) DDL_MODULE(Name)

@@ -12,17 +12,16 @@
 // pass runs to completion as an independent pass over its own graph, with its own queued
 // callbacks; the end-of-backward callbacks (add_backward_end_callback, DDP's) run only when
 // the outermost pass ends, since they mean "the step's backward is done".
-#include "autograd/engine.h"
-
 #include <map>
 #include <queue>
 #include <unordered_map>
 
-#include "autograd/engine_detail.h"
-#include "autograd/node.h"
-#include "autograd/variable_impl.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/engine.h>
+#include <ddl/autograd/engine_detail.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::autograd {
 namespace {

@@ -1,5 +1,5 @@
 // ddl::autograd's factories (autograd/factory.h): the tensor factory, then a leaf.
-#include "autograd/factory.h"
+#include <ddl/autograd/factory.h>
 
 namespace ddl::autograd {
 

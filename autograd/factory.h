@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "autograd/variable.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl::autograd {
 

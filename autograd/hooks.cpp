@@ -2,10 +2,10 @@
 // Tensor-indexed operator[]. A leaf keeps its hooks itself; a non-leaf's hooks live on the
 // node that produced it, which runs them on its output gradient (Node::run_pre_hooks), so
 // the engine needs no map from nodes back to variables.
-#include "autograd/engine.h"
-#include "autograd/node.h"
-#include "autograd/variable_impl.h"
-#include "tensor/indexing.h"
+#include <ddl/autograd/engine.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/indexing.h>
 
 namespace ddl {
 

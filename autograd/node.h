@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/scope.h"
-#include "autograd/variable.h"
-#include "tensor/tensor.h"
+#include <ddl/autograd/scope.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::autograd {
 

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "data/dataset.h"
-#include "data/sampler.h"
-#include "tensor/options_arg.h"
+#include <ddl/data/dataset.h>
+#include <ddl/data/sampler.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::data {
 

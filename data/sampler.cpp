@@ -1,13 +1,12 @@
 // Sampler implementations. See Note [Distributed partition] in sampler.h.
-#include "data/sampler.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "tensor/factory.h"
-#include "tensor/random.h"
+#include <ddl/data/sampler.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl::data {
 namespace {

@@ -1,8 +1,8 @@
 // GeneratorDataset and StreamLoader's batching.
-#include "data/stream.h"
-
 #include <utility>
 #include <vector>
+
+#include <ddl/data/stream.h>
 
 namespace ddl::data {
 namespace {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "data/dataloader.h"
+#include <ddl/data/dataloader.h>
 
 namespace ddl::data {
 

@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/module.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/module.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

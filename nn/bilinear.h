@@ -4,9 +4,9 @@
 
 #include <optional>
 
-#include "autograd/ops/bilinear.h"
-#include "nn/module.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/ops/bilinear.h>
+#include <ddl/nn/module.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

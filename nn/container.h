@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include <ddl/nn/module.h>
+#include <ddl/nn/module_holder.h>
 
 namespace ddl::nn {
 

@@ -1,11 +1,10 @@
 // Conv3d, ConvTranspose1d and ConvTranspose3d: parameter shapes, checks, forward, printing.
-#include "nn/conv3d_layers.h"
-
 #include <sstream>
 #include <vector>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/conv3d_layers.h>
+#include <ddl/nn/init.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

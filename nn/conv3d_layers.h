@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -3,10 +3,10 @@
 // as PyTorch does (kaiming_uniform(a = sqrt(5)) weight, U(±1/sqrt(fan_in)) bias).
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "nn/size2.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/size2.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -1,7 +1,7 @@
 // The dropout variants' shared constructor and repr (nn/dropout_more.h).
-#include "nn/dropout_more.h"
-
 #include <sstream>
+
+#include <ddl/nn/dropout_more.h>
 
 namespace ddl::nn {
 

@@ -3,9 +3,9 @@
 // parameters or buffers, so a copy is a deep copy. Dropout itself is in layers.h.
 #pragma once
 
-#include "autograd/ops/dropout_more.h"
-#include "nn/layers.h"
-#include "nn/module.h"
+#include <ddl/autograd/ops/dropout_more.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

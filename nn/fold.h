@@ -2,10 +2,10 @@
 // They hold no parameters or buffers, so a copy is a deep copy.
 #pragma once
 
-#include "autograd/ops/fold.h"
-#include "nn/module.h"
-#include "nn/size2.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/ops/fold.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/size2.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -2,10 +2,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "nn/bilinear.h"
-#include "nn/fold.h"
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/bilinear.h>
+#include <ddl/nn/fold.h>
+#include <ddl/nn/init.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

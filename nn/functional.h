@@ -1,11 +1,11 @@
 // ddl::nn::functional: the layers' operations as plain functions, like torch.nn.functional.
 #pragma once
 
-#include "autograd/functions.h"
-#include "autograd/ops/bilinear.h"
-#include "autograd/ops/dropout_more.h"
-#include "autograd/ops/fold.h"
-#include "autograd/ops/norm_more.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/ops/bilinear.h>
+#include <ddl/autograd/ops/dropout_more.h>
+#include <ddl/autograd/ops/fold.h>
+#include <ddl/autograd/ops/norm_more.h>
 
 namespace ddl::nn::functional {
 

@@ -10,12 +10,12 @@
 #include <type_traits>
 #include <utility>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/pool_nd_layers.h"
-#include "nn/size2.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/module_holder.h>
+#include <ddl/nn/pool_nd_layers.h>
+#include <ddl/nn/size2.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -3,9 +3,9 @@
 // nn/layers.h. Weight tensors are buffers; every loss module clones (clone()).
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

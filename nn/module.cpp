@@ -1,6 +1,4 @@
 // Module registration, traversal and printing.
-#include "nn/module.h"
-
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -9,7 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/grad_mode.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "nn/module.h"
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -1,11 +1,10 @@
 // InstanceNorm1d/2d/3d and LocalResponseNorm (nn/norm_more.h). BatchNorm3d lives in
 // layers.cpp with the other BatchNorms.
-#include "nn/norm_more.h"
-
 #include <sstream>
 
-#include "autograd/ops/reduce.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/nn/norm_more.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

@@ -4,9 +4,9 @@
 // The functions are in autograd/ops/norm_more.h.
 #pragma once
 
-#include "autograd/ops/norm_more.h"
-#include "nn/layers.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/ops/norm_more.h>
+#include <ddl/nn/layers.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -1,7 +1,7 @@
 // The padding layers' checks and repr (nn/padding.h).
-#include "nn/padding.h"
-
 #include <sstream>
+
+#include <ddl/nn/padding.h>
 
 namespace ddl::nn {
 

@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/module.h"
-#include "nn/size2.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/size2.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -1,7 +1,7 @@
 // Printing helpers of the N-d pooling layers (the layers are header templates).
-#include "nn/pool_nd_layers.h"
-
 #include <sstream>
+
+#include <ddl/nn/pool_nd_layers.h>
 
 namespace ddl::nn::detail {
 

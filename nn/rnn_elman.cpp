@@ -1,13 +1,12 @@
 // RNN and RNNCell (torch.nn.RNN, torch.nn.RNNCell): registration with PyTorch's names and the
 // stacking of layers and directions, as nn/rnn.cpp does for LSTM and GRU. Each step is
 // h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh); the input projection runs once for all steps.
-#include "nn/rnn_elman.h"
-
 #include <cmath>
 #include <sstream>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/init.h>
+#include <ddl/nn/rnn_elman.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

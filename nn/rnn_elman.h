@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "nn/rnn.h"
-#include "tensor/options_arg.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/rnn.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

@@ -1,11 +1,10 @@
 // TransformerDecoderLayer, TransformerDecoder, Transformer: construction with PyTorch's names and
 // the post-norm and pre-norm residual forms of torch.nn.TransformerDecoderLayer.
-#include "nn/transformer_decoder.h"
-
 #include <limits>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/init.h>
+#include <ddl/nn/transformer_decoder.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

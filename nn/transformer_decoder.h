@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "nn/transformer.h"
-#include "tensor/options_arg.h"
+#include <ddl/nn/transformer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::nn {
 

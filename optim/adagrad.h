@@ -3,8 +3,8 @@
 // weight_decay adds weight_decay * p to g first; s starts at initial_accumulator_value.
 #pragma once
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

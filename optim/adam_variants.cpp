@@ -1,15 +1,14 @@
 // Adamax, NAdam and RAdam steps, in the order of PyTorch 1.13's _single_tensor_* functions.
-#include "optim/adam_variants.h"
-
 #include <cmath>
 #include <initializer_list>
 #include <map>
 #include <string>
 
-#include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/adam_variants.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

@@ -6,8 +6,8 @@
 
 #include <tuple>
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

@@ -1,13 +1,12 @@
 // ASGD step, in the order of PyTorch 1.13's _single_tensor_asgd.
-#include "optim/asgd.h"
-
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/asgd.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

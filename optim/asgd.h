@@ -6,8 +6,8 @@
 // state tensors, as PyTorch's ("eta", "mu"), so the rounding matches.
 #pragma once
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

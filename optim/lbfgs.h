@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

@@ -5,8 +5,8 @@
 // weight_decay adds weight_decay * p to g first (L2, not decoupled).
 #pragma once
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

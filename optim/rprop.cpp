@@ -1,10 +1,9 @@
 // Rprop step, in the order of PyTorch 1.13's _single_tensor_rprop.
-#include "optim/rprop.h"
-
-#include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/rprop.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

@@ -3,8 +3,8 @@
 //   d = nesterov ? d + momentum * b : b;  p -= lr * d
 #pragma once
 
-#include "optim/optimizer.h"
-#include "tensor/options_arg.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/options_arg.h>
 
 namespace ddl::optim {
 

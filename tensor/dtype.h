@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <ostream>
 
-#include "tensor/error.h"
-#include "tensor/half.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/half.h>
 
 namespace ddl {
 

@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "tensor/literal.h"
-#include "tensor/tensor.h"
-#include "tensor/tensor_options.h"
+#include <ddl/tensor/literal.h>
+#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/tensor_options.h>
 
 namespace ddl {
 

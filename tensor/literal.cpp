@@ -1,10 +1,9 @@
 // ddl::tensor from nested initializer lists (tensor/literal.h): one walk checks that the
 // lists are rectangular and of one element type and collects the values in row-major order.
-#include "tensor/literal.h"
-
 #include <string>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/literal.h>
 
 namespace ddl {
 

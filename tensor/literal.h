@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/tensor.h"
-#include "tensor/tensor_options.h"
+#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/tensor_options.h>
 
 namespace ddl {
 

@@ -7,8 +7,8 @@
 // ddl::autograd factories (autograd/factory.h) return a Variable that requires grad.
 #pragma once
 
-#include "tensor/device.h"
-#include "tensor/dtype.h"
+#include <ddl/tensor/device.h>
+#include <ddl/tensor/dtype.h>
 
 namespace ddl {
 

@@ -1,15 +1,14 @@
 // bilinear as one matmul against weight viewed [in1, out * in2], then a product with x2
 // summed over in2; embedding_bag as one index_select per bag and a reduction over it. Both
 // are compositions, so their gradients (and bilinear's double backward) come with them.
-#include "autograd/ops/bilinear.h"
-
 #include <vector>
 
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/indexing.h"
-#include "autograd/ops/join.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/ops/bilinear.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

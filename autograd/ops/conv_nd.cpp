@@ -1,19 +1,18 @@
 // conv3d and the transposed convolutions of 1 and 3 dims, built from conv2d and
 // conv_transpose2d so that forward, gradients and double backward come from
 // those ops' autograd. See Note [Depth as batch].
-#include "autograd/ops/conv_nd.h"
-
 #include <string>
 #include <vector>
 
-#include "autograd/autocast.h"
-#include "autograd/ops/conv.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/join.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/conv.h"
-#include "tensor/conv_transpose.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/ops/conv.h>
+#include <ddl/autograd/ops/conv_nd.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/conv_transpose.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "autograd/ops/expanding_array.h"
-#include "autograd/variable.h"
+#include <ddl/autograd/ops/expanding_array.h>
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -1,13 +1,12 @@
 // ATen's _dropout_impl (aten/src/ATen/native/Dropout.cpp) as a composition: a noise tensor
 // drawn once, y = x * noise (+ b for alpha dropout), so the gradient is noise * grad. The
 // noise has x's dtype, as ATen's unfused path (feature and alpha dropout) has.
-#include "autograd/ops/dropout_more.h"
-
 #include <cmath>
 
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/ops/dropout_more.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

@@ -3,8 +3,8 @@
 // Each returns x itself when !training, p == 0 or x is empty, and x * 0 when p == 1.
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/random.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl {
 

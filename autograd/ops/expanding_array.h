@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl {
 

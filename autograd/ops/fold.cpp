@@ -2,12 +2,11 @@
 // padded input once per kernel offset (i, j); fold spreads each offset's [N, C, oh, ow]
 // to stride positions (zeros between), pads it to where the offset's block elements land
 // in the padded output, sums the offsets, and crops the padding.
-#include "autograd/ops/fold.h"
-
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/join.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/fold.h>
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

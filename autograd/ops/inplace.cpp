@@ -23,14 +23,14 @@
 // nothing (an optimizer step, a NoGradGuard write) leaves every history true, so views keep
 // theirs. A view taken under NoGradGuard is refused then, as PyTorch refuses it, and so is a
 // view of a non-contiguous base. retain_grad carries over to the new node; hooks do not (as 1.13).
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/variable_impl.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/indexing.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -1,13 +1,12 @@
 // Instance norm as batch norm over [1, N*C, *] (as ATen's instance_norm does, so the
 // statistics and their gradients are batch_norm's), and local response norm as
 // PyTorch's functional form: a zero-padded moving average of x^2 across channels.
-#include "autograd/ops/norm_more.h"
-
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/join.h"
-#include "autograd/ops/norm.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/norm.h>
+#include <ddl/autograd/ops/norm_more.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/ops.h>
 
 namespace ddl {
 

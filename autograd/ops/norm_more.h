@@ -4,7 +4,7 @@
 // and double backward come with them (autograd/ops/norm_more.cpp).
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -3,21 +3,20 @@
 // max (max_dim) or a weighted sum reduces. Autograd then gives the gradients
 // (and double backward) on every device; speed is not the goal (2-D pooling has
 // its own kernels in tensor/pool.h).
-#include "autograd/ops/pool_nd.h"
-
 #include <algorithm>
 #include <array>
 #include <string>
 
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/indexing.h"
-#include "autograd/ops/pool.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/ops/sort.h"
-#include "tensor/factory.h"
-#include "tensor/math_ops.h"
-#include "tensor/ops.h"
-#include "tensor/pool.h"
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/pool.h>
+#include <ddl/autograd/ops/pool_nd.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/sort.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/math_ops.h>
+#include <ddl/tensor/ops.h>
+#include <ddl/tensor/pool.h>
 
 namespace ddl {
 

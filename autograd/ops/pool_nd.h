@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/ops/expanding_array.h"
-#include "autograd/variable.h"
-#include "tensor/pool.h"
+#include <ddl/autograd/ops/expanding_array.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/pool.h>
 
 namespace ddl {
 

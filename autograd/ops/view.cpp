@@ -4,12 +4,12 @@
 // is itself made of views and region embeddings, so views double-backward.
 #include <numeric>
 
-#include "autograd/node.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/variable.h"
-#include "autograd/variable_impl.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

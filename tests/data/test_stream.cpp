@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "data/stream.h"
-#include "tensor/factory.h"
+#include <ddl/data/stream.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::data;

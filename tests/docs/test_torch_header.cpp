@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "torch.h"
+#include <ddl/torch.h>
 
 namespace {
 

@@ -5,14 +5,14 @@
 #include <cmath>
 #include <sstream>
 
-#include "ddl.h"
-#include "nn/bilinear.h"
-#include "nn/dropout_more.h"
-#include "nn/fold.h"
-#include "nn/norm_more.h"
-#include "nn/padding.h"
 #include "tests/common/error_of.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
+#include <ddl/nn/bilinear.h>
+#include <ddl/nn/dropout_more.h>
+#include <ddl/nn/fold.h>
+#include <ddl/nn/norm_more.h>
+#include <ddl/nn/padding.h>
 
 using namespace ddl;
 using namespace ddl::nn;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <type_traits>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
 #include "tests/nn/seq_models_golden.h"
 #include "tests/nn/sequence_golden.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

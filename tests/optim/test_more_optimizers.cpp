@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::optim;

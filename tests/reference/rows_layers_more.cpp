@@ -2,11 +2,11 @@
 // dropout_more.h (random: shape, dtype and a property; deterministic cases by value), fold.h,
 // bilinear.h, and pad in 3-D reflect/replicate (the padding layers' modes). instance_norm returns
 // the updated running statistics beside y, so their update is compared too.
-#include "autograd/ops/bilinear.h"
-#include "autograd/ops/dropout_more.h"
-#include "autograd/ops/fold.h"
-#include "autograd/ops/norm_more.h"
 #include "sweep.h"
+#include <ddl/autograd/ops/bilinear.h>
+#include <ddl/autograd/ops/dropout_more.h>
+#include <ddl/autograd/ops/fold.h>
+#include <ddl/autograd/ops/norm_more.h>
 
 namespace ddl::sweep {
 namespace {

@@ -1,8 +1,8 @@
 // Rows: the sequence models' functional pieces (nn/transformer_decoder.h). The modules themselves
 // (RNN, RNNCell, TransformerDecoderLayer, TransformerDecoder, Transformer) are checked against PyTorch
 // with copied weights in tests/nn/test_seq_models.cpp.
-#include "nn/transformer_decoder.h"
 #include "sweep.h"
+#include <ddl/nn/transformer_decoder.h>
 
 namespace ddl::sweep {
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using ddl::test::random_double;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

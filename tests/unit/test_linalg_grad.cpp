@@ -3,9 +3,9 @@
 // the singular vectors' signs, as PyTorch's own gradcheck of svd; second derivatives likewise.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using ddl::test::random_double;

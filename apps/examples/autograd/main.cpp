@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

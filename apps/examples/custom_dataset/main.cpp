@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

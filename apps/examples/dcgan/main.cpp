@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -13,8 +13,8 @@
 #include <numeric>
 
 #include "apps/examples/mnist/net.h"
-#include "ddl.h"
-#include "dist/dist.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 

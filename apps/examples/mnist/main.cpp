@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "apps/examples/mnist/net.h"
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -4,7 +4,7 @@
 // examples have no library of their own.
 #pragma once
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 namespace examples {
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

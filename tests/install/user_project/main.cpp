@@ -2,12 +2,11 @@
 // first, against an installed ddl included as <ddl/...>: both sets of headers must reach
 // the files they mean. Trains a Linear layer for a few steps so ddl's nn, optim and data
 // headers are all used; exits 0 when the loss fell.
-#include <ddl/ddl.h>
-
 #include <cstdio>
 
-#include "data/dataset.h"  // the project's own
-#include "nn/module.h"     // the project's own
+#include <ddl/data/dataset.h>  // the project's own
+#include <ddl/ddl.h>
+#include <ddl/nn/module.h>  // the project's own
 
 int main() {
   const app::Dataset own_data;
