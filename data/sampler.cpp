@@ -1,7 +1,9 @@
 // Sampler implementations. See Note [Distributed partition] in sampler.h.
 #include "data/sampler.h"
 
+#include <limits>
 #include <numeric>
+#include <random>
 
 #include "tensor/factory.h"
 #include "tensor/random.h"
@@ -21,6 +23,30 @@ std::vector<int64_t> iota(int64_t n) {
 }
 
 }  // namespace
+
+// As randperm_cpu in PyTorch's aten/src/ATen/native/TensorFactories.cpp: a forward Fisher-Yates shuffle with
+// random() % (n - i), a 32-bit draw; from n >= 2^32 / 20 on, where that modulo would be visibly biased, the
+// inside-out variant with 64-bit draws (two 32-bit ones, the first the high half, as CPUGeneratorImpl::random64).
+std::vector<int64_t> torch_randperm(int64_t n, uint64_t seed) {
+  DDL_CHECK(n >= 0, "torch_randperm: n must be non-negative, got ", n);
+  std::mt19937 engine(static_cast<uint32_t>(seed));
+  std::vector<int64_t> r(static_cast<size_t>(n));
+  if (n < static_cast<int64_t>(std::numeric_limits<uint32_t>::max() / 20)) {
+    std::iota(r.begin(), r.end(), int64_t{0});
+    for (int64_t i = 0; i + 1 < n; ++i) {
+      const auto z = static_cast<int64_t>(engine() % static_cast<uint64_t>(n - i));
+      std::swap(r[static_cast<size_t>(i)], r[static_cast<size_t>(z + i)]);
+    }
+    return r;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t hi = engine(), lo = engine();
+    const auto z = static_cast<size_t>(((hi << 32) | lo) % static_cast<uint64_t>(i + 1));
+    r[static_cast<size_t>(i)] = r[z];
+    r[z] = i;
+  }
+  return r;
+}
 
 SequentialSampler::SequentialSampler(int64_t n) : n_(n) {
   DDL_CHECK(n >= 0, "SequentialSampler: dataset size must be non-negative, got ", n);
@@ -50,7 +76,7 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replica
 }
 
 std::vector<int64_t> DistributedSampler::indices() const {
-  std::vector<int64_t> order = shuffle_ ? permutation(n_, seed_ + static_cast<uint64_t>(epoch_)) : iota(n_);
+  std::vector<int64_t> order = shuffle_ ? torch_randperm(n_, seed_ + static_cast<uint64_t>(epoch_)) : iota(n_);
   const int64_t total = total_size();
   if (static_cast<int64_t>(order.size()) < total) {
     DDL_CHECK(n_ > 0, "DistributedSampler: cannot pad an empty dataset");
