@@ -1,7 +1,6 @@
 // Sampler implementations. See Note [Distributed partition] in sampler.h.
 #include "data/sampler.h"
 
-#include <limits>
 #include <numeric>
 #include <random>
 
@@ -24,26 +23,16 @@ std::vector<int64_t> iota(int64_t n) {
 
 }  // namespace
 
-// As randperm_cpu in PyTorch's aten/src/ATen/native/TensorFactories.cpp: a forward Fisher-Yates shuffle with
-// random() % (n - i), a 32-bit draw; from n >= 2^32 / 20 on, where that modulo would be visibly biased, the
-// inside-out variant with 64-bit draws (two 32-bit ones, the first the high half, as CPUGeneratorImpl::random64).
+// As randperm_cpu in PyTorch 1.13's aten/src/ATen/native/TensorFactories.cpp: a forward Fisher-Yates shuffle
+// drawing random() % (n - i), random() a 32-bit draw, at every n (checked against 1.13 up to n = 214,748,364).
 std::vector<int64_t> torch_randperm(int64_t n, uint64_t seed) {
   DDL_CHECK(n >= 0, "torch_randperm: n must be non-negative, got ", n);
   std::mt19937 engine(static_cast<uint32_t>(seed));
   std::vector<int64_t> r(static_cast<size_t>(n));
-  if (n < static_cast<int64_t>(std::numeric_limits<uint32_t>::max() / 20)) {
-    std::iota(r.begin(), r.end(), int64_t{0});
-    for (int64_t i = 0; i + 1 < n; ++i) {
-      const auto z = static_cast<int64_t>(engine() % static_cast<uint64_t>(n - i));
-      std::swap(r[static_cast<size_t>(i)], r[static_cast<size_t>(z + i)]);
-    }
-    return r;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t hi = engine(), lo = engine();
-    const auto z = static_cast<size_t>(((hi << 32) | lo) % static_cast<uint64_t>(i + 1));
-    r[static_cast<size_t>(i)] = r[z];
-    r[z] = i;
+  std::iota(r.begin(), r.end(), int64_t{0});
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const auto z = static_cast<int64_t>(engine() % static_cast<uint64_t>(n - i));
+    std::swap(r[static_cast<size_t>(i)], r[static_cast<size_t>(z + i)]);
   }
   return r;
 }
