@@ -70,6 +70,15 @@ TEST_CASE("int8 and int16 arithmetic wraps as PyTorch's", "[dtype][int8]") {
   CHECK(to_vector<int16_t>(matmul(m, m)) == std::vector<int16_t>{24764, 25064, 302, 304});
 }
 
+TEST_CASE("int8 and int16 convolutions wrap as PyTorch's", "[dtype][int8][conv]") {
+  const Tensor x = from_vector<int8_t>({100, -128, 3, 7, 127, -5, 2, 2, 2}, {1, 1, 3, 3});
+  const Tensor w = from_vector<int8_t>({3, 1, -2, 5}, {1, 1, 2, 2});
+  CHECK(to_vector<int8_t>(conv2d(x, w, Tensor())) == std::vector<int8_t>{25, 108, -102, 126});
+  const Tensor x16 = mul(x.to(DType::Int16), scalar_tensor(200, DType::Int16));
+  CHECK(to_vector<int16_t>(conv2d(x16, w.to(DType::Int16), Tensor())) ==
+        std::vector<int16_t>{27528, -928, 30800, 10864});
+}
+
 TEST_CASE("floats convert to int8, int16 and uint8 through int64, as PyTorch on x86", "[dtype][int8]") {
   const double inf = std::numeric_limits<double>::infinity();
   const Tensor f = from_vector<float>({-1.0f, 300.0f, std::nanf(""), static_cast<float>(inf), -1e20f, 1.5f});
