@@ -1,8 +1,8 @@
 // The umbrella header: tensors, autograd, nn, optim and data (dist: dist/dist.h).
 #pragma once
 
-#include "autograd/functions.h"
-#include "data/data.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/data/data.h>
+#include <ddl/nn/nn.h>
+#include <ddl/optim/optim.h>
+#include <ddl/tensor/ops.h>

@@ -1,8 +1,6 @@
 // Anomaly detection: the on/off switch, creation sites and the finiteness check.
 // Backtraces are captured with backtrace(3) (a few microseconds, no symbol lookup) and
 // symbolised with backtrace_symbols(3) and the C++ demangler only when an error is raised.
-#include "autograd/anomaly.h"
-
 #include <cxxabi.h>
 #include <execinfo.h>
 
@@ -11,9 +9,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "autograd/scope.h"
-#include "tensor/elementwise.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/scope.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl::autograd {
 

@@ -16,7 +16,7 @@
 // An unlisted op on a 16-bit and a float32 input (a float32 residual added to
 // a bf16 linear) runs in float32; the engine casts the gradient it hands the
 // 16-bit input back to 16 bits (Note [Gradient dtype] in autograd/node.cpp).
-#include "autograd/autocast.h"
+#include <ddl/autograd/autocast.h>
 
 namespace ddl::autocast {
 namespace {

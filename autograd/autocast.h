@@ -10,7 +10,7 @@
 // docs/mixed_precision.md.
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl::autocast {
 

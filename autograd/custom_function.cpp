@@ -5,13 +5,12 @@
 // calls the user's backward with (0, .., g_k, .., 0); backward is linear in the output
 // gradients, so the input gradients the engine sums over the m nodes equal one call with
 // (g_0, .., g_m-1). It costs one backward call per output that received a gradient.
-#include "autograd/custom_function.h"
-
 #include <algorithm>
 
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/custom_function.h>
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/autograd/node.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::autograd {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl::autograd {
 

@@ -5,17 +5,16 @@
 // parameters near the loss finish first; DDP's bucket order relies on it.
 // Leaves are counted like nodes: a leaf's gradient is accumulated, and its
 // post-accumulate hooks fire, once, after all its incoming gradients are summed.
-#include "autograd/engine.h"
-
 #include <map>
 #include <queue>
 #include <unordered_map>
 
-#include "autograd/engine_detail.h"
-#include "autograd/node.h"
-#include "autograd/variable_impl.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/engine.h>
+#include <ddl/autograd/engine_detail.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::autograd {
 namespace {

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl::autograd {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/anomaly.h"
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/elementwise.h>
 
 namespace ddl::autograd::detail {
 

@@ -1,16 +1,15 @@
 // autograd::grad: argument checks, then its own engine loop over the nodes it needs,
 // for Tensor gradients or, under create_graph, Variable ones (helpers in engine_detail.h).
-#include "autograd/grad.h"
-
 #include <algorithm>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/engine_detail.h"
-#include "autograd/grad_mode.h"
-#include "autograd/variable_impl.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/engine_detail.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::autograd {
 namespace {

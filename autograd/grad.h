@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl::autograd {
 

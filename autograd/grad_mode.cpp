@@ -1,5 +1,5 @@
 // Per-thread grad mode flag.
-#include "autograd/grad_mode.h"
+#include <ddl/autograd/grad_mode.h>
 
 namespace ddl {
 namespace {

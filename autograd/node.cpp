@@ -40,13 +40,12 @@
 // running statistics in eval mode), writes through raw_data() (PyTorch does not count
 // data_ptr() writes either) and collectives writing into a tensor. CustomFunction checks
 // the tensors its ctx saved itself (custom_function.cpp).
-#include "autograd/node.h"
-
 #include <atomic>
 
-#include "autograd/anomaly.h"
-#include "autograd/grad_mode.h"
-#include "autograd/variable_impl.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/variable_impl.h>
 
 namespace ddl::autograd {
 namespace {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/scope.h"
-#include "autograd/variable.h"
-#include "tensor/tensor.h"
+#include <ddl/autograd/scope.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::autograd {
 

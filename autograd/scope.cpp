@@ -6,11 +6,11 @@
 // block ("features") and the innermost module ("features.3") — so the top-level blocks always
 // get one span each and leaf layers nest inside them. Gradient-ready hooks (DDP) fire while a
 // node's gradient is accumulated, so they fall inside the span of the module that owns it.
-#include "autograd/scope.h"
-
 #include <map>
 #include <mutex>
 #include <string>
+
+#include <ddl/autograd/scope.h>
 
 namespace ddl::autograd {
 namespace detail {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "trace/trace.h"
+#include <ddl/trace/trace.h>
 
 namespace ddl::autograd {
 

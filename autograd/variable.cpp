@@ -1,9 +1,8 @@
 // Variable handle methods (the differentiable views live in ops/view.cpp).
-#include "autograd/variable.h"
-
-#include "autograd/engine.h"
-#include "autograd/variable_impl.h"
-#include "tensor/elementwise.h"
+#include <ddl/autograd/engine.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/autograd/variable_impl.h>
+#include <ddl/tensor/elementwise.h>
 
 namespace ddl {
 

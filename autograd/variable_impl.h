@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string>
 
-#include "autograd/node.h"
-#include "autograd/variable.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -2,13 +2,13 @@
 // the free function of the same op, qualified with ddl:: because inside a
 // member the unqualified name would find the member itself. x.max() and x.min()
 // live beside amax in autograd/ops/reduce.cpp.
-#include "autograd/ops/compare.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/ops/scan.h"
-#include "autograd/ops/softmax.h"
-#include "autograd/ops/sort.h"
-#include "autograd/variable.h"
+#include <ddl/autograd/ops/compare.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/scan.h>
+#include <ddl/autograd/ops/softmax.h>
+#include <ddl/autograd/ops/sort.h>
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -10,10 +10,10 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/anomaly.h"
-#include "autograd/grad.h"
 #include "bench/bench_util.h"
-#include "ddl.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/ddl.h>
 
 namespace {
 

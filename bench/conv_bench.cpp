@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "tensor/ops.h"
+#include <ddl/tensor/ops.h>
 
 namespace {
 

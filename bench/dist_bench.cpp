@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/sync/common.h"
-#include "dist/sync/ring.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/sync/common.h>
+#include <ddl/dist/sync/ring.h>
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "ddl.h"
-#include "tensor/cpu/sgemm.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/cpu/sgemm.h>
 
 int gemm_bench_main(int argc, char** argv) {
   const int threads = ddl::bench::threads_arg(argc, argv, ddl::get_num_threads());

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "data/data.h"
-#include "tensor/ops.h"
+#include <ddl/data/data.h>
+#include <ddl/tensor/ops.h>
 
 int loader_bench_main(int argc, char** argv) {
   using namespace ddl;

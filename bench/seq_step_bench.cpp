@@ -10,7 +10,7 @@
 
 #include "apps/examples/char_lm/models.h"
 #include "bench/bench_util.h"
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 int seq_step_main(int argc, char** argv) {
   char_lm::ModelConfig cfg;

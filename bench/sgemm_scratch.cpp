@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/cpu/sgemm.h"
+#include <ddl/tensor/cpu/sgemm.h>
 
 using ddl::cpu::sgemm;
 using Clock = std::chrono::steady_clock;

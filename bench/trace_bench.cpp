@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "ddl.h"
-#include "trace/snapshot.h"
-#include "trace/trace.h"
+#include <ddl/ddl.h>
+#include <ddl/trace/snapshot.h>
+#include <ddl/trace/trace.h>
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "bench/bench_util.h"
-#include "ddl.h"
-#include "dist/trace_merge.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/trace_merge.h>
 
 int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";

@@ -1,10 +1,9 @@
 // CIFAR binary readers: every file must be a whole number of fixed-size records.
-#include "data/cifar.h"
-
 #include <cstring>
 
-#include "data/file_io.h"
-#include "tensor/factory.h"
+#include <ddl/data/cifar.h>
+#include <ddl/data/file_io.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "data/dataset.h"
+#include <ddl/data/dataset.h>
 
 namespace ddl::data {
 

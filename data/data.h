@@ -2,12 +2,12 @@
 // Depends on tensor/ only. See docs/data.md.
 #pragma once
 
-#include "data/cifar.h"
-#include "data/dataloader.h"
-#include "data/dataset.h"
-#include "data/dataset_ops.h"
-#include "data/image_folder.h"
-#include "data/mnist.h"
-#include "data/sampler.h"
-#include "data/synthetic.h"
-#include "data/transforms.h"
+#include <ddl/data/cifar.h>
+#include <ddl/data/dataloader.h>
+#include <ddl/data/dataset.h>
+#include <ddl/data/dataset_ops.h>
+#include <ddl/data/image_folder.h>
+#include <ddl/data/mnist.h>
+#include <ddl/data/sampler.h>
+#include <ddl/data/synthetic.h>
+#include <ddl/data/transforms.h>

@@ -1,6 +1,4 @@
 // DataLoader: batching, collation and the worker threads.
-#include "data/dataloader.h"
-
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -9,10 +7,11 @@
 #include <mutex>
 #include <thread>
 
-#include "tensor/devices.h"
-#include "tensor/factory.h"
-#include "trace/thread_name.h"
-#include "trace/trace.h"
+#include <ddl/data/dataloader.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/thread_name.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::data {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "data/dataset.h"
-#include "data/sampler.h"
+#include <ddl/data/dataset.h>
+#include <ddl/data/sampler.h>
 
 namespace ddl::data {
 

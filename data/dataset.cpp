@@ -1,5 +1,5 @@
 // Dataset's transform plumbing and TensorDataset.
-#include "data/dataset.h"
+#include <ddl/data/dataset.h>
 
 namespace ddl::data {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "data/transforms.h"
-#include "tensor/tensor.h"
+#include <ddl/data/transforms.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::data {
 

@@ -1,11 +1,10 @@
 // Subset, random_split and ConcatDataset.
-#include "data/dataset_ops.h"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "tensor/random.h"
+#include <ddl/data/dataset_ops.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl::data {
 

@@ -1,7 +1,5 @@
 // read_file: gzread in 1 MiB steps (it passes plain files through unchanged), never
 // past a cap, so a small gzip bomb cannot take gigabytes before it is refused.
-#include "data/file_io.h"
-
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,7 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tensor/error.h"
+#include <ddl/data/file_io.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::data::detail {
 

@@ -2,8 +2,6 @@
 // every other format through stb_image after ddl's own header checks (libstb holds the
 // implementation: STB_IMAGE_IMPLEMENTATION must not be defined here). stbi_load_from_memory
 // is thread-safe as long as nobody flips stb's global settings.
-#include "data/image_folder.h"
-
 #include <stb_image.h>
 
 #include <algorithm>
@@ -12,9 +10,10 @@
 #include <filesystem>
 #include <limits>
 
-#include "data/file_io.h"
-#include "data/jpeg_decode.h"
-#include "tensor/factory.h"
+#include <ddl/data/file_io.h>
+#include <ddl/data/image_folder.h>
+#include <ddl/data/jpeg_decode.h>
+#include <ddl/tensor/factory.h>
 
 namespace fs = std::filesystem;
 

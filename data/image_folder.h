@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "data/dataset.h"
+#include <ddl/data/dataset.h>
 
 namespace ddl::data {
 

@@ -2,19 +2,19 @@
 // bounds on crafted JPEG Huffman data (found by tests/fuzz/fuzz_image), so JPEGs no longer
 // reach stb. Error handling follows libjpeg's example.c (its "Tips" section on setjmp):
 // error_exit longjmps back here instead of calling exit(), and the message is kept.
-#include "data/jpeg_decode.h"
-
 #include <csetjmp>
 #include <cstdio>  // before jpeglib.h, which uses FILE without including it
 #include <memory>
+
+#include <ddl/data/jpeg_decode.h>
 
 // clang-format off
 #include <jpeglib.h>
 #include <jerror.h>
 // clang-format on
 
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::data::detail {
 namespace {

@@ -1,12 +1,11 @@
 // IDX parsing: a 4-byte big-endian magic (0x00000803 images, 0x00000801
 // labels), big-endian extents, then raw uint8 data in row-major order.
-#include "data/mnist.h"
-
 #include <algorithm>
 #include <cstring>
 
-#include "data/file_io.h"
-#include "tensor/factory.h"
+#include <ddl/data/file_io.h>
+#include <ddl/data/mnist.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "data/dataset.h"
+#include <ddl/data/dataset.h>
 
 namespace ddl::data {
 

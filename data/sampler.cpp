@@ -1,11 +1,10 @@
 // Sampler implementations. See Note [Distributed partition] in sampler.h.
-#include "data/sampler.h"
-
 #include <numeric>
 #include <random>
 
-#include "tensor/factory.h"
-#include "tensor/random.h"
+#include <ddl/data/sampler.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl::data {
 namespace {

@@ -1,10 +1,9 @@
 // SyntheticDataset: prototypes from Philox at construction, noise per example.
-#include "data/synthetic.h"
-
 #include <algorithm>
 #include <cstring>
 
-#include "tensor/factory.h"
+#include <ddl/data/synthetic.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -4,7 +4,7 @@
 // with fresh uniform noise, so a classifier can learn it but not trivially.
 #pragma once
 
-#include "data/dataset.h"
+#include <ddl/data/dataset.h>
 
 namespace ddl::data {
 

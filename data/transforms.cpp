@@ -1,14 +1,13 @@
 // Transform kernels: plain loops over contiguous [C, H, W] buffers, run per
 // sample inside loader threads (never parallel_for: the loader already runs one
 // sample per thread, and nested OpenMP teams would oversubscribe the cores).
-#include "data/transforms.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
-#include "tensor/factory.h"
+#include <ddl/data/transforms.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/random.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::data {
 

@@ -1,10 +1,9 @@
 // all_gather_records, rank_lines_message and broadcast_bytes (see agreement.h).
-#include "dist/agreement.h"
-
 #include <algorithm>
 #include <cstring>
 
-#include "tensor/factory.h"
+#include <ddl/dist/agreement.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::dist {
 

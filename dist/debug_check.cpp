@@ -12,13 +12,12 @@
 // on 8 ranks: ~160 MB). That is the price of debug mode only; DDL_DEBUG=0 touches no store.
 // Each check synchronises the ranks, so a rank that never arrives (died, hangs, or stopped
 // calling collectives) is named at the timeout; one that skipped a call shows as a mismatch.
-#include "dist/debug_check.h"
-
 #include <cstdlib>
 #include <exception>
 
-#include "dist/agreement.h"
-#include "tensor/error.h"
+#include <ddl/dist/agreement.h>
+#include <ddl/dist/debug_check.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

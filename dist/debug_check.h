@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/store/store.h"
-#include "tensor/tensor.h"
+#include <ddl/dist/store/store.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::dist::detail {
 

@@ -1,14 +1,14 @@
 // ddl::dist in one include: stores, process groups, init_process_group.
 #pragma once
 
-#include "dist/ddp/ddp.h"
-#include "dist/env.h"
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/init.h"
-#include "dist/process_group.h"
-#include "dist/store/file_store.h"
-#include "dist/store/store.h"
-#include "dist/store/tcp_store.h"
-#include "dist/sync/sync.h"
-#include "dist/trace_merge.h"
-#include "dist/work.h"
+#include <ddl/dist/ddp/ddp.h>
+#include <ddl/dist/env.h>
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/init.h>
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/file_store.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/dist/sync/sync.h>
+#include <ddl/dist/trace_merge.h>
+#include <ddl/dist/work.h>

@@ -1,7 +1,5 @@
 // Reading the launch environment and the job token (see env.h). Per-job tokens are derived
 // from a per-user secret with HMAC-SHA-256 (store/sha256.h), no general crypto.
-#include "dist/env.h"
-
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/random.h>
@@ -16,8 +14,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dist/store/sha256.h"
-#include "tensor/error.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/store/sha256.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

@@ -1,6 +1,4 @@
 // init_process_group and the default group (see init.h).
-#include "dist/init.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -8,13 +6,14 @@
 #include <mutex>
 #include <thread>
 
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/process_group_auto.h"
-#include "dist/store/file_store.h"
-#include "dist/store/tcp_store.h"
-#include "dist/store/torch_store.h"
-#include "tensor/devices.h"
-#include "tensor/error.h"
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/init.h>
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/dist/store/file_store.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/dist/store/torch_store.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

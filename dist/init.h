@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "dist/env.h"
-#include "dist/process_group.h"
-#include "dist/store/store.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
 

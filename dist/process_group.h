@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "dist/store/store.h"
-#include "dist/work.h"
-#include "tensor/tensor.h"
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/work.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::dist {
 

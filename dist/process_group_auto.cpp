@@ -1,11 +1,10 @@
 // ProcessGroupAuto: per-call dispatch on the tensors' device (see process_group_auto.h).
-#include "dist/process_group_auto.h"
-
 #include <exception>
 #include <mutex>
 #include <utility>
 
-#include "tensor/error.h"
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <memory>
 
-#include "dist/process_group.h"
+#include <ddl/dist/process_group.h>
 
 namespace ddl::dist {
 

@@ -5,8 +5,6 @@
 // most (t1 - t0) / 2 whatever the delays on the way; the shortest of several rounds wins.
 // Clocks drift apart (~10 ppm is common: 36 ms an hour), so start_trace estimates once
 // before the trace and write_trace once after it, and times in between are interpolated.
-#include "dist/trace_merge.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,12 +18,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "dist/init.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
-#include "trace/atomic_file.h"
-#include "trace/json_writer.h"
-#include "trace/snapshot.h"
+#include <ddl/dist/init.h>
+#include <ddl/dist/trace_merge.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/atomic_file.h>
+#include <ddl/trace/json_writer.h>
+#include <ddl/trace/snapshot.h>
 
 namespace ddl::dist {
 namespace {

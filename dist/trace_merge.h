@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "dist/process_group.h"
-#include "dist/store/store.h"
-#include "trace/clock_map.h"
-#include "trace/trace.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/trace/clock_map.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

@@ -1,10 +1,10 @@
 // Replays of the collective schedules for the byte counters (see traffic.h). The segment
 // arithmetic mirrors gloo/allreduce.cc and gloo/reduce.cc of the 2022 snapshot.
-#include "dist/traffic.h"
-
 #include <sys/types.h>
 
 #include <algorithm>
+
+#include <ddl/dist/traffic.h>
 
 namespace ddl::dist::detail {
 namespace {

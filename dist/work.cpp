@@ -1,9 +1,8 @@
 // Work handles (see work.h).
-#include "dist/work.h"
-
 #include <vector>
 
-#include "tensor/error.h"
+#include <ddl/dist/work.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -1,7 +1,7 @@
 // The few activation-module members that are not one-liners.
-#include "nn/activation.h"
-
 #include <sstream>
+
+#include <ddl/nn/activation.h>
 
 namespace ddl::nn {
 

@@ -1,8 +1,8 @@
 // The members of nn/activation_more.h's modules that are not one-liners: argument checks
 // (as the functions', at construction), PReLU's parameter, and extra_repr as PyTorch prints it.
-#include "nn/activation_more.h"
-
 #include <sstream>
+
+#include <ddl/nn/activation_more.h>
 
 namespace ddl::nn {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -2,15 +2,14 @@
 // output projection, following torch.nn.functional.multi_head_attention_forward
 // (PyTorch 1.13) step for step, including scaling q before the product and
 // applying dropout to the returned weights.
-#include "nn/attention.h"
-
 #include <cmath>
 #include <limits>
 #include <sstream>
 
-#include "nn/init.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/nn/attention.h>
+#include <ddl/nn/init.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

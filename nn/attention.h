@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

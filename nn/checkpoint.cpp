@@ -1,10 +1,9 @@
 // Module state <-> safetensors.
-#include "nn/checkpoint.h"
-
 #include <cmath>
 
-#include "nn/safetensors.h"
-#include "tensor/factory.h"
+#include <ddl/nn/checkpoint.h>
+#include <ddl/nn/safetensors.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "nn/module.h"
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -1,5 +1,5 @@
 // ModuleList and ModuleDict: registration, lookup, and clone (element by element).
-#include "nn/container.h"
+#include <ddl/nn/container.h>
 
 namespace ddl::nn {
 

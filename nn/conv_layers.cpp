@@ -1,10 +1,9 @@
 // Conv1d and ConvTranspose2d: parameter shapes, checks, forward, printing.
-#include "nn/conv_layers.h"
-
 #include <sstream>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/conv_layers.h>
+#include <ddl/nn/init.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

@@ -3,9 +3,9 @@
 // as PyTorch does (kaiming_uniform(a = sqrt(5)) weight, U(±1/sqrt(fan_in)) bias).
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "nn/size2.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/size2.h>
 
 namespace ddl::nn {
 

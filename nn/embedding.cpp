@@ -1,8 +1,7 @@
 // Embedding: construction (N(0, 1) as PyTorch, padding row zeroed) and printing.
-#include "nn/embedding.h"
-
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/embedding.h>
+#include <ddl/nn/init.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

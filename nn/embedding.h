@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

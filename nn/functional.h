@@ -1,7 +1,7 @@
 // ddl::nn::functional: the layers' operations as plain functions, like torch.nn.functional.
 #pragma once
 
-#include "autograd/functions.h"
+#include <ddl/autograd/functions.h>
 
 namespace ddl::nn::functional {
 

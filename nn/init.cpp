@@ -1,7 +1,7 @@
 // Initialisation formulas of torch.nn.init.
-#include "nn/init.h"
-
 #include <cmath>
+
+#include <ddl/nn/init.h>
 
 namespace ddl::nn::init {
 

@@ -1,10 +1,9 @@
 // The standard layers' construction, forward and printing.
-#include "nn/layers.h"
-
 #include <sstream>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/init.h>
+#include <ddl/nn/layers.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

@@ -1,7 +1,7 @@
 // The weighted loss modules: their weights are registered buffers, so they
 // move with .to(device) and appear in state_dict as in PyTorch. Their clone()
 // rebuilds the module from its configuration and copies the buffers' values.
-#include "nn/losses.h"
+#include <ddl/nn/losses.h>
 
 namespace ddl::nn {
 

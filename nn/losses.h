@@ -3,8 +3,8 @@
 // nn/layers.h. Weight tensors are buffers; every loss module clones (clone()).
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

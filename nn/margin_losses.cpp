@@ -1,6 +1,6 @@
 // The weighted margin-loss modules: weights are registered buffers (they follow .to(device) and
 // appear in state_dict, as in PyTorch); clone() rebuilds from the options and copies the buffers.
-#include "nn/margin_losses.h"
+#include <ddl/nn/margin_losses.h>
 
 namespace ddl::nn {
 

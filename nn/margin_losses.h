@@ -5,8 +5,8 @@
 // buffers, as in PyTorch.
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -1,9 +1,8 @@
 // Module registration, traversal and printing.
-#include "nn/module.h"
-
 #include <unordered_set>
 
-#include "autograd/grad_mode.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/anomaly.h"
-#include "autograd/scope.h"
-#include "autograd/variable.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/scope.h>
+#include <ddl/autograd/variable.h>
 
 namespace ddl::nn {
 

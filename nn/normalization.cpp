@@ -1,10 +1,9 @@
 // LayerNorm and GroupNorm: construction, forward, printing. The math is in
 // autograd/ops/layer_norm.cpp.
-#include "nn/normalization.h"
-
 #include <sstream>
 
-#include "tensor/factory.h"
+#include <ddl/nn/normalization.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

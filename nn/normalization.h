@@ -3,8 +3,8 @@
 // BatchNorm is in layers.h.
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

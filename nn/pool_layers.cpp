@@ -1,7 +1,7 @@
 // Upsample's constructors and printing (AdaptiveMaxPool2d is header-only).
-#include "nn/pool_layers.h"
-
 #include <sstream>
+
+#include <ddl/nn/pool_layers.h>
 
 namespace ddl::nn {
 

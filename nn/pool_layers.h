@@ -5,9 +5,9 @@
 #include <array>
 #include <optional>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "nn/size2.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/nn/size2.h>
 
 namespace ddl::nn {
 

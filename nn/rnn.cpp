@@ -1,14 +1,13 @@
 // LSTM, GRU and their cells: parameter registration with PyTorch's names, the
 // stacking of layers and directions, batch_first and unbatched inputs. The
 // recurrence itself is autograd/ops/rnn.cpp.
-#include "nn/rnn.h"
-
 #include <cmath>
 #include <functional>
 #include <sstream>
 
-#include "nn/init.h"
-#include "tensor/factory.h"
+#include <ddl/nn/init.h>
+#include <ddl/nn/rnn.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::nn {
 

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::nn {
 

@@ -1,7 +1,5 @@
 // safetensors reading and writing, with every header field validated so a
 // truncated or garbage file gives an error, never a crash or silent garbage.
-#include "nn/safetensors.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,8 +15,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tensor/factory.h"
-#include "trace/atomic_file.h"
+#include <ddl/nn/safetensors.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::nn {
 

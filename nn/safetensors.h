@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::nn {
 

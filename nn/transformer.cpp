@@ -1,6 +1,6 @@
 // TransformerEncoderLayer / TransformerEncoder: construction with PyTorch's names,
 // and the post-norm and pre-norm residual forms of torch.nn.TransformerEncoderLayer.
-#include "nn/transformer.h"
+#include <ddl/nn/transformer.h>
 
 namespace ddl::nn {
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "nn/attention.h"
-#include "nn/container.h"
-#include "nn/layers.h"
-#include "nn/normalization.h"
+#include <ddl/nn/attention.h>
+#include <ddl/nn/container.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/normalization.h>
 
 namespace ddl::nn {
 

@@ -1,10 +1,9 @@
 // Adagrad step.
-#include "optim/adagrad.h"
-
-#include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/adagrad.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

@@ -3,7 +3,7 @@
 // weight_decay adds weight_decay * p to g first; s starts at initial_accumulator_value.
 #pragma once
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

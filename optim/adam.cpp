@@ -1,12 +1,11 @@
 // Adam and AdamW steps.
-#include "optim/adam.h"
-
 #include <cmath>
 
-#include "autograd/grad_mode.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/adam.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

@@ -5,7 +5,7 @@
 // amsgrad: Reddi et al., "On the Convergence of Adam and Beyond", ICLR 2018.
 #pragma once
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

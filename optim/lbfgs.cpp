@@ -1,13 +1,12 @@
 // L-BFGS steps, line for line torch.optim.LBFGS.step and its _strong_wolfe (1.13), on flat float64 vectors.
-#include "optim/lbfgs.h"
-
 #include <algorithm>
 #include <cmath>
 #include <tuple>
 #include <utility>
 
-#include "autograd/grad_mode.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/lbfgs.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::optim {
 

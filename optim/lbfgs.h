@@ -10,7 +10,7 @@
 #include <deque>
 #include <functional>
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

@@ -1,15 +1,14 @@
 // LossScaler: unscaling, inf/NaN detection, skipped steps and the scale
 // schedule of torch.cuda.amp.GradScaler (PyTorch 1.13, torch/cuda/amp/grad_scaler.py).
-#include "optim/loss_scaler.h"
-
 #include <cfloat>
 #include <utility>
 #include <vector>
 
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/optim/loss_scaler.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl::optim {
 

@@ -1,8 +1,8 @@
 // Closed-form learning-rate schedules.
-#include "optim/lr_scheduler.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include <ddl/optim/lr_scheduler.h>
 
 namespace ddl::optim {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

@@ -1,7 +1,7 @@
 // OneCycleLR's phases, as PyTorch 1.13 lays them out (phase ends are float step numbers).
-#include "optim/one_cycle.h"
-
 #include <cmath>
+
+#include <ddl/optim/one_cycle.h>
 
 namespace ddl::optim {
 

@@ -5,7 +5,7 @@
 // batch; closed form in the step count, so resuming at step k gives the same values.
 #pragma once
 
-#include "optim/lr_scheduler.h"
+#include <ddl/optim/lr_scheduler.h>
 
 namespace ddl::optim {
 

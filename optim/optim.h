@@ -1,14 +1,14 @@
 // Everything in optim/.
 #pragma once
 
-#include "optim/adagrad.h"
-#include "optim/adam.h"
-#include "optim/lbfgs.h"
-#include "optim/loss_scaler.h"
-#include "optim/lr_scheduler.h"
-#include "optim/one_cycle.h"
-#include "optim/optimizer.h"
-#include "optim/plateau.h"
-#include "optim/rmsprop.h"
-#include "optim/sgd.h"
-#include "optim/state.h"
+#include <ddl/optim/adagrad.h>
+#include <ddl/optim/adam.h>
+#include <ddl/optim/lbfgs.h>
+#include <ddl/optim/loss_scaler.h>
+#include <ddl/optim/lr_scheduler.h>
+#include <ddl/optim/one_cycle.h>
+#include <ddl/optim/optimizer.h>
+#include <ddl/optim/plateau.h>
+#include <ddl/optim/rmsprop.h>
+#include <ddl/optim/sgd.h>
+#include <ddl/optim/state.h>

@@ -1,12 +1,11 @@
 // Optimizer groups, state save/restore, gradient clipping.
-#include "optim/optimizer.h"
-
 #include <charconv>
 #include <cmath>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/optim/optimizer.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl::optim {
 

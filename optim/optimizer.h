@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl::optim {
 

@@ -1,9 +1,9 @@
 // ReduceLROnPlateau's bookkeeping, step for step as PyTorch 1.13's.
-#include "optim/plateau.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include <ddl/optim/plateau.h>
 
 namespace ddl::optim {
 

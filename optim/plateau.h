@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

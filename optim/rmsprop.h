@@ -5,7 +5,7 @@
 // weight_decay adds weight_decay * p to g first (L2, not decoupled).
 #pragma once
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

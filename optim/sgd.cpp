@@ -1,9 +1,8 @@
 // SGD step.
-#include "optim/sgd.h"
-
-#include "autograd/grad_mode.h"
-#include "tensor/sgd_update.h"
-#include "trace/trace.h"
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/optim/sgd.h>
+#include <ddl/tensor/sgd_update.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::optim {
 

@@ -3,7 +3,7 @@
 //   d = nesterov ? d + momentum * b : b;  p -= lr * d
 #pragma once
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

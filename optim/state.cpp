@@ -1,7 +1,6 @@
 // Optimizer state <-> safetensors.
-#include "optim/state.h"
-
-#include "nn/safetensors.h"
+#include <ddl/nn/safetensors.h>
+#include <ddl/optim/state.h>
 
 namespace ddl::optim {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "optim/optimizer.h"
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::optim {
 

@@ -1,12 +1,11 @@
 // Confusion matrix and scikit-learn style classification report. Every class in
 // [0, num_classes) is reported, as scikit-learn does when given labels=range(C).
-#include "report/classification_report.h"
-
 #include <algorithm>
 #include <cstdio>
 
-#include "dist/process_group.h"
-#include "tensor/factory.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/report/classification_report.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::report {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::dist {
 class ProcessGroup;

@@ -1,12 +1,11 @@
 // HtmlReport: appends escaped HTML fragments; the page's style sheet is inline.
-#include "report/html_report.h"
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "tensor/error.h"
-#include "trace/atomic_file.h"
+#include <ddl/report/html_report.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::report {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "report/svg_chart.h"
+#include <ddl/report/svg_chart.h>
 
 namespace ddl::report {
 

@@ -1,6 +1,4 @@
 // MetricsLog: JSON lines through nlohmann::json, one fwrite + fflush per event.
-#include "report/metrics_log.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,8 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "tensor/error.h"
-#include "trace/atomic_file.h"
+#include <ddl/report/metrics_log.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::report {
 namespace {

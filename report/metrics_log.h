@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dist/process_group.h"
-#include "report/step_timer.h"
-#include "report/worker_metrics.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/report/step_timer.h>
+#include <ddl/report/worker_metrics.h>
 
 namespace ddl::report {
 

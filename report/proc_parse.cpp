@@ -1,12 +1,12 @@
 // Parsers for /proc/self/stat, /proc/self/status, /proc/net/dev, /proc/self/io, and the
 // cgroup files that say whether this process's CPU is throttled (cgroups(7)).
 // Plain string scanning: no regex, no exceptions escape (malformed text → nullopt).
-#include "report/proc_parse.h"
-
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include <ddl/report/proc_parse.h>
 
 namespace ddl::report {
 namespace {

@@ -1,6 +1,4 @@
 // ProgressBar: carriage return + "erase line" (ESC [K) redraws; throttled to 10 Hz.
-#include "report/progress.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <ddl/report/progress.h>
 
 namespace ddl::report {
 

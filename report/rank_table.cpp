@@ -1,13 +1,12 @@
 // Per-rank summary: pack to doubles, all_gather as one float64 tensor, print aligned.
-#include "report/rank_table.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "dist/process_group.h"
-#include "tensor/factory.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/report/rank_table.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::report {
 namespace {

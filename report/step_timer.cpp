@@ -11,11 +11,10 @@
 // waits: a closed step is queued until resolve(), which the caller runs after a sync it
 // does anyway (reading the loss), so the events are already reached. On the CPU the
 // marks are host-clock readings and the result is what StepTimer() measures.
-#include "report/step_timer.h"
-
 #include <algorithm>
 
-#include "trace/trace.h"
+#include <ddl/report/step_timer.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::report {
 namespace {

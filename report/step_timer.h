@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/device_timer.h"
+#include <ddl/tensor/device_timer.h>
 
 namespace ddl::report {
 

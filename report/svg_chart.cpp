@@ -1,13 +1,13 @@
 // SVG drawing for the report's charts: a fixed 760x360 canvas, the plot area on the left,
 // the legend on the right, ticks at round values. Hover values come from SVG <title>
 // elements (the browser's own tooltip), so nothing needs JavaScript.
-#include "report/svg_chart.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
+
+#include <ddl/report/svg_chart.h>
 
 namespace ddl::report {
 namespace {

@@ -1,7 +1,7 @@
 // training_report(): the run's charts and tables, from the caller's own measurements.
-#include "report/training_report.h"
-
 #include <cmath>
+
+#include <ddl/report/training_report.h>
 
 namespace ddl::report {
 

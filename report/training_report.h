@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "dist/process_group.h"
-#include "report/classification_report.h"
-#include "report/html_report.h"
-#include "report/rank_table.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/report/classification_report.h>
+#include <ddl/report/html_report.h>
+#include <ddl/report/rank_table.h>
 
 namespace ddl::report {
 

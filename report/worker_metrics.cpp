@@ -1,7 +1,5 @@
 // ResourceSampler: reads /proc through the parsers in proc_parse.h, turns counters into
 // deltas since start, and keeps every sample (one a second is ~100 B: hours fit easily).
-#include "report/worker_metrics.h"
-
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,8 +8,9 @@
 #include <cstdio>
 #include <limits>
 
-#include "tensor/allocator.h"
-#include "trace/thread_name.h"
+#include <ddl/report/worker_metrics.h>
+#include <ddl/tensor/allocator.h>
+#include <ddl/trace/thread_name.h>
 
 namespace ddl::report {
 namespace {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "report/proc_parse.h"
+#include <ddl/report/proc_parse.h>
 
 namespace ddl::report {
 

@@ -1,8 +1,7 @@
 // Adaptive pooling frontends: shape checks, unbatched [C, H, W] input via a
 // batch dim of 1, output allocation and kernel dispatch.
-#include "tensor/adaptive_pool.h"
-
-#include "tensor/factory.h"
+#include <ddl/tensor/adaptive_pool.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

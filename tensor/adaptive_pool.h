@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "tensor/dispatch.h"
-#include "tensor/host_device.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/host_device.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

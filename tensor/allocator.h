@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tensor/device.h"
+#include <ddl/tensor/device.h>
 
 namespace ddl {
 

@@ -1,12 +1,11 @@
 // The caching allocator's bookkeeping: pools of free blocks, best-fit search,
 // splitting and merging. See Note [Caching allocator] in caching_allocator.h.
-#include "tensor/caching_allocator.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <vector>
 
-#include "tensor/error.h"
+#include <ddl/tensor/caching_allocator.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::detail {
 

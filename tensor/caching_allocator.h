@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tensor/allocator.h"
+#include <ddl/tensor/allocator.h>
 
 namespace ddl::detail {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

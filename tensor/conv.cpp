@@ -1,10 +1,9 @@
 // conv2d frontend: validates shapes, dtypes and devices, accepts unbatched
 // [C, H, W] input by adding a batch dim of 1, allocates outputs and calls the
 // device kernel (tensor/cpu/conv2d.cpp). Kernels see contiguous 4-D tensors.
-#include "tensor/conv.h"
-
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // conv_transpose2d frontend: computes the output shape and runs conv2d's
 // input-gradient kernel (any device that has one), then adds the bias; and its
 // two gradients through conv2d's forward and weight-gradient kernels.
-#include "tensor/conv_transpose.h"
-
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/conv_transpose.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdint>
 
-#include "tensor/conv.h"
+#include <ddl/tensor/conv.h>
 
 namespace ddl {
 

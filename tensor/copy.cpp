@@ -1,8 +1,7 @@
 // Frontend of copies and fills.
-#include "tensor/copy.h"
-
-#include "tensor/devices.h"
-#include "tensor/factory_value.h"
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/factory_value.h>
 
 namespace ddl {
 namespace kernels {

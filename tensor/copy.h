@@ -2,8 +2,8 @@
 // and copy_(): converts dtype and crosses devices as needed.
 #pragma once
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

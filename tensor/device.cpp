@@ -1,7 +1,6 @@
 // Device names and parsing, and choosing the current device.
-#include "tensor/device.h"
-
-#include "tensor/error.h"
+#include <ddl/tensor/device.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl {
 

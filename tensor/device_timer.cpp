@@ -1,7 +1,6 @@
 // DeviceMark over the host clock and the public CUDA event API (tensor/devices.h).
-#include "tensor/device_timer.h"
-
-#include "tensor/error.h"
+#include <ddl/tensor/device_timer.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl {
 

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <memory>
 
-#include "tensor/device.h"
-#include "tensor/devices.h"
+#include <ddl/tensor/device.h>
+#include <ddl/tensor/devices.h>
 
 namespace ddl {
 

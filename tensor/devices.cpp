@@ -1,15 +1,14 @@
 // The device registry: the one place that knows which device types this build
 // has. It is the only `#if DDL_HAVE_CUDA` outside tensor/cuda/. In a CUDA build
 // the ddl::cuda API is implemented in tensor/cuda/*.cu; here are its CPU-only stubs.
-#include "tensor/devices.h"
-
 #include <atomic>
 
-#include "ddl_config.h"
-#include "tensor/allocator.h"
+#include <ddl/ddl_config.h>
+#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/devices.h>
 
 #if DDL_HAVE_CUDA
-#include "tensor/cuda/runtime.h"
+#include <ddl/tensor/cuda/runtime.h>
 #endif
 
 namespace ddl {

@@ -4,8 +4,8 @@
 // that needs a GPU throws ddl::Error saying so; queries return 0/false.
 #pragma once
 
-#include "tensor/allocator.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

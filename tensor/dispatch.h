@@ -8,8 +8,8 @@
 // device touches its own folder and tensor/devices.cpp, nowhere else.
 #pragma once
 
-#include "tensor/device.h"
-#include "tensor/error.h"
+#include <ddl/tensor/device.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl {
 

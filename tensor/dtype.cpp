@@ -1,5 +1,5 @@
 // DType names, sizes and promotion.
-#include "tensor/dtype.h"
+#include <ddl/tensor/dtype.h>
 
 namespace ddl {
 

@@ -9,8 +9,8 @@
 #include <ostream>
 #include <utility>
 
-#include "tensor/error.h"
-#include "tensor/half.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/half.h>
 
 namespace ddl {
 

@@ -1,11 +1,10 @@
 // einsum on tensors, and the equation parser both frontends share.
-#include "tensor/einsum.h"
-
 #include <cctype>
 
-#include "tensor/einsum_impl.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/einsum.h>
+#include <ddl/tensor/einsum_impl.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 namespace detail {

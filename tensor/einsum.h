@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

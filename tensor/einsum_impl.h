@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::detail {
 

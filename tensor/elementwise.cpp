@@ -1,14 +1,13 @@
 // Frontends of the elementwise ops: broadcast, promote, allocate, dispatch.
-#include "tensor/elementwise.h"
-
 #include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
 
-#include "tensor/elementwise_kernel.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/elementwise_kernel.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 namespace kernels {

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -3,8 +3,8 @@
 // done once. Not a public API.
 #pragma once
 
-#include "tensor/functors.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/functors.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::detail {
 

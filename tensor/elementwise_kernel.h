@@ -1,9 +1,9 @@
 // Kernel slots of the elementwise ops (see Note [Kernel dispatch]).
 #pragma once
 
-#include "tensor/dispatch.h"
-#include "tensor/functors.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/functors.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::kernels {
 

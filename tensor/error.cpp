@@ -1,5 +1,5 @@
 // Throwing helpers kept out of line so DDL_CHECK stays cheap at call sites.
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::detail {
 

@@ -1,15 +1,14 @@
 // Factories: allocation plus a fill or a copy.
-#include "tensor/factory.h"
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
 
-#include "tensor/checked_shape.h"
-#include "tensor/copy.h"
-#include "tensor/factory_value.h"
+#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/factory_value.h>
 
 namespace ddl {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tensor/dtype.h"
+#include <ddl/tensor/dtype.h>
 
 namespace ddl::detail {
 

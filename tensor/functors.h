@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tensor/host_device.h"
+#include <ddl/tensor/host_device.h>
 
 namespace ddl {
 

@@ -5,12 +5,12 @@
 // only walk memory; every operand must already be on self's device.
 #include <cmath>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/factory_value.h"
-#include "tensor/indexing.h"
-#include "tensor/join.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/factory_value.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/join.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

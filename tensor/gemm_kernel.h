@@ -2,8 +2,8 @@
 // (see Note [Kernel dispatch]). Pointers are device pointers of `dtype` elements.
 #pragma once
 
-#include "tensor/dispatch.h"
-#include "tensor/dtype.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/dtype.h>
 
 namespace ddl::kernels {
 

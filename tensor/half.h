@@ -10,7 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "tensor/host_device.h"
+#include <ddl/tensor/host_device.h>
 
 // Note [Half compute]
 // ddl keeps no arithmetic in 16 bits. An op given float16/bfloat16 tensors

@@ -8,15 +8,14 @@
 // and then places B's dims as NumPy does: where the indexed dims were when they
 // were adjacent, first otherwise. Writing runs the same mapping backwards.
 // The offsets are computed with elementwise ops, so this file runs on every device.
-#include "tensor/indexing.h"
-
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/factory_value.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/factory_value.h>
+#include <ddl/tensor/indexing.h>
 
 namespace ddl {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

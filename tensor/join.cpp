@@ -1,8 +1,7 @@
 // cat/stack allocate the result and copy each input into its slice of it with
 // copy_ (so they run wherever the copy kernel does); split/chunk are narrow().
-#include "tensor/join.h"
-
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/join.h>
 
 namespace ddl {
 

@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

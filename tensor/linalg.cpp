@@ -1,16 +1,15 @@
 // matmul and linear: shape checks, batch broadcasting, and reading transposed
 // views in place (a [K, M] view with strides [1, K] is passed as trans_a).
-#include "tensor/linalg.h"
-
 #include <algorithm>
 #include <type_traits>
 #include <vector>
 
-#include "tensor/checked_shape.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/functors.h"
-#include "tensor/gemm_kernel.h"
+#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/functors.h>
+#include <ddl/tensor/gemm_kernel.h>
+#include <ddl/tensor/linalg.h>
 
 namespace ddl {
 namespace kernels {

@@ -1,7 +1,7 @@
 // Matrix products on the device's GEMM (Eigen/ddl's sgemm on CPU).
 #pragma once
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

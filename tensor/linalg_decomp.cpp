@@ -1,8 +1,6 @@
 // inverse, det, solve, cholesky, qr, svd (tensor/linalg_decomp.h): one Eigen call per matrix of
 // the batch, in the input's precision (16-bit inputs in float32, rounded once). Error wording follows torch.linalg's
 // where it can.
-#include "tensor/linalg_decomp.h"
-
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/LU>
@@ -11,8 +9,9 @@
 #include <cmath>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/linalg_decomp.h>
 
 namespace ddl {
 

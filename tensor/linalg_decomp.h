@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

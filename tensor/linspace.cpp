@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

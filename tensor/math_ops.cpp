@@ -1,16 +1,15 @@
 // Frontends of tensor/math_ops.h: each reaches the shared elementwise machinery (elementwise_impl.h)
 // with its functor (functors.h), or composes elementwise.h's ops where PyTorch's formula does.
-#include "tensor/math_ops.h"
-
 #include <cmath>
 #include <optional>
 #include <type_traits>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/elementwise_impl.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/elementwise_impl.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/math_ops.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

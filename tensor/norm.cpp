@@ -1,10 +1,9 @@
 // batch_norm frontend: checks shapes and dtypes, views x as [N, C, S], makes
 // buffers contiguous and calls the device kernel (tensor/cpu/batch_norm.cpp).
-#include "tensor/norm.h"
-
 #include <initializer_list>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/norm.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(batch_norm_forward_kernel, BatchNormForwardFn);

@@ -7,8 +7,8 @@
 
 #include <array>
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -1,11 +1,10 @@
 // OpenMP-backed thread control. Without OpenMP everything runs on one thread.
-#include "tensor/parallel.h"
-
 #include <algorithm>
 #include <thread>
 
-#include "tensor/error.h"
-#include "trace/thread_name.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/parallel.h>
+#include <ddl/trace/thread_name.h>
 
 #ifdef _OPENMP
 #include <omp.h>

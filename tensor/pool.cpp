@@ -1,11 +1,10 @@
 // Pooling frontends: parameter and shape checks (PyTorch's rules), unbatched
 // [C, H, W] input via a batch dim of 1, output allocation, kernel dispatch
 // (tensor/cpu/pool.cpp).
-#include "tensor/pool.h"
-
 #include <numeric>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/pool.h>
 
 namespace ddl {
 

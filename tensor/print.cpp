@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 namespace {

@@ -3,15 +3,14 @@
 // thread may compute any element: results never depend on the thread count, and
 // a CUDA tensor is drawn on its GPU with the same numbers (tensor/cuda/random.cu).
 // randperm shuffles on the CPU (Fisher-Yates is sequential) and copies.
-#include "tensor/random.h"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "tensor/elementwise.h"
-#include "tensor/parallel.h"
-#include "tensor/random_functors.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/random.h>
+#include <ddl/tensor/random_functors.h>
 
 namespace ddl {
 

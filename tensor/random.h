@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <mutex>
 
-#include "tensor/dispatch.h"
-#include "tensor/factory.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

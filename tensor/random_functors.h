@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/functors.h"  // DDL_HOST_DEVICE
+#include <ddl/tensor/functors.h>  // DDL_HOST_DEVICE
 
 namespace ddl::random_math {
 

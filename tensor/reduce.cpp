@@ -1,13 +1,12 @@
 // Frontends of the reductions: move the reduced dims last, view the input as
 // [outer, inner] and reduce each row (see Note [Deterministic sums]).
-#include "tensor/reduce.h"
-
 #include <algorithm>
 
-#include "tensor/elementwise.h"
-#include "tensor/extreme.h"
-#include "tensor/factory.h"
-#include "tensor/reduce_kernel.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/extreme.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/reduce_kernel.h>
 
 namespace ddl {
 namespace kernels {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "tensor/tensor.h"
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

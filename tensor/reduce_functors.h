@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tensor/functors.h"  // DDL_HOST_DEVICE
+#include <ddl/tensor/functors.h>  // DDL_HOST_DEVICE
 
 namespace ddl {
 

@@ -1,8 +1,8 @@
 // Kernel slot of the reductions (see Note [Kernel dispatch]).
 #pragma once
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::kernels {
 

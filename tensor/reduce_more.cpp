@@ -1,14 +1,13 @@
 // prod, std, logsumexp, norm, all, any, equal (tensor/reduce_more.h): compositions of sum, amax,
 // amin and var, except prod, a small host loop.
-#include "tensor/reduce_more.h"
-
 #include <cmath>
 #include <limits>
 
-#include "tensor/elementwise.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/reduce_more.h>
 
 namespace ddl {
 

@@ -1,8 +1,7 @@
 // roll and tile on Tensors (the shared templates are in roll_tile.h).
-#include "tensor/roll_tile.h"
-
-#include "tensor/join.h"
-#include "tensor/shape_ops.h"
+#include <ddl/tensor/join.h>
+#include <ddl/tensor/roll_tile.h>
+#include <ddl/tensor/shape_ops.h>
 
 namespace ddl {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/shape.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/shape.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -1,11 +1,10 @@
 // Scan frontends: the scanned dim is viewed as the middle of [outer, n, inner]
 // (after a contiguous copy in the output dtype), and the device kernel scans
 // each (outer, inner) line (tensor/cpu/scan.cpp, tensor/cuda/scan.cu).
-#include "tensor/scan.h"
-
 #include <algorithm>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/scan.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(scan_kernel, ScanFn);

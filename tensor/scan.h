@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -1,8 +1,7 @@
 // sgd_update_ frontend: checks the operands, then takes the device's kernel when
 // the fused preconditions hold, the composite otherwise (tensor/sgd_update.h).
-#include "tensor/sgd_update.h"
-
-#include "tensor/elementwise.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/sgd_update.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(sgd_update_kernel, SgdUpdateFn);

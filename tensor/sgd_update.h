@@ -4,8 +4,8 @@
 // run, so CPU results are those ops' bits. No autograd here: w changes in place.
 #pragma once
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

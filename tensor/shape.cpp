@@ -1,10 +1,9 @@
 // Shape helpers: numel, printing, strides, dim wrapping, broadcasting.
-#include "tensor/shape.h"
-
 #include <sstream>
 
-#include "tensor/checked_shape.h"
-#include "tensor/error.h"
+#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/shape.h>
 
 namespace ddl {
 

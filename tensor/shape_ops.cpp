@@ -1,13 +1,12 @@
 // repeat is an expand of an interleaved view followed by one copy; flip and the
 // reflect/replicate pads are index_select with computed positions; constant pad
 // fills and copies the overlapping region.
-#include "tensor/shape_ops.h"
-
 #include <algorithm>
 
-#include "tensor/checked_shape.h"
-#include "tensor/factory.h"
-#include "tensor/indexing.h"
+#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/shape_ops.h>
 
 namespace ddl {
 

@@ -1,11 +1,10 @@
 // Frontends for softmax, log_softmax and the NLL / cross-entropy losses: check
 // arguments, make inputs contiguous, allocate outputs, call the device kernels
 // (tensor/cpu/softmax.cpp).
-#include "tensor/softmax.h"
-
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(softmax_forward_kernel, SoftmaxForwardFn);

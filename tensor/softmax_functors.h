@@ -7,9 +7,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/error.h"
-#include "tensor/functors.h"  // DDL_HOST_DEVICE
-#include "tensor/shape.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/functors.h>  // DDL_HOST_DEVICE
+#include <ddl/tensor/shape.h>
 
 namespace ddl::softmax_math {
 

@@ -1,14 +1,13 @@
 // Sorting frontends: the sorted dim is moved last and made contiguous, the
 // device kernel sorts each row (tensor/cpu/sort.cpp, tensor/cuda/sort.cu), and
 // the results are moved back. Outputs live on the input's device.
-#include "tensor/sort.h"
-
 #include <algorithm>
 #include <vector>
 
-#include "tensor/extreme.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/tensor/extreme.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/sort.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(sort_rows_kernel, SortRowsFn);

@@ -1,5 +1,5 @@
 // Storage allocation and release.
-#include "tensor/storage.h"
+#include <ddl/tensor/storage.h>
 
 namespace ddl {
 

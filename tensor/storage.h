@@ -9,8 +9,8 @@
 #include <functional>
 #include <memory>
 
-#include "tensor/allocator.h"
-#include "tensor/device.h"
+#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/device.h>
 
 namespace ddl {
 

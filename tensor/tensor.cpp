@@ -1,14 +1,13 @@
 // Tensor metadata and views. Views only rewrite shape, strides and offset
 // (Note [Kernel dispatch] explains where data is touched).
-#include "tensor/tensor.h"
-
 #include <algorithm>
 #include <numeric>
 
-#include "tensor/checked_shape.h"
-#include "tensor/copy.h"
-#include "tensor/devices.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -11,11 +11,11 @@
 #include <ostream>
 #include <vector>
 
-#include "tensor/device.h"
-#include "tensor/dtype.h"
-#include "tensor/error.h"
-#include "tensor/shape.h"
-#include "tensor/storage.h"
+#include <ddl/tensor/device.h>
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/shape.h>
+#include <ddl/tensor/storage.h>
 
 namespace ddl {
 

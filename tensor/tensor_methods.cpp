@@ -1,13 +1,13 @@
 // Tensor's method forms (x.sum(), x.sort(), x.eq(y), ...): each forwards to the
 // free function of the same op, qualified with ddl:: because inside a member
 // the unqualified name would find the member itself.
-#include "tensor/elementwise.h"
-#include "tensor/extreme.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
-#include "tensor/scan.h"
-#include "tensor/softmax.h"
-#include "tensor/sort.h"
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/extreme.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/scan.h>
+#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/sort.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // upsample2d frontend: shape and parameter checks, unbatched input via a batch
 // dim of 1, output allocation and kernel dispatch (tensor/cpu/upsample.cpp, tensor/cuda/upsample.cu).
-#include "tensor/upsample.h"
-
 #include <cmath>
 
-#include "tensor/factory.h"
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/upsample.h>
 
 namespace ddl {
 

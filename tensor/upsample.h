@@ -9,8 +9,8 @@
 #include <array>
 #include <cstdint>
 
-#include "tensor/dispatch.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/dispatch.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/host_device.h"
+#include <ddl/tensor/host_device.h>
 
 namespace ddl::upsample_coords {
 

@@ -1,8 +1,6 @@
 // AtomicFile and its siblings (see atomic_file.h): mkstemp in the target's directory, write,
 // fsync, rename. The pid in the temporary name lets a later writer remove what a killed one
 // left (nn/safetensors.cpp does); the random suffix is what makes the name unguessable.
-#include "trace/atomic_file.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +11,8 @@
 #include <streambuf>
 #include <vector>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::files {
 namespace {

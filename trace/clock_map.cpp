@@ -1,9 +1,9 @@
 // The linear clock map of clock_map.h. Drift is a double (a 100 ppm slope over hours needs
 // more than int64 for the product), rounded once per timestamp.
-#include "trace/clock_map.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include <ddl/trace/clock_map.h>
 
 namespace ddl::trace {
 

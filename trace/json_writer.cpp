@@ -1,8 +1,6 @@
 // Renders snapshots as trace-event JSON by hand (std only: the bottom layer takes no JSON
 // library). Every number written is an integer or a fixed-point value (microseconds, ppm),
 // so the output does not depend on the locale or on floating-point formatting.
-#include "trace/json_writer.h"
-
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -11,8 +9,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "tensor/error.h"
-#include "trace/atomic_file.h"
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
+#include <ddl/trace/json_writer.h>
 
 namespace ddl::trace {
 namespace {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trace/clock_map.h"
-#include "trace/snapshot.h"
+#include <ddl/trace/clock_map.h>
+#include <ddl/trace/snapshot.h>
 
 namespace ddl::trace {
 

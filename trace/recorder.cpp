@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/error.h"
-#include "trace/snapshot.h"
+#include <ddl/tensor/error.h>
+#include <ddl/trace/snapshot.h>
 
 namespace ddl::trace {
 namespace detail {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/trace.h"
+#include <ddl/trace/trace.h>
 
 namespace ddl::trace {
 

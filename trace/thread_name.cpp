@@ -1,7 +1,7 @@
 // pthread_setname_np / pthread_getname_np (glibc, Linux): see trace/thread_name.h.
-#include "trace/thread_name.h"
-
 #include <pthread.h>
+
+#include <ddl/trace/thread_name.h>
 
 namespace ddl::trace {
 

@@ -25,10 +25,10 @@
 #include "apps/ddlrun/node_command.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
-#include "dist/env.h"
-#include "dist/store/socket.h"
-#include "dist/store/tcp_store.h"
-#include "dist/transport/shm_segment.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/dist/transport/shm_segment.h>
 
 namespace ddl::launcher {
 namespace {

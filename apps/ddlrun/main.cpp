@@ -22,7 +22,7 @@
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
-#include "dist/transport/shm_segment.h"
+#include <ddl/dist/transport/shm_segment.h>
 
 namespace {
 // --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage

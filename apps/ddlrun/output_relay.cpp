@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "trace/atomic_file.h"
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::launcher {
 namespace {

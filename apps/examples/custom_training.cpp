@@ -10,15 +10,15 @@
 #include <iostream>
 #include <string>
 
-#include "ddl.h"
-#include "report/classification_report.h"
-#include "report/metrics_log.h"
-#include "report/progress.h"
-#include "report/rank_table.h"
-#include "report/step_timer.h"
-#include "report/training_report.h"
-#include "trace/json_writer.h"
-#include "trace/trace.h"
+#include <ddl/ddl.h>
+#include <ddl/report/classification_report.h>
+#include <ddl/report/metrics_log.h>
+#include <ddl/report/progress.h>
+#include <ddl/report/rank_table.h>
+#include <ddl/report/step_timer.h>
+#include <ddl/report/training_report.h>
+#include <ddl/trace/json_writer.h>
+#include <ddl/trace/trace.h>
 
 using namespace ddl;
 

@@ -2,7 +2,7 @@
 // a small MLP learns y = x^2 on [-1, 1] with SGD.
 #include <iostream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 int main() {
   using namespace ddl;

@@ -13,10 +13,10 @@
 #include <sstream>
 #include <thread>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/sync/plugin.h"
-#include "trace/atomic_file.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::grade {
 

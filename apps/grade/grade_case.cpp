@@ -10,10 +10,10 @@
 #include "apps/grade/ddp_checks.h"
 #include "apps/grade/labs.h"
 #include "apps/grade/recording_group.h"
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/sync/plugin.h"
-#include "trace/atomic_file.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::grade {
 

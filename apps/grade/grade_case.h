@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/module.h"
+#include <ddl/nn/module.h>
 
 namespace ddl::grade {
 

@@ -19,7 +19,7 @@
 #include "apps/grade/ddp_checks.h"
 #include "apps/grade/fault_case.h"
 #include "apps/grade/link_check.h"
-#include "trace/atomic_file.h"
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::grade {
 

@@ -20,7 +20,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::grade {
 

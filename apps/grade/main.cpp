@@ -17,10 +17,10 @@
 #include "apps/grade/fault_case.h"
 #include "apps/grade/grade_run.h"
 #include "apps/grade/link_check.h"
-#include "dist/sync/plugin.h"
-#include "dist/sync/registry.h"
-#include "tensor/error.h"
-#include "trace/atomic_file.h"
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/dist/sync/registry.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace fs = std::filesystem;
 using namespace ddl::grade;

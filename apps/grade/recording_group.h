@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "dist/process_group.h"
+#include <ddl/dist/process_group.h>
 
 namespace ddl::grade {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "apps/common/link_rate.h"
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

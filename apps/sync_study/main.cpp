@@ -22,8 +22,8 @@
 #include "apps/sync_study/study_html.h"
 #include "apps/sync_study/study_run.h"
 #include "apps/sync_study/study_sweep.h"
-#include "dist/sync/plugin.h"
-#include "dist/sync/registry.h"
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/dist/sync/registry.h>
 
 namespace fs = std::filesystem;
 using namespace ddl::apps;

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "report/html_report.h"
+#include <ddl/report/html_report.h>
 
 namespace ddl::apps {
 namespace {

@@ -8,8 +8,8 @@
 #include <regex>
 
 #include "apps/sync_study/study_stats.h"
-#include "dist/sync/registry.h"
-#include "trace/atomic_file.h"
+#include <ddl/dist/sync/registry.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::apps {
 

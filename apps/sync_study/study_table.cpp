@@ -11,9 +11,9 @@
 #include <ostream>
 
 #include "apps/sync_study/study_stats.h"
-#include "report/metrics_log.h"
-#include "tensor/error.h"
-#include "trace/atomic_file.h"
+#include <ddl/report/metrics_log.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::apps {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "apps/train_cifar/options.h"
-#include "data/data.h"
+#include <ddl/data/data.h>
 
 namespace ddl::apps {
 

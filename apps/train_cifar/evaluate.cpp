@@ -3,9 +3,9 @@
 
 #include <numeric>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
-#include "trace/trace.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::apps {
 

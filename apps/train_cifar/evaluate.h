@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "data/data.h"
-#include "dist/process_group.h"
-#include "nn/module.h"
+#include <ddl/data/data.h>
+#include <ddl/dist/process_group.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::apps {
 

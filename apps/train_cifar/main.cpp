@@ -14,8 +14,8 @@
 #include "apps/train_cifar/run_report.h"
 #include "apps/train_cifar/snapshot.h"
 #include "apps/train_cifar/training.h"
-#include "ddl.h"
-#include "dist/dist.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 using ddl::report::Phase;

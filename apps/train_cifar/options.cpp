@@ -9,9 +9,9 @@
 
 #include "apps/common/finite_range.h"
 #include "apps/train_cifar/datasets.h"
-#include "dist/sync/plugin.h"
-#include "dist/sync/registry.h"
-#include "tensor/error.h"
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/dist/sync/registry.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

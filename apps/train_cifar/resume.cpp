@@ -27,8 +27,8 @@
 
 #include "apps/train_cifar/resume_transfer.h"
 #include "apps/train_cifar/resume_wire.h"
-#include "dist/agreement.h"
-#include "tensor/error.h"
+#include <ddl/dist/agreement.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

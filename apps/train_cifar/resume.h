@@ -10,7 +10,7 @@
 #include <string>
 
 #include "apps/train_cifar/snapshot.h"
-#include "dist/process_group.h"
+#include <ddl/dist/process_group.h>
 
 namespace ddl::apps {
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::apps::detail {
 

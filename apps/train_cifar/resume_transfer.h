@@ -9,7 +9,7 @@
 #include <string>
 
 #include "apps/train_cifar/resume_wire.h"
-#include "dist/process_group.h"
+#include <ddl/dist/process_group.h>
 
 namespace ddl::apps::detail {
 

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::apps::detail {
 

@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include "apps/train_cifar/resume.h"
-#include "dist/env.h"
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/process_group_auto.h"
-#include "tensor/factory.h"
-#include "tensor/ops.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/ops.h>
 
 namespace ddl::apps {
 

@@ -17,14 +17,14 @@
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
-#include "dist/sync/strategy.h"
-#include "report/classification_report.h"
-#include "report/metrics_log.h"
-#include "report/progress.h"
-#include "report/rank_table.h"
-#include "report/step_timer.h"
-#include "report/training_report.h"
-#include "report/worker_metrics.h"
+#include <ddl/dist/sync/strategy.h>
+#include <ddl/report/classification_report.h>
+#include <ddl/report/metrics_log.h>
+#include <ddl/report/progress.h>
+#include <ddl/report/rank_table.h>
+#include <ddl/report/step_timer.h>
+#include <ddl/report/training_report.h>
+#include <ddl/report/worker_metrics.h>
 
 namespace ddl::apps {
 

@@ -10,10 +10,10 @@
 #include <map>
 #include <set>
 
-#include "nn/checkpoint.h"
-#include "nn/safetensors.h"
-#include "tensor/random.h"
-#include "trace/trace.h"
+#include <ddl/nn/checkpoint.h>
+#include <ddl/nn/safetensors.h>
+#include <ddl/tensor/random.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::apps {
 

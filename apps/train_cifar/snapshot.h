@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/module.h"
-#include "optim/optimizer.h"
+#include <ddl/nn/module.h>
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::apps {
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/env.h"
-#include "dist/init.h"
-#include "tensor/devices.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/init.h>
+#include <ddl/tensor/devices.h>
 
 namespace ddl::apps {
 

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "apps/train_cifar/options.h"
-#include "dist/init.h"
-#include "dist/process_group.h"
-#include "nn/module.h"
-#include "optim/lr_scheduler.h"
+#include <ddl/dist/init.h>
+#include <ddl/dist/process_group.h>
+#include <ddl/nn/module.h>
+#include <ddl/optim/lr_scheduler.h>
 
 namespace ddl::apps {
 

@@ -1,16 +1,15 @@
 // gelu, silu and leaky_relu on Variables. Exact gelu and silu are one node each with
 // a closed-form backward (d/dx x*Phi(x) = Phi(x) + x*phi(x); silu's as PyTorch's); the
 // tanh form and leaky_relu are compositions of existing differentiable ops.
-#include "autograd/ops/activation.h"
-
 #include <cmath>
 #include <numbers>
 
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/activation.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/elementwise.h>
 
 namespace ddl {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

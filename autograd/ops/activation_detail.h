@@ -1,10 +1,10 @@
 // Helpers shared by activation_smooth.cpp and activation_hard.cpp (not public).
 #pragma once
 
-#include "autograd/ops/elementwise.h"
-#include "autograd/variable.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::detail {
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <numeric>
 
-#include "autograd/node.h"
-#include "autograd/ops/activation_detail.h"
-#include "autograd/ops/activation_more.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/activation_detail.h>
+#include <ddl/autograd/ops/activation_more.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/elementwise.h>
 
 namespace ddl {
 

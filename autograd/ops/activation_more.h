@@ -5,8 +5,8 @@
 // and gradients. Float inputs only unless noted; 16-bit ones compute in float32.
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/random.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl {
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/node.h"
-#include "autograd/ops/activation_detail.h"
-#include "autograd/ops/activation_more.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/softmax.h"
-#include "tensor/elementwise.h"
-#include "tensor/join.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/activation_detail.h>
+#include <ddl/autograd/ops/activation_more.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/softmax.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/join.h>
 
 namespace ddl {
 

@@ -1,8 +1,7 @@
 // argmax/argmin and comparisons on Variables: the tensor ops on .data().
-#include "autograd/ops/compare.h"
-
-#include "tensor/elementwise.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/ops/compare.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -4,7 +4,7 @@
 // require grad. Operators ==, !=, <, <=, >, >= compare elementwise.
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -3,11 +3,10 @@
 // output gradient, the bias gradient a sum (all in tensor/conv.h).
 // conv_transpose2d is the same three kernels with roles swapped: its forward
 // is conv2d's input gradient, its input gradient a conv2d forward.
-#include "autograd/ops/conv.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/conv.h>
+#include <ddl/autograd/ops/double_backward.h>
 
 namespace ddl {
 

@@ -5,9 +5,9 @@
 
 #include <array>
 
-#include "autograd/variable.h"
-#include "tensor/conv.h"
-#include "tensor/conv_transpose.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/conv_transpose.h>
 
 namespace ddl {
 

@@ -1,14 +1,13 @@
 // CTC loss, forward and backward side by side, following ATen's LossCTC.cpp (1.13): alpha over the
 // extended target l' = (blank, l1, blank, l2, ..., blank), nll = −log(alpha[T−1, 2L] + alpha[T−1, 2L−1]),
 // and the gradient exp(lp) − exp(log Σ_{s: l'_s = c} alpha·beta + nll − lp), per sequence on the host.
-#include "autograd/ops/ctc_loss.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "autograd/node.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/ctc_loss.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/softmax.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl {
 

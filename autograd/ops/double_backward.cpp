@@ -2,19 +2,18 @@
 // results are differentiable again (Note [Double backward] in autograd/node.cpp). The
 // conv2d gradients are themselves recorded ops whose backward is made of the same three
 // public kernels of tensor/conv.h, so conv2d is differentiable any number of times.
-#include "autograd/ops/double_backward.h"
-
-#include "autograd/ops/conv.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/pool.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/ops/shape_ops.h"
-#include "autograd/ops/softmax.h"
-#include "tensor/adaptive_pool.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/indexing.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/ops/conv.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/pool.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/autograd/ops/softmax.h>
+#include <ddl/tensor/adaptive_pool.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

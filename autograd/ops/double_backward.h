@@ -4,10 +4,10 @@
 // in conv.cpp, loss.cpp and regression_loss.cpp.
 #pragma once
 
-#include "autograd/node.h"
-#include "tensor/conv.h"
-#include "tensor/pool.h"
-#include "tensor/softmax.h"
+#include <ddl/autograd/node.h>
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/pool.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // Inverted dropout: y = x·m with m = bernoulli(1 − p) / (1 − p), so eval needs
 // no rescaling; the backward multiplies by the same saved mask.
-#include "autograd/ops/dropout.h"
-
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/dropout.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

@@ -1,8 +1,8 @@
 // Differentiable inverted dropout (forward and backward in dropout.cpp).
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/random.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // einsum on Variables: instantiates the shared algorithm with Variable.
-#include "autograd/ops/einsum.h"
-
-#include "autograd/autocast.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/einsum_impl.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/ops/einsum.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/einsum_impl.h>
 
 namespace ddl {
 

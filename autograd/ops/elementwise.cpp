@@ -1,13 +1,12 @@
 // Elementwise ops: forward and backward side by side. Gradients of broadcast
 // operands are summed back to their shapes with sum_to.
-#include "autograd/ops/elementwise.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

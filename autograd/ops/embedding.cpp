@@ -3,15 +3,14 @@
 // repeated indices add up in index order on the CPU and on CUDA, Note
 // [Deterministic scatter on CUDA]), the padding row zeroed. detail::embedding_one_hot
 // computes the same as a one-hot matrix product: the tests' cross-check.
-#include "autograd/ops/embedding.h"
-
-#include "autograd/node.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/indexing.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/embedding.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

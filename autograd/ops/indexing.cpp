@@ -3,13 +3,12 @@
 // accumulating write (index_put with accumulate, index_add, scatter_add);
 // writing ops pass the gradient of the overwritten places to nobody. Each
 // backward is generic over Tensor and Variable (autograd/ops/linear_backward.h).
-#include "autograd/ops/indexing.h"
-
-#include "autograd/ops/linear_backward.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/linear_backward.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/indexing.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/indexing.h>
 
 namespace ddl {
 

@@ -1,11 +1,10 @@
 // cat's backward narrows the output gradient to each input's slice (stack is
 // cat of unsqueezed inputs), for Tensors and Variables alike (double backward);
 // split and chunk reuse the differentiable narrow.
-#include "autograd/ops/join.h"
-
-#include "autograd/ops/linear_backward.h"
-#include "tensor/factory.h"
-#include "tensor/join.h"
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/linear_backward.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/join.h>
 
 namespace ddl {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -2,14 +2,13 @@
 // [rows, K] view; its backward is the usual closed form (Ba, Kiros, Hinton 2016,
 // "Layer Normalization"): dx = invstd * (g - mean(g) - xhat * mean(g * xhat)).
 // The affine part is ordinary broadcast mul/add, so its gradients come for free.
-#include "autograd/ops/layer_norm.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/layer_norm.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -2,16 +2,15 @@
 // once for Tensors and Variables (the matrix-calculus results in Giles, "An extended collection of
 // matrix derivative results for forward and reverse mode AD", 2008). cholesky, qr and svd record a
 // node whose backward refuses, so a gradient never silently skips them.
-#include "autograd/ops/linalg_decomp.h"
-
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/elementwise.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/linalg_decomp.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

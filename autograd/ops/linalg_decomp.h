@@ -4,8 +4,8 @@
 
 #include <tuple>
 
-#include "autograd/variable.h"
-#include "tensor/linalg_decomp.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/linalg_decomp.h>
 
 namespace ddl {
 

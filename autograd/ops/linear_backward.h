@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "autograd/node.h"
+#include <ddl/autograd/node.h>
 
 namespace ddl::autograd {
 

@@ -3,16 +3,15 @@
 // in one kernel (tensor/softmax.h). Class weights and probability targets take
 // a tensor-op path, see Note [Cross entropy as a target matrix]. The
 // elementwise losses live in regression_loss.cpp.
-#include "autograd/ops/loss.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/indexing.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/loss.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -5,8 +5,8 @@
 // same shape (no broadcasting).
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/softmax.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl {
 

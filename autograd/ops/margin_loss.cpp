@@ -2,19 +2,18 @@
 // LossMultiMargin.cpp, LossMultiLabelMargin.cpp; torch/nn/functional.py), from differentiable
 // ops, so the gradient is autograd's and double backward comes for free. Label-only
 // targets become constant masks; nothing here has its own kernel.
-#include "autograd/ops/margin_loss.h"
-
 #include <cmath>
 #include <numbers>
 
-#include "autograd/node.h"
-#include "autograd/ops/compare.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/indexing.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/compare.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/margin_loss.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -6,8 +6,8 @@
 // labels or conditions are plain Tensors; targets inside the formula are Variables.
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/softmax.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl {
 

@@ -1,18 +1,17 @@
 // tensor/math_ops.h's ops on Variables: forward and backward side by side, each backward written once
 // as a generic formula that serves the Tensor backward and the Variable one (double backward,
 // Note [Double backward]). The formulas are PyTorch's (tools/autograd/derivatives.yaml).
-#include "autograd/ops/math_ops.h"
-
 #include <cmath>
 
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/elementwise.h"
-#include "tensor/elementwise_impl.h"
-#include "tensor/factory.h"
-#include "tensor/math_ops.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/math_ops.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/elementwise_impl.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/math_ops.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

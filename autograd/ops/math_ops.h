@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -3,10 +3,9 @@
 // Autocast leaves it alone, as torch.autocast (on neither of its lists): a
 // 16-bit x (a bf16 conv's output) stays 16-bit, with float32 weight, bias and
 // statistics, so conv -> BN -> ReLU -> pool keeps 16-bit activations.
-#include "autograd/ops/norm.h"
-
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/norm.h>
 
 namespace ddl {
 

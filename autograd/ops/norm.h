@@ -2,8 +2,8 @@
 // Running statistics are plain tensors updated in place, never differentiated.
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/norm.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/norm.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // Pooling forward and backward side by side. Max pooling (fixed or adaptive
 // windows) saves the argmax indices (not the input) and routes each gradient
 // to its maximum; average pooling spreads it evenly over the window.
-#include "autograd/ops/pool.h"
-
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/pool.h>
 
 namespace ddl {
 

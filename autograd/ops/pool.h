@@ -6,9 +6,9 @@
 #include <array>
 #include <cstdint>
 
-#include "autograd/variable.h"
-#include "tensor/adaptive_pool.h"
-#include "tensor/pool.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/adaptive_pool.h>
+#include <ddl/tensor/pool.h>
 
 namespace ddl {
 

@@ -1,16 +1,15 @@
 // Reductions and matrix products: forward and backward side by side.
-#include "autograd/ops/reduce.h"
-
 #include <limits>
 
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "tensor/elementwise.h"
-#include "tensor/extreme.h"
-#include "tensor/factory.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/extreme.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -2,22 +2,21 @@
 // logsumexp are compositions (their double backward comes with them); prod's and norm's
 // backward are written once for Tensors and Variables, as PyTorch's prod_backward and
 // norm_backward (torch/csrc/autograd/FunctionsManual.cpp).
-#include "autograd/ops/reduce_more.h"
-
 #include <cmath>
 #include <limits>
 
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/join.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/join.h"
-#include "tensor/reduce.h"
-#include "tensor/scan.h"
-#include "tensor/shape_ops.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/reduce_more.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/join.h>
+#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/scan.h>
+#include <ddl/tensor/shape_ops.h>
 
 namespace ddl {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/reduce_more.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/reduce_more.h>
 
 namespace ddl {
 

@@ -8,14 +8,14 @@
 #include <limits>
 #include <optional>
 
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/double_backward.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/loss.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/double_backward.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/loss.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

@@ -10,17 +10,16 @@
 // activations; the backward walks the steps in reverse (backpropagation through
 // time) and ends with three large products (dW_ih, dW_hh, dx) over all steps at
 // once. Only the tensor ops of tensor/ are used, so any device works.
-#include "autograd/ops/rnn.h"
-
 #include <initializer_list>
 #include <utility>
 
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/linalg.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/rnn.h>
+#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/linalg.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

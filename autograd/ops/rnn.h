@@ -4,7 +4,7 @@
 // PyTorch's (torch.nn.LSTM: i, f, g, o; torch.nn.GRU: r, z, n).
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

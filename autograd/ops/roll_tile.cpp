@@ -1,8 +1,7 @@
 // roll and tile on Variables: the templates of tensor/roll_tile.h over Variable ops.
-#include "autograd/ops/roll_tile.h"
-
-#include "autograd/ops/join.h"
-#include "autograd/ops/shape_ops.h"
+#include <ddl/autograd/ops/join.h>
+#include <ddl/autograd/ops/roll_tile.h>
+#include <ddl/autograd/ops/shape_ops.h>
 
 namespace ddl {
 

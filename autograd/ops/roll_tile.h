@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/roll_tile.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/roll_tile.h>
 
 namespace ddl {
 

@@ -1,10 +1,9 @@
 // cumsum: y_i = x_0 + ... + x_i, so dL/dx_j = sum_{i >= j} dL/dy_i (a reversed cumsum).
-#include "autograd/ops/scan.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/shape_ops.h"
-#include "tensor/scan.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/scan.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/scan.h>
 
 namespace ddl {
 

@@ -1,7 +1,7 @@
 // Differentiable cumsum on Variables (forward and backward in scan.cpp).
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

@@ -2,12 +2,11 @@
 // opposite pad (it crops what was added and zero-fills what was cropped);
 // reflect and replicate pads are differentiable index_selects, one per dim.
 // Each backward serves Tensors and Variables (double backward).
-#include "autograd/ops/shape_ops.h"
-
-#include "autograd/ops/indexing.h"
-#include "autograd/ops/linear_backward.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/linear_backward.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/shape_ops.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

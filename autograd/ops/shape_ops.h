@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/shape_ops.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/shape_ops.h>
 
 namespace ddl {
 

@@ -1,13 +1,12 @@
 // softmax / log_softmax on Variables. Both backward formulas need only the
 // output y, so the closure saves y and not x. The double-backward forms (Note
 // [Double backward]) recompute y from x with Variable ops instead of saving it.
-#include "autograd/ops/softmax.h"
-
-#include "autograd/autocast.h"
-#include "autograd/node.h"
-#include "autograd/ops/elementwise.h"
-#include "autograd/ops/reduce.h"
-#include "tensor/softmax.h"
+#include <ddl/autograd/autocast.h>
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/elementwise.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/ops/softmax.h>
+#include <ddl/tensor/softmax.h>
 
 namespace ddl {
 

@@ -1,7 +1,7 @@
 // Differentiable softmax and log_softmax along one dim (forward and backward in softmax.cpp).
 #pragma once
 
-#include "autograd/variable.h"
+#include <ddl/autograd/variable.h>
 
 namespace ddl {
 

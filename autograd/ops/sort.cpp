@@ -1,12 +1,11 @@
 // Sorting ops on Variables: forward from tensor/sort.h; backward scatters the
 // gradient of each picked value to the index it was picked from.
-#include "autograd/ops/sort.h"
-
 #include <algorithm>
 
-#include "autograd/node.h"
-#include "autograd/ops/indexing.h"
-#include "tensor/factory.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/indexing.h>
+#include <ddl/autograd/ops/sort.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 

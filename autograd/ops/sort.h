@@ -3,8 +3,8 @@
 // from; the indices are plain int64 tensors.
 #pragma once
 
-#include "autograd/variable.h"
-#include "tensor/sort.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/sort.h>
 
 namespace ddl {
 

@@ -1,9 +1,8 @@
 // interpolate: resolves size / scale_factor into upsample2d's parameters as
 // PyTorch does (a given scale is passed on to the kernel, see tensor/upsample.h),
 // then records the kernel's adjoint as the backward.
-#include "autograd/ops/upsample.h"
-
-#include "autograd/node.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/upsample.h>
 
 namespace ddl {
 

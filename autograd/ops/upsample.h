@@ -6,8 +6,8 @@
 #include <array>
 #include <optional>
 
-#include "autograd/variable.h"
-#include "tensor/upsample.h"
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/upsample.h>
 
 namespace ddl {
 

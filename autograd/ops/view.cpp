@@ -4,11 +4,11 @@
 // is itself made of views and region embeddings, so views double-backward.
 #include <numeric>
 
-#include "autograd/node.h"
-#include "autograd/ops/reduce.h"
-#include "autograd/variable.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include <ddl/autograd/node.h>
+#include <ddl/autograd/ops/reduce.h>
+#include <ddl/autograd/variable.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce.h>
 
 namespace ddl {
 

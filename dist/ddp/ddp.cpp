@@ -31,14 +31,13 @@
 // PyTorch: torch/csrc/distributed/c10d/reducer.cpp, "globally unused". PyTorch
 // 1.13 does not count no_sync uses and leaves such a .grad un-averaged, different
 // on each rank (tests/golden/ddp_unused.py); ddl averages it.
-#include "dist/ddp/ddp.h"
-
 #include <chrono>
 
-#include "autograd/engine.h"
-#include "dist/sync/common.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/autograd/engine.h>
+#include <ddl/dist/ddp/ddp.h>
+#include <ddl/dist/sync/common.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/process_group.h"
-#include "nn/module.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/nn/module.h>
 
 namespace ddl::dist {
 

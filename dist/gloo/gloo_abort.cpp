@@ -1,6 +1,4 @@
 // The terminate handler for exceptions thrown in Gloo's network thread, and SIGPIPE (see gloo_abort.h).
-#include "dist/gloo/gloo_abort.h"
-
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
 #include <signal.h>
@@ -9,6 +7,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
+
+#include <ddl/dist/gloo/gloo_abort.h>
 
 namespace ddl::dist::detail {
 

@@ -1,7 +1,5 @@
 // Gloo calls for each collective (see gloo_collectives.h). Reductions are written here
 // rather than taken from gloo/math.h so int64 and every ReduceOp share one table.
-#include "dist/gloo/gloo_collectives.h"
-
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
@@ -20,8 +18,9 @@
 #include <cstring>
 #include <thread>
 
-#include "tensor/dtype.h"
-#include "tensor/error.h"
+#include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

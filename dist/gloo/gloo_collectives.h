@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "dist/process_group.h"
-#include "dist/store/store.h"
-#include "dist/traffic.h"
-#include "tensor/error.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/traffic.h>
+#include <ddl/tensor/error.h>
 
 namespace gloo {
 class Context;

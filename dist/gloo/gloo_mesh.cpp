@@ -1,8 +1,6 @@
 // The pieces of connecting a Gloo group (see gloo_mesh.h): interface descriptions, fatal
 // start-up errors shared through the store, the pairs' addresses and what they tell about
 // refused and stray connections. The attempts themselves are in gloo_mesh_attempts.cpp.
-#include "dist/gloo/gloo_mesh.h"
-
 #include <arpa/inet.h>
 #include <gloo/transport/pair.h>
 #include <gloo/transport/tcp/address.h>
@@ -19,9 +17,10 @@
 #include <map>
 #include <sstream>
 
-#include "dist/gloo/gloo_collectives.h"
-#include "dist/store/socket.h"
-#include "tensor/error.h"
+#include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/dist/gloo/gloo_mesh.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

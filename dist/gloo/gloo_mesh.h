@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "dist/store/store.h"
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist::detail {
 

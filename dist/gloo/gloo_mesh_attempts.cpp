@@ -16,13 +16,13 @@
 #include <random>
 #include <thread>
 
-#include "dist/gloo/gloo_collectives.h"
-#include "dist/gloo/gloo_mesh.h"
-#include "dist/store/file_store.h"
-#include "dist/store/tcp_store.h"
-#include "dist/store/torch_store.h"
-#include "tensor/error.h"
-#include "trace/thread_name.h"
+#include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/dist/gloo/gloo_mesh.h>
+#include <ddl/dist/store/file_store.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/dist/store/torch_store.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/thread_name.h>
 
 namespace ddl::dist::detail {
 

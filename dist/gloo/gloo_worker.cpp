@@ -15,15 +15,15 @@
 #include <ctime>
 #include <sstream>
 
-#include "dist/debug_check.h"
-#include "dist/gloo/gloo_abort.h"
-#include "dist/gloo/gloo_collectives.h"
-#include "dist/gloo/gloo_mesh.h"
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/transport/shm_all_reduce.h"
-#include "tensor/error.h"
-#include "trace/thread_name.h"
-#include "trace/trace.h"
+#include <ddl/dist/debug_check.h>
+#include <ddl/dist/gloo/gloo_abort.h>
+#include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/dist/gloo/gloo_mesh.h>
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/transport/shm_all_reduce.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/thread_name.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

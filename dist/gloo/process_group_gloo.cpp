@@ -1,16 +1,15 @@
 // ProcessGroupGloo's public calls: argument checks, staging of non-contiguous tensors,
 // and the Task each collective enqueues (see process_group_gloo.h). The worker thread,
 // error handling and DDL_DEBUG checks live in gloo_worker.cpp.
-#include "dist/gloo/process_group_gloo.h"
-
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
-#include "dist/debug_check.h"
-#include "dist/gloo/gloo_collectives.h"
-#include "dist/transport/shm_all_reduce.h"
-#include "tensor/error.h"
+#include <ddl/dist/debug_check.h>
+#include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/transport/shm_all_reduce.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

@@ -15,9 +15,9 @@
 #include <mutex>
 #include <thread>
 
-#include "dist/process_group.h"
-#include "dist/store/store.h"
-#include "dist/traffic.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/traffic.h>
 
 namespace gloo {
 class Context;

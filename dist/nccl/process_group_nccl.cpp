@@ -61,13 +61,13 @@
 #include <utility>
 #include <vector>
 
-#include "dist/debug_check.h"
-#include "dist/env.h"
-#include "dist/init.h"
-#include "dist/nccl/process_group_nccl_internal.h"
-#include "tensor/devices.h"
-#include "trace/thread_name.h"
-#include "trace/trace.h"
+#include <ddl/dist/debug_check.h>
+#include <ddl/dist/env.h>
+#include <ddl/dist/init.h>
+#include <ddl/dist/nccl/process_group_nccl_internal.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/trace/thread_name.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "dist/process_group.h"
-#include "dist/store/store.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
 

@@ -32,8 +32,8 @@
 #include <cstring>
 #include <utility>
 
-#include "dist/nccl/process_group_nccl_internal.h"
-#include "tensor/devices.h"
+#include <ddl/dist/nccl/process_group_nccl_internal.h>
+#include <ddl/tensor/devices.h>
 
 namespace ddl::dist {
 

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <exception>
 
-#include "dist/nccl/process_group_nccl.h"
-#include "tensor/error.h"
+#include <ddl/dist/nccl/process_group_nccl.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

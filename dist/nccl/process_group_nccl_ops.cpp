@@ -2,8 +2,8 @@
 // are written (launch stages non-contiguous ones), byte counts, DDL_DEBUG fingerprints, and
 // the NCCL calls each launch issues (the launch path itself is in process_group_nccl.cpp;
 // see Note [NCCL stream ordering] there).
-#include "dist/debug_check.h"
-#include "dist/nccl/process_group_nccl_internal.h"
+#include <ddl/dist/debug_check.h>
+#include <ddl/dist/nccl/process_group_nccl_internal.h>
 
 namespace ddl::dist {
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "dist/nccl/process_group_nccl_internal.h"
-#include "trace/trace.h"
+#include <ddl/dist/nccl/process_group_nccl_internal.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

@@ -1,6 +1,4 @@
 // FileStore (see file_store.h). Readers poll for files with a short backoff.
-#include "dist/store/file_store.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,7 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "tensor/error.h"
+#include <ddl/dist/store/file_store.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

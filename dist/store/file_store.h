@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "dist/store/store.h"
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
 

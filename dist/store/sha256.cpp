@@ -1,9 +1,9 @@
 // SHA-256 and HMAC-SHA-256 (see sha256.h).
-#include "dist/store/sha256.h"
-
 #include <array>
 #include <cstdint>
 #include <cstdio>
+
+#include <ddl/dist/store/sha256.h>
 
 namespace ddl::dist::detail {
 

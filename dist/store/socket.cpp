@@ -1,6 +1,4 @@
 // POSIX TCP helpers (see socket.h).
-#include "dist/store/socket.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -14,7 +12,8 @@
 #include <cstring>
 #include <thread>
 
-#include "tensor/error.h"
+#include <ddl/dist/store/socket.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 namespace {

@@ -1,13 +1,12 @@
 // HashStore and PrefixStore (see store.h).
-#include "dist/store/store.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
-#include "tensor/error.h"
+#include <ddl/dist/store/store.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -13,11 +13,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "dist/store/socket.h"
-#include "dist/store/store_wire.h"
-#include "dist/store/tcp_store.h"
-#include "tensor/error.h"
-#include "trace/thread_name.h"
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/store/store_wire.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/thread_name.h>
 
 namespace ddl::dist {
 

@@ -1,7 +1,7 @@
 // Encoding and checked decoding of TCPStore messages (see store_wire.h).
-#include "dist/store/store_wire.h"
-
 #include <cstring>
+
+#include <ddl/dist/store/store_wire.h>
 
 namespace ddl::dist::detail {
 

@@ -1,13 +1,12 @@
 // The TCPStore client (see tcp_store.h, store_wire.h); the server is in store_server.cpp.
-#include "dist/store/tcp_store.h"
-
 #include <unistd.h>
 
 #include <thread>
 
-#include "dist/store/socket.h"
-#include "dist/store/store_wire.h"
-#include "tensor/error.h"
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/store/store_wire.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "dist/store/store.h"
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
 

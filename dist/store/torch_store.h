@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/store/store.h"
+#include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
 

@@ -2,8 +2,8 @@
 // gradient, then divide by the world size. The simplest correct data parallelism; it
 // pays one network round per parameter and waits for all of them after backward
 // (compare ddp, which buckets them and overlaps them with backward).
-#include "dist/sync/builtins.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

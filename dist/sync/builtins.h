@@ -2,7 +2,7 @@
 // Not installed: programs make strategies by name, through make_sync_strategy.
 #pragma once
 
-#include "dist/sync/common.h"
+#include <ddl/dist/sync/common.h>
 
 namespace ddl::dist::detail {
 

@@ -1,11 +1,10 @@
 // Shared helpers of the sync strategies: parameter and gradient lists, per-dtype
 // flattening, the initial broadcast that makes replicas identical.
-#include "dist/sync/common.h"
-
 #include <algorithm>
 
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/common.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "dist/sync/registry.h"
-#include "dist/sync/ring.h"
-#include "dist/sync/strategy.h"
+#include <ddl/dist/sync/registry.h>
+#include <ddl/dist/sync/ring.h>
+#include <ddl/dist/sync/strategy.h>
 
 namespace ddl::dist::detail {
 

@@ -2,8 +2,8 @@
 // SyncStrategy interface. All the work happens inside backward (see Note [Buckets] in
 // dist/ddp/ddp.cpp); after_backward only reads how long forward (buffer broadcast) and
 // backward (the last buckets) waited for the network.
-#include "dist/ddp/ddp.h"
-#include "dist/sync/builtins.h"
+#include <ddl/dist/ddp/ddp.h>
+#include <ddl/dist/sync/builtins.h>
 
 namespace ddl::dist::detail {
 

@@ -16,9 +16,9 @@
 // one full-duplex link per host the hub's link then moves (N-1)·B each way at the same
 // time: (N-1)·B/rate instead of 2(N-1)·B/rate. The hub holds every worker's gradient at
 // once ((N-1)·B bytes), as a parameter server does.
-#include "dist/sync/builtins.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

@@ -3,8 +3,8 @@
 // Communication drops K-fold against a gradient all-reduce; in between, the replicas
 // drift apart. Optimizer state (momentum) stays local. K = 1 is model averaging after
 // every step, which for plain SGD (no momentum) equals gradient averaging.
-#include "dist/sync/builtins.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

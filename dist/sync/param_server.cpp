@@ -4,9 +4,9 @@
 // shard, so N ranks still mean N shards, as with the other strategies (a dedicated
 // server would idle in these small runs). Its known cost: rank 0 receives N-1 gradients
 // a step and holds N of them (N·P floats) while it averages.
-#include "dist/sync/builtins.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

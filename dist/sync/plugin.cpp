@@ -3,8 +3,6 @@
 // (/proc/self/fd/N), so the file checked is the file loaded, even if the path is
 // replaced in between (a time-of-check to time-of-use race otherwise; see open(2) and
 // dlopen(3)).
-#include "dist/sync/plugin.h"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,8 +14,9 @@
 #include <set>
 #include <utility>
 
-#include "dist/sync/registry.h"
-#include "tensor/error.h"
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/dist/sync/registry.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

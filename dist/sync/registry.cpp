@@ -1,11 +1,10 @@
 // The strategy registry (see registry.h): a list in registration order under a mutex,
 // filled with the built-ins on first use.
-#include "dist/sync/registry.h"
-
 #include <algorithm>
 #include <mutex>
 
-#include "tensor/error.h"
+#include <ddl/dist/sync/registry.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

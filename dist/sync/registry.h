@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/sync/strategy.h"
+#include <ddl/dist/sync/strategy.h>
 
 namespace ddl::dist {
 

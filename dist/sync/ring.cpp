@@ -60,14 +60,13 @@
 // Receiving early into a chunk is safe: the finished chunk that lap 2 brings can only exist
 // after this rank's own contribution to it has reached its right neighbour, so nothing of
 // this rank still reads that memory when the data lands (causality, not a wait).
-#include "dist/sync/ring.h"
-
 #include <algorithm>
 #include <climits>
 
-#include "dist/sync/builtins.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/dist/sync/ring.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist {
 

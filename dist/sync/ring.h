@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "dist/process_group.h"
+#include <ddl/dist/process_group.h>
 
 namespace ddl::dist {
 

@@ -17,9 +17,9 @@
 // - It averages models, not gradients, so it is not the large-batch SGD of the gradient
 //   strategies; each rank's optimizer state (momentum) stays its own.
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
-#include "dist/sync/builtins.h"
-#include "tensor/factory.h"
-#include "trace/trace.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {
 

@@ -1,11 +1,10 @@
 // make_sync_strategy, and the built-in strategies' entries in the registry (registry.h).
 // The strategies themselves live one per file next to this one.
-#include "dist/sync/strategy.h"
-
 #include <algorithm>
 
-#include "dist/sync/builtins.h"
-#include "dist/sync/registry.h"
+#include <ddl/dist/sync/builtins.h>
+#include <ddl/dist/sync/registry.h>
+#include <ddl/dist/sync/strategy.h>
 
 namespace ddl::dist {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "dist/process_group.h"
-#include "nn/module.h"
-#include "optim/optimizer.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/nn/module.h>
+#include <ddl/optim/optimizer.h>
 
 namespace ddl::dist {
 

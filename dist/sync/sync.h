@@ -1,7 +1,7 @@
 // The gradient-synchronisation strategies in one include (docs/sync.md).
 #pragma once
 
-#include "dist/sync/plugin.h"
-#include "dist/sync/registry.h"
-#include "dist/sync/ring.h"
-#include "dist/sync/strategy.h"
+#include <ddl/dist/sync/plugin.h>
+#include <ddl/dist/sync/registry.h>
+#include <ddl/dist/sync/ring.h>
+#include <ddl/dist/sync/strategy.h>

@@ -1,16 +1,15 @@
 // The shared-memory all-reduce (see shm_all_reduce.h): futex barriers that notice dead
 // or departed peers, the same-call check, and the reduction itself. Setting up the
 // segment is in shm_segment.cpp.
-#include "dist/transport/shm_all_reduce.h"
-
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "dist/transport/shm_segment.h"
-#include "tensor/dtype.h"
-#include "tensor/error.h"
+#include <ddl/dist/transport/shm_all_reduce.h>
+#include <ddl/dist/transport/shm_segment.h>
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

@@ -14,9 +14,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "dist/process_group.h"
-#include "dist/store/store.h"
-#include "dist/traffic.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/traffic.h>
 
 namespace ddl::dist::detail {
 

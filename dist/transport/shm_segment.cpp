@@ -1,8 +1,6 @@
 // Setting up the shared-memory segment (see shm_segment.h and shm_all_reduce.h): sizes,
 // mapping, /proc identities, futexes, and ShmAllReduce::connect, which agrees through the
 // store whether every rank can use it.
-#include "dist/transport/shm_segment.h"
-
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -23,7 +21,8 @@
 #include <sstream>
 #include <utility>
 
-#include "dist/transport/shm_all_reduce.h"
+#include <ddl/dist/transport/shm_all_reduce.h>
+#include <ddl/dist/transport/shm_segment.h>
 
 namespace ddl::dist::detail {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/sync/common.h"
-#include "tensor/factory.h"
+#include <ddl/dist/sync/common.h>
+#include <ddl/tensor/factory.h>
 
 namespace {
 

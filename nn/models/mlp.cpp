@@ -1,5 +1,5 @@
 // MLP construction.
-#include "nn/models/mlp.h"
+#include <ddl/nn/models/mlp.h>
 
 namespace ddl::nn {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "nn/layers.h"
+#include <ddl/nn/layers.h>
 
 namespace ddl::nn {
 

@@ -1,5 +1,5 @@
 // ResNet-18 (CIFAR variant) blocks and forward.
-#include "nn/models/resnet.h"
+#include <ddl/nn/models/resnet.h>
 
 namespace ddl::nn {
 

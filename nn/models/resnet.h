@@ -4,7 +4,7 @@
 // layerK.J.conv1, .bn1, .conv2, .bn2, .shortcut.0 (conv), .shortcut.1 (bn), and linear.
 #pragma once
 
-#include "nn/layers.h"
+#include <ddl/nn/layers.h>
 
 namespace ddl::nn {
 

@@ -1,11 +1,10 @@
 // VGG configurations (Simonyan & Zisserman, 2014), CIFAR head.
-#include "nn/models/vgg.h"
-
 #include <map>
 #include <vector>
 
-#include "nn/models/mlp.h"
-#include "nn/models/resnet.h"
+#include <ddl/nn/models/mlp.h>
+#include <ddl/nn/models/resnet.h>
+#include <ddl/nn/models/vgg.h>
 
 namespace ddl::nn {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/layers.h"
+#include <ddl/nn/layers.h>
 
 namespace ddl::nn {
 

@@ -1,13 +1,12 @@
 // CPU adaptive pooling kernels, parallel over the N*C planes; each plane is
 // written by one thread in a fixed order, so results never depend on the
 // thread count. Windows as in tensor/adaptive_pool.h.
-#include "tensor/adaptive_pool.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "tensor/parallel.h"
+#include <ddl/tensor/adaptive_pool.h>
+#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,15 +1,14 @@
 // The CPU allocator: 64-byte aligned blocks; freed blocks of 64 KiB or more are
 // cached by exact rounded size and handed out again, up to a cap, because a
 // training step frees and reallocates the same activation sizes every iteration.
-#include "tensor/allocator.h"
-
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
 #include <vector>
 
-#include "tensor/error.h"
+#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/error.h>
 
 namespace ddl::cpu {
 namespace {

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <vector>
 
-#include "tensor/dtype.h"
-#include "tensor/factory.h"
-#include "tensor/norm.h"
-#include "tensor/parallel.h"
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/norm.h>
+#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

@@ -20,12 +20,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/conv.h"
-#include "tensor/cpu/sgemm.h"
-#include "tensor/cpu/winograd.h"
-#include "tensor/factory.h"
-#include "tensor/functors.h"
-#include "tensor/parallel.h"
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/cpu/sgemm.h>
+#include <ddl/tensor/cpu/winograd.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/functors.h>
+#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

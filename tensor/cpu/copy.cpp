@@ -1,10 +1,9 @@
 // CPU copy (with dtype conversion through CastFn, tensor/functors.h, shared
 // with CUDA) and fill.
-#include "tensor/copy.h"
-
-#include "tensor/cpu/loops.h"
-#include "tensor/factory_value.h"
-#include "tensor/functors.h"
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/cpu/loops.h>
+#include <ddl/tensor/factory_value.h>
+#include <ddl/tensor/functors.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,8 +1,8 @@
 // CPU elementwise kernels: one strided loop per op, specialised at compile time
 // on the functor (tensor/functors.h, shared with CUDA) so the contiguous inner
 // loop vectorises.
-#include "tensor/cpu/loops.h"
-#include "tensor/elementwise_kernel.h"
+#include <ddl/tensor/cpu/loops.h>
+#include <ddl/tensor/elementwise_kernel.h>
 
 namespace ddl::cpu {
 namespace {

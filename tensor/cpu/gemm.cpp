@@ -3,8 +3,8 @@
 // accumulation and the product rounded once (see Note [Half compute]).
 #include <vector>
 
-#include "tensor/cpu/sgemm.h"
-#include "tensor/gemm_kernel.h"
+#include <ddl/tensor/cpu/sgemm.h>
+#include <ddl/tensor/gemm_kernel.h>
 
 namespace ddl::cpu {
 namespace {

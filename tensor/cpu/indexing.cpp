@@ -3,15 +3,14 @@
 // gather and scatter walk their operands with StridedLoop (cpu/loops.h), take and
 // put with precomputed offsets. Writes that may collide (scatter, put) run
 // serially in index order, so results are deterministic.
-#include "tensor/indexing.h"
-
 #include <array>
 #include <limits>
 #include <vector>
 
-#include "tensor/cpu/loops.h"
-#include "tensor/factory.h"
-#include "tensor/parallel.h"
+#include <ddl/tensor/cpu/loops.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

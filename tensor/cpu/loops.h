@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/parallel.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::cpu {
 

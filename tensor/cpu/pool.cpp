@@ -1,14 +1,13 @@
 // CPU pooling kernels, parallel over the N*C planes (each plane is written by
 // one thread, so results never depend on the thread count). The common 2x2,
 // stride-2, unpadded max pool has its own branch-light loop.
-#include "tensor/pool.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "tensor/parallel.h"
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/pool.h>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

@@ -5,9 +5,9 @@
 // never the order inside a block, so any thread count gives the same bits.
 #include <limits>
 
-#include "tensor/cpu/loops.h"
-#include "tensor/reduce_functors.h"
-#include "tensor/reduce_kernel.h"
+#include <ddl/tensor/cpu/loops.h>
+#include <ddl/tensor/reduce_functors.h>
+#include <ddl/tensor/reduce_kernel.h>
 
 namespace ddl::cpu {
 namespace {

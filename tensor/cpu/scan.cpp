@@ -1,11 +1,10 @@
 // CPU scans (cumsum, cumprod and cumsum's reversed backward): each (outer, inner)
 // pair of [outer, n, inner] is one strided line, scanned in order by one thread,
 // floats accumulating in double and integers in int64 (as PyTorch's CPU kernels).
-#include "tensor/scan.h"
-
 #include <type_traits>
 
-#include "tensor/parallel.h"
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/scan.h>
 
 namespace ddl::cpu {
 namespace {

@@ -31,14 +31,14 @@
 // panels of every ic block. K is never split and every C element is always
 // computed by the same instruction sequence, so results do not depend on the
 // thread count. Block sizes depend only on the shape.
-#include "tensor/cpu/sgemm.h"
-
 #include <Eigen/Core>
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+
+#include <ddl/tensor/cpu/sgemm.h>
 #if defined(_OPENMP)
 #include <omp.h>
 #endif

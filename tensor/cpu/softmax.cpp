@@ -3,16 +3,15 @@
 // Each row along the softmax dim and each sample is owned by one thread, and
 // loss totals are summed serially, so results do not depend on the thread count.
 // The per-element math is shared with CUDA (tensor/softmax_functors.h).
-#include "tensor/softmax.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "tensor/dtype.h"
-#include "tensor/parallel.h"
-#include "tensor/softmax_functors.h"
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/softmax_functors.h>
 
 namespace ddl::cpu {
 namespace {

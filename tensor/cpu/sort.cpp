@@ -2,15 +2,14 @@
 // or std::partial_sort with the index as tie-break when only the first k are
 // kept), and the scatter of sort_backward. Comparators put NaN above every
 // number (torch.sort's order). Rows run in parallel; each row is one thread's.
-#include "tensor/sort.h"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
 #include <vector>
 
-#include "tensor/parallel.h"
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/sort.h>
 
 namespace ddl::cpu {
 namespace {

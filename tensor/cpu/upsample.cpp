@@ -3,14 +3,13 @@
 // backward's sums included) never depend on the thread count. The index and
 // weight formulas are PyTorch 1.13's, shared with the CUDA kernels
 // (tensor/upsample_coords.h; see Note [Explicit fma in upsample2d] there).
-#include "tensor/upsample.h"
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "tensor/parallel.h"
-#include "tensor/upsample_coords.h"
+#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/upsample.h>
+#include <ddl/tensor/upsample_coords.h>
 
 namespace ddl::cpu {
 namespace {

@@ -17,15 +17,14 @@
 // Images go in chunks of about kTargetTiles tiles; chunk sizes depend only on
 // the shapes and every sum has a fixed order, so results do not depend on the
 // thread count (as Note [Conv chunks] in conv2d.cpp).
-#include "tensor/cpu/winograd.h"
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "tensor/cpu/sgemm.h"
-#include "tensor/factory.h"
-#include "tensor/parallel.h"
+#include <ddl/tensor/cpu/sgemm.h>
+#include <ddl/tensor/cpu/winograd.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu::winograd {
 namespace {

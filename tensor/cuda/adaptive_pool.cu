@@ -3,8 +3,8 @@
 // tensor/adaptive_pool.h, the same summation order, the same tie and NaN rules),
 // so results match the CPU's bit for bit. Adaptive max pooling's backward is
 // max_pool2d_backward on the saved indices (tensor/cuda/pool.cu), not here.
-#include "tensor/adaptive_pool.h"
-#include "tensor/cuda/common.h"
+#include <ddl/tensor/adaptive_pool.h>
+#include <ddl/tensor/cuda/common.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/caching_allocator.h"
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/runtime.h"
+#include <ddl/tensor/caching_allocator.h>
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/runtime.h>
 
 namespace ddl::detail {
 namespace {

@@ -7,11 +7,11 @@
 // all of float16/bfloat16 (Note [16-bit batch norm on CUDA]).
 #include <algorithm>
 
-#include "tensor/cuda/block_reduce.h"
-#include "tensor/cuda/channel_sums.h"
-#include "tensor/cuda/dnn.h"
-#include "tensor/factory.h"
-#include "tensor/norm.h"
+#include <ddl/tensor/cuda/block_reduce.h>
+#include <ddl/tensor/cuda/channel_sums.h>
+#include <ddl/tensor/cuda/dnn.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/norm.h>
 
 namespace ddl::cuda::detail {
 namespace {

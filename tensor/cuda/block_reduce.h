@@ -6,7 +6,7 @@
 // (not the CPU's bits: the grouping differs, Note [Deterministic sums]).
 #pragma once
 
-#include "tensor/cuda/common.h"
+#include <ddl/tensor/cuda/common.h>
 
 namespace ddl::cuda::detail {
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "tensor/cuda/block_reduce.h"
-#include "tensor/cuda/common.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/cuda/block_reduce.h>
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::cuda::detail {
 

@@ -2,7 +2,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "tensor/cuda/common.h"
+#include <ddl/tensor/cuda/common.h>
 
 namespace ddl::cuda::detail {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::cuda::detail {
 

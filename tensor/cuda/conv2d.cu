@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "tensor/conv.h"
-#include "tensor/cuda/conv_algo_choice.h"
-#include "tensor/cuda/dnn.h"
-#include "tensor/devices.h"
+#include <ddl/tensor/conv.h>
+#include <ddl/tensor/cuda/conv_algo_choice.h>
+#include <ddl/tensor/cuda/dnn.h>
+#include <ddl/tensor/devices.h>
 
 namespace ddl::cuda::detail {
 namespace {

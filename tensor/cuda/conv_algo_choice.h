@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::cuda::detail {
 

@@ -1,10 +1,10 @@
 // CUDA same-device copy (any strides, dtype conversion through CastFn, the
 // functor the CPU copy uses) and fill. Copies between devices are not here:
 // they go through ddl::copy_between_devices (tensor/devices.cpp).
-#include "tensor/copy.h"
-#include "tensor/cuda/indexing.h"
-#include "tensor/factory_value.h"
-#include "tensor/functors.h"
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/cuda/indexing.h>
+#include <ddl/tensor/factory_value.h>
+#include <ddl/tensor/functors.h>
 
 namespace ddl::cuda {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/runtime.h"
-#include "tensor/softmax_functors.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/runtime.h>
+#include <ddl/tensor/softmax_functors.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -5,9 +5,9 @@
 // compute in float and round once on store (see Note [Half compute]).
 #include <type_traits>
 
-#include "tensor/cuda/half_compute.h"
-#include "tensor/cuda/indexing.h"
-#include "tensor/elementwise_kernel.h"
+#include <ddl/tensor/cuda/half_compute.h>
+#include <ddl/tensor/cuda/indexing.h>
+#include <ddl/tensor/elementwise_kernel.h>
 
 namespace ddl::cuda {
 namespace {

@@ -3,9 +3,9 @@
 // checked shapes, devices and index ranges. Gather is one thread per output;
 // scatter sorts its writes first so that repeated indices resolve as on the CPU,
 // bit for bit (Note [Deterministic scatter on CUDA]). No float atomics.
-#include "tensor/cuda/indexing.h"
-#include "tensor/cuda/sorted_runs.h"
-#include "tensor/indexing.h"
+#include <ddl/tensor/cuda/indexing.h>
+#include <ddl/tensor/cuda/sorted_runs.h>
+#include <ddl/tensor/indexing.h>
 
 namespace ddl::cuda::detail {
 namespace {

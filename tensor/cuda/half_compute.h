@@ -5,8 +5,8 @@
 
 #include <type_traits>
 
-#include "tensor/dtype.h"
-#include "tensor/half.h"
+#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/half.h>
 
 namespace ddl::cuda::detail {
 

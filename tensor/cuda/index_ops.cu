@@ -6,9 +6,9 @@
 // the device once, to size its output.
 #include <cub/device/device_scan.cuh>
 
-#include "tensor/cuda/indexing.h"
-#include "tensor/cuda/sorted_runs.h"
-#include "tensor/indexing.h"
+#include <ddl/tensor/cuda/indexing.h>
+#include <ddl/tensor/cuda/sorted_runs.h>
+#include <ddl/tensor/indexing.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -8,8 +8,8 @@
 #include <array>
 #include <cstdint>
 
-#include "tensor/cuda/common.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::cuda::detail {
 

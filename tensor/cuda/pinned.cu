@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/runtime.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/runtime.h>
 
 namespace ddl::detail {
 namespace {

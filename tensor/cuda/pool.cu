@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
 
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/half_compute.h"
-#include "tensor/factory.h"
-#include "tensor/pool.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/half_compute.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/pool.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -4,9 +4,9 @@
 // runs: the same (seed, offset) gives the same numbers on both devices (bit for
 // bit except randn, whose log and cos may differ by an ulp or two between
 // glibc and CUDA's libdevice). No generator state lives on the device.
-#include "tensor/cuda/common.h"
-#include "tensor/random.h"
-#include "tensor/random_functors.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/random.h>
+#include <ddl/tensor/random_functors.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -6,11 +6,11 @@
 // double), so the result has the bits of the cast-to-float32 path.
 #include <type_traits>
 
-#include "tensor/cuda/block_reduce.h"
-#include "tensor/cuda/half_compute.h"
-#include "tensor/factory.h"
-#include "tensor/reduce_functors.h"
-#include "tensor/reduce_kernel.h"
+#include <ddl/tensor/cuda/block_reduce.h>
+#include <ddl/tensor/cuda/half_compute.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/reduce_functors.h>
+#include <ddl/tensor/reduce_kernel.h>
 
 namespace ddl::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // insufficient driver) and leaves the count untouched: treat any error as no GPU.
 #include <cuda_runtime.h>
 
-#include "tensor/cuda/runtime.h"
+#include <ddl/tensor/cuda/runtime.h>
 
 namespace ddl::detail {
 

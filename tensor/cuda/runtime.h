@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "tensor/allocator.h"
-#include "tensor/tensor.h"
+#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/tensor.h>
 
 namespace ddl::detail {
 // Number of usable GPUs; 0 when the driver is missing or reports an error.

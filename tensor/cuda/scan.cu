@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tensor/cuda/common.h"
-#include "tensor/scan.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/scan.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -3,10 +3,10 @@
 // small network is bound by launch overhead. Only contiguous operands of one
 // float dtype come here (tensor/sgd_update.cpp falls back otherwise).
 
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/half_compute.h"
-#include "tensor/factory.h"
-#include "tensor/sgd_update.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/half_compute.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/sgd_update.h>
 
 namespace ddl::cuda::detail {
 namespace {

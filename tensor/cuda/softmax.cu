@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/cuda/block_reduce.h"
-#include "tensor/factory.h"
-#include "tensor/softmax.h"
-#include "tensor/softmax_functors.h"
+#include <ddl/tensor/cuda/block_reduce.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/softmax_functors.h>
 
 namespace ddl::cuda {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 
-#include "tensor/cuda/common.h"
-#include "tensor/factory.h"
-#include "tensor/sort.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/sort.h>
 
 namespace ddl::cuda::detail {
 namespace {

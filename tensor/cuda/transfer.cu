@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 
-#include "tensor/copy.h"
-#include "tensor/cuda/common.h"
-#include "tensor/cuda/runtime.h"
-#include "tensor/factory.h"
+#include <ddl/tensor/copy.h>
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/cuda/runtime.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::detail {
 namespace {

@@ -3,9 +3,9 @@
 // the same functions the CPU kernels use, so results match the CPU's bit for bit
 // (Note [Explicit fma in upsample2d]). The backward is a gather, not an atomic
 // scatter: see Note [Gathered upsample backward].
-#include "tensor/cuda/common.h"
-#include "tensor/upsample.h"
-#include "tensor/upsample_coords.h"
+#include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/upsample.h>
+#include <ddl/tensor/upsample_coords.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/train_cifar/datasets.h"
-#include "ddl.h"
 #include "tests/common/skip.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 namespace fs = std::filesystem;

@@ -20,11 +20,11 @@
 #include "apps/train_cifar/resume.h"
 #include "apps/train_cifar/resume_transfer.h"
 #include "apps/train_cifar/snapshot.h"
-#include "ddl.h"
-#include "dist/agreement.h"
-#include "dist/dist.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/agreement.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 namespace fs = std::filesystem;

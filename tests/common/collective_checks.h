@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "dist/process_group.h"
-#include "tensor/factory.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/process_group.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl::test {
 

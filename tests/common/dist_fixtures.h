@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "dist/dist.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/dist.h>
 
 namespace ddl::test {
 

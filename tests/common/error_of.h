@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 namespace ddl::test {
 

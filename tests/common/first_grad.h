@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
 
 namespace ddl::test {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "tensor/ops.h"
+#include <ddl/tensor/ops.h>
 
 namespace ddl::test {
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 namespace ddl::test {
 

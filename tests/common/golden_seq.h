@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/ops.h"
+#include <ddl/tensor/ops.h>
 
 namespace ddl::test {
 

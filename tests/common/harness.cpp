@@ -16,7 +16,7 @@
 #include <cstring>
 #include <map>
 
-#include "tensor/parallel.h"
+#include <ddl/tensor/parallel.h>
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 namespace ddl::test {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "nn/layers.h"
-#include "tensor/random.h"
+#include <ddl/nn/layers.h>
+#include <ddl/tensor/random.h>
 
 namespace ddl::test {
 

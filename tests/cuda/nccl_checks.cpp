@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tensor/devices.h"
 #include "tests/common/collective_checks.h"
 #include "tests/common/small_cnn.h"
+#include <ddl/tensor/devices.h>
 
 namespace ddl::test {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ddl.h"
-#include "dist/dist.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 namespace ddl::test {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/devices.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 

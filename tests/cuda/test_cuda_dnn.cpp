@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "ddl_config.h"
-#include "tensor/ops.h"
+#include <ddl/ddl_config.h>
+#include <ddl/tensor/ops.h>
 #if DDL_HAVE_CUDA  // the counter lives in the CUDA backend; a CPU-only build has none to link
-#include "tensor/cuda/dnn.h"
+#include <ddl/tensor/cuda/dnn.h>
 #endif
 
 using namespace ddl;

@@ -7,9 +7,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using V = std::vector<Variable>;

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <tuple>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

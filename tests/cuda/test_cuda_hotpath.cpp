@@ -13,8 +13,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/devices.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 

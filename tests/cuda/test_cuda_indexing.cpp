@@ -11,10 +11,10 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/devices.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using Catch::Matchers::Contains;

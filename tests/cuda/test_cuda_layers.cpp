@@ -8,10 +8,10 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using V = std::vector<Variable>;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/devices.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 

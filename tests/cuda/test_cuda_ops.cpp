@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "tensor/ops.h"
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/ops.h"
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

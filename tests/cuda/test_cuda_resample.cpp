@@ -10,11 +10,11 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/pool_layers.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/pool_layers.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

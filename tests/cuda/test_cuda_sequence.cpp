@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "nn/nn.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/nn/nn.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -7,10 +7,10 @@
 #include <map>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/devices.h"
 #include "tests/common/gradcheck.h"
 #include "tests/common/optim_steps.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/devices.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using V = std::vector<Variable>;

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/process_group_auto.h"
-#include "tensor/devices.h"
 #include "tests/common/collective_checks.h"
 #include "tests/cuda/nccl_checks.h"
-#include "trace/snapshot.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/trace/snapshot.h>
 
 using namespace ddl;
 using namespace ddl::dist;

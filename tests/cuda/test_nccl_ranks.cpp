@@ -27,12 +27,12 @@
 #include <thread>
 #include <vector>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "tensor/devices.h"
 #include "tests/common/collective_checks.h"
 #include "tests/common/skip.h"
 #include "tests/cuda/nccl_checks.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/tensor/devices.h>
 
 #ifndef DDL_NCCL_SHARED_GPU
 #define DDL_NCCL_SHARED_GPU 0

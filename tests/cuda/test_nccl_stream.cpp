@@ -10,10 +10,10 @@
 #include <chrono>
 #include <thread>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/process_group_auto.h"
-#include "tensor/devices.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 using namespace ddl::dist;

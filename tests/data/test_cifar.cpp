@@ -3,9 +3,9 @@
 // missing or out-of-range files give errors naming the file and record.
 #include <catch2/catch.hpp>
 
-#include "data/cifar.h"
 #include "temp_dir.h"
-#include "tensor/ops.h"
+#include <ddl/data/cifar.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -9,8 +9,8 @@
 #include <map>
 #include <thread>
 
-#include "data/data.h"
-#include "tensor/ops.h"
+#include <ddl/data/data.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "data/data.h"
-#include "tensor/ops.h"
+#include <ddl/data/data.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

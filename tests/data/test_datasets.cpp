@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "data/dataset.h"
-#include "data/synthetic.h"
-#include "tensor/ops.h"
+#include <ddl/data/dataset.h>
+#include <ddl/data/synthetic.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

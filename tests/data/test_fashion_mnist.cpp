@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "data/mnist.h"
-#include "tensor/ops.h"
 #include "tests/common/skip.h"
+#include <ddl/data/mnist.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "data/image_folder.h"
 #include "temp_dir.h"
-#include "tensor/ops.h"
+#include <ddl/data/image_folder.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "data/image_folder.h"
 #include "temp_dir.h"
-#include "tensor/ops.h"
 #include "tests/common/skip.h"
+#include <ddl/data/image_folder.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "data/mnist.h"
 #include "temp_dir.h"
-#include "tensor/ops.h"
+#include <ddl/data/mnist.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "data/sampler.h"
-#include "tensor/error.h"
+#include <ddl/data/sampler.h>
+#include <ddl/tensor/error.h>
 
 using namespace ddl;
 using namespace ddl::data;

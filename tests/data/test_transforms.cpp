@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "data/transforms.h"
-#include "tensor/ops.h"
+#include <ddl/data/transforms.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using namespace ddl::data;

@@ -4,10 +4,10 @@
 // routing is in test_process_group_auto.cpp, train_cifar's flags in test_train_cifar_device.cpp.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "tensor/devices.h"
 #include "tests/common/skip.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "dist/dist.h"
-#include "dist/store/socket.h"
-#include "dist/traffic.h"
 #include "tests/common/collective_checks.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/traffic.h>
 
 using namespace ddl;
 using namespace ddl::dist;

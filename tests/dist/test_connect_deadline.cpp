@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/dist.h"
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 

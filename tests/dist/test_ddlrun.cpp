@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/store/socket.h"
+#include <ddl/dist/store/socket.h>
 
 using Catch::Contains;
 

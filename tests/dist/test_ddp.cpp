@@ -5,11 +5,11 @@
 // rank 0; wait statistics add up; buckets follow the caps; buckets launch during backward.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
-#include "dist/dist.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include "tests/common/small_cnn.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -6,13 +6,13 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "dist/debug_check.h"
-#include "dist/dist.h"
-#include "dist/store/store.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/debug_check.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -10,12 +10,12 @@
 #include <fstream>
 #include <map>
 
-#include "dist/env.h"
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/store/sha256.h"
-#include "dist/store/store.h"
-#include "tensor/error.h"
 #include "tests/common/dist_fixtures.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/store/sha256.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 

@@ -2,9 +2,9 @@
 // groups' counters; two gloo groups stand in for gloo and nccl, so this runs on any machine.
 #include <catch2/catch.hpp>
 
-#include "dist/dist.h"
-#include "dist/process_group_auto.h"
-#include "tensor/factory.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

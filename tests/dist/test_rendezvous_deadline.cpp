@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <thread>
 
-#include "dist/dist.h"
-#include "dist/store/socket.h"
-#include "dist/store/store_wire.h"
-#include "dist/store/torch_store.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/store/store_wire.h>
+#include <ddl/dist/store/torch_store.h>
 
 using namespace ddl::dist;
 

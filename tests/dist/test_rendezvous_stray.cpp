@@ -20,12 +20,12 @@
 #include <sstream>
 #include <thread>
 
-#include "dist/dist.h"
-#include "dist/gloo/gloo_mesh.h"
-#include "dist/store/socket.h"
-#include "tensor/factory.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/gloo/gloo_mesh.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -10,13 +10,13 @@
 #include <fstream>
 #include <thread>
 
-#include "dist/dist.h"
-#include "dist/transport/shm_all_reduce.h"
-#include "dist/transport/shm_segment.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/transport/shm_all_reduce.h>
+#include <ddl/dist/transport/shm_segment.h>
+#include <ddl/tensor/factory.h>
+#include <ddl/tensor/random.h>
 
 using namespace ddl;
 using namespace ddl::dist;

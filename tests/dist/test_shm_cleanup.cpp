@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "dist/transport/shm_segment.h"
+#include <ddl/dist/transport/shm_segment.h>
 
 using Catch::Contains;
 using dist_name = ddl::dist::detail::ShmSegmentName;

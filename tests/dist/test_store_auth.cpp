@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dist/env.h"
-#include "dist/store/socket.h"
-#include "dist/store/tcp_store.h"
-#include "tensor/error.h"
 #include "tests/common/dist_fixtures.h"
+#include <ddl/dist/env.h>
+#include <ddl/dist/store/socket.h>
+#include <ddl/dist/store/tcp_store.h>
+#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 using Catch::Contains;

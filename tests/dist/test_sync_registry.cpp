@@ -12,12 +12,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ddl.h"
-#include "dist/dist.h"
-#include "dist/sync/common.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include "tests/common/small_cnn.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/sync/common.h>
 
 using namespace ddl;
 using namespace ddl::dist;

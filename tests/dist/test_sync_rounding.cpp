@@ -11,11 +11,11 @@
 #include <cstring>
 #include <limits>
 
-#include "ddl.h"
-#include "dist/dist.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include "tests/common/small_cnn.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 using namespace ddl::dist;

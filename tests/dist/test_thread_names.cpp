@@ -10,14 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "data/dataloader.h"
-#include "data/synthetic.h"
-#include "dist/dist.h"
-#include "report/worker_metrics.h"
-#include "tensor/parallel.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
-#include "trace/thread_name.h"
+#include <ddl/data/dataloader.h>
+#include <ddl/data/synthetic.h>
+#include <ddl/dist/dist.h>
+#include <ddl/report/worker_metrics.h>
+#include <ddl/tensor/parallel.h>
+#include <ddl/trace/thread_name.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "dist/dist.h"
-#include "tensor/factory.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/dist.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "tensor/devices.h"
 #include "tests/common/skip.h"
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ddl.h"
-#include "dist/dist.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 

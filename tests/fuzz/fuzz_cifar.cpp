@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "data/cifar.h"
 #include "fuzz_util.h"
+#include <ddl/data/cifar.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ddl::fuzz::TempDir dir;

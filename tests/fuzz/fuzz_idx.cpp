@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/mnist.h"
 #include "fuzz_util.h"
+#include <ddl/data/mnist.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ddl::fuzz::TempDir dir;

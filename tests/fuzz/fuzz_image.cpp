@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "data/image_folder.h"
 #include "fuzz_util.h"
+#include <ddl/data/image_folder.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ddl::fuzz::TempDir dir;

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/env.h"
 #include "fuzz_util.h"
-#include "tensor/error.h"
+#include <ddl/dist/env.h>
+#include <ddl/tensor/error.h>
 
 namespace {
 const char* const kNames[] = {"RANK",

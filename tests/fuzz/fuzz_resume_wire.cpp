@@ -11,7 +11,7 @@
 #include <string>
 
 #include "apps/train_cifar/resume_wire.h"
-#include "tensor/error.h"
+#include <ddl/tensor/error.h>
 
 using namespace ddl::apps::detail;
 

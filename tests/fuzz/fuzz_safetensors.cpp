@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "fuzz_util.h"
-#include "nn/safetensors.h"
+#include <ddl/nn/safetensors.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ddl::fuzz::TempDir dir;

@@ -8,8 +8,8 @@
 
 #include "apps/train_cifar/snapshot.h"
 #include "fuzz_util.h"
-#include "nn/layers.h"
-#include "optim/sgd.h"
+#include <ddl/nn/layers.h>
+#include <ddl/optim/sgd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ddl::fuzz::TempDir dir;

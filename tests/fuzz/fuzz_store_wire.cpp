@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "dist/store/store_wire.h"
-#include "dist/store/tcp_store.h"
+#include <ddl/dist/store/store_wire.h>
+#include <ddl/dist/store/tcp_store.h>
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string_view>
 
-#include "dist/trace_merge.h"
-#include "tensor/error.h"
-#include "trace/json_writer.h"
+#include <ddl/dist/trace_merge.h>
+#include <ddl/tensor/error.h>
+#include <ddl/trace/json_writer.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 24) return 0;

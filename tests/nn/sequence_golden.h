@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/module.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/module.h>
+#include <ddl/tensor/ops.h>
 
 namespace ddl::test {
 

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
 #include "tests/nn/sequence_golden.h"
 #include "tests/nn/sequence_layers_golden.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "ddl.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <limits>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

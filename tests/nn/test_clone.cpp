@@ -3,8 +3,8 @@
 // encoders; a module that is not Cloneable says how to make it so.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

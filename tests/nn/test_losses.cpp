@@ -10,12 +10,12 @@
 #include <limits>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/losses.h"
-#include "tensor/ops.h"
 #include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/losses.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::require_close;

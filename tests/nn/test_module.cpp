@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

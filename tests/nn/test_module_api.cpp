@@ -13,15 +13,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/checkpoint.h"
-#include "nn/layers.h"
-#include "nn/losses.h"
-#include "optim/sgd.h"
-#include "tensor/ops.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/checkpoint.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/losses.h>
+#include <ddl/optim/sgd.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::require_close;

@@ -2,11 +2,11 @@
 // parameter gradients), finite-difference gradient checks, padding_idx, errors.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
 #include "tests/nn/sequence_golden.h"
 #include "tests/nn/sequence_layers_golden.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

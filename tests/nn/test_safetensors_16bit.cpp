@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

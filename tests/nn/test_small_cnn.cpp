@@ -2,7 +2,7 @@
 // linear, cross-entropy, autograd, SGD) working together.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::nn;

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <map>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

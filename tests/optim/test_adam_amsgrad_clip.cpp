@@ -6,9 +6,9 @@
 #include <functional>
 #include <memory>
 
-#include "ddl.h"
 #include "tests/common/error_of.h"
 #include "tests/common/optim_steps.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::optim;

@@ -2,8 +2,8 @@
 // returns and the number of closure evaluations over five steps on Rosenbrock's function (tests/golden/optim_lbfgs.py).
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/error_of.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::optim;

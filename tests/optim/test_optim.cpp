@@ -4,8 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "ddl.h"
 #include "tests/common/optim_steps.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::optim;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "ddl.h"
 #include "tests/common/optim_steps.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using namespace ddl::optim;

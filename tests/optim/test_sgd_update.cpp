@@ -6,9 +6,9 @@
 #include <cstring>
 #include <map>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
 #include "tests/common/optim_steps.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/functional.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/functional.h>
+#include <ddl/tensor/ops.h>
 
 namespace ddl::sweep {
 

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "report/classification_report.h"
-#include "tensor/factory.h"
+#include <ddl/report/classification_report.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl;
 using namespace ddl::report;

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <limits>
 
-#include "report/metrics_log.h"
+#include <ddl/report/metrics_log.h>
 
 using namespace ddl::report;
 using nlohmann::json;

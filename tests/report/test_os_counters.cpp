@@ -13,10 +13,10 @@
 #include <fstream>
 #include <thread>
 
-#include "report/metrics_log.h"
-#include "report/rank_table.h"
-#include "report/worker_metrics.h"
-#include "tensor/factory.h"
+#include <ddl/report/metrics_log.h>
+#include <ddl/report/rank_table.h>
+#include <ddl/report/worker_metrics.h>
+#include <ddl/tensor/factory.h>
 
 using namespace ddl::report;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "report/progress.h"
+#include <ddl/report/progress.h>
 
 using namespace ddl::report;
 

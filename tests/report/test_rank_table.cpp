@@ -5,11 +5,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "dist/gloo/process_group_gloo.h"
-#include "dist/store/store.h"
-#include "report/classification_report.h"
-#include "report/rank_table.h"
 #include "tests/common/harness.h"
+#include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/store/store.h>
+#include <ddl/report/classification_report.h>
+#include <ddl/report/rank_table.h>
 
 using namespace ddl;
 using namespace ddl::report;

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "report/worker_metrics.h"
 #include "tests/common/skip.h"
+#include <ddl/report/worker_metrics.h>
 
 using namespace ddl::report;
 

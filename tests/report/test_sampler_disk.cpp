@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "report/worker_metrics.h"
 #include "tests/common/skip.h"
+#include <ddl/report/worker_metrics.h>
 
 using namespace ddl::report;
 namespace fs = std::filesystem;

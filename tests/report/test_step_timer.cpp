@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "report/step_timer.h"
+#include <ddl/report/step_timer.h>
 
 using namespace ddl::report;
 

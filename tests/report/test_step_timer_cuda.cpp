@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "dist/init.h"
-#include "report/step_timer.h"
-#include "tensor/devices.h"
-#include "tensor/ops.h"
 #include "tests/common/skip.h"
+#include <ddl/dist/init.h>
+#include <ddl/report/step_timer.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using report::Phase;

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "report/worker_metrics.h"
+#include <ddl/report/worker_metrics.h>
 
 using namespace ddl::report;
 namespace fs = std::filesystem;

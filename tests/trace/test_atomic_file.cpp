@@ -15,11 +15,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "ddl.h"
-#include "dist/trace_merge.h"
-#include "report/html_report.h"
 #include "tests/common/error_of.h"
-#include "trace/atomic_file.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/trace_merge.h>
+#include <ddl/report/html_report.h>
+#include <ddl/trace/atomic_file.h>
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "../common/harness.h"
-#include "dist/store/store.h"
-#include "dist/trace_merge.h"
-#include "trace/clock_map.h"
-#include "trace/trace.h"
+#include <ddl/dist/store/store.h>
+#include <ddl/dist/trace_merge.h>
+#include <ddl/trace/clock_map.h>
+#include <ddl/trace/trace.h>
 
 using namespace ddl;
 

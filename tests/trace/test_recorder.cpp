@@ -16,10 +16,10 @@
 #include <optional>
 #include <thread>
 
-#include "tensor/error.h"
-#include "trace/json_writer.h"
-#include "trace/snapshot.h"
-#include "trace/trace.h"
+#include <ddl/tensor/error.h>
+#include <ddl/trace/json_writer.h>
+#include <ddl/trace/snapshot.h>
+#include <ddl/trace/trace.h>
 
 using namespace ddl;
 using json = nlohmann::json;

@@ -6,12 +6,12 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/layers.h"
-#include "nn/pool_layers.h"
-#include "tensor/ops.h"
 #include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/pool_layers.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::checksum;

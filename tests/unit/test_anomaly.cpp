@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "autograd/anomaly.h"
-#include "autograd/custom_function.h"
-#include "autograd/functions.h"
-#include "nn/nn.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/anomaly.h>
+#include <ddl/autograd/custom_function.h>
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/nn.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using autograd::DetectAnomalyGuard;

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "common/golden_case.h"
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using test::checksum;

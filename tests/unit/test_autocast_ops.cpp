@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "common/golden_case.h"
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using test::seq;

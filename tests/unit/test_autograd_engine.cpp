@@ -3,8 +3,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/grad.h"
-#include "ddl.h"
-#include "tensor/sgd_update.h"
+#include <ddl/autograd/grad.h>
+#include <ddl/ddl.h>
+#include <ddl/tensor/sgd_update.h>
 
 using namespace ddl;
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/gradcheck.h"
-#include "ddl.h"
 #include "tests/common/formula.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using test::formula;

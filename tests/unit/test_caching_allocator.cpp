@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/caching_allocator.h"
-#include "tensor/devices.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/caching_allocator.h>
+#include <ddl/tensor/devices.h>
 
 using namespace ddl;
 using detail::CachingAllocator;

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::checksum;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/cuda/conv_algo_choice.h"
+#include <ddl/tensor/cuda/conv_algo_choice.h>
 
 using namespace ddl;
 using cuda::detail::ConvTry;

@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::first_grad;

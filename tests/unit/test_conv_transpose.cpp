@@ -7,12 +7,12 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "nn/conv_layers.h"
-#include "nn/layers.h"
-#include "tensor/ops.h"
 #include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/nn/conv_layers.h>
+#include <ddl/nn/layers.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::checksum;

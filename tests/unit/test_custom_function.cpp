@@ -5,11 +5,11 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/custom_function.h"
-#include "autograd/functions.h"
-#include "autograd/grad.h"
 #include "common/gradcheck.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/custom_function.h>
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using autograd::CustomFunction;

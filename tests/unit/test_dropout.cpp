@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "autograd/functions.h"
 #include "common/gradcheck.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -5,9 +5,9 @@
 #include <functional>
 #include <string>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/error_of.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using Catch::Matchers::Contains;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

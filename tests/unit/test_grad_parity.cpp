@@ -10,9 +10,9 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

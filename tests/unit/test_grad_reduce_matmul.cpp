@@ -1,8 +1,8 @@
 // Gradient checks of reductions, matmul and linear.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using ddl::test::non_contiguous;

@@ -1,8 +1,8 @@
 // Gradient checks of the differentiable views and casts.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using ddl::test::non_contiguous;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

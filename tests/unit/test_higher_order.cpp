@@ -8,10 +8,10 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
 #include "common/gradcheck.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using autograd::grad;

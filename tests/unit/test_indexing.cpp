@@ -5,12 +5,12 @@
 // finite-difference gradient checks).
 #include <catch2/catch.hpp>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/error_of.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using ddl::test::check_golden;

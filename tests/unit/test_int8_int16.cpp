@@ -7,7 +7,7 @@
 #include <limits>
 #include <sstream>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

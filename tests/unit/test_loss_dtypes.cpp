@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -7,8 +7,8 @@
 
 #include "common/error_of.h"
 #include "common/gradcheck.h"
-#include "nn/margin_losses.h"
-#include "tensor/ops.h"
+#include <ddl/nn/margin_losses.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::error_of;

@@ -2,7 +2,7 @@
 // cross-check of float32 GEMM against float64, errors.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

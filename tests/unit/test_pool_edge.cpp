@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/golden_case.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::seq;

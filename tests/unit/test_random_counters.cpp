@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ddl.h"
-#include "tensor/random_functors.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/random_functors.h>
 
 using namespace ddl;
 

@@ -1,7 +1,7 @@
 // Reductions: known values (from PyTorch) over any dims, keepdim, determinism across threads.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

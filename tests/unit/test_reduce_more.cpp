@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "ddl.h"
 #include "tests/common/error_of.h"
 #include "tests/common/first_grad.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 using ddl::test::error_of;

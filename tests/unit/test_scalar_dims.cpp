@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <limits>
 
-#include "ddl.h"
-#include "tensor/checked_shape.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/checked_shape.h>
 
 using namespace ddl;
 

@@ -6,10 +6,10 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/functions.h"
 #include "common/gradcheck.h"
-#include "tensor/ops.h"
 #include "tests/common/formula.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using test::formula;

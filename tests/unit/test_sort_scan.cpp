@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/autograd/grad.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using ddl::test::non_contiguous;

@@ -1,7 +1,7 @@
 // Storage, dtypes, devices, factories and copies.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <thread>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using ddl::test::random_double;

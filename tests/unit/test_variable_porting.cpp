@@ -5,10 +5,10 @@
 // crossing runs where a GPU exists; without one, the CUDA request must fail cleanly.
 #include <catch2/catch.hpp>
 
-#include "autograd/functions.h"
-#include "tensor/devices.h"
-#include "tensor/ops.h"
 #include "tests/common/gradcheck.h"
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/devices.h>
+#include <ddl/tensor/ops.h>
 
 using namespace ddl;
 

@@ -1,7 +1,7 @@
 // Views change shape, strides and offset only; reshape copies only when it must.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

@@ -1,7 +1,7 @@
 // A 2-layer MLP built from tensors and autograd learns XOR with plain SGD.
 #include <catch2/catch.hpp>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 using namespace ddl;
 

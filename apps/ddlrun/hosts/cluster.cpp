@@ -23,7 +23,7 @@
 #include "apps/ddlrun/hosts/cgroup.h"
 #include "apps/ddlrun/hosts/command.h"
 #include "apps/ddlrun/hosts/network.h"
-#include "trace/thread_name.h"
+#include <ddl/trace/thread_name.h>
 
 namespace ddl::launcher::hosts {
 

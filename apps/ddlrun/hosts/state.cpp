@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "apps/ddlrun/hosts/command.h"
-#include "trace/atomic_file.h"
+#include <ddl/trace/atomic_file.h>
 
 namespace ddl::launcher::hosts {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 namespace char_lm {
 

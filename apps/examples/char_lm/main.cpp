@@ -11,9 +11,9 @@
 #include <iostream>
 
 #include "corpus.h"
-#include "dist/dist.h"
 #include "models.h"
 #include "options.h"
+#include <ddl/dist/dist.h>
 
 using namespace ddl;
 

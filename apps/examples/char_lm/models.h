@@ -5,7 +5,7 @@
 // tokens [B, T] to logits [B, T, vocab].
 #pragma once
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 namespace char_lm {
 

@@ -2,8 +2,8 @@
 // checks the closed form 0 + 1 + ... + (N-1); prints "sum ok" on success.
 #include <cstdio>
 
-#include "dist/dist.h"
-#include "tensor/factory.h"
+#include <ddl/dist/dist.h>
+#include <ddl/tensor/factory.h>
 
 int main() {
   ddl::dist::InitOptions opts;

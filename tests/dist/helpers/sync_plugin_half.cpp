@@ -1,7 +1,7 @@
 // A plugin whose registration fails half-way: "half-ok" registers, then "ring" is taken.
 // load_sync_plugin must take "half-ok" back (its factory lives in this library, which
 // is unloaded), for test_sync_registry.
-#include "dist/sync/registry.h"
+#include <ddl/dist/sync/registry.h>
 
 extern "C" void ddl_register_strategies() {
   using namespace ddl::dist;

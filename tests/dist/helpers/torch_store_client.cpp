@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/dist.h"
-#include "dist/store/torch_store.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include <ddl/dist/dist.h>
+#include <ddl/dist/store/torch_store.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
 using ddl::dist::Millis;
 using ddl::dist::TorchStore;

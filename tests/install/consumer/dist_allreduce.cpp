@@ -4,8 +4,8 @@
 // or by hand); argv[1], if given, is the init method (e.g. file:///fresh/dir).
 #include <cstdio>
 
-#include "dist/dist.h"
-#include "tensor/factory.h"
+#include <ddl/dist/dist.h>
+#include <ddl/tensor/factory.h>
 
 int main(int argc, char** argv) {
   namespace dist = ddl::dist;

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "dist/sync/common.h"
-#include "tensor/factory.h"
+#include <ddl/dist/sync/common.h>
+#include <ddl/tensor/factory.h>
 
 #ifndef STUDENT_STRATEGY_NAME
 #define STUDENT_STRATEGY_NAME "tree"

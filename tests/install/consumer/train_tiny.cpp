@@ -3,7 +3,7 @@
 // that training works from an install (the loss falls tenfold), not how well it fits.
 #include <cstdio>
 
-#include "ddl.h"
+#include <ddl/ddl.h>
 
 int main() {
   using namespace ddl;
