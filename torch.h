@@ -28,6 +28,7 @@ using ScalarType = ddl::DType;
 using ddl::kBFloat16;
 using ddl::kBool;
 using ddl::kByte;
+using ddl::kChar;
 using ddl::kDouble;
 using ddl::kFloat;
 using ddl::kFloat16;
@@ -35,9 +36,12 @@ using ddl::kFloat32;
 using ddl::kFloat64;
 using ddl::kHalf;
 using ddl::kInt;
+using ddl::kInt16;
 using ddl::kInt32;
 using ddl::kInt64;
+using ddl::kInt8;
 using ddl::kLong;
+using ddl::kShort;
 using ddl::kUInt8;
 
 // Loss reductions: NLLLossOptions().reduction(torch::kSum).

@@ -1,8 +1,8 @@
 // Samplers decide which dataset indices an epoch visits and in what order:
 // SequentialSampler, RandomSampler (seeded), WeightedRandomSampler and DistributedSampler, which
 // splits every epoch across the ranks of a data-parallel job exactly as
-// PyTorch's torch.utils.data.DistributedSampler does (see Note [Distributed partition]).
-// BatchSampler groups another sampler's indices into batches.
+// PyTorch's torch.utils.data.DistributedSampler does, shuffled order included
+// (see Note [Distributed partition]). BatchSampler groups another sampler's indices into batches.
 #pragma once
 
 #include <cstdint>
@@ -70,9 +70,14 @@ class WeightedRandomSampler : public Sampler {
   uint64_t seed_;
 };
 
+// torch.randperm(n, generator=g) for a CPU torch.Generator g after g.manual_seed(seed), element for element:
+// PyTorch's generator is a 32-bit MT19937 (std::mt19937's, seeded with the seed's low 32 bits). Not ddl's
+// randperm, whose Generator is another stream. Requires n >= 0.
+std::vector<int64_t> torch_randperm(int64_t n, uint64_t seed);
+
 // Note [Distributed partition]
 // With N examples and R ranks, one epoch is built the same way on every rank:
-//   1. order = shuffle ? randperm(N) seeded by seed + epoch : 0, 1, ..., N - 1
+//   1. order = shuffle ? torch_randperm(N, seed + epoch) : 0, 1, ..., N - 1
 //   2. without drop_last: extend order by wrapping around to its start until its
 //      length is total = R * ceil(N / R) (the first few examples appear twice);
 //      with drop_last: cut it to total = R * floor(N / R)
@@ -80,9 +85,10 @@ class WeightedRandomSampler : public Sampler {
 // e.g. N = 10, R = 4, no shuffle: order = 0..9 + 0 1 (total 12);
 //   rank 0: 0 4 8   rank 1: 1 5 9   rank 2: 2 6 0   rank 3: 3 7 1
 // so every rank gets the same number of examples (the collectives stay in step)
-// and the ranks' parts are disjoint apart from the padding. The shuffled order
-// comes from ddl's Generator, so it is a different permutation from PyTorch's
-// for the same seed; steps 2 and 3 match PyTorch exactly.
+// and the ranks' parts are disjoint apart from the padding. All three steps are
+// PyTorch's (torch/utils/data/distributed.py), so each rank's list equals
+// torch.utils.data.DistributedSampler's for the same N, R, rank, seed, epoch and
+// drop_last (tests/golden/sampler.py).
 class DistributedSampler : public Sampler {
  public:
   // Requires num_replicas >= 1, 0 <= rank < num_replicas.

@@ -36,6 +36,10 @@ const char* st_dtype(DType t) {
       return "I64";
     case DType::Int32:
       return "I32";
+    case DType::Int16:
+      return "I16";
+    case DType::Int8:
+      return "I8";
     case DType::UInt8:
       return "U8";
     case DType::Bool:
@@ -50,8 +54,9 @@ const char* st_dtype(DType t) {
 
 bool parse_dtype(const std::string& s, DType& out) {
   static const std::map<std::string, DType> m = {
-      {"F32", DType::Float32}, {"F64", DType::Float64}, {"I64", DType::Int64},   {"I32", DType::Int32},
-      {"U8", DType::UInt8},    {"BOOL", DType::Bool},   {"F16", DType::Float16}, {"BF16", DType::BFloat16}};
+      {"F32", DType::Float32}, {"F64", DType::Float64},  {"I64", DType::Int64}, {"I32", DType::Int32},
+      {"I16", DType::Int16},   {"I8", DType::Int8},      {"U8", DType::UInt8},  {"BOOL", DType::Bool},
+      {"F16", DType::Float16}, {"BF16", DType::BFloat16}};
   auto it = m.find(s);
   if (it == m.end()) return false;
   out = it->second;

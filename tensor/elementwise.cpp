@@ -202,18 +202,6 @@ Tensor compare_scalar(const Tensor& x, double v) {
   return scalar_tensor(v, TensorOptions(t, x.device()));
 }
 
-// The range of an integer dtype as doubles; int64's top, 2^63 - 1, is none, so its bounds are < 2^63.
-std::pair<double, double> int_range(DType t) {
-  switch (t) {
-    case DType::UInt8:
-      return {0.0, 255.0};
-    case DType::Int32:
-      return {-2147483648.0, 2147483647.0};
-    default:
-      return {-0x1p63, 0x1p63};
-  }
-}
-
 // clamp and clamp_ (a missing bound is std::nullopt), with the result dtype of Note [Scalar
 // operands]. As torch.clamp: a NaN bound gives NaN, except that with only one bound given
 // a NaN one leaves x as it is; lo > hi gives hi.
@@ -230,7 +218,7 @@ Tensor clamp_impl(const Tensor& a, std::optional<double> lo, std::optional<doubl
     return unary(UnaryOp::Clamp, x, name, lo.value_or(-kInf), hi.value_or(kInf));
   }
   // As c10::checked_convert, a uint8 bound may be negative down to -255 and wraps (-1 is 255).
-  const double least = t == DType::UInt8 ? -255.0 : int_range(t).first, most = int_range(t).second;
+  const double least = t == DType::UInt8 ? -255.0 : integral_range(t).first, most = integral_range(t).second;
   for (auto* bound : {&lo, &hi}) {
     if (!*bound) continue;
     const double b = **bound;
@@ -274,7 +262,7 @@ Tensor pow(const Tensor& a, double e) {
   const DType t = scalar_result_type(a.dtype(), e);
   DDL_CHECK(is_floating(t) || e >= 0, "pow: integers to negative integer powers are not allowed (", describe(a),
             " to the power ", e, ")");
-  DDL_CHECK(is_floating(t) || e <= int_range(t).second, "pow: exponent ", e, " cannot be converted to ", t,
+  DDL_CHECK(is_floating(t) || e <= integral_range(t).second, "pow: exponent ", e, " cannot be converted to ", t,
             " without overflow");
   return unary(UnaryOp::PowScalar, a.dtype() == t ? a : a.to(t), "pow", e);
 }

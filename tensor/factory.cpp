@@ -46,8 +46,7 @@ void check_value_fits(double value, DType d, const char* op) {
                                               : std::numeric_limits<double>::max();
     fits = !std::isfinite(value) || std::fabs(value) <= max;
   } else {
-    const double lo = d == DType::UInt8 ? -255.0 : d == DType::Int32 ? -2147483648.0 : -0x1p63;
-    const double hi = d == DType::UInt8 ? 255.0 : d == DType::Int32 ? 2147483647.0 : 0x1p63;
+    const double lo = d == DType::UInt8 ? -255.0 : integral_range(d).first, hi = integral_range(d).second;
     fits = value >= lo && (d == DType::Int64 ? value < hi : value <= hi) &&
            (d != DType::UInt8 || value >= 0 || value == std::trunc(value));
   }
@@ -181,10 +180,14 @@ template Tensor from_vector<double>(const std::vector<double>&, const Shape&);
 template Tensor from_vector<int64_t>(const std::vector<int64_t>&, const Shape&);
 template Tensor from_vector<int32_t>(const std::vector<int32_t>&, const Shape&);
 template Tensor from_vector<uint8_t>(const std::vector<uint8_t>&, const Shape&);
+template Tensor from_vector<int8_t>(const std::vector<int8_t>&, const Shape&);
+template Tensor from_vector<int16_t>(const std::vector<int16_t>&, const Shape&);
 template std::vector<float> to_vector<float>(const Tensor&);
 template std::vector<double> to_vector<double>(const Tensor&);
 template std::vector<int64_t> to_vector<int64_t>(const Tensor&);
 template std::vector<int32_t> to_vector<int32_t>(const Tensor&);
 template std::vector<uint8_t> to_vector<uint8_t>(const Tensor&);
+template std::vector<int8_t> to_vector<int8_t>(const Tensor&);
+template std::vector<int16_t> to_vector<int16_t>(const Tensor&);
 
 }  // namespace ddl

@@ -80,6 +80,11 @@ inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= Bina
 template <typename T>
 using MathT = std::conditional_t<std::is_integral_v<T>, double, T>;
 
+// The unsigned type an integer T wraps in: at least unsigned int, since two uint16_t promote to int and their
+// product can overflow it (C++20 [expr.arith.conv]); the low bits are T's two's-complement result.
+template <typename T>
+using WrapU = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
 // x != x, false for integers (written so no compiler calls it tautological).
 template <typename T>
 DDL_HOST_DEVICE bool is_nan(T x) {
@@ -129,7 +134,7 @@ struct UnaryFn {
     if constexpr (Op == UnaryOp::PowScalar) {
       if constexpr (std::is_integral_v<T>) {
         // Exact, by squaring, wrapping on overflow as PyTorch's integer pow (a >= 0: the frontend checks).
-        using U = std::make_unsigned_t<T>;
+        using U = WrapU<T>;
         U r = 1, base = static_cast<U>(x);
         for (U e = static_cast<U>(a); e > 0; e /= 2) {
           if (e % 2) r = static_cast<U>(r * base);
@@ -221,7 +226,7 @@ DDL_HOST_DEVICE T int_pow(T a, T b) {
       return T(0);
     }
   }
-  using U = std::make_unsigned_t<T>;
+  using U = WrapU<T>;
   U r = 1, base = static_cast<U>(a);
   for (U e = static_cast<U>(b); e > 0; e /= 2) {
     if (e % 2) r = static_cast<U>(r * base);
@@ -304,10 +309,20 @@ struct BinaryFn {
   }
 };
 
-// Same-device copies convert with static_cast, on both backends.
+// Same-device copies convert with static_cast, on both backends, except floats into the integer dtypes
+// narrower than 32 bits: those go through int64 as PyTorch's conversions do on x86, so 300.0 becomes 44 in
+// int8 and -1.0 255 in uint8, and NaN, inf or a value beyond int64 becomes 0 (the low bits of the x86
+// conversion's 2^63). Converted straight, a float out of the target's range is undefined (C++20 [conv.fpint]).
 template <typename D, typename S>
 struct CastFn {
-  DDL_HOST_DEVICE D operator()(S x) const { return static_cast<D>(x); }
+  DDL_HOST_DEVICE D operator()(S x) const {
+    if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && sizeof(D) < 4 && !std::is_integral_v<S>) {
+      const double v = static_cast<double>(x);
+      return v >= -0x1p63 && v < 0x1p63 ? static_cast<D>(static_cast<int64_t>(v)) : D(0);
+    } else {
+      return static_cast<D>(x);
+    }
+  }
 };
 
 template <typename T>

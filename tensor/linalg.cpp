@@ -7,6 +7,7 @@
 #include <ddl/tensor/checked_shape.h>
 #include <ddl/tensor/elementwise.h>
 #include <ddl/tensor/factory.h>
+#include <ddl/tensor/functors.h>
 #include <ddl/tensor/gemm_kernel.h>
 #include <ddl/tensor/linalg.h>
 
@@ -58,7 +59,7 @@ namespace {
 // a: [nbatch, M, K], b: [nbatch, K, N] contiguous; out: [nbatch, M, N] contiguous.
 template <typename T>
 void integer_gemm_typed(const T* ap, const T* bp, T* op, int64_t nbatch, int64_t M, int64_t K, int64_t N) {
-  using U = std::make_unsigned_t<T>;
+  using U = WrapU<T>;
   std::vector<U> row(static_cast<size_t>(N));
   for (int64_t p = 0; p < nbatch; ++p)
     for (int64_t i = 0; i < M; ++i) {
@@ -77,6 +78,10 @@ void integer_gemm(const Tensor& a, const Tensor& b, const Tensor& out, int64_t n
   switch (a.dtype()) {
     case DType::UInt8:
       return integer_gemm_typed(a.data<uint8_t>(), b.data<uint8_t>(), out.data<uint8_t>(), nbatch, M, K, N);
+    case DType::Int8:
+      return integer_gemm_typed(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), nbatch, M, K, N);
+    case DType::Int16:
+      return integer_gemm_typed(a.data<int16_t>(), b.data<int16_t>(), out.data<int16_t>(), nbatch, M, K, N);
     case DType::Int32:
       return integer_gemm_typed(a.data<int32_t>(), b.data<int32_t>(), out.data<int32_t>(), nbatch, M, K, N);
     case DType::Int64:
@@ -85,8 +90,6 @@ void integer_gemm(const Tensor& a, const Tensor& b, const Tensor& out, int64_t n
       DDL_ASSERT(false, "integer_gemm: not an integer dtype: ", a.dtype());
   }
 }
-
-bool is_integer(DType t) { return t == DType::UInt8 || t == DType::Int32 || t == DType::Int64; }
 
 // a @ b, plus `init` (broadcast to the result, e.g. a bias) added inside the
 // GEMM (beta = 1) when defined: one rounding for 16-bit outputs, as addmm.
@@ -97,10 +100,10 @@ Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init, co
             b_in.shape());
   DDL_CHECK(a_in.device() == b_in.device(), op, ": operands on different devices (", describe(a_in), " and ",
             describe(b_in), ")");
-  DDL_CHECK(a_in.dtype() == b_in.dtype() && (is_floating(a_in.dtype()) || is_integer(a_in.dtype())), op,
+  DDL_CHECK(a_in.dtype() == b_in.dtype() && (is_floating(a_in.dtype()) || is_integral(a_in.dtype())), op,
             ": expected two float or two integer tensors of one dtype (bool has no product), got ", describe(a_in),
             " and ", describe(b_in));
-  const bool integral = is_integer(a_in.dtype());
+  const bool integral = is_integral(a_in.dtype());
   DDL_CHECK(!integral || a_in.device().is_cpu(), op, ": integer products run on the CPU only, got ", describe(a_in),
             " and ", describe(b_in));
   // 1-D operands become matrices and the added dim is dropped from the result.

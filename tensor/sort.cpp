@@ -20,9 +20,7 @@ namespace {
 void check_input(const Tensor& x, const char* op) { DDL_CHECK(x.defined(), op, ": undefined tensor"); }
 
 // The dtypes the sort kernels take (DDL_DISPATCH_NUMERIC's).
-bool is_numeric(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::UInt8;
-}
+bool is_numeric(DType t) { return t == DType::Float32 || t == DType::Float64 || is_integral(t); }
 
 // The dtype a kernel sorts x in: 16-bit floats as float32 and bool as uint8,
 // both exact and order-preserving, so the values convert back unchanged.

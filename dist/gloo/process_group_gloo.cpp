@@ -18,7 +18,8 @@ using detail::GlooCall;
 using detail::Traffic;
 
 bool supported(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::UInt8;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::UInt8 ||
+         t == DType::Int8;
 }
 
 void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
@@ -26,7 +27,7 @@ void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") 
   DDL_CHECK(t.device().is_cpu(), op, ": the gloo backend works on CPU tensors, got ", describe(t),
             " (use the nccl backend for CUDA tensors)");
   DDL_CHECK(supported(t.dtype()), op, ": dtype ", t.dtype(),
-            " is not supported (float32, float64, int64, int32, uint8)");
+            " is not supported (float32, float64, int64, int32, uint8, int8)");
 }
 
 void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {

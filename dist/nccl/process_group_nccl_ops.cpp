@@ -23,6 +23,8 @@ ncclDataType_t nccl_type(DType t) {
       return ncclInt32;
     case DType::UInt8:
       return ncclUint8;
+    case DType::Int8:
+      return ncclInt8;
     case DType::Float16:
       return ncclFloat16;
     case DType::BFloat16:

@@ -24,6 +24,7 @@
 #include <ddl/tensor/cpu/sgemm.h>
 #include <ddl/tensor/cpu/winograd.h>
 #include <ddl/tensor/factory.h>
+#include <ddl/tensor/functors.h>
 #include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
@@ -67,12 +68,12 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, in
 }
 
 // Integer convolutions (PyTorch computes them on the CPU too) are rare: plain loops, in
-// the unsigned type so that products and sums wrap modulo 2^bits as PyTorch's do.
+// an unsigned type (WrapU, functors.h) so that products and sums wrap modulo 2^bits as PyTorch's do.
 template <typename T>
 requires std::is_integral_v<T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
           T* C, int64_t ldc) {
-  using U = std::make_unsigned_t<T>;
+  using U = WrapU<T>;
   std::vector<U> row(N);
   for (int64_t i = 0; i < M; ++i) {
     std::fill(row.begin(), row.end(), U(0));

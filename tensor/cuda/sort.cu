@@ -73,6 +73,16 @@ struct KeyOf<int32_t> {
   static __device__ uint32_t of(int32_t v) { return static_cast<uint32_t>(v) ^ 0x80000000u; }
 };
 template <>
+struct KeyOf<int16_t> {
+  using type = uint16_t;
+  static __device__ uint16_t of(int16_t v) { return static_cast<uint16_t>(static_cast<uint16_t>(v) ^ 0x8000u); }
+};
+template <>
+struct KeyOf<int8_t> {
+  using type = uint8_t;
+  static __device__ uint8_t of(int8_t v) { return static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u); }
+};
+template <>
 struct KeyOf<uint8_t> {
   using type = uint8_t;
   static __device__ uint8_t of(uint8_t v) { return v; }

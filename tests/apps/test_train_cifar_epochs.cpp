@@ -1,5 +1,5 @@
 // train_cifar reshuffles every epoch, with the order DistributedSampler documents:
-// randperm(N) seeded by seed + epoch. The program trains with a learning rate too small
+// torch_randperm(N, seed + epoch), PyTorch's permutation. The program trains with a learning rate too small
 // to move float32 weights, so each step's logged loss is a function of its batch alone;
 // this test computes every epoch's batches from that formula, evaluates them with the
 // same initial model, and compares the per-step losses of --metrics. An epoch trained in
@@ -69,7 +69,7 @@ TEST_CASE("train_cifar: each epoch's batches follow the sampler's order for seed
   REQUIRE(static_cast<int64_t>(logged.size()) == epochs * steps);
 
   // The reference: the program's data and initial model (seeded as main.cpp seeds it),
-  // batches of randperm(N, Generator(seed + epoch)) in order.
+  // batches of torch_randperm(N, seed + epoch) in order.
   set_num_threads(1);
   const apps::DataSplits splits = apps::make_datasets(o);
   manual_seed(o.seed);
@@ -77,8 +77,7 @@ TEST_CASE("train_cifar: each epoch's batches follow the sampler's order for seed
   model->train();
   std::vector<std::vector<double>> expected(epochs);
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    Generator g(o.seed + static_cast<uint64_t>(epoch));
-    const auto order = to_vector<int64_t>(randperm(o.train_samples, g));
+    const auto order = data::torch_randperm(o.train_samples, o.seed + static_cast<uint64_t>(epoch));
     for (int64_t s = 0; s < steps; ++s) {
       std::vector<Tensor> xs, ys;
       for (int64_t i = s * o.batch_size; i < (s + 1) * o.batch_size; ++i) {

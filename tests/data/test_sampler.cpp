@@ -1,5 +1,6 @@
-// Samplers: DistributedSampler against PyTorch's index lists (shuffle=false),
-// the shuffled partition's structure, Sequential/Random, the default world.
+// Samplers: DistributedSampler against PyTorch's index lists (shuffle false and
+// true), torch_randperm against torch.randperm, the shuffled partition's
+// structure, Sequential/Random, the default world.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -45,7 +46,53 @@ const std::vector<Golden> kGolden = {
     {1, 4, true, {{}, {}, {}, {}}},
 };
 
+struct ShuffledGolden {
+  int64_t n, replicas;
+  uint64_t seed;
+  int64_t epoch;
+  bool drop_last;
+  std::vector<std::vector<int64_t>> per_rank;
+};
+
+// From tests/golden/sampler.py (torch.utils.data.DistributedSampler, shuffle=True, set_epoch(epoch)).
+const std::vector<ShuffledGolden> kShuffledGolden = {
+    {10, 3, 0u, 0, false, {{4, 5, 0, 2}, {1, 3, 8, 4}, {7, 9, 6, 1}}},
+    {10, 3, 0u, 0, true, {{4, 5, 0}, {1, 3, 8}, {7, 9, 6}}},
+    {10, 4, 5u, 2, false, {{5, 1, 8}, {0, 7, 2}, {3, 9, 5}, {4, 6, 0}}},
+    {10, 4, 5u, 2, true, {{5, 1}, {0, 7}, {3, 9}, {4, 6}}},
+    {13, 4, 42u, 1, false, {{4, 8, 5, 9}, {1, 2, 12, 4}, {7, 0, 11, 1}, {10, 3, 6, 7}}},
+    {13, 4, 42u, 1, true, {{4, 8, 5}, {1, 2, 12}, {7, 0, 11}, {10, 3, 6}}},
+    {3, 5, 7u, 0, false, {{0}, {1}, {2}, {0}, {1}}},
+    {3, 5, 7u, 0, true, {{}, {}, {}, {}, {}}},
+    {23, 2, 1u, 3, false, {{2, 21, 3, 14, 20, 22, 10, 18, 0, 17, 1, 7}, {13, 16, 19, 15, 4, 5, 9, 12, 6, 11, 8, 2}}},
+    {23, 2, 1u, 3, true, {{2, 21, 3, 14, 20, 22, 10, 18, 0, 17, 1}, {13, 16, 19, 15, 4, 5, 9, 12, 6, 11, 8}}},
+    {7, 3, 4294967301u, 0, false, {{1, 2, 3}, {0, 6, 1}, {4, 5, 0}}},
+    {7, 3, 4294967301u, 0, true, {{1, 2}, {0, 6}, {4, 5}}},
+};
+
 }  // namespace
+
+TEST_CASE("torch_randperm is torch.randperm with a seeded CPU generator", "[sampler]") {
+  // From tests/golden/sampler.py.
+  REQUIRE(torch_randperm(0, 3).empty());
+  REQUIRE(torch_randperm(1, 3) == std::vector<int64_t>{0});
+  REQUIRE(torch_randperm(2, 9) == std::vector<int64_t>{0, 1});
+  REQUIRE(torch_randperm(17, 123) == std::vector<int64_t>{15, 14, 1, 0, 4, 7, 16, 2, 13, 11, 3, 12, 8, 5, 10, 6, 9});
+  REQUIRE_THROWS_AS(torch_randperm(-1, 0), Error);
+}
+
+TEST_CASE("DistributedSampler with shuffle matches PyTorch's index lists", "[sampler]") {
+  for (const ShuffledGolden& g : kShuffledGolden) {
+    for (int64_t r = 0; r < g.replicas; ++r) {
+      INFO("N " << g.n << ", R " << g.replicas << ", seed " << g.seed << ", epoch " << g.epoch << ", drop_last "
+                << g.drop_last << ", rank " << r);
+      DistributedSampler s(g.n, g.replicas, r, /*shuffle=*/true, g.seed, g.drop_last);
+      s.set_epoch(g.epoch);
+      REQUIRE(s.indices() == g.per_rank[static_cast<size_t>(r)]);
+      REQUIRE(s.size() == static_cast<int64_t>(g.per_rank[static_cast<size_t>(r)].size()));
+    }
+  }
+}
 
 TEST_CASE("DistributedSampler without shuffle matches PyTorch's index lists", "[sampler]") {
   for (const Golden& g : kGolden) {

@@ -56,6 +56,9 @@ TEST_CASE("tensors: creation, dtype and device", "[libtorch]") {
   REQUIRE(v.clone().shares_storage(v) == false);                   // t.clone()
   REQUIRE(is_floating(DType::BFloat16));
   REQUIRE(dtype_size(DType::Float16) == 2);
+  REQUIRE(dtype_size(DType::Int16) == 2);                   // torch::kInt16
+  REQUIRE(zeros({2}, DType::Int8).dtype() == DType::Int8);  // torch::kInt8
+  REQUIRE(promote_types(DType::Int8, DType::UInt8) == DType::Int16);
   REQUIRE(gt(v, 2.0).dtype() == DType::Bool);
   REQUIRE(v.dim() == 2);  // torch::isFloatingType
 }

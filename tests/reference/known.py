@@ -17,9 +17,10 @@ NLL_PROBS = ("ddl raised, torch did not",), DOC + "nll_loss_forward-takes-class-
 LOG1P_HUGE = ("output values",), DOC + "log1p-of-huge-values"
 ATAN2_BOOL = ("torch backward raised, ddl did not",), DOC + "atan2-of-a-bool-and-a-float"
 NORM16 = ("output values",), DOC + "16-bit-norms-and-std-in-float64"
-STD16 = ("grad values",), DOC + "16-bit-norms-and-std-in-float64"
+STD16 = ("grad values", "double-backward values"), DOC + "16-bit-norms-and-std-in-float64"
 PROD16 = ("double-backward values",), DOC + "16-bit-norms-and-std-in-float64"
 NORM_DB = ("double-backward values",), DOC + "norm-double-backward-at-a-zero-norm"
+DIV16 = ("grad values",), DOC + "the-float32-0-d-divisor-of-a-float16-quotient"
 KNOWN = {
     ("log1p", "large f64"): LOG1P_HUGE,
     ("atan2", "mixed bool+f32"): ATAN2_BOOL,
@@ -66,6 +67,7 @@ KNOWN = {
     ("norm", "long f16 p=2.0"): NORM16,
     ("std", "special f16 correction=1"): STD16,
     ("prod", "special f16"): PROD16,
+    ("div", "mixed 0-d right f16+f32"): DIV16,
     ("norm", "special f16 p=-1.0"): NORM_DB,
     ("norm", "special f32 p=-1.0"): NORM_DB,
     ("norm", "special f64 p=-1.0"): NORM_DB,

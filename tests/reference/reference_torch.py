@@ -9,7 +9,7 @@ import torch
 F = torch.nn.functional
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
           "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "uint8": torch.uint8,
-          "bool": torch.bool}
+          "bool": torch.bool, "int8": torch.int8, "int16": torch.int16}
 NAMES = {v: k for k, v in DTYPES.items()}
 
 
@@ -78,7 +78,8 @@ def PUT(x, idx, values, accumulate):
 
 
 SHORT = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
-         "i64": torch.int64, "i32": torch.int32, "u8": torch.uint8, "bool": torch.bool}
+         "i64": torch.int64, "i32": torch.int32, "u8": torch.uint8, "bool": torch.bool,
+         "i8": torch.int8, "i16": torch.int16}
 
 
 def DT(name):

@@ -37,7 +37,8 @@ std::string torch_operator(const std::string& py) {
 std::vector<Sample> operator_samples() {
   std::vector<Sample> v;
   uint64_t s = 1200;
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::Float16}) {
+  for (DType t :
+       {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::Float16, DType::Int8, DType::Int16}) {
     const std::string n = short_name(t);
     v.push_back({"tensor " + n, {make(t, {3, 4}, s++), make(t, {3, 4}, s++)}});
     v.push_back({"scalar right " + n, {make(t, {3, 4}, s++)}, {{"scalar", 1.5}}});

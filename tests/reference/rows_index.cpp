@@ -209,6 +209,8 @@ std::vector<Sample> embedding_samples() {
   v.push_back({"out of range", {ix({2}, {1, 5}), make(DType::Float64, {5, 3}, s++)}});
   v.push_back({"negative index", {ix({2}, {-1, 0}), make(DType::Float64, {5, 3}, s++)}});
   v.push_back({"int32 indices", {of(DType::Int32, {2}, {1, 0}), make(DType::Float64, {5, 3}, s++)}});
+  v.push_back({"int8 indices", {of(DType::Int8, {2}, {1, 0}), make(DType::Float64, {5, 3}, s++)}});
+  v.push_back({"int16 indices", {of(DType::Int16, {2}, {1, 0}), make(DType::Float64, {5, 3}, s++)}});
   v.push_back({"float indices", {of(DType::Float32, {2}, {1, 0}), make(DType::Float64, {5, 3}, s++)}});
   v.push_back({"empty", {ix({0}, {}), make(DType::Float64, {5, 3}, s++)}});
   v.push_back({"1-d weight", {ix({2}, {0, 1}), make(DType::Float64, {5}, s++)}});

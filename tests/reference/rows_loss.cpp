@@ -64,6 +64,8 @@ std::vector<Sample> class_samples(bool log_prob, bool weights, bool smoothing) {
   v.push_back({"target out of range", {x({3, 4}), of(DType::Int64, {3}, {0, 4, 1})}, a({})});
   v.push_back({"negative target", {x({3, 4}), of(DType::Int64, {3}, {0, -1, 1})}, a({})});
   v.push_back({"int32 target", {x({3, 4}), of(DType::Int32, {3}, {0, 2, 1})}, a({})});
+  v.push_back({"int8 target", {x({3, 4}), of(DType::Int8, {3}, {0, 2, 1})}, a({})});
+  v.push_back({"int16 target", {x({3, 4}), of(DType::Int16, {3}, {0, 2, 1})}, a({})});
   v.push_back({"float target shape mismatch", {x({3, 4}), of(DType::Float64, {3}, {0, 2, 1})}, a({})});
   v.push_back({"wrong batch", {x({3, 4}), of(DType::Int64, {2}, {0, 1})}, a({})});
   v.push_back({"empty batch", {x({0, 4}), of(DType::Int64, {0}, {})}, a({})});

@@ -218,6 +218,8 @@ void add_loss2_rows(std::vector<Row>& rows) {
     v.push_back({"negative target", {make(DType::Float64, {3, 4}, s++), of(DType::Int64, {3}, {0, -1, 1})}, m});
     v.push_back({"wrong batch", {make(DType::Float64, {3, 4}, s++), of(DType::Int64, {2}, {0, 1})}, m});
     v.push_back({"int32 target", {make(DType::Float64, {3, 4}, s++), of(DType::Int32, {3}, {0, 1, 1})}, m});
+    v.push_back({"int8 target", {make(DType::Float64, {3, 4}, s++), of(DType::Int8, {3}, {0, 1, 1})}, m});
+    v.push_back({"int16 target", {make(DType::Float64, {3, 4}, s++), of(DType::Int16, {3}, {0, 1, 1})}, m});
     v.push_back({"no classes", {make(DType::Float64, {3, 0}, s++), of(DType::Int64, {3}, {0, 0, 0})}, m});
     v.push_back({"p 3", {make(DType::Float64, {3, 4}, s++), classes({3}, 4, s++)}, with(m, {{"p", 3}})});
     rows.push_back(var_only(

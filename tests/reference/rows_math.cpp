@@ -104,7 +104,8 @@ std::vector<Sample> clamp_tensor_samples() {
 std::vector<Sample> pow_base_samples() {
   std::vector<Sample> v;
   for (double base : {2.0, 0.5, 0.0, -2.0, 1.0, -1.0}) add_all(v, unary_samples(), {{"base", base}});
-  add_all(v, unary_samples({-3.0, 3.0, false}, {DType::Int64, DType::Int32, DType::UInt8}), {{"base", 3.0}});
+  add_all(v, unary_samples({-3.0, 3.0, false}, {DType::Int64, DType::Int32, DType::UInt8, DType::Int8, DType::Int16}),
+          {{"base", 3.0}});
   add_all(v, unary_samples({-3.0, 3.0, false}, {DType::Int64, DType::Bool}), {{"base", 2.5}});
   return v;
 }

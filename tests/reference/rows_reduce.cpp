@@ -109,7 +109,8 @@ std::vector<Sample> matmul_samples() {
     for (DType t : {DType::Float32, DType::Float64})
       v.push_back({tag + " " + short_name(t), {make(t, a, s++), make(t, b, s++)}});
   }
-  for (DType t : {DType::Float16, DType::BFloat16, DType::Int64, DType::Int32, DType::UInt8, DType::Bool})
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Int64, DType::Int32, DType::UInt8, DType::Bool, DType::Int8,
+                  DType::Int16})
     v.push_back({std::string("3x4 @ 4x5 ") + short_name(t), {make(t, {3, 4}, s++), make(t, {4, 5}, s++)}});
   v.push_back({"mixed f32 f64", {make(DType::Float32, {3, 4}, s++), make(DType::Float64, {4, 5}, s++)}});
   v.push_back({"transposed",

@@ -76,6 +76,8 @@ std::vector<Sample> split_samples(const char* key) {
     v.push_back({"sum too big", {f({6, 2})}, {{k, {4, 4}}, {"dim", 0}}});
     v.push_back({"negative size", {f({6, 2})}, {{k, {7, -1}}, {"dim", 0}}});
     v.push_back({"int", {f({6}, DType::Int32)}, {{k, {3, 3}}, {"dim", 0}}});
+    v.push_back({"int8", {f({6}, DType::Int8)}, {{k, {3, 3}}, {"dim", 0}}});
+    v.push_back({"int16", {f({6}, DType::Int16)}, {{k, {3, 3}}, {"dim", 0}}});
   }
   return v;
 }

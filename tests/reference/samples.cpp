@@ -25,6 +25,10 @@ const char* short_name(DType t) {
       return "i32";
     case DType::UInt8:
       return "u8";
+    case DType::Int8:
+      return "i8";
+    case DType::Int16:
+      return "i16";
     case DType::Bool:
       return "bool";
   }
@@ -124,6 +128,11 @@ std::vector<Sample> unary_samples(const Domain& d, const std::vector<DType>& dty
     v.push_back(
         {"transposed " + std::string(short_name(t)), {with_layout(make(t, {4, 3}, seed++, d.lo, d.hi), "transposed")}});
   }
+  if (std::find(dtypes.begin(), dtypes.end(), DType::Int8) != dtypes.end()) {
+    // The extremes of the narrow integers, where neg and abs wrap as in PyTorch (-(-128) is -128).
+    v.push_back({"extremes i8", {of(DType::Int8, {4}, {-128, 127, -1, 0})}});
+    v.push_back({"extremes i16", {of(DType::Int16, {4}, {-32768, 32767, -1, 0})}});
+  }
   if (d.specials) {
     // Large magnitudes where exp, x * x or 1 / x overflow part way through a formula.
     v.push_back(
@@ -171,11 +180,19 @@ std::vector<Sample> binary_samples(const Domain& d, bool scalar, const std::vect
       {DType::Float32, DType::Float64}, {DType::Int64, DType::Float32},    {DType::Int32, DType::Int64},
       {DType::UInt8, DType::Int32},     {DType::Bool, DType::Int64},       {DType::Bool, DType::Float32},
       {DType::Float16, DType::Float32}, {DType::BFloat16, DType::Float16}, {DType::UInt8, DType::Bool},
-      {DType::Int64, DType::Float16}};
+      {DType::Int64, DType::Float16},   {DType::Int8, DType::UInt8},       {DType::Int16, DType::Int8},
+      {DType::UInt8, DType::Int16},     {DType::Int8, DType::Bool},        {DType::Int16, DType::Int32},
+      {DType::Int8, DType::Float16},    {DType::Int16, DType::BFloat16}};
   for (auto [a, b] : mixed) {
     const std::string n = std::string(short_name(a)) + "+" + short_name(b);
     v.push_back({"mixed " + n, {mk(a, {3, 4}), mk(b, {3, 4})}});
     v.push_back({"mixed 0-d right " + n, {mk(a, {3, 4}), mk(b, {})}});
+  }
+  if (std::find(dtypes.begin(), dtypes.end(), DType::Int8) != dtypes.end()) {
+    // Results beyond the narrow integers' range wrap (two's complement) in PyTorch.
+    v.push_back({"wrap i8", {of(DType::Int8, {4}, {100, 127, -128, -100}), of(DType::Int8, {4}, {100, 2, -1, 27})}});
+    v.push_back({"wrap i16",
+                 {of(DType::Int16, {4}, {30000, 32767, -32768, -300}), of(DType::Int16, {4}, {30000, 2, -1, 300})}});
   }
   if (scalar) {
     for (DType t : dtypes) {
@@ -237,6 +254,11 @@ std::vector<Sample> reduce_samples(const std::vector<DType>& dtypes, bool specia
       {"int32 overflow", {of(DType::Int32, {4}, {2e9, 2e9, 2e9, 1})}, {{"dim", json::array()}, {"keepdim", false}}});
   v.push_back(
       {"uint8 overflow", {of(DType::UInt8, {4}, {250, 250, 250, 3})}, {{"dim", json::array()}, {"keepdim", false}}});
+  v.push_back(
+      {"int8 overflow", {of(DType::Int8, {4}, {120, 120, -128, 127})}, {{"dim", json::array()}, {"keepdim", false}}});
+  v.push_back({"int16 overflow",
+               {of(DType::Int16, {4}, {32000, 32000, -32768, 32767})},
+               {{"dim", json::array()}, {"keepdim", false}}});
   v.push_back({"bool count", {of(DType::Bool, {5}, {1, 1, 0, 1, 1})}, {{"dim", json::array()}, {"keepdim", false}}});
   if (specials) {
     v.push_back({"special f16", {special(DType::Float16, {4, 4})}, {{"dim", {1}}, {"keepdim", false}}});

@@ -116,8 +116,10 @@ inline Tensor in_t(const Variable& v) { return v.data(); }  // a non-differentia
 Reduction reduction(const json& a);
 
 // --- sample generators (samples.cpp) --------------------------------------------------------------------------
+// All ten dtypes; int8 and int16 last, so the samples drawn before them keep their seeds.
 inline const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
-                                              DType::Int64,   DType::Int32,   DType::UInt8,   DType::Bool};
+                                              DType::Int64,   DType::Int32,   DType::UInt8,   DType::Bool,
+                                              DType::Int8,    DType::Int16};
 inline const std::vector<DType> kFloatDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
 
 // Values of `shape` for `dtype`, drawn deterministically from `seed`: floats in [lo, hi), integers in a small

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../common/harness.h"
 #include "tests/common/harness.h"
 #include <ddl/dist/store/store.h>
 #include <ddl/dist/trace_merge.h>
