@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <thread>
 
-#include "../common/harness.h"
 #include "tests/common/harness.h"
 #include <ddl/dist/store/store.h>
 #include <ddl/dist/trace_merge.h>
