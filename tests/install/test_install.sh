@@ -132,9 +132,9 @@ user_project() {  # $1 prefix
     -Wl,-rpath,"$(pkg-config --variable=libdir ddl)") > "$out/build.log" 2>&1 || rc=$?
   # Two or more dots before ./nn/module.h mean a ddl header included the project's file.
   local stolen
-  stolen=$({ grep -E '^\.\.+ \./(nn/module|data/dataset)\.h$' "$out/includes.txt" || true; } | sed 's/^\.* //' | sort -u | tr '\n' ' ')
+  stolen=$({ grep -E '^\.\.+ (\./)?(nn/module|data/dataset)\.h$' "$out/includes.txt" || true; } | sed 's/^\.* //' | sort -u | tr '\n' ' ')
   [ -z "$stolen" ] || fail "a ddl header includes the project's own $stolen"
-  grep -qE '^\. \./(nn/module|data/dataset)\.h$' "$out/includes.txt" ||
+  grep -qE '^\. (\./)?(nn/module|data/dataset)\.h$' "$out/includes.txt" ||
     fail "the project's own nn/module.h and data/dataset.h were not included: the check is wrong"
   [ $rc -eq 0 ] || { cat "$out/build.log"; fail "the user project did not build against the install"; }
   "$out/user_project" || fail "the user project's run failed"

@@ -4,9 +4,9 @@
 // headers are all used; exits 0 when the loss fell.
 #include <cstdio>
 
-#include <ddl/data/dataset.h>  // the project's own
+#include "data/dataset.h"  // the project's own
+#include "nn/module.h"     // the project's own
 #include <ddl/ddl.h>
-#include <ddl/nn/module.h>  // the project's own
 
 int main() {
   const app::Dataset own_data;
