@@ -226,7 +226,10 @@ Variable cholesky(const Variable& a) {
 }
 
 std::tuple<Variable, Variable> qr(const Variable& a) {
-  auto [q, r] = qr(a.data());
+  // Named copies, not structured bindings: lambdas capture them (C++20 allows binding
+  // captures, Clang 14 does not).
+  Tensor q, r;
+  std::tie(q, r) = qr(a.data());
   const Variable none;
   return {decomposition_output(
               q, "QrBackward", a, [q, r](const Tensor& g) { return qr_grad(g, Tensor(), q, r); },
@@ -243,7 +246,8 @@ std::tuple<Variable, Variable> qr(const Variable& a) {
 }
 
 std::tuple<Variable, Variable, Variable> svd(const Variable& a) {
-  auto [u, s, vh] = svd(a.data());
+  Tensor u, s, vh;  // named copies for the lambdas' captures, as in qr
+  std::tie(u, s, vh) = svd(a.data());
   const Tensor none;
   const Variable vnone;
   // the Variable form: the cotangent in slot `which` (0 U, 1 S, 2 Vh), the others zero
