@@ -11,7 +11,8 @@
 namespace ddl::nn {
 
 // LibTorch's EmbeddingOptions(10, 3).padding_idx(0). ddl refuses max_norm,
-// scale_grad_by_freq and sparse (not implemented); norm_type only matters with max_norm.
+// scale_grad_by_freq and sparse with an error naming the option; norm_type only matters
+// with max_norm.
 struct EmbeddingOptions {
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}

@@ -69,7 +69,7 @@ std::string Conv2d::extra_repr() const {
   return os.str();
 }
 
-// See BatchNormOptions: momentum=None (a cumulative moving average) is not implemented.
+// See BatchNormOptions: momentum=None (a cumulative moving average) is refused.
 static double checked_momentum(const char* type_name, const std::optional<double>& momentum) {
   DDL_CHECK(momentum.has_value(), type_name, ": momentum=None (a cumulative moving average) is not supported");
   return *momentum;

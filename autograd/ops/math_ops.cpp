@@ -211,17 +211,19 @@ Variable remainder(const Variable& a, double b) {
   return identity_grad(a, remainder(a.data(), b), "RemainderBackward");
 }
 
+// PyTorch 1.13 defines no derivative of remainder(number, tensor) (derivatives.yaml has
+// no entry), so its backward refuses, and ddl's refuses with it.
+[[noreturn]] static void refuse_remainder_number_grad() {
+  detail::throw_error(__FILE__, __LINE__,
+                      "remainder: the derivative of remainder(number, tensor) is not defined (PyTorch 1.13 "
+                      "refuses it too)");
+}
+
 Variable remainder(double a, const Variable& b) {
   return make_result(
       remainder(a, b.data()), "RemainderBackward", {&b},
-      [](const Tensor&, const Needs&) -> Grads {
-        DDL_CHECK(false, "remainder: the derivative of remainder(number, tensor) is not implemented (nor in PyTorch)");
-        return {};
-      },
-      [](const Variable&, const Needs&) -> VGrads {
-        DDL_CHECK(false, "remainder: the derivative of remainder(number, tensor) is not implemented (nor in PyTorch)");
-        return {};
-      });
+      [](const Tensor&, const Needs&) -> Grads { refuse_remainder_number_grad(); },
+      [](const Variable&, const Needs&) -> VGrads { refuse_remainder_number_grad(); });
 }
 
 Variable lerp(const Variable& start, const Variable& end, double weight) {
