@@ -41,6 +41,7 @@ class TransformerDecoderLayer : public Cloneable<TransformerDecoderLayer> {
       : TransformerDecoderLayer(TransformerDecoderLayerOptions(d_model, nhead)) {}
   void reset() override;
   // tgt: [T, N, E] ([N, T, E] when batch_first, [T, E] unbatched); memory: [S, N, E] likewise.
+  using Module::forward;  // it takes two inputs; Sequential's one-input forward stays out of reach
   Variable forward(const Variable& tgt, const Variable& memory, const TransformerDecoderMasks& masks = {});
   const TransformerDecoderLayerOptions& options() const { return opts_; }
 
@@ -63,6 +64,7 @@ class TransformerDecoder : public Module {
  public:
   TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers,
                      std::shared_ptr<LayerNorm> norm = nullptr);
+  using Module::forward;  // it takes two inputs; Sequential's one-input forward stays out of reach
   Variable forward(const Variable& tgt, const Variable& memory, const TransformerDecoderMasks& masks = {});
   std::shared_ptr<Module> clone() const override;
 
@@ -102,6 +104,7 @@ class Transformer : public Module {
   // Xavier-uniform for every parameter of two or more dims, as torch.nn.Transformer._reset_parameters.
   void reset_parameters();
   // src: [S, N, E], tgt: [T, N, E] ([N, *, E] when batch_first; [S, E], [T, E] unbatched) -> [T, N, E].
+  using Module::forward;  // it takes two inputs; Sequential's one-input forward stays out of reach
   Variable forward(const Variable& src, const Variable& tgt, const TransformerMasks& masks = {});
   std::shared_ptr<Module> clone() const override;
   const TransformerOptions& options() const { return opts_; }
