@@ -1,9 +1,6 @@
 // Scratch harness for ddl::cpu::sgemm: correctness vs a double reference and
-// timing vs Eigen. Stand-alone; build by hand (see the command below).
-//   g++ -std=c++20 -O3 -march=native -fopenmp -I. -I/usr/include/eigen3
-//       bench/sgemm_scratch.cpp tensor/cpu/sgemm.cpp -o /tmp/sgemm_scratch
-//   /tmp/sgemm_scratch [check|bench|all]
-#include <immintrin.h>
+// timing vs Eigen and the FMA peak, at the CPU's level (DDL_CPU_LEVEL picks another):
+//   ninja -C build bench/sgemm-scratch && DDL_CPU_LEVEL=avx2 build/bench/sgemm-scratch [check|bench|all]
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -18,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/fma_peak.h"
 #include <ddl/tensor/cpu/sgemm.h>
 
 using ddl::cpu::sgemm;
@@ -188,47 +186,10 @@ void wait_idle() {
   }
 }
 
-#if defined(__AVX512F__)
 double fma_peak(int nt) {
   wait_idle();
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    const long iters = 50000000;
-    const auto t0 = Clock::now();
-    float sink = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : sink)
-    {
-      __m512 x = _mm512_set1_ps(0.9999999f), y = _mm512_set1_ps(1e-8f);
-      __m512 a0 = x, a1 = x, a2 = x, a3 = x, a4 = x, a5 = x, a6 = x, a7 = x, a8 = x, a9 = x;
-      for (long i = 0; i < iters; ++i) {
-#define F(r) r = _mm512_fmadd_ps(r, x, y)
-        F(a0);
-        F(a1);
-        F(a2);
-        F(a3);
-        F(a4);
-        F(a5);
-        F(a6);
-        F(a7);
-        F(a8);
-        F(a9);
-        __asm__ volatile(""
-                         : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
-                           "+v"(a9));
-      }
-      a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                         _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-      sink += _mm512_reduce_add_ps(_mm512_add_ps(a0, _mm512_add_ps(a8, a9)));
-    }
-    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, double(nt) * iters * 10 * 32 / dt / 1e9);
-    if (sink == 1.2345f) std::printf(" ");
-  }
-  return best;
+  return ddl::bench::fma_peak_gflops(ddl::cpu::cpu_level(), nt);
 }
-#else
-double fma_peak(int) { return 1e-9; }  // AVX-512 only
-#endif
 
 template <typename F>
 double time_gflops(F&& f, double flops) {
@@ -247,7 +208,8 @@ double time_gflops(F&& f, double flops) {
 
 void run_bench() {
   const double peak[3] = {0, fma_peak(1), fma_peak(2)};
-  std::printf("FMA peak: 1 thread %.1f GFLOP/s, 2 threads %.1f GFLOP/s\n", peak[1], peak[2]);
+  std::printf("%s kernels; FMA peak: 1 thread %.1f GFLOP/s, 2 threads %.1f GFLOP/s\n",
+              ddl::cpu::cpu_kernels_summary().c_str(), peak[1], peak[2]);
   struct S {
     const char* name;
     bool ta, tb;

@@ -6,12 +6,11 @@
 #include <limits>
 #include <type_traits>
 
+#include <ddl/tensor/cpu/cpu_level.h>
+#include <ddl/tensor/cpu/pool_levels.h>
 #include <ddl/tensor/parallel.h>
 #include <ddl/tensor/pool.h>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 namespace ddl::cpu {
 namespace {
@@ -28,45 +27,13 @@ PoolGeom make_geom(const Shape& xs, const Shape& ys, const Pool2dParams& p) {
 // Planes per parallel task: about 16K input elements.
 int64_t plane_grain(const PoolGeom& g) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(g.H * g.W, 1)); }
 
-#if defined(__AVX512F__)
-// The 2x2 stride-2 max of one row pair, 16 outputs at a time: r0, r1 are the
-// two input rows (offset `top` in the plane), n <= 16 outputs. Same choices as
-// the scalar loop: candidates in window order, strict >, NaN wins.
-inline void max2x2_row16(const float* r0, const float* r1, int64_t n, int64_t top, int64_t W, float* y, int64_t* idx) {
-  const auto mask = [](int64_t k) {
-    return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
-  };
-  const __mmask16 lo = mask(2 * n), hi = mask(2 * n - 16), out = mask(n);
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const __m512 x0 = _mm512_maskz_loadu_ps(lo, r0), x1 = _mm512_maskz_loadu_ps(hi, r0 + 16);
-  const __m512 z0 = _mm512_maskz_loadu_ps(lo, r1), z1 = _mm512_maskz_loadu_ps(hi, r1 + 16);
-  const __m512 cand[3] = {_mm512_permutex2var_ps(x0, odd, x1), _mm512_permutex2var_ps(z0, even, z1),
-                          _mm512_permutex2var_ps(z0, odd, z1)};
-  const int32_t cand_off[3] = {1, int32_t(W), int32_t(W) + 1};
-  __m512 m = _mm512_permutex2var_ps(x0, even, x1);
-  __m512i off = _mm512_setzero_si512();
-  for (int k = 0; k < 3; ++k) {
-    const __mmask16 take =
-        _mm512_cmp_ps_mask(cand[k], m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, take, cand[k]);
-    off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(cand_off[k]));
-  }
-  _mm512_mask_storeu_ps(y, out, m);
-  const __m512i rel = _mm512_add_epi32(even, off);  // 2q + offset within the window
-  const __m512i base = _mm512_set1_epi64(top);
-  _mm512_mask_storeu_epi64(idx, __mmask8(out),
-                           _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(rel))));
-  _mm512_mask_storeu_epi64(idx + 8, __mmask8(out >> 8),
-                           _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(rel, 1))));
-}
-#endif
 
 // x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first maximum (NaN wins, as PyTorch).
 template <typename T>
 void max_forward(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
   const bool fast = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 &&
                     g.dw == 1 && 2 * g.P <= g.H && 2 * g.Q <= g.W;
+  const CpuLevel level = cpu_level();
   parallel_for(0, g.planes, plane_grain(g), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const T* xp = x + pl * g.H * g.W;
@@ -77,14 +44,16 @@ void max_forward(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
           const T* r0 = xp + 2 * p * g.W;
           const T* r1 = r0 + g.W;
           const int64_t top = 2 * p * g.W;
-#if defined(__AVX512F__)
           if constexpr (std::is_same_v<T, float>) {
-            for (int64_t q = 0; q < g.Q; q += 16)
-              max2x2_row16(r0 + 2 * q, r1 + 2 * q, std::min<int64_t>(16, g.Q - q), top + 2 * q, g.W, yp + p * g.Q + q,
-                           ip + p * g.Q + q);
-            continue;
+            if (level == CpuLevel::avx512) {
+              isa::max2x2_row_avx512(r0, r1, g.Q, top, g.W, yp + p * g.Q, ip + p * g.Q);
+              continue;
+            }
+            if (level == CpuLevel::avx2) {
+              isa::max2x2_row_avx2(r0, r1, g.Q, top, g.W, yp + p * g.Q, ip + p * g.Q);
+              continue;
+            }
           }
-#endif
           for (int64_t q = 0; q < g.Q; ++q) {
             // Candidates in window order; strict > keeps the first maximum.
             // Selects, not branches: on real activations the winner is random,

@@ -1,0 +1,144 @@
+// The kernels of one instruction-set level (tensor/cpu/cpu_level.h) against the portable
+// reference: sgemm against a double-precision product, the 2x2 max pool bit for bit
+// against the scalar loop. meson runs this program once per level (DDL_TEST_CPU_LEVEL);
+// a level this CPU cannot run is reported skipped (exit 77), never passed.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "tests/common/error_of.h"
+#include "tests/common/skip.h"
+#include <ddl/ddl.h>
+#include <ddl/tensor/cpu/cpu_level.h>
+#include <ddl/tensor/cpu/sgemm.h>
+
+using ddl::cpu::CpuLevel;
+using ddl::test::error_of;
+
+namespace {
+
+// The level named by DDL_TEST_CPU_LEVEL, made current; skips when the CPU cannot run it.
+CpuLevel level_under_test() {
+  const char* name = std::getenv("DDL_TEST_CPU_LEVEL");
+  if (name == nullptr) DDL_SKIP("DDL_TEST_CPU_LEVEL is not set (meson sets it per level)");
+  const CpuLevel level = ddl::cpu::parse_cpu_level(name);
+  if (!ddl::cpu::cpu_runs(level))
+    DDL_SKIP("this CPU cannot run the " << name << " kernels (best level: "
+                                        << ddl::cpu::cpu_level_name(ddl::cpu::best_cpu_level()) << ")");
+  ddl::cpu::set_cpu_level(level);
+  return level;
+}
+
+struct GemmCase {
+  bool ta, tb;
+  int64_t M, N, K;
+  float alpha, beta;
+};
+
+// C = alpha op(A) op(B) + beta C through the level's sgemm, checked element by element
+// against the double product within the float32 rounding bound of a K-term sum.
+void check_sgemm(const GemmCase& g, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t lda = (g.ta ? g.M : g.K) + 3, ldb = (g.tb ? g.K : g.N) + 1, ldc = g.N + 5;
+  std::vector<float> A((g.ta ? g.K : g.M) * lda), B((g.tb ? g.N : g.K) * ldb), C(g.M * ldc);
+  for (float& v : A) v = u(rng);
+  for (float& v : B) v = u(rng);
+  for (float& v : C) v = u(rng);
+  std::vector<float> C0 = C;
+  ddl::cpu::sgemm(g.ta, g.tb, g.M, g.N, g.K, g.alpha, A.data(), lda, B.data(), ldb, g.beta, C.data(), ldc);
+  auto a = [&](int64_t i, int64_t k) { return double(g.ta ? A[k * lda + i] : A[i * lda + k]); };
+  auto b = [&](int64_t k, int64_t j) { return double(g.tb ? B[j * ldb + k] : B[k * ldb + j]); };
+  for (int64_t i = 0; i < g.M; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j >= g.N) {  // padding columns are never written
+        REQUIRE(C[i * ldc + j] == C0[i * ldc + j]);
+        continue;
+      }
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < g.K; ++k) ref += a(i, k) * b(k, j), mag += std::abs(a(i, k) * b(k, j));
+      ref = g.alpha * ref + (g.beta == 0 ? 0.0 : g.beta * C0[i * ldc + j]);
+      const double bound = (double(g.K) + 3) * 1.2e-7 * (std::abs(g.alpha) * mag + std::abs(g.beta * C0[i * ldc + j]));
+      INFO("ta " << g.ta << " tb " << g.tb << " M " << g.M << " N " << g.N << " K " << g.K << " alpha " << g.alpha
+                 << " beta " << g.beta << " at (" << i << ", " << j << ")");
+      REQUIRE(std::abs(C[i * ldc + j] - ref) <= bound + 1e-30);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sgemm of this level equals the double product on edges and blocks") {
+  level_under_test();
+  std::mt19937 rng(7);
+  // Every row and column edge of the micro-tiles (8x32, 6x16), the small-N path (N <= 8),
+  // K across a packed block (256), and the alpha/beta forms the store distinguishes.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      for (int64_t M : {1, 5, 6, 7, 8, 9, 13, 17})
+        for (int64_t N : {1, 3, 8, 9, 15, 16, 17, 31, 33, 70})
+          check_sgemm({ta, tb, M, N, 19, 1.0f, 0.0f}, rng);
+      for (int64_t K : {1, 7, 8, 9, 255, 257, 600})
+        for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, -2.0f}})
+          check_sgemm({ta, tb, 37, 45, K, alpha, beta}, rng);
+      check_sgemm({ta, tb, 130, 300, 300, 1.0f, 0.0f}, rng);  // more than one A block (MC) per thread split
+    }
+}
+
+TEST_CASE("sgemm of this level does not depend on the thread count") {
+  level_under_test();
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto [M, N, K] : {std::tuple{257, 523, 301}, {64, 4, 1000}, {300, 2000, 27}}) {
+    std::vector<float> A(M * K), B(K * N), C1(M * N), C2(M * N);
+    for (float& v : A) v = u(rng);
+    for (float& v : B) v = u(rng);
+    const int threads = ddl::get_num_threads();
+    ddl::set_num_threads(1);
+    ddl::cpu::sgemm(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C1.data(), N);
+    ddl::set_num_threads(2);
+    ddl::cpu::sgemm(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C2.data(), N);
+    ddl::set_num_threads(threads);
+    REQUIRE(C1 == C2);
+  }
+}
+
+TEST_CASE("2x2 max pool of this level equals the scalar loop bit for bit, NaN and ties included") {
+  const CpuLevel level = level_under_test();
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> pick(0, 9);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int64_t W : {2, 3, 4, 15, 16, 17, 31, 32, 33, 34, 35, 64, 67}) {
+    const int64_t H = 5;
+    ddl::Tensor x = ddl::empty({2, 3, H, W});
+    float* p = x.data<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) {  // few distinct values: ties everywhere
+      const int v = pick(rng);
+      p[i] = v == 0 ? nan : v == 1 ? -inf : v == 2 ? inf : float(v % 4);
+    }
+    const ddl::Pool2dParams params;  // 2x2, stride 2, no padding
+    const auto [y, idx] = ddl::max_pool2d_with_indices(x, params);
+    ddl::cpu::set_cpu_level(CpuLevel::baseline);
+    const auto [y0, idx0] = ddl::max_pool2d_with_indices(x, params);
+    ddl::cpu::set_cpu_level(level);
+    INFO("W " << W);
+    REQUIRE(std::memcmp(y.data<float>(), y0.data<float>(), sizeof(float) * y.numel()) == 0);
+    REQUIRE(std::memcmp(idx.data<int64_t>(), idx0.data<int64_t>(), sizeof(int64_t) * idx.numel()) == 0);
+  }
+}
+
+TEST_CASE("cpu levels are named, parsed and refused clearly") {
+  level_under_test();
+  for (CpuLevel l : {CpuLevel::baseline, CpuLevel::avx2, CpuLevel::avx512})
+    REQUIRE(ddl::cpu::parse_cpu_level(ddl::cpu::cpu_level_name(l)) == l);
+  REQUIRE(error_of([] { ddl::cpu::parse_cpu_level("sse4"); }).find("not one of baseline, avx2, avx512") !=
+          std::string::npos);
+  REQUIRE(ddl::cpu::cpu_runs(CpuLevel::baseline));
+  if (!ddl::cpu::cpu_runs(CpuLevel::avx512))
+    REQUIRE(error_of([] { ddl::cpu::set_cpu_level(CpuLevel::avx512); }).find("this CPU cannot run it") !=
+            std::string::npos);
+  REQUIRE(ddl::cpu::cpu_kernels_summary().rfind(ddl::cpu::cpu_level_name(ddl::cpu::cpu_level()), 0) == 0);
+}
