@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/ops.h>
 
 namespace {
@@ -73,8 +74,9 @@ int conv_bench_main(int argc, char** argv) {
     layers += buf;
   }
   std::printf(
-      "{\"bench\":\"conv2d\",\"threads\":%d,\"batch\":%lld,\"layers\":[%s],\"total_gflops\":%.1f,"
+      "{\"bench\":\"conv2d\",\"cpu_level\":\"%s\",\"threads\":%d,\"batch\":%lld,\"layers\":[%s],\"total_gflops\":%.1f,"
       "\"total_ms\":%.3f}\n",
-      ddl::get_num_threads(), (long long)batch, layers.c_str(), total_flops / total_ms * 1e-6, total_ms);
+      ddl::cpu::cpu_level_name(ddl::cpu::cpu_level()), ddl::get_num_threads(), (long long)batch, layers.c_str(),
+      total_flops / total_ms * 1e-6, total_ms);
   return 0;
 }

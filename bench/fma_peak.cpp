@@ -3,13 +3,13 @@
 // statement that claims to read and write every chain each iteration, so no chain can
 // be dropped or merged by the compiler; all chains are then summed into the result.
 // The AVX loops use target attributes, so the portable build carries them too.
+#include "bench/fma_peak.h"
+
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
-
-#include "bench/fma_peak.h"
 
 namespace ddl::bench {
 namespace {
@@ -24,12 +24,13 @@ __attribute__((target("avx512f"))) float chains_avx512(long iters) {
     a3 = _mm512_fmadd_ps(a3, x, y), a4 = _mm512_fmadd_ps(a4, x, y), a5 = _mm512_fmadd_ps(a5, x, y);
     a6 = _mm512_fmadd_ps(a6, x, y), a7 = _mm512_fmadd_ps(a7, x, y), a8 = _mm512_fmadd_ps(a8, x, y);
     a9 = _mm512_fmadd_ps(a9, x, y);
-    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
-                     "+v"(a9));
+    __asm__ volatile(""
+                     : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                       "+v"(a9));
   }
-  const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                                 _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)),
-                                               _mm512_add_ps(a8, a9)));
+  const __m512 s =
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                    _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)), _mm512_add_ps(a8, a9)));
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, s);
   float total = 0;
@@ -45,12 +46,13 @@ __attribute__((target("avx2,fma"))) float chains_avx2(long iters) {
     a3 = _mm256_fmadd_ps(a3, x, y), a4 = _mm256_fmadd_ps(a4, x, y), a5 = _mm256_fmadd_ps(a5, x, y);
     a6 = _mm256_fmadd_ps(a6, x, y), a7 = _mm256_fmadd_ps(a7, x, y), a8 = _mm256_fmadd_ps(a8, x, y);
     a9 = _mm256_fmadd_ps(a9, x, y);
-    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
-                     "+x"(a9));
+    __asm__ volatile(""
+                     : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
+                       "+x"(a9));
   }
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                                 _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)),
-                                               _mm256_add_ps(a8, a9)));
+  const __m256 s =
+      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                    _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)), _mm256_add_ps(a8, a9)));
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, s);
   float total = 0;
@@ -68,8 +70,9 @@ float chains_baseline(long iters) {
     a4 = _mm_add_ps(_mm_mul_ps(a4, x), y), a5 = _mm_add_ps(_mm_mul_ps(a5, x), y);
     a6 = _mm_add_ps(_mm_mul_ps(a6, x), y), a7 = _mm_add_ps(_mm_mul_ps(a7, x), y);
     a8 = _mm_add_ps(_mm_mul_ps(a8, x), y), a9 = _mm_add_ps(_mm_mul_ps(a9, x), y);
-    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
-                     "+x"(a9));
+    __asm__ volatile(""
+                     : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
+                       "+x"(a9));
   }
   const __m128 s = _mm_add_ps(_mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)),
                               _mm_add_ps(_mm_add_ps(_mm_add_ps(a4, a5), _mm_add_ps(a6, a7)), _mm_add_ps(a8, a9)));

@@ -7,6 +7,7 @@
 
 #include "bench/bench_util.h"
 #include <ddl/ddl.h>
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/sgemm.h>
 
 int gemm_bench_main(int argc, char** argv) {
@@ -23,7 +24,9 @@ int gemm_bench_main(int argc, char** argv) {
       {"conv6 512->512@4", 512, 1024, 4608}, {"conv7 512->512@2", 512, 256, 4608},
   };
   ddl::Generator gen(0);
-  std::string json = "{\"bench\":\"sgemm\",\"threads\":" + std::to_string(threads) + ",\"shapes\":[";
+  std::string json = "{\"bench\":\"sgemm\",\"cpu_level\":\"" +
+                     std::string(ddl::cpu::cpu_level_name(ddl::cpu::cpu_level())) +
+                     "\",\"threads\":" + std::to_string(threads) + ",\"shapes\":[";
   double total_flops = 0, total_secs = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto& s = shapes[i];

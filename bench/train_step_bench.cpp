@@ -15,6 +15,7 @@
 #include "bench/bench_util.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/trace_merge.h>
+#include <ddl/tensor/cpu/cpu_level.h>
 
 int train_step_main(int argc, char** argv) {
   std::string model_name = "vgg11_bn";
@@ -88,10 +89,10 @@ int train_step_main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   std::printf(
       "{\"bench\":\"%s\",\"framework\":\"ddl\",\"model\":\"%s\",\"device\":\"%s\",\"precision\":\"%s\",\"batch\":%ld,"
-      "\"threads\":%d,\"tf32\":%s,"
+      "\"threads\":%d,\"cpu_level\":\"%s\",\"tf32\":%s,"
       "\"ms_per_step\":%.1f,\"images_per_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
       eval ? "forward" : "train-step", model_name.c_str(), device.str().c_str(), precision.c_str(),
-      static_cast<long>(batch), threads, tf32 ? "true" : "false", secs * 1e3, static_cast<double>(batch) / secs,
-      static_cast<double>(ru.ru_maxrss) / 1024.0);
+      static_cast<long>(batch), threads, ddl::cpu::cpu_level_name(ddl::cpu::cpu_level()), tf32 ? "true" : "false",
+      secs * 1e3, static_cast<double>(batch) / secs, static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/ops.h>
 
@@ -137,6 +138,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
      << " per worker, " << batches_per_epoch << " batches per epoch, " << get_num_threads() << " threads, augmentation "
      << (o.augment ? "on (random crop, horizontal flip)" : "off");
   say(os.str());
+  if (!device.is_cuda()) say("CPU kernels: " + cpu::cpu_kernels_summary());
   // See Note [Device clock] in report/step_timer.cpp.
   if (device.is_cuda())
     say(std::string("step times are GPU time between the phase boundaries (CUDA events on the training stream)") +

@@ -10,10 +10,10 @@ namespace ddl::cpu {
 
 enum class CpuLevel { baseline = 0, avx2 = 1, avx512 = 2 };
 
-const char* cpu_level_name(CpuLevel level);  // "baseline", "avx2", "avx512"
+const char* cpu_level_name(CpuLevel level);         // "baseline", "avx2", "avx512"
 CpuLevel parse_cpu_level(const std::string& name);  // the inverse; ddl::Error on other names
-bool cpu_runs(CpuLevel level);  // this CPU (and OS) supports the level's instructions
-CpuLevel best_cpu_level();      // the highest level cpu_runs
+bool cpu_runs(CpuLevel level);                      // this CPU (and OS) supports the level's instructions
+CpuLevel best_cpu_level();                          // the highest level cpu_runs
 // The level in use: DDL_CPU_LEVEL when set (checked), else best_cpu_level().
 CpuLevel cpu_level();
 // Overrides the level in use (tests and benchmarks); ddl::Error when !cpu_runs(level).

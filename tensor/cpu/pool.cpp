@@ -11,7 +11,6 @@
 #include <ddl/tensor/parallel.h>
 #include <ddl/tensor/pool.h>
 
-
 namespace ddl::cpu {
 namespace {
 
@@ -26,7 +25,6 @@ PoolGeom make_geom(const Shape& xs, const Shape& ys, const Pool2dParams& p) {
 
 // Planes per parallel task: about 16K input elements.
 int64_t plane_grain(const PoolGeom& g) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(g.H * g.W, 1)); }
-
 
 // x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first maximum (NaN wins, as PyTorch).
 template <typename T>

@@ -2,8 +2,9 @@
 // odd columns of each input row split with in-lane shuffles and a 64-bit permute.
 // Compiled with -mavx2 -mfma only (tensor/meson.build) and called only when
 // cpu_level() is avx2.
-#include <algorithm>
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include <ddl/tensor/cpu/pool_levels.h>
 

@@ -1,7 +1,8 @@
 // The AVX-512 2x2 stride-2 max pool row (pool_levels.h). Compiled with -mavx512f/vl/bw/dq
 // only (tensor/meson.build) and called only when cpu_level() is avx512.
-#include <algorithm>
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include <ddl/tensor/cpu/pool_levels.h>
 

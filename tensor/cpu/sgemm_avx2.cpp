@@ -3,10 +3,11 @@
 // kernel has the same shape), in the loop nest of Note [sgemm blocking] (sgemm.cpp).
 // Compiled with -mavx2 -mfma only (tensor/meson.build) and called only when
 // cpu_level() is avx2.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <immintrin.h>
 #include <utility>
 
 #include <ddl/tensor/cpu/sgemm_common.h>
@@ -54,8 +55,8 @@ inline void store_tile(float* c, int n, __m256 x, float alpha, float beta) {
 //   B packed:       b[k*NR + 8v + lane], zero padded past the last column.
 // nlast: the columns of the last ymm that are inside C.
 template <int R, int NV, bool PA>
-void ukernel(int64_t kc, const float* a, int64_t a_rs, const float* b, float* c, int64_t ldc, int nlast,
-             float alpha, float beta, const float* c_next) {
+void ukernel(int64_t kc, const float* a, int64_t a_rs, const float* b, float* c, int64_t ldc, int nlast, float alpha,
+             float beta, const float* c_next) {
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     __builtin_prefetch(c_next + r * ldc, 1, 3);
@@ -277,8 +278,8 @@ void sgemm_small_n(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
 
 }  // namespace
 
-void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
-                const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
+void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa, const float* B,
+                int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
   if (N <= 8 && csa == 1)
     sgemm_small_n(M, N, K, alpha, A, rsa, B, rsb, csb, beta, C, ldc, nthreads);
   else

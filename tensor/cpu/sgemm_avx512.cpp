@@ -1,11 +1,12 @@
 // The AVX-512 sgemm: an 8 x 32 micro-kernel in 16 zmm accumulators, in the loop nest of
 // Note [sgemm blocking] (sgemm.cpp). Compiled with -mavx512f/vl/bw/dq -mfma only
 // (tensor/meson.build) and called only when cpu_level() is avx512.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
-#include <immintrin.h>
 #include <utility>
 
 #include <ddl/tensor/cpu/sgemm_common.h>
@@ -21,7 +22,6 @@ constexpr int NR = 32;        // micro-tile columns (2 zmm)
 constexpr int64_t KC = 256;   // depth of a packed block
 constexpr int64_t MC = 128;   // rows of a packed A block
 constexpr int64_t NC = 4096;  // columns of a packed B block (L3)
-
 
 // Horizontal sum in a fixed order (GCC 12's _mm512_reduce_add_ps trips -Wuninitialized).
 inline float hsum(__m512 x) {
@@ -102,7 +102,6 @@ const std::array<UKernel, MR> kernels[2][2] = {
     {make_row<false, 1>(std::make_index_sequence<MR>{}), make_row<false, 2>(std::make_index_sequence<MR>{})},
     {make_row<true, 1>(std::make_index_sequence<MR>{}), make_row<true, 2>(std::make_index_sequence<MR>{})}};
 
-
 // Pack op(A)[mb x kb] (element (i,k) at A[i*rs + k*cs]) into MR-row panels.
 void pack_a(int64_t mb, int64_t kb, const float* A, int64_t rs, int64_t cs, float* dst) {
   for (int64_t i0 = 0; i0 < mb; i0 += MR, dst += MR * kb) {
@@ -141,7 +140,6 @@ void pack_b_panel(int64_t kb, int64_t n, const float* B, int64_t rs, int64_t cs,
       for (int64_t k = j < n8 ? k8 : 0; k < kb; ++k) dst[k * NR + j] = B[j * cs + k * rs];
   }
 }
-
 
 void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
                    const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {

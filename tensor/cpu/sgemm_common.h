@@ -2,10 +2,11 @@
 // Helpers shared by the AVX2 and AVX-512 sgemm files (sgemm_avx2.cpp, sgemm_avx512.cpp)
 // and included by them only: everything here is in an anonymous namespace, so each
 // file compiles its own copy with its own instruction-set flags (sgemm_levels.h says why).
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <immintrin.h>
 #include <utility>
 
 namespace ddl::cpu::isa {

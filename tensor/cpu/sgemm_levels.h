@@ -14,7 +14,7 @@ namespace ddl::cpu::isa {
 
 void sgemm_avx512(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads);
-void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
-                const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads);
+void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa, const float* B,
+                int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads);
 
 }  // namespace ddl::cpu::isa

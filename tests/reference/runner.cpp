@@ -1,6 +1,7 @@
 // The sweep's runner: evaluates every sample of every row in ddl and writes one JSON line per case (inputs,
 // outputs or the error, gradients of sum(out * cotangent) and, where claimed, double-backward gradients).
-// Each case runs in a forked child, so a crash, abort or hang is recorded for that case and the sweep goes on.
+// Each row runs in a forked child, so a crash, abort or hang is recorded for that case and the row goes on
+// in a new child from the next case.
 // The parent never runs a ddl op: a fork taken after the thread pool started would inherit no workers.
 // Usage: reference_runner OUT.jsonl [--op NAME]... [--list-ops]
 #include <poll.h>
@@ -88,6 +89,7 @@ json encode_all(const Outs& o) {
 // Runs one case and reports each stage as a JSON line on `fd`: "begin" before a stage, its result after.
 void run_case(const Row& row, const Sample& s, uint64_t seed, int fd) {
   set_num_threads(1);
+  manual_seed(0);  // every case starts from the process's initial draws, whatever ran before it
   std::vector<Tensor> ts;
   json inputs = json::array();
   for (const Input& in : s.inputs) {
@@ -182,26 +184,35 @@ void run_case(const Row& row, const Sample& s, uint64_t seed, int fd) {
   }
 }
 
-// Forks, runs the case in the child, and collects its stages; a signal or timeout becomes a "crash".
-json isolate(const Row& row, const Sample& s, uint64_t seed) {
+// Runs samples [first, end) of a row in one forked child, case after case: a fork per
+// case costs more than most cases do under ASan. Each case is framed by {"case": i} and
+// {"case_end": i} lines. Returns the records of the cases that ran to their end, and, when
+// the child died (signal, exit, hang), the open case's record with a "crash" stage; the
+// caller resumes the row after it in a new child.
+std::vector<json> isolate_from(const Row& row, size_t first, uint64_t seed0, size_t& next) {
   int p[2];
   if (pipe(p) != 0) throw std::runtime_error("pipe failed");
   std::cout.flush();
   const pid_t pid = fork();
   if (pid == 0) {
     close(p[0]);
-    alarm(kCaseTimeoutS);
-    try {
-      run_case(row, s, seed, p[1]);
-    } catch (const std::exception& e) {
-      emit(p[1], {{"stage", "setup"}, {"error", e.what()}});
+    for (size_t i = first; i < row.samples.size(); ++i) {
+      emit(p[1], {{"case", i}});
+      alarm(kCaseTimeoutS);
+      try {
+        run_case(row, row.samples[i], seed0 + i, p[1]);
+      } catch (const std::exception& e) {
+        emit(p[1], {{"stage", "setup"}, {"error", e.what()}});
+      }
+      emit(p[1], {{"case_end", i}});
     }
     _exit(0);
   }
   close(p[1]);
   std::string buf;
   char chunk[65536];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseTimeoutS + 10);
+  // A hang is SIGALRM in the child; this deadline (quiet for longer) is the backstop.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseTimeoutS + 10);
   bool killed = false;
   for (;;) {
     pollfd pf{p[0], POLLIN, 0};
@@ -210,6 +221,7 @@ json isolate(const Row& row, const Sample& s, uint64_t seed) {
       const ssize_t n = read(p[0], chunk, sizeof chunk);
       if (n <= 0) break;
       buf.append(chunk, n);
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseTimeoutS + 10);
     }
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
@@ -220,30 +232,54 @@ json isolate(const Row& row, const Sample& s, uint64_t seed) {
   close(p[0]);
   int status = 0;
   waitpid(pid, &status, 0);
+  std::vector<json> done;
   json rec = json::object();
+  bool open_case = false;
   std::string open_stage;
+  next = row.samples.size();
   size_t start = 0;
   while (start < buf.size()) {
     const size_t end = buf.find('\n', start);
     if (end == std::string::npos) break;
     const json j = json::parse(buf.substr(start, end - start));
     start = end + 1;
-    if (j.contains("begin")) {
+    if (j.contains("case")) {
+      rec = json::object(), open_case = true, open_stage.clear();
+      next = j["case"].get<size_t>() + 1;
+    } else if (j.contains("case_end")) {
+      done.push_back(rec), open_case = false;
+    } else if (j.contains("begin")) {
       open_stage = j["begin"];
     } else {
       rec[j["stage"].get<std::string>()] = j;
       open_stage.clear();
     }
   }
-  if (killed || WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
-    std::string why = killed                ? "hang (killed)"
-                      : WIFSIGNALED(status) ? (WTERMSIG(status) == SIGALRM ? std::string("hang (timeout)")
-                                                                           : std::string(strsignal(WTERMSIG(status))))
-                                            : "exit " + std::to_string(WEXITSTATUS(status));
+  const bool died = killed || WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  if (died && open_case) {
+    const std::string why =
+        killed ? "hang (killed)"
+        : WIFSIGNALED(status)
+            ? (WTERMSIG(status) == SIGALRM ? std::string("hang (timeout)") : std::string(strsignal(WTERMSIG(status))))
+            : "exit " + std::to_string(WEXITSTATUS(status));
     const std::string st = open_stage.empty() ? "setup" : open_stage;
     rec[st] = {{"stage", st}, {"crash", why}};
+    done.push_back(rec);
+  } else if (died || done.size() != row.samples.size() - first) {
+    throw std::runtime_error("reference_runner: the child for row " + row.name + " ended outside a case");
   }
-  return rec;
+  return done;
+}
+
+// Every case of a row, in order, each under its own seed (seed0 + its index).
+std::vector<json> isolate_row(const Row& row, uint64_t seed0) {
+  std::vector<json> recs;
+  for (size_t first = 0; first < row.samples.size();) {
+    size_t next = 0;
+    for (json& r : isolate_from(row, first, seed0, next)) recs.push_back(std::move(r));
+    first = next;
+  }
+  return recs;
 }
 
 }  // namespace
@@ -277,8 +313,10 @@ int main(int argc, char** argv) {
   uint64_t seed = 0, cases = 0;
   for (const Row& row : rows) {
     if (!only.empty() && std::find(only.begin(), only.end(), row.name) == only.end()) continue;
-    for (const Sample& s : row.samples) {
-      json rec = isolate(row, s, ++seed);
+    const std::vector<json> recs = isolate_row(row, seed + 1);
+    for (size_t i = 0; i < row.samples.size(); ++i) {
+      const Sample& s = row.samples[i];
+      json rec = recs[i];
       rec["op"] = row.name;
       rec["tag"] = s.tag;
       rec["args"] = s.args;
@@ -289,6 +327,7 @@ int main(int argc, char** argv) {
       out << rec.dump() << "\n";
       ++cases;
     }
+    seed += row.samples.size();
   }
   std::cout << "reference_runner: " << cases << " cases written to " << out_path << "\n";
   return 0;

@@ -79,8 +79,7 @@ TEST_CASE("sgemm of this level equals the double product on edges and blocks") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       for (int64_t M : {1, 5, 6, 7, 8, 9, 13, 17})
-        for (int64_t N : {1, 3, 8, 9, 15, 16, 17, 31, 33, 70})
-          check_sgemm({ta, tb, M, N, 19, 1.0f, 0.0f}, rng);
+        for (int64_t N : {1, 3, 8, 9, 15, 16, 17, 31, 33, 70}) check_sgemm({ta, tb, M, N, 19, 1.0f, 0.0f}, rng);
       for (int64_t K : {1, 7, 8, 9, 255, 257, 600})
         for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, -2.0f}})
           check_sgemm({ta, tb, 37, 45, K, alpha, beta}, rng);
