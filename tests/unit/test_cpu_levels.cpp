@@ -141,3 +141,32 @@ TEST_CASE("cpu levels are named, parsed and refused clearly") {
             std::string::npos);
   REQUIRE(ddl::cpu::cpu_kernels_summary().rfind(ddl::cpu::cpu_level_name(ddl::cpu::cpu_level()), 0) == 0);
 }
+
+TEST_CASE("Winograd convolutions of this level equal the float64 direct sums") {
+  level_under_test();
+  ddl::Generator gen(5);
+  // >= 64 channels, 3x3, stride 1: the float32 Winograd path (float64 takes im2col);
+  // 67 and 70 channels leave partial 16-lane blocks, odd sizes partial 2x2 tiles.
+  for (auto [C, O, H, W] : {std::tuple{64, 64, 8, 8}, {67, 70, 9, 11}}) {
+    const ddl::Tensor x = ddl::randn({2, C, H, W}, gen), w = ddl::randn({O, C, 3, 3}, gen), b = ddl::randn({O}, gen);
+    ddl::Conv2dParams p;
+    p.padding = {1, 1};
+    const ddl::Tensor gy = ddl::randn({2, O, H, W}, gen);
+    auto f64 = [](const ddl::Tensor& t) { return t.to(ddl::DType::Float64); };
+    auto require_close = [](const ddl::Tensor& got, const ddl::Tensor& want) {
+      const ddl::Tensor g = got.to(ddl::DType::Float64).contiguous(), e = want.contiguous();
+      const double* gp = g.data<double>();
+      const double* ep = e.data<double>();
+      double scale = 0, worst = 0;
+      for (int64_t i = 0; i < e.numel(); ++i) scale = std::max(scale, std::abs(ep[i]));
+      for (int64_t i = 0; i < e.numel(); ++i) worst = std::max(worst, std::abs(gp[i] - ep[i]));
+      REQUIRE(worst <= 1e-5 * scale);
+    };
+    INFO("C " << C << " O " << O << " H " << H << " W " << W);
+    require_close(ddl::conv2d(x, w, b, p), ddl::conv2d(f64(x), f64(w), f64(b), p));
+    require_close(ddl::conv2d_backward_input(gy, w, x.shape(), p),
+                  ddl::conv2d_backward_input(f64(gy), f64(w), x.shape(), p));
+    require_close(ddl::conv2d_backward_weight(gy, x, w.shape(), p),
+                  ddl::conv2d_backward_weight(f64(gy), f64(x), w.shape(), p));
+  }
+}
