@@ -7,7 +7,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/train_cifar/buckets.h"
 #include "apps/train_cifar/resume.h"
+#include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/process_group_auto.h>
@@ -154,6 +156,14 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
     const char* link = std::getenv("DDL_HOST_LINK");
     say(std::string("emulated host ") + host + ", link " + (link ? link : "?"));
   }
+}
+
+void RunReport::strategy_made(dist::SyncStrategy& strategy) {
+  const auto* ddp = dynamic_cast<const dist::DistributedDataParallel*>(&strategy.model());
+  if (!ddp) return;
+  const std::vector<int64_t>& bytes = ddp->stats().bucket_bytes;
+  say(describe_buckets(o_) + ": " + bucket_layout(bytes));
+  if (log_) log_->write("ddp_buckets", {{"bucket_bytes", bytes}});
 }
 
 void RunReport::say(const std::string& line) {

@@ -36,6 +36,9 @@ class RunReport {
             int64_t batches_per_epoch, Device device);
 
   report::StepTimer& timer() { return timer_; }
+  // Once the sync strategy exists: DDP's bucket sizes, where they came from, and the
+  // buckets they made (a "ddp_buckets" metrics line). Nothing for other strategies.
+  void strategy_made(dist::SyncStrategy& strategy);
   // Says where training resumes from a snapshot, and logs it: the "resume" line that
   // marks where this run's metrics continue the interrupted run's. Rank 0 also prints
   // `note` (how the ranks came to agree on the snapshot) when it is not empty.
