@@ -121,7 +121,12 @@ PaceVerdict judge_pace(const std::vector<RankPace>& ranks) {
   double most = -1;
   for (int r = 0; r < n; ++r)
     if (known(ranks[r].busy_s()) && ranks[r].busy_s() > most) most = ranks[r].busy_s(), v.slowest = r;
-  if (v.slowest >= 0) v.others_wait_s = others_median(ranks, v.slowest, [](const RankPace& p) { return p.wait_s; });
+  if (v.slowest >= 0) {
+    const RankPace& p = ranks[static_cast<size_t>(v.slowest)];
+    v.others_wait_s = others_median(ranks, v.slowest, [](const RankPace& q) { return q.wait_s; });
+    const double others_busy = others_median(ranks, v.slowest, [](const RankPace& q) { return q.busy_s(); });
+    v.straggler = known(others_busy) && p.busy_s() >= 1.5 * others_busy && p.busy_s() > p.wait_s;
+  }
 
   // The link: by its share of capacity when every rank knows its link's, else bytes/s.
   v.by_capacity = std::all_of(ranks.begin(), ranks.end(), [](const RankPace& p) { return known(p.link_use()); });
@@ -171,7 +176,8 @@ std::string pace_status(const PaceVerdict& v, const std::vector<RankPace>& ranks
   if (v.slowest >= 0) {
     const RankPace& p = ranks[static_cast<size_t>(v.slowest)];
     const double share = known(p.mean_step_s) && p.mean_step_s > 0 ? 100 * p.compute_s / p.mean_step_s : RankPace::kNaN;
-    s = "slowest " + rank_label(v.slowest, hosts) + printf_string(" %.3f s/step", p.mean_step_s);
+    s = (v.straggler ? "slowest " : "no straggler, busiest ") + rank_label(v.slowest, hosts) +
+        printf_string(" %.3f s/step", p.mean_step_s);
     if (known(share)) s += printf_string(", %.0f%% compute", share);
   }
   const std::string link = link_text(v, hosts, false);
@@ -184,7 +190,7 @@ std::string pace_sentence(const PaceVerdict& v, const std::vector<RankPace>& ran
   std::string s;
   if (v.slowest >= 0) {
     const RankPace& p = ranks[static_cast<size_t>(v.slowest)];
-    s = "slowest " + rank_label(v.slowest, hosts) +
+    s = (v.straggler ? "slowest " : "no straggler; the busiest is ") + rank_label(v.slowest, hosts) +
         printf_string(": compute %.3f s, wait %.3f s per step", p.compute_s, p.wait_s) +
         printf_string("; the others wait %.3f s (median)", v.others_wait_s);
   }
@@ -218,6 +224,7 @@ nlohmann::json pace_json(const PaceVerdict& v, const std::vector<RankPace>& rank
   }
   nlohmann::json j = {{"slowest_rank", v.slowest >= 0 ? nlohmann::json(v.slowest) : nlohmann::json(nullptr)},
                       {"slowest_host", host(v.slowest)},
+                      {"straggler", v.straggler},
                       {"others_wait_s", num(v.others_wait_s)},
                       {"ranks", per_rank}};
   if (v.slowest >= 0) {

@@ -58,12 +58,15 @@ std::vector<RankPace> unpack_pace(const std::vector<double>& v, int world, std::
 // What every rank concludes from the same figures.
 struct PaceVerdict {
   int slowest = -1;                       // the rank with the most busy time per step
+  bool straggler = false;                 // it holds the others up: busy 1.5x their median, and more busy than waiting
   double others_wait_s = RankPace::kNaN;  // the median of the other ranks' waits
   int slow_link = -1;  // a rank whose link is far busier (or, capacity unknown, far slower) than its peers'
   double link_figure = RankPace::kNaN, peers_figure = RankPace::kNaN;  // its use vs the others' median
   bool by_capacity = false;  // figures are shares of capacity (else bytes per second)
 };
-// slowest: -1 with fewer than two ranks or without times. slow_link: with every capacity
+// slowest: -1 with fewer than two ranks or without times; a straggler when its busy time
+// is at least 1.5 times the others' median and more than its own wait (a rank that mostly
+// waits too is merely the busiest of equals: the network holds them all). slow_link: with every capacity
 // known, the rank whose link use is >= 50% and >= twice the others' median; else the
 // rank carrying under half the others' median bytes per second.
 PaceVerdict judge_pace(const std::vector<RankPace>& ranks);

@@ -45,7 +45,7 @@ check "cpu: the job finishes ($code)" "[ $code = 0 ]"
 check "cpu: the step line names rank 2 on host2 as slowest" \
   "grep -q 'batch   10: .*; slowest rank 2 (host2): compute' '$tmp/cpu'"
 check "cpu: rank 0's metrics name rank 2 on host2" \
-  "pace '$tmp/cpu.rank0.jsonl' 'j[\"slowest_rank\"] == 2 and j[\"slowest_host\"] == \"host2\"'"
+  "pace '$tmp/cpu.rank0.jsonl' 'j[\"slowest_rank\"] == 2 and j[\"slowest_host\"] == \"host2\" and j[\"straggler\"]'"
 check "cpu: rank 2's step goes to compute, the others' to waiting" \
   "pace '$tmp/cpu.rank1.jsonl' 'all((r[\"compute_s\"] > r[\"wait_s\"]) == (r[\"rank\"] == 2) for r in j[\"ranks\"])'"
 check "cpu: the step metrics carry the slowest rank and host" \
@@ -57,11 +57,11 @@ check "cpu: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
 # shellcheck disable=SC2046
 run link --hosts 3 --link 1gbit --link host1=200mbit --timeout 20 "$TRAIN_CIFAR" $(flags 32) --metrics "$tmp/link.jsonl"
 check "link: the job finishes ($code)" "[ $code = 0 ]"
-check "link: the step line flags host1's link" "grep -q 'batch   10: .*; slow link rank 1 (host1) [0-9]*% busy' '$tmp/link'"
+check "link: the step line flags host1's link" "grep -q 'batch   10: .*; no straggler; .*; slow link rank 1 (host1) [0-9]*% busy' '$tmp/link'"
 check "link: the metrics flag host1's link by its use of its capacity" \
   "pace '$tmp/link.rank2.jsonl' 'j[\"slow_link\"][\"host\"] == \"host1\" and j[\"slow_link\"][\"measure\"] == \"link_use\"'"
-check "link: every rank waits more than it computes" \
-  "pace '$tmp/link.rank0.jsonl' 'all(r[\"wait_s\"] > r[\"compute_s\"] for r in j[\"ranks\"])'"
+check "link: every rank waits more than it computes, and none is called a straggler" \
+  "pace '$tmp/link.rank0.jsonl' 'all(r[\"wait_s\"] > r[\"compute_s\"] for r in j[\"ranks\"]) and not j[\"straggler\"]'"
 check "link: nothing of job $job remains" "[ -z \"\$(leftovers '$job')\" ]"
 [ "$fail" = 0 ] || { sed 's/^/   | /' "$tmp/cpu" "$tmp/link" | grep -E 'batch|error|ddlrun' | head -40; }
 exit "$fail"

@@ -55,6 +55,7 @@ TEST_CASE("pace: the slowest rank is the busiest one, and the others' wait is th
                                        pace(0.5, 0.05, 0.40)};
   const PaceVerdict v = judge_pace(ranks);
   CHECK(v.slowest == 2);
+  CHECK(v.straggler);
   CHECK(v.others_wait_s == Approx(0.42));
   CHECK(v.slow_link == -1);
   const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3"};
@@ -66,6 +67,15 @@ TEST_CASE("pace: the slowest rank is the busiest one, and the others' wait is th
   CHECK(j["slowest_host"] == "h2");
   CHECK(j["ranks"][0]["link_use"].is_null());
   CHECK(judge_pace({ranks[0]}).slowest == -1);  // alone: nobody to be slower than
+  // Everyone waits on the network: one is the busiest, but it holds nobody up.
+  const std::vector<RankPace> even = {pace(0.8, 0.02, 0.77), pace(0.8, 0.04, 0.75), pace(0.8, 0.02, 0.77)};
+  const PaceVerdict e = judge_pace(even);
+  CHECK(e.slowest == 1);
+  CHECK_FALSE(e.straggler);
+  CHECK(pace_status(e, even, {}) == "no straggler, busiest rank 1 0.800 s/step, 5% compute");
+  CHECK(pace_json(e, even, {})["straggler"] == false);
+  // Busy but not by much more than the others: not a straggler either.
+  CHECK_FALSE(judge_pace({pace(0.5, 0.3, 0.19), pace(0.5, 0.25, 0.24), pace(0.5, 0.25, 0.24)}).straggler);
 }
 
 TEST_CASE("pace: a link far busier than its peers' is flagged, by capacity when known") {
