@@ -76,6 +76,7 @@ int main(int argc, char** argv) try {
     return 0;
   }
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
+  if (strategy) report.strategy_made(*strategy);
   nn::Module& net = strategy ? strategy->model() : *model;
   optim::SGD opt(model->parameters(), optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;

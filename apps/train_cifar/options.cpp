@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "apps/common/finite_range.h"
+#include "apps/train_cifar/buckets.h"
 #include "apps/train_cifar/datasets.h"
 #include <ddl/dist/sync/plugin.h>
 #include <ddl/dist/sync/registry.h>
@@ -117,6 +118,15 @@ TrainOptions parse_options(int argc, char** argv) {
   load_plugins(argc, argv);
   const CLI::Validator sync_spec([](std::string& v) { return dist::sync_spec_problem(v); }, "SPEC");
   app.add_option("--sync", o.sync, sync_help())->check(sync_spec)->capture_default_str();
+  // Bucket sizes as PyTorch's bucket_cap_mb: MiB, above 0 (apps/train_cifar/buckets.h).
+  const CLI::Validator bucket_mb(bucket_flag_problem, "MiB");
+  app.add_option(
+         "--bucket-cap-mb", o.bucket_cap_mb,
+         "--sync ddp: gradient bucket size in MiB (PyTorch's bucket_cap_mb; default DDL_BUCKET_CAP_MB, else 25)")
+      ->check(bucket_mb);
+  app.add_option("--first-bucket-mb", o.first_bucket_mb,
+                 "--sync ddp: the first (last layers') bucket in MiB (default DDL_FIRST_BUCKET_MB, else 1)")
+      ->check(bucket_mb);
   app.add_option("--plugin", o.plugins,
                  "shared library of strategies to load first (repeatable; it defines extern \"C\" void "
                  "ddl_register_strategies(); docs/sync.md)");
@@ -185,6 +195,7 @@ TrainOptions parse_options(int argc, char** argv) {
   if (mismatch) usage_error(mismatch);
   if (o.share_gpu && o.device != "cuda") usage_error("--share-gpu needs --device cuda");
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
+  if (const std::string problem = apply_bucket_flags(o); !problem.empty()) usage_error(problem);
   if (o.eval_only && !o.load.empty() && !o.snapshot.empty())
     usage_error("--eval-only evaluates either --load or --snapshot, not both");
   o.augment_set = aug->count() > 0;

@@ -28,6 +28,8 @@ struct TrainOptions {
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
   std::vector<std::string> plugins;  // --plugin FILE.so: strategies loaded (already) at parse time
+  // --bucket-cap-mb, --first-bucket-mb: ddp's bucket sizes in MiB; 0: DDL_*_MB or the default.
+  double bucket_cap_mb = 0, first_bucket_mb = 0;
   int64_t log_every = 50;
   int64_t eval_every = 1;  // epochs
   std::string snapshot;

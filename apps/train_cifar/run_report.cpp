@@ -7,7 +7,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/train_cifar/buckets.h"
 #include "apps/train_cifar/resume.h"
+#include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/process_group_auto.h>
@@ -37,6 +39,10 @@ double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(s
 // host time says nothing: an exchange step there first waits for its own GPU work (one
 // read), and each rank sends its mean wall time per step since the last exchange (or the
 // epoch's start), GPU work included.
+// The same all-reduce carries every rank's pace (report/straggler.h): a sum of world
+// slots of a few float64s, each rank filling its own (the host names ride on the first),
+// so the job learns which rank is slowest, whether compute or waiting for peers fills its
+// steps, and whose link is busiest, with no collective of its own.
 constexpr int64_t kSlowestEvery = 10;
 
 // Note [Deferred reads]
@@ -108,6 +114,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       convergence_(o.target_accuracy),
       history_(batches_per_epoch) {
   exchanging_ = world_ > 1 && (o.progress || !o.metrics.empty());
+  if (exchanging_) pace_ = std::make_unique<LivePace>(group, rank_, world_);
   // A path the report cannot be written to fails now, not after the training.
   if (lead() && !o.report.empty()) report::HtmlReport::check_writable(o.report);
   // ddlrun (which sets DDL_RESTART_COUNT) already prefixes every line with the rank.
@@ -151,6 +158,14 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
     const char* link = std::getenv("DDL_HOST_LINK");
     say(std::string("emulated host ") + host + ", link " + (link ? link : "?"));
   }
+}
+
+void RunReport::strategy_made(dist::SyncStrategy& strategy) {
+  const auto* ddp = dynamic_cast<const dist::DistributedDataParallel*>(&strategy.model());
+  if (!ddp) return;
+  const std::vector<int64_t>& bytes = ddp->stats().bucket_bytes;
+  say(describe_buckets(o_) + ": " + bucket_layout(bytes));
+  if (log_) log_->write("ddp_buckets", {{"bucket_bytes", bytes}});
 }
 
 void RunReport::say(const std::string& line) {
@@ -219,7 +234,7 @@ void RunReport::end_step(int64_t step, const Tensor& loss, const Tensor& logits,
   timer_.stop();  // from here to end_step: "other" (the accuracy, the exchange)
   const Tensor correct = sum(eq(argmax(logits, 1), target).to(DType::Int64));
   const Tensor values = cat({loss.to(DType::Float64).reshape({1}), correct.to(DType::Float64).reshape({1})});
-  queued_.push_back({step, target.numel(), lr, std::numeric_limits<double>::quiet_NaN(), values});
+  queued_.push_back({step, target.numel(), lr, std::numeric_limits<double>::quiet_NaN(), nullptr, values});
   // step_start_ is taken just before the timer's own step start: the time sent is never
   // less than the sum of this step's phases. See Note [Slowest rank].
   double step_s = seconds_since(step_start_);
@@ -255,30 +270,43 @@ void RunReport::read_steps(const report::StepTimes& host_times) {
     loss_sum_ += loss * static_cast<double>(n);
     seen_ += n;
     correct_ += ok;
+    if (pace_) pace_->add_step(t);
     if (log_) {
       nlohmann::json extra = {{"loss", loss}, {"accuracy_pct", pct(ok, n)}, {"lr", q.lr}, {"images", n}};
       if (std::isfinite(q.slowest)) extra["slowest_rank_step_s"] = q.slowest;
+      if (q.pace.is_object()) extra.update(q.pace);
       log_->step(epoch_, q.step, t, std::move(extra));
     }
     if (lead()) history_.step(epoch_, q.step, loss, pct(ok, n), q.lr);
     if (bar_) {
       // Every rank trains on an equal shard (DistributedSampler), so the job's rate is world x ours.
       const double rate = double(seen_) * world_ / std::max(seconds_since(epoch_start_), 1e-9);
-      bar_->update(q.step + 1, report::format_train_status(loss, rate, slowest_s_));
+      const std::string pace = pace_ ? pace_->status() : "";
+      bar_->update(q.step + 1, report::format_train_status(loss, rate, slowest_s_) + (pace.empty() ? "" : "; " + pace));
     }
     if (q.step % o_.log_every == 0 || q.step + 1 == batches_per_epoch_)
       say(fmt("epoch %.0f batch %4.0f: loss %.4f, batch accuracy %.2f%%", double(epoch_ + 1), double(q.step), loss,
               pct(ok, n)) +
-          fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, q.lr));
+          fmt(", batch time %.3f s (comm %.1f ms), lr %.4g", t.total_s, t.phase(report::Phase::CommWait) * 1e3, q.lr) +
+          (lead() && pace_ && pace_->ready() ? "; " + pace_->sentence() : ""));
   }
   queued_.clear();
 }
 
 double RunReport::exchange_slowest(double step_s) {
   if (!exchanging_ || ++steps_done_ % kSlowestEvery != 0) return std::numeric_limits<double>::quiet_NaN();
-  Tensor t = full({1}, step_s, DType::Float64);
-  own_all_reduce(t, dist::ReduceOp::Max, exchange_);
-  return slowest_s_ = t.item();
+  const std::vector<double> mine = pace_->outgoing(step_s);
+  Tensor t = from_vector(mine, Shape{static_cast<int64_t>(mine.size())});
+  own_all_reduce(t, dist::ReduceOp::Sum, exchange_);
+  pace_->incoming(to_vector<double>(t));
+  const nlohmann::json pace = pace_->json();
+  queued_.back().pace = {{"slowest_rank", pace["slowest_rank"]}, {"slowest_host", pace["slowest_host"]}};
+  if (log_) {
+    nlohmann::json line = pace;
+    line["epoch"] = epoch_, line["step"] = queued_.back().step;
+    log_->write("pace", std::move(line));
+  }
+  return slowest_s_ = pace_->slowest_step_s();
 }
 
 void RunReport::own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours) {

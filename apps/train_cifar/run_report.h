@@ -16,6 +16,7 @@
 
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
+#include "apps/train_cifar/live_pace.h"
 #include "apps/train_cifar/options.h"
 #include <ddl/dist/sync/strategy.h>
 #include <ddl/report/classification_report.h>
@@ -35,6 +36,9 @@ class RunReport {
             int64_t batches_per_epoch, Device device);
 
   report::StepTimer& timer() { return timer_; }
+  // Once the sync strategy exists: DDP's bucket sizes, where they came from, and the
+  // buckets they made (a "ddp_buckets" metrics line). Nothing for other strategies.
+  void strategy_made(dist::SyncStrategy& strategy);
   // Says where training resumes from a snapshot, and logs it: the "resume" line that
   // marks where this run's metrics continue the interrupted run's. Rank 0 also prints
   // `note` (how the ranks came to agree on the snapshot) when it is not empty.
@@ -72,8 +76,9 @@ class RunReport {
   // Reads the queued steps' loss and correct counts in one copy, then counts, logs and
   // shows each. host_times: the last step's times on the host clock.
   void read_steps(const report::StepTimes& host_times);
-  // Every kSlowestEvery steps, on every rank: the slowest rank's step time so far (a
-  // one-value all_reduce(max)); NaN on the other steps or alone. See Note [Slowest rank].
+  // Every kSlowestEvery steps, on every rank: the slowest rank's step time so far, with
+  // every rank's pace (one small all_reduce); NaN on the other steps or alone. See Note
+  // [Slowest rank].
   double exchange_slowest(double step_s);
   // The report's own collectives, counted apart from the strategy's (into `ours`).
   struct OwnCollective {
@@ -118,9 +123,13 @@ class RunReport {
   struct QueuedStep {
     int64_t step, images;
     double lr, slowest;
-    Tensor values;  // [2] float64 on the device: the loss and the number correct
+    nlohmann::json pace;  // the slowest rank's name and figures on an exchange step
+    Tensor values;        // [2] float64 on the device: the loss and the number correct
   };
   std::vector<QueuedStep> queued_;  // steps not yet read: See Note [Deferred reads]
+
+  // What travels on the slowest-rank exchange: every rank's pace (report/straggler.h).
+  std::unique_ptr<LivePace> pace_;
 };
 
 }  // namespace ddl::apps

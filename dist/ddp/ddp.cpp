@@ -35,6 +35,7 @@
 
 #include <ddl/autograd/engine.h>
 #include <ddl/dist/ddp/ddp.h>
+#include <ddl/dist/ddp/ddp_env.h>
 #include <ddl/dist/sync/common.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/trace/trace.h>
@@ -52,6 +53,11 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
                                                  std::shared_ptr<ProcessGroup> group, DDPOptions opts)
     : nn::Module("DistributedDataParallel"), module_(std::move(module)), group_(std::move(group)), opts_(opts) {
   DDL_CHECK(module_ != nullptr && group_ != nullptr, "DistributedDataParallel: module and process group are required");
+  for (auto [name, mb] :
+       {std::pair{"bucket_cap_mb", opts_.bucket_cap_mb}, {"first_bucket_mb", opts_.first_bucket_mb}}) {
+    const std::string problem = bucket_mb_problem(std::string("DistributedDataParallel: ") + name, mb);
+    DDL_CHECK(problem.empty(), problem, ", got ", mb);
+  }
   register_module("module", module_);
   for (auto& [name, p] : module_->named_parameters())
     if (p.requires_grad()) {
