@@ -11,9 +11,9 @@
 namespace ddl::dist::detail {
 
 namespace {
-// Reduce-scatters in flight at once during stage 2's backward: each holds a bucket-sized
-// buffer, so this bounds the extra gradient memory at two buckets.
-constexpr size_t kMaxInFlight = 2;
+// Reduce-scatters in flight at once: each holds a bucket-sized buffer, so this bounds the
+// gradient memory beyond the shard at one bucket (one reduce-scatter overlaps backward).
+constexpr size_t kMaxInFlight = 1;
 }  // namespace
 
 ZeroShards::ZeroShards(std::vector<std::vector<Variable>> groups, std::shared_ptr<ProcessGroup> group, int stage,
@@ -60,7 +60,8 @@ ZeroShards::ZeroShards(std::vector<std::vector<Variable>> groups, std::shared_pt
     b.shard_offset = shard_numel;
     shard_numel += b.chunk;
   }
-  shard_grad_ = zeros({shard_numel}, first.options());
+  options_ = first.options();
+  if (stage_ == 2) shard_grad_ = zeros({shard_numel}, options_);
   // This rank's pieces: its chunk of each bucket cut at parameter boundaries.
   for (size_t bi = 0; bi < buckets_.size(); ++bi) {
     const ZeroBucket& b = buckets_[bi];
@@ -75,7 +76,7 @@ ZeroShards::ZeroShards(std::vector<std::vector<Variable>> groups, std::shared_pt
                       .length = end - start,
                       .shard_offset = b.shard_offset + start - lo};
       piece.var = Variable(params_[piece.param].data().reshape({-1}).narrow(0, piece.param_offset, piece.length));
-      piece.var.set_grad(shard_grad_.narrow(0, piece.shard_offset, piece.length));
+      if (stage_ == 2) piece.var.set_grad(shard_grad_.narrow(0, piece.shard_offset, piece.length));
       pieces_.push_back(std::move(piece));
     }
   }
@@ -107,10 +108,10 @@ std::vector<std::vector<Variable>> ZeroShards::local_groups() const {
 }
 
 void ZeroShards::note_grad_bytes() {
-  int64_t bytes = static_cast<int64_t>(shard_grad_.nbytes());
+  int64_t bytes = shard_grad_.defined() ? static_cast<int64_t>(shard_grad_.nbytes()) : 0;
   for (const Variable& p : params_)
     if (p.grad().defined()) bytes += static_cast<int64_t>(p.grad().nbytes());
-  for (const InFlight& f : in_flight_) bytes += static_cast<int64_t>(f.flat.nbytes());
+  for (const InFlight& f : in_flight_) bytes += static_cast<int64_t>(f.flat.nbytes() + f.out.nbytes());
   peak_grads_ = std::max(peak_grads_, bytes);
 }
 
@@ -134,7 +135,8 @@ void ZeroShards::launch_bucket(size_t bi) {
   NoGradGuard no_grad;
   const ZeroBucket& b = buckets_[bi];
   const int world = group_->size();
-  Tensor flat = zeros({b.chunk * world}, shard_grad_.options());
+  while (in_flight_.size() >= kMaxInFlight) finish_oldest();
+  Tensor flat = zeros({b.chunk * world}, options_);
   for (size_t k = 0; k < b.params.size(); ++k) {
     Variable& p = params_[b.params[k]];
     if (!p.grad().defined()) continue;
@@ -144,16 +146,32 @@ void ZeroShards::launch_bucket(size_t bi) {
   }
   if (stage_ == 2)
     for (size_t j : b.params) params_[j].zero_grad(/*set_to_none=*/true);
-  const Tensor out = shard_grad_.narrow(0, b.shard_offset, b.chunk);
-  in_flight_.push_back({group_->reduce_scatter_async(out, flat, ReduceOp::Sum), flat});
+  const Tensor out = stage_ == 2 ? shard_grad_.narrow(0, b.shard_offset, b.chunk) : empty({b.chunk}, options_);
+  in_flight_.push_back(
+      {group_->reduce_scatter_async(out, flat, ReduceOp::Sum), flat, stage_ == 2 ? Tensor() : out, bi});
   note_grad_bytes();
-  if (in_flight_.size() > kMaxInFlight) finish_oldest();
 }
 
 void ZeroShards::finish_oldest() {
   InFlight f = std::move(in_flight_.front());
   in_flight_.erase(in_flight_.begin());
   f.work->wait();
+  if (stage_ == 2) return;
+  // Stage 1: the averaged chunk goes into this rank's pieces of the parameters' gradients,
+  // which the local optimizer reads (the rest of each gradient stays this rank's own).
+  NoGradGuard no_grad;
+  const ZeroBucket& b = buckets_[f.bucket];
+  for (ZeroPiece& piece : pieces_) {
+    if (piece.bucket != f.bucket) continue;
+    Variable& p = params_[piece.param];
+    if (!p.grad().defined())
+      p.set_grad(zeros_like(p.data()));
+    else if (!p.grad().is_contiguous())
+      p.set_grad(p.grad().contiguous());
+    const Tensor view = p.grad().reshape({-1}).narrow(0, piece.param_offset, piece.length);
+    view.copy_(f.out.narrow(0, piece.shard_offset - b.shard_offset, piece.length));
+    piece.var.set_grad(view);
+  }
 }
 
 void ZeroShards::reduce_gradients() {
@@ -170,15 +188,18 @@ void ZeroShards::reduce_gradients() {
 
 void ZeroShards::gather_parameters() {
   reduced_ = false;
+  // Stage 1's pieces' gradients are views of the parameters' own: let those go with them.
+  if (stage_ == 1)
+    for (ZeroPiece& piece : pieces_) piece.var.zero_grad(/*set_to_none=*/true);
   DDL_TRACE_SPAN("zero all-gather parameters", "zero");
   NoGradGuard no_grad;
   const int world = group_->size();
   for (size_t bi = 0; bi < buckets_.size(); ++bi) {
     const ZeroBucket& b = buckets_[bi];
-    const Tensor mine = zeros({b.chunk}, shard_grad_.options());
+    const Tensor mine = zeros({b.chunk}, options_);
     for (const ZeroPiece& p : pieces_)
       if (p.bucket == bi) mine.narrow(0, p.shard_offset - b.shard_offset, p.length).copy_(p.var.data());
-    const Tensor all = empty({b.chunk * world}, shard_grad_.options());
+    const Tensor all = empty({b.chunk * world}, options_);
     group_->all_gather(all, mine);
     for (size_t k = 0; k < b.params.size(); ++k) {
       const Variable& p = params_[b.params[k]];
@@ -189,7 +210,7 @@ void ZeroShards::gather_parameters() {
 
 ZeroMemory ZeroShards::memory(const optim::Optimizer* local) const {
   ZeroMemory m;
-  m.grads = static_cast<int64_t>(shard_grad_.nbytes());
+  m.grads = shard_grad_.defined() ? static_cast<int64_t>(shard_grad_.nbytes()) : 0;
   for (const Variable& p : params_) {
     m.params += static_cast<int64_t>(p.data().nbytes());
     if (p.grad().defined()) m.grads += static_cast<int64_t>(p.grad().nbytes());

@@ -96,14 +96,18 @@ class ZeroShards {
   std::vector<ZeroBucket> buckets_;
   std::vector<size_t> bucket_of_;
   std::vector<ZeroPiece> pieces_;
-  Tensor shard_grad_;  // this rank's chunk of every bucket, reduced (see Note [ZeRO partition])
+  TensorOptions options_;  // the parameters' dtype and device
+  // Stage 2: this rank's chunk of every bucket, reduced (see Note [ZeRO partition]). Stage 1
+  // writes the reduced chunk into the parameters' own gradients instead.
+  Tensor shard_grad_;
   // Stage 2: gradients seen this backward, buckets launched, reduce-scatters in flight.
   std::vector<bool> ready_;
   std::vector<int64_t> pending_;
   size_t next_launch_ = 0;
   struct InFlight {
     std::shared_ptr<Work> work;
-    Tensor flat;
+    Tensor flat, out;
+    size_t bucket = 0;
   };
   std::vector<InFlight> in_flight_;
   std::vector<int> hook_ids_;

@@ -101,12 +101,12 @@ std::vector<std::pair<std::string, Tensor>> ZeroShards::whole_state(const optim:
     }
     for (size_t bi = 0; bi < buckets_.size(); ++bi) {
       const ZeroBucket& b = buckets_[bi];
-      const Tensor chunk = zeros({b.chunk}, shard_grad_.options());
+      const Tensor chunk = zeros({b.chunk}, options_);
       for (size_t i = 0; i < pieces_.size(); ++i)
         if (pieces_[i].bucket == bi)
           if (auto it = piece_state[i].find(field); it != piece_state[i].end())
             chunk.narrow(0, pieces_[i].shard_offset - b.shard_offset, pieces_[i].length).copy_(it->second);
-      const Tensor all = receiver ? empty({b.chunk * world}, shard_grad_.options()) : Tensor();
+      const Tensor all = receiver ? empty({b.chunk * world}, options_) : Tensor();
       if (to_rank < 0)
         group_->all_gather(all, chunk);
       else
