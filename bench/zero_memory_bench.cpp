@@ -2,6 +2,7 @@
 // a whole Adam on every rank), with Adam, for train_cifar's VGG-11-BN (CIFAR-10 images) or
 // char_lm's Transformer (random tokens). Run under ddlrun, one process per rank:
 //   ddlrun --nproc N build/bench/ddl-bench zero-memory --model vgg11_bn|transformer --stage 0|1|2
+//          [--batch 4] [--steps 2] [--bucket-kb 4096]
 // Rank 0 prints one JSON line: bytes of parameters, gradients (at their peak in a step),
 // optimizer state, the ZeRO formula for them, and the peak RSS, each the maximum over ranks.
 #include <sys/resource.h>
@@ -28,6 +29,7 @@ int zero_memory_main(int argc, char** argv) {
   const int stage = std::stoi(flag_value(argc, argv, "--stage", "1"));
   const int64_t batch = std::stoll(flag_value(argc, argv, "--batch", "4"));
   const int steps = std::stoi(flag_value(argc, argv, "--steps", "2"));
+  const int64_t bucket_kb = std::stoll(flag_value(argc, argv, "--bucket-kb", "4096"));
   DDL_CHECK(stage >= 0 && stage <= 2 && batch >= 1 && steps >= 1, "zero-memory: need --stage 0|1|2, --batch >= 1");
   auto group = dist::init_process_group("gloo");
   const int world = group->size();
@@ -57,8 +59,8 @@ int zero_memory_main(int argc, char** argv) {
     net = std::make_shared<dist::DistributedDataParallel>(model, group);
     opt = adam(model->parameters());
   } else {
-    auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(model->parameters(), group, adam,
-                                                             dist::ZeroOptions().stage(stage));
+    auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
+        model->parameters(), group, adam, dist::ZeroOptions().stage(stage).bucket_bytes(bucket_kb * 1024));
     zero = z.get();
     opt = std::move(z);
   }
@@ -93,11 +95,13 @@ int zero_memory_main(int argc, char** argv) {
   const double f_grads = stage == 2 ? p4 / world : p4, f_state = stage == 0 ? 2 * p4 : 2 * p4 / world;
   if (group->rank() == 0)
     std::printf(
-        "{\"bench\":\"zero-memory\",\"model\":\"%s\",\"params\":%ld,\"world\":%d,\"stage\":%d,\"batch\":%ld,"
+        "{\"bench\":\"zero-memory\",\"model\":\"%s\",\"params\":%ld,\"world\":%d,\"stage\":%d,\"batch\":%ld,\"bucket_"
+        "kb\":%ld,"
         "\"param_mb\":%.2f,\"peak_grad_mb\":%.2f,\"formula_grad_mb\":%.2f,\"adam_state_mb\":%.2f,"
         "\"formula_state_mb\":%.2f,\"total_mb\":%.2f,\"formula_total_mb\":%.2f,\"peak_rss_mb\":%.1f}\n",
-        model_name.c_str(), static_cast<long>(psi), world, stage, static_cast<long>(batch), p4 / 1e6, m[0] / 1e6,
-        f_grads / 1e6, m[1] / 1e6, f_state / 1e6, (p4 + m[0] + m[1]) / 1e6, (p4 + f_grads + f_state) / 1e6, m[2] / 1e6);
+        model_name.c_str(), static_cast<long>(psi), world, stage, static_cast<long>(batch),
+        static_cast<long>(bucket_kb), p4 / 1e6, m[0] / 1e6, f_grads / 1e6, m[1] / 1e6, f_state / 1e6,
+        (p4 + m[0] + m[1]) / 1e6, (p4 + f_grads + f_state) / 1e6, m[2] / 1e6);
   dist::destroy_process_group();
   return 0;
 }

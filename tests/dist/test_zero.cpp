@@ -227,3 +227,27 @@ TEST_CASE("a ZeRO checkpoint taken at 2 ranks resumes at 3 as the uninterrupted 
   }
   if (!test::is_rank_process()) std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("zero1 and zero2 refuse an optimizer they cannot rebuild, naming those they can", "[dist][zero]") {
+  run_ranks(2, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+    const Data d = make_data(4);
+    for (const char* spec : {"zero1", "zero2"}) {
+      auto model = test::make_small_cnn();
+      auto sync = make_sync_strategy(spec, model, pg);
+      DIST_EXPECT(sync->name() == spec, sync->name());
+      optim::RMSprop opt(model->parameters(), optim::RMSpropOptions(0.01));
+      Variable loss =
+          cross_entropy(sync->model().forward(Variable(d.x.narrow(0, rank * 2, 2))), d.y.narrow(0, rank * 2, 2));
+      opt.zero_grad();
+      loss.backward();
+      sync->after_backward();
+      std::string error;
+      try {
+        sync->step(opt);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      DIST_EXPECT(error.find("SGD, Adam and AdamW") != std::string::npos, spec, ": ", error);
+    }
+  });
+}
