@@ -10,7 +10,7 @@ namespace ddl::dist {
 
 namespace detail {
 
-void zero_step(ZeroShards& shards, optim::Optimizer& whole, optim::Optimizer& local) {
+void zero_step(ZeroShards& shards, optim::Optimizer& whole, optim::Optimizer& local, double* comm_ms) {
   auto& wg = whole.param_groups();
   auto& lg = local.param_groups();
   DDL_CHECK(wg.size() == lg.size(), "ZeroRedundancyOptimizer step: the optimizer has ", wg.size(),
@@ -23,12 +23,13 @@ void zero_step(ZeroShards& shards, optim::Optimizer& whole, optim::Optimizer& lo
     shards.load_whole_state(local, loaded);
     whole.load_state({}, whole.state_metadata());
   }
-  shards.reduce_gradients();
+  const double reduce_ms = timed_ms([&] { shards.reduce_gradients(); });
   {
     DDL_TRACE_SPAN("zero local step", "zero");
     local.step();
   }
-  shards.gather_parameters();
+  const double gather_ms = timed_ms([&] { shards.gather_parameters(); });
+  if (comm_ms) *comm_ms = reduce_ms + gather_ms;
 }
 
 void zero_consolidate(ZeroShards& shards, optim::Optimizer& whole, const optim::Optimizer& local, int to_rank) {

@@ -62,8 +62,8 @@ namespace detail {
 // One training step's optimizer work for a sharded optimizer: `whole`'s group options
 // copied to `local`; state that `whole` holds (a loaded checkpoint) taken apart into
 // `local` and dropped from `whole`; the gradients reduced; `local` stepped; the
-// parameters gathered.
-void zero_step(ZeroShards& shards, optim::Optimizer& whole, optim::Optimizer& local);
+// parameters gathered. *comm_ms (when given) ← milliseconds spent reducing and gathering.
+void zero_step(ZeroShards& shards, optim::Optimizer& whole, optim::Optimizer& local, double* comm_ms = nullptr);
 // Collective: `whole` on to_rank ← the whole state of `local`.
 void zero_consolidate(ZeroShards& shards, optim::Optimizer& whole, const optim::Optimizer& local, int to_rank);
 // A fresh optimizer of app's kind (SGD, Adam, AdamW) and hyper-parameters over `groups`,

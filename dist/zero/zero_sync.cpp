@@ -30,7 +30,7 @@ class ZeroSync final : public SyncStrategy {
       check_same_parameters(opt);
       local_ = clone_optimizer(opt, shards_->local_groups());
     }
-    comm_.step_ms = timed_ms([&] { zero_step(*shards_, opt, *local_); });
+    zero_step(*shards_, opt, *local_, &comm_.step_ms);  // the all-gather (the reduction was after backward)
   }
   void consolidate_optimizer_state(optim::Optimizer& opt, int to_rank) override {
     if (local_) zero_consolidate(*shards_, opt, *local_, to_rank);
