@@ -33,7 +33,9 @@ bool parse_state_name(const std::string& name, size_t& index, std::string& field
 // Every rank's state fields, so that all ranks gather the same ones (a rank whose pieces
 // hold no state yet still takes part). Each field is sent as "name:s" (a scalar, such as
 // Adam's step count) or "name:e" (one value per element), ';'-separated.
-std::map<std::string, bool> agreed_fields(ProcessGroup& group, const std::map<std::string, bool>& mine) {
+// These small exchanges are built on the host and sent from the parameters' device (nccl
+// takes CUDA tensors only).
+std::map<std::string, bool> agreed_fields(ProcessGroup& group, const std::map<std::string, bool>& mine, Device device) {
   std::string text;
   for (const auto& [f, scalar] : mine) text += f + (scalar ? ":s;" : ":e;");
   DDL_CHECK(static_cast<int64_t>(text.size()) < kFieldListBytes,
@@ -42,8 +44,10 @@ std::map<std::string, bool> agreed_fields(ProcessGroup& group, const std::map<st
             text.size(), " bytes, more than ", kFieldListBytes);
   const Tensor in = zeros({kFieldListBytes}, DType::UInt8);
   std::copy(text.begin(), text.end(), in.data<uint8_t>());
-  const Tensor all = zeros({kFieldListBytes * group.size()}, DType::UInt8);
-  group.all_gather(all, in);
+  const Tensor sent = in.to(device),
+               gathered = zeros({kFieldListBytes * group.size()}, TensorOptions(DType::UInt8, device));
+  group.all_gather(gathered, sent);
+  const Tensor all = gathered.to(Device::cpu());
   std::map<std::string, bool> fields;
   for (int r = 0; r < group.size(); ++r) {
     const char* row = reinterpret_cast<const char*>(all.data<uint8_t>()) + r * kFieldListBytes;
@@ -75,7 +79,7 @@ std::vector<std::pair<std::string, Tensor>> ZeroShards::whole_state(const optim:
     piece_state[i][field] = t;
     mine[field] = t.dim() == 0;
   }
-  const std::map<std::string, bool> fields = agreed_fields(*group_, mine);
+  const std::map<std::string, bool> fields = agreed_fields(*group_, mine, options_.device());
   const bool receiver = to_rank < 0 || group_->rank() == to_rank;
   std::vector<std::pair<std::string, Tensor>> whole;
   const int world = group_->size();
@@ -83,15 +87,16 @@ std::vector<std::pair<std::string, Tensor>> ZeroShards::whole_state(const optim:
     if (scalar) {
       // One value per parameter, from any rank owning a piece of it (they agree): the
       // maximum over ranks, with -inf where a rank owns no piece.
-      const Tensor v =
-          full({static_cast<int64_t>(params_.size())}, -std::numeric_limits<double>::infinity(), DType::Float64);
+      Tensor v = full({static_cast<int64_t>(params_.size())}, -std::numeric_limits<double>::infinity(), DType::Float64);
       DType dtype = DType::Float64;
       for (size_t i = 0; i < pieces_.size(); ++i)
         if (auto it = piece_state[i].find(field); it != piece_state[i].end()) {
           v.data<double>()[pieces_[i].param] = it->second.item();
           dtype = it->second.dtype();
         }
-      group_->all_reduce(v, ReduceOp::Max);
+      const Tensor sent = v.to(options_.device());
+      group_->all_reduce(sent, ReduceOp::Max);
+      v = sent.to(Device::cpu());
       if (!receiver) continue;
       for (size_t k = 0; k < params_.size(); ++k)
         if (std::isfinite(v.data<double>()[k]))
