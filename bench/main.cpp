@@ -28,11 +28,13 @@ int ddp_step_main(int argc, char** argv);
 int trace_overhead_main(int argc, char** argv);
 int seq_step_main(int argc, char** argv);
 int autograd_bench_main(int argc, char** argv);
+int zero_memory_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::printf(
-        "usage: ddl-bench {peak|gemm|conv|train-step|loader|allreduce|ddp-step|trace-overhead|seq-step|autograd} "
+        "usage: ddl-bench "
+        "{peak|gemm|conv|train-step|loader|allreduce|ddp-step|trace-overhead|seq-step|autograd|zero-memory} "
         "[--threads N] [--clock wall|cpu] ...\n");
     return argc < 2 ? 1 : 0;
   }
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     if (cmd == "trace-overhead") return trace_overhead_main(argc - 1, argv + 1);
     if (cmd == "seq-step") return seq_step_main(argc - 1, argv + 1);
     if (cmd == "autograd") return autograd_bench_main(argc - 1, argv + 1);
+    if (cmd == "zero-memory") return zero_memory_main(argc - 1, argv + 1);
   } catch (const std::exception& e) {  // bad flags, no GPU, a failed peer: one clear line
     std::fprintf(stderr, "ddl-bench %s: %s\n", cmd.c_str(), e.what());
     return 1;

@@ -12,3 +12,4 @@
 #include <ddl/dist/sync/sync.h>
 #include <ddl/dist/trace_merge.h>
 #include <ddl/dist/work.h>
+#include <ddl/dist/zero/zero_optimizer.h>

@@ -131,11 +131,13 @@ int main(int argc, char** argv) try {
       report.end_step(step, loss.data(), logits.data(), y, lr, comm);  // reads the loss when it shows it
       ++pos.global_step;
       apps::inject_fault(o, pos.global_step, rank, resumed);
-      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0 &&
-          rank == 0)
-        apps::save_snapshot(
-            o.snapshot, *model, opt,
-            {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0) {
+        if (strategy) strategy->consolidate_optimizer_state(opt, 0);  // zero1/zero2: the whole state, on rank 0
+        if (rank == 0)
+          apps::save_snapshot(
+              o.snapshot, *model, opt,
+              {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+      }
     }
     pos.step_in_epoch = 0;
     report.end_epoch();
@@ -144,9 +146,12 @@ int main(int argc, char** argv) try {
       report.epoch_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                              o.loader_workers, group.get()));
     }
-    if (!o.snapshot.empty() && rank == 0 && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs))
-      apps::save_snapshot(o.snapshot, *model, opt,
-                          {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+    if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
+      if (strategy) strategy->consolidate_optimizer_state(opt, 0);
+      if (rank == 0)
+        apps::save_snapshot(o.snapshot, *model, opt,
+                            {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+    }
   }
 
   // 6. Results: classification report, per-worker metrics, the final weights; the HTML

@@ -5,6 +5,7 @@
 #include <ddl/dist/sync/builtins.h>
 #include <ddl/dist/sync/registry.h>
 #include <ddl/dist/sync/strategy.h>
+#include <ddl/dist/zero/zero_sync.h>
 
 namespace ddl::dist {
 
@@ -51,6 +52,13 @@ void register_builtin_sync_strategies() {
                        .arg = "K",
                        .example = "local-sgd:4",
                        .check_arg = local_sgd_period_problem});
+  // ZeRO stages 1 and 2 (dist/zero/, docs/sharded.md).
+  register_sync_strategy(
+      "zero1", [](ModelPtr m, GroupPtr g) { return make_zero_sync(std::move(m), std::move(g), 1); },
+      "ZeRO stage 1: gradients reduce-scattered, each rank steps its shard with its optimizer state, all-gather");
+  register_sync_strategy(
+      "zero2", [](ModelPtr m, GroupPtr g) { return make_zero_sync(std::move(m), std::move(g), 2); },
+      "ZeRO stage 2: as zero1, and each rank keeps only its shard's gradient, reduced bucket by bucket in backward");
 }
 
 }  // namespace detail

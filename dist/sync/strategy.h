@@ -40,6 +40,13 @@ class SyncStrategy {
   virtual void after_backward() {}
   virtual void step(optim::Optimizer& opt) { opt.step(); }
   virtual void after_step() {}
+  // Before a checkpoint, on every rank (collective where it does anything): a strategy that
+  // shards the optimizer state (zero1, zero2) gathers it into `opt` on rank to_rank, whose
+  // opt.state_tensors() is then the whole state, as one process would hold it.
+  virtual void consolidate_optimizer_state(optim::Optimizer& opt, int to_rank) {
+    (void)opt;
+    (void)to_rank;
+  }
   // This rank's communication in the last step, by where it happened: each call
   // overwrites its own field, so fields of calls a strategy does not use stay 0.
   const StepComm& last_comm() const { return comm_; }

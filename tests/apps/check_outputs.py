@@ -322,6 +322,8 @@ def cmd_study(a):
         model_mb, n = 4 * a.params / 1e6, a.nproc
         share = {s: 2 * (n - 1) / n for s in EXACT}
         share["stepwise"] = (n - 1) / n
+        # zero1, zero2: reduce-scatter and all-gather, (N-1)/N * 4P each (buckets padded to N).
+        share.update({s: 2 * (n - 1) / n for s in ("zero1", "zero2")})
         for s in rows:
             if s.startswith("local-sgd:"):
                 share[s] = 2 * (n - 1) / n / int(s.split(":")[1])
