@@ -2,6 +2,7 @@
 // The strategies themselves live one per file next to this one.
 #include <algorithm>
 
+#include <ddl/dist/fsdp/fsdp_sync.h>
 #include <ddl/dist/sync/builtins.h>
 #include <ddl/dist/sync/registry.h>
 #include <ddl/dist/sync/strategy.h>
@@ -36,6 +37,9 @@ void register_builtin_sync_strategies() {
   register_sync_strategy("ring", make_ring_sync, "hand-written ring all-reduce of the flattened gradients");
   register_sync_strategy("param-server", make_param_server_sync,
                          "rank 0 holds the weights and steps; workers push gradients, pull weights");
+  register_sync_strategy(
+      "fsdp", make_fsdp_sync,
+      "FullyShardedDataParallel (ZeRO-3): each rank keeps 1/N of the parameters, gathers a unit per use");
   // Model averaging: not the same updates as one process on the whole batch.
   register_sync_strategy(
       "stepwise",
