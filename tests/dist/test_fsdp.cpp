@@ -3,6 +3,8 @@
 // gradients of the shards are the unwrapped model's; a unit's full parameters hold no
 // memory outside its forward; the whole state dict round-trips through safetensors, into
 // one plain process and into FSDP at another world size.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -20,10 +22,12 @@ namespace {
 // A Linear that records, from inside its forward (while its unit is gathered), how much
 // gathered memory the FSDP wrapper holds.
 struct ProbedLinear : nn::Module {
-  std::shared_ptr<nn::Linear> fc = register_module("fc", std::make_shared<nn::Linear>(8, 16));
+  std::shared_ptr<nn::Linear> fc;
   FullyShardedDataParallel* fsdp = nullptr;
   std::vector<int64_t> seen;
-  ProbedLinear() : nn::Module("ProbedLinear") {}
+  ProbedLinear(int64_t in, int64_t out) : nn::Module("ProbedLinear") {
+    fc = register_module("fc", std::make_shared<nn::Linear>(in, out));
+  }
   Variable forward(const Variable& x) override {
     Variable y = fc->forward(x);
     if (fsdp) seen.push_back(fsdp->gathered_resident_bytes());
@@ -32,15 +36,16 @@ struct ProbedLinear : nn::Module {
 };
 
 // Three Linear units of odd sizes (144, 272, 51 elements: padding at 2 and 3 ranks); the
-// first is a ProbedLinear when one is given.
-std::shared_ptr<nn::Sequential> make_mlp(std::shared_ptr<ProbedLinear> probe = nullptr) {
+// first and the last are ProbedLinears when given.
+std::shared_ptr<nn::Sequential> make_mlp(std::shared_ptr<ProbedLinear> first = nullptr,
+                                         std::shared_ptr<ProbedLinear> last = nullptr) {
   manual_seed(5);
   auto m = std::make_shared<nn::Sequential>();
-  m->push_back(probe ? std::shared_ptr<nn::Module>(probe) : std::make_shared<nn::Linear>(8, 16));
+  m->push_back(first ? std::shared_ptr<nn::Module>(first) : std::make_shared<nn::Linear>(8, 16));
   m->push_back(std::make_shared<nn::Tanh>());
   m->push_back(std::make_shared<nn::Linear>(16, 16));
   m->push_back(std::make_shared<nn::ReLU>());
-  m->push_back(std::make_shared<nn::Linear>(16, 3));
+  m->push_back(last ? std::shared_ptr<nn::Module>(last) : std::make_shared<nn::Linear>(16, 3));
   return m;
 }
 
@@ -180,9 +185,14 @@ TEST_CASE("FSDP frees a unit's full parameters outside its forward and backward"
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = test::gloo_group(port, rank, 2);
-    auto probe = std::make_shared<ProbedLinear>();
-    FullyShardedDataParallel fsdp(make_mlp(probe), pg);
-    probe->fsdp = &fsdp;
+    auto first = std::make_shared<ProbedLinear>(8, 16), last = std::make_shared<ProbedLinear>(16, 3);
+    FullyShardedDataParallel fsdp(make_mlp(first, last), pg);
+    first->fsdp = last->fsdp = &fsdp;
+    const int64_t page = sysconf(_SC_PAGESIZE);  // each unit here fits in one page
+    // In backward, when the first unit's gradients arrive, the two later units are freed.
+    std::vector<int64_t> in_backward;
+    first->fc->weight.register_post_accumulate_grad_hook(
+        [&](Variable&) { in_backward.push_back(fsdp.gathered_resident_bytes()); });
     optim::Adam opt(fsdp.parameters(), optim::AdamOptions(0.01));
     const Data d = make_data(8);
     auto freed = [&](const char* when) {
@@ -200,9 +210,15 @@ TEST_CASE("FSDP frees a unit's full parameters outside its forward and backward"
       freed("after backward");
       opt.step();
     }
-    // Inside its forward the unit's own parameters were resident (at least a page).
-    DIST_EXPECT(probe->seen.size() == 3, "probe ran ", probe->seen.size(), " times");
-    for (int64_t bytes : probe->seen) DIST_EXPECT(bytes > 0, "nothing gathered inside a unit's forward");
+    // Inside its forward a unit's own parameters are resident; in the last unit's forward,
+    // only they are (the first two units were freed after their forwards).
+    DIST_EXPECT(first->seen.size() == 3 && last->seen.size() == 3, "probes ran ", first->seen.size(), " times");
+    for (int64_t bytes : first->seen) DIST_EXPECT(bytes > 0, "nothing gathered inside a unit's forward");
+    for (int64_t bytes : last->seen)
+      DIST_EXPECT(bytes == page, "in the last unit's forward ", bytes, " bytes resident");
+    DIST_EXPECT(in_backward.size() == 3, "weight hook ran ", in_backward.size(), " times");
+    for (int64_t bytes : in_backward)
+      DIST_EXPECT(bytes <= page, "in the first unit's backward ", bytes, " bytes resident");
     // Without grad: gathered for forward, freed after it too.
     {
       NoGradGuard no_grad;
