@@ -227,7 +227,15 @@ Variable FullyShardedDataParallel::forward(const Variable& x) {
     start_gather(last_order_[0]);
     ++stats_.prefetches;
   }
-  Variable out = module_->forward(x);
+  in_forward_ = true;
+  Variable out;
+  try {
+    out = module_->forward(x);
+  } catch (...) {
+    in_forward_ = false;
+    throw;
+  }
+  in_forward_ = false;
   for (size_t k = 1; k < units_.size(); ++k) release(k);  // prefetched, then not run this step
   last_order_ = order_;
   if (!is_grad_enabled() || !out.requires_grad()) {
@@ -239,6 +247,7 @@ Variable FullyShardedDataParallel::forward(const Variable& x) {
 }
 
 void FullyShardedDataParallel::pre_forward(size_t k) {
+  if (!in_forward_) return;  // the wrapped module called alone (evaluation after summon_full_params)
   order_.push_back(k);
   finish_gather(k, stats_.last_forward_wait_ms);
   const size_t next = order_.size();
@@ -250,6 +259,7 @@ void FullyShardedDataParallel::pre_forward(size_t k) {
 }
 
 Variable FullyShardedDataParallel::post_forward(size_t k, Variable out) {
+  if (!in_forward_) return out;
   release(k);
   if (is_grad_enabled() && out.defined() && out.requires_grad())
     out.register_hook([this, k](const Tensor&) { pre_backward(k); });
