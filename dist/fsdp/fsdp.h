@@ -110,7 +110,7 @@ class FullyShardedDataParallel : public nn::Module {
   std::vector<FSDPUnitInfo> infos_;
   std::vector<int> forward_hook_ids_;
   std::vector<size_t> order_, last_order_;  // units by forward entry: this step's, the last one's
-  bool in_forward_ = false;  // the hooks act only inside this wrapper's forward
+  bool in_forward_ = false;                 // the hooks act only inside this wrapper's forward
   bool in_backward_ = false;
   int64_t gathered_bytes_ = 0;
   FSDPStats stats_;
