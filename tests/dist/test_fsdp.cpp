@@ -50,6 +50,25 @@ std::shared_ptr<nn::Sequential> make_mlp(std::shared_ptr<ProbedLinear> first = n
   return m;
 }
 
+// Linear 8 -> 16, two pre-norm encoder layers (2 heads, no dropout), Linear 16 -> 3 on the
+// mean over positions: x [B, T, 8] -> logits [B, 3].
+struct TinyTransformer : nn::Module {
+  std::shared_ptr<nn::Linear> in, out;
+  std::shared_ptr<nn::TransformerEncoder> enc;
+  TinyTransformer() : nn::Module("TinyTransformer") {
+    in = register_module("in", std::make_shared<nn::Linear>(8, 16));
+    const nn::TransformerEncoderLayer layer(
+        nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32).dropout(0.0).batch_first(true).norm_first(true));
+    enc = register_module("enc", std::make_shared<nn::TransformerEncoder>(layer, 2));
+    out = register_module("out", std::make_shared<nn::Linear>(16, 3));
+  }
+  Variable forward(const Variable& x) override { return out->forward(enc->forward(in->forward(x)).mean({1})); }
+};
+std::shared_ptr<nn::Module> make_transformer() {
+  manual_seed(6);
+  return std::make_shared<TinyTransformer>();
+}
+
 struct Data {
   Tensor x, y;
 };
@@ -172,40 +191,60 @@ TEST_CASE("FSDP with W ranks of batch b equals one process with batch W*b, and D
 }
 
 TEST_CASE("FSDP shard gradients are the unwrapped model's", "[dist][fsdp]") {
-  test::ParentStoreServer server;
-  const int port = server.port();
-  auto outs = test::run_processes(2, [&](int rank) {
-    const Data d = make_data(6);  // the same batch on both ranks: the average is the gradient itself
-    auto ref = make_mlp();
-    cross_entropy((*ref)(Variable(d.x)), d.y).backward();
+  // The MLP (three units, an empty root), and a Transformer whose encoder layers are the
+  // units (found through TransformerEncoder's forward hooks) and whose input and output
+  // Linears form the root unit.
+  for (const std::string which : {"mlp", "transformer"}) {
+    DYNAMIC_SECTION(which) {
+      test::ParentStoreServer server;
+      const int port = server.port();
+      auto outs = test::run_processes(2, [&](int rank) {
+        // The same batch on both ranks: the average is the gradient itself.
+        const bool mlp = which == "mlp";
+        Generator g(3);
+        const Tensor x = mlp ? make_data(6).x : randn({3, 5, 8}, g), y = randint(0, 3, {mlp ? 6 : 3}, g);
+        auto make = [&]() -> std::shared_ptr<nn::Module> { return mlp ? make_mlp() : make_transformer(); };
+        auto ref = make();
+        const Tensor ref_out = (*ref)(Variable(x)).data();
+        cross_entropy((*ref)(Variable(x)), y).backward();
 
-    auto pg = test::gloo_group(port, rank, 2);
-    FullyShardedDataParallel fsdp(make_mlp(), pg);
-    cross_entropy(fsdp(Variable(d.x)), d.y).backward();
-    const auto& units = fsdp.units();
-    const auto shards = fsdp.parameters();
-    DIST_EXPECT(shards.size() == 3, "expected 3 shards, got ", shards.size());
-    for (size_t k = 1; k < units.size(); ++k) {
-      // Unit k's flat gradient from the reference model, padded, then this rank's slice.
-      std::vector<float> flat;
-      for (const auto& name : units[k].params) {
-        for (const auto& [n, p] : ref->named_parameters())
-          if (n == name) {
-            const auto g = to_vector<float>(p.grad());
-            flat.insert(flat.end(), g.begin(), g.end());
-          }
-      }
-      flat.resize(units[k].shard_numel * 2, 0.0f);
-      const std::vector<float> want(flat.begin() + rank * units[k].shard_numel,
-                                    flat.begin() + (rank + 1) * units[k].shard_numel);
-      const auto got = to_vector<float>(shards[k - 1].grad());
-      DIST_EXPECT(got == want, "unit ", units[k].name, ": shard gradient differs, max rel ", max_rel_diff(got, want));
+        auto pg = test::gloo_group(port, rank, 2);
+        FullyShardedDataParallel fsdp(make(), pg);
+        const Variable out = fsdp(Variable(x));
+        DIST_EXPECT(to_vector<float>(out.data()) == to_vector<float>(ref_out), "forward outputs differ");
+        cross_entropy(out, y).backward();
+        const auto& units = fsdp.units();
+        DIST_EXPECT(units.size() == (mlp ? 4u : 3u), "expected ", mlp ? 4 : 3, " units, got ", units.size());
+        if (!mlp)
+          DIST_EXPECT(units[1].name == "enc.layers.0" && units[2].name == "enc.layers.1" && units[0].numel > 0,
+                      "units: ", units[1].name, ", ", units[2].name);
+        const auto shards = fsdp.parameters();
+        size_t next = 0;
+        for (size_t k = 0; k < units.size(); ++k) {
+          if (units[k].numel == 0) continue;
+          // Unit k's flat gradient from the reference model, padded, then this rank's slice.
+          std::vector<float> flat;
+          for (const auto& name : units[k].params)
+            for (const auto& [n, p] : ref->named_parameters())
+              if (n == name) {
+                const auto gr = to_vector<float>(p.grad());
+                flat.insert(flat.end(), gr.begin(), gr.end());
+              }
+          flat.resize(units[k].shard_numel * 2, 0.0f);
+          const std::vector<float> want(flat.begin() + rank * units[k].shard_numel,
+                                        flat.begin() + (rank + 1) * units[k].shard_numel);
+          const auto got = to_vector<float>(shards.at(next++).grad());
+          DIST_EXPECT(got == want, "unit '", units[k].name, "': shard gradient differs, max rel ",
+                      max_rel_diff(got, want));
+        }
+        DIST_EXPECT(next == shards.size(), "shards without a unit");
+        // The wrapped module's own parameters hold no gradient: it lives in the shards.
+        for (const auto& p : fsdp.module()->parameters()) DIST_EXPECT(!p.grad().defined(), "a full gradient was kept");
+      });
+      INFO(test::describe(outs));
+      REQUIRE(test::all_ok(outs));
     }
-    // The wrapped module's own parameters hold no gradient: it lives in the shards.
-    for (const auto& p : fsdp.module()->parameters()) DIST_EXPECT(!p.grad().defined(), "a full gradient was kept");
-  });
-  INFO(test::describe(outs));
-  REQUIRE(test::all_ok(outs));
+  }
 }
 
 TEST_CASE("FSDP frees a unit's full parameters outside its forward and backward", "[dist][fsdp]") {
