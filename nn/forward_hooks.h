@@ -14,9 +14,10 @@
 
 namespace ddl::nn {
 
+// Either may be left out of a designated initializer (the {} keep -Wextra quiet).
 struct ForwardHook {
-  std::function<void(Module&)> pre;                 // before forward (may be empty)
-  std::function<Variable(Module&, Variable)> post;  // after; returns the output to use (may be empty)
+  std::function<void(Module&)> pre{};                 // before forward (may be empty)
+  std::function<Variable(Module&, Variable)> post{};  // after; returns the output to use (may be empty)
 };
 
 // Hooks `module` (held weakly: a dead module's hook is dropped). Returns an id for
