@@ -349,3 +349,23 @@ TEST_CASE("FSDP whole state dict: save at 2 ranks, load in one process and at 3 
   REQUIRE(WIFEXITED(rc));
   REQUIRE(WEXITSTATUS(rc) == 0);
 }
+
+TEST_CASE("FSDP on one rank trains as the plain model; frozen parameters are refused", "[dist][fsdp]") {
+  test::ParentStoreServer server("store1");
+  auto pg = test::gloo_group(server.port(), 0, 1);
+  const Data d = make_data(8);
+  auto plain = make_mlp();
+  optim::Adam plain_opt(plain->parameters(), optim::AdamOptions(0.01));
+  train(*plain, plain_opt, d, 2, 4, 0, 1);
+  FullyShardedDataParallel fsdp(make_mlp(), pg, {.min_num_params = 200});  // one unit (272), the rest the root
+  REQUIRE(fsdp.units().size() == 2);
+  CHECK(fsdp.units()[1].name == "2");
+  CHECK(fsdp.units()[0].numel == 144 + 51);
+  optim::Adam opt(fsdp.parameters(), optim::AdamOptions(0.01));
+  train(fsdp, opt, d, 2, 4, 0, 1);
+  CHECK(flat_of(fsdp.full_state_dict()) == flat_of(state_of(*plain)));
+
+  auto frozen = make_mlp();
+  frozen->parameters()[1].requires_grad_(false);
+  CHECK_THROWS_WITH(FullyShardedDataParallel(frozen, pg), Catch::Contains("parameter '0.bias' does not require grad"));
+}
