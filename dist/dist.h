@@ -3,6 +3,7 @@
 
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
+#include <ddl/dist/fsdp/fsdp.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/process_group.h>

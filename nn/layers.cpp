@@ -1,6 +1,7 @@
 // The standard layers' construction, forward and printing.
 #include <sstream>
 
+#include <ddl/nn/forward_hooks.h>
 #include <ddl/nn/init.h>
 #include <ddl/nn/layers.h>
 #include <ddl/nn/norm_more.h>
@@ -232,7 +233,8 @@ void Sequential::push_back(std::shared_ptr<Module> m) { add_child(std::to_string
 
 Variable Sequential::forward(const Variable& x) {
   Variable h = x;
-  for (auto& [name, m] : named_children()) h = call_child(*m, name, h);
+  for (auto& [name, m] : named_children())
+    h = run_forward_hooked(*m, [&, &name = name, &m = m] { return call_child(*m, name, h); });
   return h;
 }
 

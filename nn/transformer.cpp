@@ -1,5 +1,6 @@
 // TransformerEncoderLayer / TransformerEncoder: construction with PyTorch's names,
 // and the post-norm and pre-norm residual forms of torch.nn.TransformerEncoderLayer.
+#include <ddl/nn/forward_hooks.h>
 #include <ddl/nn/transformer.h>
 
 namespace ddl::nn {
@@ -68,7 +69,10 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& layer, int
 
 Variable TransformerEncoder::forward(const Variable& src, const AttentionMasks& masks) {
   Variable x = src;
-  for (size_t i = 0; i < layers->size(); ++i) x = layers->at<TransformerEncoderLayer>(i)->forward(x, masks);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto layer = layers->at<TransformerEncoderLayer>(i);
+    x = run_forward_hooked(*layer, [&] { return layer->forward(x, masks); });
+  }
   return norm ? call_child(*norm, "norm", x) : x;
 }
 

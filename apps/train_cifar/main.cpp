@@ -142,6 +142,7 @@ int main(int argc, char** argv) try {
     pos.step_in_epoch = 0;
     report.end_epoch();
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
+      if (strategy) strategy->gather_full_model();    // fsdp: the whole weights, into *model
       if (group) apps::sync_buffers(*model, *group);  // evaluate with rank 0's BatchNorm statistics
       report.epoch_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                              o.loader_workers, group.get()));
@@ -156,6 +157,7 @@ int main(int argc, char** argv) try {
 
   // 6. Results: classification report, per-worker metrics, the final weights; the HTML
   //    report last, so that a failure to write it loses nothing else.
+  if (strategy) strategy->gather_full_model();
   report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                          o.loader_workers, group.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);

@@ -2,6 +2,7 @@
 // The strategies themselves live one per file next to this one.
 #include <algorithm>
 
+#include <ddl/dist/fsdp/fsdp_sync.h>
 #include <ddl/dist/sync/builtins.h>
 #include <ddl/dist/sync/registry.h>
 #include <ddl/dist/sync/strategy.h>
@@ -59,6 +60,10 @@ void register_builtin_sync_strategies() {
   register_sync_strategy(
       "zero2", [](ModelPtr m, GroupPtr g) { return make_zero_sync(std::move(m), std::move(g), 2); },
       "ZeRO stage 2: as zero1, and each rank keeps only its shard's gradient, reduced bucket by bucket in backward");
+  // After the original seven, so that their positions (and the tests listing them) stay.
+  register_sync_strategy(
+      "fsdp", make_fsdp_sync,
+      "FullyShardedDataParallel (ZeRO-3): each rank keeps 1/N of the parameters, gathers a unit per use");
 }
 
 }  // namespace detail

@@ -47,6 +47,9 @@ class SyncStrategy {
     (void)opt;
     (void)to_rank;
   }
+  // Before the app uses the wrapped model itself (evaluation, saving): a strategy that
+  // shards the parameters (fsdp) gathers them into it here. Every rank must call it.
+  virtual void gather_full_model() {}
   // This rank's communication in the last step, by where it happened: each call
   // overwrites its own field, so fields of calls a strategy does not use stay 0.
   const StepComm& last_comm() const { return comm_; }

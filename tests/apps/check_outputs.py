@@ -327,8 +327,12 @@ def cmd_study(a):
         for s in rows:
             if s.startswith("local-sgd:"):
                 share[s] = 2 * (n - 1) / n / int(s.split(":")[1])
+        # fsdp (docs/fsdp.md): two all-gathers and a reduce-scatter of (N-1)/N * 4P per step,
+        # and one whole-model all-gather per evaluation (one epoch: after it and at the end).
+        share["fsdp"] = 3 * (n - 1) / n
+        once = {"fsdp": 2 * (n - 1) / n}
         for s in rows:
-            want = (a.steps * share[s] + 1 / n) * model_mb
+            want = (a.steps * share[s] + once.get(s, 0) + 1 / n) * model_mb
             got = num(s, "sent_mb_per_worker")
             check("%s sends the bytes its algorithm implies (%.3f MB per worker, within 1%%)" % (s, want),
                   abs(got - want) <= 0.01 * want, "%.4f MB" % got)
