@@ -117,6 +117,9 @@ TrainOptions parse_options(int argc, char** argv) {
   load_plugins(argc, argv);
   const CLI::Validator sync_spec([](std::string& v) { return dist::sync_spec_problem(v); }, "SPEC");
   app.add_option("--sync", o.sync, sync_help())->check(sync_spec)->capture_default_str();
+  app.add_flag("--sync-bn", o.sync_bn,
+               "BatchNorm layers use the batch statistics of every rank (SyncBatchNorm; docs/dist.md); no effect "
+               "on one process");
   app.add_option("--plugin", o.plugins,
                  "shared library of strategies to load first (repeatable; it defines extern \"C\" void "
                  "ddl_register_strategies(); docs/sync.md)");

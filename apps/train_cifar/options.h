@@ -27,6 +27,7 @@ struct TrainOptions {
   bool share_gpu = false;        // ranks of a node share its GPUs (local rank % GPUs)
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
+  bool sync_bn = false;              // --sync-bn: BatchNorm statistics over every rank (dist::convert_sync_batchnorm)
   std::vector<std::string> plugins;  // --plugin FILE.so: strategies loaded (already) at parse time
   int64_t log_every = 50;
   int64_t eval_every = 1;  // epochs
