@@ -325,6 +325,8 @@ def cmd_study(a):
         for s in rows:
             if s.startswith("local-sgd:"):
                 share[s] = 2 * (n - 1) / n / int(s.split(":")[1])
+            if s.startswith("async-ps:"):  # its pushes and pulls go over groups of two, not counted here
+                share[s] = 0
         for s in rows:
             want = (a.steps * share[s] + 1 / n) * model_mb
             got = num(s, "sent_mb_per_worker")

@@ -20,8 +20,8 @@ csv=$dir/tcp/study.csv
 "$SYNC_STUDY" --list-strategies >"$dir/list.txt" || { cat "$dir/list.txt"; exit 1; }
 all=$(cut -f1 "$dir/list.txt" | tr '\n' ' ')
 exact=$(awk -F'\t' '$2 == "exact" { print $1 }' "$dir/list.txt" | paste -sd'|')
-check "the seven built-in strategies are listed, five exact ($all; $exact)" \
-  "[ '$all' = 'ddp allreduce gather-scatter ring param-server stepwise local-sgd:4 ' ] &&
+check "the eight built-in strategies are listed, five exact ($all; $exact)" \
+  "[ '$all' = 'ddp allreduce gather-scatter ring param-server stepwise local-sgd:4 async-ps:2 ' ] &&
    [ '$exact' = 'ddp|allreduce|gather-scatter|ring|param-server' ]"
 check "every listed strategy in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq $(echo $all | wc -w) ]"
 losses=$(grep -E "^($exact)," "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
