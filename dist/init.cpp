@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/process_group_auto.h>
 #include <ddl/dist/store/file_store.h>
@@ -58,7 +59,10 @@ std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, 
   g.hostname = opts.hostname;
   g.iface = opts.iface;
   g.deadline = opts.deadline;
-  return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, g);
+  auto flat = std::make_shared<ProcessGroupGloo>(store, rank, size, g);
+  // DDL_HIERARCHICAL=1: a host-aware all-reduce over several ranks per host (hier/).
+  if (hierarchical_from_env()) return maybe_hierarchical(std::move(flat), std::move(store), g);
+  return flat;
 }
 
 // The factory for `backend`, after checking it can work here (before any rendezvous, so a

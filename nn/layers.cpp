@@ -111,6 +111,9 @@ Variable BatchNorm::forward(const Variable& x) {
             num_features_);
   const bool use_batch_stats = is_training() || !track_;
   if (is_training() && track_) num_batches_tracked.data().add_(1.0);
+  if (is_training() && training_forward_)
+    return training_forward_(x, weight, bias, track_ ? running_mean.data() : Tensor(),
+                             track_ ? running_var.data() : Tensor(), momentum_, eps_);
   return batch_norm(x, weight, bias, track_ ? running_mean.data() : Tensor(), track_ ? running_var.data() : Tensor(),
                     use_batch_stats, momentum_, eps_);
 }
@@ -131,6 +134,7 @@ std::shared_ptr<Module> BatchNorm::clone() const {
   else
     copy = std::make_shared<BatchNorm1d>(num_features_, eps_, momentum_, affine_, track_);
   copy->copy_state_from(*this);
+  copy->training_forward_ = training_forward_;
   return copy;
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <concepts>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -99,10 +100,21 @@ class BatchNorm : public Module {
   Variable running_mean, running_var;  // [C] when tracking
   Variable num_batches_tracked;        // int64 scalar
 
+  // What forward calls in training instead of batch_norm, with this layer's parameters and
+  // running statistics (undefined when not tracked): dist::convert_sync_batchnorm installs
+  // one whose batch statistics span a process group (nn does not know dist). It is set in
+  // place, so a model holding the layer in a typed member sees it too. Null: batch_norm.
+  using TrainingForward =
+      std::function<Variable(const Variable& x, const Variable& weight, const Variable& bias,
+                             const Tensor& running_mean, const Tensor& running_var, double momentum, double eps)>;
+  void set_training_forward(TrainingForward fn) { training_forward_ = std::move(fn); }
+  bool has_training_forward() const { return static_cast<bool>(training_forward_); }
+
  private:
   int64_t expected_dims_, num_features_;
   double eps_, momentum_;
   bool affine_, track_;
+  TrainingForward training_forward_;
 };
 
 class BatchNorm1d : public BatchNorm {

@@ -75,6 +75,7 @@ int main(int argc, char** argv) try {
     report.write_report();
     return 0;
   }
+  apps::maybe_sync_batchnorm(o, model, group);
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
   if (strategy) report.strategy_made(*strategy);
   nn::Module& net = strategy ? strategy->model() : *model;

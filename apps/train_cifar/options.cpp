@@ -127,6 +127,9 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--first-bucket-mb", o.first_bucket_mb,
                  "--sync ddp: the first (last layers') bucket in MiB (default DDL_FIRST_BUCKET_MB, else 1)")
       ->check(bucket_mb);
+  app.add_flag("--sync-bn", o.sync_bn,
+               "BatchNorm layers use the batch statistics of every rank (SyncBatchNorm; docs/dist.md); no effect "
+               "on one process");
   app.add_option("--plugin", o.plugins,
                  "shared library of strategies to load first (repeatable; it defines extern \"C\" void "
                  "ddl_register_strategies(); docs/sync.md)");

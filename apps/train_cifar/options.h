@@ -27,6 +27,7 @@ struct TrainOptions {
   bool share_gpu = false;        // ranks of a node share its GPUs (local rank % GPUs)
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
+  bool sync_bn = false;              // --sync-bn: BatchNorm statistics over every rank (dist::convert_sync_batchnorm)
   std::vector<std::string> plugins;  // --plugin FILE.so: strategies loaded (already) at parse time
   // --bucket-cap-mb, --first-bucket-mb: ddp's bucket sizes in MiB; 0: DDL_*_MB or the default.
   double bucket_cap_mb = 0, first_bucket_mb = 0;

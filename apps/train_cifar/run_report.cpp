@@ -12,6 +12,7 @@
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/process_group_auto.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/factory.h>
@@ -85,6 +86,8 @@ std::string indented(const std::string& lines) {
 std::string describe_group(dist::ProcessGroup& group) {
   dist::ProcessGroup* cpu = &group;
   if (auto* both = dynamic_cast<dist::ProcessGroupAuto*>(&group)) cpu = &both->cpu_group();
+  if (auto* hier = dynamic_cast<dist::ProcessGroupHierarchical*>(cpu))
+    return "process group " + group.backend() + " (" + hier->describe() + ")";
   auto* gloo = dynamic_cast<dist::ProcessGroupGloo*>(cpu);
   if (!gloo) return "process group " + group.backend();
   std::string out =

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include <ddl/dist/env.h>
 #include <ddl/dist/init.h>
+#include <ddl/dist/nn/sync_batch_norm.h>
 #include <ddl/tensor/devices.h>
 
 namespace ddl::apps {
@@ -67,6 +69,16 @@ std::shared_ptr<optim::LRScheduler> make_schedule(optim::Optimizer& opt, const T
   }
   if (warmup == 0) return main;
   return std::make_shared<optim::WarmupLR>(opt, warmup, 0.1, main);
+}
+
+void maybe_sync_batchnorm(const TrainOptions& o, const std::shared_ptr<nn::Module>& model,
+                          const std::shared_ptr<dist::ProcessGroup>& group) {
+  if (!o.sync_bn || !group) return;
+  DDL_CHECK(o.device == "cpu", "--sync-bn: SyncBatchNorm runs on CPU tensors (gloo) only; use --device cpu");
+  dist::convert_sync_batchnorm(model, group);
+  if (group->rank() == 0)
+    std::cout << "sync-bn: " << dist::count_sync_batchnorm(*model) << " BatchNorm layers use the statistics of all "
+              << group->size() << " ranks" << std::endl;
 }
 
 void sync_buffers(nn::Module& model, dist::ProcessGroup& group) {

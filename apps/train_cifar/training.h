@@ -35,6 +35,11 @@ dist::InitOptions process_group_options(const TrainOptions& o);
 std::shared_ptr<optim::LRScheduler> make_schedule(optim::Optimizer& opt, const TrainOptions& o, int64_t steps_per_epoch,
                                                   int64_t total_steps);
 
+// --sync-bn in a multi-process job: every BatchNorm of `model` becomes a SyncBatchNorm over
+// `group` (dist/nn/sync_batch_norm.h), said on rank 0's output. Nothing otherwise.
+void maybe_sync_batchnorm(const TrainOptions& o, const std::shared_ptr<nn::Module>& model,
+                          const std::shared_ptr<dist::ProcessGroup>& group);
+
 // Broadcasts rank 0's buffers (BatchNorm running statistics) to all ranks.
 void sync_buffers(nn::Module& model, dist::ProcessGroup& group);
 

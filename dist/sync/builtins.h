@@ -13,5 +13,6 @@ std::unique_ptr<SyncStrategy> make_ring_sync(ModelPtr model, GroupPtr group);
 std::unique_ptr<SyncStrategy> make_param_server_sync(ModelPtr model, GroupPtr group);
 std::unique_ptr<SyncStrategy> make_stepwise_sync(ModelPtr model, GroupPtr group);
 std::unique_ptr<SyncStrategy> make_local_sgd_sync(ModelPtr model, GroupPtr group, int k);
+std::unique_ptr<SyncStrategy> make_async_ps_sync(ModelPtr model, GroupPtr group, int staleness);
 
 }  // namespace ddl::dist::detail

@@ -26,6 +26,12 @@ std::string local_sgd_period_problem(const std::string& k) {
   return "in 'local-sgd:" + k + "', K must be a whole number of steps between 1 and " +
          std::to_string(kMaxLocalSgdPeriod) + ", e.g. local-sgd:4";
 }
+// async-ps:S's bound, in clocks (Note [Stale-synchronous parallel] in async_ps.cpp).
+std::string staleness_problem(const std::string& s) {
+  if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos || std::stoi(s) > 1000)
+    return "in 'async-ps:" + s + "', S must be a whole number of clocks between 0 and 1000, e.g. async-ps:2";
+  return "";
+}
 }  // namespace
 
 namespace detail {
@@ -64,6 +70,16 @@ void register_builtin_sync_strategies() {
   register_sync_strategy(
       "fsdp", make_fsdp_sync,
       "FullyShardedDataParallel (ZeRO-3): each rank keeps 1/N of the parameters, gathers a unit per use");
+  register_sync_strategy(
+      "async-ps",
+      [](ModelPtr m, GroupPtr g, const std::string& s) {
+        return make_async_ps_sync(std::move(m), std::move(g), std::stoi(s));
+      },
+      SyncStrategyInfo{.help = "parameter server without a barrier: workers run at most S clocks ahead of the slowest",
+                       .averages_gradients = false,
+                       .arg = "S",
+                       .example = "async-ps:2",
+                       .check_arg = staleness_problem});
 }
 
 }  // namespace detail

@@ -25,6 +25,7 @@ check "the seven first built-in strategies are listed first, five exact ($all; $
    [[ '$exact' == 'ddp|allreduce|gather-scatter|ring|param-server'* ]]"
 check "zero1 and zero2 are listed as exact" "[[ '|$exact|' == *'|zero1|zero2|'* ]]"
 check "fsdp is listed as exact" "[[ '|$exact|' == *'|fsdp|'* ]]"
+check "async-ps:2 is listed, not exact" "[[ ' $all' == *' async-ps:2 '* ]] && [[ '|$exact|' != *'|async-ps'* ]]"
 check "every listed strategy in study.csv" "[ \$(tail -n +2 '$csv' | wc -l) -eq $(echo $all | wc -w) ]"
 losses=$(grep -E "^($exact)," "$csv" | cut -d, -f8 | awk '{printf "%.4f\n", $1}' | sort -u | wc -l)
 check "exact strategies agree on the final training loss" "[ $losses -eq 1 ]"

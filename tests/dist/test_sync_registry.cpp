@@ -76,7 +76,7 @@ std::string copy_with_mode(const fs::path& dir, mode_t mode) {
 
 TEST_CASE("the built-in strategies come from the registry, in order, with their kinds", "[dist][sync]") {
   const std::vector<std::string> builtins = {"ddp",          "allreduce", "gather-scatter", "ring",
-                                             "param-server", "stepwise",  "local-sgd"};
+                                             "param-server", "stepwise",  "local-sgd",      "async-ps"};
   const auto all = sync_strategies();
   REQUIRE(all.size() >= builtins.size());
   for (size_t i = 0; i < builtins.size(); ++i) {
@@ -88,8 +88,9 @@ TEST_CASE("the built-in strategies come from the registry, in order, with their 
   }
   CHECK(all[6].usage() == "local-sgd:K");
   CHECK(all[6].example() == "local-sgd:4");
-  CHECK(sync_strategy_usages().rfind("ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K",
-                                     0) == 0);
+  CHECK(sync_strategy_usages().rfind(
+            "ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K | async-ps:S", 0) == 0);
+  CHECK(all[7].example() == "async-ps:2");
   CHECK(sync_spec_problem("ring").empty());
   CHECK(sync_spec_problem("local-sgd:4").empty());
   CHECK_THAT(sync_spec_problem("ring:2"), Contains("takes no argument"));
@@ -112,7 +113,8 @@ TEST_CASE("register_sync_strategy: a new name is made and listed; bad or taken n
   CHECK(sync_spec_averages_gradients("test-allreduce"));
   REQUIRE_THROWS_WITH(
       make_sync_strategy("bogus", test::make_small_cnn(), nullptr),
-      Contains("unknown sync strategy 'bogus'") && Contains("local-sgd:K | ") && Contains(" | test-allreduce ("));
+      Contains("unknown sync strategy 'bogus'") && Contains("local-sgd:K | ") && Contains(" | test-allreduce (") &&
+          Contains("async-ps:S | "));
   SimpleSyncFactory dummy = [](std::shared_ptr<nn::Module>, std::shared_ptr<ProcessGroup>) {
     return std::unique_ptr<SyncStrategy>();
   };

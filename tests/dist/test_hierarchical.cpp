@@ -1,0 +1,141 @@
+// ProcessGroupHierarchical over real processes on one machine, told that ranks sit on
+// 2 or 3 "hosts" (its local groups then use shared memory, its cross-host groups TCP):
+// sum and average all-reduces equal the flat group's bit for bit on integer-valued floats
+// for every size (below the local size, odd, non-contiguous); every rank ends with the
+// same bits on random floats; Max runs on the flat group; other collectives keep their
+// order with it; DDP over it leaves replicas identical; uneven hosts are refused.
+#include <catch2/catch.hpp>
+
+#include "tests/common/dist_fixtures.h"
+#include "tests/common/harness.h"
+#include "tests/common/small_cnn.h"
+#include <ddl/ddl.h>
+#include <ddl/dist/dist.h>
+#include <ddl/dist/hier/hierarchical_group.h>
+
+using namespace ddl;
+using namespace ddl::dist;
+
+namespace {
+
+// host_of_rank for `hosts` hosts of `per_host` ranks, ranks numbered host by host.
+std::vector<std::string> layout(int hosts, int per_host) {
+  std::vector<std::string> h;
+  for (int i = 0; i < hosts; ++i)
+    for (int j = 0; j < per_host; ++j) h.push_back("host" + std::to_string(i));
+  return h;
+}
+
+std::shared_ptr<ProcessGroupHierarchical> make_hier(int port, int rank, int hosts, int per_host,
+                                                    std::shared_ptr<ProcessGroup>* flat_out) {
+  auto store = test::store_client(port, Millis(20000));
+  auto flat = std::make_shared<ProcessGroupGloo>(std::make_shared<PrefixStore>("flat", store), rank, hosts * per_host,
+                                                 test::gloo_options(Millis(20000), 0));
+  *flat_out = flat;
+  return std::make_shared<ProcessGroupHierarchical>(flat, std::make_shared<PrefixStore>("h", store),
+                                                    layout(hosts, per_host), test::gloo_options(Millis(20000), 1));
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) { return to_vector<float>(a) == to_vector<float>(b); }
+
+}  // namespace
+
+TEST_CASE("Hierarchical all-reduce equals the flat all-reduce", "[dist][hier]") {
+  for (auto [hosts, per_host] : {std::pair{2, 2}, std::pair{3, 2}, std::pair{2, 3}})
+    DYNAMIC_SECTION(hosts << " hosts x " << per_host << " ranks") {
+      test::ParentStoreServer server;
+      const int port = server.port(), world = hosts * per_host;
+      auto outs = test::run_processes(world, [&](int rank) {
+        std::shared_ptr<ProcessGroup> flat;
+        auto hier = make_hier(port, rank, hosts, per_host, &flat);
+        DIST_EXPECT(hier->hosts() == hosts && hier->local_size() == per_host, hier->describe());
+        DIST_EXPECT(test::contains(hier->describe(), "shared memory"), "inside a host: ", hier->describe());
+        Generator g(100 + rank);
+        for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{1001}, int64_t{65536 + 3}}) {
+          // Integer-valued floats: every summation order gives the same bits.
+          const Tensor x = randint(-50, 50, {n}, g).to(DType::Float32);
+          const Tensor a = x.clone(), b = x.clone(), c = x.clone(), d = x.clone();
+          hier->all_reduce(a);
+          flat->all_reduce(b);
+          DIST_EXPECT(same_bits(a, b), "sum of ", n, " elements differs from the flat group's");
+          hier->all_reduce(c, ReduceOp::Avg);
+          flat->all_reduce(d, ReduceOp::Avg);
+          DIST_EXPECT(allclose(c, d, 1e-6, 0), "average of ", n, " elements differs");
+        }
+        // A non-contiguous tensor (a transposed view) is reduced in place.
+        const Tensor m = randint(-9, 9, {6, 4}, g).to(DType::Float32), mt = m.t(), want = m.clone();
+        hier->all_reduce(mt);
+        flat->all_reduce(want);
+        DIST_EXPECT(same_bits(m.contiguous(), want), "transposed view");
+        // Random floats: the order differs from the flat ring's, but every rank gets the same bits.
+        const Tensor r = randn({4099}, g), hi = r.clone(), lo = r.clone();
+        hier->all_reduce(r);
+        hi.copy_(r), lo.copy_(r);
+        hier->all_reduce(hi, ReduceOp::Max);
+        hier->all_reduce(lo, ReduceOp::Min);
+        DIST_EXPECT(same_bits(hi, lo), "ranks hold different bits after a sum");
+        // Other collectives, queued asynchronously between sums, keep their order.
+        const Tensor s1 = full({3}, rank + 1.0), bc = full({2}, rank == 1 ? 7.0 : 0.0), s2 = full({3}, 1.0);
+        auto w1 = hier->all_reduce_async(s1);
+        auto w2 = hier->broadcast_async(bc, 1);
+        auto w3 = hier->all_reduce_async(s2);
+        auto w4 = hier->barrier_async();
+        for (auto& w : {w1, w2, w3, w4}) w->wait();
+        DIST_EXPECT(
+            s1[0].item<float>() == world * (world + 1) / 2 && bc[1].item<float>() == 7 && s2[2].item<float>() == world,
+            "async results");
+      });
+      INFO(test::describe(outs));
+      REQUIRE(test::all_ok(outs));
+    }
+}
+
+TEST_CASE("DDP over the hierarchical group keeps replicas identical and equals the flat group", "[dist][hier]") {
+  test::ParentStoreServer server;
+  const int port = server.port();
+  auto outs = test::run_processes(4, [&](int rank) {
+    std::shared_ptr<ProcessGroup> flat;
+    std::shared_ptr<ProcessGroup> hier = make_hier(port, rank, 2, 2, &flat);
+    Generator g(3);
+    const Tensor xs = randn({16, 1, 8, 8}, g), ys = randint(0, 3, {16}, g);
+    const auto train = [&](std::shared_ptr<ProcessGroup> group) {
+      auto model = test::make_small_cnn();
+      DistributedDataParallel ddp(model, group);
+      optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+      for (int s = 0; s < 2; ++s) {
+        Variable loss =
+            cross_entropy(ddp(Variable(xs.narrow(0, s * 8 + rank * 2, 2))), ys.narrow(0, s * 8 + rank * 2, 2));
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+      }
+      std::vector<float> flat_params;
+      for (auto& p : model->parameters()) {
+        auto v = to_vector<float>(p.data());
+        flat_params.insert(flat_params.end(), v.begin(), v.end());
+      }
+      return flat_params;
+    };
+    const auto a = train(hier), b = train(flat);
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
+    DIST_EXPECT(m < 1e-5, "DDP over the hierarchical group differs from the flat group by ", m);
+    const Tensor mine = from_vector(a), hi = mine.clone(), lo = mine.clone();
+    flat->all_reduce(hi, ReduceOp::Max);
+    flat->all_reduce(lo, ReduceOp::Min);
+    DIST_EXPECT(same_bits(hi, lo), "replicas differ");
+  });
+  INFO(test::describe(outs));
+  REQUIRE(test::all_ok(outs));
+}
+
+TEST_CASE("Hierarchical group checks its layout and stays flat on one host", "[dist][hier]") {
+  auto flat = std::make_shared<ProcessGroupGloo>(std::make_shared<HashStore>(), 0, 1);
+  REQUIRE_THROWS_WITH(
+      ProcessGroupHierarchical(flat, std::make_shared<HashStore>(), {"a", "b"}, test::gloo_options(Millis(1000), 0)),
+      Catch::Contains("2 host names for 1 ranks"));
+  std::string why;
+  // One host: the flat group stays.
+  REQUIRE(maybe_hierarchical(flat, std::make_shared<HashStore>(), test::gloo_options(Millis(1000), 0), &why) == flat);
+  REQUIRE_THAT(why, Catch::Contains("one host"));
+}
