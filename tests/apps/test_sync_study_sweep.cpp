@@ -133,7 +133,7 @@ TEST_CASE("sync_study: a table per setting and the summary across them", "[apps]
   fs::remove_all(dir);
 }
 
-// Review fixes of study.html and study_table (issue 14): sweep lines sorted by rate, one
+// study.html and study_table: sweep lines sorted by rate, one
 // per delay/loss variant; a missing summary key is an error, a null one "n/a".
 TEST_CASE("sync_study: tables replace a planted link or FIFO instead of writing through it", "[apps]") {
   // Another local user could plant study.csv -> a file of yours (overwritten through the

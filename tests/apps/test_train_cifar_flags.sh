@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of train_cifar's flags (suite "apps"), on tiny synthetic runs of the
 # MLP (96 samples, batch 16: 6 steps per epoch alone):
-#  1. --help names every flag of issue 6;
+#  1. --help names every training flag (the list below: model, data, schedule, sync, snapshots);
 #  2. --eval-every N evaluates every N epochs and after the last;
 #  3. --schedule constant|cosine|step and --warmup-epochs: the lr of each step's metrics line
 #     is the schedule's closed form at that step;
@@ -50,7 +50,7 @@ for f in --model --dataset --data --epochs --batch-size --lr --momentum --weight
   --load --save --eval-only --metrics --train-samples --test-samples --target-accuracy; do
   grep -qE -- "^ *$f( |,|$)" "$dir/help.txt" || missing+=" $f"
 done
-check "--help explains every flag of issue 6 (missing:$missing)" "[ -z '$missing' ]"
+check "--help explains every training flag (missing:$missing)" "[ -z '$missing' ]"
 missing=""
 for w in ddp allreduce gather-scatter ring param-server stepwise local-sgd:K cifar10 fashion-mnist mnist folder \
   synthetic cosine step; do

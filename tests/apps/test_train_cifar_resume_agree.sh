@@ -66,7 +66,7 @@ check "1. final weights equal the uninterrupted run's and the snapshot-everywher
   "cmp -s '$dir/straight.st' '$dir/node0/final.st' && cmp -s '$dir/everywhere.st' '$dir/node0/final.st'"
 check "1. rank 1 logged the resume at global step 8 and wrote no snapshot" \
   "grep -q '\"event\":\"resume\".*\"global_step\":8' '$dir/node1/m.rank1.jsonl' && [ ! -e '$dir/node1/snap.st' ]"
-# The issue's case: killed after step 9, restarted by ddlrun; only rank 0's node has the file.
+# The case that matters: killed after step 9, restarted by ddlrun; only rank 0's node has the file.
 nodes - -
 LAUNCH="--max-restarts 1" on_nodes --seed 5 --snapshot-every-steps 4 --crash-at-step 9 >"$dir/c1r.txt" 2>&1
 check "1. ddlrun --max-restarts with node-local snapshots: the restart resumes both ranks at step 8" \

@@ -1,4 +1,4 @@
-// The layers and losses of issue 16 on CUDA Variables: conv_transpose2d and
+// Layers and losses on CUDA Variables (docs/nn.md): conv_transpose2d and
 // conv1d (cuDNN's conv kernels), the elementwise losses and weighted
 // cross_entropy (tensor-op compositions) must match the CPU, forward and
 // gradients (adaptive pooling and interpolate: test_cuda_resample.cpp).

@@ -1,4 +1,4 @@
-// The sequence layers of issue 16 on CUDA: Embedding, LayerNorm, GroupNorm, LSTM,
+// The sequence layers (docs/nn_sequence.md) on CUDA: Embedding, LayerNorm, GroupNorm, LSTM,
 // GRU, MultiheadAttention and TransformerEncoderLayer, each built on the CPU, cloned
 // and moved to the GPU, then run on the same input with one cotangent: outputs and
 // every parameter's gradient must match the CPU's (float64, so only the order of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that the build enforces the layering (STYLE.md; docs/build.md, "Layering").
+"""Checks that the build enforces the layering (docs/build.md, "Layering").
 
 For every layer library it takes the compile command meson uses for one of the layer's
 own sources (build/compile_commands.json: same compiler, flags and include paths) and
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-# The rule, as STYLE.md states it; meson.build's layers_below must agree.
+# The rule, as docs/build.md ("Layering") states it; meson.build's layers_below must agree.
 ALLOWED = {
     'trace': [],
     'tensor': ['trace'],

@@ -25,7 +25,7 @@ TEST_CASE("VGG-11-BN names and counts equal PyTorch's", "[nn][module]") {
   REQUIRE(state[55].first == "features.26.num_batches_tracked");
   REQUIRE(state[56].first == "classifier.weight");
   REQUIRE(state[57].first == "classifier.bias");
-  REQUIRE(VGG(11, true, 10, 3).parameter_count() == 9231114);  // the CIFAR figure in FACTS.md
+  REQUIRE(VGG(11, true, 10, 3).parameter_count() == 9231114);  // PyTorch 1.13: VGG-11-BN convs + Linear(512, 10)
   REQUIRE(m.named_parameters().size() == 2 * 8 + 2 * 8 + 2);
   REQUIRE(m.named_buffers().size() == 3 * 8);
 }

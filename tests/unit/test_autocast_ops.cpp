@@ -88,7 +88,7 @@ TEST_CASE("linear then an LSTM or GRU layer runs in the low dtype with float32 w
   };
   const std::vector<Shape> gru_shapes{{3, 2, 5}, {6, 5}, {6}, {2, 5}, {15, 6}, {15, 5}, {15}, {15}};
   check_against_float32(gru, gru_shapes, DType::BFloat16, DType::BFloat16, kBf16Tol);
-  // The module as the reviewer ran it: Linear -> nn::LSTM under bf16 autocast.
+  // The module as a user would run it: Linear -> nn::LSTM under bf16 autocast.
   nn::LSTM rnn(6, 4);
   autocast::Guard guard(DType::BFloat16);
   const Variable x(seq({3, 2, 6}, 0.4, 0.2).to(DType::BFloat16));
