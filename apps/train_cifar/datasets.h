@@ -1,6 +1,6 @@
 // The datasets train_cifar knows, with the preprocessing each needs:
-// Fashion-MNIST/MNIST padded 28x28 -> 32x32 and normalised (the fixed recipe
-// of the nn issue); CIFAR-10 normalised per channel, with crop+flip when augmenting.
+// Fashion-MNIST/MNIST padded 28x28 -> 32x32 and normalised (the fixed recipe of
+// bench/RESULTS.md, "Real data"); CIFAR-10 normalised per channel, with crop+flip when augmenting.
 #pragma once
 
 #include <memory>
