@@ -1,4 +1,6 @@
 // init_process_group and the default group (see init.h).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -38,6 +40,14 @@ std::string env_or(const char* a, const char* b = nullptr) {
   if (b)
     if (const char* v = std::getenv(b); v && *v) return v;
   return "";
+}
+
+// The host name errors give for this rank: the emulated host's (ddlrun --hosts), else the machine's.
+std::string this_host() {
+  if (std::string h = env_or("DDL_HOST"); !h.empty()) return h;
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
 // "tcp://host:port" → host, port.
@@ -166,6 +176,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
         so.timeout = opts.timeout;
         so.token = env.job_token;
         so.token_source = env.token_source;
+        so.who = "rank " + std::to_string(env.rank) + " on host " + this_host();
         so.is_server = env.rank == 0 && !env.launcher_serves_store;
         so.deadline = opts.deadline;
         auto tcp = std::make_shared<TCPStore>(host, port, so);
