@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/init.h>
+#include <ddl/dist/launch/torchrun_token.h>
 #include <ddl/dist/process_group_auto.h>
 #include <ddl/dist/store/file_store.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -19,6 +21,10 @@
 
 namespace ddl::dist {
 namespace {
+
+// A token every rank may give to run a store beyond loopback unauthenticated, on a network
+// the user trusts (a Kubernetes pod network): named so that it reads as what it is.
+constexpr const char* kInsecureNoToken = "insecure-none";
 
 struct State {
   std::mutex mu;
@@ -172,6 +178,17 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
         if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = torch->local_ip();
         store = torch;
       } else {
+        // torchrun's elastic rendezvous: rank 0 serves this store, nobody gave a token.
+        if (env.job_token.empty() && env.source == "torchrun")
+          if (auto t = torchrun_job_token(env, opts.timeout, opts.deadline)) {
+            env.job_token = t->value;
+            env.token_source = t->source;
+          }
+        if (env.rank == 0 && !env.launcher_serves_store && env.job_token == kInsecureNoToken)
+          std::fprintf(stderr,
+                       "[rank 0/%d] DDL_JOB_TOKEN=%s: the store on %s:%d lets in any process that reaches "
+                       "it (docs/dist.md, \"Launchers and the job token\")\n",
+                       env.world_size, kInsecureNoToken, host.c_str(), port);
         TCPStoreOptions so;
         so.timeout = opts.timeout;
         so.token = env.job_token;
