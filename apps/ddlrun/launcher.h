@@ -43,6 +43,13 @@ struct Config {
   std::string strace;             // strace's path
   std::string setpriv;            // setpriv's path ("" if missing): ties the traced program to strace
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
+  int expected_world = 0;         // --hostfile / -H: the sum of its slots (node_agreement.h); 0: none
+  bool args_may_differ = false;   // --args-may-differ: nodes compare the program, not its arguments
+  // Set by the nodes' rendezvous (node_agreement.h), which lets nodes run different counts.
+  int first_rank_of_node = -1;  // this node's first rank; -1: node_rank * nproc
+  int world_size = 0;           // every node's workers; 0: nproc * nnodes
+  int first_rank() const { return first_rank_of_node >= 0 ? first_rank_of_node : node_rank * nproc; }
+  int world() const { return world_size > 0 ? world_size : nproc * nnodes; }
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing
