@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -182,6 +183,18 @@ bool TCPStoreServer::linger(Millis max, Millis at_least) const {
   return true;
 }
 
+std::string TCPStoreServer::token_problem(const std::string& presented) const {
+  if (token_.empty()) return "";
+  const std::string munge_job = detail::kMungeTokenPrefix, munge_cred = detail::kMungeCredentialPrefix;
+  if (token_.rfind(munge_job, 0) == 0) {  // See Note [MUNGE tokens] in dist/launch/munge_auth.cpp
+    if (presented.empty()) return "no job token";
+    if (presented.rfind(munge_cred, 0) != 0) return "a job token where this store wants a MUNGE credential";
+    return detail::munge_check(presented.substr(munge_cred.size()), token_.substr(munge_job.size()));
+  }
+  if (same_token(presented, token_)) return "";
+  return presented.empty() ? "no job token" : "wrong job token";
+}
+
 std::string TCPStoreServer::refused_peer() const {
   std::lock_guard<std::mutex> lock(refused_mu_);
   return refused_;
@@ -322,13 +335,15 @@ bool TCPStoreServer::advance(Pending& p) {
     if (version != detail::kWireVersion) {
       refusal = "protocol version mismatch";
       log = "protocol version " + std::to_string(version);
-    } else if (!token_.empty() && !same_token(token, token_)) {
-      refusal = token.empty() ? "no job token" : "wrong job token";
+    } else if (const std::string bad = token_problem(token); !bad.empty()) {
+      refusal = bad;
       log = "refused: " + refusal;
       status = Status::Refused;
       if (!who.empty()) {  // See Note [Refused ranks]
         const std::string what = who + " (connecting from " + p.peer + ") presented " +
-                                 (token.empty() ? "no job token" : "a job token that differs from this store's");
+                                 (token.empty()              ? "no job token"
+                                  : bad == "wrong job token" ? "a job token that differs from this store's"
+                                                             : bad);
         std::lock_guard<std::mutex> lock(refused_mu_);
         if (refused_.empty()) {
           refused_ = what;

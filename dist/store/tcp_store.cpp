@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -38,13 +39,21 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
   // until the deadline, so a flood locks a rank out no longer than it lasts.
   const auto deadline = detail::Clock::now() + bounded(opts.timeout);
   const std::string who = opts.who.substr(0, detail::kMaxWhoBytes);
-  const std::string hello = WireWriter()
-                                .u8(uint8_t(Op::Hello))
-                                .u32(detail::kWireMagic)
-                                .u32(detail::kWireVersion)
-                                .str(opts.token)
-                                .str(who)
-                                .frame();
+  // A MUNGE job token asks for a fresh credential per connection (one decodes only once).
+  const std::string munge_job = detail::kMungeTokenPrefix;
+  const bool munge = opts.token.rfind(munge_job, 0) == 0;
+  auto hello = [&] {
+    const std::string token =
+        munge ? detail::kMungeCredentialPrefix + detail::munge_credential(opts.token.substr(munge_job.size()))
+              : opts.token;
+    return WireWriter()
+        .u8(uint8_t(Op::Hello))
+        .u32(detail::kWireMagic)
+        .u32(detail::kWireVersion)
+        .str(token)
+        .str(who)
+        .frame();
+  };
   const std::string where = host_ + ":" + std::to_string(port_);
   // No token, a store beyond loopback: no server may serve there without one, so only a
   // server with a token can answer (and refuse this rank, failing the others' waits). Try
@@ -64,7 +73,7 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
     }
     std::string body;
     try {
-      body = exchange(hello, deadline);
+      body = exchange(hello(), deadline);
     } catch (const std::exception& e) {
       if (fd_ >= 0) close(fd_);
       fd_ = -1;

@@ -72,6 +72,8 @@ class TCPStoreServer {
   void reap();  // joins the threads of connections that ended
   void serve(int fd, const std::string& peer);
   std::string handle(const std::string& body);  // one request → one reply frame
+  // "" when a HELLO's token admits it, else why not ("wrong job token", a MUNGE refusal).
+  std::string token_problem(const std::string& presented) const;
 
   int listen_fd_ = -1;
   int port_ = 0;
