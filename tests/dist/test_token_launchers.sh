@@ -5,7 +5,8 @@
 #     is the problem, rank 0 naming the refused rank and its host;
 #  2. a PyTorchJob-style environment (MASTER_ADDR a non-loopback address, WORLD_SIZE, RANK)
 #     without a token: every rank fails within 5 s naming DDL_JOB_TOKEN;
-#  3. the same with the token in DDL_JOB_TOKEN_FILE (a mounted Kubernetes Secret) trains.
+#  3. the same with the token in DDL_JOB_TOKEN_FILE (a mounted Kubernetes Secret) trains;
+#  4. DDL_JOB_TOKEN=insecure-none (a trusted pod network) runs, rank 0 warning.
 set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${ALLREDUCE_RANK:?}"
 dir=$(mktemp -d /tmp/ddl_token_launchers.$$.XXXXXX)
@@ -58,7 +59,13 @@ check "rank 0 names the refused rank and its host" "grep -q \"rank 1 on host $(h
 ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -v '^127\.' | grep -m1 '\.')
 if [ -z "$ip" ]; then
   echo "SKIP parts 2 and 3: this machine has no non-loopback IPv4 address"
-  exit $fail
+  
+# 4. The explicit opt-in for a trusted pod network: trains, and rank 0 says what it means.
+port=$(free_port)
+ranks insecure 2 MASTER_ADDR=$ip MASTER_PORT=$port DDL_JOB_TOKEN=insecure-none -- "$ALLREDUCE_RANK"
+check "DDL_JOB_TOKEN=insecure-none: both ranks all-reduce" "grep -q 'sum ok' $dir/insecure.0 && grep -q 'sum ok' $dir/insecure.1"
+check "... and rank 0 warns that any process may join" "grep -q 'lets in any process' $dir/insecure.0"
+exit $fail
 fi
 # 2. A PyTorchJob's variables only: no token, a store beyond loopback.
 port=$(free_port)
@@ -82,4 +89,10 @@ ranks secret 2 MASTER_ADDR=$ip MASTER_PORT=$port DDL_JOB_TOKEN_FILE=$dir/secret/
 tail -3 "$dir/secret.0" | sed 's/^/  /'
 check "PyTorchJob-style ranks with DDL_JOB_TOKEN_FILE train" \
   "[ \$(cat $dir/secret.0.rc) -eq 0 ] && [ \$(cat $dir/secret.1.rc) -eq 0 ] && grep -q 'world size 2' $dir/secret.0"
+
+# 4. The explicit opt-in for a trusted pod network: trains, and rank 0 says what it means.
+port=$(free_port)
+ranks insecure 2 MASTER_ADDR=$ip MASTER_PORT=$port DDL_JOB_TOKEN=insecure-none -- "$ALLREDUCE_RANK"
+check "DDL_JOB_TOKEN=insecure-none: both ranks all-reduce" "grep -q 'sum ok' $dir/insecure.0 && grep -q 'sum ok' $dir/insecure.1"
+check "... and rank 0 warns that any process may join" "grep -q 'lets in any process' $dir/insecure.0"
 exit $fail
