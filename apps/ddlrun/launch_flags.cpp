@@ -131,6 +131,29 @@ int apply_hosts(Config& cfg, const std::vector<HostSlots>& hosts, const std::str
   return 0;
 }
 
+int apply_emulated_hosts(Config& cfg, int hosts, const std::string& hostfile, const std::string& host_list) {
+  const std::string flag = hostfile.empty() ? "-H" : "--hostfile";
+  const std::vector<HostSlots> list = hostfile.empty() ? parse_host_list(host_list) : read_hostfile(hostfile);
+  if (static_cast<int>(list.size()) != hosts) {
+    std::cerr << "ddlrun: --hosts " << hosts << " but " << flag << " lists " << list.size() << " hosts\n";
+    return 2;
+  }
+  for (int h = 0; h < hosts; ++h) {
+    if (list[h].host != "host" + std::to_string(h)) {
+      std::cerr << "ddlrun: with --hosts, " << flag << " names the emulated hosts in order (host0:N,host1:N,...); "
+                << "entry " << h + 1 << " is '" << list[h].host << "'\n";
+      return 2;
+    }
+    if (list[h].slots > 64) {
+      std::cerr << "ddlrun: " << flag << ": host" << h << " has " << list[h].slots
+                << " slots; an emulated host runs at most 64 ranks\n";
+      return 2;
+    }
+    cfg.host_slots.push_back(list[h].slots);
+  }
+  return 0;
+}
+
 int refuse_unknown_flag(const std::vector<std::string>& command) {
   if (command.empty() || command.front().size() < 2 || command.front()[0] != '-') return 0;
   const std::string flag = command.front().substr(0, command.front().find('='));

@@ -29,6 +29,11 @@ std::vector<HostSlots> parse_host_list(const std::string& list);
 int apply_hosts(Config& cfg, const std::vector<HostSlots>& hosts, const std::string& flag, bool node_rank_given,
                 bool master_addr_given, bool nproc_given);
 
+// With --hosts N: -H host0:2,host1:1 (or such a hostfile) gives each emulated host its
+// count; the names must be the emulated ones, host0 to host<N-1>, in order. Sets
+// cfg.host_slots. Returns 0, or 2 after printing the usage error.
+int apply_emulated_hosts(Config& cfg, int hosts, const std::string& hostfile, const std::string& host_list);
+
 // When the "program" ddlrun found is a flag (it did not know it), prints what to write
 // instead and returns 2; otherwise 0.
 int refuse_unknown_flag(const std::vector<std::string>& command);

@@ -165,7 +165,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     dup2(out.write_fd, STDOUT_FILENO);
     dup2(err.write_fd, STDERR_FILENO);
     // On an emulated host the worker runs in its namespaces, one fork further down.
-    if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
+    if (cfg.cluster) cfg.cluster->enter(cfg.host_of(w.rank));
     execvpe(argv[0], argv.data(), envp.data());
     dprintf(STDERR_FILENO, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -191,7 +191,7 @@ RelayOptions relay_options(const Config& cfg) {
   gethostname(name, sizeof name - 1);
   for (int i = 0; i < cfg.nproc; ++i) {
     o.ranks.push_back(cfg.first_rank() + i);
-    o.hosts.push_back(cfg.cluster ? cfg.cluster->host_name(i / cfg.ranks_per_host) : name);
+    o.hosts.push_back(cfg.cluster ? cfg.cluster->host_name(cfg.host_of(i)) : name);
   }
   for (size_t i = 0; i < cfg.command.size(); ++i) o.command += (i ? " " : "") + shell_quote(cfg.command[i]);
   // The command goes on one line of its own in each log: a newline in it is written as \n.
@@ -219,8 +219,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
     w.rank = cfg.first_rank() + i;
-    w.local_rank = cfg.cluster ? i % cfg.ranks_per_host : i;
-    const int local_world = cfg.cluster ? cfg.ranks_per_host : cfg.nproc;
+    w.local_rank = cfg.cluster ? i - cfg.first_rank_on_host(cfg.host_of(i)) : i;
+    const int local_world = cfg.cluster ? cfg.ranks_on_host(cfg.host_of(i)) : cfg.nproc;
     std::vector<std::pair<std::string, std::string>> env = {{"RANK", std::to_string(w.rank)},
                                                             {"LOCAL_RANK", std::to_string(w.local_rank)},
                                                             {"WORLD_SIZE", std::to_string(world)},
@@ -238,7 +238,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       env.emplace_back("DDL_TIMEOUT", seconds);
     }
     if (cfg.cluster) {
-      const int host = w.rank / cfg.ranks_per_host;
+      const int host = cfg.host_of(w.rank);
       env.insert(env.end(), {{"DDL_GLOO_IFACE", hosts::kHostIface},
                              {"DDL_HOST", cfg.cluster->host_name(host)},
                              {"DDL_HOST_LINK", cfg.cluster->link_description(host)}});
@@ -311,7 +311,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         Worker& w = workers[i];
         if (w.pid != pid) continue;
         if (WIFSTOPPED(status)) {  // still running: named, so a hang at the peers' timeout has a culprit
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
           if (!w.stopped)
             relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                               std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") was stopped by " +
@@ -329,8 +329,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
-          const std::string note = cfg.cluster ? cfg.cluster->failure_note(w.rank / cfg.ranks_per_host) : "";
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
+          const std::string note = cfg.cluster ? cfg.cluster->failure_note(cfg.host_of(w.rank)) : "";
           relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                             std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +
                             describe_status(status) + note + "; stopping the other workers",

@@ -34,6 +34,21 @@ struct Config {
   // rank r on host r / ranks_per_host, the store in host 0's network namespace.
   const hosts::Cluster* cluster = nullptr;
   int ranks_per_host = 1;
+  std::vector<int> host_slots;  // -H with --hosts: ranks on each host, in order; empty: ranks_per_host each
+  // Emulated hosts: the host of rank r, its first rank, and how many ranks it runs.
+  int host_of(int rank) const {
+    if (host_slots.empty()) return rank / ranks_per_host;
+    int h = 0;
+    for (int first = host_slots[0]; rank >= first && h + 1 < static_cast<int>(host_slots.size());)
+      first += host_slots[++h];
+    return h;
+  }
+  int first_rank_on_host(int host) const {
+    int first = 0;
+    for (int h = 0; h < host; ++h) first += host_slots.empty() ? ranks_per_host : host_slots[h];
+    return first;
+  }
+  int ranks_on_host(int host) const { return host_slots.empty() ? ranks_per_host : host_slots[host]; }
   // What the console shows and where output is kept: see Note [Worker output] (output_relay.h).
   bool all_ranks = false;                   // --all-ranks / --verbose: every rank's lines, prefixed
   std::string log_dir;                      // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)

@@ -95,8 +95,8 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   }
   std::cerr << cluster->summary();
   cfg.cluster = cluster.get();
-  cfg.nproc = spec.hosts * spec.nproc_per_host;
   cfg.ranks_per_host = spec.nproc_per_host;
+  cfg.nproc = cfg.first_rank_on_host(spec.hosts);  // with -H, the hosts' slots added up
   cfg.master_addr = hosts::host_address(0);
   return 0;
 }
@@ -149,7 +149,9 @@ int main(int argc, char** argv) {
   app.add_option("--hostfile", hostfile,
                  "Open MPI hostfile, a node a line: 'host slots=N'. Every node runs ddlrun with the same file; each "
                  "starts its line's slots, node 0 is the first line (docs/dist.md, \"Hostfiles and uneven nodes\")");
-  app.add_option("-H", host_list, "host:slots,... as --hostfile, on the command line");
+  app.add_option("-H", host_list,
+                 "host:slots,... as --hostfile, on the command line; with --hosts N, host0:2,host1:1,... gives the "
+                 "emulated hosts different counts");
   app.add_flag("--args-may-differ", cfg.args_may_differ,
                "across nodes: let the program's arguments differ between nodes (per-node output files); the "
                "program, --nnodes and the ddl version must still agree");
@@ -191,17 +193,18 @@ int main(int argc, char** argv) {
       std::cerr << "ddlrun: give --hostfile or -H, not both\n";
       return 2;
     }
-    if (spec.hosts > 0) {
-      std::cerr << "ddlrun: --hosts takes --nproc-per-host; --hostfile and -H describe real nodes\n";
-      return 2;
-    }
     try {
-      const auto hosts =
-          hostfile.empty() ? ddl::launcher::parse_host_list(host_list) : ddl::launcher::read_hostfile(hostfile);
-      if (int rc = ddl::launcher::apply_hosts(cfg, hosts, hostfile.empty() ? "-H" : "--hostfile",
-                                              node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
-          rc != 0)
-        return rc;
+      if (spec.hosts > 0) {  // emulated hosts of uneven sizes: host0:2,host1:1
+        if (int rc = ddl::launcher::apply_emulated_hosts(cfg, spec.hosts, hostfile, host_list); rc != 0) return rc;
+        spec.nproc_per_host = 1;  // each host's count is in cfg.host_slots
+      } else {
+        const auto hosts =
+            hostfile.empty() ? ddl::launcher::parse_host_list(host_list) : ddl::launcher::read_hostfile(hostfile);
+        if (int rc = ddl::launcher::apply_hosts(cfg, hosts, hostfile.empty() ? "-H" : "--hostfile",
+                                                node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
+            rc != 0)
+          return rc;
+      }
     } catch (const std::exception& e) {
       std::cerr << "ddlrun: " << e.what() << "\n";
       return 2;
@@ -255,7 +258,9 @@ int main(int argc, char** argv) {
     // cannot be written is a usage error like the directory. Across nodes the ranks are
     // known after the nodes meet (node_agreement.h), which opens them.
     std::vector<int> ranks;
-    const int local = spec.hosts > 0 ? spec.hosts * spec.nproc_per_host : cfg.nproc;
+    const int local = spec.hosts > 0 ? (cfg.host_slots.empty() ? spec.hosts * spec.nproc_per_host
+                                                               : cfg.first_rank_on_host(spec.hosts))
+                                     : cfg.nproc;
     for (int i = 0; i < local; ++i) ranks.push_back((spec.hosts > 0 ? 0 : cfg.node_rank) * local + i);
     try {
       if (cfg.nnodes == 1) cfg.logs = ddl::launcher::open_rank_logs(cfg.log_dir, ranks);

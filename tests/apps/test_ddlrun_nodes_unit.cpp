@@ -96,6 +96,21 @@ TEST_CASE("hostfile: Open MPI's format and -H", "[ddlrun]") {
   CHECK(cfg.nproc == 1);
 }
 
+TEST_CASE("emulated hosts of different sizes: each rank's host and local rank", "[ddlrun]") {
+  Config cfg;
+  cfg.ranks_per_host = 2;
+  CHECK((cfg.host_of(0) == 0 && cfg.host_of(1) == 0 && cfg.host_of(3) == 1 && cfg.ranks_on_host(1) == 2));
+  cfg.host_slots = {2, 1, 3};
+  CHECK((cfg.host_of(0) == 0 && cfg.host_of(1) == 0 && cfg.host_of(2) == 1 && cfg.host_of(3) == 2 &&
+         cfg.host_of(5) == 2));
+  CHECK((cfg.first_rank_on_host(1) == 2 && cfg.first_rank_on_host(2) == 3 && cfg.first_rank_on_host(3) == 6));
+  CHECK((cfg.ranks_on_host(0) == 2 && cfg.ranks_on_host(1) == 1 && cfg.ranks_on_host(2) == 3));
+  Config fresh;
+  REQUIRE(apply_emulated_hosts(fresh, 2, "", "host0:2,host1:1") == 0);
+  CHECK(fresh.host_slots == std::vector<int>{2, 1});
+  CHECK(apply_emulated_hosts(fresh, 3, "", "host0:2,host1:1") == 2);
+}
+
 TEST_CASE("unknown flags before the program are usage errors", "[ddlrun]") {
   CHECK(refuse_unknown_flag({"prog", "--x"}) == 0);
   CHECK(refuse_unknown_flag({}) == 0);
