@@ -1,9 +1,10 @@
-// Authentication of a Slurm job's ranks through MUNGE, which every Slurm cluster that uses
-// auth/munge runs on each node (munged, one shared key): a rank presents a fresh credential
-// made by `munge`, restricted to its own user and carrying the job and step ids; the store
-// serving rank decodes it with `unmunge` and admits the rank only when it decodes, was
-// never seen before (munged's replay cache), comes from the same user and names the same
-// job step. No shared file and no secret crossing the network. See Note [MUNGE tokens].
+// Authentication of a Slurm (or Open MPI) job's ranks through MUNGE, which every Slurm
+// cluster that uses auth/munge runs on each node (munged, one shared key): a rank presents
+// a fresh credential made by `munge`, restricted to its own user and carrying the job id;
+// the store serving rank decodes it with `unmunge` and admits the rank only when it
+// decodes, was never seen before (munged's replay cache), comes from the same user and
+// names the same job (step). No shared file and no secret crossing the network. See Note
+// [MUNGE tokens].
 #pragma once
 
 #include <string>
