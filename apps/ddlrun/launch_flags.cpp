@@ -154,6 +154,27 @@ int apply_emulated_hosts(Config& cfg, int hosts, const std::string& hostfile, co
   return 0;
 }
 
+int apply_host_flags(Config& cfg, int hosts, int& nproc_per_host, const std::string& hostfile,
+                     const std::string& host_list, bool node_rank_given, bool master_addr_given, bool nproc_given) {
+  if (hostfile.empty() && host_list.empty()) return 0;
+  if (!hostfile.empty() && !host_list.empty()) {
+    std::cerr << "ddlrun: give --hostfile or -H, not both\n";
+    return 2;
+  }
+  try {
+    if (hosts > 0) {       // emulated hosts of different sizes: host0:2,host1:1
+      nproc_per_host = 1;  // each host's count is in cfg.host_slots
+      return apply_emulated_hosts(cfg, hosts, hostfile, host_list);
+    }
+    const auto list = hostfile.empty() ? parse_host_list(host_list) : read_hostfile(hostfile);
+    return apply_hosts(cfg, list, hostfile.empty() ? "-H" : "--hostfile", node_rank_given, master_addr_given,
+                       nproc_given);
+  } catch (const std::exception& e) {
+    std::cerr << "ddlrun: " << e.what() << "\n";
+    return 2;
+  }
+}
+
 int refuse_unknown_flag(const std::vector<std::string>& command) {
   if (command.empty() || command.front().size() < 2 || command.front()[0] != '-') return 0;
   const std::string flag = command.front().substr(0, command.front().find('='));

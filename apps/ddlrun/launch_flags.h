@@ -34,6 +34,12 @@ int apply_hosts(Config& cfg, const std::vector<HostSlots>& hosts, const std::str
 // cfg.host_slots. Returns 0, or 2 after printing the usage error.
 int apply_emulated_hosts(Config& cfg, int hosts, const std::string& hostfile, const std::string& host_list);
 
+// main's part: applies --hostfile or -H (at most one), to real nodes (apply_hosts) or,
+// with --hosts N (`hosts` > 0), to the emulated ones (apply_emulated_hosts, which leaves
+// `nproc_per_host` at 1). Returns 0 (also when neither is given), or 2 after the usage error.
+int apply_host_flags(Config& cfg, int hosts, int& nproc_per_host, const std::string& hostfile,
+                     const std::string& host_list, bool node_rank_given, bool master_addr_given, bool nproc_given);
+
 // When the "program" ddlrun found is a flag (it did not know it), prints what to write
 // instead and returns 2; otherwise 0.
 int refuse_unknown_flag(const std::vector<std::string>& command);

@@ -188,28 +188,10 @@ int main(int argc, char** argv) {
   }
   cfg.command = app.remaining();
   if (int rc = ddl::launcher::refuse_unknown_flag(cfg.command); rc != 0) return rc;
-  if (!hostfile.empty() || !host_list.empty()) {
-    if (!hostfile.empty() && !host_list.empty()) {
-      std::cerr << "ddlrun: give --hostfile or -H, not both\n";
-      return 2;
-    }
-    try {
-      if (spec.hosts > 0) {  // emulated hosts of uneven sizes: host0:2,host1:1
-        if (int rc = ddl::launcher::apply_emulated_hosts(cfg, spec.hosts, hostfile, host_list); rc != 0) return rc;
-        spec.nproc_per_host = 1;  // each host's count is in cfg.host_slots
-      } else {
-        const auto hosts =
-            hostfile.empty() ? ddl::launcher::parse_host_list(host_list) : ddl::launcher::read_hostfile(hostfile);
-        if (int rc = ddl::launcher::apply_hosts(cfg, hosts, hostfile.empty() ? "-H" : "--hostfile",
-                                                node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
-            rc != 0)
-          return rc;
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "ddlrun: " << e.what() << "\n";
-      return 2;
-    }
-  }
+  if (int rc = ddl::launcher::apply_host_flags(cfg, spec.hosts, spec.nproc_per_host, hostfile, host_list,
+                                               node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
+      rc != 0)
+    return rc;
   cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;
   if (spec.hosts == 0 && nproc->count() == 0 && hostfile.empty() && host_list.empty()) {
