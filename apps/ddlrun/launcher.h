@@ -64,6 +64,8 @@ struct Config {
   int first_rank_of_node = -1;  // this node's first rank; -1: node_rank * nproc
   int world_size = 0;           // every node's workers; 0: nproc * nnodes
   int first_rank() const { return first_rank_of_node >= 0 ? first_rank_of_node : node_rank * nproc; }
+  // The first rank the nodes' rendezvous gave this node, for main after run() (-1: none).
+  std::shared_ptr<int> met_first_rank = std::make_shared<int>(-1);
   int world() const { return world_size > 0 ? world_size : nproc * nnodes; }
 };
 

@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
     for (int i = 0; i < cfg.nproc; ++i) {
-      const int rank = (spec.hosts > 0 ? 0 : cfg.node_rank) * cfg.nproc + i;
+      const int rank = (*cfg.met_first_rank >= 0 ? *cfg.met_first_rank : cfg.node_rank * cfg.nproc) + i;
       per_rank.emplace_back(
           rank, ddl::launcher::read_strace_summary(cfg.syscalls_dir + "/rank" + std::to_string(rank) + ".strace"));
     }

@@ -193,6 +193,7 @@ int join_nodes(Config& cfg, int port, const std::string& token, dist::TCPStoreSe
   const Layout l = layout_of(nodes);
   cfg.first_rank_of_node = l.first_rank[cfg.node_rank];
   cfg.world_size = l.world;
+  *cfg.met_first_rank = cfg.first_rank_of_node;
   if (!cfg.log_dir.empty() && cfg.logs.empty()) {
     std::vector<int> ranks;
     for (int i = 0; i < cfg.nproc; ++i) ranks.push_back(cfg.first_rank() + i);
