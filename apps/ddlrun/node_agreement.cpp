@@ -186,7 +186,7 @@ int join_nodes(Config& cfg, int port, const std::string& token, dist::TCPStoreSe
   }
   if (status != 0) {
     std::cerr << "ddlrun: node " << cfg.node_rank << " of " << cfg.nnodes << " (host " << mine.host
-              << "): the nodes' rendezvous refused the job: " << why << "\n";
+              << "): the nodes' rendezvous " << (status == 2 ? "refused the job: " : "failed: ") << why << "\n";
     if (server) server->linger(std::chrono::seconds(5));  // until the other nodes have read it
     return status;
   }
