@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include <ddl/dist/env.h>
+#include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/sha256.h>
 #include <ddl/tensor/error.h>
 
@@ -251,7 +252,11 @@ LaunchEnv read_launch_env() {
   // ddlrun's attempt number, or torchrun's (its agent restarts workers under --max-restarts).
   if (!read_int("DDL_RESTART_COUNT", e.restart_count)) read_int("TORCHELASTIC_RESTART_COUNT", e.restart_count);
   JobToken token = read_job_token();
-  if (token.value.empty() && !e.job_id.empty()) {
+  if (token.value.empty() && !e.job_id.empty() && detail::munge_available()) {
+    // Slurm's own authentication, also on MPI clusters that run it: no shared home needed
+    // (Note [MUNGE tokens] in dist/launch/munge_auth.cpp).
+    token = {detail::kMungeTokenPrefix + e.job_id, "MUNGE credentials for the " + e.job_id};
+  } else if (token.value.empty() && !e.job_id.empty()) {
     const std::string path = detail::default_secret_path();
     token = {detail::derive_job_token(detail::user_secret(path), e.job_id), path + " and the " + e.job_id};
   }

@@ -1,6 +1,9 @@
 // init_process_group and the default group (see init.h).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -9,6 +12,7 @@
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/init.h>
+#include <ddl/dist/launch/torchrun_token.h>
 #include <ddl/dist/process_group_auto.h>
 #include <ddl/dist/store/file_store.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -18,6 +22,10 @@
 
 namespace ddl::dist {
 namespace {
+
+// A token every rank may give to run a store beyond loopback unauthenticated, on a network
+// the user trusts (a Kubernetes pod network): named so that it reads as what it is.
+constexpr const char* kInsecureNoToken = "insecure-none";
 
 struct State {
   std::mutex mu;
@@ -39,6 +47,14 @@ std::string env_or(const char* a, const char* b = nullptr) {
   if (b)
     if (const char* v = std::getenv(b); v && *v) return v;
   return "";
+}
+
+// The host name errors give for this rank: the emulated host's (ddlrun --hosts), else the machine's.
+std::string this_host() {
+  if (std::string h = env_or("DDL_HOST"); !h.empty()) return h;
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
 // "tcp://host:port" → host, port.
@@ -166,10 +182,22 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
         if (opts.iface.empty() && opts.hostname.empty()) opts.hostname = torch->local_ip();
         store = torch;
       } else {
+        // torchrun's elastic rendezvous: rank 0 serves this store, nobody gave a token.
+        if (env.job_token.empty() && env.source == "torchrun")
+          if (auto t = torchrun_job_token(env, opts.timeout, opts.deadline)) {
+            env.job_token = t->value;
+            env.token_source = t->source;
+          }
+        if (env.rank == 0 && !env.launcher_serves_store && env.job_token == kInsecureNoToken)
+          std::fprintf(stderr,
+                       "[rank 0/%d] DDL_JOB_TOKEN=%s: the store on %s:%d lets in any process that reaches "
+                       "it (docs/dist.md, \"Launchers and the job token\")\n",
+                       env.world_size, kInsecureNoToken, host.c_str(), port);
         TCPStoreOptions so;
         so.timeout = opts.timeout;
         so.token = env.job_token;
         so.token_source = env.token_source;
+        so.who = "rank " + std::to_string(env.rank) + " on host " + this_host();
         so.is_server = env.rank == 0 && !env.launcher_serves_store;
         so.deadline = opts.deadline;
         auto tcp = std::make_shared<TCPStore>(host, port, so);

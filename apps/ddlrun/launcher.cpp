@@ -22,6 +22,7 @@
 #include "apps/ddlrun/child_pty.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
+#include "apps/ddlrun/node_agreement.h"
 #include "apps/ddlrun/node_command.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
@@ -164,7 +165,7 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
     dup2(out.write_fd, STDOUT_FILENO);
     dup2(err.write_fd, STDERR_FILENO);
     // On an emulated host the worker runs in its namespaces, one fork further down.
-    if (cfg.cluster) cfg.cluster->enter(w.rank / cfg.ranks_per_host);
+    if (cfg.cluster) cfg.cluster->enter(cfg.host_of(w.rank));
     execvpe(argv[0], argv.data(), envp.data());
     dprintf(STDERR_FILENO, "ddlrun: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -183,14 +184,14 @@ RelayOptions relay_options(const Config& cfg) {
   RelayOptions o;
   o.all_ranks = cfg.all_ranks;
   o.console_tty = isatty(STDOUT_FILENO);
-  o.world = cfg.nproc * cfg.nnodes;
+  o.world = cfg.world();
   o.log_dir = cfg.log_dir;
   o.logs = cfg.logs;
   char name[256] = "";
   gethostname(name, sizeof name - 1);
   for (int i = 0; i < cfg.nproc; ++i) {
-    o.ranks.push_back(cfg.node_rank * cfg.nproc + i);
-    o.hosts.push_back(cfg.cluster ? cfg.cluster->host_name(i / cfg.ranks_per_host) : name);
+    o.ranks.push_back(cfg.first_rank() + i);
+    o.hosts.push_back(cfg.cluster ? cfg.cluster->host_name(cfg.host_of(i)) : name);
   }
   for (size_t i = 0; i < cfg.command.size(); ++i) o.command += (i ? " " : "") + shell_quote(cfg.command[i]);
   // The command goes on one line of its own in each log: a newline in it is written as \n.
@@ -206,7 +207,7 @@ struct Outcome {
 // One attempt: start every worker, supervise, return when all have exited.
 Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
                     const std::string& run_id, OutputRelay& relay) {
-  const int world = cfg.nproc * cfg.nnodes;
+  const int world = cfg.world();
   relay.begin_attempt(attempt);
   // Workers' ptys get the console's size, so what they lay out fits it.
   winsize console_size{};
@@ -217,9 +218,9 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   std::vector<Worker> workers(cfg.nproc);
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
-    w.rank = cfg.node_rank * cfg.nproc + i;
-    w.local_rank = cfg.cluster ? i % cfg.ranks_per_host : i;
-    const int local_world = cfg.cluster ? cfg.ranks_per_host : cfg.nproc;
+    w.rank = cfg.first_rank() + i;
+    w.local_rank = cfg.cluster ? i - cfg.first_rank_on_host(cfg.host_of(i)) : i;
+    const int local_world = cfg.cluster ? cfg.ranks_on_host(cfg.host_of(i)) : cfg.nproc;
     std::vector<std::pair<std::string, std::string>> env = {{"RANK", std::to_string(w.rank)},
                                                             {"LOCAL_RANK", std::to_string(w.local_rank)},
                                                             {"WORLD_SIZE", std::to_string(world)},
@@ -237,7 +238,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       env.emplace_back("DDL_TIMEOUT", seconds);
     }
     if (cfg.cluster) {
-      const int host = w.rank / cfg.ranks_per_host;
+      const int host = cfg.host_of(w.rank);
       env.insert(env.end(), {{"DDL_GLOO_IFACE", hosts::kHostIface},
                              {"DDL_HOST", cfg.cluster->host_name(host)},
                              {"DDL_HOST_LINK", cfg.cluster->link_description(host)}});
@@ -310,7 +311,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         Worker& w = workers[i];
         if (w.pid != pid) continue;
         if (WIFSTOPPED(status)) {  // still running: named, so a hang at the peers' timeout has a culprit
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
           if (!w.stopped)
             relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                               std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") was stopped by " +
@@ -328,8 +329,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
-          const std::string note = cfg.cluster ? cfg.cluster->failure_note(w.rank / cfg.ranks_per_host) : "";
+          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
+          const std::string note = cfg.cluster ? cfg.cluster->failure_note(cfg.host_of(w.rank)) : "";
           relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                             std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +
                             describe_status(status) + note + "; stopping the other workers",
@@ -434,7 +435,10 @@ int run(const Config& cfg) {
                  port, other_node_command(cfg, token).c_str());
     if (cfg.nnodes > 2) std::fprintf(stderr, "ddlrun: and --node-rank 2 to %d on the others\n", cfg.nnodes - 1);
   }
-  OutputRelay relay(relay_options(cfg));
+  // Nodes meet before any worker starts: ranks from every node's count, and agreement.
+  Config met = cfg;
+  if (int rc = join_nodes(met, port, token, server.get()); rc != 0) return rc;
+  OutputRelay relay(relay_options(met));
   // Names this launcher's shared-memory segments (Note [Segment names] in
   // dist/transport/shm_segment.cpp): those its ranks could not unlink, all of them killed
   // while setting one up, are removed once every rank of the attempt has exited.
@@ -446,22 +450,22 @@ int run(const Config& cfg) {
     if (!left.empty()) relay.message("ddlrun: removed what the ranks left in /dev/shm:" + names);
   };
   for (int attempt = 0;; ++attempt) {
-    Outcome r = run_attempt(cfg, attempt, std::to_string(port), token, run_id, relay);
+    Outcome r = run_attempt(met, attempt, std::to_string(port), token, run_id, relay);
     remove_segments();
     if (r.kind != Outcome::Failed) return r.exit_code;
-    if (attempt >= cfg.max_restarts) {
-      if (cfg.max_restarts > 0) relay.message("ddlrun: giving up after " + std::to_string(attempt + 1) + " attempts");
+    if (attempt >= met.max_restarts) {
+      if (met.max_restarts > 0) relay.message("ddlrun: giving up after " + std::to_string(attempt + 1) + " attempts");
       // A rank could not start, and ranks of other nodes may still be joining: keep the store
       // up (bounded) so they read why from it and stop now, instead of finding it gone. Not
       // after other failures: a rank behind a cut link would hold the launcher the whole time.
-      if (server && cfg.nnodes > 1 && server->has_startup_failure()) {
+      if (server && met.nnodes > 1 && server->has_startup_failure()) {
         relay.message("ddlrun: keeping the store up until the other nodes' ranks have left (3 to 30 s)");
         server->linger(std::chrono::seconds(30), std::chrono::seconds(3));
       }
       return r.exit_code;
     }
     relay.message("ddlrun: restarting the group (restart " + std::to_string(attempt + 1) + " of " +
-                  std::to_string(cfg.max_restarts) + ")");
+                  std::to_string(met.max_restarts) + ")");
   }
 }
 

@@ -34,6 +34,21 @@ struct Config {
   // rank r on host r / ranks_per_host, the store in host 0's network namespace.
   const hosts::Cluster* cluster = nullptr;
   int ranks_per_host = 1;
+  std::vector<int> host_slots;  // -H with --hosts: ranks on each host, in order; empty: ranks_per_host each
+  // Emulated hosts: the host of rank r, its first rank, and how many ranks it runs.
+  int host_of(int rank) const {
+    if (host_slots.empty()) return rank / ranks_per_host;
+    int h = 0;
+    for (int first = host_slots[0]; rank >= first && h + 1 < static_cast<int>(host_slots.size());)
+      first += host_slots[++h];
+    return h;
+  }
+  int first_rank_on_host(int host) const {
+    int first = 0;
+    for (int h = 0; h < host; ++h) first += host_slots.empty() ? ranks_per_host : host_slots[h];
+    return first;
+  }
+  int ranks_on_host(int host) const { return host_slots.empty() ? ranks_per_host : host_slots[host]; }
   // What the console shows and where output is kept: see Note [Worker output] (output_relay.h).
   bool all_ranks = false;                   // --all-ranks / --verbose: every rank's lines, prefixed
   std::string log_dir;                      // --log-dir: each rank's whole output in DIR/rank<r>.log (DIR exists)
@@ -43,6 +58,15 @@ struct Config {
   std::string strace;             // strace's path
   std::string setpriv;            // setpriv's path ("" if missing): ties the traced program to strace
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
+  int expected_world = 0;         // --hostfile / -H: the sum of its slots (node_agreement.h); 0: none
+  bool args_may_differ = false;   // --args-may-differ: nodes compare the program, not its arguments
+  // Set by the nodes' rendezvous (node_agreement.h), which lets nodes run different counts.
+  int first_rank_of_node = -1;  // this node's first rank; -1: node_rank * nproc
+  int world_size = 0;           // every node's workers; 0: nproc * nnodes
+  int first_rank() const { return first_rank_of_node >= 0 ? first_rank_of_node : node_rank * nproc; }
+  // The first rank the nodes' rendezvous gave this node, for main after run() (-1: none).
+  std::shared_ptr<int> met_first_rank = std::make_shared<int>(-1);
+  int world() const { return world_size > 0 ? world_size : nproc * nnodes; }
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing

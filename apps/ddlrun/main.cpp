@@ -19,6 +19,7 @@
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
+#include "apps/ddlrun/launch_flags.h"
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
@@ -94,8 +95,8 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   }
   std::cerr << cluster->summary();
   cfg.cluster = cluster.get();
-  cfg.nproc = spec.hosts * spec.nproc_per_host;
   cfg.ranks_per_host = spec.nproc_per_host;
+  cfg.nproc = cfg.first_rank_on_host(spec.hosts);  // with -H, the hosts' slots added up
   cfg.master_addr = hosts::host_address(0);
   return 0;
 }
@@ -104,8 +105,8 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
 int main(int argc, char** argv) {
   ddl::launcher::Config cfg;
   CLI::App app{"ddlrun: launch a ddl program as N ranks of a distributed job"};
-  auto* nproc =
-      app.add_option("--nproc,--nproc-per-node", cfg.nproc, "workers on this node")->check(CLI::Range(1, 4096));
+  auto* nproc = app.add_option("--nproc,--nproc-per-node,--nproc_per_node", cfg.nproc, "workers on this node")
+                    ->check(CLI::Range(1, 4096));
   ddl::launcher::hosts::Spec spec;
   std::vector<std::string> links, cpus, memory, flaps;
   bool cleanup = false;
@@ -139,11 +140,22 @@ int main(int argc, char** argv) {
                "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
                "behind, then exit");
   app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
-  app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
-  auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
-  app.add_option("--master-port", cfg.master_port, "store port on node 0 (0: pick a free one)")
+  auto* node_rank = app.add_option("--node-rank,--node_rank", cfg.node_rank, "this node's index in [0, nnodes)");
+  auto* master_addr =
+      app.add_option("--master-addr,--master_addr", cfg.master_addr, "address of node 0 (where the store runs)");
+  app.add_option("--master-port,--master_port", cfg.master_port, "store port on node 0 (0: pick a free one)")
       ->check(CLI::Range(0, 65535));
-  app.add_option("--max-restarts", cfg.max_restarts, "restart the whole group this many times")
+  std::string hostfile, host_list;
+  app.add_option("--hostfile", hostfile,
+                 "Open MPI hostfile, a node a line: 'host slots=N'. Every node runs ddlrun with the same file; each "
+                 "starts its line's slots, node 0 is the first line (docs/dist.md, \"Hostfiles and uneven nodes\")");
+  app.add_option("-H", host_list,
+                 "host:slots,... as --hostfile, on the command line; with --hosts N, host0:2,host1:1,... gives the "
+                 "emulated hosts different counts");
+  app.add_flag("--args-may-differ", cfg.args_may_differ,
+               "across nodes: let the program's arguments differ between nodes (per-node output files); the "
+               "program, --nnodes and the ddl version must still agree");
+  app.add_option("--max-restarts,--max_restarts", cfg.max_restarts, "restart the whole group this many times")
       ->check(CLI::Range(0, 1000));
   app.add_option("--grace", cfg.grace_seconds, "seconds between SIGTERM and SIGKILL when stopping")
       ->check(ddl::apps::FiniteRange(0.0, 3600.0));
@@ -175,9 +187,14 @@ int main(int argc, char** argv) {
     return ddl::launcher::hosts::cleanup_stale();
   }
   cfg.command = app.remaining();
+  if (int rc = ddl::launcher::refuse_unknown_flag(cfg.command); rc != 0) return rc;
+  if (int rc = ddl::launcher::apply_host_flags(cfg, spec.hosts, spec.nproc_per_host, hostfile, host_list,
+                                               node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
+      rc != 0)
+    return rc;
   cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;
-  if (spec.hosts == 0 && nproc->count() == 0) {
+  if (spec.hosts == 0 && nproc->count() == 0 && hostfile.empty() && host_list.empty()) {
     std::cerr << "ddlrun: give --nproc (or --hosts)\n" << app.help();
     return 2;
   }
@@ -198,7 +215,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Across nodes 127.0.0.1 is wrong for everyone but node 0, which serves the store itself.
-  if (cfg.nnodes > 1 && master_addr->count() == 0) {
+  if (cfg.nnodes > 1 && master_addr->count() == 0 && hostfile.empty() && host_list.empty()) {
     if (cfg.node_rank > 0 || !cfg.launcher_store) {
       std::cerr << "ddlrun: node " << cfg.node_rank << " of " << cfg.nnodes << " needs --master-addr, the "
                 << "address of node 0 (where the store runs); without it the workers would "
@@ -220,12 +237,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     // Opened before anything is set up (hosts, the store, the token banner): a file that
-    // cannot be written is a usage error like the directory.
+    // cannot be written is a usage error like the directory. Across nodes the ranks are
+    // known after the nodes meet (node_agreement.h), which opens them.
     std::vector<int> ranks;
-    const int local = spec.hosts > 0 ? spec.hosts * spec.nproc_per_host : cfg.nproc;
+    const int local = spec.hosts > 0 ? (cfg.host_slots.empty() ? spec.hosts * spec.nproc_per_host
+                                                               : cfg.first_rank_on_host(spec.hosts))
+                                     : cfg.nproc;
     for (int i = 0; i < local; ++i) ranks.push_back((spec.hosts > 0 ? 0 : cfg.node_rank) * local + i);
     try {
-      cfg.logs = ddl::launcher::open_rank_logs(cfg.log_dir, ranks);
+      if (cfg.nnodes == 1) cfg.logs = ddl::launcher::open_rank_logs(cfg.log_dir, ranks);
     } catch (const std::exception& e) {
       std::cerr << "ddlrun: " << e.what() << "\n";
       return 2;
@@ -268,7 +288,7 @@ int main(int argc, char** argv) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
     for (int i = 0; i < cfg.nproc; ++i) {
-      const int rank = (spec.hosts > 0 ? 0 : cfg.node_rank) * cfg.nproc + i;
+      const int rank = (*cfg.met_first_rank >= 0 ? *cfg.met_first_rank : cfg.node_rank * cfg.nproc) + i;
       per_rank.emplace_back(
           rank, ddl::launcher::read_strace_summary(cfg.syscalls_dir + "/rank" + std::to_string(rank) + ".strace"));
     }

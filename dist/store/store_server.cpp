@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -41,6 +42,16 @@ using detail::WireWriter;
 // Nothing may escape the acceptor thread (that would std::terminate the launcher and the
 // job): a client that cannot get a thread is dropped by name, and when the process runs
 // out of descriptors (EMFILE) the listener rests for kAcceptPause instead of spinning on it.
+// Note [Refused ranks]: a rank refused for its job token exits, and without more the other
+// ranks would wait out their timeout (minutes) for its keys, saying nothing of tokens. So
+// a refusal of a HELLO that names a rank ("rank 1 on host n2", the client's `who`) is kept,
+// logged once with the connecting address, and every wait or get in progress or to come,
+// and every check() of keys still missing (ranks poll with it), is answered PeerRefused
+// with it: each rank fails within a wait slice (100 ms), saying the token is the problem.
+// An anonymous connection (a port scanner, another program) is refused without that. The
+// price: whoever reaches the port and claims to be a rank can end the job's waits -- a
+// denial of service, as a flood of connections already is; it still cannot read or write
+// a key.
 struct TCPStoreServer::Pending {
   int fd;
   std::string peer;
@@ -172,6 +183,23 @@ bool TCPStoreServer::linger(Millis max, Millis at_least) const {
   return true;
 }
 
+std::string TCPStoreServer::token_problem(const std::string& presented) const {
+  if (token_.empty()) return "";
+  const std::string munge_job = detail::kMungeTokenPrefix, munge_cred = detail::kMungeCredentialPrefix;
+  if (token_.rfind(munge_job, 0) == 0) {  // See Note [MUNGE tokens] in dist/launch/munge_auth.cpp
+    if (presented.empty()) return "no job token";
+    if (presented.rfind(munge_cred, 0) != 0) return "a job token where this store wants a MUNGE credential";
+    return detail::munge_check(presented.substr(munge_cred.size()), token_.substr(munge_job.size()));
+  }
+  if (same_token(presented, token_)) return "";
+  return presented.empty() ? "no job token" : "wrong job token";
+}
+
+std::string TCPStoreServer::refused_peer() const {
+  std::lock_guard<std::mutex> lock(refused_mu_);
+  return refused_;
+}
+
 std::string TCPStoreServer::address() const { return detail::local_address(listen_fd_); }
 
 void TCPStoreServer::drop(const std::string& peer, const std::string& why) {
@@ -300,16 +328,29 @@ bool TCPStoreServer::advance(Pending& p) {
       throw WireError("not a ddl store client (bad HELLO)");
     const uint32_t version = r.u32();
     const std::string token = r.str(detail::kMaxKeyBytes);
+    const std::string who = r.at_end() ? "" : r.str(detail::kMaxWhoBytes);
     r.finish();
     std::string refusal, log;
     Status status = Status::Error;
     if (version != detail::kWireVersion) {
       refusal = "protocol version mismatch";
       log = "protocol version " + std::to_string(version);
-    } else if (!token_.empty() && !same_token(token, token_)) {
-      refusal = token.empty() ? "no job token" : "wrong job token";
+    } else if (const std::string bad = token_problem(token); !bad.empty()) {
+      refusal = bad;
       log = "refused: " + refusal;
       status = Status::Refused;
+      if (!who.empty()) {  // See Note [Refused ranks]
+        const std::string what = who + " (connecting from " + p.peer + ") presented " +
+                                 (token.empty()              ? "no job token"
+                                  : bad == "wrong job token" ? "a job token that differs from this store's"
+                                                             : bad);
+        std::lock_guard<std::mutex> lock(refused_mu_);
+        if (refused_.empty()) {
+          refused_ = what;
+          log_line("[ddl store] refused " + what + "; failing every rank's waits");
+        }
+        refused_rank_ = true;
+      }
     } else {
       std::lock_guard<std::mutex> lock(conn_mu_);
       if (static_cast<int>(clients_.size()) >= limits_.max_clients) {
@@ -395,7 +436,7 @@ std::string TCPStoreServer::handle(const std::string& body) {
     constexpr int64_t kMaxTimeoutMs = int64_t{365} * 24 * 3600 * 1000;
     auto deadline = Clock::now() + Millis(std::min(timeout_ms, kMaxTimeoutMs));
     while (!data_.check(keys)) {
-      if (stop_ || Clock::now() >= deadline) return false;
+      if (stop_ || refused_rank_ || Clock::now() >= deadline) return false;
       try {
         data_.wait(keys, Millis(100));
       } catch (const Error&) {
@@ -404,6 +445,7 @@ std::string TCPStoreServer::handle(const std::string& body) {
     return true;
   };
   auto stopped_or_timeout = [&] {
+    if (refused_rank_) return reply(Status::PeerRefused, refused_peer());
     return stop_ ? reply(Status::Error, "the store server is shutting down") : reply(Status::Timeout);
   };
   switch (op) {
@@ -434,7 +476,10 @@ std::string TCPStoreServer::handle(const std::string& body) {
     case Op::Check: {
       auto keys = read_keys();
       r.finish();
-      return reply(Status::Ok, data_.check(keys) ? "1" : "0");
+      // Ranks poll check() while they wait for others (the Gloo adapter does): see Note [Refused ranks].
+      const bool present = data_.check(keys);
+      if (!present && refused_rank_) return reply(Status::PeerRefused, refused_peer());
+      return reply(Status::Ok, present ? "1" : "0");
     }
     case Op::Wait: {
       auto keys = read_keys();

@@ -18,13 +18,16 @@ inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxValueBytes = 64u << 20;  // 64 MiB
 inline constexpr uint32_t kMaxKeysPerRequest = 1 << 16;
 inline constexpr uint32_t kMaxFrameBytes = kMaxValueBytes + 2 * kMaxKeyBytes + 64;
-// HELLO: op, magic, version, token (a string no longer than a key). The only frame a server
-// accepts before the token is checked.
-inline constexpr uint32_t kMaxHelloBytes = 1 + 4 + 4 + 4 + kMaxKeyBytes;
+// HELLO: op, magic, version, token (a string no longer than a key), then optionally who
+// ("rank 1 on host n2", for the server's refusal; at most kMaxWhoBytes). The only frame a
+// server accepts before the token is checked.
+inline constexpr uint32_t kMaxWhoBytes = 256;
+inline constexpr uint32_t kMaxHelloBytes = 1 + 4 + 4 + 4 + kMaxKeyBytes + 4 + kMaxWhoBytes;
 
 enum class Op : uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4, Check = 5, Wait = 6 };
 // Refused: the HELLO's job token did not match (the client says so, then gives up).
-enum class Status : uint8_t { Ok = 0, Timeout = 1, Error = 2, Refused = 3 };
+// PeerRefused: another rank of the job was refused, so this wait cannot end well.
+enum class Status : uint8_t { Ok = 0, Timeout = 1, Error = 2, Refused = 3, PeerRefused = 4 };
 
 struct WireError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -55,6 +58,7 @@ class WireReader {
   std::string str(uint32_t max_bytes);
   // Throws unless every byte was consumed: trailing garbage is malformed too.
   void finish() const;
+  bool at_end() const { return p_ == end_; }
 
  private:
   void need(size_t n) const;

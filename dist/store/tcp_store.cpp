@@ -3,12 +3,18 @@
 
 #include <thread>
 
+#include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
 #include <ddl/tensor/error.h>
 
 namespace ddl::dist {
+
+namespace {
+// How long a rank without a token tries a store beyond loopback (see the constructor).
+constexpr Millis kTokenlessConnect{2000};
+}  // namespace
 
 using detail::Op;
 using detail::Status;
@@ -32,14 +38,42 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions opts)
   // never say HELLO (Note [Store before authentication] in store_server.cpp): connect again
   // until the deadline, so a flood locks a rank out no longer than it lasts.
   const auto deadline = detail::Clock::now() + bounded(opts.timeout);
-  const std::string hello =
-      WireWriter().u8(uint8_t(Op::Hello)).u32(detail::kWireMagic).u32(detail::kWireVersion).str(opts.token).frame();
+  const std::string who = opts.who.substr(0, detail::kMaxWhoBytes);
+  // A MUNGE job token asks for a fresh credential per connection (one decodes only once).
+  const std::string munge_job = detail::kMungeTokenPrefix;
+  const bool munge = opts.token.rfind(munge_job, 0) == 0;
+  auto hello = [&] {
+    const std::string token =
+        munge ? detail::kMungeCredentialPrefix + detail::munge_credential(opts.token.substr(munge_job.size()))
+              : opts.token;
+    return WireWriter()
+        .u8(uint8_t(Op::Hello))
+        .u32(detail::kWireMagic)
+        .u32(detail::kWireVersion)
+        .str(token)
+        .str(who)
+        .frame();
+  };
   const std::string where = host_ + ":" + std::to_string(port_);
+  // No token, a store beyond loopback: no server may serve there without one, so only a
+  // server with a token can answer (and refuse this rank, failing the others' waits). Try
+  // briefly for that, then say what is missing instead of waiting out the timeout.
+  const bool tokenless = !server_ && opts.token.empty() && !detail::is_loopback(host_);
+  if (tokenless) detail::check_resolves(host_, port_);  // a bad address is no token problem
+  const auto connect_by = tokenless ? std::min(deadline, detail::Clock::now() + kTokenlessConnect) : deadline;
   for (Millis pause(10);; pause = std::min(pause * 2, Millis(500))) {
-    fd_ = detail::tcp_connect(host_, port_, deadline);
+    try {
+      fd_ = detail::tcp_connect(host_, port_, connect_by);
+    } catch (const std::exception& e) {
+      DDL_CHECK(!tokenless, "store: this rank has no job token, and the store at ", where,
+                " is beyond loopback, where a store serves only ranks that present one (", e.what(),
+                "). Give every rank the same DDL_JOB_TOKEN, or DDL_JOB_TOKEN_FILE (a chmod 600 file); under "
+                "torchrun, Slurm, Open MPI or Kubernetes see docs/dist.md, \"Launchers and the job token\"");
+      throw;
+    }
     std::string body;
     try {
-      body = exchange(hello, deadline);
+      body = exchange(hello(), deadline);
     } catch (const std::exception& e) {
       if (fd_ >= 0) close(fd_);
       fd_ = -1;
@@ -123,8 +157,14 @@ std::string TCPStore::check_reply(const std::string& body, const char* what, con
             token_note_,
             "). Every rank must present the token of the process "
             "serving the store: the same DDL_JOB_TOKEN or DDL_JOB_TOKEN_FILE everywhere (node 0's ddlrun prints "
-            "one), or under Slurm and Open MPI the same ~/.ddl/secret on every node. A store of another job or "
-            "step on this port refuses too");
+            "one), or under Slurm and Open MPI the same ~/.ddl/secret on every node (nodes without a shared home "
+            "directory each make their own: export DDL_JOB_TOKEN in the batch script instead). A store of another "
+            "job or step on this port refuses too. docs/dist.md, \"Launchers and the job token\", says what to "
+            "set for each launcher");
+  DDL_CHECK(status != Status::PeerRefused, "store: ", what, "(", key_desc, ") on ", where,
+            " ended: the job cannot start because the store refused a rank's job token: ", payload,
+            ". Every rank must present the same token (DDL_JOB_TOKEN or DDL_JOB_TOKEN_FILE; docs/dist.md, "
+            "\"Launchers and the job token\")");
   DDL_CHECK(status != Status::Timeout, "store: timed out after ", timeout.count(), " ms in ", what,
             " waiting for key(s) ", key_desc, " on ", where,
             " (did every rank start? a rank that crashed before this point never sets its keys)");

@@ -43,6 +43,9 @@ class TCPStoreServer {
   std::string address() const;
   // Clients refused for a bad token or dropped for a malformed message (tests read it).
   int64_t rejected_clients() const { return rejected_.load(); }
+  // The first rank refused for its token ("rank 1 on host n2 (connecting from ip:port)
+  // presented a wrong job token"), or "" (Note [Refused ranks] in store_server.cpp).
+  std::string refused_peer() const;
   // Connections open now (authenticated or still owing a HELLO).
   int64_t clients() const;
   // True when some rank reported that it could not start (a process group's "fatal" key).
@@ -69,6 +72,8 @@ class TCPStoreServer {
   void reap();  // joins the threads of connections that ended
   void serve(int fd, const std::string& peer);
   std::string handle(const std::string& body);  // one request → one reply frame
+  // "" when a HELLO's token admits it, else why not ("wrong job token", a MUNGE refusal).
+  std::string token_problem(const std::string& presented) const;
 
   int listen_fd_ = -1;
   int port_ = 0;
@@ -76,6 +81,9 @@ class TCPStoreServer {
   TCPStoreLimits limits_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> rejected_{0};
+  std::atomic<bool> refused_rank_{false};  // set once refused_ holds a refused rank
+  mutable std::mutex refused_mu_;
+  std::string refused_;
   std::atomic<int64_t> pending_count_{0};
   std::atomic<int64_t> logged_drops_{0};
   std::chrono::steady_clock::time_point accept_paused_until_{};  // acceptor thread only
@@ -90,6 +98,7 @@ struct TCPStoreOptions {
   Millis timeout = kDefaultTimeout;  // connect, get and wait
   std::string token;                 // must match the server's (LaunchEnv::job_token)
   std::string token_source;          // where it came from ("DDL_JOB_TOKEN"), for the refusal message
+  std::string who;                   // "rank 1 on host n2": the server names it when it refuses the token
   bool is_server = false;            // also start a TCPStoreServer on host:port
   // When set, connecting ends by it rather than `timeout` from now, and so does every
   // request until set_deadline({}) (see Store::set_deadline).

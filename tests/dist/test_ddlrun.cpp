@@ -71,9 +71,12 @@ TEST_CASE("ddlrun: environment and rank prefixes", "[dist]") {
 }
 
 TEST_CASE("ddlrun: multi-node ranks come from --node-rank", "[dist]") {
-  const std::string args =
-      " --nproc 2 --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29999 --all-ranks ";
-  Result r = sh("DDL_JOB_TOKEN=node0s " + ddlrun() + args + helper("print_env"));
+  // Nodes meet before their workers start (apps/ddlrun/node_agreement.h): node 0 runs too.
+  const std::string port = std::to_string(ddl::dist::detail::find_free_port());
+  const std::string common = " --nproc 2 --nnodes 2 --master-addr 127.0.0.1 --master-port " + port + " ";
+  const std::string args = common + "--node-rank 1 --all-ranks ";
+  Result r = sh("export DDL_JOB_TOKEN=node0s; " + ddlrun() + common + "--node-rank 0 " + helper("print_env") +
+                " >/dev/null 2>&1 & " + ddlrun() + args + helper("print_env") + "; b=$?; wait; exit $b");
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("[rank 2/4] TOKEN_SET=1"));
@@ -85,7 +88,7 @@ TEST_CASE("ddlrun: multi-node ranks come from --node-rank", "[dist]") {
   CHECK_THAT(no_token.out, !Contains("[rank"));
   CHECK_THAT(r.out, Contains("[rank 2/4] RANK=2"));
   CHECK_THAT(r.out, Contains("[rank 3/4] LOCAL_RANK=1"));
-  CHECK_THAT(r.out, Contains("[rank 3/4] MASTER_PORT=29999"));
+  CHECK_THAT(r.out, Contains("[rank 3/4] MASTER_PORT=" + port));
 }
 
 TEST_CASE("ddlrun: a failing worker stops the others and is named", "[dist]") {
@@ -170,7 +173,8 @@ TEST_CASE("ddlrun: a node with the wrong job token is refused within seconds", "
                 "kill $a; wait $a");
   INFO(r.out);
   CHECK_THAT(r.out, !Contains("rc1=0"));
-  CHECK_THAT(r.out, Contains("[rank 1/2] ") && Contains("refused this rank's job token (from DDL_JOB_TOKEN)"));
+  // Node 1's launcher meets node 0's store first, so it is refused before any worker starts.
+  CHECK_THAT(r.out, Contains("ddlrun: node 1 of 2") && Contains("refused this rank's job token (from DDL_JOB_TOKEN)"));
   const size_t at = r.out.find("ms=");
   REQUIRE(at != std::string::npos);
   CHECK(std::stoi(r.out.substr(at + 3)) < 5000);
@@ -208,8 +212,13 @@ TEST_CASE("ddlrun: several nodes without --master-addr", "[dist]") {
   INFO(rank0.out);
   CHECK(rank0.code == 2);
   CHECK_THAT(rank0.out, Contains("needs --master-addr"));
-  // Node 0 serves the store itself: a warning, and its workers reach it locally.
-  Result node0 = sh(ddlrun() + args + " --node-rank 0 " + helper("print_env"));
+  // Node 0 serves the store itself: a warning, and its workers reach it locally. Node 1
+  // starts with the token node 0 made and printed (the nodes meet before workers start).
+  Result node0 = sh(ddlrun() + args + " --node-rank 0 " + helper("print_env") +
+                    " >$$.node0 2>&1 & a=$!; for i in $(seq 100); do grep -q DDL_JOB_TOKEN= $$.node0 && break; " +
+                    "sleep 0.1; done; DDL_JOB_TOKEN=$(grep -o \"DDL_JOB_TOKEN=[0-9a-f]*\" $$.node0 | head -1 | " +
+                    "cut -d= -f2) " + ddlrun() + args + " --node-rank 1 --master-addr 127.0.0.1 " +
+                    helper("print_env") + " >/dev/null 2>&1; wait $a; rc=$?; cat $$.node0; rm -f $$.node0; exit $rc");
   INFO(node0.out);
   CHECK(node0.code == 0);
   CHECK_THAT(node0.out, Contains("ddlrun: warning: --nnodes 2 without --master-addr"));

@@ -40,7 +40,7 @@ link_start() {
   for ((i = 0; i < n; i++)); do
     host_spawn "$i" "$out/h$i.log" env DDL_GLOO_IFACE="$HOSTS_IFACE" DDL_JOB_TOKEN="job-$HOSTS_JOB-$link_port" \
       timeout "$LINK_TIMEOUT" "$DDLRUN" --nnodes "$n" --node-rank "$i" --master-addr "$(host_addr 0)" \
-      --master-port "$link_port" --nproc 1 --all-ranks \
+      --master-port "$link_port" --nproc 1 --all-ranks --args-may-differ \
       "$TRAIN_CIFAR" --dataset synthetic --model mlp --threads 1 --epochs 1 --batch-size "$LINK_BATCH" \
       --train-samples $((n * LINK_BATCH * LINK_STEPS)) --test-samples 32 --sync "$strategy" \
       --metrics "$out/m$i.jsonl" "$@"

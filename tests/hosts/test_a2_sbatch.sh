@@ -105,9 +105,12 @@ check "a one-node Slurm cluster came up (node state: ${state:-none})" "[ $up = 1
 [ $up = 1 ] || { logs; exit 1; }
 
 # The template as written, with 2 tasks on the one node (command-line options override its
-# #SBATCH lines); its three strategies on synthetic data, a few steps each.
+# #SBATCH lines); its three strategies on synthetic data, a few steps each. The ranks
+# authenticate to the store with this cluster's munged (DDL_MUNGE_SOCKET, as srun passes
+# the environment on; docs/dist.md, "Launchers and the job token").
 syncs="gather-scatter allreduce ddp"
 jobid=$(cd "$tmp" && A2_DATASET=synthetic A2_MODEL=mlp A2_GLOBAL_BATCH=32 A2_OUT="$tmp/out" \
+  DDL_MUNGE_SOCKET="$tmp/munge.sock" \
   TRAIN_CIFAR="$TRAIN_CIFAR" A2_ARGS="--train-samples 256 --test-samples 64" \
   sbatch --parsable --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 --mem-per-cpu=0 \
   --time=00:05:00 --output="$tmp/job.out" "$template" 2>"$tmp/sbatch.err")
