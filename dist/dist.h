@@ -4,6 +4,7 @@
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
+#include <ddl/dist/hooks/powersgd.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/process_group.h>
 #include <ddl/dist/store/file_store.h>

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# DDP's communication hooks and Join over real processes (ddlrun --nproc): each scenario of
+# tests/dist/helpers/hooks_worker.cpp checks DDP against a reference it computes itself:
+# the default hook bit for bit against DDP's arithmetic before hooks; fp16/bf16 within their
+# rounding bound and at half the bytes (the traffic counters); PowerSGD at ranks 1 and 2
+# against a one-process reference (gradients, error feedback, warm-started Q); the user's
+# top-k hook (apps/examples/topk_hook/) against its definition; Join with 3 ranks holding 3,
+# 5 and 8 batches against the one-process per-step averages, with both divisors. Then the
+# example program trains with the top-k hook and its loss falls.
+set -uo pipefail
+: "${DDLRUN:?}" "${HOOKS_WORKER:?}" "${TOPK_HOOK:?}"
+here=$(cd "$(dirname "$0")/../apps" && pwd)
+. "$here/lib.sh"
+run() {  # run NPROC SCENARIO: every rank exits 0, rank 0 (which ddlrun shows) says "SCENARIO ok"
+  "$DDLRUN" --nproc "$1" --timeout 20 "$HOOKS_WORKER" "$2" >"$dir/$2.txt" 2>&1
+  local rc=$?
+  [ $rc -eq 0 ] && grep -q "$2 ok$" "$dir/$2.txt" || { sed 's/^/    /' "$dir/$2.txt" | tail -20; return 1; }
+}
+check "default hook: DDP, allreduce_hook and g/W summed agree bit for bit" "run 2 default"
+check "fp16_compress_hook: within its rounding bound, half the bytes" "run 2 fp16"
+check "bf16_compress_hook: within its rounding bound, half the bytes" "run 2 bf16"
+check "PowerSGD rank 1 matches the reference (gradients, error, warm-started Q)" "run 2 powersgd1"
+check "PowerSGD rank 2 matches the reference" "run 3 powersgd2"
+check "the user's top-k hook matches its definition" "run 2 topk"
+check "Join, 3/5/8 batches, divide_by_initial_world_size: the reference's weights" "run 3 join"
+check "Join, 3/5/8 batches, divide by the ranks with data: the reference's weights" "run 3 join-active"
+"$DDLRUN" --nproc 2 --timeout 20 "$TOPK_HOOK" --ratio 0.1 --steps 60 >"$dir/example.txt" 2>&1
+check "the top-k example runs under ddlrun" "[ $? -eq 0 ]"
+first=$(grep -oE '^.*step 1 loss [0-9.]+' "$dir/example.txt" | grep -oE '[0-9.]+$')
+last=$(grep -oE '^.*step 60 loss [0-9.]+' "$dir/example.txt" | grep -oE '[0-9.]+$')
+check "the top-k example's loss falls ($first -> $last)" \
+  "[ -n '$first' ] && [ -n '$last' ] && awk 'BEGIN { exit !($last < 0.5 * $first) }'"
+exit $fail
