@@ -6,9 +6,10 @@
 # against a one-process reference (gradients, error feedback, warm-started Q); the user's
 # top-k hook (apps/examples/topk_hook/) against its definition; Join with 3 ranks holding 3,
 # 5 and 8 batches against the one-process per-step averages, with both divisors. Then the
-# example program trains with the top-k hook and its loss falls.
+# example program trains with the top-k hook and its loss falls, and train_cifar runs with
+# --comm-hook and, on 3 ranks holding 33, 33 and 32 examples (3, 3 and 2 batches), --uneven.
 set -uo pipefail
-: "${DDLRUN:?}" "${HOOKS_WORKER:?}" "${TOPK_HOOK:?}"
+: "${DDLRUN:?}" "${HOOKS_WORKER:?}" "${TOPK_HOOK:?}" "${TRAIN_CIFAR:?}"
 here=$(cd "$(dirname "$0")/../apps" && pwd)
 . "$here/lib.sh"
 run() {  # run NPROC SCENARIO: every rank exits 0, rank 0 (which ddlrun shows) says "SCENARIO ok"
@@ -30,4 +31,13 @@ first=$(grep -oE '^.*step 1 loss [0-9.]+' "$dir/example.txt" | grep -oE '[0-9.]+
 last=$(grep -oE '^.*step 60 loss [0-9.]+' "$dir/example.txt" | grep -oE '[0-9.]+$')
 check "the top-k example's loss falls ($first -> $last)" \
   "[ -n '$first' ] && [ -n '$last' ] && awk 'BEGIN { exit !($last < 0.5 * $first) }'"
+tc=(--dataset synthetic --model mlp --train-samples 98 --test-samples 16 --batch-size 16 --threads 1
+    --loader-workers 1 --log-every 100 --no-progress)
+"$DDLRUN" --nproc 2 --timeout 20 "$TRAIN_CIFAR" "${tc[@]}" --comm-hook powersgd:2 --epochs 4 >"$dir/tc_hook.txt" 2>&1
+check "train_cifar --comm-hook powersgd:2 trains (16 steps, PowerSGD from step 11)" "[ $? -eq 0 ] || { tail -5 '$dir/tc_hook.txt'; false; }"
+"$DDLRUN" --nproc 3 --timeout 20 "$TRAIN_CIFAR" "${tc[@]}" --uneven --epochs 2 >"$dir/tc_uneven.txt" 2>&1
+check "train_cifar --uneven: 3 ranks with 3, 3 and 2 batches finish both epochs" \
+  "[ $? -eq 0 ] && grep -q 'epoch 2: test loss' '$dir/tc_uneven.txt' || { tail -5 '$dir/tc_uneven.txt'; false; }"
+"$TRAIN_CIFAR" "${tc[@]}" --comm-hook powersgd:0 >"$dir/tc_bad.txt" 2>&1
+check "train_cifar refuses --comm-hook powersgd:0 (exit 2)" "[ $? -eq 2 ]"
 exit $fail
