@@ -2,10 +2,11 @@
 # DDP's communication hooks and Join over real processes (ddlrun --nproc): each scenario of
 # tests/dist/helpers/hooks_worker.cpp checks DDP against a reference it computes itself:
 # the default hook bit for bit against DDP's arithmetic before hooks; fp16/bf16 within their
-# rounding bound and at half the bytes (the traffic counters); PowerSGD at ranks 1 and 2
-# against a one-process reference (gradients, error feedback, warm-started Q); the user's
-# top-k hook (apps/examples/topk_hook/) against its definition; Join with 3 ranks holding 3,
-# 5 and 8 batches against the one-process per-step averages, with both divisors. Then the
+# rounding bound and at half the bytes (the traffic counters), through shared memory and
+# over TCP; PowerSGD at ranks 1 and 2 against a one-process reference (gradients, error
+# feedback, warm-started Q); the user's top-k hook (apps/examples/topk_hook/) against its
+# definition; Join with 3 ranks holding 3, 5 and 8 batches against the one-process per-step
+# averages, with both divisors. Then the
 # example program trains with the top-k hook and its loss falls, and train_cifar runs with
 # --comm-hook and, on 3 ranks holding 33, 33 and 32 examples (3, 3 and 2 batches), --uneven.
 set -uo pipefail
@@ -20,6 +21,7 @@ run() {  # run NPROC SCENARIO: every rank exits 0, rank 0 (which ddlrun shows) s
 check "default hook: DDP, allreduce_hook and g/W summed agree bit for bit" "run 2 default"
 check "fp16_compress_hook: within its rounding bound, half the bytes" "run 2 fp16"
 check "bf16_compress_hook: within its rounding bound, half the bytes" "run 2 bf16"
+check "fp16_compress_hook over TCP (Gloo's ring sums float16; DDL_SHM=0)" "DDL_SHM=0 run 2 fp16"
 check "PowerSGD rank 1 matches the reference (gradients, error, warm-started Q)" "run 2 powersgd1"
 check "PowerSGD rank 2 matches the reference" "run 3 powersgd2"
 check "the user's top-k hook matches its definition" "run 2 topk"
