@@ -12,6 +12,12 @@ namespace ddl::dist::hooks {
 void orthogonalize(const Tensor& matrix, double epsilon) {
   DDL_CHECK(matrix.dim() == 2 && matrix.is_contiguous(), "powersgd orthogonalize: expected a contiguous matrix, got ",
             matrix.shape());
+  if (!matrix.device().is_cpu()) {  // small (n x r): on the host, then back
+    const Tensor host = matrix.to(Device::cpu());
+    orthogonalize(host, epsilon);
+    matrix.copy_(host);
+    return;
+  }
   const int64_t rows = matrix.shape()[0], cols = matrix.shape()[1];
   DDL_DISPATCH_FLOAT(matrix.dtype(), "powersgd orthogonalize", [&] {
     scalar_t* a = matrix.data<scalar_t>();  // a[i * cols + j]
@@ -107,7 +113,7 @@ HookFuture powersgd(const std::shared_ptr<PowerSGDState>& state, GradBucket& b) 
   } else {
     Generator gen(st.rng() % 1'000'000'000);
     for (Factor& f : factors) {
-      f.q.copy_(randn(f.q.shape(), gen, input.options()));
+      f.q.copy_(randn(f.q.shape(), gen, TensorOptions(input.dtype())));  // drawn on the host, as PyTorch
       orthogonalize(f.q, st.opts.orthogonalization_epsilon);
     }
   }
