@@ -5,7 +5,7 @@
 # rounding bound and at half the bytes (the traffic counters), through shared memory and
 # over TCP; PowerSGD at ranks 1 and 2 against a one-process reference (gradients, error
 # feedback, warm-started Q); the user's top-k hook (apps/examples/topk_hook/) against its
-# definition; Join with 3 ranks holding 3, 5 and 8 batches against the one-process per-step
+# definition; Join with 3 ranks holding 3, 5 and 8 batches (BatchNorm included) against the one-process per-step
 # averages, with both divisors. Then the
 # example program trains with the top-k hook and its loss falls, and train_cifar runs with
 # --comm-hook and, on 3 ranks holding 33, 33 and 32 examples (3, 3 and 2 batches), --uneven.
@@ -19,6 +19,7 @@ run() {  # run NPROC SCENARIO: every rank exits 0, rank 0 (which ddlrun shows) s
   [ $rc -eq 0 ] && grep -q "$2 ok$" "$dir/$2.txt" || { sed 's/^/    /' "$dir/$2.txt" | tail -20; return 1; }
 }
 check "default hook: DDP, allreduce_hook and g/W summed agree bit for bit" "run 2 default"
+check "default hook, 3 ranks: DDP equals g·(1/3) in one flat all-reduce bit for bit" "run 3 default3"
 check "fp16_compress_hook: within its rounding bound, half the bytes" "run 2 fp16"
 check "bf16_compress_hook: within its rounding bound, half the bytes" "run 2 bf16"
 check "fp16_compress_hook over TCP (Gloo's ring sums float16; DDL_SHM=0)" "DDL_SHM=0 run 2 fp16"

@@ -25,10 +25,16 @@ namespace {
 std::shared_ptr<ProcessGroup> pg;
 constexpr int64_t kBatch = 4, kIn = 12, kClasses = 3;
 
+// With BatchNorm (Join's test): training forward uses each rank's own batch statistics, so
+// the weights' reference is unchanged, and DDP's buffer broadcasts run under Join.
+bool with_batchnorm = false;
 std::shared_ptr<nn::Sequential> make_mlp() {
   manual_seed(3);
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(kIn, 16), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(16, kClasses)});
+  std::vector<std::shared_ptr<nn::Module>> layers{std::make_shared<nn::Linear>(kIn, 16)};
+  if (with_batchnorm) layers.push_back(std::make_shared<nn::BatchNorm1d>(16));
+  layers.push_back(std::make_shared<nn::ReLU>());
+  layers.push_back(std::make_shared<nn::Linear>(16, kClasses));
+  return std::make_shared<nn::Sequential>(layers);
 }
 
 // Batch `step` of rank `rank`: the same tensors in every process.
@@ -284,6 +290,7 @@ void check_topk() {
 void check_join(bool by_initial) {
   const std::vector<int64_t> batches{3, 5, 8};
   EXPECT(pg->size() == 3, "join needs 3 ranks");
+  with_batchnorm = true;
   auto ref = make_mlp();
   optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   for (int64_t s = 0; s < 8; ++s) {
@@ -320,6 +327,45 @@ void check_join(bool by_initial) {
     pg->all_reduce(lo, ReduceOp::Min);
     EXPECT(bitwise_equal(hi, lo), "parameter ", i, ": ranks differ after Join");
   }
+  for (auto& [name, b] : model->named_buffers()) {  // the last joiner's BatchNorm statistics everywhere
+    const Tensor hi = b.data().to(kFloat64), lo = hi.clone();
+    pg->all_reduce(hi, ReduceOp::Max);
+    pg->all_reduce(lo, ReduceOp::Min);
+    EXPECT(bitwise_equal(hi, lo), "buffer ", name, ": ranks differ after Join");
+  }
+}
+
+// The default hook with 3 ranks, where x·(1/3) and x/3 differ: DDP (one bucket) is bit for bit
+// what the arithmetic before hooks gives on the same flat buffer: gradients in bucket order,
+// times 1/3, one sum all-reduce.
+void check_default_flat() {
+  auto model = make_mlp(), manual = make_mlp();
+  DistributedDataParallel ddp(model, pg);
+  EXPECT(ddp.stats().bucket_bytes.size() == 1, "expected one bucket");
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD manual_opt(manual->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  auto params = manual->parameters();
+  for (int64_t s = 0; s < 3; ++s) {
+    opt.zero_grad();
+    loss_of(ddp, pg->rank(), s).backward();
+    opt.step();
+    manual_opt.zero_grad();
+    loss_of(*manual, pg->rank(), s).backward();
+    std::vector<Tensor> flat;
+    for (size_t i = params.size(); i-- > 0;) flat.push_back(params[i].grad().reshape({params[i].numel()}));
+    Tensor bucket = cat(flat);
+    bucket.mul_(1.0 / pg->size());
+    pg->all_reduce(bucket);
+    int64_t at = 0;
+    for (size_t i = params.size(); i-- > 0;) {
+      params[i].grad().copy_(bucket.narrow(0, at, params[i].numel()).view(params[i].shape()));
+      at += params[i].numel();
+    }
+    manual_opt.step();
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT(bitwise_equal(model->parameters()[i].data(), params[i].data()), "parameter ", i,
+           ": DDP differs from g/W in one flat all-reduce");
 }
 
 }  // namespace
@@ -331,6 +377,7 @@ int main(int argc, char** argv) try {
   pg = init_process_group("gloo", opts);
   const std::map<std::string, std::function<void()>> scenarios{
       {"default", check_default},
+      {"default3", check_default_flat},
       {"fp16", [] { check_compressed(false); }},
       {"bf16", [] { check_compressed(true); }},
       {"powersgd1", [] { check_powersgd(1); }},
