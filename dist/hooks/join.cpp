@@ -28,6 +28,7 @@ Join::Join(std::vector<Joinable*> joinables, JoinOptions opts) : joinables_(std:
     hooks_.push_back(joinables_[i]->join_hook(opts_));
     joinables_[i]->join_enabled_ = opts_.enable;
     joinables_[i]->join_first_ = i == 0;
+    joinables_[i]->join_throw_ = opts_.throw_on_early_termination;
   }
 }
 
@@ -37,7 +38,7 @@ Join::~Join() noexcept(false) {
 }
 
 void Join::detach() {
-  for (Joinable* j : joinables_) j->join_enabled_ = j->join_first_ = false;
+  for (Joinable* j : joinables_) j->join_enabled_ = j->join_first_ = j->join_throw_ = false;
 }
 
 void Join::join() {
@@ -48,6 +49,12 @@ void Join::join() {
   bool last_joiner = true;
   // Matches each notify_join_context of the ranks still training (one all-reduce per iteration).
   while (count_active(pg, 0) > 0) {
+    if (opts_.throw_on_early_termination) {
+      count_active(pg, 1);  // answers the others' check in notify_join_context
+      detach();
+      DDL_CHECK(false, pg.log_prefix(), " Join: this rank ran out of inputs before the others ",
+                "(throw_on_early_termination)");
+    }
     for (auto& h : hooks_) h->main_hook();
     last_joiner = false;
   }
@@ -57,7 +64,14 @@ void Join::join() {
 
 int64_t Join::notify_join_context(Joinable& joinable) {
   if (!joinable.join_enabled_ || !joinable.join_first_) return -1;
-  return count_active(joinable.join_process_group(), 1);
+  ProcessGroup& pg = joinable.join_process_group();
+  const int64_t active = count_active(pg, 1);
+  if (joinable.join_throw_) {  // PyTorch's second all-reduce: has any rank joined?
+    const int64_t joined = count_active(pg, 0);
+    DDL_CHECK(joined == 0, pg.log_prefix(), " Join: ", joined, " rank(s) ran out of inputs before this one ",
+              "(throw_on_early_termination)");
+  }
+  return active;
 }
 
 }  // namespace ddl::dist

@@ -2,8 +2,9 @@
 // that runs out of batches calls join() (or leaves the Join's scope); until every rank has,
 // it shadows the collectives of the ranks that still train (DDP: a zero gradient per bucket),
 // so none of them hangs and no batch is dropped. Then every joinable's post hook runs (DDP:
-// all ranks take the weights of the last rank to join). Not here: PyTorch's
-// throw_on_early_termination, and collectives of the training loop outside the joinables.
+// all ranks take the weights of the last rank to join). With throw_on_early_termination
+// every rank throws instead, as soon as one has run out. Not shadowed: collectives of the
+// training loop outside the joinables.
 #pragma once
 
 #include <memory>
@@ -19,6 +20,9 @@ struct JoinOptions {
   // DDP: divide gradients by the initial world size (every sample weighs the same; the joined
   // ranks' zeros count in the average), or by the ranks still training (see Note [Join divisor]).
   bool divide_by_initial_world_size = true;
+  // Every rank throws a ddl::Error once one rank has run out of inputs (in its join(), and in
+  // the others' next forward) instead of shadowing them; divide_by_initial_world_size is moot.
+  bool throw_on_early_termination = false;
 };
 
 // What a joined rank runs for one joinable.
@@ -41,6 +45,7 @@ class Joinable {
   // Set by the Join this joinable belongs to, while it lives.
   bool join_enabled_ = false;
   bool join_first_ = false;  // the first joinable notifies the Join for all of them
+  bool join_throw_ = false;  // JoinOptions::throw_on_early_termination
   friend class Join;
 };
 

@@ -28,6 +28,8 @@ check "PowerSGD rank 2 matches the reference" "run 3 powersgd2"
 check "the user's top-k hook matches its definition" "run 2 topk"
 check "Join, 3/5/8 batches, divide_by_initial_world_size: the reference's weights" "run 3 join"
 check "Join, 3/5/8 batches, divide by the ranks with data: the reference's weights" "run 3 join-active"
+check "Join with throw_on_early_termination: every rank throws at step 3, collectives still in step" \
+  "run 3 join-throw"
 "$DDLRUN" --nproc 2 --timeout 20 "$TOPK_HOOK" --ratio 0.1 --steps 60 >"$dir/example.txt" 2>&1
 check "the top-k example runs under ddlrun" "[ $? -eq 0 ]"
 first=$(grep -oE '^.*step 1 loss [0-9.]+' "$dir/example.txt" | grep -oE '[0-9.]+$')

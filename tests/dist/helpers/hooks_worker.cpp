@@ -335,6 +335,33 @@ void check_join(bool by_initial) {
   }
 }
 
+// Join with throw_on_early_termination: rank 0 (3 batches) throws in join(), ranks 1 and 2
+// in their 4th forward; the collectives still line up (a barrier afterwards completes).
+void check_join_throw() {
+  const std::vector<int64_t> batches{3, 5, 8};
+  auto model = make_mlp();
+  DistributedDataParallel ddp(model, pg);
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+  int64_t threw_at = -1;
+  try {
+    Join join({&ddp}, {.throw_on_early_termination = true});
+    for (int64_t s = 0; s < batches[pg->rank()]; ++s) {
+      threw_at = s;
+      opt.zero_grad();
+      loss_of(ddp, pg->rank(), s).backward();
+      opt.step();
+    }
+    threw_at = batches[pg->rank()];
+    join.join();
+    threw_at = -1;
+  } catch (const Error& e) {
+    EXPECT(std::string(e.what()).find("throw_on_early_termination") != std::string::npos, "unexpected error ",
+           e.what());
+  }
+  EXPECT(threw_at == 3, "threw at step ", threw_at, ", expected 3 (rank 0 in join, the others in forward)");
+  pg->barrier();
+}
+
 // The default hook with 3 ranks, where x·(1/3) and x/3 differ: DDP (one bucket) is bit for bit
 // what the arithmetic before hooks gives on the same flat buffer: gradients in bucket order,
 // times 1/3, one sum all-reduce.
@@ -385,6 +412,7 @@ int main(int argc, char** argv) try {
       {"topk", check_topk},
       {"join", [] { check_join(true); }},
       {"join-active", [] { check_join(false); }},
+      {"join-throw", check_join_throw},
   };
   DDL_CHECK(scenarios.count(what), "hooks_worker: unknown scenario '", what, "'");
   scenarios.at(what)();
