@@ -4,7 +4,7 @@
 # the default hook bit for bit against DDP's arithmetic before hooks; fp16/bf16 within their
 # rounding bound and at half the bytes (the traffic counters), through shared memory and
 # over TCP; PowerSGD at ranks 1 and 2 against a one-process reference (gradients, error
-# feedback, warm-started Q); the user's top-k hook (apps/examples/topk_hook/) against its
+# feedback, warm-started Q) and against PyTorch's own hook (golden values); the user's top-k hook (apps/examples/topk_hook/) against its
 # definition; Join with 3 ranks holding 3, 5 and 8 batches (BatchNorm included) against the one-process per-step
 # averages, with both divisors. Then the
 # example program trains with the top-k hook and its loss falls, and train_cifar runs with
@@ -26,6 +26,7 @@ check "fp16_compress_hook over TCP (Gloo's ring sums float16; DDL_SHM=0)" "DDL_S
 check "PowerSGD rank 1 matches the reference (gradients, error, warm-started Q)" "run 2 powersgd1"
 check "PowerSGD rank 2 matches the reference" "run 3 powersgd2"
 check "the user's top-k hook matches its definition" "run 2 topk"
+check "powersgd_hook matches PyTorch 1.13's powerSGD_hook (tests/golden/powersgd_hook.py)" "run 1 powersgd-torch"
 check "Join, 3/5/8 batches, divide_by_initial_world_size: the reference's weights" "run 3 join"
 check "Join, 3/5/8 batches, divide by the ranks with data: the reference's weights" "run 3 join-active"
 check "Join with throw_on_early_termination: every rank throws at step 3, collectives still in step" \

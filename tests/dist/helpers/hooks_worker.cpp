@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apps/examples/topk_hook/topk_hook.h"
+#include "tests/dist/helpers/powersgd_golden.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
 
@@ -245,6 +246,43 @@ void check_powersgd(int64_t rank) {
   }
 }
 
+// powersgd_hook called directly on a GradBucket against PyTorch 1.13's powerSGD_hook
+// (tests/golden/powersgd_hook.py, one process): five steps, PowerSGD from step 2 at rank 2,
+// from the Qs PyTorch drew (given as a warm start: both orthogonalise them first).
+void check_powersgd_torch() {
+  namespace g = powersgd_golden;
+  const std::vector<Shape> shapes{{16, 12}, {16}, {8, 16}, {8}, {4, 2, 3, 3}};
+  auto state = std::make_shared<hooks::PowerSGDState>(
+      hooks::PowerSGDOptions{.matrix_approximation_rank = g::kRank, .start_powerSGD_iter = g::kStart});
+  const CommHook hook = hooks::powersgd_hook(state);
+  const int64_t n = static_cast<int64_t>(g::outputs[0].size());
+  for (int step = 0; step < g::kSteps; ++step) {
+    std::vector<float> values(n);
+    for (int64_t i = 0; i < n; ++i) values[i] = float(std::sin(0.37 * double(i) + 1.3 * step) * (1 + 0.01 * double(i)));
+    GradBucket b;
+    b.is_last = true;
+    b.buffer = from_vector(values);
+    int64_t at = 0;
+    for (const Shape& s : shapes) {
+      b.gradients.push_back(b.buffer.narrow(0, at, s.numel()).view(s));
+      at += s.numel();
+    }
+    b.divisor = pg->size();
+    b.group = pg.get();
+    if (step == g::kStart) {
+      state->q_memory_dict[0] = from_vector(g::raw_q);
+      state->p_memory_dict[0] = zeros({(16 + 8) * g::kRank});
+    }
+    const Tensor out = hook(b).wait(), want = from_vector(g::outputs[step]);
+    EXPECT(max_abs_diff(out, want) < 1e-4 * (want.abs().max().item() + 1e-6), "step ", step,
+           ": powersgd_hook differs from PyTorch's by ", max_abs_diff(out, want));
+  }
+  const Tensor e = from_vector(g::error), q = from_vector(g::q_memory);
+  EXPECT(max_abs_diff(state->error_dict.at(0), e) < 1e-4 * e.abs().max().item(),
+         "error feedback differs from PyTorch's");
+  EXPECT(max_abs_diff(state->q_memory_dict.at(0), q) < 1e-4 * q.abs().max().item(), "kept Q differs from PyTorch's");
+}
+
 // The user's top-k hook (apps/examples/topk_hook/topk_hook.h) against its definition: each
 // rank sends the k largest |g + e| of a bucket, the average of the sparse sums comes back,
 // and e keeps what was not sent.
@@ -410,6 +448,7 @@ int main(int argc, char** argv) try {
       {"powersgd1", [] { check_powersgd(1); }},
       {"powersgd2", [] { check_powersgd(2); }},
       {"topk", check_topk},
+      {"powersgd-torch", check_powersgd_torch},
       {"join", [] { check_join(true); }},
       {"join-active", [] { check_join(false); }},
       {"join-throw", check_join_throw},
