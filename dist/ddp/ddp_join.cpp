@@ -15,6 +15,7 @@
 // GradBucket::divisor. Joined ranks skip their optimizer's steps, so when all have joined
 // the ranks agree on the model of the highest-numbered rank among those that joined last
 // (they trained every step) and broadcast it, as PyTorch's _sync_final_model.
+// tests/golden/join.py checks this reading of the divisor against PyTorch 1.13's Join.
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/tensor/factory.h>
 
