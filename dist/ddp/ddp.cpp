@@ -243,10 +243,14 @@ void DistributedDataParallel::finish_backward() {
   const auto start = std::chrono::steady_clock::now();
   {
     DDL_TRACE_SPAN("wait for buckets", "ddp");
-    for (auto& b : buckets_) {
-      const Tensor averaged = b->future->wait();
-      if (!averaged.shares_storage(b->flat) || averaged.offset() != b->flat.offset())
-        b->flat.copy_(averaged.view(b->flat.shape()));
+    for (size_t k = 0; k < buckets_.size(); ++k) {
+      Bucket& b = *buckets_[k];
+      const Tensor averaged = b.future->wait();
+      DDL_CHECK(averaged.defined() && averaged.numel() == b.flat.numel(), "DistributedDataParallel: the comm hook ",
+                "returned ", averaged.defined() ? averaged.shape() : Shape{}, " for bucket ", k, " of ", b.flat.shape(),
+                "; expected the averaged bucket, shaped as GradBucket::buffer");
+      if (!averaged.shares_storage(b.flat) || averaged.offset() != b.flat.offset())
+        b.flat.copy_(averaged.reshape({-1}));
     }
     if (used_work) used_work->wait();
   }

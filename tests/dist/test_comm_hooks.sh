@@ -20,6 +20,7 @@ run() {  # run NPROC SCENARIO: every rank exits 0, rank 0 (which ddlrun shows) s
 }
 check "default hook: DDP, allreduce_hook and g/W summed agree bit for bit" "run 2 default"
 check "default hook, 3 ranks: DDP equals g·(1/3) in one flat all-reduce bit for bit" "run 3 default3"
+check "a hook's result of the wrong size is named in an error; a fresh one is copied in" "run 2 hook-result"
 check "fp16_compress_hook: within its rounding bound, half the bytes" "run 2 fp16"
 check "bf16_compress_hook: within its rounding bound, half the bytes" "run 2 bf16"
 check "fp16_compress_hook over TCP (Gloo's ring sums float16; DDL_SHM=0)" "DDL_SHM=0 run 2 fp16"

@@ -196,6 +196,28 @@ void check_join_throw() {
   pg->barrier();
 }
 
+// A hook that returns the wrong size is named in an error, not a crash or a garbled view;
+// one returning a fresh tensor of the right size has it copied in.
+void check_hook_result() {
+  auto model = make_mlp();
+  DistributedDataParallel bad(model, pg);
+  bad.register_comm_hook([](GradBucket& b) { return HookFuture(zeros({b.buffer.numel() + 1})); });
+  std::string error;
+  try {
+    loss_of(bad, pg->rank(), 0).backward();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT(error.find("comm hook returned [") != std::string::npos, "expected the hook's result named, got '", error,
+         "'");
+  auto model2 = make_mlp();
+  DistributedDataParallel fresh(model2, pg);
+  fresh.register_comm_hook([](GradBucket& b) { return HookFuture(full({b.buffer.numel()}, 0.5)); });
+  loss_of(fresh, pg->rank(), 0).backward();
+  for (auto& p : model2->parameters())
+    EXPECT(all(p.grad().eq(0.5)).item() != 0, "a fresh result tensor was not copied into .grad");
+}
+
 // The default hook with 3 ranks, where x·(1/3) and x/3 differ: DDP (one bucket) is bit for bit
 // what the arithmetic before hooks gives on the same flat buffer: gradients in bucket order,
 // times 1/3, one sum all-reduce.
@@ -239,6 +261,7 @@ int main(int argc, char** argv) try {
   const std::map<std::string, std::function<void()>> scenarios{
       {"default", check_default},
       {"default3", check_default_flat},
+      {"hook-result", check_hook_result},
       {"fp16", [] { check_compressed(false); }},
       {"bf16", [] { check_compressed(true); }},
       {"powersgd1", [] { check_powersgd(1); }},
