@@ -6,6 +6,7 @@
 #include <ddl/dist/fsdp/fsdp.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
+#include <ddl/dist/hooks/powersgd.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/nn/sync_batch_norm.h>
 #include <ddl/dist/process_group.h>

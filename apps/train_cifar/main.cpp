@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "apps/train_cifar/datasets.h"
 #include "apps/train_cifar/evaluate.h"
@@ -14,6 +15,7 @@
 #include "apps/train_cifar/run_report.h"
 #include "apps/train_cifar/snapshot.h"
 #include "apps/train_cifar/training.h"
+#include "apps/train_cifar/uneven_sampler.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
 
@@ -47,7 +49,10 @@ int main(int argc, char** argv) try {
 
   // 2. Data: this rank's shard of the training set, a contiguous slice of the test set.
   const apps::DataSplits splits = apps::make_datasets(o);
-  auto sampler = std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
+  std::shared_ptr<data::Sampler> sampler =
+      o.uneven ? std::shared_ptr<data::Sampler>(
+                     std::make_shared<apps::UnevenSampler>(splits.train_size, world, rank, o.seed))
+               : std::make_shared<data::DistributedSampler>(splits.train_size, world, rank, true, o.seed);
   // Page-locked batches on a GPU: the copy to the device is then an asynchronous DMA.
   data::DataLoader train_loader(splits.train, data::DataLoaderOptions(o.batch_size)
                                                   .sampler(sampler)
@@ -79,6 +84,11 @@ int main(int argc, char** argv) try {
   auto strategy = group ? dist::make_sync_strategy(o.sync, model, group) : nullptr;
   if (strategy) report.strategy_made(*strategy);
   nn::Module& net = strategy ? strategy->model() : *model;
+  // --comm-hook and --uneven reach DDP itself (dist/hooks/).
+  auto* ddp = dynamic_cast<dist::DistributedDataParallel*>(&net);
+  DDL_CHECK(ddp || !group || (o.comm_hook == "allreduce" && !o.uneven),
+            "train_cifar: --comm-hook and --uneven need --sync ddp, got --sync ", o.sync);
+  if (ddp && o.comm_hook != "allreduce") ddp->register_comm_hook(dist::hooks::make_comm_hook(o.comm_hook));
   optim::SGD opt(model->parameters(), optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
@@ -106,6 +116,9 @@ int main(int argc, char** argv) try {
     int64_t step = 0;  // this epoch's batch index
     for (; step < pos.step_in_epoch && batch != train_loader.end(); ++step) ++batch;
     report.start_at_step(step);
+    // Ranks with fewer batches shadow the others' all-reduces until the last one is done.
+    std::optional<dist::Join> join;
+    if (o.uneven && ddp) join.emplace(std::vector<dist::Joinable*>{ddp});
     for (; batch != train_loader.end(); ++batch, ++step) {
       auto& timer = report.timer();
       const Tensor x = batch->data.to(device), y = batch->target.to(device);
@@ -140,6 +153,7 @@ int main(int argc, char** argv) try {
               {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
       }
     }
+    if (join) join->join();
     pos.step_in_epoch = 0;
     report.end_epoch();
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {

@@ -10,6 +10,7 @@
 #include "apps/common/finite_range.h"
 #include "apps/train_cifar/buckets.h"
 #include "apps/train_cifar/datasets.h"
+#include <ddl/dist/hooks/comm_hook.h>
 #include <ddl/dist/sync/plugin.h>
 #include <ddl/dist/sync/registry.h>
 #include <ddl/tensor/error.h>
@@ -130,6 +131,15 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_flag("--sync-bn", o.sync_bn,
                "BatchNorm layers use the batch statistics of every rank (SyncBatchNorm; docs/dist.md); no effect "
                "on one process");
+  const CLI::Validator hook_spec([](std::string& v) { return dist::hooks::comm_hook_spec_problem(v); }, "HOOK");
+  app.add_option("--comm-hook", o.comm_hook,
+                 "with --sync ddp: how each gradient bucket is averaged: allreduce, fp16, bf16 (compressed) or "
+                 "powersgd:RANK (low-rank, from step 10; docs/dist.md, \"Communication hooks\")")
+      ->check(hook_spec)
+      ->capture_default_str();
+  app.add_flag("--uneven,--no-drop-last", o.uneven,
+               "every training example once per epoch: no padding of the ranks' shares, so their batch counts may "
+               "differ; needs --sync ddp, which then trains under a Join (docs/train_cifar.md)");
   app.add_option("--plugin", o.plugins,
                  "shared library of strategies to load first (repeatable; it defines extern \"C\" void "
                  "ddl_register_strategies(); docs/sync.md)");

@@ -116,7 +116,8 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
       timer_(device.is_cuda() ? report::StepTimer(device) : report::StepTimer()),
       convergence_(o.target_accuracy),
       history_(batches_per_epoch) {
-  exchanging_ = world_ > 1 && (o.progress || !o.metrics.empty());
+  // Not with --uneven: ranks run different numbers of steps, so a per-step exchange would not line up.
+  exchanging_ = world_ > 1 && !o.uneven && (o.progress || !o.metrics.empty());
   if (exchanging_) pace_ = std::make_unique<LivePace>(group, rank_, world_);
   // A path the report cannot be written to fails now, not after the training.
   if (lead() && !o.report.empty()) report::HtmlReport::check_writable(o.report);

@@ -7,15 +7,20 @@
 // to buckets: a small first one (first_bucket_mb) so communication starts
 // early, then bucket_cap_mb each. The assignment is fixed, so every rank has
 // the same buckets. During backward, the engine's post-accumulate hook of each
-// parameter copies its gradient, scaled by 1/world, into its slot of the
-// bucket's flat buffer; when a bucket's last slot is filled the bucket is
-// ready. Ready buckets are launched strictly in bucket order (bucket k never
-// before bucket k - 1), so all ranks issue the same all-reduces in the same
-// sequence even if their gradients arrive in different orders. The
+// parameter copies its gradient, undivided, into its slot of the bucket's flat
+// buffer; when a bucket's last slot is filled the bucket is ready. Ready
+// buckets are launched strictly in bucket order (bucket k never before bucket
+// k - 1), so all ranks issue the same all-reduces in the same sequence even if
+// their gradients arrive in different orders. Launching a bucket calls the
+// communication hook on it (dist/hooks/comm_hook.h): by default
+// hooks::allreduce_hook, which scales the buffer by 1/world and starts a sum
+// all-reduce, the same arithmetic as scaling each gradient while copying it. The
 // all-reduces run on the process group's worker thread while backward goes on.
 // When backward ends, an end-of-backward callback launches what is left (or
-// names the parameters that got no gradient), waits for every bucket and
-// copies the averaged values back into each parameter's .grad.
+// names the parameters that got no gradient), waits for every bucket in bucket
+// order (running the steps a hook chained with HookFuture::then, so their
+// collectives too come in one order on every rank) and copies the averaged
+// values back into each parameter's .grad.
 //
 // Note [Unused parameters]
 // With find_unused_parameters, a parameter that got no gradient on this rank
@@ -42,22 +47,20 @@
 
 namespace ddl::dist {
 
-struct DistributedDataParallel::Bucket {
-  Tensor flat;                 // all slots, contiguous
-  std::vector<size_t> params;  // parameter indices, in slot order
-  size_t pending = 0;          // slots not yet filled in this backward
-  std::shared_ptr<Work> work;
-};
-
 DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
                                                  std::shared_ptr<ProcessGroup> group, DDPOptions opts)
-    : nn::Module("DistributedDataParallel"), module_(std::move(module)), group_(std::move(group)), opts_(opts) {
+    : nn::Module("DistributedDataParallel"),
+      module_(std::move(module)),
+      group_(std::move(group)),
+      opts_(opts),
+      hook_(hooks::allreduce_hook()) {
   DDL_CHECK(module_ != nullptr && group_ != nullptr, "DistributedDataParallel: module and process group are required");
   for (auto [name, mb] :
        {std::pair{"bucket_cap_mb", opts_.bucket_cap_mb}, {"first_bucket_mb", opts_.first_bucket_mb}}) {
     const std::string problem = bucket_mb_problem(std::string("DistributedDataParallel: ") + name, mb);
     DDL_CHECK(problem.empty(), problem, ", got ", mb);
   }
+  divisor_ = group_->size();
   register_module("module", module_);
   for (auto& [name, p] : module_->named_parameters())
     if (p.requires_grad()) {
@@ -113,6 +116,8 @@ void DistributedDataParallel::build_buckets(const DDPOptions& opts) {
     }
     bucket->flat = zeros({numel}, TensorOptions(params_[g.front()].dtype(), params_[g.front()].device()));
     bucket->params = g;
+    for (size_t k : g)
+      bucket->views.push_back(bucket->flat.narrow(0, offset_of_[k], params_[k].numel()).view(params_[k].shape()));
     stats_.bucket_bytes.push_back(static_cast<int64_t>(bucket->flat.nbytes()));
     stats_.bucket_params.push_back(g.size());
     bucket_trace_names_.push_back(trace::intern("bucket " + std::to_string(buckets_.size())));
@@ -120,21 +125,49 @@ void DistributedDataParallel::build_buckets(const DDPOptions& opts) {
   }
 }
 
+void DistributedDataParallel::register_comm_hook(CommHook hook) {
+  DDL_CHECK(hook != nullptr, "DistributedDataParallel.register_comm_hook: the hook is empty");
+  DDL_CHECK(!hook_registered_, "DistributedDataParallel.register_comm_hook: a hook is registered already (once only)");
+  DDL_CHECK(stats_.synced_steps == 0 && !in_backward_,
+            "DistributedDataParallel.register_comm_hook: register the hook before the first backward");
+  hook_ = std::move(hook);
+  hook_registered_ = true;
+}
+
+GradBucket DistributedDataParallel::grad_bucket(size_t k) const {
+  const Bucket& b = *buckets_[k];
+  GradBucket gb;
+  gb.index = k;
+  gb.is_last = k + 1 == buckets_.size();
+  gb.buffer = b.flat;
+  gb.gradients = b.views;
+  for (size_t i : b.params) gb.parameters.push_back(params_[i]);
+  gb.divisor = divisor_;
+  gb.group = group_.get();
+  return gb;
+}
+
 Variable DistributedDataParallel::forward(const Variable& x) {
   in_backward_ = false;  // a backward that failed half-way must not leave stale state
   stats_.last_broadcast_ms = 0;
-  if (opts_.broadcast_buffers && is_training() && group_->size() > 1) {
-    std::vector<Tensor> buffers;
-    for (auto& [n, v] : module_->named_buffers()) buffers.push_back(v.data());
-    // Timed so that callers can count it as communication, not as forward compute.
-    const auto start = std::chrono::steady_clock::now();
-    DDL_TRACE_SPAN("broadcast buffers", "ddp");
-    broadcast_coalesced(buffers);
-    stats_.last_broadcast_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    stats_.total_broadcast_ms += stats_.last_broadcast_ms;
-  }
+  divisor_ = group_->size();
+  if (join_enabled_)
+    join_pre_forward();  // See Note [Join divisor] in ddp_join.cpp
+  else if (opts_.broadcast_buffers && is_training() && group_->size() > 1)
+    broadcast_buffers(0);
   return module_->forward(x);
+}
+
+void DistributedDataParallel::broadcast_buffers(int root) {
+  std::vector<Tensor> buffers;
+  for (auto& [n, v] : module_->named_buffers()) buffers.push_back(v.data());
+  // Timed so that callers can count it as communication, not as forward compute.
+  const auto start = std::chrono::steady_clock::now();
+  DDL_TRACE_SPAN("broadcast buffers", "ddp");
+  broadcast_coalesced(buffers, root);
+  stats_.last_broadcast_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  stats_.total_broadcast_ms += stats_.last_broadcast_ms;
 }
 
 void DistributedDataParallel::on_grad_ready(size_t i) {
@@ -145,17 +178,14 @@ void DistributedDataParallel::on_grad_ready(size_t i) {
     in_backward_ = true;
     next_launch_ = 0;
     std::fill(ready_.begin(), ready_.end(), false);
-    for (auto& b : buckets_) b->pending = b->params.size(), b->work = nullptr;
+    for (auto& b : buckets_) b->pending = b->params.size(), b->future.reset();
     autograd::queue_callback([this] { finish_backward(); });
   }
   DDL_CHECK(!ready_[i], "DistributedDataParallel: parameter '", names_[i], "' got its gradient twice in one backward");
   ready_[i] = true;
   trace::instant("grad ready", "ddp", {{"param", static_cast<int64_t>(i)}, {"bucket", int64_t(bucket_of_[i])}});
   Bucket& b = *buckets_[bucket_of_[i]];
-  const Variable& p = params_[i];
-  const Tensor slot = b.flat.narrow(0, offset_of_[i], p.numel()).view(p.shape());
-  slot.copy_(p.grad());
-  slot.mul_(1.0 / group_->size());
+  b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape()).copy_(params_[i].grad());
   --b.pending;
   launch_ready_buckets();
 }
@@ -172,9 +202,10 @@ void DistributedDataParallel::launch_ready_buckets() {
       trace::instant("bucket launch", "ddp", {{"bucket", static_cast<int64_t>(k)}, {"bytes", bytes}});
       trace::async_begin(bucket_trace_names_[k], "ddp", id, {{"bucket", static_cast<int64_t>(k)}, {"bytes", bytes}});
     }
-    b.work = group_->all_reduce_async(b.flat, ReduceOp::Sum);
-    if (traced) [[unlikely]]
-      b.work->on_completion([name = bucket_trace_names_[k], id, bytes](Work&) {
+    GradBucket view = grad_bucket(k);
+    b.future = hook_(view);
+    if (traced && b.future->work()) [[unlikely]]
+      b.future->work()->on_completion([name = bucket_trace_names_[k], id, bytes](Work&) {
         trace::async_end(name, "ddp", id, {{"bytes", bytes}});
       });
   }
@@ -194,12 +225,10 @@ void DistributedDataParallel::finish_backward() {
     }
     Bucket& b = *buckets_[bucket_of_[i]];
     const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
-    if (params_[i].grad().defined()) {
-      slot.copy_(params_[i].grad());
-      slot.mul_(1.0 / group_->size());
-    } else {
+    if (params_[i].grad().defined())
+      slot.copy_(params_[i].grad());  // the hook divides
+    else
       slot.zero_();
-    }
     --b.pending;
   }
   DDL_CHECK(missing.empty(), group_->log_prefix(),
@@ -220,7 +249,15 @@ void DistributedDataParallel::finish_backward() {
   const auto start = std::chrono::steady_clock::now();
   {
     DDL_TRACE_SPAN("wait for buckets", "ddp");
-    for (auto& b : buckets_) b->work->wait();
+    for (size_t k = 0; k < buckets_.size(); ++k) {
+      Bucket& b = *buckets_[k];
+      const Tensor averaged = b.future->wait();
+      DDL_CHECK(averaged.defined() && averaged.numel() == b.flat.numel(), "DistributedDataParallel: the comm hook ",
+                "returned ", averaged.defined() ? averaged.shape() : Shape{}, " for bucket ", k, " of ", b.flat.shape(),
+                "; expected the averaged bucket, shaped as GradBucket::buffer");
+      if (!averaged.shares_storage(b.flat) || averaged.offset() != b.flat.offset())
+        b.flat.copy_(averaged.reshape({-1}));
+    }
     if (used_work) used_work->wait();
   }
   stats_.last_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -241,10 +278,10 @@ void DistributedDataParallel::finish_backward() {
   }
 }
 
-void DistributedDataParallel::broadcast_coalesced(const std::vector<Tensor>& tensors) {
+void DistributedDataParallel::broadcast_coalesced(const std::vector<Tensor>& tensors, int root) {
   if (group_->size() == 1 || tensors.empty()) return;
   // One broadcast per dtype instead of one per tensor.
-  detail::coalesced(tensors, [&](const Tensor& flat) { group_->broadcast(flat, 0); });
+  detail::coalesced(tensors, [&](const Tensor& flat) { group_->broadcast(flat, root); });
 }
 
 }  // namespace ddl::dist

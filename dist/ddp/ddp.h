@@ -1,13 +1,18 @@
 // DistributedDataParallel: wraps a module so that backward leaves every
 // parameter's gradient averaged over the process group, with the all-reduce
 // of each gradient bucket overlapping the rest of backward (see Note [Buckets]
-// in ddp.cpp). Parameters are named "module.<name>", as in PyTorch.
+// in ddp.cpp). Parameters are named "module.<name>", as in PyTorch. A communication
+// hook (dist/hooks/comm_hook.h) may replace the all-reduce; a Join (dist/hooks/join.h)
+// lets ranks with fewer batches finish (ddp_join.cpp).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <ddl/dist/hooks/comm_hook.h>
+#include <ddl/dist/hooks/join.h>
 #include <ddl/dist/process_group.h>
 #include <ddl/nn/module.h>
 
@@ -34,7 +39,7 @@ struct DDPStats {
   int64_t synced_steps = 0;
 };
 
-class DistributedDataParallel : public nn::Module {
+class DistributedDataParallel : public nn::Module, public Joinable {
  public:
   // Broadcasts rank 0's parameters and buffers so every replica starts identical.
   DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group,
@@ -42,6 +47,13 @@ class DistributedDataParallel : public nn::Module {
   ~DistributedDataParallel() override;
 
   Variable forward(const Variable& x) override;
+  // Averages each bucket through `hook` instead of the built-in hooks::allreduce_hook (as
+  // PyTorch's register_comm_hook; the hook's state lives in its closure). Once, before the
+  // first backward.
+  void register_comm_hook(CommHook hook);
+  // Joinable (see dist/hooks/join.h and Note [Join divisor] in ddp_join.cpp).
+  std::unique_ptr<JoinHook> join_hook(const JoinOptions& opts) override;
+  ProcessGroup& join_process_group() override { return *group_; }
   const std::shared_ptr<nn::Module>& module() const { return module_; }
   ProcessGroup& group() const { return *group_; }
   const DDPStats& stats() const { return stats_; }
@@ -66,12 +78,27 @@ class DistributedDataParallel : public nn::Module {
   };
 
  private:
-  struct Bucket;
+  struct Bucket {
+    Tensor flat;                       // all slots, contiguous
+    std::vector<size_t> params;        // parameter indices, in slot order
+    std::vector<Tensor> views;         // slot k viewed as parameter k's shape
+    size_t pending = 0;                // slots not yet filled in this backward
+    std::optional<HookFuture> future;  // this backward's communication
+  };
   void build_buckets(const DDPOptions& opts);
   void on_grad_ready(size_t param_index);
   void launch_ready_buckets();
   void finish_backward();
-  void broadcast_coalesced(const std::vector<Tensor>& tensors);
+  void broadcast_coalesced(const std::vector<Tensor>& tensors, int root = 0);
+  void broadcast_buffers(int root);
+  GradBucket grad_bucket(size_t k) const;
+  // ddp_join.cpp: the forward of a rank still training under Join, what a joined rank
+  // shadows per iteration, and the final agreement on the weights.
+  void join_pre_forward();
+  void join_shadow_iteration();
+  void join_sync_final_model(bool is_last_joiner);
+  int join_common_rank(bool candidate);
+  friend class DDPJoinHook;
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<ProcessGroup> group_;
@@ -89,6 +116,10 @@ class DistributedDataParallel : public nn::Module {
   bool in_backward_ = false;
   bool sync_ = true;
   DDPStats stats_;
+  CommHook hook_;
+  bool hook_registered_ = false;
+  double divisor_ = 1;                           // GradBucket::divisor: the world size, or see Join
+  bool divide_by_initial_world_size_ = true;     // set by join_hook
   std::vector<const char*> bucket_trace_names_;  // "bucket k", interned for the timeline
   uint64_t trace_launches_ = 0;                  // async-span ids: one per launch
 };

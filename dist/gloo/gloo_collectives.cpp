@@ -19,6 +19,7 @@
 #include <thread>
 
 #include <ddl/dist/gloo/gloo_collectives.h>
+#include <ddl/dist/reduce_dtypes.h>
 #include <ddl/tensor/dtype.h>
 #include <ddl/tensor/error.h>
 
@@ -126,7 +127,8 @@ void finish_avg(const Tensor& t, ReduceOp op, int n) {
 }  // namespace
 
 Traffic gloo_all_reduce(const GlooCall& c, const Tensor& t, ReduceOp op) {
-  DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce", [&] {
+  dispatch_reducible(t.dtype(), "all_reduce", [&](auto tag) {
+    using scalar_t = decltype(tag);
     gloo::AllreduceOptions o(c.ctx);
     o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
     o.setOutput<scalar_t>(t.data<scalar_t>(), t.numel());

@@ -22,17 +22,19 @@ bool supported(DType t) {
          t == DType::Int8;
 }
 
-void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
+// all_reduce also sums float16 and bfloat16 (the compression hooks of dist/hooks/ need it).
+void check_tensor(const Tensor& t, const char* op, const char* what = "tensor", bool sixteen_bit = false) {
   DDL_CHECK(t.defined(), op, ": the ", what, " is undefined");
   DDL_CHECK(t.device().is_cpu(), op, ": the gloo backend works on CPU tensors, got ", describe(t),
             " (use the nccl backend for CUDA tensors)");
-  DDL_CHECK(supported(t.dtype()), op, ": dtype ", t.dtype(),
-            " is not supported (float32, float64, int64, int32, uint8, int8)");
+  DDL_CHECK(supported(t.dtype()) || (sixteen_bit && is_reduced_float(t.dtype())), op, ": dtype ", t.dtype(),
+            " is not supported (float32, float64, int64, int32, uint8, int8",
+            sixteen_bit ? ", float16, bfloat16)" : ")");
 }
 
 void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
-  DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name, ": ReduceOp::Avg needs a floating tensor, got ",
-            describe(t), " (use Sum and divide)");
+  DDL_CHECK(op != ReduceOp::Avg || (is_floating(t.dtype()) && !is_reduced_float(t.dtype())), name,
+            ": ReduceOp::Avg needs a float32 or float64 tensor, got ", describe(t), " (use Sum and divide)");
 }
 
 std::string sig(const Tensor& t) { return detail::debug_signature(t); }
@@ -52,7 +54,7 @@ std::string ring_peers(int rank, int n) {
 }  // namespace
 
 std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& t, ReduceOp op) {
-  check_tensor(t, "all_reduce");
+  check_tensor(t, "all_reduce", "tensor", true);
   check_reduce_op(t, op, "all_reduce");
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
   std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";

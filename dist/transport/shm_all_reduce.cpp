@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <ddl/dist/reduce_dtypes.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
 #include <ddl/dist/transport/shm_segment.h>
 #include <ddl/tensor/dtype.h>
@@ -150,7 +151,7 @@ void fold_op(ReduceOp op, const char* const* in, int n, int64_t count, char* sha
 Traffic ShmAllReduce::all_reduce(const Tensor& t, ReduceOp op, uint64_t tag, Millis timeout) {
   const auto deadline = Clock::now() + timeout;
   // An unsupported dtype must fail here, on every rank alike, not between two barriers.
-  DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce", [&] { (void)sizeof(scalar_t); });
+  dispatch_reducible(t.dtype(), "all_reduce", [](auto) {});
   try {
     check_same_call(t, op, tag, deadline);
     return move_pieces(t, op, deadline);
@@ -210,8 +211,9 @@ Traffic ShmAllReduce::move_pieces(const Tensor& t, ReduceOp op, Clock::time_poin
     if (e > s) {
       for (int q = 0; q < size_; ++q) in[q] = q == rank_ ? piece + s * es : slot(set, q) + s * es;
       char* shared = slot(set, rank_) + s * es;
-      DDL_DISPATCH_NUMERIC(t.dtype(), "all_reduce",
-                           [&] { fold_op<scalar_t>(op, in.data(), size_, e - s, shared, piece + s * es); });
+      dispatch_reducible(t.dtype(), "all_reduce", [&](auto tag) {
+        fold_op<decltype(tag)>(op, in.data(), size_, e - s, shared, piece + s * es);
+      });
     }
     barrier(deadline);
     for (int q = 0; q < size_; ++q)
