@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +44,27 @@ struct Config {
   std::string strace;             // strace's path
   std::string setpriv;            // setpriv's path ("" if missing): ties the traced program to strace
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
+  // Elastic rounds (elastic_agent.h): polled while the workers run; true stops them all
+  // (SIGTERM, then SIGKILL after the grace) and the attempt ends as Stopped.
+  std::function<bool()> stop_check;
+  std::vector<std::pair<std::string, std::string>> extra_env;  // given to every worker, after the rest
 };
+
+class OutputRelay;
+struct RelayOptions;
+// What the relay of this node's workers shows and logs (output_relay.h).
+RelayOptions relay_options(const Config& cfg);
+struct Outcome {
+  enum Kind { Ok, Failed, Interrupted, Stopped } kind = Ok;
+  int exit_code = 0;
+};
+// One attempt: starts this node's workers (ranks node_rank * nproc + i of nproc * nnodes,
+// the store at master_addr:port, DDL_RESTART_COUNT = attempt), supervises them, returns
+// when all have exited. run() loops over it; so does the elastic agent, once per round.
+Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
+                    const std::string& run_id, OutputRelay& relay);
+// Installs the handlers run_attempt relies on (SIGCHLD, the stop signals, the self-pipe).
+void install_signal_handlers();
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing
 // worker's status, or 128 + signal, otherwise).

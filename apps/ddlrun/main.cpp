@@ -14,14 +14,18 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "apps/common/finite_range.h"
+#include "apps/ddlrun/elastic_hosts.h"
+#include "apps/ddlrun/elastic_rendezvous.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
+#include <ddl/dist/env.h>
 #include <ddl/dist/transport/shm_segment.h>
 
 namespace {
@@ -99,6 +103,78 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   cfg.master_addr = hosts::host_address(0);
   return 0;
 }
+
+// --nnodes MIN:MAX (docs/dist.md, "Elastic jobs"): this node's elastic agent, or with --hosts
+// one agent per emulated host, with --power-off/--power-on drills (docs/cluster.md).
+int run_elastic(ddl::launcher::Config& cfg, ddl::launcher::elastic::ElasticSpec& elastic,
+                ddl::launcher::hosts::Spec& spec, bool addr_given, const std::vector<std::string>& power_off,
+                const std::vector<std::string>& power_on, const std::string& power_control,
+                const std::vector<std::vector<std::string>>& shaping, bool nproc_given, bool syscalls) {
+  namespace el = ddl::launcher::elastic;
+  if (!cfg.log_dir.empty() || syscalls || !cfg.launcher_store) {
+    std::cerr << "ddlrun: --nnodes MIN:MAX takes neither --log-dir, --syscalls nor --rank0-store (ranks change "
+                 "between rounds; the agents serve the store)\n";
+    return 2;
+  }
+  if (spec.hosts > 0) {
+    std::vector<el::PowerEvent> events;
+    try {
+      for (const auto& p : power_off) events.push_back(el::parse_power_event(p, false, spec.hosts));
+      for (const auto& p : power_on) events.push_back(el::parse_power_event(p, true, spec.hosts));
+    } catch (const std::exception& e) {
+      std::cerr << "ddlrun: " << e.what() << "\n";
+      return 2;
+    }
+    if (elastic.max_nodes > spec.hosts) {
+      std::cerr << "ddlrun: --nnodes " << elastic.min_nodes << ":" << elastic.max_nodes << " needs at least MAX "
+                << "hosts; --hosts is " << spec.hosts << "\n";
+      return 2;
+    }
+    std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when this returns
+    if (int rc = set_up_hosts(cfg, spec, shaping[0], shaping[1], shaping[2], shaping[3], nproc_given, cluster); rc)
+      return rc;
+    cfg.nproc = spec.nproc_per_host;
+    if (cfg.master_port == 0) cfg.master_port = 29400;  // every host has a network namespace of its own
+    cluster->start_flaps();
+    try {
+      return el::run_hosts(cfg, spec.hosts, elastic, events, power_control);
+    } catch (const std::exception& e) {
+      std::cerr << "ddlrun: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  if (!power_off.empty() || !power_on.empty() || !power_control.empty()) {
+    std::cerr << "ddlrun: --power-off, --power-on and --power-control act on emulated hosts: give --hosts N\n";
+    return 2;
+  }
+  if (!addr_given || cfg.master_port == 0) {
+    std::cerr << "ddlrun: --nnodes MIN:MAX needs --master-addr A0,A1,... (node i's address, i-th: the hosts the "
+                 "store fails over to, in order) and --master-port\n";
+    return 2;
+  }
+  for (size_t at = 0, comma; at <= cfg.master_addr.size(); at = comma + 1) {
+    comma = cfg.master_addr.find(',', at);
+    if (comma == std::string::npos) comma = cfg.master_addr.size();
+    elastic.candidates.push_back(cfg.master_addr.substr(at, comma - at));
+  }
+  if (cfg.node_rank < 0 || cfg.node_rank >= elastic.max_nodes) {
+    std::cerr << "ddlrun: --node-rank " << cfg.node_rank << " is outside [0, " << elastic.max_nodes << ")\n";
+    return 2;
+  }
+  elastic.node_id = cfg.node_rank;
+  const std::string token = ddl::dist::read_job_token().value;
+  if (token.empty()) {
+    std::cerr << "ddlrun: an elastic job needs DDL_JOB_TOKEN (or DDL_JOB_TOKEN_FILE), the same on every node: "
+                 "no node is sure to be there to make one\n";
+    return 2;
+  }
+  try {
+    return el::run_agent(cfg, elastic, token);
+  } catch (const std::exception& e) {
+    std::cerr << "ddlrun: " << e.what() << "\n";
+    return 1;
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,7 +214,27 @@ int main(int argc, char** argv) {
   app.add_flag("--cleanup", cleanup,
                "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
                "behind, then exit");
-  app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
+  std::string nnodes = "1";
+  app.add_option("--nnodes", nnodes,
+                 "number of nodes, or MIN:MAX for an elastic job (nodes may leave and join; docs/dist.md, "
+                 "\"Elastic jobs\")");
+  ddl::launcher::elastic::ElasticSpec elastic;
+  std::vector<std::string> power_off, power_on;
+  app.add_option("--rdzv-last-call", elastic.last_call_s,
+                 "elastic: once MIN nodes have joined a round, close it this many seconds after the last join")
+      ->check(ddl::apps::FiniteRange(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--rdzv-timeout", elastic.join_timeout_s, "elastic: seconds a node waits to be admitted to a round")
+      ->check(ddl::apps::FiniteRange(1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--power-off", power_off, "with --hosts and --nnodes MIN:MAX: hostI=T, cut that host's power T s in")
+      ->allow_extra_args(false);
+  app.add_option("--power-on", power_on, "with --hosts and --nnodes MIN:MAX: hostI=T, start that host T s in")
+      ->allow_extra_args(false);
+  std::string power_control;
+  app.add_option("--power-control", power_control,
+                 "with --hosts and --nnodes MIN:MAX: a file whose appended lines \"off hostI\" / \"on hostI\" act "
+                 "at once");
   app.add_option("--node-rank", cfg.node_rank, "this node's index in [0, nnodes)");
   auto* master_addr = app.add_option("--master-addr", cfg.master_addr, "address of node 0 (where the store runs)");
   app.add_option("--master-port", cfg.master_port, "store port on node 0 (0: pick a free one)")
@@ -174,6 +270,19 @@ int main(int argc, char** argv) {
       std::printf("ddlrun --cleanup: removed /dev/shm/%s (its creator is gone)\n", name.c_str());
     return ddl::launcher::hosts::cleanup_stale();
   }
+  const bool is_elastic = nnodes.find(':') != std::string::npos;
+  try {
+    std::tie(elastic.min_nodes, elastic.max_nodes) = ddl::launcher::elastic::parse_nnodes(nnodes);
+  } catch (const std::exception& e) {
+    std::cerr << "ddlrun: " << e.what() << "\n";
+    return 2;
+  }
+  cfg.nnodes = is_elastic ? 1 : elastic.max_nodes;  // elastic: each round sets it
+  if (!is_elastic && (!power_off.empty() || !power_on.empty() || !power_control.empty())) {
+    std::cerr << "ddlrun: --power-off, --power-on and --power-control drill elastic jobs: give --hosts N and "
+                 "--nnodes MIN:MAX\n";
+    return 2;
+  }
   cfg.command = app.remaining();
   cfg.argv.assign(argv, argv + argc);
   cfg.launcher_store = !rank0_store;
@@ -189,6 +298,9 @@ int main(int argc, char** argv) {
     std::cerr << "ddlrun: no program given\n" << app.help();
     return 2;
   }
+  if (is_elastic)
+    return run_elastic(cfg, elastic, spec, master_addr->count() > 0, power_off, power_on, power_control,
+                       {links, cpus, memory, flaps}, nproc->count() > 0, syscalls);
   if (cfg.node_rank < 0 || cfg.node_rank >= cfg.nnodes) {
     std::cerr << "ddlrun: --node-rank " << cfg.node_rank << " is outside [0, " << cfg.nnodes << ")\n";
     return 2;
