@@ -37,12 +37,13 @@ int run_agent(Config cfg, const ElasticSpec& spec, const std::string& token) {
   rc.token = token;
   rc.last_call_s = spec.last_call_s;
   rc.join_timeout_s = spec.join_timeout_s;
-  Rendezvous rdzv(rc);
   const std::string run_id = "ddlrun" + std::to_string(getpid()) + "_" + random_token().substr(0, 8);
   cfg.extra_env.emplace_back("DDL_ELASTIC", "1");
   cfg.extra_env.emplace_back("DDL_ELASTIC_NODE", std::to_string(spec.node_id));
   int failures = 0, rc_exit = 0;
+  Rendezvous rdzv(rc);
   auto linger = [&] {  // the others' workers and agents may still use this node's store
+    rdzv.disconnect();
     if (server) server->linger(std::chrono::seconds(10));
   };
   while (true) {

@@ -99,6 +99,10 @@ void Rendezvous::find_store() {
       }
     }
     if (best >= 0) {
+      if (term_ > 0 && best_term > term_)
+        std::fprintf(stderr, "ddlrun: elastic: node %d: the store failed over from %s to %s (term %lld)\n",
+                     cfg_.node_id, store_host_.c_str(), cfg_.candidates[best].c_str(),
+                     static_cast<long long>(best_term));
       store_ = std::move(open[best]);
       store_host_ = cfg_.candidates[best];
       term_ = best_term;

@@ -45,6 +45,8 @@ class Rendezvous {
   bool membership_changed(const Round& r);
   // The job finished on this node: waiting nodes stop waiting.
   void mark_done();
+  // Closes this agent's connection to the store (a lingering server waits for its clients).
+  void disconnect() { store_.reset(); }
   const std::string& why() const { return why_; }  // what the last true membership_changed saw
 
  private:
