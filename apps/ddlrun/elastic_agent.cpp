@@ -38,6 +38,7 @@ int run_agent(Config cfg, const ElasticSpec& spec, const std::string& token) {
   rc.last_call_s = spec.last_call_s;
   rc.join_timeout_s = spec.join_timeout_s;
   const std::string run_id = "ddlrun" + std::to_string(getpid()) + "_" + random_token().substr(0, 8);
+  cfg.host_label = host;  // a failed rank is named with its host, as under --hosts
   cfg.extra_env.emplace_back("DDL_ELASTIC", "1");
   cfg.extra_env.emplace_back("DDL_ELASTIC_NODE", std::to_string(spec.node_id));
   int failures = 0, rc_exit = 0;

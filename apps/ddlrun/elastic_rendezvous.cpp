@@ -114,8 +114,16 @@ void Rendezvous::find_store() {
       if (s.add("rdzv/init", 1) == 1) {
         s.set("rdzv/last", std::to_string(last_round_));
         s.set("rdzv/term", std::to_string(term_ + 1));
+        if (term_ > 0)
+          std::fprintf(stderr, "ddlrun: elastic: node %d: the store failed over from %s to %s (term %lld)\n",
+                       cfg_.node_id, store_host_.c_str(), cfg_.candidates[lowest].c_str(),
+                       static_cast<long long>(term_ + 1));
+        store_ = std::move(open[lowest]);
+        store_host_ = cfg_.candidates[lowest];
+        ++term_;
+        return;
       }
-      continue;  // the next probe finds it
+      continue;  // another agent of this node's id? The next probe finds its term
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(lowest == cfg_.node_id ? 1000 : 300));
   }

@@ -264,6 +264,11 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     if (!stopping) kill_at = Clock::now() + std::chrono::milliseconds(int(cfg.grace_seconds * 1000));
     stopping = true;
   };
+  // "host1, " naming a rank's host in messages, or "".
+  auto host_of = [&](const Worker& w) -> std::string {
+    if (cfg.cluster) return cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", ";
+    return cfg.host_label.empty() ? "" : cfg.host_label + ", ";
+  };
   // A Ctrl-C reaches the workers (the terminal's process group) as it reaches ddlrun: it is
   // handled before any worker it killed is reaped, so that worker is not blamed for it.
   auto handle_forward_signal = [&] {
@@ -312,7 +317,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         Worker& w = workers[i];
         if (w.pid != pid) continue;
         if (WIFSTOPPED(status)) {  // still running: named, so a hang at the peers' timeout has a culprit
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          const std::string host = host_of(w);
           if (!w.stopped)
             relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                               std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") was stopped by " +
@@ -330,7 +335,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(w.rank / cfg.ranks_per_host) + ", " : "";
+          const std::string host = host_of(w);
           const std::string note = cfg.cluster ? cfg.cluster->failure_note(w.rank / cfg.ranks_per_host) : "";
           relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                             std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +

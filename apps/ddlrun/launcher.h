@@ -48,6 +48,7 @@ struct Config {
   // (SIGTERM, then SIGKILL after the grace) and the attempt ends as Stopped.
   std::function<bool()> stop_check;
   std::vector<std::pair<std::string, std::string>> extra_env;  // given to every worker, after the rest
+  std::string host_label;  // this node's name in messages about its ranks ("": none; --hosts names its own)
 };
 
 class OutputRelay;
