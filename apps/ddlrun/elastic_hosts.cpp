@@ -65,10 +65,9 @@ std::vector<std::string> new_lines(const std::string& path, long& offset) {
 }
 }  // namespace
 
-int run_hosts(const Config& cfg, int hosts_count, ElasticSpec spec, std::vector<PowerEvent> events,
-              const std::string& control) {
+int run_hosts(const Config& cfg, hosts::Cluster& cluster, int hosts_count, ElasticSpec spec,
+              std::vector<PowerEvent> events, const std::string& control) {
   using Clock = std::chrono::steady_clock;
-  hosts::Cluster& cluster = const_cast<hosts::Cluster&>(*cfg.cluster);
   const int n = hosts_count;
   std::string token = random_token();
   spec.candidates.clear();

@@ -12,6 +12,10 @@
 #include "apps/ddlrun/elastic_agent.h"
 #include "apps/ddlrun/launcher.h"
 
+namespace ddl::launcher::hosts {
+class Cluster;
+}
+
 namespace ddl::launcher::elastic {
 
 struct PowerEvent {
@@ -23,11 +27,11 @@ struct PowerEvent {
 // Parses "hostI=T" (T seconds after the agents start); throws std::invalid_argument.
 PowerEvent parse_power_event(const std::string& text, bool on, int hosts);
 
-// Runs the agents of hosts 0..hosts-1 (cfg.cluster's; cfg.nproc workers each) and the events until every agent has
+// Runs the agents of the cluster's hosts 0..hosts-1 (cfg.nproc workers each) and the events until every agent has
 // exited; returns 0 when the job finished (some agent's workers succeeded and no agent of a powered host failed).
 // `control` (--power-control, "" for none): a file whose appended lines "off hostI" and
 // "on hostI" act as they come (what a test drives the drill with, by training progress).
-int run_hosts(const Config& cfg, int hosts, ElasticSpec spec, std::vector<PowerEvent> events,
+int run_hosts(const Config& cfg, hosts::Cluster& cluster, int hosts, ElasticSpec spec, std::vector<PowerEvent> events,
               const std::string& control);
 
 }  // namespace ddl::launcher::elastic

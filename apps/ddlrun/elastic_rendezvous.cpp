@@ -21,7 +21,9 @@
 // Round R's keys: "rdzv/R/joined" (an add counter: a node's join index), "rdzv/R/node/<i>"
 // (the id of the i-th to join), "rdzv/R/closed" (how many of the first joiners take part),
 // "rdzv/last" (the last closed round). A node joins rdzv/last + 1. The round closes as soon
-// as MAX have joined, or once MIN have and no one joined for last_call_s; one node wins the
+// as MAX have joined, or once MIN have and no one joined for last_call_s, but only once a
+// node of round R - 1 has joined it (when this store holds R - 1): nodes that wait while R - 1
+// runs never form a job of their own beside it (torchrun's wait list); one node wins the
 // "rdzv/R/closer" add and writes "closed" from the counter it reads after winning, so a node
 // whose index is below "closed" is in, and one above joins R + 1: it is waiting. Nodes of a
 // running round R restart (stop their workers, join R + 1) when R + 1 has a joiner that
@@ -175,7 +177,7 @@ Round Rendezvous::join(int number) {
       if (now_joined != seen) seen = now_joined, last_join = Clock::now();
       const bool full = seen >= cfg_.max_nodes;
       const bool quiet = seen >= cfg_.min_nodes && Clock::now() - last_join >= ms(cfg_.last_call_s);
-      if ((full || quiet) && s.add(key(number, "closer"), 1) == 1) {
+      if ((full || quiet) && follows_previous(s, number, seen) && s.add(key(number, "closer"), 1) == 1) {
         const int64_t n = std::min<int64_t>(s.add(key(number, "joined"), 0), cfg_.max_nodes);
         s.set(key(number, "closed"), std::to_string(n));
         s.set("rdzv/last", std::to_string(number));
@@ -197,6 +199,19 @@ Round Rendezvous::join(int number) {
     r.position = static_cast<int>(std::find(r.nodes.begin(), r.nodes.end(), cfg_.node_id) - r.nodes.begin());
     return r;
   }
+}
+
+bool Rendezvous::follows_previous(dist::TCPStore& s, int number, int64_t joined) {
+  if (number == 0 || !s.check({key(number - 1, "closed")})) return true;  // no record of it here
+  const int64_t closed = std::stoll(s.get(key(number - 1, "closed"), ms(5)));
+  std::vector<int> before;
+  for (int64_t i = 0; i < closed; ++i)
+    before.push_back(std::stoi(s.get(key(number - 1, "node/" + std::to_string(i)), ms(5))));
+  for (int64_t i = 0; i < joined; ++i) {
+    const int id = std::stoi(s.get(key(number, "node/" + std::to_string(i)), ms(5)));
+    if (std::find(before.begin(), before.end(), id) != before.end()) return true;
+  }
+  return false;
 }
 
 bool Rendezvous::membership_changed(const Round& r) {

@@ -54,6 +54,9 @@ class Rendezvous {
   void find_store();
   std::unique_ptr<dist::TCPStore> connect(const std::string& host, double timeout_s) const;
   Round join(int number);
+  // True when one of the `joined` first joiners of round `number` took part in the round
+  // before it, or this store has no record of that round (Note [Elastic rounds]).
+  bool follows_previous(dist::TCPStore& s, int number, int64_t joined);
 
   RendezvousConfig cfg_;
   std::unique_ptr<dist::TCPStore> store_;

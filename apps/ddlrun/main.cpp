@@ -137,7 +137,7 @@ int run_elastic(ddl::launcher::Config& cfg, ddl::launcher::elastic::ElasticSpec&
     if (cfg.master_port == 0) cfg.master_port = 29400;  // every host has a network namespace of its own
     cluster->start_flaps();
     try {
-      return el::run_hosts(cfg, spec.hosts, elastic, events, power_control);
+      return el::run_hosts(cfg, *cluster, spec.hosts, elastic, events, power_control);
     } catch (const std::exception& e) {
       std::cerr << "ddlrun: " << e.what() << "\n";
       return 1;

@@ -43,9 +43,10 @@ wait_for() {
 }
 
 # 1. The elastic job, driven by its progress through --power-control: host0 loses power
-# after 3 epochs at world size 3, and starts again after 2 epochs at world size 2.
+# after 3 epochs at world size 3, and starts again after 2 epochs at world size 2. With
+# --max-restarts 1: the loss is the one failure, the admission a restart that is not counted.
 : >"$tmp/control"
-"$DDLRUN" --hosts 3 --link 10gbit --nnodes 2:3 --max-restarts 3 --rdzv-last-call 1 --timeout 5 --grace 2 \
+"$DDLRUN" --hosts 3 --link 10gbit --nnodes 2:3 --max-restarts 1 --rdzv-last-call 1 --timeout 5 --grace 2 \
   --power-control "$tmp/control" \
   "$TRAIN_CIFAR" "${flags[@]}" --sync ddp --epochs $EPOCHS --snapshot "$tmp/snap.safetensors" --save "$tmp/elastic.safetensors" \
   >"$tmp/elastic.log" 2>&1 &
