@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Elastic membership across separate launcher processes (ddlrun --nnodes MIN:MAX, docs/dist.md
 # "Elastic jobs"), no root needed: three ddlruns on this machine play three nodes, their
-# stores on 127.0.0.1, .2 and .3 (all loopback), train_cifar --sync ddp under each. Node 0's
+# stores on 127.0.0.1, .2 and .3 (all loopback), train_cifar --sync allreduce under each. Node 0's
 # ddlrun (the store's leader, rank 0) is SIGKILLed after 3 epochs: nodes 1 and 2 fail the
 # store over to 127.0.0.2, go on at world size 2 from the snapshot and finish (exit 0).
 # Then the usage errors of the elastic flags (exit 2, saying what to give).
@@ -27,7 +27,7 @@ node() {  # node I: ddlrun of node I in the background, its output in $tmp/nodeI
   "$DDLRUN" --nnodes 2:3 --node-rank "$1" --nproc 1 --master-addr 127.0.0.1,127.0.0.2,127.0.0.3 \
     --master-port $port --max-restarts 3 --rdzv-last-call 1 --timeout 5 --grace 2 \
     "$TRAIN_CIFAR" --dataset synthetic --model mlp --threads 1 --batch-size 8 --train-samples 96 --test-samples 16 \
-    --eval-every 100 --sync ddp --epochs 12 --snapshot "$tmp/snap.safetensors" >"$tmp/node$1.log" 2>&1 &
+    --eval-every 100 --sync allreduce --epochs 12 --snapshot "$tmp/snap.safetensors" >"$tmp/node$1.log" 2>&1 &
   pids[$1]=$!
 }
 for i in 0 1 2; do node $i; done
