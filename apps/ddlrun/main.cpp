@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "apps/common/finite_range.h"
-#include "apps/ddlrun/elastic_hosts.h"
+#include "apps/ddlrun/elastic_cli.h"
 #include "apps/ddlrun/elastic_rendezvous.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
@@ -25,7 +25,6 @@
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
-#include <ddl/dist/env.h>
 #include <ddl/dist/transport/shm_segment.h>
 
 namespace {
@@ -102,78 +101,6 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   cfg.ranks_per_host = spec.nproc_per_host;
   cfg.master_addr = hosts::host_address(0);
   return 0;
-}
-
-// --nnodes MIN:MAX (docs/dist.md, "Elastic jobs"): this node's elastic agent, or with --hosts
-// one agent per emulated host, with --power-off/--power-on drills (docs/cluster.md).
-int run_elastic(ddl::launcher::Config& cfg, ddl::launcher::elastic::ElasticSpec& elastic,
-                ddl::launcher::hosts::Spec& spec, bool addr_given, const std::vector<std::string>& power_off,
-                const std::vector<std::string>& power_on, const std::string& power_control,
-                const std::vector<std::vector<std::string>>& shaping, bool nproc_given, bool syscalls) {
-  namespace el = ddl::launcher::elastic;
-  if (!cfg.log_dir.empty() || syscalls || !cfg.launcher_store) {
-    std::cerr << "ddlrun: --nnodes MIN:MAX takes neither --log-dir, --syscalls nor --rank0-store (ranks change "
-                 "between rounds; the agents serve the store)\n";
-    return 2;
-  }
-  if (spec.hosts > 0) {
-    std::vector<el::PowerEvent> events;
-    try {
-      for (const auto& p : power_off) events.push_back(el::parse_power_event(p, false, spec.hosts));
-      for (const auto& p : power_on) events.push_back(el::parse_power_event(p, true, spec.hosts));
-    } catch (const std::exception& e) {
-      std::cerr << "ddlrun: " << e.what() << "\n";
-      return 2;
-    }
-    if (elastic.max_nodes > spec.hosts) {
-      std::cerr << "ddlrun: --nnodes " << elastic.min_nodes << ":" << elastic.max_nodes << " needs at least MAX "
-                << "hosts; --hosts is " << spec.hosts << "\n";
-      return 2;
-    }
-    std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when this returns
-    if (int rc = set_up_hosts(cfg, spec, shaping[0], shaping[1], shaping[2], shaping[3], nproc_given, cluster); rc)
-      return rc;
-    cfg.nproc = spec.nproc_per_host;
-    if (cfg.master_port == 0) cfg.master_port = 29400;  // every host has a network namespace of its own
-    cluster->start_flaps();
-    try {
-      return el::run_hosts(cfg, *cluster, spec.hosts, elastic, events, power_control);
-    } catch (const std::exception& e) {
-      std::cerr << "ddlrun: " << e.what() << "\n";
-      return 1;
-    }
-  }
-  if (!power_off.empty() || !power_on.empty() || !power_control.empty()) {
-    std::cerr << "ddlrun: --power-off, --power-on and --power-control act on emulated hosts: give --hosts N\n";
-    return 2;
-  }
-  if (!addr_given || cfg.master_port == 0) {
-    std::cerr << "ddlrun: --nnodes MIN:MAX needs --master-addr A0,A1,... (node i's address, i-th: the hosts the "
-                 "store fails over to, in order) and --master-port\n";
-    return 2;
-  }
-  for (size_t at = 0, comma; at <= cfg.master_addr.size(); at = comma + 1) {
-    comma = cfg.master_addr.find(',', at);
-    if (comma == std::string::npos) comma = cfg.master_addr.size();
-    elastic.candidates.push_back(cfg.master_addr.substr(at, comma - at));
-  }
-  if (cfg.node_rank < 0 || cfg.node_rank >= elastic.max_nodes) {
-    std::cerr << "ddlrun: --node-rank " << cfg.node_rank << " is outside [0, " << elastic.max_nodes << ")\n";
-    return 2;
-  }
-  elastic.node_id = cfg.node_rank;
-  const std::string token = ddl::dist::read_job_token().value;
-  if (token.empty()) {
-    std::cerr << "ddlrun: an elastic job needs DDL_JOB_TOKEN (or DDL_JOB_TOKEN_FILE), the same on every node: "
-                 "no node is sure to be there to make one\n";
-    return 2;
-  }
-  try {
-    return el::run_agent(cfg, elastic, token);
-  } catch (const std::exception& e) {
-    std::cerr << "ddlrun: " << e.what() << "\n";
-    return 1;
-  }
 }
 }  // namespace
 
@@ -299,8 +226,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (is_elastic)
-    return run_elastic(cfg, elastic, spec, master_addr->count() > 0, power_off, power_on, power_control,
-                       {links, cpus, memory, flaps}, nproc->count() > 0, syscalls);
+    return ddl::launcher::elastic::run_elastic(
+        cfg, elastic, spec.hosts, {power_off, power_on, power_control, master_addr->count() > 0, syscalls},
+        [&](std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
+          const int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster);
+          cfg.nproc = spec.nproc_per_host;  // each agent's workers
+          return rc;
+        });
   if (cfg.node_rank < 0 || cfg.node_rank >= cfg.nnodes) {
     std::cerr << "ddlrun: --node-rank " << cfg.node_rank << " is outside [0, " << cfg.nnodes << ")\n";
     return 2;
