@@ -88,6 +88,14 @@ int run_agent(Config cfg, const ElasticSpec& spec, const std::string& token) {
                    rdzv.why().c_str());
       continue;
     }
+    // Workers that failed after another node left the round (stopped its workers for a
+    // waiting node, or failed first) are that membership change's collateral, not a failure
+    // of this node's: not counted, or one restart for a joining node would cost every node one.
+    if (rdzv.next_round_open(round)) {
+      std::fprintf(stderr, "%sthe workers failed after another node moved to round %d; joining it (not counted)\n",
+                   me.c_str(), round.number + 1);
+      continue;
+    }
     rc_exit = r.exit_code;
     if (++failures > cfg.max_restarts) {
       std::fprintf(stderr, "%sthe workers failed %d time(s), more than --max-restarts %d: giving up\n", me.c_str(),

@@ -30,10 +30,14 @@
 // was in R (it failed) or, below MAX, any joiner (torchrun's num_nodes_waiting).
 #include "apps/ddlrun/elastic_rendezvous.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
+
+#include <ddl/dist/store/socket.h>
 
 namespace ddl::launcher::elastic {
 
@@ -90,6 +94,9 @@ void Rendezvous::find_store() {
     std::vector<std::unique_ptr<dist::TCPStore>> open(cfg_.candidates.size());
     for (size_t i = 0; i < cfg_.candidates.size(); ++i) {
       try {
+        // One connect try first (100 ms): a dead candidate refuses at once, and the store
+        // client would retry it for the whole probe timeout.
+        ::close(dist::detail::tcp_connect(cfg_.candidates[i], cfg_.port, Clock::now()));
         open[i] = connect(cfg_.candidates[i], cfg_.probe_timeout_s);
         if (lowest < 0) lowest = static_cast<int>(i);
         if (open[i]->check({"rdzv/term"})) {
@@ -236,6 +243,16 @@ bool Rendezvous::membership_changed(const Round& r) {
     why_ = std::string("the store at ") + store_host_ + " is lost (" + e.what() + ")";
     store_.reset();
     return true;
+  }
+}
+
+bool Rendezvous::next_round_open(const Round& r) {
+  if (!store_) return false;
+  try {
+    return store_->add(key(r.number + 1, "joined"), 0) > 0;
+  } catch (const std::exception&) {
+    store_.reset();
+    return false;
   }
 }
 

@@ -43,6 +43,9 @@ class Rendezvous {
   // was lost, when a node of r joins a later round (its workers failed), or when a new node
   // waits and r has fewer than max_nodes (torchrun's num_nodes_waiting).
   bool membership_changed(const Round& r);
+  // True when some node has joined round r + 1 already (no rate limit; false when the store
+  // cannot be read): a failure of r's workers then followed another node's restart.
+  bool next_round_open(const Round& r);
   // The job finished on this node: waiting nodes stop waiting.
   void mark_done();
   // Closes this agent's connection to the store (a lingering server waits for its clients).

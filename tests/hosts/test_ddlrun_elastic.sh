@@ -108,7 +108,8 @@ check "the runs by hand finished" "[ $ok = 1 ]"
 check "final weights: elastic == by hand, byte for byte" "cmp -s '$tmp/elastic.safetensors' '$tmp/byhand.safetensors'"
 
 # 3. Another strategy refuses a snapshot of another world size, naming itself.
-DDL_ELASTIC=1 "$DDLRUN" --hosts 2 --link 10gbit --timeout 5 "$TRAIN_CIFAR" "${flags[@]}" --sync param-server \
+last=$(awk 'END { print $2 }' "$tmp/rounds")
+DDL_ELASTIC=1 "$DDLRUN" --hosts $((last == 2 ? 3 : 2)) --link 10gbit --timeout 5 "$TRAIN_CIFAR" "${flags[@]}" --sync param-server \
   --epochs 1 --snapshot "$tmp/snap.safetensors" >"$tmp/refuse.log" 2>&1
 code=$?
 check "param-server refuses to resume at another world size (exit $code)" \
