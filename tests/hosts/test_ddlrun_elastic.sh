@@ -82,7 +82,8 @@ awk '
 echo "rounds (round world resumed-at-epoch):"; sed 's/^/  /' "$tmp/rounds"
 check "a round ran at world size 2 after one at 3, and a later one at 3 again" \
   "awk '{ s = s \$2 } END { exit !(s ~ /3.*2.*3\$/) }' '$tmp/rounds'"
-check "every round after the first resumed from a snapshot" "awk 'NR > 1 && \$3 < 0 { bad = 1 } END { exit bad }' '$tmp/rounds'"
+check "the rounds at world size 2 and the last round resumed from a snapshot" \
+  "awk '\$2 == 2 && \$3 < 0 { bad = 1 } END { exit bad || \$3 < 0 }' '$tmp/rounds'"
 check "the world-size change was announced" "grep -q 'elastic resume: world size 3 -> 2' '$tmp/elastic.log'"
 
 # 2. The same membership changes by hand: round k trained from its resume epoch to the next
