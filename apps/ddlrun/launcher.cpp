@@ -180,6 +180,8 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   return pid;
 }
 
+}  // namespace
+
 RelayOptions relay_options(const Config& cfg) {
   RelayOptions o;
   o.all_ranks = cfg.all_ranks;
@@ -198,11 +200,6 @@ RelayOptions relay_options(const Config& cfg) {
   for (size_t at; (at = o.command.find('\n')) != std::string::npos;) o.command.replace(at, 1, "\\n");
   return o;
 }
-
-struct Outcome {
-  enum Kind { Ok, Failed, Interrupted } kind = Ok;
-  int exit_code = 0;
-};
 
 // One attempt: start every worker, supervise, return when all have exited.
 Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
@@ -237,6 +234,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
       env.emplace_back("DDL_TIMEOUT", seconds);
     }
+    env.insert(env.end(), cfg.extra_env.begin(), cfg.extra_env.end());
     if (cfg.cluster) {
       const int host = cfg.host_of(w.rank);
       env.insert(env.end(), {{"DDL_GLOO_IFACE", hosts::kHostIface},
@@ -246,7 +244,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     spawn(cfg, w, env, sized ? &console_size : nullptr, relay, i);
   }
   int failed = -1;
-  bool stopping = false;
+  bool stopping = false, stopped_by_check = false;
   Clock::time_point drain_until = Clock::now() + std::chrono::seconds(1);
   int interrupted_by = 0;
   Clock::time_point kill_at{};
@@ -266,6 +264,11 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       }
     if (!stopping) kill_at = Clock::now() + std::chrono::milliseconds(int(cfg.grace_seconds * 1000));
     stopping = true;
+  };
+  // "host1, " naming a rank's host in messages, or "".
+  auto host_label_of = [&](const Worker& w) -> std::string {
+    if (cfg.cluster) return cfg.cluster->host_name(cfg.host_of(w.rank)) + ", ";
+    return cfg.host_label.empty() ? "" : cfg.host_label + ", ";
   };
   // A Ctrl-C reaches the workers (the terminal's process group) as it reaches ddlrun: it is
   // handled before any worker it killed is reaped, so that worker is not blamed for it.
@@ -303,6 +306,10 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       pump(workers[i], i, kind, relay, false);
     }
     handle_forward_signal();
+    if (cfg.stop_check && !stopping && any_running && cfg.stop_check()) {
+      stopped_by_check = true;
+      stop_all(SIGTERM);
+    }
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
@@ -311,7 +318,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         Worker& w = workers[i];
         if (w.pid != pid) continue;
         if (WIFSTOPPED(status)) {  // still running: named, so a hang at the peers' timeout has a culprit
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
+          const std::string host = host_label_of(w);
           if (!w.stopped)
             relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                               std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") was stopped by " +
@@ -329,7 +336,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && failed < 0 && !stopping) {
           failed = i;
-          const std::string host = cfg.cluster ? cfg.cluster->host_name(cfg.host_of(w.rank)) + ", " : "";
+          const std::string host = host_label_of(w);
           const std::string note = cfg.cluster ? cfg.cluster->failure_note(cfg.host_of(w.rank)) : "";
           relay.message("ddlrun: rank " + std::to_string(w.rank) + " (" + host + "local rank " +
                             std::to_string(w.local_rank) + ", pid " + std::to_string(pid) + ") " +
@@ -371,10 +378,9 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       }
   if (interrupted_by) return {Outcome::Interrupted, 128 + interrupted_by};
   if (failed >= 0) return {Outcome::Failed, exit_code(workers[failed].status)};
+  if (stopped_by_check) return {Outcome::Stopped, 0};
   return {};
 }
-
-}  // namespace
 
 sigset_t stop_signals() {
   sigset_t s;
@@ -383,7 +389,7 @@ sigset_t stop_signals() {
   return s;
 }
 
-int run(const Config& cfg) {
+void install_signal_handlers() {
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe failed");
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -396,7 +402,10 @@ int run(const Config& cfg) {
   // main() blocks SIGINT and SIGTERM while it builds emulated hosts; from here they are handled.
   const sigset_t stops = stop_signals();
   pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
+}
 
+int run(const Config& cfg) {
+  install_signal_handlers();
   // The job token keeps other processes out of the store (Note [Job tokens] in dist/env.cpp):
   // given by the user, else made here; across nodes, node 0 makes it and shows it once.
   std::string token = dist::read_job_token().value;

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,7 +68,28 @@ struct Config {
   // The first rank the nodes' rendezvous gave this node, for main after run() (-1: none).
   std::shared_ptr<int> met_first_rank = std::make_shared<int>(-1);
   int world() const { return world_size > 0 ? world_size : nproc * nnodes; }
+  // Elastic rounds (elastic_agent.h): polled while the workers run; true stops them all
+  // (SIGTERM, then SIGKILL after the grace) and the attempt ends as Stopped.
+  std::function<bool()> stop_check;
+  std::vector<std::pair<std::string, std::string>> extra_env;  // given to every worker, after the rest
+  std::string host_label;  // this node's name in messages about its ranks ("": none; --hosts names its own)
 };
+
+class OutputRelay;
+struct RelayOptions;
+// What the relay of this node's workers shows and logs (output_relay.h).
+RelayOptions relay_options(const Config& cfg);
+struct Outcome {
+  enum Kind { Ok, Failed, Interrupted, Stopped } kind = Ok;
+  int exit_code = 0;
+};
+// One attempt: starts this node's workers (ranks node_rank * nproc + i of nproc * nnodes,
+// the store at master_addr:port, DDL_RESTART_COUNT = attempt), supervises them, returns
+// when all have exited. run() loops over it; so does the elastic agent, once per round.
+Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, const std::string& token,
+                    const std::string& run_id, OutputRelay& relay);
+// Installs the handlers run_attempt relies on (SIGCHLD, the stop signals, the self-pipe).
+void install_signal_handlers();
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing
 // worker's status, or 128 + signal, otherwise).

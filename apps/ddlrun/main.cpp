@@ -14,8 +14,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "apps/common/finite_range.h"
+#include "apps/ddlrun/elastic_cli.h"
+#include "apps/ddlrun/elastic_rendezvous.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
@@ -139,7 +142,27 @@ int main(int argc, char** argv) {
   app.add_flag("--cleanup", cleanup,
                "remove what killed --hosts launchers, and ranks killed while setting up shared memory, left "
                "behind, then exit");
-  app.add_option("--nnodes", cfg.nnodes, "number of nodes")->check(CLI::Range(1, 65536));
+  std::string nnodes = "1";
+  app.add_option("--nnodes", nnodes,
+                 "number of nodes, or MIN:MAX for an elastic job (nodes may leave and join; docs/dist.md, "
+                 "\"Elastic jobs\")");
+  ddl::launcher::elastic::ElasticSpec elastic;
+  std::vector<std::string> power_off, power_on;
+  app.add_option("--rdzv-last-call", elastic.last_call_s,
+                 "elastic: once MIN nodes have joined a round, close it this many seconds after the last join")
+      ->check(ddl::apps::FiniteRange(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--rdzv-timeout", elastic.join_timeout_s, "elastic: seconds a node waits to be admitted to a round")
+      ->check(ddl::apps::FiniteRange(1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--power-off", power_off, "with --hosts and --nnodes MIN:MAX: hostI=T, cut that host's power T s in")
+      ->allow_extra_args(false);
+  app.add_option("--power-on", power_on, "with --hosts and --nnodes MIN:MAX: hostI=T, start that host T s in")
+      ->allow_extra_args(false);
+  std::string power_control;
+  app.add_option("--power-control", power_control,
+                 "with --hosts and --nnodes MIN:MAX: a file whose appended lines \"off hostI\" / \"on hostI\" act "
+                 "at once");
   auto* node_rank = app.add_option("--node-rank,--node_rank", cfg.node_rank, "this node's index in [0, nnodes)");
   auto* master_addr =
       app.add_option("--master-addr,--master_addr", cfg.master_addr, "address of node 0 (where the store runs)");
@@ -186,8 +209,26 @@ int main(int argc, char** argv) {
       std::printf("ddlrun --cleanup: removed /dev/shm/%s (its creator is gone)\n", name.c_str());
     return ddl::launcher::hosts::cleanup_stale();
   }
+  const bool is_elastic = nnodes.find(':') != std::string::npos;
+  try {
+    std::tie(elastic.min_nodes, elastic.max_nodes) = ddl::launcher::elastic::parse_nnodes(nnodes);
+  } catch (const std::exception& e) {
+    std::cerr << "ddlrun: " << e.what() << "\n";
+    return 2;
+  }
+  cfg.nnodes = is_elastic ? 1 : elastic.max_nodes;  // elastic: each round sets it
+  if (!is_elastic && (!power_off.empty() || !power_on.empty() || !power_control.empty())) {
+    std::cerr << "ddlrun: --power-off, --power-on and --power-control drill elastic jobs: give --hosts N and "
+                 "--nnodes MIN:MAX\n";
+    return 2;
+  }
   cfg.command = app.remaining();
   if (int rc = ddl::launcher::refuse_unknown_flag(cfg.command); rc != 0) return rc;
+  if (is_elastic && (!hostfile.empty() || !host_list.empty())) {
+    std::cerr << "ddlrun: --nnodes MIN:MAX runs --nproc workers on every node (each node its own ddlrun): "
+                 "--hostfile and -H are for fixed jobs\n";
+    return 2;
+  }
   if (int rc = ddl::launcher::apply_host_flags(cfg, spec.hosts, spec.nproc_per_host, hostfile, host_list,
                                                node_rank->count() > 0, master_addr->count() > 0, nproc->count() > 0);
       rc != 0)
@@ -206,6 +247,14 @@ int main(int argc, char** argv) {
     std::cerr << "ddlrun: no program given\n" << app.help();
     return 2;
   }
+  if (is_elastic)
+    return ddl::launcher::elastic::run_elastic(
+        cfg, elastic, spec.hosts, {power_off, power_on, power_control, master_addr->count() > 0, syscalls},
+        [&](std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
+          const int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster);
+          cfg.nproc = spec.nproc_per_host;  // each agent's workers
+          return rc;
+        });
   if (cfg.node_rank < 0 || cfg.node_rank >= cfg.nnodes) {
     std::cerr << "ddlrun: --node-rank " << cfg.node_rank << " is outside [0, " << cfg.nnodes << ")\n";
     return 2;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "apps/train_cifar/datasets.h"
+#include "apps/train_cifar/elastic_resume.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
 #include "apps/train_cifar/resume.h"
@@ -95,13 +96,17 @@ int main(int argc, char** argv) try {
 
   // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
   //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
-  apps::TrainingPosition pos{.seed = o.seed, .world_size = world, .batch_size = o.batch_size};
+  apps::TrainingPosition pos{
+      .seed = o.seed, .world_size = world, .batch_size = o.batch_size, .any_world_size = apps::elastic_run()};
   const apps::ResumeOutcome resume =
       apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get(), o.allow_nonfinite);
   const bool resumed = resume.resumed;
   if (resumed) {
+    // An elastic round at another world size (docs/dist.md, "Elastic jobs").
+    const std::string elastic = apps::adapt_to_world(pos, world, steps_per_epoch, o.sync);
     schedule->set_step(pos.global_step);
-    report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step, resume.note);
+    report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step,
+                   resume.note + (resume.note.empty() || elastic.empty() ? "" : "\n") + elastic);
   }
 
   // 5. The training loop.

@@ -145,9 +145,9 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
   saved.world_size = integer_field(meta, path, "world_size", 1);
   saved.rng_offset = unsigned_field(meta, path, "rng_offset");
   saved.batch_size = meta.count("batch_size") ? integer_field(meta, path, "batch_size", 0) : 0;
-  DDL_CHECK(saved.seed == pos.seed && saved.world_size == pos.world_size, "snapshot ", path, " was taken with seed ",
-            saved.seed, " and world size ", saved.world_size, "; this run has seed ", pos.seed, " and world size ",
-            pos.world_size, ". Delete it or match the settings");
+  DDL_CHECK(saved.seed == pos.seed && (saved.world_size == pos.world_size || pos.any_world_size), "snapshot ", path,
+            " was taken with seed ", saved.seed, " and world size ", saved.world_size, "; this run has seed ", pos.seed,
+            " and world size ", pos.world_size, ". Delete it or match the settings");
   // step_in_epoch counts batches: with another batch size the skipped batches would not be
   // the ones trained, and samples would be skipped untrained or trained twice.
   DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size, "snapshot ", path,

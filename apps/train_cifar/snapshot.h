@@ -18,8 +18,9 @@ struct TrainingPosition {
   int64_t global_step = 0;    // optimizer steps so far (the lr schedule's position)
   uint64_t seed = 0;
   int64_t world_size = 1;
-  uint64_t rng_offset = 0;  // the default generator's position (dropout masks)
-  int64_t batch_size = 0;   // per worker; 0: unknown (a snapshot from before it was recorded)
+  uint64_t rng_offset = 0;      // the default generator's position (dropout masks)
+  int64_t batch_size = 0;       // per worker; 0: unknown (a snapshot from before it was recorded)
+  bool any_world_size = false;  // in: accept a snapshot of another world size (elastic_resume.h)
 };
 
 // Writes one safetensors file at PATH, atomically: model, optimizer state, position, and
@@ -28,7 +29,7 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
                    const TrainingPosition& pos);
 
 // True and fills everything when a snapshot exists. Every metadata field is validated
-// (a ddl::Error names the file and key); seed, world size, batch size and the optimizer's
+// (a ddl::Error names the file and key); seed, world size (unless pos.any_world_size), batch size and the optimizer's
 // hyperparameters other than lr (momentum, weight decay, ...) must match this run's, or
 // the error says which flag differs: resuming with others would silently change the run.
 // Every tensor (weights, buffers, optimizer state), in the dtype the run holds it in, must be

@@ -49,6 +49,12 @@ class Cluster {
   // What ddlrun adds when a worker fails: "" or, e.g., "; host1's link is down (--link-flap
   // host1=2,30)" and "; the OOM killer ended a process on host1 (its --memory limit ...)".
   std::string failure_note(int host) const;
+  // Elastic drills (cluster_power.cpp): power_off kills the host's init, ending every
+  // process on it as a power cut would (its network namespace and link stay); power_on
+  // starts a fresh init. Neither starts or reaps workers.
+  void power_off(int host);
+  void power_on(int host);
+  bool powered(int host) const { return holders_.at(host).pid > 0; }
   // Removes everything; safe to call twice. Problems go to stderr.
   void teardown();
 

@@ -1,0 +1,18 @@
+// Powering an emulated host off and on (see cluster.h): what elastic jobs are drilled with
+// (ddlrun --hosts N --nnodes MIN:MAX --power-off/--power-on, docs/cluster.md).
+#include "apps/ddlrun/hosts/cluster.h"
+
+namespace ddl::launcher::hosts {
+
+void Cluster::power_off(int host) {
+  // Killing pid 1 of the host's PID namespace ends every process in it (pid_namespaces(7)).
+  stop_holder(holders_.at(host));
+}
+
+void Cluster::power_on(int host) {
+  Holder& h = holders_.at(host);
+  if (h.pid > 0) return;
+  h = start_holder(job_ + "-host" + std::to_string(host), host_name(host));
+}
+
+}  // namespace ddl::launcher::hosts
