@@ -20,6 +20,7 @@
 
 #include "apps/common/shell_quote.h"
 #include "apps/ddlrun/child_pty.h"
+#include "apps/ddlrun/flight_watch.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/node_command.h"
@@ -179,6 +180,13 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   return pid;
 }
 
+// Worker i's host as the relay names it: the emulated host, else this machine's name.
+std::string relay_host(const Config& cfg, int i) {
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return cfg.cluster ? cfg.cluster->host_name(i / cfg.ranks_per_host) : name;
+}
+
 RelayOptions relay_options(const Config& cfg) {
   RelayOptions o;
   o.all_ranks = cfg.all_ranks;
@@ -215,6 +223,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   const char* user_progress = std::getenv("DDL_PROGRESS");
   const bool bar_off = user_progress && std::string(user_progress) == "0";
   std::vector<Worker> workers(cfg.nproc);
+  FlightWatch flight(cfg.flight_dir, attempt, cfg.nproc);
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
     w.rank = cfg.node_rank * cfg.nproc + i;
@@ -231,6 +240,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                                                             {"DDL_RUN_ID", run_id},
                                                             {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"},
                                                             {"DDL_PROGRESS", bar_off ? "0" : relay.progress_env(i)}};
+    if (flight.on()) env.emplace_back("DDL_FLIGHT_DIR", flight.dir());
     if (cfg.timeout_seconds > 0) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
@@ -338,8 +348,21 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         if (!ok && !w.signalled) relay.show_hidden_tail(i);
         relay.note(i, "ddlrun: rank " + std::to_string(w.rank) + " " + describe_status(status) +
                           (w.signalled ? " (ddlrun had sent it " + signal_name(w.sent) + ")" : ""));
-        if (failed == i && !stopping) stop_all(SIGTERM);
+        if (failed == i && !stopping && !flight.asking()) {
+          // First every rank still running dumps its flight recorder (SIGUSR2), then stops.
+          std::vector<pid_t> pids;
+          for (const auto& x : workers) pids.push_back(x.running ? x.pid : 0);
+          if (!flight.ask(
+                  pids, [&](size_t k) { signal_worker(workers[k], SIGUSR2); }, std::chrono::milliseconds(1500)))
+            stop_all(SIGTERM);
+        }
       }
+    }
+    if (flight.asking()) {
+      std::vector<int> ranks;
+      std::vector<bool> running;
+      for (const auto& w : workers) ranks.push_back(w.rank), running.push_back(w.running);
+      if (flight.window_over(ranks, running) && !stopping) stop_all(SIGTERM);
     }
     if (stopping && Clock::now() > kill_at) {
       for (auto& w : workers)
@@ -369,6 +392,21 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         fd = -1;
       }
   if (interrupted_by) return {Outcome::Interrupted, 128 + interrupted_by};
+  if (failed >= 0 && flight.on()) {
+    std::vector<RankFacts> facts;
+    for (const Worker& w : workers) {
+      const int host = w.rank / cfg.ranks_per_host;
+      std::string note = cfg.cluster ? cfg.cluster->failure_note(host) : "";
+      if (note.rfind("; ", 0) == 0) note.erase(0, 2);
+      facts.push_back({w.rank, relay_host(cfg, int(&w - workers.data())), std::nullopt, w.stopped, false, false,
+                       describe_status(w.status), w.signalled, note});
+    }
+    const std::string where = cfg.log_dir.empty() ? cfg.flight_dir : cfg.log_dir;
+    std::string text = flight.verdict(
+        std::move(facts), where + "/verdict" + (attempt > 0 ? std::to_string(attempt) : std::string()) + ".txt");
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    relay.message(text);
+  }
   if (failed >= 0) return {Outcome::Failed, exit_code(workers[failed].status)};
   return {};
 }

@@ -43,6 +43,7 @@ struct Config {
   std::string strace;             // strace's path
   std::string setpriv;            // setpriv's path ("" if missing): ties the traced program to strace
   std::vector<std::string> argv;  // ddlrun's own command line, to show other nodes theirs
+  std::string flight_dir;         // the ranks' flight-recorder dumps and the verdict (flight_watch.h); "": off
 };
 
 // Runs the job; returns ddlrun's exit code (0 when every worker exited 0; the failing

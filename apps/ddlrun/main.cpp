@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "apps/common/finite_range.h"
+#include "apps/ddlrun/flight_watch.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
@@ -254,6 +255,8 @@ int main(int argc, char** argv) {
     }
     cfg.syscalls_dir = cfg.log_dir.empty() ? syscalls_tmp : cfg.log_dir;
   }
+  std::string flight_tmp;  // the dumps' folder when there is no --log-dir: kept only if the job fails
+  cfg.flight_dir = ddl::launcher::flight_base(cfg.log_dir, &flight_tmp);
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
     if (int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster); rc != 0) return rc;
@@ -264,6 +267,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
   }
+  if (rc == 0 && !flight_tmp.empty()) std::filesystem::remove_all(flight_tmp);
   if (syscalls) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
