@@ -24,6 +24,18 @@ std::string flight_base(const std::string& log_dir, std::string* made) {
   return dir;
 }
 
+std::string host_note(const std::string& failure_note, const std::string& host) {
+  std::string note, all = failure_note + ";";
+  for (size_t at = 0, next; (next = all.find(';', at)) != std::string::npos; at = next + 1) {
+    const std::string part = all.substr(at, next - at);
+    const size_t text = part.find_first_not_of(' ');
+    if (text != std::string::npos &&
+        (part.find(host + "'s") != std::string::npos || part.find("on " + host + ",") != std::string::npos))
+      note += (note.empty() ? "" : "; ") + part.substr(text);
+  }
+  return note;
+}
+
 FlightWatch::FlightWatch(const std::string& base, int attempt, int nworkers)
     : asked_(nworkers, false), answered_(nworkers, false) {
   if (base.empty()) return;

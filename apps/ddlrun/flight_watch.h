@@ -19,6 +19,9 @@ namespace ddl::launcher {
 // DDL_FLIGHT_RECORDER=0 or the folder cannot be made.
 std::string flight_base(const std::string& log_dir, std::string* made);
 
+// The parts of Cluster::failure_note ("; host1's link is down (...); ...") that speak of `host`.
+std::string host_note(const std::string& failure_note, const std::string& host);
+
 class FlightWatch {
  public:
   // `base` "": off. Otherwise the attempt's dumps go to base/attempt<N> (made 0700 here).

@@ -396,8 +396,8 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     std::vector<RankFacts> facts;
     for (const Worker& w : workers) {
       const int host = w.rank / cfg.ranks_per_host;
-      std::string note = cfg.cluster ? cfg.cluster->failure_note(host) : "";
-      if (note.rfind("; ", 0) == 0) note.erase(0, 2);
+      const std::string note =
+          cfg.cluster ? host_note(cfg.cluster->failure_note(host), cfg.cluster->host_name(host)) : "";
       facts.push_back({w.rank, relay_host(cfg, int(&w - workers.data())), std::nullopt, w.stopped, false, false,
                        describe_status(w.status), w.signalled, note});
     }
