@@ -46,6 +46,11 @@ FlightWatch::FlightWatch(const std::string& base, int attempt, int nworkers)
   if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) dir_ = dir;
 }
 
+bool FlightWatch::armed(int rank) const {
+  struct stat st {};
+  return stat((dir_ + "/rank" + std::to_string(rank) + ".armed").c_str(), &st) == 0;
+}
+
 void FlightWatch::open_window(const std::vector<pid_t>& pids, std::chrono::milliseconds window) {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -29,15 +29,22 @@ class FlightWatch {
   bool on() const { return !dir_.empty(); }
   const std::string& dir() const { return dir_; }
 
-  // Sends SIGUSR2 to each running worker (pids[i] > 0) through `signal_worker`, and opens a
-  // window of `window` for their dumps. Returns false when off (stop at once, then).
+  // Sends SIGUSR2 through `signal_worker` to each running worker (pids[i] > 0) whose rank
+  // armed its recorder (DIR/rank<r>.armed: it handles SIGUSR2, whose default action would end
+  // it), and opens a window of `window` for their dumps. Returns false when nobody was asked
+  // (stop at once, then).
   template <class Signal>
-  bool ask(const std::vector<pid_t>& pids, Signal signal_worker, std::chrono::milliseconds window) {
+  bool ask(std::vector<pid_t> pids, const std::vector<int>& ranks, Signal signal_worker,
+           std::chrono::milliseconds window) {
     if (!on()) return false;
-    open_window(pids, window);
     for (size_t i = 0; i < pids.size(); ++i)
-      if (pids[i] > 0) signal_worker(i);
-    return true;
+      if (!armed(ranks[i])) pids[i] = 0;
+    open_window(pids, window);
+    bool any = false;
+    for (size_t i = 0; i < pids.size(); ++i)
+      if (pids[i] > 0) signal_worker(i), any = true;
+    asking_ = any;
+    return any;
   }
   bool asking() const { return asking_; }
   // During the window: notes who has dumped since; true once it is over (everyone asked
@@ -50,6 +57,7 @@ class FlightWatch {
   std::string verdict(std::vector<RankFacts> facts, const std::string& path) const;
 
  private:
+  bool armed(int rank) const;
   void open_window(const std::vector<pid_t>& pids, std::chrono::milliseconds window);
   std::string dir_;
   bool asking_ = false;

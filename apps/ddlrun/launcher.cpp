@@ -351,9 +351,10 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         if (failed == i && !stopping && !flight.asking()) {
           // First every rank still running dumps its flight recorder (SIGUSR2), then stops.
           std::vector<pid_t> pids;
-          for (const auto& x : workers) pids.push_back(x.running ? x.pid : 0);
+          std::vector<int> ranks;
+          for (const auto& x : workers) pids.push_back(x.running ? x.pid : 0), ranks.push_back(x.rank);
           if (!flight.ask(
-                  pids, [&](size_t k) { signal_worker(workers[k], SIGUSR2); }, std::chrono::milliseconds(1500)))
+                  pids, ranks, [&](size_t k) { signal_worker(workers[k], SIGUSR2); }, std::chrono::milliseconds(1500)))
             stop_all(SIGTERM);
         }
       }
