@@ -85,6 +85,9 @@ std::string FlightWatch::verdict(std::vector<RankFacts> facts, const std::string
     facts[i].answered = answered_[i];
   }
   read_dumps(dir_, facts);
+  bool any = false;
+  for (const RankFacts& f : facts) any |= f.dump.has_value();
+  if (!any) return "";  // no rank reached ddl's process group: nothing to judge
   std::string text = decide(facts).text;
   if (!path.empty()) {
     try {

@@ -406,7 +406,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     std::string text = flight.verdict(
         std::move(facts), where + "/verdict" + (attempt > 0 ? std::to_string(attempt) : std::string()) + ".txt");
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    relay.message(text);
+    if (!text.empty()) relay.message(text);
   }
   if (failed >= 0) return {Outcome::Failed, exit_code(workers[failed].status)};
   return {};

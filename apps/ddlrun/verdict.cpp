@@ -154,8 +154,10 @@ Verdict decide(const std::vector<RankFacts>& ranks) {
     std::string head = v.kind == Verdict::Desync ? "desync" : v.kind == Verdict::Stall ? "stall" : "undetermined";
     v.text = "ddlrun: verdict: " + head;
     if (v.rank >= 0) {
-      v.text += ": rank " + std::to_string(v.rank) + " on host " + v.host + " stopped first, at " +
-                (v.op == "rendezvous" ? std::string("the rendezvous") : op_name(v.op) + " #" + std::to_string(v.seq));
+      v.text += ": rank " + std::to_string(v.rank) + " on host " + v.host + " stopped first";
+      if (!v.op.empty())
+        v.text += ", at " +
+                  (v.op == "rendezvous" ? std::string("the rendezvous") : op_name(v.op) + " #" + std::to_string(v.seq));
       if (v.op.find('(') != std::string::npos) v.text += " [" + v.op + "]";
     }
     v.text += "\n  why: " + v.why + "\n";

@@ -320,6 +320,10 @@ void set_trace_path(const std::string& path) {
 
 void detail::write_partial_trace() {
   Globals& g = globals();
+  // One writer; a second caller (SIGTERM's thread while a failure writes) waits for it, bounded,
+  // so the process does not end halfway through the file.
+  std::unique_lock<std::timed_mutex> writing(g.trace_mu, std::chrono::seconds(5));
+  if (!writing.owns_lock()) return;
   std::string path;
   {
     std::lock_guard<std::mutex> lock(g.mu);

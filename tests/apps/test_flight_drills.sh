@@ -24,7 +24,7 @@ else
   host=$(hostname)
 fi
 case $drill in
-  freeze | die | desync | nostart) flags=(--fault "$drill" --fault-rank 1 --fault-step 4) ;;
+  freeze | die | desync | nostart) flags=(--fault "$drill" --fault-rank 1 --fault-step 4 --trace "$out/trace.json") ;;
   cut)
     flags=(--fault none)
     where+=(--link-flap host1=2,60)
@@ -58,7 +58,9 @@ check "the surviving ranks dumped their flight recorders" \
   "[ -s '$out/flight/attempt0/rank0.json' ] && [ -s '$out/flight/attempt0/rank2.json' ]"
 case $drill in
   freeze) check "it was frozen" "grep -q 'why: it was frozen' '$out/verdict.txt'" ;;
-  die) check "it left no dump" "[ ! -e '$out/flight/attempt0/rank1.json' ] && grep -q 'left no dump' '$out/verdict.txt'" ;;
+  die) check "the survivors wrote their part of --trace" \
+    "grep -q '\"traceEvents\"' '$out/trace.rank0.partial.json' && grep -q '\"traceEvents\"' '$out/trace.rank2.partial.json'"
+    check "it left no dump" "[ ! -e '$out/flight/attempt0/rank1.json' ] && grep -q 'left no dump' '$out/verdict.txt'" ;;
   desync) check "the others called all_reduce #5" "grep -q 'ranks 0,2 called all_reduce' '$out/verdict.txt'" ;;
   nostart) check "it never joined" "grep -q 'never joined the rendezvous' '$out/verdict.txt'" ;;
   cut) check "the survivors named it too" "grep -q 'rank 1 on host host1 never arrived' '$out/console'" ;;

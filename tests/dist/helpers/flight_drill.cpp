@@ -6,6 +6,7 @@
 //   desync  a broadcast where the others all-reduce
 //   nostart never joins the rendezvous (sleeps instead)
 //   none    nothing (the test cuts a link from outside)
+// --trace PATH records the run's timeline (dist/trace_merge.h) as train_cifar --trace does.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,7 @@
 #include <ddl/tensor/factory.h>
 
 int main(int argc, char** argv) {
-  std::string fault = "none";
+  std::string fault = "none", trace;
   int fault_rank = 1, fault_step = 3, steps = 1000000, sleep_ms = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
       steps = std::atoi(v.c_str());
     else if (k == "--sleep-ms")
       sleep_ms = std::atoi(v.c_str());
+    else if (k == "--trace")
+      trace = v;
     else {
       std::fprintf(stderr, "flight_drill: unknown flag %s\n", k.c_str());
       return 2;
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
   }
   try {
     auto& pg = *ddl::dist::init_process_group("gloo");
+    if (!trace.empty()) ddl::dist::start_trace(trace);
     ddl::Tensor t = ddl::full(ddl::Shape{1000}, 1.0);
     for (int step = 0; step < steps; ++step) {
       if (pg.rank() == fault_rank && step == fault_step) {
@@ -57,6 +61,7 @@ int main(int argc, char** argv) {
       pg.all_reduce(t);
       std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
     }
+    if (!trace.empty()) ddl::dist::write_trace(trace);
     std::printf("flight_drill: %d steps done\n", steps);
     ddl::dist::destroy_process_group();
   } catch (const std::exception& e) {
