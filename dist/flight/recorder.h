@@ -43,7 +43,8 @@ class GroupRecorder {
   void complete(uint64_t id, int64_t bytes_sent = -1, int64_t bytes_received = -1);
   // Marks it failed and dumps (reason: the error message).
   void fail(uint64_t id, const std::string& reason);
-  // The seq of the collective `id` ("all_reduce #42"), and the last one completed (0: none).
+  // The seq of the collective `id` ("all_reduce #42"; id 0: the last one started), and the
+  // last one completed (0: none).
   uint64_t seq_of(uint64_t id) const;
   uint64_t last_completed() const;
   // Who this rank blames (laggard.h's verdict), written into its dump.

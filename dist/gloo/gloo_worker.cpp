@@ -253,6 +253,10 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
     const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(what, &address);
     std::string msg =
         detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(what), opts_.timeout, what);
+    if (is_timeout(what) && peer < 0) {  // which rank did not reach it (dist/flight/laggard.h)
+      const auto wait = std::clamp<Millis>(opts_.timeout / 4, Millis(200), Millis(2000));
+      msg += "; " + flight::find_laggard(*flight_, flight_->seq_of(0), task.fingerprint, opts_.timeout, wait).message;
+    }
     mark_broken(msg);
     throw Error(msg);
   }

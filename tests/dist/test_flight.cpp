@@ -52,41 +52,47 @@ flight::Position at(int rank, uint64_t last, uint64_t seq, const std::string& op
 
 TEST_CASE("flight: a timed-out all_reduce names the rank that never arrived; the dumps say where each waited",
           "[dist]") {
-  const std::string dir = test::from_parent("flight_dir", fresh_dir);
-  test::ParentStoreServer server;
-  const int port = server.port();
-  auto outs = test::run_processes(
-      3,
-      [&](int rank) {
-        setenv("DDL_FLIGHT_DIR", dir.c_str(), 1);
-        ProcessGroupGloo pg(test::store_client(port, Millis(10000)), rank, 3, test::gloo_options(Millis(1000), 0));
-        Tensor t = ones(Shape{100});
-        pg.all_reduce(t);  // #1, everyone
-        if (rank == 2) {   // never arrives at #2
-          std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-          return;
-        }
-        try {
-          pg.all_reduce(t);
-          DIST_EXPECT(false, "no timeout");
-        } catch (const Error& e) {
-          DIST_EXPECT(contains(e.what(), "#2: rank 2 on host ") && contains(e.what(), "never arrived") &&
-                          contains(e.what(), "ranks 0,1 waited 1.0 s") && contains(e.what(), "last heard from rank 2"),
-                      "message: ", e.what());
-        }
-        const auto dump = nlohmann::json::parse(read_text(dir + "/rank" + std::to_string(rank) + ".json"));
-        DIST_EXPECT(
-            dump["rank"] == rank && dump["groups"][0]["suspect"] == 2 && dump["groups"][0]["last_completed"] == 1,
-            "dump: ", dump.dump());
-        const auto& e = dump["entries"];
-        DIST_EXPECT(e.size() == 2 && e[0]["seq"] == 1 && e[0]["state"] == "completed" && e[1]["seq"] == 2 &&
-                        e[1]["state"] == "failed" && e[1]["op"] == "all_reduce",
-                    "entries: ", e.dump());
-      },
-      30);
-  INFO(test::describe(outs));
-  CHECK(test::all_ok(outs));
-  std::filesystem::remove_all(dir);
+  // DDL_DEBUG's check before the collective times out instead: it names the rank the same way.
+  for (const int debug : {0, 1}) DYNAMIC_SECTION("DDL_DEBUG " << debug) {
+      const std::string dir = test::from_parent("flight_dir" + std::to_string(debug), fresh_dir);
+      test::ParentStoreServer server;
+      const int port = server.port();
+      auto outs = test::run_processes(
+          3,
+          [&](int rank) {
+            setenv("DDL_FLIGHT_DIR", dir.c_str(), 1);
+            GlooOptions go = test::gloo_options(Millis(1000), 0);
+            go.debug = debug;
+            ProcessGroupGloo pg(test::store_client(port, Millis(10000)), rank, 3, go);
+            Tensor t = ones(Shape{100});
+            pg.all_reduce(t);  // #1, everyone
+            if (rank == 2) {   // never arrives at #2
+              std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+              return;
+            }
+            try {
+              pg.all_reduce(t);
+              DIST_EXPECT(false, "no timeout");
+            } catch (const Error& e) {
+              DIST_EXPECT(contains(e.what(), "#2: rank 2 on host ") && contains(e.what(), "never arrived") &&
+                              contains(e.what(), "ranks 0,1 waited 1.0 s") &&
+                              (debug || contains(e.what(), "last heard from rank 2")),
+                          "message: ", e.what());
+            }
+            const auto dump = nlohmann::json::parse(read_text(dir + "/rank" + std::to_string(rank) + ".json"));
+            DIST_EXPECT(
+                dump["rank"] == rank && dump["groups"][0]["suspect"] == 2 && dump["groups"][0]["last_completed"] == 1,
+                "dump: ", dump.dump());
+            const auto& e = dump["entries"];
+            DIST_EXPECT(e.size() == 2 && e[0]["seq"] == 1 && e[0]["state"] == "completed" && e[1]["seq"] == 2 &&
+                            e[1]["state"] == "failed" && e[1]["op"] == "all_reduce",
+                        "entries: ", e.dump());
+          },
+          30);
+      INFO(test::describe(outs));
+      CHECK(test::all_ok(outs));
+      std::filesystem::remove_all(dir);
+    }
 }
 
 TEST_CASE("flight: the ring keeps the last DDL_FLIGHT_RECORDER entries; SIGUSR2 dumps them", "[dist]") {
