@@ -267,7 +267,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
   }
-  if (rc == 0 && !flight_tmp.empty()) std::filesystem::remove_all(flight_tmp);
+  // Kept only when it holds a verdict (flight_watch.h) that names it.
+  std::error_code flight_ec;
+  if (!flight_tmp.empty() && (rc == 0 || !std::filesystem::exists(flight_tmp + "/verdict.txt", flight_ec)))
+    std::filesystem::remove_all(flight_tmp, flight_ec);
   if (syscalls) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;

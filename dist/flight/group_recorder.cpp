@@ -47,10 +47,11 @@ uint64_t GroupRecorder::start(OpKind kind, const std::string& desc, int64_t byte
 }
 
 void GroupRecorder::complete(uint64_t id, int64_t bytes_sent, int64_t bytes_received) {
-  if (Entry* e = find(id); e && e->peer < 0 && slot_ >= 0) {
-    std::atomic<uint64_t>& last = globals().groups[slot_].last_completed;
-    uint64_t was = last.load();
-    while (was < e->seq && !last.compare_exchange_weak(was, e->seq)) {
+  {
+    std::lock_guard<std::mutex> lock(globals().mu);  // the entry's slot may be rewritten meanwhile
+    if (Entry* e = find(id); e && e->peer < 0 && slot_ >= 0) {
+      std::atomic<uint64_t>& last = globals().groups[slot_].last_completed;
+      if (last.load() < e->seq) last.store(e->seq);
     }
   }
   finish(id, State::Completed, bytes_sent, bytes_received);
@@ -64,7 +65,10 @@ void GroupRecorder::fail(uint64_t id, const std::string& reason) {
 }
 
 uint64_t GroupRecorder::seq_of(uint64_t id) const {
-  if (const Entry* e = find(id)) return e->seq;
+  {
+    std::lock_guard<std::mutex> lock(globals().mu);
+    if (const Entry* e = find(id)) return e->seq;
+  }
   return slot_ >= 0 ? globals().groups[slot_].next_seq.load() - 1 : 0;
 }
 

@@ -295,6 +295,7 @@ std::string to_json(const std::string& reason) {
   if (g.capacity == 0) return "";
   std::string out(g.dump_cap, '\0');
   Writer w{out.data(), out.size(), 0};
+  std::lock_guard<std::mutex> lock(g.mu);  // only a signal's dump reads the ring unlocked
   out.resize(format_dump(w, reason.c_str()));
   return out;
 }
@@ -304,10 +305,17 @@ std::string dump(const std::string& reason) {
   if (g.capacity == 0 || !g.final_path[0]) return "";
   std::lock_guard<std::mutex> one(g.dump_mu);
   // A signal's dump may hold the buffer for a moment: wait for it, bounded.
-  for (int i = 0; i < 200 && g.dumping.test_and_set(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  copy_text(g.reason, sizeof g.reason, reason.c_str());
-  Writer w{g.dump_buf, g.dump_cap, 0};
-  const bool ok = write_dump(g.dump_buf, format_dump(w, g.reason));
+  bool mine = false;
+  for (int i = 0; i < 200 && !(mine = !g.dumping.test_and_set()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!mine) return "";
+  bool ok;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    copy_text(g.reason, sizeof g.reason, reason.c_str());
+    Writer w{g.dump_buf, g.dump_cap, 0};
+    ok = write_dump(g.dump_buf, format_dump(w, g.reason));
+  }
   g.dumping.clear();
   return ok ? std::string(g.final_path) : "";
 }
