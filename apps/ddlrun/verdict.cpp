@@ -241,13 +241,17 @@ Verdict decide(const std::vector<RankFacts>& ranks) {
         return finish();
       }
 
-  // 3. A stall, strongest evidence first: a rank seen frozen, a host the launcher knows is in
+  // 3. A stall, strongest evidence first: a rank seen frozen, one that crashed, a host the launcher knows is in
   //    trouble, a rank that left no dump (killed, powered off), a rank behind the others, the
   //    rank the others' timeouts blamed.
   for (size_t i = 0; i < ranks.size(); ++i)
     if (ranks[i].stopped || (ranks[i].asked && !ranks[i].answered))
       return stall(i, ranks[i].stopped ? "it was frozen: stopped by a signal, it answered nobody"
                                        : "it did not answer SIGUSR2 (frozen or wedged)");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].dump && (ranks[i].dump->reason.rfind("fatal signal", 0) == 0 ||
+                          ranks[i].dump->reason.rfind("Gloo's network thread", 0) == 0))
+      return stall(i, "it crashed: " + ranks[i].dump->reason + " (its dump, written by the signal handler)");
   for (size_t i = 0; i < ranks.size(); ++i)
     if (!ranks[i].host_note.empty()) return stall(i, "the launcher reports " + ranks[i].host_note);
   for (size_t i = 0; i < ranks.size(); ++i)

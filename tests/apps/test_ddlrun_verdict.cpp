@@ -139,6 +139,21 @@ TEST_CASE("verdict: a rank that left no dump (killed, powered off) is the stall"
   CHECK_THAT(v.why, Catch::Contains("left no dump (was killed by signal 9 (SIGKILL))"));
 }
 
+TEST_CASE("verdict: a rank whose dump a fatal signal wrote crashed", "[ddlrun]") {
+  std::vector<RankFacts> ranks = {rank(0, dump_json(0, "host0", 4, ran(4, kAllReduce))),
+                                  rank(1, dump_json(1, "host1", 4, ran(4))),
+                                  rank(2, dump_json(2, "host2", 4, ran(4, kAllReduce)))};
+  auto text = dump_json(1, "host1", 4, ran(4));
+  text.replace(text.find("\"reason\":\"\""), 11, "\"reason\":\"fatal signal SIGSEGV\"");
+  ranks[1].dump = parse_dump(text);
+  ranks[1].exit = "was killed by signal 11 (SIGSEGV)";
+  const Verdict v = decide(ranks);
+  CHECK(v.kind == Verdict::Stall);
+  CHECK(v.rank == 1);
+  CHECK(v.seq == 5);
+  CHECK_THAT(v.why, Catch::Contains("it crashed: fatal signal SIGSEGV"));
+}
+
 TEST_CASE("verdict: a rank that never joined the rendezvous is named, at the rendezvous", "[ddlrun]") {
   std::vector<RankFacts> ranks = {rank(0, dump_json(0, "host0", 0, {}, -1, true)), rank(1),
                                   rank(2, dump_json(2, "host2", 0, {}, -1, true))};

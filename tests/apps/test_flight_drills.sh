@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Flight-recorder drills (docs/dist.md, "When a job hangs"): ddlrun runs three ranks of
 # tests/dist/helpers/flight_drill.cpp and rank 1 breaks the job in one known way (DRILL:
-# freeze = SIGSTOP, die = SIGKILL as on a host that lost power, desync = a broadcast where
+# freeze = SIGSTOP, die = SIGKILL as on a host that lost power, segv = a crash, desync = a broadcast where
 # the others all-reduce, nostart = never joins, cut = its host's link goes down). ddlrun's
 # verdict, on its console and in --log-dir's verdict.txt, must name rank 1, its host and the
 # collective (or the rendezvous), within the timeout plus a margin. As root the ranks run on
@@ -9,7 +9,7 @@
 # link cannot be made and exits 77 (skipped). FLIGHT_DRILL_LOCAL=1 runs on this machine as root too.
 set -uo pipefail
 : "${DDLRUN:?}" "${FLIGHT_DRILL:?}"
-drill=${1:?usage: test_flight_drills.sh freeze|die|desync|nostart|cut}
+drill=${1:?usage: test_flight_drills.sh freeze|die|segv|desync|nostart|cut}
 TIMEOUT=3   # DDL_TIMEOUT, seconds
 MARGIN=15   # the position exchange, SIGUSR2's window, --grace, building the hosts
 
@@ -24,7 +24,7 @@ else
   host=$(hostname)
 fi
 case $drill in
-  freeze | die | desync | nostart) flags=(--fault "$drill" --fault-rank 1 --fault-step 4 --trace "$out/trace.json") ;;
+  freeze | die | segv | desync | nostart) flags=(--fault "$drill" --fault-rank 1 --fault-step 4 --trace "$out/trace.json") ;;
   cut)
     flags=(--fault none)
     where+=(--link-flap host1=2,60)
@@ -33,7 +33,7 @@ case $drill in
 esac
 # Steps 0-3 all-reduce (#1-#4); rank 1's fault comes at step 4, where the others call #5.
 case $drill in
-  freeze | die) expect="stall: rank 1 on host $host stopped first, at all_reduce #5" ;;
+  freeze | die | segv) expect="stall: rank 1 on host $host stopped first, at all_reduce #5" ;;
   desync) expect="desync: rank 1 on host $host stopped first, at broadcast #5" ;;
   nostart) expect="stall: rank 1 on host $host stopped first, at the rendezvous" ;;
   cut) expect="stall: rank 1 on host $host stopped first, at all_reduce #" ;;
@@ -61,6 +61,8 @@ case $drill in
   die) check "the survivors wrote their part of --trace" \
     "grep -q '\"traceEvents\"' '$out/trace.rank0.partial.json' && grep -q '\"traceEvents\"' '$out/trace.rank2.partial.json'"
     check "it left no dump" "[ ! -e '$out/flight/attempt0/rank1.json' ] && grep -q 'left no dump' '$out/verdict.txt'" ;;
+  segv) check "its dump came from the signal handler" \
+    "grep -q 'fatal signal SIGSEGV' '$out/flight/attempt0/rank1.json' && grep -q 'it crashed' '$out/verdict.txt'" ;;
   desync) check "the others called all_reduce #5" "grep -q 'ranks 0,2 called all_reduce' '$out/verdict.txt'" ;;
   nostart) check "it never joined" "grep -q 'never joined the rendezvous' '$out/verdict.txt'" ;;
   cut) check "the survivors named it too" "grep -q 'rank 1 on host host1 never arrived' '$out/console'" ;;

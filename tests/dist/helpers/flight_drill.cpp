@@ -4,6 +4,7 @@
 //   freeze  raise(SIGSTOP): alive, answering nobody
 //   die     raise(SIGKILL): gone without a dump, as on a host that lost power
 //   desync  a broadcast where the others all-reduce
+//   segv    raise(SIGSEGV): its recorder dumps from the signal handler
 //   nostart never joins the rendezvous (sleeps instead)
 //   none    nothing (the test cuts a link from outside)
 // --trace PATH records the run's timeline (dist/trace_merge.h) as train_cifar --trace does.
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
       if (pg.rank() == fault_rank && step == fault_step) {
         if (fault == "freeze") raise(SIGSTOP);
         if (fault == "die") raise(SIGKILL);
+        if (fault == "segv") raise(SIGSEGV);
         if (fault == "desync") {
           pg.broadcast(t, 0);
           continue;
