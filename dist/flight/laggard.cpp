@@ -42,6 +42,14 @@ Position parse(int rank, const std::string& v) {
   return p;
 }
 
+// "<last completed> <seq> <host>\n<op>": what a rank publishes under position_key.
+std::string position_value(const GroupRecorder& rec, uint64_t seq, const std::string& op) {
+  std::string host = host_name().empty() ? "?" : host_name();
+  for (char& c : host)
+    if (c == ' ') c = '_';
+  return std::to_string(rec.last_completed()) + " " + std::to_string(seq) + " " + host + "\n" + op;
+}
+
 }  // namespace
 
 void publish_host(GroupRecorder& rec) {
@@ -104,6 +112,15 @@ Laggard judge(const Position& me, const std::vector<Position>& others, uint64_t 
   return l;
 }
 
+void publish_position(GroupRecorder& rec, uint64_t seq, const std::string& op) {
+  std::thread([store = rec.store(), key = position_key(rec.rank()), value = position_value(rec, seq, op)] {
+    try {
+      store->set(key, value);
+    } catch (const std::exception&) {
+    }
+  }).detach();
+}
+
 Laggard find_laggard(GroupRecorder& rec, uint64_t seq, const std::string& op, Millis waited, Millis wait) {
   Position me;
   me.rank = rec.rank();
@@ -118,14 +135,11 @@ Laggard find_laggard(GroupRecorder& rec, uint64_t seq, const std::string& op, Mi
   auto store = rec.store();
   auto result = std::make_shared<std::promise<std::vector<Position>>>();
   std::future<std::vector<Position>> got = result->get_future();
-  std::thread([store, me, size, wait, result] {
+  const std::string value = position_value(rec, seq, op);
+  std::thread([store, me, size, wait, result, value] {
     std::vector<Position> others;
     try {
-      std::string host = me.host.empty() ? "?" : me.host;
-      for (char& c : host)
-        if (c == ' ') c = '_';
-      store->set(position_key(me.rank),
-                 std::to_string(me.last_completed) + " " + std::to_string(me.at_seq) + " " + host + "\n" + me.op);
+      store->set(position_key(me.rank), value);
       const auto deadline = std::chrono::steady_clock::now() + wait;
       std::vector<bool> seen(size, false);
       seen[me.rank] = true;

@@ -31,6 +31,11 @@ struct Laggard {
 // Publishes this rank's own host name for the others' messages (called once per group).
 void publish_host(GroupRecorder& rec);
 
+// Publishes this rank's position only, on a thread of its own, without waiting: a rank whose
+// collective failed otherwise (a peer closed its connections) still shows where it was to
+// the ranks that time out.
+void publish_position(GroupRecorder& rec, uint64_t seq, const std::string& op);
+
 // Runs the exchange for collective `seq` (`op` as the recorder describes it), bounded by
 // `wait` however the store behaves (a rank cut off from the store learns nothing), and
 // records the result as this rank's suspect. `waited`: how long this rank waited in the op.

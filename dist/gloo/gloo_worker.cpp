@@ -224,6 +224,7 @@ void ProcessGroupGloo::execute(Task& task) {
       else if (l.rank >= 0)
         heard = l.message;
     }
+    if (!timed_out) flight::publish_position(*flight_, flight_->seq_of(fid), task.fingerprint);
     for (int r = 0; r < size() && timed_out && heard.empty(); ++r)
       if (r != rank()) heard += (heard.empty() ? "" : "; ") + last_heard(r);
     const std::string msg =
