@@ -216,7 +216,7 @@ void ProcessGroupGloo::execute(Task& task) {
     // each last answered.
     std::string heard;
     if (timed_out) {
-      const auto wait = std::clamp<Millis>(opts_.timeout / 4, Millis(200), Millis(2000));
+      const auto wait = std::clamp<Millis>(opts_.timeout / 2, Millis(500), Millis(5000));
       const flight::Laggard l =
           flight::find_laggard(*flight_, flight_->seq_of(fid), task.fingerprint, opts_.timeout, wait);
       if (l.rank >= 0 && l.rank != rank())
@@ -255,7 +255,7 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
     std::string msg =
         detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(what), opts_.timeout, what);
     if (is_timeout(what) && peer < 0) {  // which rank did not reach it (dist/flight/laggard.h)
-      const auto wait = std::clamp<Millis>(opts_.timeout / 4, Millis(200), Millis(2000));
+      const auto wait = std::clamp<Millis>(opts_.timeout / 2, Millis(500), Millis(5000));
       msg += "; " + flight::find_laggard(*flight_, flight_->seq_of(0), task.fingerprint, opts_.timeout, wait).message;
     }
     mark_broken(msg);
