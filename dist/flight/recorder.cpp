@@ -223,7 +223,7 @@ void detail::set_up(int rank, int world) {
     copy_text(g.tmp_path, sizeof g.tmp_path, (base + ".json.tmp").c_str());
     install_signal_handlers();
     // Tells ddlrun this rank handles SIGUSR2 (whose default action would end it).
-    const int fd = open((base + ".armed").c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const int fd = open((base + ".armed").c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
   }
 }
