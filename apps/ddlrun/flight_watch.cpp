@@ -89,6 +89,7 @@ std::string FlightWatch::verdict(std::vector<RankFacts> facts, const std::string
   for (const RankFacts& f : facts) any |= f.dump.has_value();
   if (!any) return "";  // no rank reached ddl's process group: nothing to judge
   std::string text = decide(facts).text;
+  if (path.empty()) text += "  (ddlrun --log-dir DIR keeps this verdict and the ranks' dumps)\n";
   if (!path.empty()) {
     try {
       files::write_atomically(path, text, "ddlrun: the verdict");

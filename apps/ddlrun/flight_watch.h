@@ -15,7 +15,7 @@
 namespace ddl::launcher {
 
 // The job's folder for dumps: LOG_DIR/flight with --log-dir, else a fresh /tmp/ddlrun-flight.*
-// (`*made`: its path, for main to remove after a job that succeeded). "" when
+// (`*made`: its path, for main to remove at the end). "" when
 // DDL_FLIGHT_RECORDER=0 or the folder cannot be made.
 std::string flight_base(const std::string& log_dir, std::string* made);
 

@@ -402,9 +402,10 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
       facts.push_back({w.rank, relay_host(cfg, int(&w - workers.data())), std::nullopt, w.stopped, false, false,
                        describe_status(w.status), w.signalled, note});
     }
-    const std::string where = cfg.log_dir.empty() ? cfg.flight_dir : cfg.log_dir;
     std::string text = flight.verdict(
-        std::move(facts), where + "/verdict" + (attempt > 0 ? std::to_string(attempt) : std::string()) + ".txt");
+        std::move(facts), cfg.log_dir.empty() ? ""
+                                              : cfg.log_dir + "/verdict" +
+                                                    (attempt > 0 ? std::to_string(attempt) : std::string()) + ".txt");
     while (!text.empty() && text.back() == '\n') text.pop_back();
     if (!text.empty()) relay.message(text);
   }

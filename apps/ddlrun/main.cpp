@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
     }
     cfg.syscalls_dir = cfg.log_dir.empty() ? syscalls_tmp : cfg.log_dir;
   }
-  std::string flight_tmp;  // the dumps' folder when there is no --log-dir: kept only if the job fails
+  std::string flight_tmp;  // the dumps' folder when there is no --log-dir, removed at the end
   cfg.flight_dir = ddl::launcher::flight_base(cfg.log_dir, &flight_tmp);
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
@@ -267,10 +267,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
   }
-  // Kept only when it holds a verdict (flight_watch.h) that names it.
-  std::error_code flight_ec;
-  if (!flight_tmp.empty() && (rc == 0 || !std::filesystem::exists(flight_tmp + "/verdict.txt", flight_ec)))
-    std::filesystem::remove_all(flight_tmp, flight_ec);
+  std::error_code flight_ec;  // without --log-dir the verdict was printed only
+  if (!flight_tmp.empty()) std::filesystem::remove_all(flight_tmp, flight_ec);
   if (syscalls) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
