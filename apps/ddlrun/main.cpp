@@ -255,7 +255,11 @@ int main(int argc, char** argv) {
     }
     cfg.syscalls_dir = cfg.log_dir.empty() ? syscalls_tmp : cfg.log_dir;
   }
-  std::string flight_tmp;  // the dumps' folder when there is no --log-dir, removed at the end
+  std::string flight_tmp;  // the dumps' folder when there is no --log-dir, removed on every return
+  const std::unique_ptr<std::string, void (*)(std::string*)> remove_flight_tmp(&flight_tmp, [](std::string* dir) {
+    std::error_code ec;
+    if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+  });
   cfg.flight_dir = ddl::launcher::flight_base(cfg.log_dir, &flight_tmp);
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
@@ -267,8 +271,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
   }
-  std::error_code flight_ec;  // without --log-dir the verdict was printed only
-  if (!flight_tmp.empty()) std::filesystem::remove_all(flight_tmp, flight_ec);
   if (syscalls) {
     // This node's ranks, as the launcher numbers them (every rank under --hosts).
     std::vector<std::pair<int, std::map<std::string, long long>>> per_rank;
