@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/init.h>
@@ -209,7 +210,15 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   }
   // Each attempt (ddlrun restart) and each group gets its own key space in the store.
   std::string prefix = "ddl/attempt" + std::to_string(env.restart_count) + "/pg" + std::to_string(s.groups_created++);
-  auto group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
+  flight::begin_process(env.rank, env.world_size);  // the flight recorder (dist/flight/)
+  std::shared_ptr<ProcessGroup> group;
+  try {
+    group = factory(std::make_shared<PrefixStore>(prefix, store), env.rank, env.world_size, opts);
+  } catch (const std::exception& e) {
+    flight::end_rendezvous(e.what());
+    throw;
+  }
+  flight::end_rendezvous("");
   if (made) made->set_deadline({});  // later requests get their own timeouts
   s.group = group;
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/trace_merge.h>
 #include <ddl/tensor/error.h>
@@ -138,6 +139,7 @@ void start_trace(const std::string& path, const trace::Options& options) {
   // After the estimate: a rank 0 that fails here leaves no rank waiting for its pongs.
   if (get_rank() == 0) probe_writable(path);
   trace::start(options);
+  flight::set_trace_path(path);  // a failed job still writes each rank's part (dist/flight/)
   StartEstimate& s = start_estimate();
   std::lock_guard<std::mutex> lock(s.mu);
   s.valid = job;

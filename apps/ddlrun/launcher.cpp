@@ -20,6 +20,7 @@
 
 #include "apps/common/shell_quote.h"
 #include "apps/ddlrun/child_pty.h"
+#include "apps/ddlrun/flight_watch.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/node_agreement.h"
@@ -180,6 +181,13 @@ pid_t spawn(const Config& cfg, Worker& w, const std::vector<std::pair<std::strin
   return pid;
 }
 
+// Worker i's host as the relay names it: the emulated host, else this machine's name.
+std::string relay_host(const Config& cfg, int i) {
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return cfg.cluster ? cfg.cluster->host_name(cfg.host_of(i)) : name;
+}
+
 }  // namespace
 
 RelayOptions relay_options(const Config& cfg) {
@@ -213,6 +221,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
   const char* user_progress = std::getenv("DDL_PROGRESS");
   const bool bar_off = user_progress && std::string(user_progress) == "0";
   std::vector<Worker> workers(cfg.nproc);
+  FlightWatch flight(cfg.flight_dir, attempt, cfg.nproc);
   for (int i = 0; i < cfg.nproc; ++i) {
     Worker& w = workers[i];
     w.rank = cfg.first_rank() + i;
@@ -229,6 +238,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
                                                             {"DDL_RUN_ID", run_id},
                                                             {"DDL_STORE_SERVED", cfg.launcher_store ? "1" : "0"},
                                                             {"DDL_PROGRESS", bar_off ? "0" : relay.progress_env(i)}};
+    if (flight.on()) env.emplace_back("DDL_FLIGHT_DIR", flight.dir());
     if (cfg.timeout_seconds > 0) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", cfg.timeout_seconds);
@@ -346,8 +356,22 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         if (!ok && !w.signalled) relay.show_hidden_tail(i);
         relay.note(i, "ddlrun: rank " + std::to_string(w.rank) + " " + describe_status(status) +
                           (w.signalled ? " (ddlrun had sent it " + signal_name(w.sent) + ")" : ""));
-        if (failed == i && !stopping) stop_all(SIGTERM);
+        if (failed == i && !stopping && !flight.asking()) {
+          // First every rank still running dumps its flight recorder (SIGUSR2), then stops.
+          std::vector<pid_t> pids;
+          std::vector<int> ranks;
+          for (const auto& x : workers) pids.push_back(x.running ? x.pid : 0), ranks.push_back(x.rank);
+          if (!flight.ask(
+                  pids, ranks, [&](size_t k) { signal_worker(workers[k], SIGUSR2); }, std::chrono::milliseconds(1500)))
+            stop_all(SIGTERM);
+        }
       }
+    }
+    if (flight.asking()) {
+      std::vector<int> ranks;
+      std::vector<bool> running;
+      for (const auto& w : workers) ranks.push_back(w.rank), running.push_back(w.running);
+      if (flight.window_over(ranks, running) && !stopping) stop_all(SIGTERM);
     }
     if (stopping && Clock::now() > kill_at) {
       for (auto& w : workers)
@@ -377,6 +401,22 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
         fd = -1;
       }
   if (interrupted_by) return {Outcome::Interrupted, 128 + interrupted_by};
+  if (failed >= 0 && flight.on()) {
+    std::vector<RankFacts> facts;
+    for (const Worker& w : workers) {
+      const int host = cfg.cluster ? cfg.host_of(w.rank) : 0;
+      const std::string note =
+          cfg.cluster ? host_note(cfg.cluster->failure_note(host), cfg.cluster->host_name(host)) : "";
+      facts.push_back({w.rank, relay_host(cfg, int(&w - workers.data())), std::nullopt, w.stopped, false, false,
+                       describe_status(w.status), w.signalled, note});
+    }
+    std::string text = flight.verdict(
+        std::move(facts), cfg.log_dir.empty() ? ""
+                                              : cfg.log_dir + "/verdict" +
+                                                    (attempt > 0 ? std::to_string(attempt) : std::string()) + ".txt");
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!text.empty()) relay.message(text);
+  }
   if (failed >= 0) return {Outcome::Failed, exit_code(workers[failed].status)};
   if (stopped_by_check) return {Outcome::Stopped, 0};
   return {};

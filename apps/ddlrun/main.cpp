@@ -19,6 +19,7 @@
 #include "apps/common/finite_range.h"
 #include "apps/ddlrun/elastic_cli.h"
 #include "apps/ddlrun/elastic_rendezvous.h"
+#include "apps/ddlrun/flight_watch.h"
 #include "apps/ddlrun/hosts/cluster.h"
 #include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/hosts/rootless.h"
@@ -323,6 +324,12 @@ int main(int argc, char** argv) {
     }
     cfg.syscalls_dir = cfg.log_dir.empty() ? syscalls_tmp : cfg.log_dir;
   }
+  std::string flight_tmp;  // the dumps' folder when there is no --log-dir, removed on every return
+  const std::unique_ptr<std::string, void (*)(std::string*)> remove_flight_tmp(&flight_tmp, [](std::string* dir) {
+    std::error_code ec;
+    if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+  });
+  cfg.flight_dir = ddl::launcher::flight_base(cfg.log_dir, &flight_tmp);
   std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
     if (int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster); rc != 0) return rc;

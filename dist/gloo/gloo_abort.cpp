@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/gloo/gloo_abort.h>
 
 namespace ddl::dist::detail {
@@ -62,6 +63,7 @@ void write_all(const std::string& s) {
   msg += "\nddl: this process stops (exit " + std::to_string(kGlooAbortExit) +
          "); the other ranks see their connections to it close.\n";
   write_all(msg);
+  ddl::dist::flight::dump_on_crash("Gloo's network thread failed (ranks called different operations or sizes?)");
   _exit(kGlooAbortExit);  // the only way out of a terminate handler short of abort()
 }
 

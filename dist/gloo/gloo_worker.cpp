@@ -8,6 +8,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include <ddl/dist/debug_check.h>
+#include <ddl/dist/flight/laggard.h>
 #include <ddl/dist/gloo/gloo_abort.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/gloo_mesh.h>
@@ -82,6 +84,8 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   detail::install_gloo_abort_handler();  // before Gloo's threads exist
   detail::ignore_sigpipe_if_default();   // See Note [SIGPIPE] in gloo_abort.h
   ctx_ = detail::connect_mesh(store, rank, size, attr, opts_.timeout, deadline, log_prefix());
+  flight_ = std::make_unique<flight::GroupRecorder>("gloo", store, rank, size);
+  flight::publish_host(*flight_);
   last_heard_ = std::make_unique<std::atomic<int64_t>[]>(size);
   heard_from_all();
   if (size > 1) {
@@ -163,8 +167,10 @@ void ProcessGroupGloo::execute(Task& task) {
   // Tags advance identically on every rank (same collectives, same order): one for the
   // DDL_DEBUG exchange, one for the collective.
   GlooCall call{ctx_, 0, opts_.timeout, shm_.get()};
+  uint64_t fid = 0;  // its flight-recorder entry (dist/flight/)
   try {
     check_usable(task.desc);
+    fid = flight_->start(task.kind, task.fingerprint, -1);
     if (debug_) {
       call.tag = seq_++;
       debug_check(task, call);
@@ -190,9 +196,11 @@ void ProcessGroupGloo::execute(Task& task) {
     }
     heard_from_all();
     count(task.kind, traffic);
+    flight_->complete(fid, traffic.sent, traffic.received);
     task.work->finish();
-  } catch (const ddl::Error&) {
+  } catch (const ddl::Error& e) {
     // Argument, DDL_DEBUG or broken-group errors: the message already says everything.
+    if (fid) flight_->fail(fid, e.what());
     task.work->finish(std::current_exception());
   } catch (const std::exception& e) {
     // Gloo's IoException (peer gone, timeout) or an enforce failure mid-transfer: the
@@ -204,9 +212,20 @@ void ProcessGroupGloo::execute(Task& task) {
     std::string address;
     const int peer = via_shm ? -1 : mesh.peer_in_message(what, &address);
     // See Note [Naming the failed peer]. Which peer went quiet is not in Gloo's timeout
-    // message; when each last answered tells.
+    // message: the ranks' positions in the store tell (dist/flight/laggard.h), else when
+    // each last answered.
     std::string heard;
-    for (int r = 0; r < size() && timed_out; ++r)
+    if (timed_out) {
+      const auto wait = std::clamp<Millis>(opts_.timeout / 2, Millis(500), Millis(5000));
+      const flight::Laggard l =
+          flight::find_laggard(*flight_, flight_->seq_of(fid), task.fingerprint, opts_.timeout, wait);
+      if (l.rank >= 0 && l.rank != rank())
+        heard = l.message + "; " + last_heard(l.rank);
+      else if (l.rank >= 0)
+        heard = l.message;
+    }
+    if (!timed_out) flight::publish_position(*flight_, flight_->seq_of(fid), task.fingerprint);
+    for (int r = 0; r < size() && timed_out && heard.empty(); ++r)
       if (r != rank()) heard += (heard.empty() ? "" : "; ") + last_heard(r);
     const std::string msg =
         detail::peer_failure_message(log_prefix() + " " + task.desc, task.peers, peer, address, timed_out,
@@ -214,6 +233,7 @@ void ProcessGroupGloo::execute(Task& task) {
                                          "): a rank hangs, waits in a different call, or the link to it is down",
                                      (via_shm ? "" : "gloo: ") + what);
     mark_broken(msg);
+    flight_->fail(fid, msg);
     task.work->finish(std::make_exception_ptr(Error(msg)));
   }
 }
@@ -234,6 +254,10 @@ void ProcessGroupGloo::debug_check(const Task& task, const GlooCall& call) {
     const int peer = static_cast<const detail::MeshContext&>(*ctx_).peer_in_message(what, &address);
     std::string msg =
         detail::debug_exchange_failure(log_prefix(), task.desc, peer, address, is_timeout(what), opts_.timeout, what);
+    if (is_timeout(what) && peer < 0) {  // which rank did not reach it (dist/flight/laggard.h)
+      const auto wait = std::clamp<Millis>(opts_.timeout / 2, Millis(500), Millis(5000));
+      msg += "; " + flight::find_laggard(*flight_, flight_->seq_of(0), task.fingerprint, opts_.timeout, wait).message;
+    }
     mark_broken(msg);
     throw Error(msg);
   }
@@ -281,6 +305,7 @@ void ProcessGroupGloo::p2p_loop() {
       const auto n = static_cast<int64_t>(p.staged.nbytes());
       heard_from(p.peer);  // a send completes once the peer has announced its receive
       count(p.kind, is_send ? Traffic{n, 0} : Traffic{0, n});
+      flight_->complete(p.flight_id, is_send ? n : 0, is_send ? 0 : n);
       p.work->finish();
     } catch (const std::exception& e) {
       if (dynamic_cast<const Error*>(&e)) {
@@ -298,6 +323,7 @@ void ProcessGroupGloo::p2p_loop() {
               "): it hangs, waits in a different call, or the link to it is down",
           "gloo: " + what);
       mark_broken(msg);
+      flight_->fail(p.flight_id, msg);
       p.work->finish(std::make_exception_ptr(Error(msg)));
     }
   }

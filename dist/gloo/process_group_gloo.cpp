@@ -6,6 +6,7 @@
 #include <gloo/types.h>
 
 #include <ddl/dist/debug_check.h>
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
@@ -251,6 +252,7 @@ std::shared_ptr<Work> ProcessGroupGloo::post_p2p(OpKind kind, const Tensor& t, i
     work->finish();
     return work;
   }
+  p.flight_id = flight_->start(kind, desc, static_cast<int64_t>(p.staged.nbytes()), peer);
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     p.id = next_p2p_id_++;

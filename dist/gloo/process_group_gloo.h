@@ -27,6 +27,9 @@ class UnboundBuffer;
 }  // namespace gloo
 
 namespace ddl::dist {
+namespace flight {
+class GroupRecorder;
+}
 namespace detail {
 struct GlooCall;
 class ShmAllReduce;
@@ -98,6 +101,7 @@ class ProcessGroupGloo final : public ProcessGroup {
     Tensor staged, target;  // recv into staged, then copy to target when they differ
     int peer;
     uint64_t id = 0;  // key in p2p_pending_
+    uint64_t flight_id = 0;
     std::shared_ptr<Work> work;
   };
 
@@ -144,6 +148,7 @@ class ProcessGroupGloo final : public ProcessGroup {
 
   std::unique_ptr<std::atomic<int64_t>[]> last_heard_;  // per rank: steady-clock ns
   int in_flight_id_ = -1;                               // registration with gloo_abort.h
+  std::unique_ptr<flight::GroupRecorder> flight_;       // dist/flight/: the last operations, for dumps
 };
 
 }  // namespace ddl::dist

@@ -57,12 +57,15 @@
 // were the caller's stream (or the host) ordered after this rank's earlier receives, two
 // ranks that each run `recv; barrier; send` would deadlock, since each send is ordered
 // after its own stream and so after its own receive, whose send is the peer's.
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include <ddl/dist/debug_check.h>
 #include <ddl/dist/env.h>
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/nccl/process_group_nccl_internal.h>
 #include <ddl/tensor/devices.h>
@@ -83,6 +86,7 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int s
             " ProcessGroupNccl: the nccl backend needs a CUDA GPU, but none "
             "is usable here (ddl::cuda::device_count() is 0); use the gloo backend for CPU tensors");
   DDL_CHECK(store_ != nullptr, "ProcessGroupNccl: a store is required for the rendezvous");
+  flight_ = std::make_unique<flight::GroupRecorder>("nccl", store_, rank, size);
   watchdog_ = std::thread([this] {
     trace::set_os_thread_name("nccl watchdog");
     watchdog_loop();
@@ -203,6 +207,9 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(OpKind kind, std::string desc, co
   l->lane = lane_index;
   l->sent = sent;
   l->received = received;
+  const bool p2p = kind == OpKind::Send || kind == OpKind::Recv;  // peers: "peer rank N"
+  l->flight_id = flight_->start(kind, p2p ? l->desc : fingerprint, std::max(sent, received),
+                                p2p ? std::atoi(l->peers.c_str() + l->peers.rfind(' ') + 1) : -1);
 
   // See Note [NCCL stream ordering].
   {

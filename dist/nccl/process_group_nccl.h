@@ -24,6 +24,9 @@
 #include <ddl/dist/store/store.h>
 
 namespace ddl::dist {
+namespace flight {
+class GroupRecorder;
+}
 
 struct NcclOptions {
   Millis timeout = configured_timeout();  // rendezvous, and each operation from launch to completion
@@ -131,6 +134,7 @@ class ProcessGroupNccl final : public ProcessGroup {
   void check_usable(const std::string& desc) const;
 
   std::shared_ptr<Store> store_;
+  std::unique_ptr<flight::GroupRecorder> flight_;  // dist/flight/: the last operations, for dumps
   NcclOptions opts_;
   const bool debug_;              // DDL_DEBUG checks on
   std::mutex debug_mu_;           // held from a collective's check until its launch

@@ -72,7 +72,8 @@ struct ProcessGroupNccl::Launch {
   int64_t sent = 0, received = 0;
   // Set when `issue` threw after possibly queueing work: the Work fails once `end` fires.
   std::exception_ptr error;
-  uint64_t trace_id = 0;  // its async span on the trace (category "nccl"); 0: not traced
+  uint64_t trace_id = 0;   // its async span on the trace (category "nccl"); 0: not traced
+  uint64_t flight_id = 0;  // its flight-recorder entry (dist/flight/)
 };
 
 namespace detail {

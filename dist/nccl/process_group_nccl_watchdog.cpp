@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/nccl/process_group_nccl_internal.h>
 #include <ddl/trace/trace.h>
 
@@ -58,6 +59,7 @@ void ProcessGroupNccl::abort_if_pending() {
 
 void ProcessGroupNccl::park(std::unique_ptr<Launch> l, const std::string& why) {
   if (l->trace_id) trace::async_end(op_kind_name(l->kind), "nccl", l->trace_id, {{"failed", 1}});
+  flight_->fail(l->flight_id, log_prefix() + " " + l->desc + " failed: " + why);
   l->work->finish(std::make_exception_ptr(Error(log_prefix() + " " + l->desc + " failed: " + why)));
   std::lock_guard<std::mutex> lock(mu_);
   aborted_.push_back(std::move(l));
@@ -131,6 +133,7 @@ void ProcessGroupNccl::watchdog_loop() {
       l->keep.clear();  // the GPU is done with them: the allocator may reuse their memory
       if (l->trace_id) trace::async_end(op_kind_name(l->kind), "nccl", l->trace_id, {{"failed", l->error ? 1 : 0}});
       if (l->error) {  // its launch threw; what it had queued is done now
+        flight_->fail(l->flight_id, l->desc + ": its launch failed");
         l->work->finish(l->error);
         continue;
       }
@@ -141,6 +144,7 @@ void ProcessGroupNccl::watchdog_loop() {
         s.bytes_sent += l->sent;
         s.bytes_received += l->received;
       }
+      flight_->complete(l->flight_id, l->sent, l->received);
       l->work->finish();
     }
     if (!failure.empty()) {
