@@ -12,9 +12,6 @@
 
 #include <ddl/tensor/cpu/sgemm_common.h>
 #include <ddl/tensor/cpu/sgemm_levels.h>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace ddl::cpu::isa {
 namespace {
@@ -144,56 +141,16 @@ void pack_b_panel(int64_t kb, int64_t n, const float* B, int64_t rs, int64_t cs,
   }
 }
 
-void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
-                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
-  const bool pa = !(csa == 1 && N <= 2 * NR);  // small N: read row-major A in place
-  const int64_t kc = balanced_block(K, KC, 8);
-  const int64_t mc = balanced_block(M, MC, MR);
-  const int64_t nc = balanced_block(N, NC, NR);
-  float* bpack = tl_bpack.get(size_t(kc * nc));
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
-  {
-    int tid = 0, nth = 1;
-#if defined(_OPENMP)
-    tid = omp_get_thread_num();
-    nth = omp_get_num_threads();
-#endif
-    float* apack = pa ? tl_apack.get(size_t(mc * kc)) : nullptr;
-    for (int64_t jc = 0; jc < N; jc += nc) {
-      const int64_t nb = std::min(nc, N - jc), np = (nb + NR - 1) / NR;
-      for (int64_t pc = 0; pc < K; pc += kc) {
-        const int64_t kb = std::min(kc, K - pc);
-        const std::pair<int64_t, int64_t> ps = split(np, nth, tid);
-        for (int64_t p = ps.first; p < ps.second; ++p)
-          pack_b_panel(kb, std::min<int64_t>(NR, nb - p * NR), B + pc * rsb + (jc + p * NR) * csb, rsb, csb,
-                       bpack + p * NR * kb);
-#pragma omp barrier
-        const float beta_k = pc == 0 ? beta : 1.0f;
-        const int64_t nmb = (M + mc - 1) / mc;
-        const bool split_m = nmb % nth == 0 || nmb >= 4 * nth;
-        for (int64_t ib = split_m ? tid : 0; ib < nmb; ib += split_m ? nth : 1) {
-          const int64_t ic = ib * mc, mb = std::min(mc, M - ic);
-          const std::pair<int64_t, int64_t> js = split_m ? std::pair<int64_t, int64_t>{0, np} : split(np, nth, tid);
-          const int64_t j0 = js.first, j1 = js.second;
-          if (j0 == j1) continue;
-          const float* a = A + ic * rsa + pc * csa;
-          if (pa) pack_a(mb, kb, a, rsa, csa, apack);
-          float* c = C + ic * ldc + jc;
-          auto tile = [&](int64_t ir, int64_t jp, int64_t ir_next, int64_t jp_next) {
-            const int64_t R = std::min<int64_t>(MR, mb - ir), n = std::min<int64_t>(NR, nb - jp * NR);
-            const UKernel f = kernels[pa][n > 8][R - 1];
-            f(kb, pa ? apack + ir * kb : a + ir * rsa, rsa, bpack + jp * NR * kb, c + ir * ldc + jp * NR, ldc,
-              int(n > 8 ? n - 8 : n), alpha, beta_k,
-              c + std::min(ir_next, mb - 1) * ldc + std::min(jp_next, j1 - 1) * NR);
-          };
-          for (int64_t ir = 0; ir < mb; ir += MR)
-            for (int64_t jp = j0; jp < j1; ++jp) jp + 1 < j1 ? tile(ir, jp, ir, jp + 1) : tile(ir, jp, ir + MR, j0);
-        }
-#pragma omp barrier
-      }
-    }
+// The blocking and kernels of this level, for sgemm_blocked (sgemm_common.h).
+struct Blocking {
+  static constexpr int64_t MR = isa::MR, NR = isa::NR, KC = isa::KC, MC = isa::MC, NC = isa::NC;
+  static constexpr auto pack_rows = &pack_a;
+  static constexpr auto pack_cols = &pack_b_panel;
+  static void tile(bool pa, int64_t R, int64_t n, int64_t kb, const float* a, int64_t a_rs, const float* b, float* c,
+                   int64_t ldc, float alpha, float beta, const float* c_next) {
+    kernels[pa][n > 8][R - 1](kb, a, a_rs, b, c, ldc, int(n > 8 ? n - 8 : n), alpha, beta, c_next);
   }
-}
+};
 
 // Horizontal sum in a fixed order.
 inline float hsum(__m256 x) {
@@ -283,7 +240,7 @@ void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, in
   if (N <= 8 && csa == 1)
     sgemm_small_n(M, N, K, alpha, A, rsa, B, rsb, csb, beta, C, ldc, nthreads);
   else
-    sgemm_blocked(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, ldc, nthreads);
+    sgemm_blocked<Blocking>(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, ldc, nthreads);
 }
 
 }  // namespace ddl::cpu::isa
