@@ -75,22 +75,27 @@ std::string copy_with_mode(const fs::path& dir, mode_t mode) {
 }  // namespace
 
 TEST_CASE("the built-in strategies come from the registry, in order, with their kinds", "[dist][sync]") {
-  const std::vector<std::string> builtins = {"ddp",          "allreduce", "gather-scatter", "ring",
-                                             "param-server", "stepwise",  "local-sgd",      "async-ps"};
+  // Each built-in with whether it averages gradients (one large-batch SGD) or models.
+  const std::vector<std::pair<std::string, bool>> builtins = {
+      {"ddp", true},          {"allreduce", true}, {"gather-scatter", true}, {"ring", true},
+      {"param-server", true}, {"stepwise", false}, {"local-sgd", false},     {"zero1", true},
+      {"zero2", true},        {"fsdp", true},      {"async-ps", false}};
   const auto all = sync_strategies();
   REQUIRE(all.size() >= builtins.size());
   for (size_t i = 0; i < builtins.size(); ++i) {
     INFO(all[i].name);
-    CHECK(all[i].name == builtins[i]);
+    CHECK(all[i].name == builtins[i].first);
     CHECK(all[i].origin == "built-in");
     CHECK(!all[i].info.help.empty());
-    CHECK(all[i].info.averages_gradients == (i < 5));
+    CHECK(all[i].info.averages_gradients == builtins[i].second);
   }
   CHECK(all[6].usage() == "local-sgd:K");
   CHECK(all[6].example() == "local-sgd:4");
-  CHECK(sync_strategy_usages().rfind(
-            "ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K | async-ps:S", 0) == 0);
-  CHECK(all[7].example() == "async-ps:2");
+  CHECK(
+      sync_strategy_usages().rfind("ddp | allreduce | gather-scatter | ring | param-server | stepwise | local-sgd:K | "
+                                   "zero1 | zero2 | fsdp | async-ps:S",
+                                   0) == 0);
+  CHECK(all[10].example() == "async-ps:2");
   CHECK(sync_spec_problem("ring").empty());
   CHECK(sync_spec_problem("local-sgd:4").empty());
   CHECK_THAT(sync_spec_problem("ring:2"), Contains("takes no argument"));
@@ -111,10 +116,9 @@ TEST_CASE("register_sync_strategy: a new name is made and listed; bad or taken n
   CHECK(names().back() == "test-allreduce");
   CHECK(find_sync_strategy("test-allreduce").origin == "built-in");  // registered by the program itself
   CHECK(sync_spec_averages_gradients("test-allreduce"));
-  REQUIRE_THROWS_WITH(
-      make_sync_strategy("bogus", test::make_small_cnn(), nullptr),
-      Contains("unknown sync strategy 'bogus'") && Contains("local-sgd:K | ") && Contains(" | test-allreduce (") &&
-          Contains("async-ps:S | "));
+  REQUIRE_THROWS_WITH(make_sync_strategy("bogus", test::make_small_cnn(), nullptr),
+                      Contains("unknown sync strategy 'bogus'") && Contains("local-sgd:K | ") &&
+                          Contains(" | test-allreduce (") && Contains("async-ps:S | "));
   SimpleSyncFactory dummy = [](std::shared_ptr<nn::Module>, std::shared_ptr<ProcessGroup>) {
     return std::unique_ptr<SyncStrategy>();
   };
