@@ -73,7 +73,7 @@ struct Config {
   std::function<bool()> stop_check;
   std::vector<std::pair<std::string, std::string>> extra_env;  // given to every worker, after the rest
   std::string host_label;  // this node's name in messages about its ranks ("": none; --hosts names its own)
-  std::string flight_dir;         // the ranks' flight-recorder dumps and the verdict (flight_watch.h); "": off
+  std::string flight_dir;  // the ranks' flight-recorder dumps and the verdict (flight_watch.h); "": off
 };
 
 class OutputRelay;

@@ -27,7 +27,7 @@ struct TrainOptions {
   bool share_gpu = false;        // ranks of a node share its GPUs (local rank % GPUs)
   std::string backend = "auto";  // auto | gloo | nccl: auto = gloo on cpu, nccl on cuda
   std::string sync = "ddp";
-  bool sync_bn = false;                 // --sync-bn: BatchNorm statistics over every rank (dist::convert_sync_batchnorm)
+  bool sync_bn = false;  // --sync-bn: BatchNorm statistics over every rank (dist::convert_sync_batchnorm)
   std::string comm_hook = "allreduce";  // --sync ddp: how buckets are averaged (dist/hooks/comm_hook.h)
   bool uneven = false;                  // no sampler padding; DDP under a Join (uneven_sampler.h)
   std::vector<std::string> plugins;     // --plugin FILE.so: strategies loaded (already) at parse time
