@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <ddl/trace/atomic_file.h>
 
@@ -46,9 +48,32 @@ FlightWatch::FlightWatch(const std::string& base, int attempt, int nworkers)
   if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) dir_ = dir;
 }
 
-bool FlightWatch::armed(int rank) const {
-  struct stat st {};
-  return stat((dir_ + "/rank" + std::to_string(rank) + ".armed").c_str(), &st) == 0;
+namespace {
+
+// The parent of `pid` from /proc/PID/stat (field 4, after the command in parentheses), or 0.
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  return pid_t(ppid);
+}
+
+}  // namespace
+
+pid_t FlightWatch::armed_pid(int rank, pid_t worker) const {
+  std::ifstream in(dir_ + "/rank" + std::to_string(rank) + ".armed");
+  if (!in) return 0;  // not armed: SIGUSR2 would end it
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return worker;  // an older marker without a pid
+  for (pid_t p = pid_t(pid), hops = 0; p > 1 && hops < 16; p = parent_of(p), ++hops)
+    if (p == worker) return pid_t(pid);
+  return 0;  // not one of this worker's processes: ask nobody
 }
 
 void FlightWatch::open_window(const std::vector<pid_t>& pids, std::chrono::milliseconds window) {

@@ -29,20 +29,20 @@ class FlightWatch {
   bool on() const { return !dir_.empty(); }
   const std::string& dir() const { return dir_; }
 
-  // Sends SIGUSR2 through `signal_worker` to each running worker (pids[i] > 0) whose rank
+  // Sends SIGUSR2 (through `send(pid)`) to each running worker (pids[i] > 0) whose rank
   // armed its recorder (DIR/rank<r>.armed: it handles SIGUSR2, whose default action would end
-  // it), and opens a window of `window` for their dumps. Returns false when nobody was asked
-  // (stop at once, then).
-  template <class Signal>
-  bool ask(std::vector<pid_t> pids, const std::vector<int>& ranks, Signal signal_worker,
-           std::chrono::milliseconds window) {
+  // it), and opens a window of `window` for their dumps. The signal goes to the process that
+  // armed (its pid is in the marker) when that is the worker or one of its descendants (a
+  // worker may be a wrapper script, which SIGUSR2 would end). Returns false when nobody was
+  // asked (stop at once, then).
+  template <class Send>
+  bool ask(std::vector<pid_t> pids, const std::vector<int>& ranks, Send send, std::chrono::milliseconds window) {
     if (!on()) return false;
-    for (size_t i = 0; i < pids.size(); ++i)
-      if (!armed(ranks[i])) pids[i] = 0;
+    for (size_t i = 0; i < pids.size(); ++i) pids[i] = pids[i] > 0 ? armed_pid(ranks[i], pids[i]) : 0;
     open_window(pids, window);
     bool any = false;
     for (size_t i = 0; i < pids.size(); ++i)
-      if (pids[i] > 0) signal_worker(i), any = true;
+      if (pids[i] > 0) send(pids[i]), any = true;
     asking_ = any;
     return any;
   }
@@ -57,7 +57,8 @@ class FlightWatch {
   std::string verdict(std::vector<RankFacts> facts, const std::string& path) const;
 
  private:
-  bool armed(int rank) const;
+  // The process of `rank` that armed its recorder, if it is `worker` or a descendant; else 0.
+  pid_t armed_pid(int rank, pid_t worker) const;
   void open_window(const std::vector<pid_t>& pids, std::chrono::milliseconds window);
   std::string dir_;
   bool asking_ = false;

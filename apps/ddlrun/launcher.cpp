@@ -362,7 +362,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
           std::vector<int> ranks;
           for (const auto& x : workers) pids.push_back(x.running ? x.pid : 0), ranks.push_back(x.rank);
           if (!flight.ask(
-                  pids, ranks, [&](size_t k) { signal_worker(workers[k], SIGUSR2); }, std::chrono::milliseconds(1500)))
+                  pids, ranks, [](pid_t p) { kill(p, SIGUSR2); }, std::chrono::milliseconds(1500)))
             stop_all(SIGTERM);
         }
       }

@@ -222,9 +222,16 @@ void detail::set_up(int rank, int world) {
     copy_text(g.final_path, sizeof g.final_path, (base + ".json").c_str());
     copy_text(g.tmp_path, sizeof g.tmp_path, (base + ".json.tmp").c_str());
     install_signal_handlers();
-    // Tells ddlrun this rank handles SIGUSR2 (whose default action would end it).
-    const int fd = open((base + ".armed").c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd >= 0) close(fd);
+    // Tells ddlrun this process handles SIGUSR2 (whose default action would end it), and
+    // which process it is: the worker ddlrun started may be a wrapper script around it.
+    const int fd =
+        open((base + ".armed").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      const std::string pid = std::to_string(getpid()) + "\n";
+      // Unwritten, the marker still arms the rank: ddlrun then signals the worker it started.
+      [[maybe_unused]] const ssize_t written = write(fd, pid.data(), pid.size());
+      close(fd);
+    }
   }
 }
 
