@@ -41,8 +41,10 @@ bool same_bits(const Tensor& a, const Tensor& b) { return to_vector<float>(a) ==
 }  // namespace
 
 TEST_CASE("Hierarchical all-reduce equals the flat all-reduce", "[dist][hier]") {
-  for (auto [hosts, per_host] : {std::pair{2, 2}, std::pair{3, 2}, std::pair{2, 3}})
-    DYNAMIC_SECTION(hosts << " hosts x " << per_host << " ranks") {
+  for (const auto& layout : {std::pair{2, 2}, std::pair{3, 2}, std::pair{2, 3}})
+    DYNAMIC_SECTION(layout.first << " hosts x " << layout.second << " ranks") {
+      // Plain variables, not a structured binding: clang before 16 cannot capture those.
+      const int hosts = layout.first, per_host = layout.second;
       test::ParentStoreServer server;
       const int port = server.port(), world = hosts * per_host;
       auto outs = test::run_processes(world, [&](int rank) {
