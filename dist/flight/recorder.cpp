@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -337,8 +338,12 @@ void detail::write_partial_trace() {
   Globals& g = globals();
   // One writer; a second caller (SIGTERM's thread while a failure writes) waits for it, bounded,
   // so the process does not end halfway through the file.
-  std::unique_lock<std::timed_mutex> writing(g.trace_mu, std::chrono::seconds(5));
-  if (!writing.owns_lock()) return;
+  // (try_lock in a loop, not a timed mutex: ThreadSanitizer does not follow timed locks.)
+  std::unique_lock<std::mutex> writing(g.trace_mu, std::defer_lock);
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5); !writing.try_lock();) {
+    if (std::chrono::steady_clock::now() > until) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   std::string path;
   {
     std::lock_guard<std::mutex> lock(g.mu);

@@ -58,7 +58,7 @@ struct Globals {
   size_t dump_cap = 0;
   std::string trace_path;
   bool trace_written = false;
-  std::timed_mutex trace_mu;  // held while this rank's part of --trace is written
+  std::mutex trace_mu;  // held while this rank's part of --trace is written
 };
 
 Globals& globals();
