@@ -165,6 +165,7 @@ RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::Proc
 }
 
 void RunReport::strategy_made(dist::SyncStrategy& strategy) {
+  strategy_ = &strategy;
   const auto* ddp = dynamic_cast<const dist::DistributedDataParallel*>(&strategy.model());
   if (!ddp) return;
   const std::vector<int64_t>& bytes = ddp->stats().bucket_bytes;
@@ -328,6 +329,14 @@ void RunReport::own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours
 
 dist::CommStats RunReport::strategy_stats() const {
   dist::CommStats s = group_ ? group_->stats() : dist::CommStats{};
+  if (strategy_) {  // what it sent on groups of its own (async-ps)
+    const dist::CommStats side = strategy_->side_stats();
+    for (size_t k = 0; k < s.ops.size(); ++k) {
+      s.ops[k].calls += side.ops[k].calls;
+      s.ops[k].bytes_sent += side.ops[k].bytes_sent;
+      s.ops[k].bytes_received += side.ops[k].bytes_received;
+    }
+  }
   dist::OpStats& ar = s[dist::OpKind::AllReduce];
   for (const OwnCollective* own : {&exchange_, &totals_}) {
     ar.calls -= own->stats.calls;

@@ -86,7 +86,8 @@ class RunReport {
     double time_s = 0;
   };
   void own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours);
-  dist::CommStats strategy_stats() const;  // the group's counters less the report's own
+  dist::CommStats strategy_stats()
+      const;  // the group's counters less the report's own, plus the strategy's side groups
   void build_html(const EvalResult& r, const report::ConfusionMatrix& cm, const std::vector<report::RankSummary>& ranks,
                   const dist::CommStats& stats, double wall_s);
 
@@ -112,8 +113,9 @@ class RunReport {
   bool exchanging_ = false;          // whether ranks exchange their step times
   int64_t steps_done_ = 0;           // steps this process ran (the exchange's schedule)
   double slowest_s_ = std::numeric_limits<double>::quiet_NaN();
-  OwnCollective exchange_;  // the slowest-rank exchange: left out of the strategy's counters
-  OwnCollective totals_;    // the per-epoch train loss and accuracy sums: likewise
+  dist::SyncStrategy* strategy_ = nullptr;  // set by strategy_made; outlives the report's use of it
+  OwnCollective exchange_;                  // the slowest-rank exchange: left out of the strategy's counters
+  OwnCollective totals_;                    // the per-epoch train loss and accuracy sums: likewise
   std::chrono::steady_clock::time_point epoch_start_, step_start_;
   // On a GPU clock: the steps since window_start_ (this epoch), timed together at an
   // exchange. See Note [Slowest rank].

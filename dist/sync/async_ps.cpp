@@ -108,6 +108,19 @@ class AsyncPsSync final : public SyncStrategy {
   std::string name() const override { return "async-ps:" + std::to_string(stats_.staleness_bound); }
   nn::Module& model() override { return *model_; }
   const AsyncPsStats& stats() const { return stats_; }
+  // Pushes and pulls travel on the pairs, not on the job group.
+  CommStats side_stats() const override {
+    CommStats sum;
+    for (const auto& pair : pairs_) {
+      const CommStats s = pair->stats();
+      for (size_t k = 0; k < sum.ops.size(); ++k) {
+        sum.ops[k].calls += s.ops[k].calls;
+        sum.ops[k].bytes_sent += s.ops[k].bytes_sent;
+        sum.ops[k].bytes_received += s.ops[k].bytes_received;
+      }
+    }
+    return sum;
+  }
 
   // Push: a worker sends its clock, the version it read and its gradient; the server's
   // own worker keeps its gradient for step(), where the optimizer is known.

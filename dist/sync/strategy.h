@@ -50,6 +50,9 @@ class SyncStrategy {
   // Before the app uses the wrapped model itself (evaluation, saving): a strategy that
   // shards the parameters (fsdp) gathers them into it here. Every rank must call it.
   virtual void gather_full_model() {}
+  // Traffic on process groups of the strategy's own (async-ps's pairs of ranks), which the
+  // job group's counters do not see; programs that report bytes add it to those.
+  virtual CommStats side_stats() const { return {}; }
   // This rank's communication in the last step, by where it happened: each call
   // overwrites its own field, so fields of calls a strategy does not use stay 0.
   const StepComm& last_comm() const { return comm_; }

@@ -327,8 +327,8 @@ def cmd_study(a):
         for s in rows:
             if s.startswith("local-sgd:"):
                 share[s] = 2 * (n - 1) / n / int(s.split(":")[1])
-            if s.startswith("async-ps:"):  # its pushes and pulls go over groups of two, not counted here
-                share[s] = 0
+            if s.startswith("async-ps:"):  # every worker pushes 4P and pulls 4P from rank 0 each step
+                share[s] = 2 * (n - 1) / n
         # fsdp (docs/fsdp.md): two all-gathers and a reduce-scatter of (N-1)/N * 4P per step,
         # and one whole-model all-gather per evaluation (one epoch: after it and at the end).
         share["fsdp"] = 3 * (n - 1) / n
