@@ -146,6 +146,18 @@ std::vector<NodeRecord> meet_nodes(dist::Store& store, const std::string& prefix
       throw std::runtime_error("the store's record of node " + std::to_string(k) + " says node " +
                                std::to_string(nodes[k].node_rank));
   }
+  // Node 0's process serves the store: it waits until every node has read every record, or a
+  // short job could end there and close the store while another node still reads.
+  store.set(prefix + "/read" + std::to_string(mine.node_rank), "1");
+  for (int k = 1; mine.node_rank == 0 && k < mine.nnodes; ++k)
+    while (!store.check({prefix + "/read" + std::to_string(k)})) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw std::runtime_error("node " + std::to_string(k) +
+                                 " joined the rendezvous but did not finish reading it "
+                                 "within " +
+                                 std::to_string(timeout.count() / 1000) + " s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   if (std::string why = disagreement(nodes); !why.empty()) throw std::runtime_error(why);
   return nodes;
 }
