@@ -22,29 +22,10 @@ namespace {
 
 std::shared_ptr<nn::Sequential> make_cnn() { return test::make_small_cnn(); }
 
-struct Data {
-  Tensor x, y;
-};
-Data make_data(int64_t n) {
-  Generator g(11);
-  return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
-}
-
-std::vector<float> flat_params(const nn::Module& m) {
-  std::vector<float> flat;
-  for (auto& p : m.parameters()) {
-    auto v = to_vector<float>(p.data().contiguous());
-    flat.insert(flat.end(), v.begin(), v.end());
-  }
-  return flat;
-}
-
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = a.size() == b.size() ? 0 : 1e30;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
-}
+using Data = test::SmallCnnData;
+Data make_data(int64_t n) { return test::small_cnn_data(n); }
+using test::flat_params;
+using test::max_rel_diff;
 
 // One training step through the strategy, on rows [begin, begin + b) of d.
 void train_step(SyncStrategy& s, optim::Optimizer& opt, const Data& d, int64_t begin, int64_t b) {

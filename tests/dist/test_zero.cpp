@@ -30,29 +30,10 @@ namespace {
 // a few steps carry into the weights; 1e-5 relative bounds it with room.
 constexpr double kThreeRankBound = 1e-5;
 
-struct Data {
-  Tensor x, y;
-};
-Data make_data(int64_t n) {
-  Generator g(11);
-  return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
-}
-
-std::vector<float> flat_params(const nn::Module& m) {
-  std::vector<float> flat;
-  for (auto& p : m.parameters()) {
-    auto v = to_vector<float>(p.data().contiguous());
-    flat.insert(flat.end(), v.begin(), v.end());
-  }
-  return flat;
-}
-
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = a.size() == b.size() ? 0 : 1e30;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
-}
+using Data = test::SmallCnnData;
+Data make_data(int64_t n) { return test::small_cnn_data(n); }
+using test::flat_params;
+using test::max_rel_diff;
 
 std::unique_ptr<optim::Optimizer> make_opt(const std::string& kind, std::vector<Variable> p) {
   if (kind == "adam") return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2).weight_decay(1e-3));
