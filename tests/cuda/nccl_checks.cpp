@@ -19,15 +19,6 @@ dist::InitOptions nccl_test_options() {
 }
 
 namespace {
-std::vector<float> flat_params(nn::Module& m) {
-  std::vector<float> flat;
-  for (auto& p : m.parameters()) {
-    auto v = to_vector<float>(p.data());
-    flat.insert(flat.end(), v.begin(), v.end());
-  }
-  return flat;
-}
-
 // `steps` SGD steps on a CNN on `dev`; this rank takes rows [rank*b, (rank+1)*b) of each
 // global batch. With a group the model is wrapped in DDP.
 std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int rank, int world) {
@@ -51,14 +42,6 @@ std::vector<float> train_cnn(Device dev, std::shared_ptr<ProcessGroup> pg, int r
     opt.step();
   }
   return flat_params(*model);
-}
-
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  DIST_EXPECT(a.size() == b.size(), "parameter counts differ");
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
 }
 
 }  // namespace
