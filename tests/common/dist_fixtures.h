@@ -1,5 +1,5 @@
 // Small pieces the dist tests share: a TCPStore client and GlooOptions with a given
-// timeout, a substring check for rank bodies, the store server of a process run (in the
+// timeout, run_ranks, a substring check for rank bodies, the store server of a process run (in the
 // test process only), and a fresh HOME for tests that make ~/.ddl/secret (so the real
 // home directory is never touched).
 #pragma once
@@ -57,6 +57,17 @@ class ParentStoreServer {
   std::unique_ptr<dist::TCPStoreServer> server_;  // null in a rank process
   int port_;
 };
+
+// fn(rank, group) in `world` rank processes over one ParentStoreServer; requires every
+// rank to succeed.
+template <typename Fn>
+void run_ranks(int world, Fn&& fn) {
+  ParentStoreServer server;
+  const int port = server.port();
+  auto outs = run_processes(world, [&](int rank) { fn(rank, gloo_group(port, rank, world)); });
+  INFO(describe(outs));
+  REQUIRE(all_ok(outs));
+}
 
 // A fresh directory made by the test process (mkdtemp on `pattern`, ending in XXXXXX),
 // the same path in its rank processes; removed by the caller.

@@ -59,13 +59,6 @@ std::vector<float> train(nn::Module& model, nn::Module& params_of, const Data& d
   return flat;
 }
 
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dist][ddp]") {
@@ -86,7 +79,7 @@ TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dis
                     ddp.stats().bucket_bytes.size());
         const auto got = train(ddp, *model, d, steps, global_b, rank, world, &ddp);
         DIST_EXPECT(ddp.stats().synced_steps == steps, "synced ", ddp.stats().synced_steps, " steps");
-        const double diff = max_rel_diff(got, ref);
+        const double diff = test::max_rel_diff(got, ref);
         DIST_EXPECT(diff < 1e-5, "rank ", rank, ": max relative difference to the single-process run ", diff);
         // Replicas are bitwise identical: max and min over ranks agree.
         const Tensor mine = from_vector(got), hi = mine.clone(), lo = mine.clone();
@@ -131,7 +124,7 @@ TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][dd
     const auto [accumulated, synced_once] = run(true);
     const auto [stepwise, synced_twice] = run(false);
     DIST_EXPECT(synced_once == 1 && synced_twice == 2, "synced ", synced_once, " and ", synced_twice, " times");
-    DIST_EXPECT(max_rel_diff(accumulated, stepwise) < 1e-5, "no_sync accumulation differs");
+    DIST_EXPECT(test::max_rel_diff(accumulated, stepwise) < 1e-5, "no_sync accumulation differs");
   });
   INFO(test::describe(outs));
   REQUIRE(test::all_ok(outs));

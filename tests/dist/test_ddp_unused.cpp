@@ -77,13 +77,6 @@ std::vector<float> train(MaybeHead& model, DistributedDataParallel* ddp, const D
   return flat_params(model);
 }
 
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("DDP find_unused_parameters: weights equal one process's, unused parameters untouched", "[dist][ddp]") {
@@ -110,7 +103,7 @@ TEST_CASE("DDP find_unused_parameters: weights equal one process's, unused param
         auto model = std::make_shared<MaybeHead>();
         DistributedDataParallel ddp(model, pg, {.find_unused_parameters = true});
         const auto got = train(*model, &ddp, d, rank, use);
-        const double diff = max_rel_diff(got, ref);
+        const double diff = test::max_rel_diff(got, ref);
         DIST_EXPECT(diff < 1e-5, "rank ", rank, ": max relative difference to the one-process run ", diff);
         bool used_at_last_step = false;
         for (int r = 0; r < kWorld; ++r) used_at_last_step = used_at_last_step || use(kSteps - 1, r);
@@ -157,7 +150,7 @@ TEST_CASE("DDP find_unused_parameters: a parameter used only under no_sync is av
       return to_vector<float>(model->head->weight.grad());
     };
     const auto ref = head_grad(false), got = head_grad(true);
-    const double diff = max_rel_diff(got, ref);
+    const double diff = test::max_rel_diff(got, ref);
     DIST_EXPECT(diff < 1e-5, "rank ", rank, ": the head's gradient differs from one process's by ", diff);
   });
   INFO(test::describe(outs));

@@ -12,6 +12,7 @@
 
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include "tests/common/small_cnn.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
 
@@ -109,14 +110,6 @@ std::vector<std::pair<std::string, Tensor>> state_of(const nn::Module& m) {
   return out;
 }
 
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return 1e30;
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
-  return m;
-}
-
 // Loads the whole checkpoint into the same network written in PyTorch (load_state_dict,
 // strict) and compares its output with ddl's; the format is read by hand (Debian has no
 // safetensors package). Exit 0: equal; 1: not; 77: no PyTorch here.
@@ -172,15 +165,15 @@ TEST_CASE("FSDP with W ranks of batch b equals one process with batch W*b, and D
           train(fsdp, *opt, d, steps, global_b, rank, world);
           const auto got = flat_of(fsdp.full_state_dict());
           // Float32 sums in another order (the batch mean against the mean of rank means): a bound.
-          const double diff = max_rel_diff(got, flat_of(state_of(*ref_model)));
+          const double diff = test::max_rel_diff(got, flat_of(state_of(*ref_model)));
           DIST_EXPECT(diff < 2e-5, "rank ", rank, ": max relative difference to one process ", diff);
           // DDP's all-reduce and FSDP's reduce-scatter both add g/W over ranks; with two
           // ranks there is one addition, so the two agree bit for bit.
           const auto ddp_flat = flat_of(state_of(*ddp_model));
           if (world == 2)
-            DIST_EXPECT(got == ddp_flat, "rank ", rank, ": FSDP and DDP differ: ", max_rel_diff(got, ddp_flat));
+            DIST_EXPECT(got == ddp_flat, "rank ", rank, ": FSDP and DDP differ: ", test::max_rel_diff(got, ddp_flat));
           else
-            DIST_EXPECT(max_rel_diff(got, ddp_flat) < 2e-5, "rank ", rank, ": FSDP and DDP differ");
+            DIST_EXPECT(test::max_rel_diff(got, ddp_flat) < 2e-5, "rank ", rank, ": FSDP and DDP differ");
           DIST_EXPECT(fsdp.stats().reduce_scatters == 3 * steps, "reduce-scatters: ", fsdp.stats().reduce_scatters);
           DIST_EXPECT(fsdp.stats().prefetches > 0, "no all-gather was prefetched");
         });
@@ -235,7 +228,7 @@ TEST_CASE("FSDP shard gradients are the unwrapped model's", "[dist][fsdp]") {
                                         flat.begin() + (rank + 1) * units[k].shard_numel);
           const auto got = to_vector<float>(shards.at(next++).grad());
           DIST_EXPECT(got == want, "unit '", units[k].name, "': shard gradient differs, max rel ",
-                      max_rel_diff(got, want));
+                      test::max_rel_diff(got, want));
         }
         DIST_EXPECT(next == shards.size(), "shards without a unit");
         // The wrapped module's own parameters hold no gradient: it lives in the shards.
@@ -330,7 +323,7 @@ TEST_CASE("FSDP whole state dict: save at 2 ranks, load in one process and at 3 
       FullyShardedDataParallel fsdp(make_mlp(), pg);
       fsdp.load_full_state(path);
       const auto back = flat_of(fsdp.full_state_dict());
-      DIST_EXPECT(back == saved, "rank ", rank, ": reloaded state differs, max rel ", max_rel_diff(back, saved));
+      DIST_EXPECT(back == saved, "rank ", rank, ": reloaded state differs, max rel ", test::max_rel_diff(back, saved));
       const Tensor got = fsdp(Variable(d.x)).data();
       DIST_EXPECT(to_vector<float>(got) == to_vector<float>(want), "rank ", rank, ": outputs differ after loading");
     });

@@ -59,15 +59,6 @@ std::vector<float> mean_of_first(const std::vector<std::vector<float>>& rows, in
   return m;
 }
 
-template <typename Fn>
-void run_ranks(int world, Fn&& fn) {
-  test::ParentStoreServer server;
-  const int port = server.port();
-  auto outs = test::run_processes(world, [&](int rank) { fn(rank, test::gloo_group(port, rank, world)); });
-  INFO(test::describe(outs));
-  REQUIRE(test::all_ok(outs));
-}
-
 }  // namespace
 
 // DDL_SYNC_PLUGINS=a.so:b.so: a student's plugins join the check below (docs/sync.md).
@@ -85,7 +76,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
   load_plugins_from_env();
   for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         load_plugins_from_env();  // a rank process is a fresh one
         const int64_t steps = 4, global_b = 12, b = global_b / world;
         const Data d = make_data(steps * global_b);
@@ -164,7 +155,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
 }
 
 TEST_CASE("gather-scatter sends a large gradient in 1 MiB pieces and averages every piece", "[dist][sync]") {
-  run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
     // 600 x 600 floats is 1.37 MiB: two pieces; with the bias, three messages each way.
     auto model = std::make_shared<nn::Linear>(600, 600);
     auto sync = make_sync_strategy("gather-scatter", model, pg);
@@ -184,7 +175,7 @@ TEST_CASE("gather-scatter sends a large gradient in 1 MiB pieces and averages ev
 TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not", "[dist][sync]") {
   for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         for (int64_t n : {0, 1, 2, 3, 5, 7, 1000}) {
           for (int64_t sub : {0, 1, 3}) {
             // float64 and small integers: every partial sum is exact, whatever the order.
@@ -216,7 +207,7 @@ TEST_CASE("ring_all_reduce sums sizes that do not split evenly, pipelined or not
 TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][sync]") {
   for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 2;
         const Data d = make_data(steps * world * b);
         auto model = make_cnn();
@@ -258,7 +249,7 @@ TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][syn
 TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dist][sync]") {
   for (int world : {2, 3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 4, K = 2;
         const Data d = make_data(steps * world * b);
         auto model = make_cnn();
@@ -351,7 +342,7 @@ TEST_CASE("last_comm() charges a wait for a late peer to the call it happened in
       {"ddp", 0, Call::Forward, 1, 0, "forward broadcasts rank 0's BatchNorm buffers"},
       {"ddp", 0, Call::Backward, 1, 1, "backward waits for the buckets' all-reduces"},
   };
-  run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
     const int64_t b = 4;
     const Data d = make_data(4 * b);
     for (const Case& c : cases) {

@@ -73,19 +73,10 @@ double ulp(float x) {
   return double(std::nextafter(a, std::numeric_limits<float>::infinity())) - a;
 }
 
-template <typename Fn>
-void run_ranks(int world, Fn&& fn) {
-  test::ParentStoreServer server;
-  const int port = server.port();
-  auto outs = test::run_processes(world, [&](int rank) { fn(rank, test::gloo_group(port, rank, world)); });
-  INFO(test::describe(outs));
-  REQUIRE(test::all_ok(outs));
-}
-
 }  // namespace
 
 TEST_CASE("on 2 ranks the exact strategies end on the same bits", "[dist][sync]") {
-  run_ranks(2, [](int, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(2, [](int, std::shared_ptr<ProcessGroup> pg) {
     const auto first = train(kExact.front(), pg, 4);
     for (const auto& spec : kExact) {
       const auto w = train(spec, pg, 4);
@@ -98,7 +89,7 @@ TEST_CASE("on 2 ranks the exact strategies end on the same bits", "[dist][sync]"
 }
 
 TEST_CASE("gather-scatter and param-server add in rank order: the same bits on any number of ranks", "[dist][sync]") {
-  run_ranks(3, [](int, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(3, [](int, std::shared_ptr<ProcessGroup> pg) {
     const auto hub = train("gather-scatter", pg, 4), server = train("param-server", pg, 4);
     size_t differ = 0;
     for (size_t i = 0; i < hub.size(); ++i) differ += std::memcmp(&hub[i], &server[i], sizeof(float)) != 0;
@@ -110,7 +101,7 @@ TEST_CASE("gather-scatter and param-server add in rank order: the same bits on a
 TEST_CASE("on 3 and 4 ranks one step of the exact strategies differs by rounding only", "[dist][sync]") {
   for (int world : {3, 4}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int, std::shared_ptr<ProcessGroup> pg) {
         std::vector<float> mine;
         const auto base = train(kExact.front(), pg, 1, &mine);
         // Every rank's own gradient: S = sum of |g_r| and the exact mean, per weight.

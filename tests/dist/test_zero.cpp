@@ -47,15 +47,6 @@ void step_on(nn::Module& net, optim::Optimizer& opt, const Data& d, int64_t begi
   opt.step();
 }
 
-template <typename Fn>
-void run_ranks(int world, Fn&& fn) {
-  test::ParentStoreServer server;
-  const int port = server.port();
-  auto outs = test::run_processes(world, [&](int rank) { fn(rank, test::gloo_group(port, rank, world)); });
-  INFO(test::describe(outs));
-  REQUIRE(test::all_ok(outs));
-}
-
 int64_t numel_of(const nn::Module& m) {
   int64_t n = 0;
   for (const auto& p : m.parameters()) n += p.numel();
@@ -67,7 +58,7 @@ int64_t numel_of(const nn::Module& m) {
 TEST_CASE("ZeRO stages 1 and 2 end with DDP's weights", "[dist][zero]") {
   for (int world : {2, 3}) {
     DYNAMIC_SECTION("world " << world) {
-      run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t steps = 4, global_b = 12, b = global_b / world;
         const Data d = make_data(steps * global_b);
         for (std::string kind : {"sgd", "adam"}) {
@@ -104,7 +95,7 @@ TEST_CASE("ZeRO stages 1 and 2 end with DDP's weights", "[dist][zero]") {
 
 TEST_CASE("ZeRO memory: Adam state is 8 bytes per parameter / N; stage 2 keeps only the gradient shard",
           "[dist][zero]") {
-  run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
     const Data d = make_data(12);
     ZeroMemory m[2];
     for (int stage : {1, 2}) {
@@ -138,7 +129,7 @@ TEST_CASE("ZeRO memory: Adam state is 8 bytes per parameter / N; stage 2 keeps o
 }
 
 TEST_CASE("consolidate_state_dict gives one process's optimizer state", "[dist][zero]") {
-  run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
     const int64_t steps = 3, global_b = 12, b = 4;
     const Data d = make_data(steps * global_b);
     auto one = test::make_small_cnn();
@@ -193,9 +184,9 @@ TEST_CASE("a ZeRO checkpoint taken at 2 ranks resumes at 3 as the uninterrupted 
     return flat_params(*model);
   };
   SECTION("first half at 2 ranks") {
-    run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) { train(rank, 2, pg, 0, half, false, true); });
+    test::run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) { train(rank, 2, pg, 0, half, false, true); });
     SECTION("second half at 3 ranks") {
-      run_ranks(3, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
+      test::run_ranks(3, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
         const auto resumed = train(rank, 3, pg, half, steps, true, false);
         // The uninterrupted run, one process on the whole batch.
         auto one = test::make_small_cnn();
@@ -210,7 +201,7 @@ TEST_CASE("a ZeRO checkpoint taken at 2 ranks resumes at 3 as the uninterrupted 
 }
 
 TEST_CASE("zero1 and zero2 refuse an optimizer they cannot rebuild, naming those they can", "[dist][zero]") {
-  run_ranks(2, [](int rank, std::shared_ptr<ProcessGroup> pg) {
+  test::run_ranks(2, [](int rank, std::shared_ptr<ProcessGroup> pg) {
     const Data d = make_data(4);
     for (const char* spec : {"zero1", "zero2"}) {
       auto model = test::make_small_cnn();
