@@ -163,7 +163,9 @@ TEST_CASE("Winograd convolutions of this level equal the float64 direct sums") {
   // F(4x4)'s transforms carry factors up to 8 and 1/15, so its float32 error is 5-10x
   // F(2x2)'s (docs/tensor.md, "Winograd accuracy": at most 5.7e-6 of the largest result
   // on VGG's layers, F(2x2) 7.7e-7); each bound leaves about 10x headroom over that.
-  for (auto [mode, tol] : {std::pair{wg::Mode::f2, 1e-5}, {wg::Mode::f4, 5e-5}}) {
+  for (const auto& mode_tol : {std::pair{wg::Mode::f2, 1e-5}, {wg::Mode::f4, 5e-5}}) {
+    const wg::Mode mode = mode_tol.first;
+    const double tol = mode_tol.second;  // a plain variable: Clang 14 cannot capture bindings
     wg::set_mode(mode);
     for (const Case& c : cases) {
       const ddl::Tensor x = ddl::randn({2, c.C, c.H, c.W}, gen), w = ddl::randn({c.O, c.C, 3, 3}, gen),
