@@ -1,6 +1,6 @@
 // CPU conv2d kernels: im2col + GEMM over chunks of images, for float32
 // (ddl::cpu::sgemm), float64 (dgemm, for gradient checks) and integers (plain
-// loops), plus a float32 Winograd F(2x2, 3x3) path (winograd.cpp) for wide 3x3
+// loops), plus float32 Winograd F(2x2, 3x3) and F(4x4, 3x3) (winograd.cpp) for wide 3x3
 // stride-1 layers with finite operands. 1x1/stride-1/pad-0 convs skip im2col
 // where they can.
 //
@@ -186,12 +186,12 @@ void for_each_chunk(const Geom& g, const Fn& chunk) {
   }
 }
 
-// Where Winograd F(2x2, 3x3) (tensor/cpu/winograd.cpp) replaces im2col:
-// 3x3, stride 1, no dilation or groups, with enough channels that its
-// O(tiles * channels) transforms are small beside the GEMMs (measured).
+// Where Winograd (tensor/cpu/winograd.cpp; F(2x2) or F(4x4): winograd::tile_size)
+// replaces im2col: 3x3, stride 1, no dilation or groups, with enough channels that
+// its O(tiles * channels) transforms are small beside the GEMMs (measured).
 bool winograd_ok(const Geom& g) {
-  return g.R == 3 && g.S == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.G == 1 && g.ph <= 2 &&
-         g.pw <= 2 && g.C >= kWinogradMinChannels && g.K >= kWinogradMinChannels;
+  return winograd::mode() != winograd::Mode::off && g.R == 3 && g.S == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1 && g.G == 1 && g.ph <= 2 && g.pw <= 2 && g.C >= kWinogradMinChannels && g.K >= kWinogradMinChannels;
 }
 
 // x: [N, C, H, W], w: [K, C/G, R, S], bias: [K] or null, y: [N, K, P, Q]
@@ -200,9 +200,7 @@ void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if constexpr (std::is_same_v<T, float>) {
     // See Note [Winograd and non-finite values] in winograd.cpp
     if (winograd_ok(g) && winograd::all_finite(x, g.N * g.C * g.hw()) && winograd::all_finite(w, g.K * g.crs())) {
-      Tensor U = empty({16 * g.K * g.C});
-      winograd::transform_weights(w, g.K, g.C, U.data<float>());
-      winograd::conv({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, U.data<float>(), false, bias, y);
+      winograd::forward({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, w, bias, y);
       return;
     }
   }
@@ -254,12 +252,9 @@ const T* gather_dy(const Geom& g, const T* gy0, int64_t nb, T* tmp) {
 template <typename T>
 void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
   if constexpr (std::is_same_v<T, float>) {
-    // A conv of gy with the flipped kernel, padding 2 - pad.
     // See Note [Winograd and non-finite values] in winograd.cpp
     if (winograd_ok(g) && winograd::all_finite(gy, g.N * g.K * g.pq()) && winograd::all_finite(w, g.K * g.crs())) {
-      Tensor U = empty({16 * g.K * g.C});
-      winograd::transform_weights(w, g.K, g.C, U.data<float>());
-      winograd::conv({g.N, g.K, g.P, g.Q, g.C, g.H, g.W, 2 - g.ph, 2 - g.pw}, gy, U.data<float>(), true, nullptr, gx);
+      winograd::input_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, gy, w, gx);
       return;
     }
   }

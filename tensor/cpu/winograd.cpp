@@ -1,5 +1,6 @@
-// Winograd F(2x2, 3x3) convolutions for float32, vectorised over 16 channels (the
-// tile arithmetic per instruction-set level: winograd_tiles.h).
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions for float32, vectorised over 16
+// channels (the tile arithmetic per instruction-set level: winograd_tiles.h,
+// winograd4_tiles.h). This file drives both: staging, chunks and the GEMMs.
 //
 // Note [Winograd F(2x2, 3x3)]
 // Each 2x2 output tile of a 3x3 stride-1 conv is A^T [(G g G^T) . (B^T d B)] A
@@ -18,6 +19,8 @@
 // Images go in chunks of about kTargetTiles tiles; chunk sizes depend only on
 // the shapes and every sum has a fixed order, so results do not depend on the
 // thread count (as Note [Conv chunks] in conv2d.cpp).
+// F(4x4, 3x3) (Note [Winograd F(4x4, 3x3)] in winograd4_tiles.inc) runs the same
+// way with m = 4: 6x6 patches, 36 GEMMs; which one a layer takes is tile_size().
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -25,6 +28,7 @@
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/sgemm.h>
 #include <ddl/tensor/cpu/winograd.h>
+#include <ddl/tensor/cpu/winograd4_tiles.h>
 #include <ddl/tensor/cpu/winograd_tiles.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/parallel.h>
@@ -33,15 +37,23 @@ namespace ddl::cpu::winograd {
 namespace {
 
 constexpr int64_t kLanes = 16;
+// Tiles per chunk (F(2x2); F(4x4) takes a quarter as many, each 4x the outputs).
 constexpr int64_t kTargetTiles = 256;
 // The weight gradient's GEMMs sum over tiles: bigger chunks make longer sums
 // and fewer passes over dU, up to this much scratch.
 constexpr int64_t kWeightGradScratchBytes = 8 << 20;
 
+// The variant: output tile side m (2 or 4), transform points (m + 2)^2, tile arithmetic.
+struct Variant {
+  int64_t m, points;
+  const isa::WinogradTiles* k;
+};
+
+// m x m output tiles: TP x TQ of them per image, nb images per chunk.
 struct Tiling {
-  int64_t TP, TQ, nb, chunks;
-  Tiling(const Geom& g, int64_t target_tiles) {
-    TP = (g.P + 1) / 2, TQ = (g.Q + 1) / 2;
+  int64_t m, TP, TQ, nb, chunks;
+  Tiling(const Geom& g, int64_t m_, int64_t target_tiles) : m(m_) {
+    TP = (g.P + m - 1) / m, TQ = (g.Q + m - 1) / m;
     nb = std::clamp<int64_t>(target_tiles / (TP * TQ), 1, g.N);
     chunks = (g.N + nb - 1) / nb;
   }
@@ -50,17 +62,19 @@ struct Tiling {
 
 int64_t padded(int64_t channels) { return (channels + kLanes - 1) / kLanes * kLanes; }
 
-// The tile arithmetic compiled for the CPU's level (winograd_tiles.h).
-const isa::WinogradTiles& tiles() {
+// F(m x m, 3x3) with the tile arithmetic compiled for the CPU's level.
+Variant variant(int m) {
+  DDL_ASSERT(m == 2 || m == 4, "winograd: tile size ", m);
+  const bool four = m == 4;
   switch (cpu_level()) {
     case CpuLevel::avx512:
-      return isa::winograd_tiles_avx512;
+      return {m, (m + 2) * (m + 2), four ? &isa::winograd4_tiles_avx512 : &isa::winograd_tiles_avx512};
     case CpuLevel::avx2:
-      return isa::winograd_tiles_avx2;
+      return {m, (m + 2) * (m + 2), four ? &isa::winograd4_tiles_avx2 : &isa::winograd_tiles_avx2};
     case CpuLevel::baseline:
       break;
   }
-  return isa::winograd_tiles_baseline;
+  return {m, (m + 2) * (m + 2), four ? &isa::winograd4_tiles_baseline : &isa::winograd_tiles_baseline};
 }
 
 // planes [C, H, W] -> buf [Hp, Wp, Cp] (channels-last, Cp = padded(C)),
@@ -90,26 +104,24 @@ void for_each_image(int64_t nb, int64_t floats, const Fn& fn) {
   });
 }
 
-// V [16][T][C] = B^T d B of every tile of images n0 + [0, nb) of x [N, C, H, W].
-// Channel blocks are the innermost loop so each of the 16 planes of V is
-// written sequentially.
-void input_transform(const float* x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, const Tiling& t,
-                     int64_t n0, int64_t nb, float* V) {
-  const int64_t T = nb * t.per_image(), Hp = 2 * t.TP + 2, Wp = 2 * t.TQ + 2, Cp = padded(C);
-  const isa::WinogradTiles& k = tiles();
+// V [points][T][C] = B^T d B of every tile of images n0 + [0, nb) of x [N, C, H, W].
+void input_transform(const Variant& v, const float* x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw,
+                     const Tiling& t, int64_t n0, int64_t nb, float* V) {
+  const int64_t T = nb * t.per_image(), Hp = t.m * t.TP + 2, Wp = t.m * t.TQ + 2, Cp = padded(C);
+  const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Hp * Wp * Cp, [&](int64_t n, float* buf) {
     stage(x + (n0 + n) * C * H * W, C, H, W, ph, pw, Hp, Wp, buf);
     k.input(buf, C, Wp, t.TP, t.TQ, n * t.per_image(), T, V);
   });
 }
 
-// y images n0 + [0, nb) of [N, O, P, Q] = A^T m A (+ bias) of M [16][T][O].
-void output_transform(const float* M, const float* bias, int64_t O, int64_t P, int64_t Q, const Tiling& t, int64_t n0,
-                      int64_t nb, float* y) {
-  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ, Op = padded(O);
+// y images n0 + [0, nb) of [N, O, P, Q] = A^T m A (+ bias) of M [points][T][O].
+void output_transform(const Variant& v, const float* M, const float* bias, int64_t O, int64_t P, int64_t Q,
+                      const Tiling& t, int64_t n0, int64_t nb, float* y) {
+  const int64_t T = nb * t.per_image(), Pp = t.m * t.TP, Qp = t.m * t.TQ, Op = padded(O);
   std::vector<float> bias_lanes(Op, 0.0f);
   if (bias) std::copy(bias, bias + O, bias_lanes.begin());
-  const isa::WinogradTiles& k = tiles();
+  const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
     k.output(M, bias_lanes.data(), O, Qp, t.TP, t.TQ, n * t.per_image(), T, buf);
     for (int64_t o = 0; o < O; ++o) {  // channels-last -> planes, clipping odd P, Q
@@ -120,29 +132,70 @@ void output_transform(const float* M, const float* bias, int64_t O, int64_t P, i
   });
 }
 
-// dM [16][T][O] = A dY A^T of every 2x2 tile of gy images n0 + [0, nb) (zero past P, Q).
-void grad_transform(const float* gy, int64_t O, int64_t P, int64_t Q, const Tiling& t, int64_t n0, int64_t nb,
-                    float* dM) {
-  const int64_t T = nb * t.per_image(), Pp = 2 * t.TP, Qp = 2 * t.TQ, Op = padded(O);
-  const isa::WinogradTiles& k = tiles();
+// dM [points][T][O] = A dY A^T of every m x m tile of gy images n0 + [0, nb) (zero past P, Q).
+void grad_transform(const Variant& v, const float* gy, int64_t O, int64_t P, int64_t Q, const Tiling& t, int64_t n0,
+                    int64_t nb, float* dM) {
+  const int64_t T = nb * t.per_image(), Pp = t.m * t.TP, Qp = t.m * t.TQ, Op = padded(O);
+  const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
     stage(gy + (n0 + n) * O * P * Q, O, P, Q, 0, 0, Pp, Qp, buf);
     k.grad(buf, O, Qp, t.TP, t.TQ, n * t.per_image(), T, dM);
   });
 }
 
-// Scratch for one chunk: two [16][T][channels] arrays, plus one vector of slack
+// Scratch for one chunk: two [points][T][channels] arrays, plus one vector of slack
 // because the transforms load whole 16-lane vectors at the last channel block.
 struct ChunkScratch {
   Tensor buf;
   float* a;
   float* b;
-  ChunkScratch(int64_t T, int64_t ca, int64_t cb) {
-    buf = empty({16 * T * (ca + cb) + 2 * kLanes});
+  ChunkScratch(int64_t points, int64_t T, int64_t ca, int64_t cb) {
+    buf = empty({points * T * (ca + cb) + 2 * kLanes});
     a = buf.data<float>();
-    b = a + 16 * T * ca + kLanes;
+    b = a + points * T * ca + kLanes;
   }
 };
+
+// U [points][O][I] = the transform of w [O, I, 3, 3].
+void transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, float* U) {
+  parallel_for(0, O, 4, [&](int64_t ob, int64_t oe) { v.k->weights(w, O, I, ob, oe, U); });
+}
+
+// y = conv(x, w) + bias (bias [O] or null), with U = transform_weights(w).
+// flipped (F(2x2) only): U is the transform of a weight [g.I, g.O, 3, 3] and the
+// kernel to apply is that weight with its channel dims swapped and rotated 180
+// degrees, which makes y the input gradient of that weight's conv.
+void conv(const Variant& v, const Geom& g, const float* x, const float* U, bool flipped, const float* bias, float* y) {
+  const Tiling t(g, v.m, kTargetTiles * 4 / (v.m * v.m));
+  const int64_t pts = v.points;
+  auto run = [&](int64_t cb, int64_t ce) {
+    ChunkScratch sc(pts, t.nb * t.per_image(), g.I, g.O);
+    for (int64_t ci = cb; ci < ce; ++ci) {
+      const int64_t n0 = ci * t.nb, nb = std::min(t.nb, g.N - n0), T = nb * t.per_image();
+      input_transform(v, x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a);
+      // The GEMMs are independent: threads take whole ones (sgemm runs
+      // single-threaded inside), which balances better than splitting each.
+      parallel_for(0, pts, 1, [&](int64_t xb, int64_t xe) {
+        for (int64_t xi = xb; xi < xe; ++xi) {
+          const float* vx = sc.a + xi * T * g.I;
+          float* m = sc.b + xi * T * g.O;
+          if (flipped) {  // U[P xi] is [I, O]: the flipped kernel's transform, transposed
+            const int64_t a = xi / 4, b = xi % 4, pa = a == 0 ? 3 : a == 3 ? 0 : a, pb = b == 0 ? 3 : b == 3 ? 0 : b;
+            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, U + (pa * 4 + pb) * g.I * g.O, g.O, 0.0f, m, g.O);
+          } else {
+            sgemm(false, true, T, g.O, g.I, 1.0f, vx, g.I, U + xi * g.O * g.I, g.I, 0.0f, m, g.O);
+          }
+        }
+      });
+      output_transform(v, sc.b, bias, g.O, g.P, g.Q, t, n0, nb, y);
+    }
+  };
+  if (get_num_threads() > 1 && t.chunks >= get_num_threads()) {
+    parallel_for(0, t.chunks, 1, run);
+  } else {
+    run(0, t.chunks);
+  }
+}
 
 }  // namespace
 
@@ -164,62 +217,55 @@ bool all_finite(const float* p, int64_t n) {
   return bad == 0;
 }
 
-void transform_weights(const float* w, int64_t O, int64_t I, float* U) {
-  const isa::WinogradTiles& k = tiles();
-  parallel_for(0, O, 4, [&](int64_t ob, int64_t oe) { k.weights(w, O, I, ob, oe, U); });
+void forward(const Geom& g, const float* x, const float* w, const float* bias, float* y) {
+  const Variant v = variant(tile_size(g));
+  Tensor U = empty({v.points * g.O * g.I});
+  transform_weights(v, w, g.O, g.I, U.data<float>());
+  conv(v, g, x, U.data<float>(), false, bias, y);
 }
 
-void conv(const Geom& g, const float* x, const float* U, bool flipped, const float* bias, float* y) {
-  const Tiling t(g, kTargetTiles);
-  auto run = [&](int64_t cb, int64_t ce) {
-    ChunkScratch sc(t.nb * t.per_image(), g.I, g.O);
-    for (int64_t ci = cb; ci < ce; ++ci) {
-      const int64_t n0 = ci * t.nb, nb = std::min(t.nb, g.N - n0), T = nb * t.per_image();
-      input_transform(x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a);
-      // The 16 GEMMs are independent: threads take whole ones (sgemm runs
-      // single-threaded inside), which balances better than splitting each.
-      parallel_for(0, 16, 1, [&](int64_t xb, int64_t xe) {
-        for (int64_t xi = xb; xi < xe; ++xi) {
-          const float* v = sc.a + xi * T * g.I;
-          float* m = sc.b + xi * T * g.O;
-          if (flipped) {  // U[P xi] is [I, O]: the flipped kernel's transform, transposed
-            const int64_t a = xi / 4, b = xi % 4, pa = a == 0 ? 3 : a == 3 ? 0 : a, pb = b == 0 ? 3 : b == 3 ? 0 : b;
-            sgemm(false, false, T, g.O, g.I, 1.0f, v, g.I, U + (pa * 4 + pb) * g.I * g.O, g.O, 0.0f, m, g.O);
-          } else {
-            sgemm(false, true, T, g.O, g.I, 1.0f, v, g.I, U + xi * g.O * g.I, g.I, 0.0f, m, g.O);
-          }
-        }
-      });
-      output_transform(sc.b, bias, g.O, g.P, g.Q, t, n0, nb, y);
-    }
-  };
-  if (get_num_threads() > 1 && t.chunks >= get_num_threads()) {
-    parallel_for(0, t.chunks, 1, run);
-  } else {
-    run(0, t.chunks);
+void input_grad(const Geom& g, const float* gy, const float* w, float* gx) {
+  const Variant v = variant(tile_size(g));
+  // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad.
+  const Geom gt{g.N, g.O, g.P, g.Q, g.I, g.H, g.W, 2 - g.ph, 2 - g.pw};
+  Tensor U = empty({v.points * g.O * g.I});
+  if (v.m == 2) {  // See Note [Winograd F(2x2, 3x3)]: the forward transform, read permuted
+    transform_weights(v, w, g.O, g.I, U.data<float>());
+    conv(v, gt, gy, U.data<float>(), true, nullptr, gx);
+    return;
   }
+  // wf [I, O, 3, 3] = w [O, I, 3, 3] with channel dims swapped and rotated 180 degrees.
+  Tensor wf = empty({g.I * g.O * 9});
+  float* f = wf.data<float>();
+  parallel_for(0, g.I, 4, [&](int64_t ib, int64_t ie) {
+    for (int64_t i = ib; i < ie; ++i)
+      for (int64_t o = 0; o < g.O; ++o)
+        for (int rs = 0; rs < 9; ++rs) f[(i * g.O + o) * 9 + rs] = w[(o * g.I + i) * 9 + 8 - rs];
+  });
+  transform_weights(v, f, g.I, g.O, U.data<float>());
+  conv(v, gt, gy, U.data<float>(), false, nullptr, gx);
 }
 
 void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
-  const int64_t target = kWeightGradScratchBytes / (16 * (g.I + g.O) * int64_t(sizeof(float)));
-  const Tiling t(g, std::max(kTargetTiles, target));
-  Tensor dU_buf = empty({16 * g.O * g.I});
+  const Variant v = variant(tile_size(g));
+  const int64_t target = kWeightGradScratchBytes / (v.points * (g.I + g.O) * int64_t(sizeof(float)));
+  const Tiling t(g, v.m, std::max(kTargetTiles * 4 / (v.m * v.m), target));
+  Tensor dU_buf = empty({v.points * g.O * g.I});
   float* dU = dU_buf.data<float>();
-  ChunkScratch sc(t.nb * t.per_image(), g.I, g.O);
+  ChunkScratch sc(v.points, t.nb * t.per_image(), g.I, g.O);
   // Chunks in order, so each dU[xi] sums its tiles in one fixed order.
   for (int64_t ci = 0; ci < t.chunks; ++ci) {
     const int64_t n0 = ci * t.nb, nb = std::min(t.nb, g.N - n0), T = nb * t.per_image();
-    input_transform(x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a);
-    grad_transform(gy, g.O, g.P, g.Q, t, n0, nb, sc.b);
-    parallel_for(0, 16, 1, [&](int64_t xb, int64_t xe) {
+    input_transform(v, x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a);
+    grad_transform(v, gy, g.O, g.P, g.Q, t, n0, nb, sc.b);
+    parallel_for(0, v.points, 1, [&](int64_t xb, int64_t xe) {
       for (int64_t xi = xb; xi < xe; ++xi)
         sgemm(true, false, g.O, g.I, T, 1.0f, sc.b + xi * T * g.O, g.O, sc.a + xi * T * g.I, g.I, ci == 0 ? 0.0f : 1.0f,
               dU + xi * g.O * g.I, g.I);
     });
   }
   // gw = G^T dU G per (o, i), 16 input channels at a time.
-  const isa::WinogradTiles& k = tiles();
-  parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) { k.weight_grad(dU, g.O, g.I, ob, oe, gw); });
+  parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) { v.k->weight_grad(dU, g.O, g.I, ob, oe, gw); });
 }
 
 }  // namespace ddl::cpu::winograd

@@ -1,6 +1,7 @@
-// Winograd F(2x2, 3x3) for float32 3x3 stride-1 convolutions on the CPU:
-// forward, input gradient and weight gradient (see Note [Winograd F(2x2, 3x3)]
-// in winograd.cpp). Internal to tensor/cpu/; conv2d.cpp decides when to use it.
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) for float32 3x3 stride-1 convolutions on the
+// CPU: forward, input gradient and weight gradient (see Note [Winograd F(2x2, 3x3)]
+// in winograd.cpp). Internal to tensor/cpu/; conv2d.cpp decides when to use Winograd,
+// tile_size() which tile.
 #pragma once
 
 #include <cstdint>
@@ -17,15 +18,18 @@ struct Geom {
 // (Note [Winograd and non-finite values] in winograd.cpp).
 bool all_finite(const float* p, int64_t n);
 
-// U [16, O, I] = the transform of w [O, I, 3, 3].
-void transform_weights(const float* w, int64_t O, int64_t I, float* U);
+// Which algorithm conv2d.cpp may use: the shape rule, or one forced by set_mode or
+// DDL_WINOGRAD=auto|2|4|off (comparisons and tests; read once).
+enum class Mode { automatic, f2, f4, off };
+Mode mode();
+void set_mode(Mode m);
+// The output tile side, 2 or 4, that g's convolutions take (Note [Winograd tile size]).
+int tile_size(const Geom& g);
 
-// y = conv(x, w) + bias (bias [O] or null), with U = transform_weights(w).
-// flipped: U is the transform of a weight [g.I, g.O, 3, 3] and the kernel to
-// apply is that weight with its channel dims swapped and rotated 180 degrees,
-// which makes y the input gradient of that weight's conv.
-void conv(const Geom& g, const float* x, const float* U, bool flipped, const float* bias, float* y);
-
+// y = conv(x, w) + bias, w [O, I, 3, 3], bias [O] or null.
+void forward(const Geom& g, const float* x, const float* w, const float* bias, float* y);
+// gx [N, I, H, W] = the gradient of y = conv(x, w) with respect to x, given gy [N, O, P, Q].
+void input_grad(const Geom& g, const float* gy, const float* w, float* gx);
 // gw [O, I, 3, 3] = the gradient of y = conv(x, w) with respect to w, given gy [N, O, P, Q].
 void weight_grad(const Geom& g, const float* x, const float* gy, float* gw);
 

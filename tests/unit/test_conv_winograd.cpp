@@ -1,8 +1,8 @@
 // conv2d's float32 Winograd path (tensor/cpu/winograd.cpp: 3x3, stride 1, >= 64
 // channels) against the direct im2col path (float64 never takes Winograd) and PyTorch
 // 1.13 golden values (tests/golden/conv_winograd.py): with a bias, where odd output
-// sizes clip the 2x2 tiles, and with inf/NaN operands, whose NaN and inf pattern must be
-// the direct path's.
+// sizes clip the tiles, and with inf/NaN operands, whose NaN and inf pattern must be
+// the direct path's. Each case runs with F(2x2, 3x3) and with F(4x4, 3x3).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
+#include <ddl/tensor/cpu/winograd.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
@@ -85,9 +86,19 @@ int64_t count(const Tensor& t, bool (*pred)(double)) {
 bool is_nan(double v) { return std::isnan(v); }
 bool is_inf(double v) { return std::isinf(v); }
 
+// Forces one Winograd tile size for a test's lifetime (winograd.h).
+struct TileMode {
+  explicit TileMode(cpu::winograd::Mode m) { cpu::winograd::set_mode(m); }
+  ~TileMode() { cpu::winograd::set_mode(cpu::winograd::Mode::automatic); }
+};
+
 }  // namespace
 
 TEST_CASE("conv2d Winograd: a bias agrees with the direct path and PyTorch") {
+  const auto mode = GENERATE(cpu::winograd::Mode::f2, cpu::winograd::Mode::f4);
+  const TileMode tiles(mode);
+  const int m = mode == cpu::winograd::Mode::f4 ? 4 : 2;
+  INFO("Winograd F(" << m << "x" << m << ", 3x3)");
   struct Case {
     Shape xs, ws;
     int64_t padding;
@@ -128,6 +139,10 @@ TEST_CASE("conv2d Winograd: a bias agrees with the direct path and PyTorch") {
 // Winograd's transforms add and subtract neighbouring inputs before multiplying, so one
 // inf would meet another (inf - inf) or a zero (0 * inf) that a direct sum never forms.
 TEST_CASE("conv2d Winograd: inf and NaN operands give the direct path's NaN and inf") {
+  const auto mode = GENERATE(cpu::winograd::Mode::f2, cpu::winograd::Mode::f4);
+  const TileMode tiles(mode);
+  const int m = mode == cpu::winograd::Mode::f4 ? 4 : 2;
+  INFO("Winograd F(" << m << "x" << m << ", 3x3)");
   const double inf = INFINITY;
   const Conv2dParams p = pad(1);
   const Shape xs{2, 64, 6, 7}, ws{64, 64, 3, 3};
@@ -161,6 +176,10 @@ TEST_CASE("conv2d Winograd: inf and NaN operands give the direct path's NaN and 
 }
 
 TEST_CASE("conv2d Winograd: an inf input as PyTorch counts it") {
+  const auto mode = GENERATE(cpu::winograd::Mode::f2, cpu::winograd::Mode::f4);
+  const TileMode tiles(mode);
+  const int m = mode == cpu::winograd::Mode::f4 ? 4 : 2;
+  INFO("Winograd F(" << m << "x" << m << ", 3x3)");
   // tests/golden/conv_winograd.py: y has 576 infs and no NaN; with a one-hot gy the
   // weight gradient has 576 NaNs (0 * inf) and no inf, the input gradient no NaN.
   Tensor x = seq({1, 64, 6, 6}, 0.7, 0.3);

@@ -1,7 +1,8 @@
 // The kernels of one instruction-set level (tensor/cpu/cpu_level.h) against the portable
 // reference: sgemm against a double-precision product, the 2x2 max pool bit for bit
-// against the scalar loop. meson runs this program once per level (DDL_TEST_CPU_LEVEL);
-// a level this CPU cannot run is reported skipped (exit 77), never passed.
+// against the scalar loop, Winograd F(2x2) and F(4x4) against float64 convolutions.
+// meson runs this program once per level (DDL_TEST_CPU_LEVEL); a level this CPU cannot
+// run is reported skipped (exit 77), never passed.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <ddl/ddl.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/sgemm.h>
+#include <ddl/tensor/cpu/winograd.h>
 
 using ddl::cpu::CpuLevel;
 using ddl::test::error_of;
@@ -144,29 +146,53 @@ TEST_CASE("cpu levels are named, parsed and refused clearly") {
 
 TEST_CASE("Winograd convolutions of this level equal the float64 direct sums") {
   level_under_test();
+  namespace wg = ddl::cpu::winograd;
+  struct ModeGuard {
+    ~ModeGuard() { wg::set_mode(wg::Mode::automatic); }
+  } guard;
   ddl::Generator gen(5);
-  // >= 64 channels, 3x3, stride 1: the float32 Winograd path (float64 takes im2col);
-  // 67 and 70 channels leave partial 16-lane blocks, odd sizes partial 2x2 tiles.
-  for (auto [C, O, H, W] : {std::tuple{64, 64, 8, 8}, {67, 70, 9, 11}}) {
-    const ddl::Tensor x = ddl::randn({2, C, H, W}, gen), w = ddl::randn({O, C, 3, 3}, gen), b = ddl::randn({O}, gen);
-    ddl::Conv2dParams p;
-    p.padding = {1, 1};
-    const ddl::Tensor gy = ddl::randn({2, O, H, W}, gen);
-    auto f64 = [](const ddl::Tensor& t) { return t.to(ddl::DType::Float64); };
-    auto require_close = [](const ddl::Tensor& got, const ddl::Tensor& want) {
-      const ddl::Tensor g = got.to(ddl::DType::Float64).contiguous(), e = want.contiguous();
-      const double* gp = g.data<double>();
-      const double* ep = e.data<double>();
-      double scale = 0, worst = 0;
-      for (int64_t i = 0; i < e.numel(); ++i) scale = std::max(scale, std::abs(ep[i]));
-      for (int64_t i = 0; i < e.numel(); ++i) worst = std::max(worst, std::abs(gp[i] - ep[i]));
-      REQUIRE(worst <= 1e-5 * scale);
-    };
-    INFO("C " << C << " O " << O << " H " << H << " W " << W);
-    require_close(ddl::conv2d(x, w, b, p), ddl::conv2d(f64(x), f64(w), f64(b), p));
-    require_close(ddl::conv2d_backward_input(gy, w, x.shape(), p),
-                  ddl::conv2d_backward_input(f64(gy), f64(w), x.shape(), p));
-    require_close(ddl::conv2d_backward_weight(gy, x, w.shape(), p),
-                  ddl::conv2d_backward_weight(f64(gy), f64(x), w.shape(), p));
+  // >= 64 channels, 3x3, stride 1: the float32 Winograd path (float64 takes im2col),
+  // F(2x2) and F(4x4) forced in turn. 67 and 70 channels leave partial 16-lane blocks;
+  // the sizes and paddings give outputs that are odd, not multiples of 4, smaller
+  // than one tile, so that partial 2x2 and 4x4 tiles are clipped and zero padded.
+  struct Case {
+    int64_t C, O, H, W, pad;
+  };
+  const Case cases[] = {{64, 64, 8, 8, 1}, {67, 70, 9, 11, 1}, {64, 64, 7, 6, 0},
+                        {70, 67, 5, 3, 2}, {64, 64, 3, 3, 1},  {64, 64, 13, 10, 0}};
+  // F(4x4)'s transforms carry factors up to 8 and 1/15, so its float32 error is 5-10x
+  // F(2x2)'s (docs/tensor.md, "Winograd accuracy": at most 5.7e-6 of the largest result
+  // on VGG's layers, F(2x2) 7.7e-7); each bound leaves about 10x headroom over that.
+  for (const auto& mode_tol : {std::pair{wg::Mode::f2, 1e-5}, {wg::Mode::f4, 5e-5}}) {
+    const wg::Mode mode = mode_tol.first;
+    const double tol = mode_tol.second;  // a plain variable: Clang 14 cannot capture bindings
+    wg::set_mode(mode);
+    for (const Case& c : cases) {
+      const ddl::Tensor x = ddl::randn({2, c.C, c.H, c.W}, gen), w = ddl::randn({c.O, c.C, 3, 3}, gen),
+                        b = ddl::randn({c.O}, gen);
+      ddl::Conv2dParams p;
+      p.padding = {c.pad, c.pad};
+      const ddl::Tensor y64 =
+          ddl::conv2d(x.to(ddl::DType::Float64), w.to(ddl::DType::Float64), b.to(ddl::DType::Float64), p);
+      const ddl::Tensor gy = ddl::randn(y64.shape(), gen);
+      auto f64 = [](const ddl::Tensor& t) { return t.to(ddl::DType::Float64); };
+      auto require_close = [&](const ddl::Tensor& got, const ddl::Tensor& want) {
+        const ddl::Tensor g = got.to(ddl::DType::Float64).contiguous(), e = want.contiguous();
+        const double* gp = g.data<double>();
+        const double* ep = e.data<double>();
+        double scale = 0, worst = 0;
+        for (int64_t i = 0; i < e.numel(); ++i) scale = std::max(scale, std::abs(ep[i]));
+        for (int64_t i = 0; i < e.numel(); ++i) worst = std::max(worst, std::abs(gp[i] - ep[i]));
+        INFO("worst " << worst << " scale " << scale);
+        REQUIRE(worst <= tol * scale);
+      };
+      INFO("F(" << (mode == wg::Mode::f4 ? 4 : 2) << ") C " << c.C << " O " << c.O << " H " << c.H << " W " << c.W
+                << " pad " << c.pad);
+      require_close(ddl::conv2d(x, w, b, p), y64);
+      require_close(ddl::conv2d_backward_input(gy, w, x.shape(), p),
+                    ddl::conv2d_backward_input(f64(gy), f64(w), x.shape(), p));
+      require_close(ddl::conv2d_backward_weight(gy, x, w.shape(), p),
+                    ddl::conv2d_backward_weight(f64(gy), f64(x), w.shape(), p));
+    }
   }
 }

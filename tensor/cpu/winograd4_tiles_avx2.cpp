@@ -1,0 +1,3 @@
+// Winograd F(4x4, 3x3)'s per-tile arithmetic compiled for the avx2 level (winograd4_tiles.h).
+#define WINOGRAD4_TILES_NAME winograd4_tiles_avx2
+#include "winograd4_tiles.inc"
