@@ -6,8 +6,11 @@
 // The same kernels, instantiated with Relu, are batch norm + ReLU fused (Note
 // [Batch norm + ReLU]).
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <ddl/tensor/dtype.h>
@@ -107,19 +110,26 @@ double run_sq_dev(const T* x, int64_t n, T m) {
 // saved y, dy' = (y <= 0 ? 0 : dy) (y <= 0 exactly where bn(x) <= 0, NaN passes:
 // PyTorch's threshold_backward), computed where dy is read, so neither bn(x) nor
 // dy' is ever stored. Sums and outputs then equal the unfused pair's bit for bit.
+// dy' as a bit mask (+0.0 where y <= 0): GCC vectorises it where `y <= 0 ? 0 : g` stays a branch.
 template <bool Relu, typename T>
 T masked(T g, T y) {
-  if constexpr (Relu) return y <= T(0) ? T(0) : g;
-  return g;
-}
-template <bool Relu, typename T>
-Vec<T> masked(const Vec<T>& g, const T* y) {
   if constexpr (Relu) {
-    using Mask = decltype(g <= g);
-    const Vec<T> yv = load(y);
-    return (Vec<T>)((Mask)g & ~(yv <= Vec<T>{}));
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const U keep = U(0) - U(!(y <= T(0)));
+    return std::bit_cast<T>(std::bit_cast<U>(g) & keep);
   }
   return g;
+}
+// The masked dy[0, W) as a vector. Built with a plain loop, which GCC turns into SIMD
+// compares and blends; a vector-extension compare is split into scalar ones without AVX.
+template <bool Relu, typename T>
+Vec<T> load_masked(const T* dy, const T* y) {
+  if constexpr (Relu) {
+    T g[kWidth<T>];
+    for (int64_t j = 0; j < kWidth<T>; ++j) g[j] = masked<Relu>(dy[j], y[j]);
+    return load(g);
+  }
+  return load(dy);
 }
 
 // Σ dy[i] and Σ dy[i]·(x[i] − m), i < n, added to sdy and sdyx (dy masked by y, Relu).
@@ -129,7 +139,7 @@ void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, double& sd
   Vec<T> a0 = {}, a1 = {}, b0 = {}, b1 = {};
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    const Vec<T> g0 = masked<Relu>(load(dy + i), y + i), g1 = masked<Relu>(load(dy + i + W), y + i + W);
+    const Vec<T> g0 = load_masked<Relu>(dy + i, y + i), g1 = load_masked<Relu>(dy + i + W, y + i + W);
     a0 += g0;
     a1 += g1;
     b0 += g0 * (load(x + i) - m);
@@ -137,7 +147,7 @@ void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, double& sd
   }
   T sa = lane_sum<T>(a0 + a1), sb = lane_sum<T>(b0 + b1);
   for (; i < n; ++i) {
-    const T g = masked<Relu>(dy[i], Relu ? y[i] : T(0));
+    const T g = masked<Relu>(dy[i], y[i]);
     sa += g;
     sb += g * (x[i] - m);
   }
@@ -241,12 +251,12 @@ void block_dy_sums(const T* dy, const T* y, const T* x, const Geom& g, int64_t c
     for (int64_t c = c0; c < c1; ++c) {
       double a = 0.0, b = 0.0;
       const T m = mk[(c - c0) * g.S];
-      for_each_run(g, c, [&](int64_t o, int64_t l) { run_dy_sums<Relu>(dy + o, Relu ? y + o : y, x + o, l, m, a, b); });
+      for_each_run(g, c, [&](int64_t o, int64_t l) { run_dy_sums<Relu>(dy + o, y + o, x + o, l, m, a, b); });
       sdy[c - c0] = a, sdyx[c - c0] = b;
     }
     return;
   }
-  const auto gv = [&](int64_t i) { return masked<Relu>(dy[i], Relu ? y[i] : T(0)); };
+  const auto gv = [&](int64_t i) { return masked<Relu>(dy[i], y[i]); };
   slab_sums<T>(g, c0, c1, acc, sdy, [&](int64_t i, int64_t) { return static_cast<double>(gv(i)); });
   slab_sums<T>(g, c0, c1, acc, sdyx, [&](int64_t i, int64_t k) { return static_cast<double>(gv(i) * (x[i] - mk[k])); });
 }
@@ -340,7 +350,7 @@ void batch_norm_backward_impl(const Tensor& grad_y, const Tensor& x, const Tenso
     using T = scalar_t;
     const T* gp = grad_y.data<T>();
     const T* xp = x.data<T>();
-    const T* yp = Relu ? y.data<T>() : nullptr;
+    const T* yp = Relu ? y.data<T>() : gp;  // never read without Relu
     const T* wp = weight.defined() ? weight.data<T>() : nullptr;
     const T* sm = save_mean.data<T>();
     const T* si = save_invstd.data<T>();
@@ -372,10 +382,9 @@ void batch_norm_backward_impl(const Tensor& grad_y, const Tensor& x, const Tenso
       for (int64_t n = 0; n < g.N; ++n) {
         const T* gr = gp + g.slab(n, c0);
         const T* xr = xp + g.slab(n, c0);
-        const T* yr = Relu ? yp + g.slab(n, c0) : nullptr;
+        const T* yr = yp + g.slab(n, c0);
         T* dr = gi + g.slab(n, c0);
-        for (int64_t i = 0; i < L; ++i)
-          dr[i] = ak[i] * masked<Relu>(gr[i], Relu ? yr[i] : T(0)) + kk[i] * (xr[i] - mk[i]) + bk[i];
+        for (int64_t i = 0; i < L; ++i) dr[i] = ak[i] * masked<Relu>(gr[i], yr[i]) + kk[i] * (xr[i] - mk[i]) + bk[i];
       }
     });
   });
