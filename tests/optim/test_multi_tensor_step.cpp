@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
