@@ -4,6 +4,7 @@
 // one flat pass (tensor/multi_tensor_step.h); any other takes the per-tensor step. State
 // is made and kept exactly as the per-tensor step keeps it, so the two paths can alternate.
 #include <cmath>
+#include <set>
 
 #include <ddl/optim/adam.h>
 #include <ddl/optim/sgd.h>
@@ -26,9 +27,20 @@ bool qualifies(const Tensor& w, const Tensor& grad, std::initializer_list<const 
   return true;
 }
 
+// Whether two parameters with gradients share storage (a parameter listed twice in a group,
+// or views of one tensor): their slices would race, so the step runs per tensor, in order.
+bool params_overlap(const std::vector<ParamGroup>& groups) {
+  std::set<const Storage*> seen;
+  for (const ParamGroup& g : groups)
+    for (const Variable& p : g.params)
+      if (p.grad().defined() && p.data().storage() && !seen.insert(p.data().storage().get()).second) return true;
+  return false;
+}
+
 }  // namespace
 
 void SGD::step_multi_tensor() {
+  if (params_overlap(groups_)) return for_each_param(step_param);
   std::vector<detail::SgdSlice> slices;
   for_each_param([&](ParamGroup& group, const Tensor& w, const Tensor& grad, State& state) {
     const double lr = group.options["lr"], momentum = group.options["momentum"];
@@ -58,6 +70,9 @@ void SGD::step_multi_tensor() {
 }
 
 void Adam::step_multi_tensor() {
+  if (params_overlap(groups_))
+    return for_each_param(
+        [this](ParamGroup& group, const Tensor& w, const Tensor& g, State& state) { step_param(group, w, g, state); });
   std::vector<detail::AdamSlice> slices;
   for_each_param([&](ParamGroup& group, const Tensor& w, const Tensor& grad, State& state) {
     const double lr = group.options["lr"], b1 = group.options["beta1"], b2 = group.options["beta2"];

@@ -156,3 +156,24 @@ TEST_CASE("multi-tensor steps: one thread gives the same bits as two", "[optim][
   }
   for (size_t k = 0; k < results[0].size(); ++k) REQUIRE(same_bits(results[0][k], results[1][k]));
 }
+
+TEST_CASE("multi-tensor steps: a parameter listed twice is stepped twice, in order", "[optim][multi_tensor]") {
+  set_num_threads(2);
+  for (bool adam : {false, true}) {
+    std::vector<Variable> ps[2];
+    std::vector<std::unique_ptr<optim::Optimizer>> opts;
+    for (int multi = 0; multi < 2; ++multi) {
+      Generator gen(21);
+      Variable p(randn({2000000}, gen), true), q(randn({50}, gen), true);
+      p.set_grad(randn({2000000}, gen)), q.set_grad(randn({50}, gen));
+      ps[multi] = {p, q, p};
+      if (adam)
+        opts.push_back(std::make_unique<optim::Adam>(ps[multi], optim::AdamOptions(0.1).multi_tensor(multi != 0)));
+      else
+        opts.push_back(
+            std::make_unique<optim::SGD>(ps[multi], optim::SGDOptions(0.1).momentum(0.9).multi_tensor(multi != 0)));
+    }
+    for (int step = 0; step < 3; ++step) opts[0]->step(), opts[1]->step();
+    for (size_t k = 0; k < 3; ++k) REQUIRE(same_bits(ps[0][k].data(), ps[1][k].data()));
+  }
+}
