@@ -46,6 +46,8 @@ std::vector<std::shared_ptr<Module>> hooked_children(const Module& parent) {
   return {};
 }
 
+bool any_forward_hooks() { return live.load(std::memory_order_relaxed) != 0; }
+
 Variable run_forward_hooked(Module& child, const std::function<Variable()>& body) {
   if (live.load(std::memory_order_relaxed) == 0) [[likely]]
     return body();

@@ -24,6 +24,8 @@ struct ForwardHook {
 // remove_forward_hook. A module takes at most one hook; a second is refused.
 int add_forward_hook(const std::shared_ptr<Module>& module, ForwardHook hook);
 void remove_forward_hook(int id);
+// Whether any module has a hook now (Sequential fuses children only when none has).
+bool any_forward_hooks();
 // The children `parent` runs through run_forward_hooked, in call order: a Sequential's
 // children, a TransformerEncoder's layers; empty for any other module.
 std::vector<std::shared_ptr<Module>> hooked_children(const Module& parent);

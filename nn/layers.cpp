@@ -1,6 +1,8 @@
 // The standard layers' construction, forward and printing.
 #include <sstream>
+#include <typeinfo>
 
+#include <ddl/autograd/ops/norm_relu.h>
 #include <ddl/nn/forward_hooks.h>
 #include <ddl/nn/init.h>
 #include <ddl/nn/layers.h>
@@ -101,7 +103,11 @@ BatchNorm::BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_f
   }
 }
 
-Variable BatchNorm::forward(const Variable& x) {
+Variable BatchNorm::forward(const Variable& x) { return forward_impl(x, false); }
+
+Variable BatchNorm::forward_relu(const Variable& x) { return forward_impl(x, true); }
+
+Variable BatchNorm::forward_impl(const Variable& x, bool relu) {
   const bool ok_rank = expected_dims_ >= 4 ? x.dim() == expected_dims_ : (x.dim() == 2 || x.dim() == 3);
   const char* expected = expected_dims_ == 5   ? "5-D [N, C, D, H, W]"
                          : expected_dims_ == 4 ? "4-D [N, C, H, W]"
@@ -111,11 +117,14 @@ Variable BatchNorm::forward(const Variable& x) {
             num_features_);
   const bool use_batch_stats = is_training() || !track_;
   if (is_training() && track_) num_batches_tracked.data().add_(1.0);
-  if (is_training() && training_forward_)
-    return training_forward_(x, weight, bias, track_ ? running_mean.data() : Tensor(),
-                             track_ ? running_var.data() : Tensor(), momentum_, eps_);
-  return batch_norm(x, weight, bias, track_ ? running_mean.data() : Tensor(), track_ ? running_var.data() : Tensor(),
-                    use_batch_stats, momentum_, eps_);
+  if (is_training() && training_forward_) {
+    Variable y = training_forward_(x, weight, bias, track_ ? running_mean.data() : Tensor(),
+                                   track_ ? running_var.data() : Tensor(), momentum_, eps_);
+    return relu ? ddl::relu(y) : y;
+  }
+  const Tensor rm = track_ ? running_mean.data() : Tensor(), rv = track_ ? running_var.data() : Tensor();
+  if (relu) return ddl::detail::batch_norm_relu(x, weight, bias, rm, rv, use_batch_stats, momentum_, eps_);
+  return batch_norm(x, weight, bias, rm, rv, use_batch_stats, momentum_, eps_);
 }
 
 std::string BatchNorm::extra_repr() const {
@@ -235,10 +244,28 @@ Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) : Module("S
 
 void Sequential::push_back(std::shared_ptr<Module> m) { add_child(std::to_string(size()), std::move(m)); }
 
+// Note [Sequential fuses BatchNorm + ReLU]
+// A BatchNorm child followed by a ReLU child runs as one fused op (BatchNorm::forward_relu):
+// the BatchNorm's output is seen by nobody but the ReLU, so it need not exist (PyTorch's
+// ReLU(inplace=True) after BatchNorm2d saves the same memory). Not while forward hooks,
+// tracing or anomaly detection are on, since they observe each child on its own.
 Variable Sequential::forward(const Variable& x) {
   Variable h = x;
-  for (auto& [name, m] : named_children())
+  const auto& children = named_children();
+  const bool may_fuse = !any_forward_hooks() && !trace::enabled() && !autograd::is_anomaly_enabled();
+  for (size_t i = 0; i < children.size(); ++i) {
+    const auto& [name, m] = children[i];
+    if (may_fuse && i + 1 < children.size()) {
+      auto* bn = dynamic_cast<BatchNorm*>(m.get());
+      const Module* next = children[i + 1].second.get();
+      if (bn && typeid(*next) == typeid(ReLU)) {
+        h = bn->forward_relu(h);
+        ++i;
+        continue;
+      }
+    }
     h = run_forward_hooked(*m, [&, &name = name, &m = m] { return call_child(*m, name, h); });
+  }
   return h;
 }
 

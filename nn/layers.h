@@ -93,6 +93,9 @@ class BatchNorm : public Module {
   BatchNorm(const char* type_name, int64_t expected_dims, int64_t num_features, double eps, double momentum,
             bool affine, bool track_running_stats);
   Variable forward(const Variable& x) override;
+  // relu(forward(x)) in one fused op where it can (detail::batch_norm_relu, autograd/ops/norm_relu.h):
+  // what Sequential runs for a BatchNorm followed by a ReLU. Same values, gradients and state.
+  Variable forward_relu(const Variable& x);
   std::string extra_repr() const override;
   // A BatchNorm1d/2d of the same configuration holding copies of this one's state.
   std::shared_ptr<Module> clone() const override;
@@ -111,6 +114,7 @@ class BatchNorm : public Module {
   bool has_training_forward() const { return static_cast<bool>(training_forward_); }
 
  private:
+  Variable forward_impl(const Variable& x, bool relu);
   int64_t expected_dims_, num_features_;
   double eps_, momentum_;
   bool affine_, track_;

@@ -23,6 +23,9 @@ struct AdamOptions {
   DDL_ARG(double, eps) = 1e-8;
   DDL_ARG(double, weight_decay) = 0;
   DDL_ARG(bool, amsgrad) = false;
+  // torch.optim.Adam's foreach=True: one pass over all contiguous CPU float32 parameters
+  // (optim/multi_tensor.cpp), bit-identical to the per-tensor step. False: per tensor.
+  DDL_ARG(bool, multi_tensor) = true;
 };
 
 // AdamW's defaults are torch.optim.AdamW's: weight_decay 1e-2 (Adam's is 0).
@@ -33,15 +36,21 @@ struct AdamWOptions {
   DDL_ARG(double, eps) = 1e-8;
   DDL_ARG(double, weight_decay) = 1e-2;
   DDL_ARG(bool, amsgrad) = false;
+  DDL_ARG(bool, multi_tensor) = true;  // as AdamOptions'
 };
 
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Variable> params, AdamOptions opts, bool decoupled_weight_decay = false);
   void step() override;
+  void set_multi_tensor(bool on) { multi_tensor_ = on; }
+  bool multi_tensor() const { return multi_tensor_; }
 
  private:
+  void step_param(ParamGroup& group, const Tensor& w, Tensor g, State& state) const;
+  void step_multi_tensor();  // optim/multi_tensor.cpp
   bool decoupled_;
+  bool multi_tensor_;
 };
 
 class AdamW : public Adam {

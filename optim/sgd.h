@@ -16,12 +16,23 @@ struct SGDOptions {
   DDL_ARG(double, dampening) = 0;
   DDL_ARG(double, weight_decay) = 0;
   DDL_ARG(bool, nesterov) = false;
+  // torch.optim.SGD's foreach=True: step the contiguous CPU float32 parameters in one pass
+  // over all of them (optim/multi_tensor.cpp), bit-identical to the per-tensor step. False:
+  // one sgd_update_ per parameter.
+  DDL_ARG(bool, multi_tensor) = true;
 };
 
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Variable> params, SGDOptions opts);
   void step() override;
+  void set_multi_tensor(bool on) { multi_tensor_ = on; }
+  bool multi_tensor() const { return multi_tensor_; }
+
+ private:
+  static void step_param(ParamGroup& group, const Tensor& w, const Tensor& grad, State& state);
+  void step_multi_tensor();  // optim/multi_tensor.cpp
+  bool multi_tensor_;
 };
 
 }  // namespace ddl::optim

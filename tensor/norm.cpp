@@ -1,13 +1,17 @@
 // batch_norm frontend: checks shapes and dtypes, views x as [N, C, S], makes
-// buffers contiguous and calls the device kernel (tensor/cpu/batch_norm.cpp).
+// buffers contiguous and calls the device kernel (tensor/cpu/batch_norm.cpp);
+// also batch norm + ReLU fused (tensor/norm_relu.h), which shares the checks.
 #include <initializer_list>
 
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/norm.h>
+#include <ddl/tensor/norm_relu.h>
 
 namespace ddl::kernels {
 DDL_DEFINE_KERNEL(batch_norm_forward_kernel, BatchNormForwardFn);
 DDL_DEFINE_KERNEL(batch_norm_backward_kernel, BatchNormBackwardFn);
+DDL_DEFINE_KERNEL(batch_norm_relu_forward_kernel, BatchNormForwardFn);
+DDL_DEFINE_KERNEL(batch_norm_relu_backward_kernel, BatchNormReluBackwardFn);
 }  // namespace ddl::kernels
 
 namespace ddl {
@@ -48,12 +52,9 @@ Tensor as_ncs(const Tensor& x) {
   return x.contiguous().view({n, c, s});
 }
 
-}  // namespace
-
-DType batch_norm_param_dtype(DType x) { return is_reduced_float(x) ? DType::Float32 : x; }
-
-BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
-                           Tensor running_var, bool training, double momentum, double eps) {
+// relu: y = relu(bn(x)) (detail::batch_norm_relu).
+BatchNormResult batch_norm_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
+                                Tensor running_var, bool training, double momentum, double eps, bool relu) {
   const char* op = "batch_norm";
   DDL_CHECK(x.defined(), op, ": input is undefined");
   DDL_CHECK(x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *], got ", x.shape());
@@ -82,8 +83,9 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   // 16-bit ones (rounded once).
   Tensor rm = widened(running_mean), rv = widened(running_var);
   const Tensor w = widened(weight), b = widened(bias);
-  kernels::batch_norm_forward_kernel(x.device())(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y, r.save_mean,
-                                                 r.save_invstd);
+  auto* kernel =
+      relu ? kernels::batch_norm_relu_forward_kernel(x.device()) : kernels::batch_norm_forward_kernel(x.device());
+  kernel(xc, w, b, rm, rv, use_batch_stats, momentum, eps, r.y, r.save_mean, r.save_invstd);
   if (use_batch_stats && rm.defined()) {
     if (!rm.shares_storage(running_mean)) running_mean.copy_(rm);
     if (!rv.shares_storage(running_var)) running_var.copy_(rv);
@@ -92,9 +94,10 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return r;
 }
 
-BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
-                                   const Tensor& save_invstd, bool use_batch_stats, double eps,
-                                   std::array<bool, 3> needs) {
+// y defined: grad_y is the gradient of y = relu(bn(x)) (detail::batch_norm_relu_backward).
+BatchNormGrads batch_norm_backward_impl(const Tensor& grad_y, const Tensor& x, const Tensor& y, const Tensor& weight,
+                                        const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
+                                        double eps, std::array<bool, 3> needs) {
   const char* op = "batch_norm_backward";
   DDL_CHECK(x.defined() && x.dim() >= 2, op, ": expected input of shape [N, C] or [N, C, *]");
   DDL_CHECK(grad_y.shape() == x.shape(), op, ": grad_y has shape ", grad_y.shape(), " but the input has ", x.shape());
@@ -119,8 +122,13 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
     if (g.grad_bias.defined()) g.grad_bias.zero_();
   } else {
     const Tensor w = widened(weight);
-    kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
-                                                    use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
+    if (y.defined())
+      kernels::batch_norm_relu_backward_kernel(x.device())(
+          gc, xc, y.contiguous().view(xc.shape()), w, save_mean.contiguous(), save_invstd.contiguous(), use_batch_stats,
+          eps, g.grad_input, g.grad_weight, g.grad_bias);
+    else
+      kernels::batch_norm_backward_kernel(x.device())(gc, xc, w, save_mean.contiguous(), save_invstd.contiguous(),
+                                                      use_batch_stats, eps, g.grad_input, g.grad_weight, g.grad_bias);
   }
   if (g.grad_input.defined()) g.grad_input = g.grad_input.view(x.shape());
   if (weight.defined() && weight.dtype() != popts.dtype()) {  // 16-bit parameters: rounded once
@@ -130,4 +138,44 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const 
   return g;
 }
 
+}  // namespace
+
+DType batch_norm_param_dtype(DType x) { return is_reduced_float(x) ? DType::Float32 : x; }
+
+BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
+                           Tensor running_var, bool training, double momentum, double eps) {
+  return batch_norm_impl(x, weight, bias, std::move(running_mean), std::move(running_var), training, momentum, eps,
+                         false);
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                                   const Tensor& save_invstd, bool use_batch_stats, double eps,
+                                   std::array<bool, 3> needs) {
+  return batch_norm_backward_impl(grad_y, x, Tensor(), weight, save_mean, save_invstd, use_batch_stats, eps, needs);
+}
+
+namespace detail {
+
+bool batch_norm_relu_fusable(const Tensor& x) {
+  return x.defined() && x.device().is_cpu() && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64);
+}
+
+BatchNormResult batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
+                                Tensor running_var, bool training, double momentum, double eps) {
+  DDL_CHECK(batch_norm_relu_fusable(x), "batch_norm_relu: expected a float32 or float64 CPU input, got ", x.dtype(),
+            " on ", x.device());
+  return batch_norm_impl(x, weight, bias, std::move(running_mean), std::move(running_var), training, momentum, eps,
+                         true);
+}
+
+BatchNormGrads batch_norm_relu_backward(const Tensor& grad_y, const Tensor& x, const Tensor& y, const Tensor& weight,
+                                        const Tensor& save_mean, const Tensor& save_invstd, bool use_batch_stats,
+                                        double eps, std::array<bool, 3> needs) {
+  DDL_CHECK(batch_norm_relu_fusable(x) && y.defined() && y.shape() == x.shape() && y.dtype() == x.dtype(),
+            "batch_norm_relu_backward: expected a float32 or float64 CPU input and an output of its shape, got input ",
+            x.shape(), " and output ", y.shape());
+  return batch_norm_backward_impl(grad_y, x, y, weight, save_mean, save_invstd, use_batch_stats, eps, needs);
+}
+
+}  // namespace detail
 }  // namespace ddl

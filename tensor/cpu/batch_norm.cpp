@@ -3,14 +3,20 @@
 // same for any thread count. Forward: two-pass mean / centred variance, then y;
 // backward: one reduction pass (Σdy, Σdy·(x−μ)), then dx. A 16-bit x runs the
 // float32 kernel on a widened copy (its [C] tensors are float32 already).
+// The same kernels, instantiated with Relu, are batch norm + ReLU fused (Note
+// [Batch norm + ReLU]).
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <ddl/tensor/dtype.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/norm.h>
+#include <ddl/tensor/norm_relu.h>
 #include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
@@ -98,14 +104,42 @@ double run_sq_dev(const T* x, int64_t n, T m) {
   return s;
 }
 
-// Σ dy[i] and Σ dy[i]·(x[i] − m), i < n, added to sdy and sdyx.
-template <typename T>
-void run_dy_sums(const T* dy, const T* x, int64_t n, T m, double& sdy, double& sdyx) {
+// Note [Batch norm + ReLU]
+// y = relu(bn(x)) in one pass, as cuDNN's CUDNN_BATCHNORM_OPS_BN_ACTIVATION: the
+// forward clamps as it writes y, and the backward takes ReLU's gradient from the
+// saved y, dy' = (y <= 0 ? 0 : dy) (y <= 0 exactly where bn(x) <= 0, NaN passes:
+// PyTorch's threshold_backward), computed where dy is read, so neither bn(x) nor
+// dy' is ever stored. Sums and outputs then equal the unfused pair's bit for bit.
+// dy' as a bit mask (+0.0 where y <= 0): GCC vectorises it where `y <= 0 ? 0 : g` stays a branch.
+template <bool Relu, typename T>
+T masked(T g, T y) {
+  if constexpr (Relu) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const U keep = U(0) - U(!(y <= T(0)));
+    return std::bit_cast<T>(std::bit_cast<U>(g) & keep);
+  }
+  return g;
+}
+// The masked dy[0, W) as a vector. Built with a plain loop, which GCC turns into SIMD
+// compares and blends; a vector-extension compare is split into scalar ones without AVX.
+template <bool Relu, typename T>
+Vec<T> load_masked(const T* dy, const T* y) {
+  if constexpr (Relu) {
+    T g[kWidth<T>];
+    for (int64_t j = 0; j < kWidth<T>; ++j) g[j] = masked<Relu>(dy[j], y[j]);
+    return load(g);
+  }
+  return load(dy);
+}
+
+// Σ dy[i] and Σ dy[i]·(x[i] − m), i < n, added to sdy and sdyx (dy masked by y, Relu).
+template <bool Relu, typename T>
+void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, double& sdy, double& sdyx) {
   constexpr int64_t W = kWidth<T>;
   Vec<T> a0 = {}, a1 = {}, b0 = {}, b1 = {};
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    const Vec<T> g0 = load(dy + i), g1 = load(dy + i + W);
+    const Vec<T> g0 = load_masked<Relu>(dy + i, y + i), g1 = load_masked<Relu>(dy + i + W, y + i + W);
     a0 += g0;
     a1 += g1;
     b0 += g0 * (load(x + i) - m);
@@ -113,8 +147,9 @@ void run_dy_sums(const T* dy, const T* x, int64_t n, T m, double& sdy, double& s
   }
   T sa = lane_sum<T>(a0 + a1), sb = lane_sum<T>(b0 + b1);
   for (; i < n; ++i) {
-    sa += dy[i];
-    sb += dy[i] * (x[i] - m);
+    const T g = masked<Relu>(dy[i], y[i]);
+    sa += g;
+    sb += g * (x[i] - m);
   }
   sdy += sa;
   sdyx += sb;
@@ -209,30 +244,32 @@ void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean
 }
 
 // sdy[j] = Σ dy and sdyx[j] = Σ dy·(x − mean) for channels c0 + j.
-template <typename T>
-void block_dy_sums(const T* dy, const T* x, const Geom& g, int64_t c0, int64_t c1, const std::vector<T>& mk,
+template <bool Relu, typename T>
+void block_dy_sums(const T* dy, const T* y, const T* x, const Geom& g, int64_t c0, int64_t c1, const std::vector<T>& mk,
                    double* sdy, double* sdyx, std::vector<double>& acc) {
   if (g.S >= kLongRow) {
     for (int64_t c = c0; c < c1; ++c) {
       double a = 0.0, b = 0.0;
       const T m = mk[(c - c0) * g.S];
-      for_each_run(g, c, [&](int64_t o, int64_t l) { run_dy_sums(dy + o, x + o, l, m, a, b); });
+      for_each_run(g, c, [&](int64_t o, int64_t l) { run_dy_sums<Relu>(dy + o, y + o, x + o, l, m, a, b); });
       sdy[c - c0] = a, sdyx[c - c0] = b;
     }
     return;
   }
-  slab_sums<T>(g, c0, c1, acc, sdy, [&](int64_t i, int64_t) { return static_cast<double>(dy[i]); });
-  slab_sums<T>(g, c0, c1, acc, sdyx, [&](int64_t i, int64_t k) { return static_cast<double>(dy[i] * (x[i] - mk[k])); });
+  const auto gv = [&](int64_t i) { return masked<Relu>(dy[i], y[i]); };
+  slab_sums<T>(g, c0, c1, acc, sdy, [&](int64_t i, int64_t) { return static_cast<double>(gv(i)); });
+  slab_sums<T>(g, c0, c1, acc, sdyx, [&](int64_t i, int64_t k) { return static_cast<double>(gv(i) * (x[i] - mk[k])); });
 }
 
-// x, y: [N, C, S]; weight, bias, running stats, save_*: [C].
+// x, y: [N, C, S]; weight, bias, running stats, save_*: [C]. Relu: y = relu(bn(x)).
+template <bool Relu>
 void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& running_mean,
                             Tensor& running_var, bool training, double momentum, double eps, Tensor& y,
                             Tensor& save_mean, Tensor& save_invstd) {
   if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: float32 kernel, y rounded once.
     Tensor y32 = empty(y.shape(), TensorOptions(DType::Float32, y.device()));
-    batch_norm_forward_cpu(x.to(DType::Float32), weight, bias, running_mean, running_var, training, momentum, eps, y32,
-                           save_mean, save_invstd);
+    batch_norm_forward_cpu<Relu>(x.to(DType::Float32), weight, bias, running_mean, running_var, training, momentum, eps,
+                                 y32, save_mean, save_invstd);
     y.copy_(y32);
     return;
   }
@@ -281,7 +318,10 @@ void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor&
       for (int64_t n = 0; n < g.N; ++n) {
         const T* xr = xp + g.slab(n, c0);
         T* yr = yp + g.slab(n, c0);
-        for (int64_t k = 0; k < L; ++k) yr[k] = ((xr[k] - mk[k]) - rk[k]) * sk[k] + bk[k];
+        for (int64_t k = 0; k < L; ++k) {
+          const T v = ((xr[k] - mk[k]) - rk[k]) * sk[k] + bk[k];
+          yr[k] = Relu && v < T(0) ? T(0) : v;  // relu keeps NaN and -0.0, as UnaryOp::Relu
+        }
       }
     });
   });
@@ -290,15 +330,17 @@ void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor&
 // grad_y, x, grad_input: [N, C, S]; weight, save_*, grad_weight, grad_bias: [C].
 // With batch stats: dx = w·invstd·(dy − Σdy/M − x̂·Σ(dy·x̂)/M), x̂ = (x − μ)·invstd.
 // With running stats: dx = w·invstd·dy. Both: dw = Σ dy·x̂, db = Σ dy.
-void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
-                             const Tensor& save_invstd, bool training,
-                             double eps /*passed on only: save_invstd has it*/, Tensor& grad_input, Tensor& grad_weight,
-                             Tensor& grad_bias) {
+// Relu: y is relu(bn(x)) and dy is the gradient of y (Note [Batch norm + ReLU]).
+template <bool Relu>
+void batch_norm_backward_impl(const Tensor& grad_y, const Tensor& x, const Tensor& y, const Tensor& weight,
+                              const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                              double eps /*passed on only: save_invstd has it*/, Tensor& grad_input,
+                              Tensor& grad_weight, Tensor& grad_bias) {
   if (is_reduced_float(x.dtype())) {  // See Note [Half compute]: float32 kernel, grad_input rounded once.
     Tensor gi32 =
         grad_input.defined() ? empty(grad_input.shape(), TensorOptions(DType::Float32, x.device())) : Tensor();
-    batch_norm_backward_cpu(grad_y.to(DType::Float32), x.to(DType::Float32), weight, save_mean, save_invstd, training,
-                            eps, gi32, grad_weight, grad_bias);
+    batch_norm_backward_impl<Relu>(grad_y.to(DType::Float32), x.to(DType::Float32), Relu ? y.to(DType::Float32) : y,
+                                   weight, save_mean, save_invstd, training, eps, gi32, grad_weight, grad_bias);
     if (grad_input.defined()) grad_input.copy_(gi32);
     return;
   }
@@ -308,6 +350,7 @@ void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor
     using T = scalar_t;
     const T* gp = grad_y.data<T>();
     const T* xp = x.data<T>();
+    const T* yp = Relu ? y.data<T>() : gp;  // never read without Relu
     const T* wp = weight.defined() ? weight.data<T>() : nullptr;
     const T* sm = save_mean.data<T>();
     const T* si = save_invstd.data<T>();
@@ -321,7 +364,7 @@ void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor
       std::vector<T> mk, ak, kk, bk;
       for (int64_t j = 0; j < nc; ++j) mean[j] = sm[c0 + j];
       expand(mean.data(), nc, g.S, mk);
-      if (reduce) block_dy_sums(gp, xp, g, c0, c1, mk, sdy.data(), sdyx.data(), acc);
+      if (reduce) block_dy_sums<Relu>(gp, yp, xp, g, c0, c1, mk, sdy.data(), sdyx.data(), acc);
       for (int64_t j = 0; j < nc; ++j) {
         const int64_t c = c0 + j;
         const double invstd = si[c];
@@ -339,18 +382,30 @@ void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor
       for (int64_t n = 0; n < g.N; ++n) {
         const T* gr = gp + g.slab(n, c0);
         const T* xr = xp + g.slab(n, c0);
+        const T* yr = yp + g.slab(n, c0);
         T* dr = gi + g.slab(n, c0);
-        for (int64_t i = 0; i < L; ++i) dr[i] = ak[i] * gr[i] + kk[i] * (xr[i] - mk[i]) + bk[i];
+        for (int64_t i = 0; i < L; ++i) dr[i] = ak[i] * masked<Relu>(gr[i], yr[i]) + kk[i] * (xr[i] - mk[i]) + bk[i];
       }
     });
   });
+}
+
+void batch_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+                             const Tensor& save_invstd, bool training, double eps, Tensor& grad_input,
+                             Tensor& grad_weight, Tensor& grad_bias) {
+  batch_norm_backward_impl<false>(grad_y, x, Tensor(), weight, save_mean, save_invstd, training, eps, grad_input,
+                                  grad_weight, grad_bias);
 }
 
 }  // namespace
 
 using kernels::batch_norm_backward_kernel;
 using kernels::batch_norm_forward_kernel;
-DDL_REGISTER_KERNEL(batch_norm_forward_kernel, CPU, &batch_norm_forward_cpu);
+using kernels::batch_norm_relu_backward_kernel;
+using kernels::batch_norm_relu_forward_kernel;
+DDL_REGISTER_KERNEL(batch_norm_forward_kernel, CPU, &batch_norm_forward_cpu<false>);
 DDL_REGISTER_KERNEL(batch_norm_backward_kernel, CPU, &batch_norm_backward_cpu);
+DDL_REGISTER_KERNEL(batch_norm_relu_forward_kernel, CPU, &batch_norm_forward_cpu<true>);
+DDL_REGISTER_KERNEL(batch_norm_relu_backward_kernel, CPU, &batch_norm_backward_impl<true>);
 
 }  // namespace ddl::cpu
