@@ -9,16 +9,15 @@
 #include <optional>
 
 #include "apps/train_cifar/datasets.h"
-#include "apps/train_cifar/elastic_resume.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
-#include "apps/train_cifar/resume.h"
 #include "apps/train_cifar/run_report.h"
-#include "apps/train_cifar/snapshot.h"
 #include "apps/train_cifar/training.h"
 #include "apps/train_cifar/uneven_sampler.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
+#include <ddl/ft/elastic_resume.h>
+#include <ddl/ft/ft.h>
 
 using namespace ddl;
 using ddl::report::Phase;
@@ -65,11 +64,11 @@ int main(int argc, char** argv) try {
   //    the strategy also broadcasts rank 0's weights.
   manual_seed(o.seed);
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, splits.num_classes, splits.in_channels);
-  if (!o.load.empty()) apps::load_weights(o.load, *model, o.allow_nonfinite);
+  if (!o.load.empty()) ft::load_weights(o.load, *model, o.allow_nonfinite);
   if (o.eval_only && !o.snapshot.empty()) {  // evaluate a snapshot's model, which must exist
     DDL_CHECK(std::filesystem::is_regular_file(o.snapshot), "--eval-only --snapshot ", o.snapshot,
               ": no such snapshot file to evaluate");
-    apps::load_weights(o.snapshot, *model);
+    ft::load_weights(o.snapshot, *model);
   }
   model->to(device);
   apps::RunReport report(o, splits, group.get(), *model, train_loader.size(), device);
@@ -95,15 +94,18 @@ int main(int argc, char** argv) try {
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
 
   // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
-  //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
-  apps::TrainingPosition pos{
-      .seed = o.seed, .world_size = world, .batch_size = o.batch_size, .any_world_size = apps::elastic_run()};
-  const apps::ResumeOutcome resume =
-      apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get(), o.allow_nonfinite);
+  //    the ranks agree on rank 0's before training, or all stop (docs/fault_tolerance.md).
+  ft::State state{.model = model.get(),
+                  .optimizer = &opt,
+                  .position = {.seed = o.seed, .world_size = world, .batch_size = o.batch_size},
+                  .strategy = strategy.get()};
+  const ft::ResumeOutcome resume = ft::resume(
+      o.snapshot, state, group.get(), {.allow_nonfinite = o.allow_nonfinite, .any_world_size = ft::elastic_run()});
+  ft::Position& pos = state.position;
   const bool resumed = resume.resumed;
   if (resumed) {
     // An elastic round at another world size (docs/dist.md, "Elastic jobs").
-    const std::string elastic = apps::adapt_to_world(pos, world, steps_per_epoch, o.sync);
+    const std::string elastic = ft::adapt_to_world(pos, world, steps_per_epoch, o.sync);
     schedule->set_step(pos.global_step);
     report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step,
                    resume.note + (resume.note.empty() || elastic.empty() ? "" : "\n") + elastic);
@@ -151,11 +153,8 @@ int main(int argc, char** argv) try {
       ++pos.global_step;
       apps::inject_fault(o, pos.global_step, rank, resumed);
       if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0) {
-        if (strategy) strategy->consolidate_optimizer_state(opt, 0);  // zero1/zero2: the whole state, on rank 0
-        if (rank == 0)
-          apps::save_snapshot(
-              o.snapshot, *model, opt,
-              {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+        pos.epoch = epoch, pos.step_in_epoch = step + 1;
+        ft::save(o.snapshot, state, group.get());  // zero1/zero2/fsdp: the whole state, from rank 0
       }
     }
     if (join) join->join();
@@ -168,10 +167,8 @@ int main(int argc, char** argv) try {
                                              o.loader_workers, group.get()));
     }
     if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
-      if (strategy) strategy->consolidate_optimizer_state(opt, 0);
-      if (rank == 0)
-        apps::save_snapshot(o.snapshot, *model, opt,
-                            {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+      pos.epoch = epoch + 1, pos.step_in_epoch = 0;
+      ft::save(o.snapshot, state, group.get());
     }
   }
 

@@ -1,8 +1,6 @@
 // Snapshot files: one safetensors file holding the model's tensors under their
 // own names, the optimizer's under "optimizer.", and the position as metadata,
 // written atomically (temporary file, fsync, rename) by save_safetensors.
-#include "apps/train_cifar/snapshot.h"
-
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -10,12 +8,13 @@
 #include <map>
 #include <set>
 
+#include <ddl/ft/snapshot.h>
 #include <ddl/nn/checkpoint.h>
 #include <ddl/nn/safetensors.h>
 #include <ddl/tensor/random.h>
 #include <ddl/trace/trace.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 namespace {
 const std::string kOpt = "optimizer.";
@@ -128,7 +127,7 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
       "step_in_epoch batches are skipped)";
   meta["rng"] = "default generator restored to rng_offset; augmentation is seeded per sample by (seed, epoch, index)";
   for (const auto& [k, v] : opt.state_metadata()) meta[kOpt + k] = v;
-  nn::save_safetensors(path, tensors, meta);
+  nn::save_safetensors(path, tensors, meta, 0600);  // the run's state: its owner's only
 }
 
 bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos,
@@ -185,4 +184,4 @@ void load_weights(const std::string& path, nn::Module& model, bool allow_nonfini
   nn::load_state(model, path, /*strict=*/!snapshot, allow_nonfinite);
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

@@ -16,14 +16,13 @@
 // epoch · steps_per_epoch(W'): the same fraction of training. Strategies that hold state
 // per rank or shard it (param-server's server, ZeRO's shards, ...) cannot be resumed at
 // another W from rank 0's file, and refuse.
-#include "apps/train_cifar/elastic_resume.h"
-
 #include <cstdlib>
 #include <string>
 
+#include <ddl/ft/elastic_resume.h>
 #include <ddl/tensor/error.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 bool elastic_run() {
   const char* v = std::getenv("DDL_ELASTIC");
@@ -50,4 +49,4 @@ std::string adapt_to_world(TrainingPosition& pos, int64_t world, int64_t steps_p
   return note + "; schedule at step " + std::to_string(pos.global_step);
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "apps/train_cifar/snapshot.h"
+#include <ddl/ft/snapshot.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 // True when DDL_ELASTIC=1: a snapshot of another world size may be resumed.
 bool elastic_run();
@@ -20,4 +20,4 @@ bool elastic_run();
 // epoch * steps_per_epoch of this world size, and returns a line saying so ("" otherwise).
 std::string adapt_to_world(TrainingPosition& pos, int64_t world, int64_t steps_per_epoch, const std::string& sync);
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft
