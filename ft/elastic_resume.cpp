@@ -13,9 +13,14 @@
 // --batch-size, so the global batch is B·W' from then on (torchrun's elastic behaviour too:
 // scale the learning rate yourself if you want it to follow). The schedule is a function of
 // the optimizer step; the step count per epoch changes with W, so the schedule resumes at
-// epoch · steps_per_epoch(W'): the same fraction of training. Strategies that hold state
-// per rank or shard it (param-server's server, ZeRO's shards, ...) cannot be resumed at
-// another W from rank 0's file, and refuse.
+// epoch · steps_per_epoch(W'): the same fraction of training.
+// A run that keeps the global batch instead (--batch-size B' with B'·W' = B·W) consumes the
+// permutation exactly as before: step s takes its samples s·B·W .. (s+1)·B·W - 1 at either
+// world size, so the position carries over unchanged, mid-epoch too, and only the order of
+// the gradient sums differs. ZeRO (zero1, zero2) and FSDP snapshots hold the whole,
+// unsharded state (ft::save gathers it), so they resume at any W like ddp and allreduce.
+// Strategies that keep state per rank (param-server's server, local-sgd's drift, ...)
+// cannot be resumed at another W from rank 0's file, and refuse.
 #include <cstdlib>
 #include <string>
 
@@ -29,14 +34,31 @@ bool elastic_run() {
   return v && std::string(v) == "1";
 }
 
-std::string adapt_to_world(TrainingPosition& pos, int64_t world, int64_t steps_per_epoch, const std::string& sync) {
+bool resizable_sync(const std::string& sync) {
+  return sync == "ddp" || sync == "allreduce" || sync == "zero1" || sync == "zero2" || sync == "fsdp";
+}
+
+bool sharded_sync(const std::string& sync) { return sync == "zero1" || sync == "zero2" || sync == "fsdp"; }
+
+std::string adapt_to_world(TrainingPosition& pos, int64_t world, int64_t steps_per_epoch, const std::string& sync,
+                           int64_t batch_size) {
   if (pos.world_size == world) return "";
-  DDL_CHECK(sync == "ddp" || sync == "allreduce", "resume: the snapshot was taken at world size ", pos.world_size,
-            " and this elastic round has world size ", world, ": --sync ", sync,
-            " cannot change world size (its state is per rank or sharded); ddp and allreduce can, their replicas "
-            "being identical. Rerun at world size ",
-            pos.world_size, " or start afresh");
+  DDL_CHECK(
+      resizable_sync(sync), "resume: the snapshot was taken at world size ", pos.world_size,
+      " and this run has world size ", world, ": --sync ", sync,
+      " cannot change world size (its state is per rank); ddp and allreduce can, their replicas being "
+      "identical, and so can zero1, zero2 and fsdp, their snapshots holding the whole state. Rerun at world size ",
+      pos.world_size, " or start afresh");
   std::string note = "elastic resume: world size " + std::to_string(pos.world_size) + " -> " + std::to_string(world);
+  if (batch_size > 0 && pos.batch_size > 0 && batch_size != pos.batch_size &&
+      batch_size * world == pos.batch_size * pos.world_size) {
+    note += "; the same global batch (" + std::to_string(batch_size) + " x " + std::to_string(world) +
+            "): resuming at epoch " + std::to_string(pos.epoch + 1) + ", step " + std::to_string(pos.step_in_epoch);
+    pos.world_size = world;
+    pos.batch_size = batch_size;
+    return note;
+  }
+  if (batch_size > 0) pos.batch_size = batch_size;
   if (pos.step_in_epoch > 0) {
     note += "; the rest of epoch " + std::to_string(pos.epoch + 1) + " (after its batch " +
             std::to_string(pos.step_in_epoch) + ") is skipped: resuming at the start of epoch " +

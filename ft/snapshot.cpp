@@ -149,9 +149,13 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
             " and world size ", pos.world_size, ". Delete it or match the settings");
   // step_in_epoch counts batches: with another batch size the skipped batches would not be
   // the ones trained, and samples would be skipped untrained or trained twice.
-  DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size, "snapshot ", path,
-            " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ", pos.batch_size,
-            ": pass --batch-size ", saved.batch_size, " to resume it, or delete the snapshot to start afresh");
+  // At another world size the same global batch (batch size x world size) is as good: the
+  // same samples make each step (see Note [Elastic resume]).
+  const bool same_global = pos.any_world_size && saved.batch_size * saved.world_size == pos.batch_size * pos.world_size;
+  DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size || same_global,
+            "snapshot ", path, " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ",
+            pos.batch_size, ": pass --batch-size ", saved.batch_size,
+            " to resume it, or delete the snapshot to start afresh");
   check_hyperparameters(meta, path, opt);
   if (!allow_nonfinite) check_finite(file, path, model, opt);
   nn::load_state(model, path, /*strict=*/false, allow_nonfinite);  // the optimizer's tensors are the only extras

@@ -100,12 +100,13 @@ int main(int argc, char** argv) try {
                   .position = {.seed = o.seed, .world_size = world, .batch_size = o.batch_size},
                   .strategy = strategy.get()};
   const ft::ResumeOutcome resume = ft::resume(
-      o.snapshot, state, group.get(), {.allow_nonfinite = o.allow_nonfinite, .any_world_size = ft::elastic_run()});
+      o.snapshot, state, group.get(),
+      {.allow_nonfinite = o.allow_nonfinite, .any_world_size = ft::elastic_run() || ft::sharded_sync(o.sync)});
   ft::Position& pos = state.position;
   const bool resumed = resume.resumed;
   if (resumed) {
     // An elastic round at another world size (docs/dist.md, "Elastic jobs").
-    const std::string elastic = ft::adapt_to_world(pos, world, steps_per_epoch, o.sync);
+    const std::string elastic = ft::adapt_to_world(pos, world, steps_per_epoch, o.sync, o.batch_size);
     schedule->set_step(pos.global_step);
     report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step,
                    resume.note + (resume.note.empty() || elastic.empty() ? "" : "\n") + elastic);
