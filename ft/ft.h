@@ -10,9 +10,12 @@
 
 #include <ddl/data/dataloader.h>
 #include <ddl/dist/process_group.h>
-#include <ddl/dist/sync/strategy.h>
 #include <ddl/ft/resume.h>
 #include <ddl/ft/snapshot.h>
+
+namespace ddl::dist {
+class SyncStrategy;  // dist/sync/strategy.h
+}
 
 namespace ddl::ft {
 
