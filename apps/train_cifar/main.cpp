@@ -12,6 +12,7 @@
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
 #include "apps/train_cifar/run_report.h"
+#include "apps/train_cifar/step.h"
 #include "apps/train_cifar/training.h"
 #include "apps/train_cifar/uneven_sampler.h"
 #include <ddl/ddl.h>
@@ -20,7 +21,6 @@
 #include <ddl/ft/ft.h>
 
 using namespace ddl;
-using ddl::report::Phase;
 
 int main(int argc, char** argv) try {
   const apps::TrainOptions o = apps::parse_options(argc, argv);
@@ -115,6 +115,8 @@ int main(int argc, char** argv) try {
   // 5. The training loop.
   CrossEntropyOptions ce;
   ce.label_smoothing = o.label_smoothing;
+  const apps::StepParts parts{
+      .net = net, .opt = opt, .strategy = strategy.get(), .timer = report.timer(), .device = device, .loss = ce};
   for (int64_t epoch = pos.epoch; epoch < o.epochs; ++epoch) {
     train_loader.set_epoch(epoch);
     report.start_epoch(epoch);
@@ -128,35 +130,11 @@ int main(int argc, char** argv) try {
     std::optional<dist::Join> join;
     if (o.uneven && ddp) join.emplace(std::vector<dist::Joinable*>{ddp});
     for (; batch != train_loader.end(); ++batch, ++step) {
-      auto& timer = report.timer();
-      const Tensor x = batch->data.to(device), y = batch->target.to(device);
-      timer.start(Phase::Forward);
-      const Variable logits = net.forward(Variable(x));
-      const Variable loss = cross_entropy(logits, y, ce);
-      timer.start(Phase::Backward);
-      opt.zero_grad();
-      loss.backward();  // DDP all-reduces gradient buckets while this runs
-      timer.start(Phase::CommWait);
-      if (strategy) strategy->after_backward();
-      timer.start(Phase::Optimizer);  // param-server also pulls the new weights in step()
-      if (strategy)
-        strategy->step(opt);
-      else
-        opt.step();
-      timer.start(Phase::CommWait);
-      if (strategy) strategy->after_step();
-      timer.stop();  // the rest of the step (the accuracy, the schedule, logging) is "other"
-      const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
+      const apps::StepResult r = apps::train_step(parts, *batch);
       schedule->step();
-      // Where the strategy communicated (inside forward, backward, step): counted as comm wait.
-      const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
-      report.end_step(step, loss.data(), logits.data(), y, lr, comm);  // reads the loss when it shows it
+      report.end_step(step, r.loss.data(), r.logits.data(), r.target, r.lr, r.comm);  // reads the loss when shown
       ++pos.global_step;
-      apps::inject_fault(o, pos.global_step, rank, resumed);
-      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0) {
-        pos.epoch = epoch, pos.step_in_epoch = step + 1;
-        ft::save(o.snapshot, state, group.get());  // zero1/zero2/fsdp: the whole state, from rank 0
-      }
+      apps::after_step(o, state, group.get(), epoch, step + 1, resumed);  // fault hooks, --snapshot-every-steps
     }
     if (join) join->join();
     pos.step_in_epoch = 0;
