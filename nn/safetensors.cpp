@@ -90,7 +90,7 @@ void remove_stale_temporaries(const std::string& path) {
 }  // namespace
 
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& metadata, unsigned mode) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> blobs;
@@ -112,7 +112,7 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
 
   remove_stale_temporaries(path);
-  files::AtomicFile out(path, "save_safetensors");
+  files::AtomicFile out(path, "save_safetensors", mode);
   out.write(len, 8);
   out.write(h);
   for (const Tensor& b : blobs) out.write(b.raw_data(), b.nbytes());

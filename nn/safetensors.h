@@ -19,9 +19,10 @@ struct TensorFile {
   std::map<std::string, std::string> metadata;
 };
 
-// Writes CPU copies of `tensors` (names must be unique) to `path`.
+// Writes CPU copies of `tensors` (names must be unique) to `path`, atomically, with file mode
+// `mode` less the umask (snapshots pass 0600: a run's state is its owner's).
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {}, unsigned mode = 0644);
 
 // Reads and validates a whole file: header size, JSON, dtypes, shapes, offsets
 // (in bounds, non-overlapping, covering the data). Errors name the file and the tensor.

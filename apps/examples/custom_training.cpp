@@ -4,6 +4,9 @@
 // small MLP on synthetic data (4 classes, labels from a fixed random linear map; 2048
 // samples to train on, 512 held out to test), one process, and writes into DIR:
 //   build/apps/custom_training DIR   ->  DIR/metrics.jsonl, DIR/report.html, DIR/trace.json
+// With SNAPSHOT it saves its whole state there after each epoch and, restarted, resumes
+// from it (docs/fault_tolerance.md); EPOCHS (default 3) is where training ends:
+//   build/apps/custom_training DIR SNAPSHOT [EPOCHS]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include <string>
 
 #include <ddl/ddl.h>
+#include <ddl/ft/ft.h>
 #include <ddl/report/classification_report.h>
 #include <ddl/report/metrics_log.h>
 #include <ddl/report/progress.h>
@@ -24,7 +28,9 @@ using namespace ddl;
 
 int main(int argc, char** argv) try {
   const std::string dir = argc > 1 ? argv[1] : ".";
-  constexpr int64_t kClasses = 4, kFeatures = 16, kSamples = 2048, kTest = 512, kBatch = 64, kEpochs = 3;
+  const std::string snapshot = argc > 2 ? argv[2] : "";
+  const int64_t epochs = argc > 3 ? std::stoll(argv[3]) : 3;
+  constexpr int64_t kClasses = 4, kFeatures = 16, kSamples = 2048, kTest = 512, kBatch = 64;
   const int64_t steps_per_epoch = kSamples / kBatch;
   Generator gen(0);
   const Tensor all_x = randn({kSamples + kTest, kFeatures}, gen);
@@ -37,6 +43,10 @@ int main(int argc, char** argv) try {
       std::make_shared<nn::Linear>(kFeatures, 64), std::make_shared<nn::ReLU>(),
       std::make_shared<nn::Linear>(64, kClasses)});
   optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  // Fault tolerance: the model, the optimizer and where training stands (ft/ft.h).
+  ft::State state{.model = model.get(), .optimizer = &opt, .position = {.batch_size = kBatch}};
+  if (!snapshot.empty() && ft::resume(snapshot, state).resumed)
+    std::cout << "resumed from " << snapshot << " at epoch " << state.position.epoch + 1 << "\n";
 
   trace::start();                   // the timeline
   report::ResourceSampler sampler;  // CPU, memory, I/O from /proc
@@ -44,7 +54,7 @@ int main(int argc, char** argv) try {
   report::MetricsLog log(dir + "/metrics.jsonl", /*rank=*/0, /*world=*/1);  // JSON lines
   report::StepTimer timer;                                                  // data / forward / backward / optimizer
   report::TrainingHistory history(steps_per_epoch);                         // for the HTML report
-  for (int64_t epoch = 0; epoch < kEpochs; ++epoch) {
+  for (int64_t epoch = state.position.epoch; epoch < epochs; ++epoch) {
     report::ProgressBar bar(steps_per_epoch, "epoch " + std::to_string(epoch + 1));
     timer.begin_epoch();
     double loss_sum = 0;
@@ -76,6 +86,8 @@ int main(int argc, char** argv) try {
     std::snprintf(line, sizeof line, "epoch %lld: train loss %.4f, train accuracy %.2f%%", (long long)epoch + 1,
                   loss_sum / steps_per_epoch, train_acc);
     bar.println(line);
+    state.position.epoch = epoch + 1, state.position.global_step += steps_per_epoch;
+    if (!snapshot.empty()) ft::save(snapshot, state);  // atomic: a crash keeps the last whole one
   }
 
   // Evaluation on the held-out samples: a confusion matrix and its report.
@@ -84,11 +96,11 @@ int main(int argc, char** argv) try {
   cm.add(argmax(test_logits.data(), 1), test_y);
   const double test_loss = cross_entropy(test_logits, test_y).item();
   std::cout << report::classification_report(cm).to_string();
-  log.write("eval", {{"epoch", kEpochs - 1},
+  log.write("eval", {{"epoch", epochs - 1},
                      {"test_loss", test_loss},
                      {"test_accuracy_pct", 100 * cm.accuracy()},
                      {"test_images", cm.total()}});
-  history.eval(kEpochs - 1, test_loss, 100 * cm.accuracy());
+  history.eval(epochs - 1, test_loss, 100 * cm.accuracy());
 
   // The per-rank table (one rank here; under ddlrun gather_rank_summaries collects all).
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -9,19 +9,18 @@
 #include <optional>
 
 #include "apps/train_cifar/datasets.h"
-#include "apps/train_cifar/elastic_resume.h"
 #include "apps/train_cifar/evaluate.h"
 #include "apps/train_cifar/options.h"
-#include "apps/train_cifar/resume.h"
 #include "apps/train_cifar/run_report.h"
-#include "apps/train_cifar/snapshot.h"
+#include "apps/train_cifar/step.h"
 #include "apps/train_cifar/training.h"
 #include "apps/train_cifar/uneven_sampler.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
+#include <ddl/ft/elastic_resume.h>
+#include <ddl/ft/ft.h>
 
 using namespace ddl;
-using ddl::report::Phase;
 
 int main(int argc, char** argv) try {
   const apps::TrainOptions o = apps::parse_options(argc, argv);
@@ -65,11 +64,11 @@ int main(int argc, char** argv) try {
   //    the strategy also broadcasts rank 0's weights.
   manual_seed(o.seed);
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, splits.num_classes, splits.in_channels);
-  if (!o.load.empty()) apps::load_weights(o.load, *model, o.allow_nonfinite);
+  if (!o.load.empty()) ft::load_weights(o.load, *model, o.allow_nonfinite);
   if (o.eval_only && !o.snapshot.empty()) {  // evaluate a snapshot's model, which must exist
     DDL_CHECK(std::filesystem::is_regular_file(o.snapshot), "--eval-only --snapshot ", o.snapshot,
               ": no such snapshot file to evaluate");
-    apps::load_weights(o.snapshot, *model);
+    ft::load_weights(o.snapshot, *model);
   }
   model->to(device);
   apps::RunReport report(o, splits, group.get(), *model, train_loader.size(), device);
@@ -95,15 +94,19 @@ int main(int argc, char** argv) try {
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
 
   // 4. Resume from a snapshot when one exists. Each node may hold its own copy (or none):
-  //    the ranks agree on rank 0's before training, or all stop (apps/train_cifar/resume.h).
-  apps::TrainingPosition pos{
-      .seed = o.seed, .world_size = world, .batch_size = o.batch_size, .any_world_size = apps::elastic_run()};
-  const apps::ResumeOutcome resume =
-      apps::resume_from_snapshot(o.snapshot, *model, opt, pos, group.get(), o.allow_nonfinite);
+  //    the ranks agree on rank 0's before training, or all stop (docs/fault_tolerance.md).
+  ft::State state{.model = model.get(),
+                  .optimizer = &opt,
+                  .position = {.seed = o.seed, .world_size = world, .batch_size = o.batch_size},
+                  .strategy = strategy.get()};
+  const ft::ResumeOutcome resume = ft::resume(
+      o.snapshot, state, group.get(),
+      {.allow_nonfinite = o.allow_nonfinite, .any_world_size = ft::elastic_run() || ft::sharded_sync(o.sync)});
+  ft::Position& pos = state.position;
   const bool resumed = resume.resumed;
   if (resumed) {
     // An elastic round at another world size (docs/dist.md, "Elastic jobs").
-    const std::string elastic = apps::adapt_to_world(pos, world, steps_per_epoch, o.sync);
+    const std::string elastic = ft::adapt_to_world(pos, world, steps_per_epoch, o.sync, o.batch_size);
     schedule->set_step(pos.global_step);
     report.resumed(resume.source, pos.epoch, pos.step_in_epoch, pos.global_step,
                    resume.note + (resume.note.empty() || elastic.empty() ? "" : "\n") + elastic);
@@ -112,6 +115,8 @@ int main(int argc, char** argv) try {
   // 5. The training loop.
   CrossEntropyOptions ce;
   ce.label_smoothing = o.label_smoothing;
+  const apps::StepParts parts{
+      .net = net, .opt = opt, .strategy = strategy.get(), .timer = report.timer(), .device = device, .loss = ce};
   for (int64_t epoch = pos.epoch; epoch < o.epochs; ++epoch) {
     train_loader.set_epoch(epoch);
     report.start_epoch(epoch);
@@ -125,38 +130,11 @@ int main(int argc, char** argv) try {
     std::optional<dist::Join> join;
     if (o.uneven && ddp) join.emplace(std::vector<dist::Joinable*>{ddp});
     for (; batch != train_loader.end(); ++batch, ++step) {
-      auto& timer = report.timer();
-      const Tensor x = batch->data.to(device), y = batch->target.to(device);
-      timer.start(Phase::Forward);
-      const Variable logits = net.forward(Variable(x));
-      const Variable loss = cross_entropy(logits, y, ce);
-      timer.start(Phase::Backward);
-      opt.zero_grad();
-      loss.backward();  // DDP all-reduces gradient buckets while this runs
-      timer.start(Phase::CommWait);
-      if (strategy) strategy->after_backward();
-      timer.start(Phase::Optimizer);  // param-server also pulls the new weights in step()
-      if (strategy)
-        strategy->step(opt);
-      else
-        opt.step();
-      timer.start(Phase::CommWait);
-      if (strategy) strategy->after_step();
-      timer.stop();  // the rest of the step (the accuracy, the schedule, logging) is "other"
-      const double lr = opt.param_groups()[0].lr();  // the rate this step used, before the schedule moves on
+      const apps::StepResult r = apps::train_step(parts, *batch);
       schedule->step();
-      // Where the strategy communicated (inside forward, backward, step): counted as comm wait.
-      const dist::StepComm comm = strategy ? strategy->last_comm() : dist::StepComm{};
-      report.end_step(step, loss.data(), logits.data(), y, lr, comm);  // reads the loss when it shows it
+      report.end_step(step, r.loss.data(), r.logits.data(), r.target, r.lr, r.comm);  // reads the loss when shown
       ++pos.global_step;
-      apps::inject_fault(o, pos.global_step, rank, resumed);
-      if (o.snapshot_every_steps > 0 && !o.snapshot.empty() && pos.global_step % o.snapshot_every_steps == 0) {
-        if (strategy) strategy->consolidate_optimizer_state(opt, 0);  // zero1/zero2: the whole state, on rank 0
-        if (rank == 0)
-          apps::save_snapshot(
-              o.snapshot, *model, opt,
-              {epoch, step + 1, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
-      }
+      apps::after_step(o, state, group.get(), epoch, step + 1, resumed);  // fault hooks, --snapshot-every-steps
     }
     if (join) join->join();
     pos.step_in_epoch = 0;
@@ -168,10 +146,8 @@ int main(int argc, char** argv) try {
                                              o.loader_workers, group.get()));
     }
     if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
-      if (strategy) strategy->consolidate_optimizer_state(opt, 0);
-      if (rank == 0)
-        apps::save_snapshot(o.snapshot, *model, opt,
-                            {epoch + 1, 0, pos.global_step, o.seed, world, default_generator().offset(), o.batch_size});
+      pos.epoch = epoch + 1, pos.step_in_epoch = 0;
+      ft::save(o.snapshot, state, group.get());
     }
   }
 

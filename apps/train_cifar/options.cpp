@@ -209,11 +209,6 @@ TrainOptions parse_options(int argc, char** argv) {
   if (o.share_gpu && o.device != "cuda") usage_error("--share-gpu needs --device cuda");
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
   if (const std::string problem = apply_bucket_flags(o); !problem.empty()) usage_error(problem);
-  // FSDP's parameters are shards: a snapshot would hold them, not the model (docs/fsdp.md).
-  if (o.sync == "fsdp" && !o.snapshot.empty())
-    usage_error(
-        "--snapshot does not work with --sync fsdp yet (its snapshot would hold one rank's shards); save "
-        "the whole model with --save, or use --sync zero2 for sharded optimizer state and gradients");
   if (o.eval_only && !o.load.empty() && !o.snapshot.empty())
     usage_error("--eval-only evaluates either --load or --snapshot, not both");
   o.augment_set = aug->count() > 0;

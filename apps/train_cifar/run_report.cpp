@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "apps/train_cifar/buckets.h"
-#include "apps/train_cifar/resume.h"
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/process_group_auto.h>
+#include <ddl/ft/resume.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/ops.h>
@@ -417,7 +417,7 @@ void RunReport::final_evaluation(const EvalResult& r) {
                         {"steps", report::to_json(timer_.run())},
                         {"slowest_rank_exchange", own_json(exchange_.stats, exchange_.time_s)},
                         {"train_totals_exchange", own_json(totals_.stats, totals_.time_s)},
-                        {"model_digest", digest_hex(apps::model_digest(model_))}});
+                        {"model_digest", digest_hex(ft::model_digest(model_))}});
   const report::RankSummary mine = report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr,
                                                              convergence_.time_s(), 100 * r.accuracy, wall);
   const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective

@@ -86,6 +86,18 @@ class FullyShardedDataParallel : public nn::Module {
   // summon_full_params; the next forward shards them again.
   void summon_full_params();
 
+  // ---- the optimizer's state whole (fsdp_optim_state.cpp) ----
+  // An optimizer over parameters() (one flat shard per unit with parameters) holds state per
+  // shard, named as its state_tensors() does ("state.<j>.<field>"). full_optim_state turns
+  // it into the state one process's optimizer over module()->parameters() would hold
+  // ("state.<i>.<field>", i in that order), on every rank: collective. shard_optim_state
+  // takes this rank's shards back from such whole state, written at any world size: local.
+  // Per-element state is cut as the parameters are; scalar state (Adam's step) is shared.
+  std::vector<std::pair<std::string, Tensor>> full_optim_state(
+      const std::vector<std::pair<std::string, Tensor>>& sharded);
+  std::vector<std::pair<std::string, Tensor>> shard_optim_state(
+      const std::vector<std::pair<std::string, Tensor>>& whole) const;
+
  private:
   void plan_units(int64_t min_num_params);
   void broadcast_from_rank0();

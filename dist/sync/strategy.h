@@ -50,6 +50,10 @@ class SyncStrategy {
   // Before the app uses the wrapped model itself (evaluation, saving): a strategy that
   // shards the parameters (fsdp) gathers them into it here. Every rank must call it.
   virtual void gather_full_model() {}
+  // After a resume loaded whole weights into the wrapped model (gathered first with
+  // gather_full_model) and whole state into `opt`, on every rank, before the first step: a
+  // strategy that shards parameters (fsdp) takes its slices from them. Local, no collective.
+  virtual void load_full_state(optim::Optimizer& opt) { (void)opt; }
   // Traffic on process groups of the strategy's own (async-ps's pairs of ranks), which the
   // job group's counters do not see; programs that report bytes add it to those.
   virtual CommStats side_stats() const { return {}; }

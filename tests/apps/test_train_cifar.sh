@@ -23,8 +23,6 @@ check "the message names --batch-size" "grep -q -- '--batch-size' '$dir/bad.txt'
 check "an unknown --sync is refused under ddlrun" "[ $? -ne 0 ] && grep -q -- '--sync' '$dir/bad2.txt'"
 "$TRAIN_CIFAR" --sync local-sgd:99999999999999999999999 --dataset synthetic >"$dir/bad3.txt" 2>&1
 check "a local-sgd:K too large for int64 is refused (exit 2) naming --sync" "[ $? -eq 2 ] && grep -q -- '--sync' '$dir/bad3.txt'"
-"$TRAIN_CIFAR" --sync fsdp --snapshot "$dir/fsdp.snap" --dataset synthetic >"$dir/bad4.txt" 2>&1
-check "--snapshot with --sync fsdp is refused (exit 2), pointing to --save" "[ $? -eq 2 ] && grep -q -- '--save' '$dir/bad4.txt'"
 
 # 2. Determinism.
 "$TRAIN_CIFAR" "${common[@]}" --epochs 2 >"$dir/a1.txt" 2>&1

@@ -17,14 +17,14 @@
 #include <optional>
 #include <sstream>
 
-#include "apps/train_cifar/resume.h"
-#include "apps/train_cifar/resume_transfer.h"
-#include "apps/train_cifar/snapshot.h"
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/agreement.h>
 #include <ddl/dist/dist.h>
+#include <ddl/ft/resume.h>
+#include <ddl/ft/resume_transfer.h>
+#include <ddl/ft/snapshot.h>
 
 using namespace ddl;
 namespace fs = std::filesystem;
@@ -87,13 +87,13 @@ TEST_CASE("snapshot: float16 and bfloat16 weights and momentum keep their dtype 
   optim::SGD opt = make_sgd(saved);
   for (auto& p : saved.parameters()) p.set_grad(ones_like(p.data()));
   opt.step();  // momentum buffers, in the parameters' dtypes
-  apps::save_snapshot(dir + "/snap", saved, opt, {.epoch = 1, .global_step = 3, .seed = 2, .batch_size = 8});
+  ft::save_snapshot(dir + "/snap", saved, opt, {.epoch = 1, .global_step = 3, .seed = 2, .batch_size = 8});
 
   HalfParams loaded;
   for (auto& p : loaded.parameters()) p.data().zero_();
   optim::SGD opt2 = make_sgd(loaded);
-  apps::TrainingPosition pos{.seed = 2, .batch_size = 8};
-  REQUIRE(apps::load_snapshot(dir + "/snap", loaded, opt2, pos));
+  ft::TrainingPosition pos{.seed = 2, .batch_size = 8};
+  REQUIRE(ft::load_snapshot(dir + "/snap", loaded, opt2, pos));
   CHECK(pos.global_step == 3);
   const auto a = saved.named_parameters(), b = loaded.named_parameters();
   REQUIRE(a.size() == b.size());
@@ -126,14 +126,14 @@ TEST_CASE("snapshot: a resumed run with dropout equals an uninterrupted run bit 
   auto first = make_dropout_net();
   optim::SGD opt_first = make_sgd(*first);
   train_steps(*first, opt_first, 0, cut);
-  apps::save_snapshot(dir + "/snap", *first, opt_first,
-                      {.global_step = cut, .seed = 5, .rng_offset = default_generator().offset(), .batch_size = 4});
+  ft::save_snapshot(dir + "/snap", *first, opt_first,
+                    {.global_step = cut, .seed = 5, .rng_offset = default_generator().offset(), .batch_size = 4});
 
   manual_seed(5);
   auto resumed = make_dropout_net();
   optim::SGD opt_resumed = make_sgd(*resumed);
-  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
-  REQUIRE(apps::load_snapshot(dir + "/snap", *resumed, opt_resumed, pos));
+  ft::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  REQUIRE(ft::load_snapshot(dir + "/snap", *resumed, opt_resumed, pos));
   CHECK(default_generator().offset() == pos.rng_offset);
   train_steps(*resumed, opt_resumed, pos.global_step, total);
   CHECK(all_bits(*resumed) == all_bits(*straight));
@@ -141,7 +141,7 @@ TEST_CASE("snapshot: a resumed run with dropout equals an uninterrupted run bit 
   manual_seed(5);
   auto unrestored = make_dropout_net();
   optim::SGD opt_unrestored = make_sgd(*unrestored);
-  REQUIRE(apps::load_snapshot(dir + "/snap", *unrestored, opt_unrestored, pos));
+  REQUIRE(ft::load_snapshot(dir + "/snap", *unrestored, opt_unrestored, pos));
   manual_seed(5);
   train_steps(*unrestored, opt_unrestored, cut, total);
   CHECK(all_bits(*unrestored) != all_bits(*straight));
@@ -178,16 +178,16 @@ TEST_CASE("snapshot: non-finite optimizer state, buffers or weights are refused,
   names.push_back("0.weight");
   for (const std::string& name : names) {
     DYNAMIC_SECTION(name) {
-      apps::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
+      ft::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
       poison(path, name, std::nan(""));
       const std::string before = all_bits(*net);
-      apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
-      REQUIRE_THROWS_WITH(apps::load_snapshot(path, *net, opt, pos),
+      ft::TrainingPosition pos{.seed = 5, .batch_size = 4};
+      REQUIRE_THROWS_WITH(ft::load_snapshot(path, *net, opt, pos),
                           Catch::Contains(path) && Catch::Contains("'" + name + "'") && Catch::Contains("1 NaN") &&
                               Catch::Contains("--allow-nonfinite"));
       CHECK(all_bits(*net) == before);
       CHECK(pos.global_step == 0);
-      REQUIRE(apps::load_snapshot(path, *net, opt, pos, /*allow_nonfinite=*/true));
+      REQUIRE(ft::load_snapshot(path, *net, opt, pos, /*allow_nonfinite=*/true));
       CHECK(pos.global_step == 1);
     }
   }
@@ -201,7 +201,7 @@ TEST_CASE("snapshot: float64 state beyond float32's range is refused after conve
   optim::SGD opt = make_sgd(*net);
   train_steps(*net, opt, 0, 1);
   const std::string path = dir + "/snap";
-  apps::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
+  ft::save_snapshot(path, *net, opt, {.global_step = 1, .seed = 5, .batch_size = 4});
   // The same file with every tensor in float64, one momentum value 1e300 (+inf as float32).
   nn::TensorFile f = nn::load_safetensors(path);
   std::string momentum;
@@ -213,8 +213,8 @@ TEST_CASE("snapshot: float64 state beyond float32's range is refused after conve
     }
   }
   nn::save_safetensors(path, f.tensors, f.metadata);
-  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
-  REQUIRE_THROWS_WITH(apps::load_snapshot(path, *net, opt, pos),
+  ft::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  REQUIRE_THROWS_WITH(ft::load_snapshot(path, *net, opt, pos),
                       Catch::Contains(path) && Catch::Contains("'" + momentum + "'") && Catch::Contains("1 infinite") &&
                           Catch::Contains("float32"));
   fs::remove_all(dir);
@@ -234,14 +234,14 @@ TEST_CASE("resume agreement: ranks that still differ after rank 0 sent its snaps
         manual_seed(5);
         auto net = make_dropout_net();
         optim::SGD opt = make_sgd(*net);
-        if (rank == 0) apps::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
+        if (rank == 0) ft::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
         pg->barrier_async()->wait();
         // Rank 1 with seed 6 cannot load rank 0's snapshot and would start at step 0.
-        apps::TrainingPosition pos{.seed = rank == 0 ? 5 : seed1, .batch_size = 4};
+        ft::TrainingPosition pos{.seed = rank == 0 ? 5 : seed1, .batch_size = 4};
         std::string error;
-        apps::ResumeOutcome out;
+        ft::ResumeOutcome out;
         try {
-          out = apps::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
+          out = ft::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
         } catch (const Error& e) {
           error = e.what();
         }
@@ -298,9 +298,9 @@ TEST_CASE("resume transfer: a large snapshot arrives whole while each rank holds
     pg->barrier_async()->wait();
     setenv("TMPDIR", dir.c_str(), 1);
     const int64_t before = max_rss_kib();
-    std::optional<apps::detail::ResumeTempFile> tmp;
+    std::optional<ft::detail::ResumeTempFile> tmp;
     if (rank == 1) tmp.emplace();
-    const std::string error = apps::detail::transfer_snapshot(*pg, src, tmp ? &*tmp : nullptr);
+    const std::string error = ft::detail::transfer_snapshot(*pg, src, tmp ? &*tmp : nullptr);
     const int64_t grew_mib = (max_rss_kib() - before) / 1024;
     DIST_EXPECT(error.empty(), "rank ", rank, ": ", error);
     // One 16 MiB piece and the transport's buffers; sending the file whole took 4-5x its size.
@@ -340,17 +340,17 @@ TEST_CASE("resume transfer: a rank stopped at any phase of receiving leaves no t
           auto net = make_dropout_net();
           optim::SGD opt = make_sgd(*net);
           const std::string node = case_dir + "/node" + std::to_string(rank);
-          if (rank == 0) apps::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
+          if (rank == 0) ft::save_snapshot(node + "/snap", *net, opt, {.global_step = 8, .seed = 5, .batch_size = 4});
           setenv("TMPDIR", node.c_str(), 1);
           ::signal(SIGTERM, SIG_DFL);  // as in train_cifar, which has no handler (Catch installs one)
-          apps::detail::resume_test_hook() = [&](const char* at) {
+          ft::detail::resume_test_hook() = [&](const char* at) {
             if (rank != 1 || phase != at) return;
             if (how == "SIGTERM") ::raise(SIGTERM);
             throw Error("stopped by the test at " + phase);
           };
-          apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
+          ft::TrainingPosition pos{.seed = 5, .batch_size = 4};
           try {
-            apps::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
+            ft::resume_from_snapshot(node + "/snap", *net, opt, pos, pg.get());
           } catch (const Error&) {  // every rank stops when one could not load
           }
         });
@@ -378,7 +378,7 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
   for (const auto& p : {dead_old, dead_new, live_old, other}) std::ofstream(p) << "x";
   const auto old_time = fs::file_time_type::clock::now() - std::chrono::minutes(5);
   for (const auto& p : {dead_old, live_old, other}) fs::last_write_time(p, old_time);
-  CHECK(apps::detail::remove_stale_resume_files(dir, std::chrono::seconds(60)) == 1);
+  CHECK(ft::detail::remove_stale_resume_files(dir, std::chrono::seconds(60)) == 1);
   CHECK(!fs::exists(dead_old));
   CHECK(fs::exists(dead_new));  // written a moment ago: perhaps a process in another PID namespace
   CHECK(fs::exists(live_old));
@@ -387,7 +387,7 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
   fs::last_write_time(dead_new, old_time);
   setenv("TMPDIR", dir.c_str(), 1);
   {
-    apps::detail::ResumeTempFile tmp;
+    ft::detail::ResumeTempFile tmp;
     CHECK(tmp.path().rfind(dir + "/ddl-resume-" + std::to_string(::getpid()) + "-", 0) == 0);
     CHECK(!fs::exists(dead_new));
     CHECK(fs::exists(tmp.path()));
@@ -395,7 +395,7 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
   // A signal the process ignores stays ignored while a file exists, and after.
   ::signal(SIGHUP, SIG_IGN);
   {
-    apps::detail::ResumeTempFile tmp;
+    ft::detail::ResumeTempFile tmp;
     struct sigaction now {};
     ::sigaction(SIGHUP, nullptr, &now);
     CHECK(now.sa_handler == SIG_IGN);
@@ -410,8 +410,8 @@ TEST_CASE("resume transfer: the temporary files of dead processes are removed, o
   manual_seed(5);
   auto net = make_dropout_net();
   optim::SGD opt = make_sgd(*net);
-  apps::TrainingPosition pos{.seed = 5, .batch_size = 4};
-  CHECK(!apps::resume_from_snapshot(dir + "/no-such-snapshot", *net, opt, pos, nullptr).resumed);
+  ft::TrainingPosition pos{.seed = 5, .batch_size = 4};
+  CHECK(!ft::resume_from_snapshot(dir + "/no-such-snapshot", *net, opt, pos, nullptr).resumed);
   CHECK(!fs::exists(dead_again));
   unsetenv("TMPDIR");
   CHECK(resume_files(dir).size() == 2);  // live_old and other

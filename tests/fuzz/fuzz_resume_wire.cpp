@@ -1,4 +1,4 @@
-// libFuzzer target: what a rank receives while ranks agree on a resume (apps/train_cifar/
+// libFuzzer target: what a rank receives while ranks agree on a resume (ft/
 // resume_wire.h): 24 bytes of rank 0's transfer header (three int64: magic, size, piece),
 // then another rank's record as the all-gather delivers it (cut at its first '\0'). The
 // header is either refused with a ddl::Error or gives pieces that cover the size exactly,
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <string>
 
-#include "apps/train_cifar/resume_wire.h"
+#include <ddl/ft/resume_wire.h>
 #include <ddl/tensor/error.h>
 
-using namespace ddl::apps::detail;
+using namespace ddl::ft::detail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 24) return 0;

@@ -14,6 +14,7 @@
 #include "models.h"
 #include "options.h"
 #include <ddl/dist/dist.h>
+#include <ddl/ft/ft.h>
 
 using namespace ddl;
 
@@ -98,15 +99,34 @@ int main(int argc, char** argv) try {
         (long long)corpus.val.numel(), (long long)corpus.files, world, (long long)steps, (long long)o.batch,
         (long long)o.model.context);
 
+  // Fault tolerance (docs/fault_tolerance.md): with --snapshot, every rank resumes from the
+  // same snapshot when one exists; ranks that disagree all stop with one message.
+  ft::State state{.model = model.get(),
+                  .optimizer = &opt,
+                  .position = {.seed = o.seed, .world_size = world, .batch_size = o.batch}};
+  ft::Position& pos = state.position;
+  if (!o.snapshot.empty() && ft::resume(o.snapshot, state, group.get()).resumed) {
+    schedule.set_step(pos.global_step);
+    if (rank == 0)
+      std::printf("resumed from %s at epoch %lld, step %lld\n", o.snapshot.c_str(), (long long)pos.epoch + 1,
+                  (long long)pos.global_step);
+  }
+  auto snapshot = [&](int64_t epoch, int64_t step_in_epoch) {
+    pos.epoch = epoch, pos.step_in_epoch = step_in_epoch;
+    if (!o.snapshot.empty()) ft::save(o.snapshot, state, group.get());
+  };
+
   const auto start = std::chrono::steady_clock::now();
-  int64_t step = 0;
+  int64_t& step = pos.global_step;
   if (rank == 0)
     std::printf("a model that knows nothing scores ln(%zu) = %.4f nats/char\n", corpus.vocab.size(),
                 std::log(double(corpus.vocab.size())));
-  for (int64_t epoch = 0; step < steps; ++epoch) {
-    loader.set_epoch(epoch);
-    for (const data::Batch& b : loader) {
+  for (int64_t epoch = pos.epoch, first = pos.epoch; step < steps; ++epoch) {
+    int64_t in_epoch = epoch == first ? pos.step_in_epoch : 0;
+    for (auto batch = ft::resume_batches(loader, {.epoch = epoch, .step_in_epoch = in_epoch}); batch != loader.end();
+         ++batch) {
       if (step == steps) break;
+      const data::Batch& b = *batch;
       const Variable logits = trained->forward(Variable(b.data));  // [B, T, V]
       const int64_t n = b.target.numel();
       const Variable loss = cross_entropy(logits.reshape({n, -1}), b.target.reshape({n}));
@@ -115,7 +135,8 @@ int main(int argc, char** argv) try {
       optim::clip_grad_norm_(model->parameters(), 1.0);
       opt.step();
       schedule.step();
-      ++step;
+      ++step, ++in_epoch;
+      if (o.snapshot_every > 0 && step % o.snapshot_every == 0) snapshot(epoch, in_epoch);
       if (rank == 0 && (step % o.log_every == 0 || step == steps)) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::printf("step %lld/%lld: train loss %.4f, lr %.2e, %.0f tokens/s per rank\n", (long long)step,
@@ -123,6 +144,10 @@ int main(int argc, char** argv) try {
         std::fflush(stdout);
       }
     }
+    if (step < steps || in_epoch == loader.size())
+      snapshot(epoch + 1, 0);  // an epoch done
+    else
+      snapshot(epoch, in_epoch);  // --max-steps ended it
   }
   const double val = validation_loss(*model, corpus, o, group.get());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -12,7 +12,8 @@ namespace {
 const char* kUsage =
     "usage: char_lm [--model transformer|lstm] [--epochs N] [--max-steps N] [--batch B] [--context T]\n"
     "               [--lr X] [--layers N] [--d-model E] [--heads H] [--hidden H] [--dropout P] [--threads N]\n"
-    "               [--seed S] [--corpus DIR] [--log-every N] [--sample-chars N] [--target-val-loss X]\n";
+    "               [--seed S] [--corpus DIR] [--log-every N] [--sample-chars N] [--target-val-loss X]\n"
+    "               [--snapshot PATH] [--snapshot-every STEPS]\n";
 
 [[noreturn]] void fail(const std::string& msg) {
   std::fprintf(stderr, "char_lm: %s\n%s", msg.c_str(), kUsage);
@@ -61,6 +62,8 @@ Options parse_options(int argc, char** argv) {
       {"--log-every", [&](auto& f, auto& v) { o.log_every = integer(f, v, 1, 1 << 30); }},
       {"--sample-chars", [&](auto& f, auto& v) { o.sample_chars = integer(f, v, 0, 100000); }},
       {"--target-val-loss", [&](auto& f, auto& v) { o.target_val_loss = real(f, v, 0, 100); }},
+      {"--snapshot", [&](auto&, auto& v) { o.snapshot = v; }},
+      {"--snapshot-every", [&](auto& f, auto& v) { o.snapshot_every = integer(f, v, 0, 1 << 30); }},
   };
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];

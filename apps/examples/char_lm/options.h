@@ -14,6 +14,8 @@ struct Options {
   double lr = 3e-3, target_val_loss = 0;
   int threads = 0;
   uint64_t seed = 0;
+  std::string snapshot;        // --snapshot PATH: resume from it, save to it (docs/fault_tolerance.md)
+  int64_t snapshot_every = 0;  // --snapshot-every N steps (0: at the end of each epoch and of training)
 };
 
 // Exits with usage (status 0 for --help, 2 for a bad flag or value).

@@ -17,20 +17,19 @@
 //   - otherwise rank 0 broadcasts its file's bytes in pieces (resume_transfer.h); the ranks
 //     that differed load them,
 //     and a second all-gather checks that every rank now holds rank 0's position and digest.
-#include "apps/train_cifar/resume.h"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
-#include "apps/train_cifar/resume_transfer.h"
-#include "apps/train_cifar/resume_wire.h"
 #include <ddl/dist/agreement.h>
+#include <ddl/ft/resume.h>
+#include <ddl/ft/resume_transfer.h>
+#include <ddl/ft/resume_wire.h>
 #include <ddl/tensor/error.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 namespace {
 
@@ -202,4 +201,4 @@ ResumeOutcome resume_from_snapshot(const std::string& path, nn::Module& model, o
   return {true, receiver ? all[0].path + " (received from rank 0)" : path, note};
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

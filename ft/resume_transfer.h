@@ -8,10 +8,10 @@
 #include <functional>
 #include <string>
 
-#include "apps/train_cifar/resume_wire.h"
 #include <ddl/dist/process_group.h>
+#include <ddl/ft/resume_wire.h>
 
-namespace ddl::apps::detail {
+namespace ddl::ft::detail {
 
 // A file named ddl-resume-<pid>-XXXXXX in the temporary directory ($TMPDIR, else /tmp),
 // removed by the destructor (return or exception) and, while it exists, on SIGTERM, SIGINT
@@ -49,4 +49,4 @@ std::string transfer_snapshot(dist::ProcessGroup& group, const std::string& path
 // on receiving ranks, so a test can stop a rank at each phase.
 std::function<void(const char* phase)>& resume_test_hook();
 
-}  // namespace ddl::apps::detail
+}  // namespace ddl::ft::detail

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-#include "apps/train_cifar/snapshot.h"
 #include <ddl/dist/process_group.h>
+#include <ddl/ft/snapshot.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 struct ResumeOutcome {
   bool resumed = false;  // model, optimizer, pos and the RNG hold the snapshot's state, on every rank
@@ -34,4 +34,4 @@ uint64_t state_digest(const nn::Module& model, const optim::Optimizer& opt);
 // "model_digest", equal on every rank of a data-parallel run that kept its replicas equal.
 uint64_t model_digest(const nn::Module& model);
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

@@ -1,8 +1,6 @@
 // Snapshot files: one safetensors file holding the model's tensors under their
 // own names, the optimizer's under "optimizer.", and the position as metadata,
 // written atomically (temporary file, fsync, rename) by save_safetensors.
-#include "apps/train_cifar/snapshot.h"
-
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -10,12 +8,13 @@
 #include <map>
 #include <set>
 
+#include <ddl/ft/snapshot.h>
 #include <ddl/nn/checkpoint.h>
 #include <ddl/nn/safetensors.h>
 #include <ddl/tensor/random.h>
 #include <ddl/trace/trace.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 namespace {
 const std::string kOpt = "optimizer.";
@@ -128,7 +127,7 @@ void save_snapshot(const std::string& path, const nn::Module& model, const optim
       "step_in_epoch batches are skipped)";
   meta["rng"] = "default generator restored to rng_offset; augmentation is seeded per sample by (seed, epoch, index)";
   for (const auto& [k, v] : opt.state_metadata()) meta[kOpt + k] = v;
-  nn::save_safetensors(path, tensors, meta);
+  nn::save_safetensors(path, tensors, meta, 0600);  // the run's state: its owner's only
 }
 
 bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer& opt, TrainingPosition& pos,
@@ -150,9 +149,13 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
             " and world size ", pos.world_size, ". Delete it or match the settings");
   // step_in_epoch counts batches: with another batch size the skipped batches would not be
   // the ones trained, and samples would be skipped untrained or trained twice.
-  DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size, "snapshot ", path,
-            " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ", pos.batch_size,
-            ": pass --batch-size ", saved.batch_size, " to resume it, or delete the snapshot to start afresh");
+  // At another world size the same global batch (batch size x world size) is as good: the
+  // same samples make each step (see Note [Elastic resume]).
+  const bool same_global = pos.any_world_size && saved.batch_size * saved.world_size == pos.batch_size * pos.world_size;
+  DDL_CHECK(saved.batch_size == 0 || pos.batch_size == 0 || saved.batch_size == pos.batch_size || same_global,
+            "snapshot ", path, " was taken with --batch-size ", saved.batch_size, " but this run has --batch-size ",
+            pos.batch_size, ": pass --batch-size ", saved.batch_size,
+            " to resume it, or delete the snapshot to start afresh");
   check_hyperparameters(meta, path, opt);
   if (!allow_nonfinite) check_finite(file, path, model, opt);
   nn::load_state(model, path, /*strict=*/false, allow_nonfinite);  // the optimizer's tensors are the only extras
@@ -185,4 +188,4 @@ void load_weights(const std::string& path, nn::Module& model, bool allow_nonfini
   nn::load_state(model, path, /*strict=*/!snapshot, allow_nonfinite);
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace ddl::apps::detail {
+namespace ddl::ft::detail {
 
 struct ResumeRecord {
   char kind = 'N';     // 'N' no snapshot, 'S' snapshot loaded, 'E' error
@@ -39,4 +39,4 @@ void encode_header(const TransferHeader& h, int64_t (&words)[kTransferWords]);
 // outside [1, kPieceBytes].
 TransferHeader decode_header(const int64_t (&words)[kTransferWords]);
 
-}  // namespace ddl::apps::detail
+}  // namespace ddl::ft::detail

@@ -1,6 +1,4 @@
 // ResumeTempFile and transfer_snapshot (see resume_transfer.h).
-#include "apps/train_cifar/resume_transfer.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,10 +9,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include <ddl/ft/resume_transfer.h>
 #include <ddl/tensor/error.h>
 #include <ddl/tensor/factory.h>
 
-namespace ddl::apps::detail {
+namespace ddl::ft::detail {
 
 namespace {
 namespace fs = std::filesystem;
@@ -176,4 +175,4 @@ std::string transfer_snapshot(dist::ProcessGroup& group, const std::string& path
   return error;
 }
 
-}  // namespace ddl::apps::detail
+}  // namespace ddl::ft::detail

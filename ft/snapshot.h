@@ -10,7 +10,7 @@
 #include <ddl/nn/module.h>
 #include <ddl/optim/optimizer.h>
 
-namespace ddl::apps {
+namespace ddl::ft {
 
 struct TrainingPosition {
   int64_t epoch = 0;          // the epoch in progress (or next to start)
@@ -43,4 +43,4 @@ bool load_snapshot(const std::string& path, nn::Module& model, optim::Optimizer&
 // tensor the model lacks is an error; NaN/Inf weights are refused unless allow_nonfinite.
 void load_weights(const std::string& path, nn::Module& model, bool allow_nonfinite = false);
 
-}  // namespace ddl::apps
+}  // namespace ddl::ft

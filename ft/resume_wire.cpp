@@ -1,11 +1,10 @@
 // Resume records and the transfer header (see resume_wire.h).
-#include "apps/train_cifar/resume_wire.h"
-
 #include <sstream>
 
+#include <ddl/ft/resume_wire.h>
 #include <ddl/tensor/error.h>
 
-namespace ddl::apps::detail {
+namespace ddl::ft::detail {
 
 std::string ResumeRecord::line() const {
   if (kind == 'N') return "no snapshot at " + path;
@@ -46,4 +45,4 @@ TransferHeader decode_header(const int64_t (&words)[kTransferWords]) {
   return h;
 }
 
-}  // namespace ddl::apps::detail
+}  // namespace ddl::ft::detail
