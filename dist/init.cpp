@@ -34,6 +34,10 @@ struct State {
   std::shared_ptr<Store> store;       // the job's store, without the per-group prefix
   std::shared_ptr<Store> user_store;  // default_store()
   LaunchEnv env;
+  // new_group_beside_default: the default group's factory, options and store key space.
+  BackendFactory factory;
+  InitOptions opts;
+  std::shared_ptr<Store> side_store;
   int groups_created = 0;
   std::map<std::string, BackendFactory> backends;
 };
@@ -224,6 +228,10 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, Ini
   s.store = std::make_shared<PrefixStore>(prefix + "/exit", store);
   s.user_store = std::make_shared<PrefixStore>(prefix + "/user", store);
   s.env = env;
+  s.factory = factory;
+  s.opts = opts;
+  s.opts.deadline = {};  // a later group's rendezvous gets its own timeout
+  s.side_store = std::make_shared<PrefixStore>(prefix + "/side", store);
   return group;
 }
 
@@ -280,6 +288,23 @@ void destroy_process_group() {
   s.group.reset();
   s.store.reset();
   s.user_store.reset();
+  s.side_store.reset();
+  s.factory = nullptr;
+}
+
+std::shared_ptr<ProcessGroup> new_group_beside_default(const std::string& name) {
+  BackendFactory factory;
+  InitOptions opts;
+  std::shared_ptr<Store> store;
+  int rank = 0, size = 1;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    const State& s = state();
+    DDL_CHECK(s.group, "new_group_beside_default('", name, "'): call ddl::dist::init_process_group() first");
+    factory = s.factory, opts = s.opts, store = s.side_store;
+    rank = s.group->rank(), size = s.group->size();
+  }
+  return factory(std::make_shared<PrefixStore>(name, store), rank, size, opts);
 }
 
 }  // namespace ddl::dist

@@ -52,6 +52,12 @@ std::shared_ptr<Store> default_store();
 // The environment init_process_group read (valid after init).
 const LaunchEnv& launch_env();
 
+// A second group over the default group's ranks, backend, addresses and timeout, in a key
+// space of its own named `name`: what runs on it is counted apart from the default group
+// (train_cifar's control group for reporting and evaluation). Collective: every rank calls
+// it with the same name after init_process_group. Throws ddl::Error before it.
+std::shared_ptr<ProcessGroup> new_group_beside_default(const std::string& name);
+
 // Backends beyond gloo (a build with NCCL registers "nccl") plug in here.
 using BackendFactory = std::function<std::shared_ptr<ProcessGroup>(std::shared_ptr<Store> store, int rank, int size,
                                                                    const InitOptions& opts)>;

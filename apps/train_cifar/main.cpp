@@ -35,6 +35,8 @@ int main(int argc, char** argv) try {
   std::shared_ptr<dist::ProcessGroup> group;
   if (env.world_size > 1)
     group = dist::init_process_group(apps::process_group_backend(o), apps::process_group_options(o));
+  // Reporting, evaluation and resume talk on a group of their own: See Note [Control group].
+  std::shared_ptr<dist::ProcessGroup> control = group ? dist::new_group_beside_default("control") : nullptr;
   const int rank = group ? group->rank() : 0, world = group ? group->size() : 1;
   DDL_CHECK(o.crash_rank < world && o.hang_rank < world, "train_cifar: --crash-rank ", o.crash_rank, " / --hang-rank ",
             o.hang_rank, " must name a rank of this ", world, "-rank job");
@@ -71,12 +73,12 @@ int main(int argc, char** argv) try {
     ft::load_weights(o.snapshot, *model);
   }
   model->to(device);
-  apps::RunReport report(o, splits, group.get(), *model, train_loader.size(), device);
+  apps::RunReport report(o, splits, group.get(), control.get(), *model, train_loader.size(), device);
   if (o.eval_only) {
     report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
-                                           o.loader_workers, group.get()));
+                                           o.loader_workers, control.get()));
     write_trace();
-    apps::shut_down(group);
+    apps::shut_down(group, control);
     report.write_report();
     return 0;
   }
@@ -100,7 +102,7 @@ int main(int argc, char** argv) try {
                   .position = {.seed = o.seed, .world_size = world, .batch_size = o.batch_size},
                   .strategy = strategy.get()};
   const ft::ResumeOutcome resume = ft::resume(
-      o.snapshot, state, group.get(),
+      o.snapshot, state, control.get(),
       {.allow_nonfinite = o.allow_nonfinite, .any_world_size = ft::elastic_run() || ft::sharded_sync(o.sync)});
   ft::Position& pos = state.position;
   const bool resumed = resume.resumed;
@@ -134,20 +136,20 @@ int main(int argc, char** argv) try {
       schedule->step();
       report.end_step(step, r.loss.data(), r.logits.data(), r.target, r.lr, r.comm);  // reads the loss when shown
       ++pos.global_step;
-      apps::after_step(o, state, group.get(), epoch, step + 1, resumed);  // fault hooks, --snapshot-every-steps
+      apps::after_step(o, state, control.get(), epoch, step + 1, resumed);  // fault hooks, --snapshot-every-steps
     }
     if (join) join->join();
     pos.step_in_epoch = 0;
     report.end_epoch();
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
-      if (strategy) strategy->gather_full_model();    // fsdp: the whole weights, into *model
-      if (group) apps::sync_buffers(*model, *group);  // evaluate with rank 0's BatchNorm statistics
+      if (strategy) strategy->gather_full_model();        // fsdp: the whole weights, into *model
+      if (control) apps::sync_buffers(*model, *control);  // evaluate with rank 0's BatchNorm statistics
       report.epoch_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
-                                             o.loader_workers, group.get()));
+                                             o.loader_workers, control.get()));
     }
     if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
       pos.epoch = epoch + 1, pos.step_in_epoch = 0;
-      ft::save(o.snapshot, state, group.get());
+      ft::save(o.snapshot, state, control.get());
     }
   }
 
@@ -155,10 +157,10 @@ int main(int argc, char** argv) try {
   //    report last, so that a failure to write it loses nothing else.
   if (strategy) strategy->gather_full_model();
   report.final_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
-                                         o.loader_workers, group.get()));
+                                         o.loader_workers, control.get()));
   if (!o.save.empty() && rank == 0) nn::save_state(*model, o.save);
   write_trace();
-  apps::shut_down(group);
+  apps::shut_down(group, control);
   report.write_report();
   return 0;
 } catch (const std::exception& e) {

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "apps/train_cifar/buckets.h"
+#include "apps/train_cifar/run_report_util.h"
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/process_group_auto.h>
-#include <ddl/ft/resume.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/ops.h>
@@ -21,12 +21,9 @@
 namespace ddl::apps {
 
 namespace {
-std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
-double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(std::max<int64_t>(whole, 1)); }
+using run_report_detail::fmt;
+using run_report_detail::pct;
+using run_report_detail::seconds_since;
 
 // Note [Slowest rank]
 // The progress bar and the step lines show the slowest rank's step time, which only the
@@ -35,8 +32,9 @@ double pct(int64_t part, int64_t whole) { return 100.0 * double(part) / double(s
 // collectives, on the same steps everywhere (the schedule depends on the step count
 // alone, never on the rank or its terminal), so the collective sequence stays valid.
 // The exchange runs inside the step, so its wait is in that step's time (as "other",
-// not comm_wait, which stays the strategy's); its bytes are kept out of the counters the
-// report prints as the strategy's traffic. On a GPU the host only queues a step, so its
+// not comm_wait, which stays the strategy's); it runs on the control group, so its bytes
+// are not in the counters the report prints as the strategy's traffic (Note [Control
+// group] in run_report.h). On a GPU the host only queues a step, so its
 // host time says nothing: an exchange step there first waits for its own GPU work (one
 // read), and each rank sends its mean wall time per step since the last exchange (or the
 // epoch's start), GPU work included.
@@ -57,27 +55,6 @@ constexpr int64_t kSlowestEvery = 10;
 // Values are the same as reading each step: float32 to float64 and int64 to float64 are
 // exact, and the sums are taken on the host in the same order. On the CPU every step is
 // read at once (no queue to lose), so its output is unchanged.
-
-std::string digest_hex(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-nlohmann::json own_json(const dist::OpStats& s, double time_s) {
-  return {{"calls", s.calls}, {"bytes_sent", s.bytes_sent}, {"bytes_received", s.bytes_received}, {"time_s", time_s}};
-}
-
-std::string indented(const std::string& lines) {
-  std::string out;
-  std::istringstream in(lines);
-  for (std::string line; std::getline(in, line);) out += "  " + line + "\n";
-  return out;
-}
 
 // "process group gloo (transport: tcp; all_reduce through shared memory, ...)": the gloo
 // group's transport explains why the host network counters see few bytes for
@@ -104,11 +81,12 @@ std::string describe_group(dist::ProcessGroup& group) {
 }  // namespace
 
 RunReport::RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group,
-                     const nn::Module& model, int64_t batches_per_epoch, Device device)
+                     dist::ProcessGroup* control, const nn::Module& model, int64_t batches_per_epoch, Device device)
     : o_(o),
       splits_(splits),
       model_(model),
       group_(group),
+      control_(control ? control : group),
       rank_(group ? group->rank() : 0),
       world_(group ? group->size() : 1),
       batches_per_epoch_(batches_per_epoch),
@@ -315,35 +293,15 @@ double RunReport::exchange_slowest(double step_s) {
 }
 
 void RunReport::own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours) {
-  const dist::CommStats before = group_->stats();
+  // On the control group: its counters move only with the report's and evaluation's calls.
+  const dist::OpStats before = control_->stats()[dist::OpKind::AllReduce];
   const auto t0 = std::chrono::steady_clock::now();
-  group_->all_reduce(t, op);
+  control_->all_reduce(t, op);
   ours.time_s += seconds_since(t0);
-  const dist::CommStats after = group_->stats();
-  const dist::OpStats& a = before[dist::OpKind::AllReduce];
-  const dist::OpStats& b = after[dist::OpKind::AllReduce];
-  ours.stats.calls += b.calls - a.calls;
-  ours.stats.bytes_sent += b.bytes_sent - a.bytes_sent;
-  ours.stats.bytes_received += b.bytes_received - a.bytes_received;
-}
-
-dist::CommStats RunReport::strategy_stats() const {
-  dist::CommStats s = group_ ? group_->stats() : dist::CommStats{};
-  if (strategy_) {  // what it sent on groups of its own (async-ps)
-    const dist::CommStats side = strategy_->side_stats();
-    for (size_t k = 0; k < s.ops.size(); ++k) {
-      s.ops[k].calls += side.ops[k].calls;
-      s.ops[k].bytes_sent += side.ops[k].bytes_sent;
-      s.ops[k].bytes_received += side.ops[k].bytes_received;
-    }
-  }
-  dist::OpStats& ar = s[dist::OpKind::AllReduce];
-  for (const OwnCollective* own : {&exchange_, &totals_}) {
-    ar.calls -= own->stats.calls;
-    ar.bytes_sent -= own->stats.bytes_sent;
-    ar.bytes_received -= own->stats.bytes_received;
-  }
-  return s;
+  const dist::OpStats after = control_->stats()[dist::OpKind::AllReduce];
+  ours.stats.calls += after.calls - before.calls;
+  ours.stats.bytes_sent += after.bytes_sent - before.bytes_sent;
+  ours.stats.bytes_received += after.bytes_received - before.bytes_received;
 }
 
 void RunReport::end_epoch() {
@@ -352,7 +310,7 @@ void RunReport::end_epoch() {
   const report::EpochTimes e = timer_.end_epoch();
   // The job's train loss and accuracy, not rank 0's shard: every rank ends each epoch
   // here, so the sums' all_reduce lines up.
-  if (group_ && world_ > 1) {
+  if (control_ && world_ > 1) {
     Tensor sums = from_vector(std::vector<double>{loss_sum_, double(seen_), double(correct_)}, Shape{3});
     own_all_reduce(sums, dist::ReduceOp::Sum, totals_);
     const std::vector<double> v = to_vector<double>(sums);
@@ -373,93 +331,6 @@ void RunReport::end_epoch() {
     for (const auto& s : sampler_.take_new_samples()) log_->sample(s);
   }
   if (lead()) history_.epoch(epoch_, last_train_loss_, last_train_accuracy_);
-}
-
-void RunReport::epoch_evaluation(const EvalResult& r) {
-  last_accuracy_ = r.accuracy;
-  convergence_.record(seconds_since(start_), 100 * r.accuracy);
-  if (log_)
-    log_->write("eval", {{"epoch", epoch_},
-                         {"test_loss", r.loss},
-                         {"test_accuracy_pct", 100 * r.accuracy},
-                         {"test_images", r.samples}});
-  if (lead()) {
-    history_.eval(epoch_, r.loss, 100 * r.accuracy);
-    say(fmt("epoch %.0f: test loss %.4f, test accuracy %.2f%% (%.0f images)", double(epoch_ + 1), r.loss,
-            100 * r.accuracy, double(r.samples)));
-  }
-}
-
-void RunReport::final_evaluation(const EvalResult& r) {
-  last_accuracy_ = r.accuracy;
-  report::ConfusionMatrix cm(static_cast<int>(splits_.num_classes), splits_.class_names);
-  cm.add_counts(r.confusion);
-  if (lead()) {
-    say_lines(
-        fmt("test loss %.4f, test accuracy %.2f%% on %.0f images\n", r.loss, 100 * r.accuracy, double(r.samples)) +
-        report::classification_report(cm).to_string() + "\nconfusion matrix (rows: true class, columns: predicted)\n" +
-        report::format_confusion_matrix(cm));
-  }
-  const report::ResourceSummary res = sampler_.summary();
-  const double wall = seconds_since(start_);  // one wall time for the log, the tables and the page
-  const dist::CommStats stats = strategy_stats();
-  if (log_)
-    log_->summary(res, {{"test_accuracy_pct", 100 * r.accuracy},
-                        {"test_loss", r.loss},
-                        {"test_images", r.samples},
-                        {"train_loss", last_train_loss_},
-                        {"train_accuracy_pct", last_train_accuracy_},
-                        {"convergence_s", convergence_.time_s()},
-                        {"wall_s", wall},
-                        {"pg_bytes_sent", group_ ? stats.bytes_sent() : 0},
-                        {"pg_bytes_received", group_ ? stats.bytes_received() : 0},
-                        {"pg_ops", report::to_json(stats)},
-                        {"steps", report::to_json(timer_.run())},
-                        {"slowest_rank_exchange", own_json(exchange_.stats, exchange_.time_s)},
-                        {"train_totals_exchange", own_json(totals_.stats, totals_.time_s)},
-                        {"model_digest", digest_hex(ft::model_digest(model_))}});
-  const report::RankSummary mine = report::make_rank_summary(res, timer_.run(), group_ ? &stats : nullptr,
-                                                             convergence_.time_s(), 100 * r.accuracy, wall);
-  const std::vector<report::RankSummary> ranks = report::gather_rank_summaries(mine, group_);  // collective
-  if (!lead()) return;
-  say_lines("\n" + report::format_rank_table(ranks));
-  if (group_) say_lines("rank 0's process-group traffic by operation:\n" + indented(stats.summary()));
-  if (!o_.report.empty()) build_html(r, cm, ranks, stats, wall);
-}
-
-void RunReport::write_report() {
-  if (!html_) return;
-  html_->write(o_.report);
-  say("wrote the report to " + o_.report);
-}
-
-void RunReport::build_html(const EvalResult& r, const report::ConfusionMatrix& cm,
-                           const std::vector<report::RankSummary>& ranks, const dist::CommStats& stats, double wall_s) {
-  const auto num = [](const char* f, double v) { return fmt(f, v); };
-  report::TrainingReportInputs in;
-  in.title = "train_cifar: " + o_.model + " on " + o_.dataset;
-  in.settings = {{"model", o_.model},
-                 {"dataset", o_.dataset + " (" + std::to_string(splits_.train_size) + " train / " +
-                                 std::to_string(splits_.test_size) + " test)"},
-                 {"world size", std::to_string(world_)},
-                 {"sync", world_ > 1 ? o_.sync : std::string("none")},
-                 {"batch per worker", std::to_string(o_.batch_size)},
-                 {"epochs", std::to_string(o_.epochs)},
-                 {"learning rate (peak)", num("%g", o_.lr)},
-                 {"schedule", o_.schedule},
-                 {"device", o_.device},
-                 {"seed", std::to_string(o_.seed)}};
-  in.results = {{"test loss", num("%.4f", r.loss)},
-                {"test accuracy (%)", num("%.2f", 100 * r.accuracy)},
-                {"test images", std::to_string(r.samples)},
-                {"train loss (last epoch, all ranks)", num("%.4f", last_train_loss_)},
-                {"train accuracy (last epoch, all ranks, %)", num("%.2f", last_train_accuracy_)},
-                {"wall time (s)", num("%.1f", wall_s)}};
-  in.history = &history_;
-  in.ranks = ranks;
-  in.comm = group_ ? &stats : nullptr;
-  in.confusion = &cm;
-  html_ = std::make_unique<report::HtmlReport>(report::training_report(in));
 }
 
 }  // namespace ddl::apps

@@ -7,6 +7,7 @@
 // A restarted or resuming run appends to its metrics file. On a GPU, step times are GPU
 // time (StepTimer's Note [Device clock]) and a step's loss and accuracy are read only
 // when something shows them: see Note [Deferred reads] in run_report.cpp.
+// run_report.cpp: the header, steps and epochs; run_report_results.cpp: the rest.
 #pragma once
 
 #include <chrono>
@@ -29,11 +30,23 @@
 
 namespace ddl::apps {
 
+// Note [Control group]
+// The bytes train_cifar reports as the sync strategy's (pg_bytes_*, pg_ops, the per-rank
+// table, sync_study's columns) are the training group's counters. Everything else the run
+// communicates goes over a second group of the same ranks, the control group
+// (dist::new_group_beside_default): the report's slowest-rank exchange and epoch totals,
+// the per-rank table's gather, evaluation's sums, BatchNorm buffers before evaluation and
+// the snapshot agreement and transfer on resume. So the training group's counters are the
+// strategy's by construction (its initial broadcast of rank 0's weights included, as it is
+// the strategy's), as with torch.distributed.new_group for side traffic in PyTorch.
+
 class RunReport {
  public:
+  // `group`: the training group (whose counters are reported as the strategy's traffic);
+  // `control`: the control group for the report's own collectives (null: `group`).
   // `device`: the training device; on a GPU the step phases are timed on it.
-  RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, const nn::Module& model,
-            int64_t batches_per_epoch, Device device);
+  RunReport(const TrainOptions& o, const DataSplits& splits, dist::ProcessGroup* group, dist::ProcessGroup* control,
+            const nn::Module& model, int64_t batches_per_epoch, Device device);
 
   report::StepTimer& timer() { return timer_; }
   // Once the sync strategy exists: DDP's bucket sizes, where they came from, and the
@@ -80,21 +93,22 @@ class RunReport {
   // every rank's pace (one small all_reduce); NaN on the other steps or alone. See Note
   // [Slowest rank].
   double exchange_slowest(double step_s);
-  // The report's own collectives, counted apart from the strategy's (into `ours`).
+  // The report's own collectives, on the control group, counted into `ours`.
   struct OwnCollective {
     dist::OpStats stats;
     double time_s = 0;
   };
   void own_all_reduce(Tensor& t, dist::ReduceOp op, OwnCollective& ours);
-  dist::CommStats strategy_stats()
-      const;  // the group's counters less the report's own, plus the strategy's side groups
+  // The training group's counters plus the strategy's side groups. See Note [Control group].
+  dist::CommStats strategy_stats() const;
   void build_html(const EvalResult& r, const report::ConfusionMatrix& cm, const std::vector<report::RankSummary>& ranks,
                   const dist::CommStats& stats, double wall_s);
 
   const TrainOptions& o_;
   const DataSplits& splits_;
-  const nn::Module& model_;  // for the summary's model_digest
-  dist::ProcessGroup* group_;
+  const nn::Module& model_;          // for the summary's model_digest
+  dist::ProcessGroup* group_;        // training: the strategy's collectives only
+  dist::ProcessGroup* control_;      // the report's, evaluation's and resume's collectives
   int rank_, world_, restarts_ = 0;  // restarts_: DDL_RESTART_COUNT
   std::string prefix_;
   int64_t batches_per_epoch_, epoch_ = 0;
@@ -114,8 +128,8 @@ class RunReport {
   int64_t steps_done_ = 0;           // steps this process ran (the exchange's schedule)
   double slowest_s_ = std::numeric_limits<double>::quiet_NaN();
   dist::SyncStrategy* strategy_ = nullptr;  // set by strategy_made; outlives the report's use of it
-  OwnCollective exchange_;                  // the slowest-rank exchange: left out of the strategy's counters
-  OwnCollective totals_;                    // the per-epoch train loss and accuracy sums: likewise
+  OwnCollective exchange_;                  // the slowest-rank exchange (control group)
+  OwnCollective totals_;                    // the per-epoch train loss and accuracy sums (likewise)
   std::chrono::steady_clock::time_point epoch_start_, step_start_;
   // On a GPU clock: the steps since window_start_ (this epoch), timed together at an
   // exchange. See Note [Slowest rank].

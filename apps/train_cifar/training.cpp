@@ -91,4 +91,10 @@ void shut_down(std::shared_ptr<dist::ProcessGroup>& group) {
   dist::destroy_process_group();  // before exit: NCCL must not be torn down after CUDA
 }
 
+void shut_down(std::shared_ptr<dist::ProcessGroup>& group, std::shared_ptr<dist::ProcessGroup>& control) {
+  if (group) group->barrier();
+  control.reset();
+  shut_down(group);
+}
+
 }  // namespace ddl::apps

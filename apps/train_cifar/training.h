@@ -47,5 +47,7 @@ void sync_buffers(nn::Module& model, dist::ProcessGroup& group);
 // peer still reads from it), then releases the group and destroy_process_group(). A
 // null group (one process) skips the barrier.
 void shut_down(std::shared_ptr<dist::ProcessGroup>& group);
+// The same with the control group (run_report.h), released after the barrier, before `group`.
+void shut_down(std::shared_ptr<dist::ProcessGroup>& group, std::shared_ptr<dist::ProcessGroup>& control);
 
 }  // namespace ddl::apps

@@ -7,21 +7,32 @@
 // to buckets: a small first one (first_bucket_mb) so communication starts
 // early, then bucket_cap_mb each. The assignment is fixed, so every rank has
 // the same buckets. During backward, the engine's post-accumulate hook of each
-// parameter copies its gradient, undivided, into its slot of the bucket's flat
-// buffer; when a bucket's last slot is filled the bucket is ready. Ready
+// parameter copies its gradient into its slot of the bucket's flat buffer,
+// scaled by 1/world in the same pass (Note [Fused scale]); when a bucket's last
+// slot is filled the bucket is ready. Ready
 // buckets are launched strictly in bucket order (bucket k never before bucket
 // k - 1), so all ranks issue the same all-reduces in the same sequence even if
 // their gradients arrive in different orders. Launching a bucket calls the
-// communication hook on it (dist/hooks/comm_hook.h): by default
-// hooks::allreduce_hook, which scales the buffer by 1/world and starts a sum
-// all-reduce, the same arithmetic as scaling each gradient while copying it. The
-// all-reduces run on the process group's worker thread while backward goes on.
+// communication hook on it (dist/hooks/comm_hook.h): by default a sum
+// all-reduce of the scaled buffer. The all-reduces run on the process group's worker thread while backward goes on.
 // When backward ends, an end-of-backward callback launches what is left (or
 // names the parameters that got no gradient), waits for every bucket in bucket
 // order (running the steps a hook chained with HookFuture::then, so their
 // collectives too come in one order on every rank) and copies the averaged
 // values back into each parameter's .grad.
 //
+// Note [Fused scale]
+// Without a registered hook, DDP writes grad · (1/divisor) into the bucket slot in
+// one pass over the gradient (the MulScalar kernel Tensor::mul_ runs, with the
+// gradient as input and the slot as output) and the default hook only all-reduces.
+// Copying and then scaling the whole bucket, as hooks::allreduce_hook does, reads
+// and writes the bucket twice for the same bits: x · s is one rounding either way.
+// PyTorch's reducer does the same (reducer.cpp, mark_variable_ready_dense:
+// at::mul_out(bucket_view, grad, 1/div_factor) when no comm hook is registered).
+// A registered hook gets the gradients undivided, as PyTorch's hooks do. Half
+// dtypes (computed through float32, Note [Half compute]), a gradient of another
+// dtype or device, and integers take copy_ then mul_, the two passes.
+
 // Note [Unused parameters]
 // With find_unused_parameters, a parameter that got no gradient on this rank
 // fills its slot with its current .grad (scaled), or zeros when it has none,
@@ -42,10 +53,18 @@
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/ddp/ddp_env.h>
 #include <ddl/dist/sync/common.h>
+#include <ddl/tensor/elementwise_kernel.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist {
+
+namespace {
+// The default hook once the gradients are scaled in their buckets: the sum all-reduce.
+CommHook prescaled_allreduce_hook() {
+  return [](GradBucket& b) { return HookFuture(b.buffer, b.group->all_reduce_async(b.buffer, ReduceOp::Sum)); };
+}
+}  // namespace
 
 DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
                                                  std::shared_ptr<ProcessGroup> group, DDPOptions opts)
@@ -53,7 +72,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
       module_(std::move(module)),
       group_(std::move(group)),
       opts_(opts),
-      hook_(hooks::allreduce_hook()) {
+      hook_(prescaled_allreduce_hook()) {
   DDL_CHECK(module_ != nullptr && group_ != nullptr, "DistributedDataParallel: module and process group are required");
   for (auto [name, mb] :
        {std::pair{"bucket_cap_mb", opts_.bucket_cap_mb}, {"first_bucket_mb", opts_.first_bucket_mb}}) {
@@ -173,9 +192,11 @@ void DistributedDataParallel::broadcast_buffers(int root) {
 void DistributedDataParallel::on_grad_ready(size_t i) {
   used_since_sync_[i] = true;  // See Note [Unused parameters]
   if (!sync_) return;
+  const auto start = std::chrono::steady_clock::now();
   if (!in_backward_) {
     // First gradient of this backward: reset the per-step state and arrange the final wait.
     in_backward_ = true;
+    stats_.last_fill_ms = 0;
     next_launch_ = 0;
     std::fill(ready_.begin(), ready_.end(), false);
     for (auto& b : buckets_) b->pending = b->params.size(), b->future.reset();
@@ -185,9 +206,25 @@ void DistributedDataParallel::on_grad_ready(size_t i) {
   ready_[i] = true;
   trace::instant("grad ready", "ddp", {{"param", static_cast<int64_t>(i)}, {"bucket", int64_t(bucket_of_[i])}});
   Bucket& b = *buckets_[bucket_of_[i]];
-  b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape()).copy_(params_[i].grad());
+  fill_slot(b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape()), params_[i].grad());
   --b.pending;
   launch_ready_buckets();
+  stats_.last_fill_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void DistributedDataParallel::fill_slot(const Tensor& slot, const Tensor& grad) {
+  // See Note [Fused scale].
+  if (hook_registered_) {
+    slot.copy_(grad);
+    return;
+  }
+  if ((slot.dtype() == DType::Float32 || slot.dtype() == DType::Float64) && grad.dtype() == slot.dtype() &&
+      grad.device() == slot.device() && grad.shape() == slot.shape()) {
+    kernels::unary_kernel(slot.device())(UnaryOp::MulScalar, slot, grad, 1.0 / divisor_, 0);
+    return;
+  }
+  slot.copy_(grad);
+  slot.mul_(1.0 / divisor_);
 }
 
 void DistributedDataParallel::launch_ready_buckets() {
@@ -226,7 +263,7 @@ void DistributedDataParallel::finish_backward() {
     Bucket& b = *buckets_[bucket_of_[i]];
     const Tensor slot = b.flat.narrow(0, offset_of_[i], params_[i].numel()).view(params_[i].shape());
     if (params_[i].grad().defined())
-      slot.copy_(params_[i].grad());  // the hook divides
+      fill_slot(slot, params_[i].grad());
     else
       slot.zero_();
     --b.pending;

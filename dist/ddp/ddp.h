@@ -36,6 +36,9 @@ struct DDPStats {
   double total_wait_ms = 0;
   double last_broadcast_ms = 0;  // time the last forward spent broadcasting rank 0's buffers
   double total_broadcast_ms = 0;
+  // Time the last backward spent filling buckets: copying (and scaling) gradients into them
+  // and launching each bucket's hook (bench/dist_bench.cpp's ddp-step reports it).
+  double last_fill_ms = 0;
   int64_t synced_steps = 0;
 };
 
@@ -47,9 +50,10 @@ class DistributedDataParallel : public nn::Module, public Joinable {
   ~DistributedDataParallel() override;
 
   Variable forward(const Variable& x) override;
-  // Averages each bucket through `hook` instead of the built-in hooks::allreduce_hook (as
-  // PyTorch's register_comm_hook; the hook's state lives in its closure). Once, before the
-  // first backward.
+  // Averages each bucket through `hook` instead of the built-in average (gradients scaled by
+  // 1/world as they are copied, then a sum all-reduce: hooks::allreduce_hook's bits in one
+  // pass fewer); `hook` gets the gradients undivided, as in PyTorch's register_comm_hook (the
+  // hook's state lives in its closure). Once, before the first backward.
   void register_comm_hook(CommHook hook);
   // Joinable (see dist/hooks/join.h and Note [Join divisor] in ddp_join.cpp).
   std::unique_ptr<JoinHook> join_hook(const JoinOptions& opts) override;
@@ -87,6 +91,9 @@ class DistributedDataParallel : public nn::Module, public Joinable {
   };
   void build_buckets(const DDPOptions& opts);
   void on_grad_ready(size_t param_index);
+  // slot = grad · (1/divisor_) in one pass, or grad alone for a registered hook. See
+  // Note [Fused scale] in ddp.cpp.
+  void fill_slot(const Tensor& slot, const Tensor& grad);
   void launch_ready_buckets();
   void finish_backward();
   void broadcast_coalesced(const std::vector<Tensor>& tensors, int root = 0);

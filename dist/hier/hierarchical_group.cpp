@@ -1,5 +1,5 @@
-// ProcessGroupHierarchical: the host-aware sum all-reduce, and everything else passed to
-// the flat group on one worker thread, so all calls keep their order.
+// ProcessGroupHierarchical: the host-aware all-reduce, and everything else passed to the
+// flat group on one worker thread, so all calls keep their order.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,14 +17,19 @@ namespace ddl::dist {
 // A flat ring over W = H·L ranks (H hosts, L ranks each) sends 2(W-1)/W of the tensor from
 // every rank; the ring crosses each host's link in both directions, and with ranks numbered
 // host by host the L ranks of a host put about L·2(W-1)/W / (2(H-1)/H) times the bytes of
-// one rank per host through it (1.5x at 2 x 2). Here, for a tensor of n elements:
-//   1. inside the host, all-reduce through shared memory (no link bytes): every local rank
-//      holds the host's sum;
-//   2. local rank j all-reduces its slice j (n/L elements) across hosts with rank j of every
-//      other host: L rings of H ranks, each moving 2(H-1)/H · n/L per rank, so a host's
-//      link carries 2(H-1)/H · n, as with one rank per host, and all L ranks use it at once;
-//   3. inside the host, each rank zeroes all but its slice and the host all-reduces again
-//      through shared memory: x + 0 = x, so every rank gets every slice, bit for bit.
+// one rank per host through it (1.5x at 2 x 2). Here, for a tensor of n elements cut into
+// L slices (L: the most ranks on any host; host h holds L_h of them):
+//   1. inside the host, all-reduce with the op through shared memory (no link bytes):
+//      every local rank holds the host's result;
+//   2. slice k (n/L elements) is all-reduced with the op across hosts by its owner on each
+//      host, local rank k mod L_h: L rings of H ranks, each moving 2(H-1)/H · n/L per rank,
+//      so a host's link carries 2(H-1)/H · n, as with one rank per host. A rank that owns
+//      several slices (a host with fewer ranks) runs their rings in slice order, so no two
+//      ranks wait on each other in opposite orders;
+//   3. inside the host, each rank zeroes all but its slices and the host sums the tensor's
+//      bits as integers of the same width through shared memory: x + 0 = x for every bit
+//      pattern (-0.0 and NaN included, which a float sum would not keep), so every rank gets
+//      every slice, bit for bit, whatever the op.
 // Every rank ends with the same bits (one reduction order per element, then copies). Step 1
 // could be a reduce-scatter and step 3 an all-gather; through shared memory at memory speed
 // the difference is small beside the link. This is the two-level scheme of Horovod's
@@ -69,22 +74,29 @@ ProcessGroupHierarchical::ProcessGroupHierarchical(std::shared_ptr<ProcessGroup>
     if (!members.count(host_of_rank[r])) hosts.push_back(host_of_rank[r]);
     members[host_of_rank[r]].push_back(r);
   }
-  const size_t l = members[hosts[0]].size();
-  for (const auto& h : hosts)
-    DDL_CHECK(members[h].size() == l, "ProcessGroupHierarchical: host ", h, " has ", members[h].size(),
-              " ranks but host ", hosts[0], " has ", l, " (every host needs the same number)");
+  size_t slices = 0;
+  bool equal = true;
+  for (const auto& h : hosts) {
+    slices = std::max(slices, members[h].size());
+    equal = equal && members[h].size() == members[hosts[0]].size();
+    host_sizes_ += (host_sizes_.empty() ? "" : "+") + std::to_string(members[h].size());
+  }
+  if (equal) host_sizes_ = std::to_string(slices);
   const std::string& mine = host_of_rank[rank()];
   const auto& mates = members[mine];
+  const int l = static_cast<int>(mates.size());
   const int local_rank = static_cast<int>(std::find(mates.begin(), mates.end(), rank()) - mates.begin());
   const int host_index = static_cast<int>(std::find(hosts.begin(), hosts.end(), mine) - hosts.begin());
   hosts_ = static_cast<int>(hosts.size());
-  // The local groups first, on every host at once, then the cross-host ones.
-  local_ = std::make_shared<ProcessGroupGloo>(sub_store(store, "local" + std::to_string(host_index)), local_rank,
-                                              static_cast<int>(l), opts);
+  // The local groups first, on every host at once, then the cross-host ones in slice order.
+  local_ =
+      std::make_shared<ProcessGroupGloo>(sub_store(store, "local" + std::to_string(host_index)), local_rank, l, opts);
   GlooOptions cross_opts = opts;
   cross_opts.shm = 0;  // one rank per host: shared memory could never apply
-  cross_ = std::make_shared<ProcessGroupGloo>(sub_store(store, "cross" + std::to_string(local_rank)), host_index,
-                                              hosts_, cross_opts);
+  cross_.resize(slices);
+  for (int k = local_rank; k < static_cast<int>(slices); k += l)
+    cross_[k] = std::make_shared<ProcessGroupGloo>(sub_store(store, "cross" + std::to_string(k)), host_index, hosts_,
+                                                   cross_opts);
   worker_ = std::thread([this] { worker_loop(); });
 }
 
@@ -98,8 +110,12 @@ ProcessGroupHierarchical::~ProcessGroupHierarchical() {
 }
 
 std::string ProcessGroupHierarchical::describe() const {
-  return "hierarchical: " + std::to_string(hosts_) + " hosts x " + std::to_string(local_->size()) +
-         " ranks; inside a host " + local_->transport() + "; across hosts " + cross_->transport();
+  std::string across = "tcp";
+  for (const auto& g : cross_)
+    if (g) across = g->transport();
+  return "hierarchical: " + std::to_string(hosts_) + " hosts " +
+         (host_sizes_.find('+') == std::string::npos ? "x " : "of ") + host_sizes_ + " ranks; inside a host " +
+         local_->transport() + "; across hosts " + across;
 }
 
 std::shared_ptr<Work> ProcessGroupHierarchical::enqueue(std::string desc, std::function<void()> run) {
@@ -132,27 +148,40 @@ void ProcessGroupHierarchical::worker_loop() {
   }
 }
 
-void ProcessGroupHierarchical::hierarchical_sum(const Tensor& t) {
+void ProcessGroupHierarchical::hierarchical_all_reduce(const Tensor& t, ReduceOp op) {
   // See Note [Hierarchical all-reduce].
   const Tensor flat = t.is_contiguous() ? t.view({-1}) : t.contiguous().view({-1});
-  const int64_t n = flat.numel(), l = local_->size(), j = local_->rank();
-  local_->all_reduce(flat);
-  const int64_t begin = n * j / l, end = n * (j + 1) / l;
-  if (end > begin) cross_->all_reduce(flat.narrow(0, begin, end - begin));
-  if (begin > 0) flat.narrow(0, 0, begin).zero_();
-  if (end < n) flat.narrow(0, end, n - end).zero_();
-  local_->all_reduce(flat);
+  const int64_t n = flat.numel(), slices = static_cast<int64_t>(cross_.size());
+  if (n == 0) return;  // every rank holds the same shape: all skip together
+  const auto begin = [&](int64_t k) { return n * k / slices; };
+  local_->all_reduce(flat, op);
+  for (int64_t k = 0; k < slices; ++k)
+    if (cross_[k] && begin(k + 1) > begin(k))
+      cross_[k]->all_reduce(flat.narrow(0, begin(k), begin(k + 1) - begin(k)), op);
+  if (local_->size() > 1) {
+    // Step 3 on the bits: the same bytes seen as integers of the element's width.
+    static const DType kBits[] = {DType::UInt8, DType::Int16, DType::Int16, DType::Int32,
+                                  DType::Int32, DType::Int32, DType::Int32, DType::Int64};
+    const size_t width = dtype_size(flat.dtype());
+    DDL_ASSERT(width >= 1 && width <= 8, "hierarchical all_reduce: element of ", width, " bytes");
+    const Tensor bits = from_blob(flat.raw_data(), {n}, kBits[width - 1]);
+    for (int64_t k = 0; k < slices; ++k)
+      if (!cross_[k] && begin(k + 1) > begin(k)) bits.narrow(0, begin(k), begin(k + 1) - begin(k)).zero_();
+    local_->all_reduce(bits);
+  }
   if (!t.is_contiguous()) t.copy_(flat.view(t.shape()));
 }
 
 std::shared_ptr<Work> ProcessGroupHierarchical::all_reduce_async(const Tensor& t, ReduceOp op) {
-  if (op == ReduceOp::Sum || op == ReduceOp::Avg)
-    return enqueue(describe_tensor("all_reduce", t), [this, t, op] {
-      hierarchical_sum(t);
-      if (op == ReduceOp::Avg) t.div_(static_cast<double>(size()));
-    });
-  // Step 3 rebuilds the tensor from zeros, which only a sum leaves alone.
-  return enqueue(describe_tensor("all_reduce", t), [this, t, op] { flat_->all_reduce(t, op); });
+  DDL_CHECK(op != ReduceOp::Avg || (is_floating(t.dtype()) && !is_reduced_float(t.dtype())),
+            "all_reduce: ReduceOp::Avg needs a float32 or float64 tensor, got ", dtype_name(t.dtype()), t.shape(),
+            " (use Sum and divide)");
+  // Avg sums and divides once by the world size, as the flat group does.
+  const ReduceOp inner = op == ReduceOp::Avg ? ReduceOp::Sum : op;
+  return enqueue(describe_tensor("all_reduce", t), [this, t, op, inner] {
+    hierarchical_all_reduce(t, inner);
+    if (op == ReduceOp::Avg) t.div_(static_cast<double>(size()));
+  });
 }
 std::shared_ptr<Work> ProcessGroupHierarchical::broadcast_async(const Tensor& t, int root) {
   return enqueue(describe_tensor("broadcast", t), [this, t, root] { flat_->broadcast(t, root); });
@@ -191,8 +220,10 @@ std::shared_ptr<Work> ProcessGroupHierarchical::recv_async(const Tensor& t, int 
 
 CommStats ProcessGroupHierarchical::stats() const {
   CommStats s = flat_->stats();
-  for (const ProcessGroup* g :
-       {static_cast<const ProcessGroup*>(local_.get()), static_cast<const ProcessGroup*>(cross_.get())}) {
+  std::vector<const ProcessGroup*> subs{local_.get()};
+  for (const auto& g : cross_)
+    if (g) subs.push_back(g.get());
+  for (const ProcessGroup* g : subs) {
     const CommStats o = g->stats();
     for (int k = 0; k < kNumOpKinds; ++k) {
       s.ops[k].bytes_sent += o.ops[k].bytes_sent;
@@ -204,15 +235,20 @@ CommStats ProcessGroupHierarchical::stats() const {
 void ProcessGroupHierarchical::reset_stats() {
   flat_->reset_stats();
   local_->reset_stats();
-  cross_->reset_stats();
+  for (const auto& g : cross_)
+    if (g) g->reset_stats();
 }
 bool ProcessGroupHierarchical::is_broken() const {
-  return flat_->is_broken() || local_->is_broken() || cross_->is_broken();
+  if (flat_->is_broken() || local_->is_broken()) return true;
+  for (const auto& g : cross_)
+    if (g && g->is_broken()) return true;
+  return false;
 }
 std::string ProcessGroupHierarchical::broken_reason() const {
   if (flat_->is_broken()) return flat_->broken_reason();
   if (local_->is_broken()) return "inside host: " + local_->broken_reason();
-  if (cross_->is_broken()) return "across hosts: " + cross_->broken_reason();
+  for (const auto& g : cross_)
+    if (g && g->is_broken()) return "across hosts: " + g->broken_reason();
   return "";
 }
 
@@ -239,10 +275,9 @@ std::shared_ptr<ProcessGroup> maybe_hierarchical(std::shared_ptr<ProcessGroup> f
     return flat;
   };
   if (count.size() < 2) return say("one host: the flat group's all_reduce is already local");
-  const int l = count.begin()->second;
-  for (const auto& [h, c] : count)
-    if (c != l) return say("hosts hold different numbers of ranks (" + h + ": " + std::to_string(c) + ")");
-  if (l < 2) return say("one rank per host: nothing to reduce inside a host");
+  int most = 0;
+  for (const auto& hc : count) most = std::max(most, hc.second);
+  if (most < 2) return say("one rank per host: nothing to reduce inside a host");
   if (why) why->clear();
   return std::make_shared<ProcessGroupHierarchical>(std::move(flat), std::move(store), std::move(host_of_rank), opts);
 }

@@ -1,11 +1,11 @@
-// ProcessGroupHierarchical: a process group whose sum all-reduce knows the hosts. With L
-// ranks on each of H hosts it reduces inside each host through shared memory, all-reduces
-// one 1/L slice per local rank across hosts (each rank with its peers of the same local
-// rank, so the L ranks of a host share its link and it carries the bytes of one rank), and
-// gathers the slices inside the host again. See Note [Hierarchical all-reduce]. Every other
-// collective, and Max/Min all-reduces, run on the flat group it wraps, in call order.
-// Used by init_process_group("gloo") when DDL_HIERARCHICAL=1 and the job has several hosts
-// with several ranks each (docs/dist.md, "Hierarchical all-reduce").
+// ProcessGroupHierarchical: a process group whose all-reduce (sum, average, max, min) knows
+// the hosts. With up to L ranks on each of H hosts it reduces inside each host through shared
+// memory, all-reduces each 1/L slice across hosts (each among one rank per host, so the ranks
+// of a host share its link and it carries the bytes of one rank), and copies the slices to
+// every rank of the host again. See Note [Hierarchical all-reduce]. Every other collective
+// runs on the flat group it wraps, in call order. Used by init_process_group("gloo") when
+// DDL_HIERARCHICAL=1 and the job has several hosts, one of them with several ranks
+// (docs/dist.md, "Hierarchical all-reduce").
 #pragma once
 
 #include <condition_variable>
@@ -25,9 +25,9 @@ namespace ddl::dist {
 class ProcessGroupHierarchical final : public ProcessGroup {
  public:
   // Collective over `store` (the flat group's, or any key space every rank shares):
-  // host_of_rank[r] names the host of rank r (every rank passes the same list); every host
-  // must hold the same number of ranks. Builds a local group per host and a cross-host group
-  // per local rank, each in its own key space of `store`. Throws ddl::Error otherwise.
+  // host_of_rank[r] names the host of rank r (every rank passes the same list); hosts may hold
+  // different numbers of ranks. Builds a local group per host and a cross-host group per
+  // slice, each in its own key space of `store`. Throws ddl::Error on a list of the wrong size.
   ProcessGroupHierarchical(std::shared_ptr<ProcessGroup> flat, std::shared_ptr<Store> store,
                            std::vector<std::string> host_of_rank, GlooOptions opts = {});
   ~ProcessGroupHierarchical() override;
@@ -54,18 +54,23 @@ class ProcessGroupHierarchical final : public ProcessGroup {
 
   int hosts() const { return hosts_; }
   int local_size() const { return local_->size(); }
+  // The slices a tensor is cut into: the most ranks any host holds.
+  int slices() const { return static_cast<int>(cross_.size()); }
   const ProcessGroup& flat() const { return *flat_; }
-  // "hierarchical: 2 hosts x 2 ranks; inside a host <local transport>; across hosts tcp".
+  // "hierarchical: 2 hosts x 2 ranks; inside a host <local transport>; across hosts tcp"
+  // ("2 hosts of 2+1 ranks" when they differ).
   std::string describe() const;
 
  private:
   std::shared_ptr<Work> enqueue(std::string desc, std::function<void()> run);
   void worker_loop();
-  void hierarchical_sum(const Tensor& t);
+  void hierarchical_all_reduce(const Tensor& t, ReduceOp op);
 
   std::shared_ptr<ProcessGroup> flat_;
   std::shared_ptr<ProcessGroupGloo> local_;  // the ranks of this host
-  std::shared_ptr<ProcessGroupGloo> cross_;  // this local rank on every host
+  // cross_[k]: the owner of slice k on every host; null where this rank does not own slice k.
+  std::vector<std::shared_ptr<ProcessGroupGloo>> cross_;
+  std::string host_sizes_;  // "2" when every host holds 2 ranks, "2+1" when they differ
   int hosts_ = 1;
 
   std::mutex mu_;
@@ -80,8 +85,8 @@ bool hierarchical_from_env();
 // This rank's host as the hierarchy sees it: the host name (emulated hosts have their own).
 std::string this_host_name();
 // init_process_group's wrapping step: the hierarchical group over `flat` when the job has
-// more than one host and more than one rank on each (the same number everywhere), else
-// `flat`, with the reason in *why. Collective (exchanges host names through `flat`).
+// more than one host and more than one rank on some host, else `flat`, with the reason in
+// *why. Collective (exchanges host names through `flat`).
 std::shared_ptr<ProcessGroup> maybe_hierarchical(std::shared_ptr<ProcessGroup> flat, std::shared_ptr<Store> store,
                                                  const GlooOptions& opts, std::string* why = nullptr);
 

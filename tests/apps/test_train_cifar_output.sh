@@ -8,7 +8,9 @@
 #     line per batch of the header's count, per-op byte counters adding up to the total;
 #  4. every rank logs with its prefix, every --log-every N batches and the last;
 #  5. the header names the transport; the shared-memory all_reduce counts the same bytes
-#     as Gloo's TCP ring, which the loopback counter sees.
+#     as Gloo's TCP ring, which the loopback counter sees;
+#  6. the strategy's counted bytes are its formula's exactly (2(N-1)/N * 4P per step),
+#     with evaluation and the report's exchanges on the control group.
 set -uo pipefail
 : "${TRAIN_CIFAR:?}" "${DDLRUN:?}"
 command -v python3 >/dev/null || { echo "python3 is needed to read the metrics files"; exit 77; }
@@ -61,6 +63,25 @@ check "two ranks: every line carries a rank prefix" "! grep -qvE '^\[rank [01]/2
 check "two ranks: what rank 0 sent, rank 1 received, and back" \
   "[ \"\$(json_get '$dir/two.rank0.jsonl' pg_bytes_sent)\" = \"\$(json_get '$dir/two.rank1.jsonl' pg_bytes_received)\" ] &&
    [ \"\$(json_get '$dir/two.rank1.jsonl' pg_bytes_sent)\" = \"\$(json_get '$dir/two.rank0.jsonl' pg_bytes_received)\" ]"
+# The training group carries the strategy's traffic only (run_report.h, Note [Control group]):
+# with evaluation every epoch and the report's exchanges on, ddp's all_reduce bytes are the
+# ring all-reduce's 2(N-1)/N * 4P per step exactly, and its one broadcast rank 0's 4P weights.
+params=$(grep -oE 'model mlp \([0-9]+ parameters\)' "$dir/two.txt" | head -1 | grep -oE '[0-9]+')
+for r in 0 1; do
+  check "rank $r: the strategy's all_reduce bytes are 2(N-1)/N * 4P per step, evaluation and reporting apart" "python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+steps = sum(1 for l in lines if l.get(\"event\") == \"step\")
+s = [l for l in lines if \"pg_ops\" in l][-1]
+n, p = 2, int(sys.argv[2])
+want = steps * 2 * (n - 1) * 4 * p // n
+got = s[\"pg_ops\"][\"all_reduce\"][\"bytes_sent\"]
+b = s[\"pg_ops\"][\"broadcast\"][\"bytes_sent\"]
+ok = steps == 12 and got == want and b == (4 * p if sys.argv[3] == \"0\" else 0)
+ok = ok and s[\"slowest_rank_exchange\"][\"calls\"] > 0
+print(\"%d steps, all_reduce %d B (want %d), broadcast %d B\" % (steps, got, want, b))
+sys.exit(0 if ok else 1)' '$dir/two.rank$r.jsonl' '${params:-0}' $r"
+done
 ar=$(json_get "$dir/two.rank0.jsonl" pg_ops all_reduce bytes_sent 2>/dev/null)
 check "two ranks: the printed all_reduce counter is the metrics' ($ar bytes)" \
   "grep -qE \"^\[rank 0/2\] +all_reduce: [0-9]+ calls, sent \$(python3 -c 'print(\"%.3f\" % ($ar / 1e6))') MB\" '$dir/two.txt'"

@@ -1,10 +1,14 @@
 // ProcessGroupHierarchical over real processes on one machine, told that ranks sit on
-// 2 or 3 "hosts" (its local groups then use shared memory, its cross-host groups TCP):
-// sum and average all-reduces equal the flat group's bit for bit on integer-valued floats
-// for every size (below the local size, odd, non-contiguous); every rank ends with the
-// same bits on random floats; Max runs on the flat group; other collectives keep their
-// order with it; DDP over it leaves replicas identical; uneven hosts are refused.
+// 2 or 3 "hosts" (its local groups then use shared memory, its cross-host groups TCP),
+// with equal or unequal numbers of ranks, numbered host by host or interleaved: sum,
+// average, max and min all-reduces equal the flat group's (bit for bit on integer-valued
+// floats, and on max/min of random floats and negative zeros) for every size (below the
+// local size, odd, non-contiguous) and dtype; every rank ends with the same bits on random
+// floats; other collectives keep their order with it; DDP over it leaves replicas identical.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <set>
 
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
@@ -26,14 +30,28 @@ std::vector<std::string> layout(int hosts, int per_host) {
   return h;
 }
 
-std::shared_ptr<ProcessGroupHierarchical> make_hier(int port, int rank, int hosts, int per_host,
+std::shared_ptr<ProcessGroupHierarchical> make_hier(int port, int rank, const std::vector<std::string>& host_of_rank,
                                                     std::shared_ptr<ProcessGroup>* flat_out) {
   auto store = test::store_client(port, Millis(20000));
-  auto flat = std::make_shared<ProcessGroupGloo>(std::make_shared<PrefixStore>("flat", store), rank, hosts * per_host,
-                                                 test::gloo_options(Millis(20000), 0));
+  auto flat =
+      std::make_shared<ProcessGroupGloo>(std::make_shared<PrefixStore>("flat", store), rank,
+                                         static_cast<int>(host_of_rank.size()), test::gloo_options(Millis(20000), 0));
   *flat_out = flat;
-  return std::make_shared<ProcessGroupHierarchical>(flat, std::make_shared<PrefixStore>("h", store),
-                                                    layout(hosts, per_host), test::gloo_options(Millis(20000), 1));
+  return std::make_shared<ProcessGroupHierarchical>(flat, std::make_shared<PrefixStore>("h", store), host_of_rank,
+                                                    test::gloo_options(Millis(20000), 1));
+}
+
+// The hierarchical and the flat all-reduce of copies of x with `op`.
+std::pair<Tensor, Tensor> both(ProcessGroup& hier, ProcessGroup& flat, const Tensor& x, ReduceOp op) {
+  const Tensor a = x.clone(), b = x.clone();
+  hier.all_reduce(a, op);
+  flat.all_reduce(b, op);
+  return {a, b};
+}
+
+template <typename T>
+bool same(const std::pair<Tensor, Tensor>& ab) {
+  return to_vector<T>(ab.first) == to_vector<T>(ab.second);
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) { return to_vector<float>(a) == to_vector<float>(b); }
@@ -41,17 +59,24 @@ bool same_bits(const Tensor& a, const Tensor& b) { return to_vector<float>(a) ==
 }  // namespace
 
 TEST_CASE("Hierarchical all-reduce equals the flat all-reduce", "[dist][hier]") {
-  for (const auto& layout : {std::pair{2, 2}, std::pair{3, 2}, std::pair{2, 3}})
-    DYNAMIC_SECTION(layout.first << " hosts x " << layout.second << " ranks") {
-      // Plain variables, not a structured binding: clang before 16 cannot capture those.
-      const int hosts = layout.first, per_host = layout.second;
+  // Equal hosts; unequal ones (ddlrun -H host0:2,host1:1 and the reverse, 3+1, 2+1+3); ranks
+  // of a host not numbered together.
+  const std::vector<std::vector<std::string>> layouts = {layout(2, 2),         layout(2, 3),
+                                                         {"a", "a", "b"},      {"a", "b", "b"},
+                                                         {"a", "a", "a", "b"}, {"a", "b", "c", "a", "c", "c"}};
+  for (const auto& host_of_rank : layouts)
+    DYNAMIC_SECTION("hosts of the ranks: " << ::Catch::Detail::stringify(host_of_rank)) {
       test::ParentStoreServer server;
-      const int port = server.port(), world = hosts * per_host;
+      const int port = server.port(), world = static_cast<int>(host_of_rank.size());
+      std::set<std::string> names(host_of_rank.begin(), host_of_rank.end());
+      const int hosts = static_cast<int>(names.size());
       auto outs = test::run_processes(world, [&](int rank) {
         std::shared_ptr<ProcessGroup> flat;
-        auto hier = make_hier(port, rank, hosts, per_host, &flat);
+        auto hier = make_hier(port, rank, host_of_rank, &flat);
+        const int per_host = static_cast<int>(std::count(host_of_rank.begin(), host_of_rank.end(), host_of_rank[rank]));
         DIST_EXPECT(hier->hosts() == hosts && hier->local_size() == per_host, hier->describe());
-        DIST_EXPECT(test::contains(hier->describe(), "shared memory"), "inside a host: ", hier->describe());
+        if (per_host > 1)
+          DIST_EXPECT(test::contains(hier->describe(), "shared memory"), "inside a host: ", hier->describe());
         Generator g(100 + rank);
         for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{1001}, int64_t{65536 + 3}}) {
           // Integer-valued floats: every summation order gives the same bits.
@@ -63,7 +88,21 @@ TEST_CASE("Hierarchical all-reduce equals the flat all-reduce", "[dist][hier]") 
           hier->all_reduce(c, ReduceOp::Avg);
           flat->all_reduce(d, ReduceOp::Avg);
           DIST_EXPECT(allclose(c, d, 1e-6, 0), "average of ", n, " elements differs");
+          // Max and min pick one rank's value: the same bits on random floats.
+          const Tensor r = randn({n}, g);
+          DIST_EXPECT(same<float>(both(*hier, *flat, r, ReduceOp::Max)), "max of ", n, " elements differs");
+          DIST_EXPECT(same<float>(both(*hier, *flat, r, ReduceOp::Min)), "min of ", n, " elements differs");
+          if (n > 1001) continue;  // other dtypes on the short tensors only (time)
+          const Tensor r64 = r.to(DType::Float64), i64 = randint(-1000, 1000, {n}, g);
+          DIST_EXPECT(same<double>(both(*hier, *flat, r64, ReduceOp::Max)), "float64 max of ", n, " elements differs");
+          DIST_EXPECT(same<int64_t>(both(*hier, *flat, i64, ReduceOp::Min)), "int64 min of ", n, " elements differs");
+          DIST_EXPECT(same<int64_t>(both(*hier, *flat, i64, ReduceOp::Sum)), "int64 sum of ", n, " elements differs");
         }
+        // Negative zeros: their sum is -0.0, which a float sum with zeros (+0.0) would not keep.
+        const Tensor nz = full({1001}, -0.0);
+        const auto zs = both(*hier, *flat, nz, ReduceOp::Sum);
+        DIST_EXPECT(std::signbit(to_vector<float>(zs.first)[1000]) && std::signbit(to_vector<float>(zs.first)[0]),
+                    "the sum of negative zeros lost its sign");
         // A non-contiguous tensor (a transposed view) is reduced in place.
         const Tensor m = randint(-9, 9, {6, 4}, g).to(DType::Float32), mt = m.t(), want = m.clone();
         hier->all_reduce(mt);
@@ -97,7 +136,7 @@ TEST_CASE("DDP over the hierarchical group keeps replicas identical and equals t
   const int port = server.port();
   auto outs = test::run_processes(4, [&](int rank) {
     std::shared_ptr<ProcessGroup> flat;
-    std::shared_ptr<ProcessGroup> hier = make_hier(port, rank, 2, 2, &flat);
+    std::shared_ptr<ProcessGroup> hier = make_hier(port, rank, layout(2, 2), &flat);
     Generator g(3);
     const Tensor xs = randn({16, 1, 8, 8}, g), ys = randint(0, 3, {16}, g);
     const auto train = [&](std::shared_ptr<ProcessGroup> group) {

@@ -3,7 +3,8 @@
 # at 100mbit (ddlrun --hosts; needs root, skipped otherwise): the all-reduce of integer-valued
 # floats equals the closed form (the flat all-reduce's exact result), and each host's link sends
 # the bytes of one rank per host, 2(H-1)/H · 4n = 4n (within 15% for TCP/IP headers and acks),
-# where the flat ring of the same job sends 1.5 times that. Times are printed, not checked.
+# where the flat ring of the same job sends 1.5 times that; the same with hosts of 2 and 1
+# ranks (-H host0:2,host1:1). Times are printed, not checked.
 set -uo pipefail
 : "${DDLRUN:?}" "${DDL_TEST_HELPERS:?}"
 [ "$(id -u)" = 0 ] || { echo "skipped: ddlrun --hosts needs root"; exit 77; }
@@ -50,6 +51,23 @@ for mode in 1 0; do
     fi
   done
   [ $mode = 1 ] && check "hierarchical: the group says so" "grep -q 'group: hierarchical: 2 hosts x 2 ranks' '$log'"
+done
+# Hosts of different sizes: host1's one rank owns both slices and runs both cross-host rings,
+# so each link still sends 4n.
+log=$tmp/uneven.log
+DDL_HIERARCHICAL=1 timeout 120 "$DDLRUN" --hosts 2 -H host0:2,host1:1 --link 100mbit --all-ranks \
+  "$helper" "$n" 1 >"$log" 2>&1
+code=$?
+jobs+=("$(sed -n 's/^ddlrun: job \([^:]*\):.*/\1/p' "$log" | head -n 1)")
+check "-H host0:2,host1:1: ddlrun exits 0 ($code), the sum is exact, the group is hierarchical" \
+  "[ $code = 0 ] && grep -q 'sum ok' '$log' && grep -q 'group: hierarchical: 2 hosts of 2+1 ranks' '$log'"
+[ $code = 0 ] || tail -n 20 "$log"
+tx=$(sed -n 's/.*host_tx_bytes \([0-9]*\).*/\1/p' "$log" | tr '\n' ' ')
+echo "     bytes sent per host link: $tx(one rank per host: $want)"
+check "-H host0:2,host1:1: one count per host" "[ \$(echo '$tx' | wc -w) = 2 ]"
+for b in $tx; do
+  check "-H host0:2,host1:1: a host's link sent $b B, within [1, 1.15] x $want" \
+    "[ $b -ge $want ] && [ $b -le $((want * 115 / 100)) ]"
 done
 left=""
 for j in "${jobs[@]}"; do left+=$(ip netns list | awk -v j="$j-" 'index($1, j) == 1 {printf "%s ", $1}'); done
