@@ -96,6 +96,25 @@ void reduce_cpu(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer,
 // so the order never depends on the thread count (Note [Deterministic sums]).
 template <typename T>
 void sum_middle_rows(T* out, const T* in, int64_t A, int64_t C, int64_t B) {
+  if (B == 1) {
+    // Sums of the columns of an [A, C] matrix (a bias gradient): walking one column at a
+    // time strides through memory, so each thread sweeps its columns row by row instead.
+    // Every column still adds its A values in order, in Acc<T>: the same bits.
+    constexpr int64_t kCols = 256;
+    parallel_for(0, C, std::max<int64_t>(kCols, 32768 / std::max<int64_t>(A, 1)), [&](int64_t cb, int64_t ce) {
+      Acc<T> s[kCols];
+      for (int64_t c0 = cb; c0 < ce; c0 += kCols) {
+        const int64_t w = std::min(kCols, ce - c0);
+        for (int64_t j = 0; j < w; ++j) s[j] = 0;
+        for (int64_t a = 0; a < A; ++a) {
+          const T* row = in + a * C + c0;
+          for (int64_t j = 0; j < w; ++j) s[j] += static_cast<Acc<T>>(row[j]);
+        }
+        for (int64_t j = 0; j < w; ++j) out[c0 + j] = static_cast<T>(s[j]);
+      }
+    });
+    return;
+  }
   parallel_for(0, C, std::max<int64_t>(1, 32768 / std::max<int64_t>(A * B, 1)), [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       Acc<T> s = 0;

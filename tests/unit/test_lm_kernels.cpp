@@ -1,0 +1,91 @@
+// The CPU kernels the sequence models lean on, against float64 references computed here:
+// column sums of an [A, C] matrix (the bias gradient, sum_middle with nothing trailing)
+// and softmax / log_softmax over a contiguous last dim in float32 (attention scores),
+// forward and backward, with ragged row lengths and masked (−inf) entries.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <ddl/autograd/functions.h>
+#include <ddl/tensor/ops.h>
+
+using namespace ddl;
+
+namespace {
+Tensor uniform64(const Shape& s, uint64_t seed, double lo, double hi) {
+  Generator gen(seed);
+  return rand(s, gen, DType::Float64) * (hi - lo) + lo;
+}
+
+// got (float32 computed) against ref (float64): infinities and zeros where ref has them,
+// elsewhere within rtol relative or atol absolute.
+void require_close(const Tensor& got, const Tensor& ref, double rtol, double atol) {
+  const std::vector<double> g = to_vector<double>(got.to(DType::Float64)), r = to_vector<double>(ref);
+  REQUIRE(g.size() == r.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i << ": " << g[i] << " vs " << r[i]);
+    if (std::isinf(r[i]) || r[i] == 0)
+      REQUIRE(g[i] == r[i]);
+    else
+      REQUIRE(std::abs(g[i] - r[i]) <= atol + rtol * std::abs(r[i]));
+  }
+}
+}  // namespace
+
+TEST_CASE("sum over leading dims of [A, C]: column sums in double, in row order", "[reduce][lm]") {
+  // C = 300 crosses the kernel's 256-column strips; the sums below are those of the rows in
+  // order, in double, rounded once: the same bits as the kernel's.
+  for (const Shape& s : {Shape{7, 5, 300}, Shape{64, 3}, Shape{1, 1, 513}}) {
+    const Tensor x = uniform64(s, 3, -2, 2).to(DType::Float32);
+    const int64_t C = s[s.size() - 1], A = x.numel() / C;
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d + 1 < s.size(); ++d) dims.push_back(d);
+    const Tensor got = sum(x, dims);
+    REQUIRE(got.shape() == Shape{C});
+    const std::vector<float> xv = to_vector<float>(x), gv = to_vector<float>(got);
+    for (int64_t c = 0; c < C; ++c) {
+      double ref = 0;
+      for (int64_t a = 0; a < A; ++a) ref += static_cast<double>(xv[static_cast<size_t>(a * C + c)]);
+      REQUIRE(gv[static_cast<size_t>(c)] == static_cast<float>(ref));
+    }
+  }
+}
+
+TEST_CASE("float32 softmax over the last dim matches float64, forward and backward", "[softmax][lm]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const int64_t d : {1, 3, 8, 17, 128, 1000}) {
+    INFO("row length " << d);
+    // Logits spanning e^-40..1 after the max, and a causal mask's pattern: row r keeps its
+    // first r + 1 entries, the rest −inf.
+    std::vector<double> xv = to_vector<double>(uniform64({6, d}, static_cast<uint64_t>(d), -20, 20));
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t i = r + 1; i < d; ++i) xv[static_cast<size_t>(r * d + i)] = -inf;
+    const Tensor x64 = from_vector<double>(xv).view({6, d}), x32 = x64.to(DType::Float32);
+    const Tensor g64 = uniform64({6, d}, static_cast<uint64_t>(d + 7), -1, 1);
+    for (const bool log : {false, true}) {
+      INFO("log " << log);
+      // Forward: the float32 rounding of the input is the reference's input too.
+      const Tensor x32as64 = x32.to(DType::Float64);
+      require_close(log ? log_softmax(x32, -1) : softmax(x32, -1),
+                    log ? log_softmax(x32as64, -1) : softmax(x32as64, -1), 2e-6, 1e-30);
+      // Backward through autograd's softmax node against float64's.
+      Variable v32(x32, true), v64(x32as64, true);
+      const Variable y32 = log ? log_softmax(v32, -1) : softmax(v32, -1);
+      const Variable y64 = log ? log_softmax(v64, -1) : softmax(v64, -1);
+      y32.backward(g64.to(DType::Float32));
+      y64.backward(g64);
+      require_close(v32.grad(), v64.grad(), 1e-4, 1e-6);
+    }
+  }
+}
+
+TEST_CASE("float32 softmax rows: a NaN poisons its row, an all −inf row is NaN, as PyTorch", "[softmax][lm]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), ninf = -std::numeric_limits<float>::infinity();
+  // torch.softmax(torch.tensor([[1., nan, 2.], [ninf, ninf, ninf], [0., 0., 0.]]), -1):
+  // the first two rows all NaN, the third 1/3 each.
+  const Tensor x = from_vector<float>({1, nan, 2, ninf, ninf, ninf, 0, 0, 0}).view({3, 3});
+  const std::vector<float> y = to_vector<float>(softmax(x, -1));
+  for (int i = 0; i < 6; ++i) REQUIRE(std::isnan(y[static_cast<size_t>(i)]));
+  for (int i = 6; i < 9; ++i) REQUIRE(y[static_cast<size_t>(i)] == Approx(1.0 / 3).epsilon(1e-7));
+}
