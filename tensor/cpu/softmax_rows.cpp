@@ -1,18 +1,15 @@
 // Last-dim softmax kernels for float32 (tensor/cpu/softmax_rows.h). exp is a branch-free
 // polynomial (Cephes' expf: Cody-Waite range reduction to [-ln2/2, ln2/2] and a degree-6
-// polynomial, within 2 ulp), four lanes at a time with SSE2 (part of every x86-64 CPU);
-// sums stay in double as in tensor/softmax_functors.h.
+// polynomial, within 2 ulp: tensor/cpu/vec_math.h, whose four-lane version the row loops
+// use), sums stay in double as in tensor/softmax_functors.h.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <ddl/tensor/cpu/softmax_rows.h>
+#include <ddl/tensor/cpu/vec_math.h>
 #include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
@@ -41,30 +38,6 @@ inline float exp_nonpos(float x) {
   return x != x ? x : z;
 }
 
-#if defined(__SSE2__)
-// exp_nonpos on four lanes, the same operations in the same order.
-inline __m128 exp_nonpos4(__m128 x) {
-  const __m128 lo = _mm_set1_ps(-87.0f), magic = _mm_set1_ps(12582912.0f);
-  const __m128 xc = _mm_max_ps(x, lo);  // a NaN lane becomes −87 here and NaN again below
-  const __m128 t = _mm_add_ps(_mm_mul_ps(xc, _mm_set1_ps(1.44269504088896341f)), magic);
-  const __m128 n = _mm_sub_ps(t, magic);
-  const __m128i ni = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(magic));
-  const __m128 r =
-      _mm_add_ps(_mm_sub_ps(xc, _mm_mul_ps(n, _mm_set1_ps(0.693359375f))), _mm_mul_ps(n, _mm_set1_ps(2.12194440e-4f)));
-  __m128 p = _mm_set1_ps(1.9875691500e-4f);
-  p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.3981999507e-3f));
-  p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(8.3334519073e-3f));
-  p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(4.1665795894e-2f));
-  p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.6666665459e-1f));
-  p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(5.0000001201e-1f));
-  p = _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_mul_ps(p, r), r), r), _mm_set1_ps(1.0f));
-  const __m128 e = _mm_mul_ps(p, _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(ni, _mm_set1_epi32(127)), 23)));
-  const __m128 z = _mm_andnot_ps(_mm_cmplt_ps(x, lo), e);
-  const __m128 nan = _mm_cmpunord_ps(x, x);
-  return _mm_or_ps(_mm_and_ps(nan, x), _mm_andnot_ps(nan, z));
-}
-#endif
-
 // Row max as softmax_math::row_max (NaNs skipped) and y = exp(x − max); returns Σ y in double.
 double exp_row(const float* x, float* y, int64_t d, float& max_out) {
   float mx = -std::numeric_limits<float>::infinity();
@@ -83,7 +56,7 @@ double exp_row(const float* x, float* y, int64_t d, float& max_out) {
   const __m128 mxv = _mm_set1_ps(mx);
   __m128d s0 = _mm_setzero_pd(), s1 = _mm_setzero_pd();
   for (; i + 4 <= d; i += 4) {
-    const __m128 e = exp_nonpos4(_mm_sub_ps(_mm_loadu_ps(x + i), mxv));
+    const __m128 e = vec::exp_nonpos4(_mm_sub_ps(_mm_loadu_ps(x + i), mxv));
     _mm_storeu_ps(y + i, e);
     s0 = _mm_add_pd(s0, _mm_cvtps_pd(e));
     s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(e, e)));

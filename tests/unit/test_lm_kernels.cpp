@@ -1,13 +1,15 @@
 // The CPU kernels the sequence models lean on, against float64 references computed here:
 // column sums of an [A, C] matrix (the bias gradient, sum_middle with nothing trailing)
 // and softmax / log_softmax over a contiguous last dim in float32 (attention scores),
-// forward and backward, with ragged row lengths and masked (−inf) entries.
+// forward and backward, with ragged row lengths and masked (−inf) entries; and the fused
+// float32 LSTM step against the same layer in float64.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include <ddl/autograd/functions.h>
+#include <ddl/autograd/ops/rnn.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
@@ -88,4 +90,40 @@ TEST_CASE("float32 softmax rows: a NaN poisons its row, an all −inf row is NaN
   const std::vector<float> y = to_vector<float>(softmax(x, -1));
   for (int i = 0; i < 6; ++i) REQUIRE(std::isnan(y[static_cast<size_t>(i)]));
   for (int i = 6; i < 9; ++i) REQUIRE(y[static_cast<size_t>(i)] == Approx(1.0 / 3).epsilon(1e-7));
+}
+
+TEST_CASE("float32 lstm_layer (the fused step) matches float64, outputs and gradients", "[rnn][lm]") {
+  // H = 6 leaves a two-lane tail after the four-lane loop; weights scaled so the gates
+  // reach the saturated ends of sigmoid and tanh (|pre-activation| up to ~10).
+  const int64_t T = 5, B = 3, I = 4, H = 6;
+  for (const bool reverse : {false, true}) {
+    INFO("reverse " << reverse);
+    const std::vector<Tensor> in64 = {uniform64({T, B, I}, 1, -2, 2),      uniform64({B, H}, 2, -1, 1),
+                                      uniform64({B, H}, 3, -2, 2),         uniform64({4 * H, I}, 4, -1.5, 1.5),
+                                      uniform64({4 * H, H}, 5, -1.5, 1.5), uniform64({4 * H}, 6, -1, 1),
+                                      uniform64({4 * H}, 7, -1, 1)};
+    std::vector<Variable> v32, v64;
+    for (const Tensor& t : in64) {
+      const Tensor t32 = t.to(DType::Float32);
+      v32.emplace_back(t32, true);
+      v64.emplace_back(t32.to(DType::Float64), true);  // the same rounded inputs in float64
+    }
+    const auto run = [reverse](const std::vector<Variable>& v) {
+      return lstm_layer(v[0], v[1], v[2], v[3], v[4], v[5], v[6], reverse);
+    };
+    const LstmLayerResult r32 = run(v32), r64 = run(v64);
+    require_close(r32.output.data(), r64.output.data(), 1e-5, 1e-6);
+    require_close(r32.c_n.data(), r64.c_n.data(), 1e-5, 1e-6);
+    // A loss touching every output, h_n and c_n.
+    const Tensor w = uniform64({T, B, H}, 8, -1, 1);
+    const auto loss = [&w](const LstmLayerResult& r, DType dt) {
+      return sum(r.output * Variable(w.to(dt))) + sum(r.c_n * r.c_n) + sum(r.h_n);
+    };
+    loss(r32, DType::Float32).backward();
+    loss(r64, DType::Float64).backward();
+    for (size_t k = 0; k < v32.size(); ++k) {
+      INFO("input " << k);
+      require_close(v32[k].grad(), v64[k].grad(), 1e-4, 1e-5);
+    }
+  }
 }
