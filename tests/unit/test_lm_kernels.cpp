@@ -127,3 +127,18 @@ TEST_CASE("float32 lstm_layer (the fused step) matches float64, outputs and grad
     }
   }
 }
+
+TEST_CASE("float32 exact gelu (the fused kernels) matches float64, forward and backward", "[activation][lm]") {
+  // A transposed (non-contiguous) input with 7 x 9 elements (a scalar tail after the
+  // four-lane loop), spanning the tails where Φ saturates and φ underflows.
+  const Tensor x64 = uniform64({9, 7}, 11, -12, 12).t();
+  const Tensor x32 = x64.to(DType::Float32), x32as64 = x32.to(DType::Float64);
+  const Tensor g64 = uniform64({7, 9}, 12, -1, 1);
+  Variable v32(x32, true), v64(x32as64, true);
+  const Variable y32 = gelu(v32), y64 = gelu(v64);
+  // Far below 0, Φ(x) = (1 + erf(x/√2))/2 rounds to 0 in float32 (as in PyTorch's float kernel).
+  require_close(y32.data(), y64.data(), 2e-6, 1e-6);
+  y32.backward(g64.to(DType::Float32));
+  y64.backward(g64);
+  require_close(v32.grad(), v64.grad(), 2e-6, 1e-7);
+}
