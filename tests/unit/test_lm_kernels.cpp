@@ -142,3 +142,22 @@ TEST_CASE("float32 exact gelu (the fused kernels) matches float64, forward and b
   y64.backward(g64);
   require_close(v32.grad(), v64.grad(), 2e-6, 1e-7);
 }
+
+TEST_CASE("float32 layer_norm (the fused row kernels) matches float64, forward and backward", "[norm][lm]") {
+  // Rows of 13 (a tail after the four-wide sums), one of them offset by 1e4 with a spread
+  // of 1: the mean and variance must be taken in double for xhat to stay accurate.
+  std::vector<double> xv = to_vector<double>(uniform64({6, 13}, 21, -3, 3));
+  for (size_t i = 13; i < 26; ++i) xv[i] = 1e4 + xv[i] / 3;
+  const Tensor x32 = from_vector<double>(xv).view({2, 3, 13}).to(DType::Float32), x32as64 = x32.to(DType::Float64);
+  const Tensor w = uniform64({13}, 22, 0.5, 1.5), b = uniform64({13}, 23, -1, 1);
+  const Tensor g64 = uniform64({2, 3, 13}, 24, -1, 1);
+  Variable v32(x32, true), v64(x32as64, true), w32(w.to(DType::Float32), true), w64(w, true),
+      b32(b.to(DType::Float32), true), b64(b, true);
+  const Variable y32 = layer_norm(v32, {13}, w32, b32, 1e-5), y64 = layer_norm(v64, {13}, w64, b64, 1e-5);
+  require_close(y32.data(), y64.data(), 1e-5, 1e-6);
+  y32.backward(g64.to(DType::Float32));
+  y64.backward(g64);
+  require_close(v32.grad(), v64.grad(), 1e-4, 1e-5);
+  require_close(w32.grad(), w64.grad(), 1e-5, 1e-6);
+  require_close(b32.grad(), b64.grad(), 1e-5, 1e-6);
+}
