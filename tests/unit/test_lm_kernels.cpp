@@ -161,3 +161,33 @@ TEST_CASE("float32 layer_norm (the fused row kernels) matches float64, forward a
   require_close(w32.grad(), w64.grad(), 1e-5, 1e-6);
   require_close(b32.grad(), b64.grad(), 1e-5, 1e-6);
 }
+
+TEST_CASE("matmul reads strided-batch operands in place and folds a batch times one matrix", "[matmul][lm]") {
+  // ref: the product in float64 of contiguous copies of the same float32 values.
+  const auto check = [](const Tensor& a, const Tensor& b) {
+    const Tensor ref = matmul(a.contiguous().to(DType::Float64), b.contiguous().to(DType::Float64));
+    const Tensor got = matmul(a, b);
+    REQUIRE(got.shape() == ref.shape());
+    require_close(got, ref, 1e-5, 1e-5);
+  };
+  const Tensor qkv = uniform64({9, 2 * 3, 3 * 5}, 31, -1, 1).to(DType::Float32);  // [T, B·H, 3·d], d = 5
+  // Attention's head split: [B·H, T, d] views with batch stride d and row stride B·H·3·d.
+  const Tensor q = qkv.narrow(2, 0, 5).transpose(0, 1), k = qkv.narrow(2, 5, 5).transpose(0, 1);
+  const Tensor v = qkv.narrow(2, 10, 5).transpose(0, 1);
+  check(q, k.transpose(1, 2));  // scores: B transposed, ld = B·H·3·d
+  const Tensor attn = uniform64({6, 9, 9}, 32, 0, 1).to(DType::Float32);
+  check(attn, v);                  // context
+  check(attn.transpose(1, 2), q);  // a backward's A^T
+  check(q.transpose(1, 2), attn.transpose(1, 2));
+  // Two batch dims that form one uniform stride, and two that do not (copied first).
+  const Tensor x4 = uniform64({3, 7, 4, 6}, 33, -1, 1).to(DType::Float32);
+  const Tensor w = uniform64({6, 2}, 34, -1, 1).to(DType::Float32);
+  check(x4.narrow(3, 0, 6), w);
+  check(x4.permute({1, 0, 2, 3}), w);
+  check(x4.permute({1, 0, 2, 3}), uniform64({7, 1, 6, 3}, 35, -1, 1).to(DType::Float32));
+  // A batch broadcast against one stacked matrix (stride 0), and the fold of [B, T, K] @ [K, N].
+  check(uniform64({4, 6}, 36, -1, 1).to(DType::Float32).expand({5, 4, 6}),
+        x4.select(0, 0).narrow(0, 0, 5).transpose(1, 2));
+  check(x4.reshape({3, 28, 6}), w);
+  check(x4.reshape({3, 28, 6}).narrow(1, 3, 20), w);  // rows a batch apart by 28, not 20: no fold
+}
