@@ -2,7 +2,9 @@
 // exp, sigmoid and tanh on four float lanes with SSE2 (part of every x86-64 CPU), for the
 // portable CPU kernels of sequence models (softmax_rows.cpp, lstm_cell.cpp). exp is Cephes'
 // expf (Cody-Waite range reduction, degree-6 polynomial, within 2 ulp); tanh is Cephes'
-// tanhf (an odd polynomial below 0.625, (1 − e)/(1 + e) with e = exp(−2|x|) above).
+// tanhf (an odd polynomial below 0.625, (1 − e)/(1 + e) with e = exp(−2|x|) above); erf is
+// x·P(x²) below 1 and 1 − exp(−x²)·Q(x) up to 4 (±1 beyond, where erf rounds to 1), with P and Q
+// least-squares fits in float64 to erf(x)/x and erfc(x)·exp(x²) (within 3 ulp over the floats).
 // Include only from files compiled with the baseline flags (tensor/meson.build).
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -61,6 +63,30 @@ inline __m128 tanh4(__m128 x) {
   const __m128 small = _mm_add_ps(_mm_mul_ps(_mm_mul_ps(p, z), x), x);
   const __m128 t = select4(_mm_cmplt_ps(ax, _mm_set1_ps(0.625f)), small, big);
   return select4(_mm_cmpunord_ps(x, x), x, t);
+}
+
+inline __m128 erf4(__m128 x) {
+  const __m128 sign = _mm_and_ps(x, _mm_set1_ps(-0.0f)), ax = abs4(x), one = _mm_set1_ps(1.0f);
+  const __m128 t = _mm_mul_ps(ax, ax);
+  static constexpr float kP[] = {7.933493854830466e-05f, -0.0008034846638721882f, 0.005191218375906694f,
+                                 -0.026855399451167983f, 0.1128362572506f,        -0.37612629877673287f,
+                                 1.1283791665931535f};
+  __m128 p = _mm_set1_ps(kP[0]);
+  for (int i = 1; i < 7; ++i) p = _mm_add_ps(_mm_mul_ps(p, t), _mm_set1_ps(kP[i]));
+  const __m128 small = _mm_mul_ps(ax, p);
+  // Q in u = (|x| − 2.5)/1.5, u in [−1, 1] on [1, 4].
+  static constexpr float kQ[] = {1.3819089767278472e-05f,  -3.6928723674507874e-05f, 5.4947246125828696e-05f,
+                                 -0.00014394859761788527f, 0.00041450809994835543f,  -0.0010171177745617553f,
+                                 0.002401701694517434f,    -0.005567332909432939f,   0.012489703671659644f,
+                                 -0.02700572528975193f,    0.05611047258427116f,     -0.11152100469538159f,
+                                 0.21080636427594243f};
+  const __m128 u = _mm_mul_ps(_mm_sub_ps(ax, _mm_set1_ps(2.5f)), _mm_set1_ps(1.0f / 1.5f));
+  __m128 q = _mm_set1_ps(kQ[0]);
+  for (int i = 1; i < 13; ++i) q = _mm_add_ps(_mm_mul_ps(q, u), _mm_set1_ps(kQ[i]));
+  const __m128 big = _mm_sub_ps(one, _mm_mul_ps(exp_nonpos4(_mm_sub_ps(_mm_setzero_ps(), t)), q));
+  __m128 r = select4(_mm_cmplt_ps(ax, one), small, select4(_mm_cmplt_ps(ax, _mm_set1_ps(4.0f)), big, one));
+  r = _mm_or_ps(r, sign);
+  return select4(_mm_cmpunord_ps(x, x), x, r);
 }
 
 }  // namespace ddl::cpu::vec
