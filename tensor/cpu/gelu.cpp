@@ -1,10 +1,13 @@
 // The fused exact GELU (tensor/cpu/gelu.h): erf and the backward's exp(−x²/2) are the
-// four-lane functions of tensor/cpu/vec_math.h (libm's without SSE2).
+// functions of tensor/cpu/vec_math.h, 16 or 8 lanes wide at the AVX-512 and AVX2 levels
+// (gelu_levels.h), four at the baseline (libm's without SSE2).
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/gelu.h>
+#include <ddl/tensor/cpu/gelu_levels.h>
 #include <ddl/tensor/cpu/vec_math.h>
 #include <ddl/tensor/parallel.h>
 
@@ -35,7 +38,10 @@ inline void store(float* p, __m128 v, int64_t n) {
 #endif
 
 void gelu_forward_f32(const float* x, float* y, float* cdf, int64_t n) {
+  const CpuLevel level = cpu_level();
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+    if (level == CpuLevel::avx512) return isa::gelu_forward_avx512(x, y, cdf, b, e);
+    if (level == CpuLevel::avx2) return isa::gelu_forward_avx2(x, y, cdf, b, e);
 #if defined(__SSE2__)
     const __m128 half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f), s = _mm_set1_ps(kInvSqrt2);
     for (int64_t i = b; i < e; i += 4) {
@@ -56,7 +62,10 @@ void gelu_forward_f32(const float* x, float* y, float* cdf, int64_t n) {
 }
 
 void gelu_backward_f32(const float* g, const float* x, const float* cdf, float* dx, int64_t n) {
+  const CpuLevel level = cpu_level();
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+    if (level == CpuLevel::avx512) return isa::gelu_backward_avx512(g, x, cdf, dx, b, e);
+    if (level == CpuLevel::avx2) return isa::gelu_backward_avx2(g, x, cdf, dx, b, e);
 #if defined(__SSE2__)
     const __m128 half = _mm_set1_ps(-0.5f), c = _mm_set1_ps(kInvSqrt2Pi);
     for (int64_t i = b; i < e; i += 4) {

@@ -10,6 +10,7 @@
 
 #include <ddl/autograd/functions.h>
 #include <ddl/autograd/ops/rnn.h>
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
@@ -190,4 +191,27 @@ TEST_CASE("matmul reads strided-batch operands in place and folds a batch times 
         x4.select(0, 0).narrow(0, 0, 5).transpose(1, 2));
   check(x4.reshape({3, 28, 6}), w);
   check(x4.reshape({3, 28, 6}).narrow(1, 3, 20), w);  // rows a batch apart by 28, not 20: no fold
+}
+
+TEST_CASE("float32 gelu at every instruction-set level this CPU runs: a dense grid against float64",
+          "[activation][lm]") {
+  // 4001 points over [−10, 10] (odd: every level's loop ends in a partial vector), covering
+  // both branches of erf (|x|/√2 below and above 1) and its saturation (above 4).
+  const Tensor x32 = (arange(0, 4001, 1, DType::Float64) * 0.005 - 10.0).to(DType::Float32);
+  const Tensor x64 = x32.to(DType::Float64), g64 = uniform64({4001}, 41, -1, 1);
+  Variable v64(x64, true);
+  const Variable y64 = gelu(v64);
+  y64.backward(g64);
+  const cpu::CpuLevel saved = cpu::cpu_level();
+  for (const cpu::CpuLevel level : {cpu::CpuLevel::baseline, cpu::CpuLevel::avx2, cpu::CpuLevel::avx512}) {
+    if (!cpu::cpu_runs(level)) continue;
+    INFO("level " << cpu::cpu_level_name(level));
+    cpu::set_cpu_level(level);
+    Variable v32(x32, true);
+    const Variable y32 = gelu(v32);
+    y32.backward(g64.to(DType::Float32));
+    require_close(y32.data(), y64.data(), 2e-6, 1e-6);
+    require_close(v32.grad(), v64.grad(), 2e-6, 2e-7);
+  }
+  cpu::set_cpu_level(saved);
 }
