@@ -38,21 +38,28 @@ void require_close(const Tensor& got, const Tensor& ref, double rtol, double ato
 
 TEST_CASE("sum over leading dims of [A, C]: column sums in double, in row order", "[reduce][lm]") {
   // C = 300 crosses the kernel's 256-column strips; the sums below are those of the rows in
-  // order, in double, rounded once: the same bits as the kernel's.
-  for (const Shape& s : {Shape{7, 5, 300}, Shape{64, 3}, Shape{1, 1, 513}}) {
-    const Tensor x = uniform64(s, 3, -2, 2).to(DType::Float32);
-    const int64_t C = s[s.size() - 1], A = x.numel() / C;
-    std::vector<int64_t> dims;
-    for (int64_t d = 0; d + 1 < s.size(); ++d) dims.push_back(d);
-    const Tensor got = sum(x, dims);
-    REQUIRE(got.shape() == Shape{C});
-    const std::vector<float> xv = to_vector<float>(x), gv = to_vector<float>(got);
-    for (int64_t c = 0; c < C; ++c) {
-      double ref = 0;
-      for (int64_t a = 0; a < A; ++a) ref += static_cast<double>(xv[static_cast<size_t>(a * C + c)]);
-      REQUIRE(gv[static_cast<size_t>(c)] == static_cast<float>(ref));
+  // order, in double, rounded once: the same bits as the kernel's, at every level this CPU runs.
+  const cpu::CpuLevel saved = cpu::cpu_level();
+  for (const cpu::CpuLevel level : {cpu::CpuLevel::baseline, cpu::CpuLevel::avx2, cpu::CpuLevel::avx512}) {
+    if (!cpu::cpu_runs(level)) continue;
+    INFO("level " << cpu::cpu_level_name(level));
+    cpu::set_cpu_level(level);
+    for (const Shape& s : {Shape{7, 5, 300}, Shape{64, 3}, Shape{1, 1, 513}}) {
+      const Tensor x = uniform64(s, 3, -2, 2).to(DType::Float32);
+      const int64_t C = s[s.size() - 1], A = x.numel() / C;
+      std::vector<int64_t> dims;
+      for (int64_t d = 0; d + 1 < s.size(); ++d) dims.push_back(d);
+      const Tensor got = sum(x, dims);
+      REQUIRE(got.shape() == Shape{C});
+      const std::vector<float> xv = to_vector<float>(x), gv = to_vector<float>(got);
+      for (int64_t c = 0; c < C; ++c) {
+        double ref = 0;
+        for (int64_t a = 0; a < A; ++a) ref += static_cast<double>(xv[static_cast<size_t>(a * C + c)]);
+        REQUIRE(gv[static_cast<size_t>(c)] == static_cast<float>(ref));
+      }
     }
   }
+  cpu::set_cpu_level(saved);
 }
 
 TEST_CASE("float32 softmax over the last dim matches float64, forward and backward", "[softmax][lm]") {
