@@ -18,33 +18,39 @@ DDL_DEFINE_KERNEL(gemm_kernel, GemmFnPtr);
 
 namespace {
 
-// A matrix operand: base pointer, whether it is stored transposed, leading dim.
+// A matrix operand: base pointer, whether it is stored transposed, leading dim, and the
+// stride between the matrices of its batch.
 struct MatrixView {
   Tensor holder;  // keeps a contiguous copy alive when one was needed
   bool trans;
   int64_t ld;
+  int64_t batch_stride;
 };
 
-// Last two dims of `t` (already broadcast-free in those dims) as a GEMM operand.
+// Last two dims of `t` (already broadcast-free in those dims) as a GEMM operand. Any layout
+// a strided-batched GEMM can read is passed as it is: rows or columns at unit stride, and the
+// batch dims one uniformly strided block (a head-split [B·H, T, d] view of a [T, B·H, d]
+// tensor, or its transpose, as attention makes), so such operands are not copied first.
 MatrixView as_matrix(const Tensor& t) {
   const int64_t r = t.size(-2), c = t.size(-1);
   const int64_t sr = t.stride(-2), sc = t.stride(-1);
-  auto batch_ok = [&](const Tensor& x) {
-    // Leading dims must be one uniformly strided block for the strided-batched call.
-    int64_t expected = r * c;
-    for (int64_t i = x.dim() - 3; i >= 0; --i) {
-      if (x.size(i) == 1) continue;
-      if (x.stride(i) != expected) return false;
-      expected *= x.size(i);
+  int64_t bstride = r * c;
+  bool batch_ok = true;
+  {
+    int64_t expected = -1;  // the stride the next non-trivial batch dim must have
+    for (int64_t i = t.dim() - 3; i >= 0 && batch_ok; --i) {
+      if (t.size(i) == 1) continue;
+      if (expected < 0) bstride = t.stride(i);
+      batch_ok = t.stride(i) >= 0 && (expected < 0 || t.stride(i) == expected);
+      expected = t.stride(i) * t.size(i);
     }
-    return true;
-  };
-  if ((sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1) && (sr == c || t.dim() == 2) && batch_ok(t))
-    return {t, false, std::max<int64_t>(sr, 1)};
-  if ((sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1) && (sc == r || t.dim() == 2) && batch_ok(t))
-    return {t, true, std::max<int64_t>(sc, 1)};
+  }
+  if (batch_ok && (sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1))
+    return {t, false, std::max<int64_t>(sr, 1), bstride};
+  if (batch_ok && (sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1))
+    return {t, true, std::max<int64_t>(sc, 1), bstride};
   Tensor c_ = t.contiguous();
-  return {c_, false, std::max<int64_t>(c, 1)};
+  return {c_, false, std::max<int64_t>(c, 1), r * c};
 }
 
 }  // namespace
@@ -145,16 +151,22 @@ Tensor matmul_add(const Tensor& a_in, const Tensor& b_in, const Tensor& init, co
                           1.0,
                           av.holder.raw_data(),
                           av.ld,
-                          a_shared ? 0 : M * K,
+                          a_shared ? 0 : av.batch_stride,
                           bv.holder.raw_data(),
                           bv.ld,
-                          b_shared ? 0 : K * N,
+                          b_shared ? 0 : bv.batch_stride,
                           init.defined() ? 1.0 : 0.0,
                           out.raw_data(),
                           N,
                           M * N,
                           nbatch,
                           a.device().index};
+      // A batch of row-major matrices stacked at a stride of M rows times one shared B is a
+      // single taller product (as torch.matmul folds [..., M, K] @ [K, N]): B is packed once.
+      if (b_shared && !av.trans && av.batch_stride == M * av.ld) {
+        g.M = M * nbatch;
+        g.batch = 1;
+      }
       kernels::gemm_kernel(a.device())(g);
     }
   }

@@ -9,7 +9,9 @@
 #include <ddl/autograd/ops/activation.h>
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/cpu/gelu.h>
 #include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 
 namespace ddl {
 
@@ -32,6 +34,19 @@ Variable gelu(const Variable& x, const std::string& approximate) {
   // overflows for |x| > 256, and phi(x) (2 - x^2) is then 0 * -inf = NaN instead of -0.
   if (is_reduced_float(x.dtype())) return gelu(x.to(DType::Float32), approximate).to(x.dtype());
   const Tensor xd = x.data();
+  if (xd.device().is_cpu() && xd.dtype() == DType::Float32) {
+    // One pass each way on the CPU (tensor/cpu/gelu.h).
+    const Tensor xc = xd.contiguous(), y = empty_like(xc), cdf = empty_like(xc);
+    cpu::gelu_forward_f32(xc.data<float>(), y.data<float>(), cdf.data<float>(), xc.numel());
+    return autograd::make_result(
+        y, "GeluBackward", {&x},
+        [xc, cdf](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+          const Tensor gc = g.contiguous(), dx = empty_like(xc);
+          cpu::gelu_backward_f32(gc.data<float>(), xc.data<float>(), cdf.data<float>(), dx.data<float>(), xc.numel());
+          return {dx};
+        },
+        autograd::gelu_double_backward(x));
+  }
   const Tensor cdf = mul(add(ddl::erf(mul(xd, std::numbers::sqrt2 / 2)), 1.0), 0.5);  // Phi(x)
   return autograd::make_result(
       mul(xd, cdf), "GeluBackward", {&x},

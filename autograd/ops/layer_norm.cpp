@@ -7,7 +7,9 @@
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/layer_norm.h>
+#include <ddl/tensor/cpu/layer_norm_rows.h>
 #include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/factory.h>
 #include <ddl/tensor/reduce.h>
 
 namespace ddl {
@@ -24,6 +26,21 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
   // x2: [rows, k]; mean, invstd: [rows, 1]. As Note [Variance in float64] (tensor/reduce.cpp):
   // two passes in float64, xhat and invstd rounded once. In float32, values near 1e4
   // summed to a mean 3e-4 off, 1e-3 standard deviations for a spread of 1.
+  if (x.data().device().is_cpu() && x.dtype() == DType::Float32) {
+    // The same math in one pass per row each way (tensor/cpu/layer_norm_rows.h).
+    const Tensor xc = x.data().reshape({-1, k}).contiguous(), xhat = empty_like(xc);
+    const Tensor invstd = empty({xc.size(0), 1}, TensorOptions(DType::Float32, xc.device()));
+    cpu::layer_norm_rows_f32(xc.data<float>(), xhat.data<float>(), invstd.data<float>(), xc.size(0), k, eps);
+    return autograd::make_result(
+        xhat.reshape(x.shape()), "NormalizeTrailingBackward", {&x},
+        [xhat, invstd, k](const Tensor& g, const std::vector<bool>&) -> std::vector<Tensor> {
+          const Tensor gc = g.reshape({-1, k}).contiguous(), dx = empty_like(xhat);
+          cpu::layer_norm_rows_backward_f32(gc.data<float>(), xhat.data<float>(), invstd.data<float>(),
+                                            dx.data<float>(), xhat.size(0), k);
+          return {dx.reshape(g.shape())};
+        },
+        autograd::normalize_trailing_double_backward(x, k, eps));
+  }
   const Tensor x2 = x.data().reshape({-1, k}).to(DType::Float64);
   const Tensor centered = sub(x2, mean(x2, {1}, true));
   const Tensor invstd64 = rsqrt(add(mean(mul(centered, centered), {1}, true), eps));

@@ -16,6 +16,7 @@
 #include <ddl/autograd/autocast.h>
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/rnn.h>
+#include <ddl/tensor/cpu/lstm_cell.h>
 #include <ddl/tensor/elementwise.h>
 #include <ddl/tensor/factory.h>
 #include <ddl/tensor/linalg.h>
@@ -118,11 +119,21 @@ LstmLayerResult lstm_layer(const Variable& x, const Variable& h0, const Variable
   const Tensor acts = empty({steps, batch, 4 * hs}, opts), cs = empty({steps, batch, hs}, opts);
   const Tensor packed = empty({steps + 1, batch, hs}, opts);
   const Tensor out = packed.narrow(0, 0, steps);
-  Tensor h = h_init, c = c_init;
+  // float32 on the CPU: each step's elementwise work in one fused pass (tensor/cpu/lstm_cell.h).
+  const bool fused = xd.device().is_cpu() && xd.dtype() == DType::Float32;
+  Tensor h = h_init, c = fused ? c_init.contiguous() : c_init;
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t t = reverse ? steps - 1 - s : s;
     const Tensor gates = add(xw.select(0, t), linear(h, whh, bhh));
     const Tensor a = acts.select(0, t);
+    if (fused) {
+      const Tensor gc = gates.contiguous(), c_t = cs.select(0, t), h_t = out.select(0, t);
+      cpu::lstm_cell_forward_f32(gc.data<float>(), c.data<float>(), a.data<float>(), c_t.data<float>(),
+                                 h_t.data<float>(), batch, hs);
+      c = c_t;
+      h = h_t;
+      continue;
+    }
     a.narrow(1, 0, 2 * hs).copy_(sigmoid(gates.narrow(1, 0, 2 * hs)));
     a.narrow(1, 2 * hs, hs).copy_(tanh(gates.narrow(1, 2 * hs, hs)));
     a.narrow(1, 3 * hs, hs).copy_(sigmoid(gates.narrow(1, 3 * hs, hs)));
@@ -135,15 +146,26 @@ LstmLayerResult lstm_layer(const Variable& x, const Variable& h0, const Variable
 
   Variable result = autograd::make_result(
       packed, "LstmLayerBackward", {&x, &h0, &c0, &w_ih, &w_hh, &b_ih, &b_hh},
-      [xd, wih, whh, h_init, c_init, acts, cs, out, reverse, steps, hs](const Tensor& g,
-                                                                        const std::vector<bool>& needs) {
+      [xd, wih, whh, h_init, c_init, acts, cs, out, reverse, steps, hs, fused](const Tensor& g,
+                                                                               const std::vector<bool>& needs) {
         const Tensor dy = g.narrow(0, 0, steps);
         const Tensor d_gates = empty(acts.shape(), {acts.dtype(), acts.device()});
         Tensor dh = zeros(h_init.shape(), {g.dtype(), g.device()});
-        Tensor dc = g.select(0, steps).contiguous();
+        // The fused step updates dc in place: never g's own storage.
+        Tensor dc = fused ? g.select(0, steps).clone().contiguous() : g.select(0, steps).contiguous();
+        const Tensor c_first = fused ? c_init.contiguous() : c_init;
         for (int64_t s = steps - 1; s >= 0; --s) {
           const int64_t t = reverse ? steps - 1 - s : s;
           const int64_t prev = reverse ? t + 1 : t - 1;
+          if (fused && g.dtype() == DType::Float32) {
+            dh = add(dh, dy.select(0, t)).contiguous();
+            const Tensor c_prev = s > 0 ? cs.select(0, prev) : c_first, da = d_gates.select(0, t);
+            cpu::lstm_cell_backward_f32(acts.select(0, t).data<float>(), cs.select(0, t).data<float>(),
+                                        c_prev.data<float>(), dh.data<float>(), dc.data<float>(), da.data<float>(),
+                                        acts.size(1), hs);
+            dh = matmul(da, whh);
+            continue;
+          }
           const Tensor a = acts.select(0, t);
           const Tensor i = a.narrow(1, 0, hs), f = a.narrow(1, hs, hs), gg = a.narrow(1, 2 * hs, hs),
                        o = a.narrow(1, 3 * hs, hs);

@@ -4,8 +4,11 @@
 // added in block order. Threads split rows (or, for one long row, blocks),
 // never the order inside a block, so any thread count gives the same bits.
 #include <limits>
+#include <type_traits>
 
+#include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/loops.h>
+#include <ddl/tensor/cpu/sum_cols_levels.h>
 #include <ddl/tensor/reduce_functors.h>
 #include <ddl/tensor/reduce_kernel.h>
 
@@ -96,6 +99,37 @@ void reduce_cpu(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer,
 // so the order never depends on the thread count (Note [Deterministic sums]).
 template <typename T>
 void sum_middle_rows(T* out, const T* in, int64_t A, int64_t C, int64_t B) {
+  if (B == 1) {
+    // Sums of the columns of an [A, C] matrix (a bias gradient): walking one column at a
+    // time strides through memory, so each thread sweeps its columns row by row instead.
+    // Every column still adds its A values in order, in Acc<T>: the same bits.
+    constexpr int64_t kCols = 256;
+    const CpuLevel level = cpu_level();
+    parallel_for(0, C, std::max<int64_t>(kCols, 32768 / std::max<int64_t>(A, 1)), [&](int64_t cb, int64_t ce) {
+      Acc<T> s[kCols];
+      for (int64_t c0 = cb; c0 < ce; c0 += kCols) {
+        const int64_t w = std::min(kCols, ce - c0);
+        for (int64_t j = 0; j < w; ++j) s[j] = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          if (level == CpuLevel::avx512) {
+            isa::sum_cols_f32_avx512(in, A, C, c0, w, s);
+          } else if (level == CpuLevel::avx2) {
+            isa::sum_cols_f32_avx2(in, A, C, c0, w, s);
+          } else {
+            for (int64_t a = 0; a < A; ++a)
+              for (int64_t j = 0; j < w; ++j) s[j] += static_cast<Acc<T>>(in[a * C + c0 + j]);
+          }
+        } else {
+          for (int64_t a = 0; a < A; ++a) {
+            const T* row = in + a * C + c0;
+            for (int64_t j = 0; j < w; ++j) s[j] += static_cast<Acc<T>>(row[j]);
+          }
+        }
+        for (int64_t j = 0; j < w; ++j) out[c0 + j] = static_cast<T>(s[j]);
+      }
+    });
+    return;
+  }
   parallel_for(0, C, std::max<int64_t>(1, 32768 / std::max<int64_t>(A * B, 1)), [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       Acc<T> s = 0;

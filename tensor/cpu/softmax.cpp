@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include <ddl/tensor/cpu/softmax_rows.h>
 #include <ddl/tensor/dtype.h>
 #include <ddl/tensor/parallel.h>
 #include <ddl/tensor/softmax.h>
@@ -40,6 +41,8 @@ void for_each_strip(const Dims3& g, const Fn& fn) {
 // log_softmax: y = (x − max) − log Σ exp(x − max).
 void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
   const Dims3 g = split_at(x.shape(), dim);
+  if (g.inner == 1 && x.dtype() == DType::Float32)
+    return softmax_rows_f32(x.data<float>(), y.data<float>(), g.outer, g.d, log);
   DDL_DISPATCH_FLOAT(x.dtype(), "softmax", [&] {
     const scalar_t* xp = x.data<scalar_t>();
     scalar_t* yp = y.data<scalar_t>();
@@ -73,6 +76,8 @@ void softmax_forward_cpu(const Tensor& x, int64_t dim, bool log, Tensor& y) {
 // log_softmax: gx = g − exp(y)·Σ g.
 void softmax_backward_cpu(const Tensor& grad_y, const Tensor& y, int64_t dim, bool log, Tensor& grad_x) {
   const Dims3 g = split_at(y.shape(), dim);
+  if (g.inner == 1 && y.dtype() == DType::Float32)
+    return softmax_rows_backward_f32(grad_y.data<float>(), y.data<float>(), grad_x.data<float>(), g.outer, g.d, log);
   DDL_DISPATCH_FLOAT(y.dtype(), "softmax_backward", [&] {
     const scalar_t* gp = grad_y.data<scalar_t>();
     const scalar_t* yp = y.data<scalar_t>();

@@ -1,0 +1,115 @@
+// The fused LSTM step (tensor/cpu/lstm_cell.h): four lanes at a time with the SSE2
+// sigmoid/tanh of tensor/cpu/vec_math.h, and a scalar std:: path elsewhere. The products
+// are rounded one at a time, in the order of the unfused ops they replace.
+#include <algorithm>
+#include <cmath>
+
+#include <ddl/tensor/cpu/lstm_cell.h>
+#include <ddl/tensor/cpu/vec_math.h>
+#include <ddl/tensor/parallel.h>
+
+namespace ddl::cpu {
+namespace {
+
+int64_t grain(int64_t hs) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(hs, 1)); }
+
+#if defined(__SSE2__)
+// Loads / stores n <= 4 floats (a row's tail through a zeroed buffer).
+inline __m128 load(const float* p, int64_t n) {
+  if (n == 4) return _mm_loadu_ps(p);
+  alignas(16) float b[4] = {0, 0, 0, 0};
+  for (int64_t k = 0; k < n; ++k) b[k] = p[k];
+  return _mm_load_ps(b);
+}
+inline void store(float* p, __m128 v, int64_t n) {
+  if (n == 4) return _mm_storeu_ps(p, v);
+  alignas(16) float b[4];
+  _mm_store_ps(b, v);
+  for (int64_t k = 0; k < n; ++k) p[k] = b[k];
+}
+#else
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+#endif
+
+}  // namespace
+
+void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts, float* c, float* h, int64_t batch,
+                           int64_t hs) {
+  parallel_for(0, batch, grain(hs), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* g = gates + b * 4 * hs;
+      float* a = acts + b * 4 * hs;
+      const float* cp = c_prev + b * hs;
+      float* cb = c + b * hs;
+      float* hb = h + b * hs;
+#if defined(__SSE2__)
+      using namespace vec;
+      for (int64_t j = 0; j < hs; j += 4) {
+        const int64_t n = std::min<int64_t>(4, hs - j);
+        const __m128 i = sigmoid4(load(g + j, n)), f = sigmoid4(load(g + hs + j, n));
+        const __m128 gg = tanh4(load(g + 2 * hs + j, n)), o = sigmoid4(load(g + 3 * hs + j, n));
+        const __m128 cn = _mm_add_ps(_mm_mul_ps(f, load(cp + j, n)), _mm_mul_ps(i, gg));
+        store(a + j, i, n);
+        store(a + hs + j, f, n);
+        store(a + 2 * hs + j, gg, n);
+        store(a + 3 * hs + j, o, n);
+        store(cb + j, cn, n);
+        store(hb + j, _mm_mul_ps(o, tanh4(cn)), n);
+      }
+#else
+      for (int64_t j = 0; j < hs; ++j) {
+        const float i = sigmoid(g[j]), f = sigmoid(g[hs + j]), gg = std::tanh(g[2 * hs + j]), o = sigmoid(g[3 * hs + j]);
+        a[j] = i, a[hs + j] = f, a[2 * hs + j] = gg, a[3 * hs + j] = o;
+        cb[j] = f * cp[j] + i * gg;
+        hb[j] = o * std::tanh(cb[j]);
+      }
+#endif
+    }
+  });
+}
+
+void lstm_cell_backward_f32(const float* acts, const float* c, const float* c_prev, const float* dh, float* dc,
+                            float* da, int64_t batch, int64_t hs) {
+  parallel_for(0, batch, grain(hs), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* a = acts + b * 4 * hs;
+      const float* cb = c + b * hs;
+      const float* cp = c_prev + b * hs;
+      const float* dhb = dh + b * hs;
+      float* dcb = dc + b * hs;
+      float* d = da + b * 4 * hs;
+#if defined(__SSE2__)
+      using namespace vec;
+      const __m128 one = _mm_set1_ps(1.0f);
+      for (int64_t j = 0; j < hs; j += 4) {
+        const int64_t n = std::min<int64_t>(4, hs - j);
+        const __m128 i = load(a + j, n), f = load(a + hs + j, n), gg = load(a + 2 * hs + j, n),
+                     o = load(a + 3 * hs + j, n);
+        const __m128 tc = tanh4(load(cb + j, n)), dhv = load(dhb + j, n);
+        // dc += (dh·o)·(1 − tanh(c)²)
+        const __m128 dcv =
+            _mm_add_ps(load(dcb + j, n), _mm_mul_ps(_mm_mul_ps(dhv, o), _mm_sub_ps(one, _mm_mul_ps(tc, tc))));
+        const auto sig_back = [&](__m128 gr, __m128 y) { return _mm_mul_ps(_mm_mul_ps(gr, y), _mm_sub_ps(one, y)); };
+        store(d + j, sig_back(_mm_mul_ps(dcv, gg), i), n);
+        store(d + hs + j, sig_back(_mm_mul_ps(dcv, load(cp + j, n)), f), n);
+        store(d + 2 * hs + j, _mm_mul_ps(_mm_mul_ps(dcv, i), _mm_sub_ps(one, _mm_mul_ps(gg, gg))), n);
+        store(d + 3 * hs + j, sig_back(_mm_mul_ps(dhv, tc), o), n);
+        store(dcb + j, _mm_mul_ps(dcv, f), n);
+      }
+#else
+      for (int64_t j = 0; j < hs; ++j) {
+        const float i = a[j], f = a[hs + j], gg = a[2 * hs + j], o = a[3 * hs + j];
+        const float tc = std::tanh(cb[j]);
+        const float dcv = dcb[j] + (dhb[j] * o) * (1.0f - tc * tc);
+        d[j] = (dcv * gg) * i * (1.0f - i);
+        d[hs + j] = (dcv * cp[j]) * f * (1.0f - f);
+        d[2 * hs + j] = (dcv * i) * (1.0f - gg * gg);
+        d[3 * hs + j] = (dhb[j] * tc) * o * (1.0f - o);
+        dcb[j] = dcv * f;
+      }
+#endif
+    }
+  });
+}
+
+}  // namespace ddl::cpu
