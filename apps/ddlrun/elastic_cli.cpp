@@ -5,13 +5,13 @@
 #include <iostream>
 
 #include "apps/ddlrun/elastic_hosts.h"
-#include "apps/ddlrun/hosts/cluster.h"
+#include <ddl/cluster/cluster.h>
 #include <ddl/dist/env.h>
 
 namespace ddl::launcher::elastic {
 
 int run_elastic(Config& cfg, ElasticSpec& elastic, int hosts_count, const ElasticFlags& flags,
-                const std::function<int(std::unique_ptr<hosts::Cluster>&)>& set_up_hosts) {
+                const std::function<int(std::unique_ptr<ddl::cluster::Cluster>&)>& set_up_hosts) {
   const auto& [power_off, power_on, power_control, addr_given, syscalls] = flags;
   if (!cfg.log_dir.empty() || syscalls || !cfg.launcher_store) {
     std::cerr << "ddlrun: --nnodes MIN:MAX takes neither --log-dir, --syscalls nor --rank0-store (ranks change "
@@ -32,7 +32,7 @@ int run_elastic(Config& cfg, ElasticSpec& elastic, int hosts_count, const Elasti
                 << "hosts; --hosts is " << hosts_count << "\n";
       return 2;
     }
-    std::unique_ptr<hosts::Cluster> cluster;  // removed when this returns
+    std::unique_ptr<ddl::cluster::Cluster> cluster;  // removed when this returns
     if (int rc = set_up_hosts(cluster); rc) return rc;
     if (cfg.master_port == 0) cfg.master_port = 29400;  // every host has a network namespace of its own
     cluster->start_flaps();

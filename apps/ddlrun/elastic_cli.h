@@ -12,7 +12,7 @@
 #include "apps/ddlrun/elastic_agent.h"
 #include "apps/ddlrun/launcher.h"
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 class Cluster;
 }
 
@@ -28,6 +28,6 @@ struct ElasticFlags {
 // hosts_count: --hosts (0: none). set_up_hosts builds them (main's checks and messages) and
 // returns main's exit code for a failure, 0 when they are up.
 int run_elastic(Config& cfg, ElasticSpec& elastic, int hosts_count, const ElasticFlags& flags,
-                const std::function<int(std::unique_ptr<hosts::Cluster>&)>& set_up_hosts);
+                const std::function<int(std::unique_ptr<ddl::cluster::Cluster>&)>& set_up_hosts);
 
 }  // namespace ddl::launcher::elastic

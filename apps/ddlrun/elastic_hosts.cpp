@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "apps/ddlrun/hosts/cluster.h"
-#include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/node_command.h"
+#include <ddl/cluster/cluster.h>
+#include <ddl/cluster/network.h>
 
 namespace ddl::launcher::elastic {
 
@@ -65,13 +65,13 @@ std::vector<std::string> new_lines(const std::string& path, long& offset) {
 }
 }  // namespace
 
-int run_hosts(const Config& cfg, hosts::Cluster& cluster, int hosts_count, ElasticSpec spec,
+int run_hosts(const Config& cfg, ddl::cluster::Cluster& cluster, int hosts_count, ElasticSpec spec,
               std::vector<PowerEvent> events, const std::string& control) {
   using Clock = std::chrono::steady_clock;
   const int n = hosts_count;
   std::string token = random_token();
   spec.candidates.clear();
-  for (int h = 0; h < n; ++h) spec.candidates.push_back(hosts::host_address(h));
+  for (int h = 0; h < n; ++h) spec.candidates.push_back(ddl::cluster::host_address(h));
   std::stable_sort(events.begin(), events.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; });
   std::vector<bool> starts_off(n, false), seen(n, false);
   for (const PowerEvent& e : events)
@@ -96,7 +96,7 @@ int run_hosts(const Config& cfg, hosts::Cluster& cluster, int hosts_count, Elast
     cluster.enter(h);                  // returns in the host's namespaces, a child of the relay
     Config c = cfg;
     c.cluster = nullptr;  // already inside the host: workers start here as on a real node
-    c.extra_env = {{"DDL_GLOO_IFACE", hosts::kHostIface},
+    c.extra_env = {{"DDL_GLOO_IFACE", ddl::cluster::kHostIface},
                    {"DDL_HOST", cluster.host_name(h)},
                    {"DDL_HOST_LINK", cluster.link_description(h)}};
     ElasticSpec s = spec;

@@ -12,7 +12,7 @@
 #include "apps/ddlrun/elastic_agent.h"
 #include "apps/ddlrun/launcher.h"
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 class Cluster;
 }
 
@@ -31,7 +31,7 @@ PowerEvent parse_power_event(const std::string& text, bool on, int hosts);
 // exited; returns 0 when the job finished (some agent's workers succeeded and no agent of a powered host failed).
 // `control` (--power-control, "" for none): a file whose appended lines "off hostI" and
 // "on hostI" act as they come (what a test drives the drill with, by training progress).
-int run_hosts(const Config& cfg, hosts::Cluster& cluster, int hosts, ElasticSpec spec, std::vector<PowerEvent> events,
-              const std::string& control);
+int run_hosts(const Config& cfg, ddl::cluster::Cluster& cluster, int hosts, ElasticSpec spec,
+              std::vector<PowerEvent> events, const std::string& control);
 
 }  // namespace ddl::launcher::elastic

@@ -21,12 +21,12 @@
 #include "apps/common/shell_quote.h"
 #include "apps/ddlrun/child_pty.h"
 #include "apps/ddlrun/flight_watch.h"
-#include "apps/ddlrun/hosts/cluster.h"
-#include "apps/ddlrun/hosts/network.h"
 #include "apps/ddlrun/node_agreement.h"
 #include "apps/ddlrun/node_command.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
+#include <ddl/cluster/cluster.h>
+#include <ddl/cluster/network.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/tcp_store.h>
@@ -247,7 +247,7 @@ Outcome run_attempt(const Config& cfg, int attempt, const std::string& port, con
     env.insert(env.end(), cfg.extra_env.begin(), cfg.extra_env.end());
     if (cfg.cluster) {
       const int host = cfg.host_of(w.rank);
-      env.insert(env.end(), {{"DDL_GLOO_IFACE", hosts::kHostIface},
+      env.insert(env.end(), {{"DDL_GLOO_IFACE", ddl::cluster::kHostIface},
                              {"DDL_HOST", cfg.cluster->host_name(host)},
                              {"DDL_HOST_LINK", cfg.cluster->link_description(host)}});
     }
@@ -468,12 +468,13 @@ int run(const Config& cfg) {
     };
     // Emulated hosts: the store's socket belongs to host 0's network namespace.
     if (cfg.cluster)
-      hosts::run_in_netns(cfg.cluster->netns_path(0), serve);
+      ddl::cluster::run_in_netns(cfg.cluster->netns_path(0), serve);
     else
       serve();
     port = server->port();
   } else if (cfg.cluster && port == 0) {
-    hosts::run_in_netns(cfg.cluster->netns_path(0), [&] { port = dist::detail::find_free_port(cfg.master_addr); });
+    ddl::cluster::run_in_netns(cfg.cluster->netns_path(0),
+                               [&] { port = dist::detail::find_free_port(cfg.master_addr); });
   } else if (port == 0) {
     port = dist::detail::find_free_port(cfg.master_addr);
   }

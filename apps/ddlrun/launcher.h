@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-namespace ddl::launcher {
-
-namespace hosts {
+namespace ddl::cluster {
 class Cluster;
-}
+}  // namespace ddl::cluster
+
+namespace ddl::launcher {
 
 struct Config {
   int nproc = 1;  // workers on this node
@@ -31,9 +31,9 @@ struct Config {
   // Node 0's launcher serves the rendezvous store. Off: rank 0 serves it (torchrun's way,
   // needed to launch programs that bring their own store, e.g. PyTorch's for a comparison).
   bool launcher_store = true;
-  // Emulated hosts (ddlrun --hosts, hosts/cluster.h): the nproc workers are the whole job,
+  // Emulated hosts (ddlrun --hosts, cluster/cluster.h): the nproc workers are the whole job,
   // rank r on host r / ranks_per_host, the store in host 0's network namespace.
-  const hosts::Cluster* cluster = nullptr;
+  const ddl::cluster::Cluster* cluster = nullptr;
   int ranks_per_host = 1;
   std::vector<int> host_slots;  // -H with --hosts: ranks on each host, in order; empty: ranks_per_host each
   // Emulated hosts: the host of rank r, its first rank, and how many ranks it runs.

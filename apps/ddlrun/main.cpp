@@ -20,23 +20,22 @@
 #include "apps/ddlrun/elastic_cli.h"
 #include "apps/ddlrun/elastic_rendezvous.h"
 #include "apps/ddlrun/flight_watch.h"
-#include "apps/ddlrun/hosts/cluster.h"
-#include "apps/ddlrun/hosts/network.h"
-#include "apps/ddlrun/hosts/rootless.h"
 #include "apps/ddlrun/launch_flags.h"
 #include "apps/ddlrun/launcher.h"
 #include "apps/ddlrun/output_relay.h"
 #include "apps/ddlrun/syscalls.h"
+#include <ddl/cluster/cluster.h>
+#include <ddl/cluster/network.h>
+#include <ddl/cluster/rootless.h>
 #include <ddl/dist/transport/shm_segment.h>
 
 namespace {
 // --hosts: checks the flags and the privilege, builds the hosts (exit status 2 on a usage
 // or privilege error), and points the launcher at them.
-int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, const std::vector<std::string>& links,
+int set_up_hosts(ddl::launcher::Config& cfg, ddl::cluster::Spec& spec, const std::vector<std::string>& links,
                  const std::vector<std::string>& cpus, const std::vector<std::string>& memory,
                  const std::vector<std::string>& flaps, bool nproc_given,
-                 std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
-  namespace hosts = ddl::launcher::hosts;
+                 std::unique_ptr<ddl::cluster::Cluster>& cluster) {
   if (nproc_given || cfg.nnodes > 1 || cfg.node_rank > 0) {
     std::cerr << "ddlrun: --hosts makes the whole job on this machine: give --nproc-per-host, not --nproc, "
                  "--nnodes or --node-rank\n";
@@ -48,29 +47,30 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   }
   try {
     for (const auto& l : links)
-      if (l.find('=') == std::string::npos) hosts::apply_link_flag(spec, l);
-    if (spec.link.rate.empty()) throw hosts::UsageError("--link: give every host's RATE (then hostI=RATE overrides)");
+      if (l.find('=') == std::string::npos) ddl::cluster::apply_link_flag(spec, l);
+    if (spec.link.rate.empty())
+      throw ddl::cluster::UsageError("--link: give every host's RATE (then hostI=RATE overrides)");
     for (const auto& l : links)
-      if (l.find('=') != std::string::npos) hosts::apply_link_flag(spec, l);
-    for (const auto& c : cpus) hosts::apply_cpu_flag(spec, c);
-    for (const auto& m : memory) hosts::apply_memory_flag(spec, m);
-    for (const auto& f : flaps) hosts::apply_flap_flag(spec, f);
-  } catch (const hosts::UsageError& e) {
+      if (l.find('=') != std::string::npos) ddl::cluster::apply_link_flag(spec, l);
+    for (const auto& c : cpus) ddl::cluster::apply_cpu_flag(spec, c);
+    for (const auto& m : memory) ddl::cluster::apply_memory_flag(spec, m);
+    for (const auto& f : flaps) ddl::cluster::apply_flap_flag(spec, f);
+  } catch (const ddl::cluster::UsageError& e) {
     std::cerr << "ddlrun: " << e.what() << "\n";
     return 2;
   }
   // Root without the capabilities was restricted on purpose (setpriv, capsh, a container):
   // only an ordinary user tries a user namespace of its own.
-  std::string missing = hosts::missing_privilege(), rootless_error;
+  std::string missing = ddl::cluster::missing_privilege(), rootless_error;
   if (!missing.empty() && geteuid() != 0) {
     if (!spec.cpu_of.empty() || !spec.memory_of.empty()) {
       const char* flag = spec.cpu_of.empty() ? "--memory" : "--cpu";
       std::cerr << "ddlrun: " << flag << " needs root (cgroups are the machine's); without root, drop " << flag << "\n";
       return 2;
     }
-    rootless_error = hosts::enter_rootless();
+    rootless_error = ddl::cluster::enter_rootless();
     if (rootless_error.empty()) {
-      missing = hosts::missing_privilege();
+      missing = ddl::cluster::missing_privilege();
       std::cerr << "ddlrun: not root: the hosts live in a user namespace of this job (rootless; docs/cluster.md)\n";
     }
   }
@@ -92,7 +92,7 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   const sigset_t stops = ddl::launcher::stop_signals();
   pthread_sigmask(SIG_BLOCK, &stops, nullptr);
   try {
-    cluster = std::make_unique<hosts::Cluster>(spec);
+    cluster = std::make_unique<ddl::cluster::Cluster>(spec);
   } catch (const std::exception& e) {
     std::cerr << "ddlrun: building the emulated hosts failed: " << e.what() << "\n";
     return 1;
@@ -101,7 +101,7 @@ int set_up_hosts(ddl::launcher::Config& cfg, ddl::launcher::hosts::Spec& spec, c
   cfg.cluster = cluster.get();
   cfg.ranks_per_host = spec.nproc_per_host;
   cfg.nproc = cfg.first_rank_on_host(spec.hosts);  // with -H, the hosts' slots added up
-  cfg.master_addr = hosts::host_address(0);
+  cfg.master_addr = ddl::cluster::host_address(0);
   return 0;
 }
 }  // namespace
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ddlrun: launch a ddl program as N ranks of a distributed job"};
   auto* nproc = app.add_option("--nproc,--nproc-per-node,--nproc_per_node", cfg.nproc, "workers on this node")
                     ->check(CLI::Range(1, 4096));
-  ddl::launcher::hosts::Spec spec;
+  ddl::cluster::Spec spec;
   std::vector<std::string> links, cpus, memory, flaps;
   bool cleanup = false;
   app.add_option("--hosts", spec.hosts, "run the job on this many emulated hosts (docs/cluster.md; needs root)")
@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
     // launcher that could not remove them (Note [Segment names] in dist/transport/shm_segment.cpp).
     for (const std::string& name : ddl::dist::detail::remove_shm_segments())
       std::printf("ddlrun --cleanup: removed /dev/shm/%s (its creator is gone)\n", name.c_str());
-    return ddl::launcher::hosts::cleanup_stale();
+    return ddl::cluster::cleanup_stale();
   }
   const bool is_elastic = nnodes.find(':') != std::string::npos;
   try {
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
   if (is_elastic)
     return ddl::launcher::elastic::run_elastic(
         cfg, elastic, spec.hosts, {power_off, power_on, power_control, master_addr->count() > 0, syscalls},
-        [&](std::unique_ptr<ddl::launcher::hosts::Cluster>& cluster) {
+        [&](std::unique_ptr<ddl::cluster::Cluster>& cluster) {
           const int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster);
           cfg.nproc = spec.nproc_per_host;  // each agent's workers
           return rc;
@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
     if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
   });
   cfg.flight_dir = ddl::launcher::flight_base(cfg.log_dir, &flight_tmp);
-  std::unique_ptr<ddl::launcher::hosts::Cluster> cluster;  // removed when main returns
+  std::unique_ptr<ddl::cluster::Cluster> cluster;  // removed when main returns
   if (spec.hosts > 0)
     if (int rc = set_up_hosts(cfg, spec, links, cpus, memory, flaps, nproc->count() > 0, cluster); rc != 0) return rc;
   if (cluster) cluster->start_flaps();

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "apps/common/link_rate.h"
+#include <ddl/cluster/link_rate.h>
 #include <ddl/tensor/error.h>
 
 namespace ddl::apps {
@@ -35,7 +35,7 @@ std::vector<LinkSetting> parse_links(const std::string& list) {
               "' is not RATE[/DELAY[/LOSS]] (settings are separated by commas, e.g. 10mbit,100mbit/20ms,1gbit)");
     LinkSetting s;
     s.spec = spec;
-    s.rate_bits = static_cast<double>(link_rate_bits(parts[0]));  // the rates ddlrun --link accepts
+    s.rate_bits = static_cast<double>(ddl::cluster::link_rate_bits(parts[0]));  // the rates ddlrun --link accepts
     DDL_CHECK(s.rate_bits >= 8000, "sync_study --links: rate '", parts[0],
               "' is not NUMBER followed by bit, kbit, mbit or gbit between 8kbit and 1000gbit (e.g. 100mbit)");
     for (const auto& p : parts)

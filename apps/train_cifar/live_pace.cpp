@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "apps/common/link_rate.h"
+#include <ddl/cluster/link_rate.h>
 #include <ddl/report/proc_parse.h>
 
 namespace ddl::apps {
@@ -17,7 +17,7 @@ double link_capacity_bytes_per_s() {
   if (!link) return report::RankPace::kNaN;
   std::string rate = link;
   rate = rate.substr(0, rate.find_first_of(", "));
-  const long long bits = link_rate_bits(rate);
+  const long long bits = ddl::cluster::link_rate_bits(rate);
   return bits > 0 ? static_cast<double>(bits) / 8 : report::RankPace::kNaN;
 }
 }  // namespace

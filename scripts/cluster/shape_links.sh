@@ -65,7 +65,7 @@ case "${BASH_REMATCH[2]}" in
 esac
 bits=$((BASH_REMATCH[1] * mult))
 [ "$bits" -gt 0 ] || die "rate '$rate' must be positive"
-# ddlrun's burst (apps/ddlrun/hosts/network.cpp): a bucket of 64 KB holds a few full-size
+# ddlrun's burst (cluster/network.cpp): a bucket of 64 KB holds a few full-size
 # TCP segments; at high rates tbf needs rate/HZ at least, and rate/250 covers HZ=250.
 [ -n "$burst" ] || burst=$(((bits / 8 / 250) > 65536 ? bits / 8 / 250 : 65536))
 

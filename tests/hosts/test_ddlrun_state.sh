@@ -1,5 +1,5 @@
 #!/bin/bash
-# ddlrun's job records (apps/ddlrun/hosts/state.h) in a private state folder
+# ddlrun's job records (cluster/state.h) in a private state folder
 # (DDLRUN_STATE_DIR), so other jobs on this machine are never read or touched:
 #  1. a job folder whose state file is empty (a launcher killed before its first record) is
 #     removed by --cleanup once a minute old, with the namespaces named after the job; a

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <string>
 
-namespace ddl::apps {
+namespace ddl::cluster {
 
 inline long long link_rate_bits(const std::string& text) {
   size_t digits = 0;
@@ -23,4 +23,4 @@ inline long long link_rate_bits(const std::string& text) {
   return bits > 1e12 ? 0 : static_cast<long long>(bits);
 }
 
-}  // namespace ddl::apps
+}  // namespace ddl::cluster

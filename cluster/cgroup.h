@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "apps/ddlrun/hosts/state.h"
+#include <ddl/cluster/state.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 struct CpuGroup {
   std::string dir;      // the host's cgroup folder; its processes share the quota
@@ -33,4 +33,4 @@ long long oom_kills(const MemoryGroup& g);
 // on failure). Uses only open/write, so it is safe after fork.
 bool join_cgroup(const std::string& dir);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 // Moves the calling, still single-threaded process into a new user namespace mapping its
 // user to root, with a new mount namespace (a private tmpfs on /run, for /run/netns) and
@@ -13,4 +13,4 @@ namespace ddl::launcher::hosts {
 // it could not (e.g. unprivileged user namespaces are disabled).
 std::string enter_rootless();
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,8 +1,8 @@
 // Powering an emulated host off and on (see cluster.h): what elastic jobs are drilled with
 // (ddlrun --hosts N --nnodes MIN:MAX --power-off/--power-on, docs/cluster.md).
-#include "apps/ddlrun/hosts/cluster.h"
+#include <ddl/cluster/cluster.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 void Cluster::power_off(int host) {
   // Killing pid 1 of the host's PID namespace ends every process in it (pid_namespaces(7)).
@@ -15,4 +15,4 @@ void Cluster::power_on(int host) {
   h = start_holder(job_ + "-host" + std::to_string(host), host_name(host));
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

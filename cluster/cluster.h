@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "apps/ddlrun/hosts/cgroup.h"
-#include "apps/ddlrun/hosts/holder.h"
-#include "apps/ddlrun/hosts/spec.h"
-#include "apps/ddlrun/hosts/state.h"
+#include <ddl/cluster/cgroup.h>
+#include <ddl/cluster/holder.h>
+#include <ddl/cluster/spec.h>
+#include <ddl/cluster/state.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 // What --hosts lacks to run here ("" when nothing): CAP_NET_ADMIN and CAP_SYS_ADMIN.
 std::string missing_privilege();
@@ -75,4 +75,4 @@ class Cluster {
   std::unique_ptr<std::atomic<bool>[]> link_down_;  // per host, set while a flap holds it down
 };
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

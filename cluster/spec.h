@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 // A mistake on the command line: ddlrun exits with status 2 on it.
 struct UsageError : std::runtime_error {
@@ -47,4 +47,4 @@ void apply_cpu_flag(Spec& spec, const std::string& value);
 void apply_memory_flag(Spec& spec, const std::string& value);
 void apply_flap_flag(Spec& spec, const std::string& value);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

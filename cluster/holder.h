@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 struct Holder {
   pid_t pid = -1;       // the holder, a child of ddlrun
@@ -33,4 +33,4 @@ void stop_holder(Holder& h);
 // holds. On failure prints why and exits 127.
 void enter_host(const Holder& h, const std::vector<std::string>& cgroup_dirs, const std::string& host_name);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,13 +1,12 @@
 // Building the emulated network with ip and tc (see network.h). The tbf values follow
 // tests/hosts/hosts.sh: the bucket holds at least one 4 ms timer tick at the rate (and
 // 64 KiB), and a packet waits at most 50 ms in the queue.
-#include "apps/ddlrun/hosts/network.h"
-
 #include <algorithm>
 
-#include "apps/ddlrun/hosts/command.h"
+#include <ddl/cluster/command.h>
+#include <ddl/cluster/network.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 std::string host_address(int host) { return "10.99.0." + std::to_string(host + 1); }
 std::string port_name(int host) { return "h" + std::to_string(host); }
@@ -64,4 +63,4 @@ void shape_link(const std::string& sw, const std::string& ns, int host, const Li
   }
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,7 +1,5 @@
 // Holder processes and joining a host (see holder.h). The holder reports to ddlrun through
 // a pipe, one line per message ("pid N", "ready", "error TEXT"), each written at once.
-#include "apps/ddlrun/hosts/holder.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -16,10 +14,11 @@
 #include <cstring>
 #include <vector>
 
-#include "apps/ddlrun/hosts/cgroup.h"
-#include "apps/ddlrun/hosts/command.h"
+#include <ddl/cluster/cgroup.h>
+#include <ddl/cluster/command.h>
+#include <ddl/cluster/holder.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 namespace {
 
@@ -217,4 +216,4 @@ void enter_host(const Holder& h, const std::vector<std::string>& cgroup_dirs, co
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,7 +1,5 @@
 // make_cpu_group and join_cgroup (see cgroup.h). The hierarchy is found in /proc/self/mounts:
 // a cgroup2 mount whose cgroup.controllers lists "cpu", else a v1 mount with the cpu option.
-#include "apps/ddlrun/hosts/cgroup.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,9 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "apps/ddlrun/hosts/command.h"
+#include <ddl/cluster/cgroup.h>
+#include <ddl/cluster/command.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 namespace fs = std::filesystem;
 
@@ -159,4 +158,4 @@ bool join_cgroup(const std::string& dir) {
   return ok;
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "apps/ddlrun/hosts/spec.h"
-#include "apps/ddlrun/hosts/state.h"
+#include <ddl/cluster/spec.h>
+#include <ddl/cluster/state.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 inline constexpr const char* kHostIface = "eth0";  // each host's interface, in its own namespace
 
@@ -26,4 +26,4 @@ bool netem_available(const std::string& switch_ns);
 // the host's egress (under the tbf): a one-way delay between hosts.
 void shape_link(const std::string& switch_ns, const std::string& host_ns, int host, const Link& link, bool netem);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,6 +1,4 @@
 // run_command: fork, exec, collect the output through one pipe (see command.h).
-#include "apps/ddlrun/hosts/command.h"
-
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +7,9 @@
 #include <csignal>
 #include <cstring>
 
-namespace ddl::launcher::hosts {
+#include <ddl/cluster/command.h>
+
+namespace ddl::cluster {
 
 CommandResult run_command(const std::vector<std::string>& argv) {
   CommandResult r;
@@ -70,4 +70,4 @@ void run_checked(const std::string& what, const std::vector<std::string>& argv) 
     throw SetupError(what + ": `" + command_line(argv) + "` failed" + (r.output.empty() ? "" : ": " + r.output));
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

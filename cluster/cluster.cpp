@@ -1,6 +1,4 @@
 // Cluster: the order in which an emulated job's hosts are built and removed (see cluster.h).
-#include "apps/ddlrun/hosts/cluster.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -20,12 +18,13 @@
 #include <random>
 #include <thread>
 
-#include "apps/ddlrun/hosts/cgroup.h"
-#include "apps/ddlrun/hosts/command.h"
-#include "apps/ddlrun/hosts/network.h"
+#include <ddl/cluster/cgroup.h>
+#include <ddl/cluster/cluster.h>
+#include <ddl/cluster/command.h>
+#include <ddl/cluster/network.h>
 #include <ddl/trace/thread_name.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 std::string missing_privilege() {
   std::ifstream f("/proc/self/status");
@@ -268,4 +267,4 @@ void Cluster::teardown() {
   state_.reset();
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,7 +1,5 @@
 // enter_rootless (see rootless.h): unshare(2), then the uid and gid maps a process may
 // write for itself (one line mapping its own id, with setgroups denied first).
-#include "apps/ddlrun/hosts/rootless.h"
-
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -11,7 +9,9 @@
 #include <cstring>
 #include <fstream>
 
-namespace ddl::launcher::hosts {
+#include <ddl/cluster/rootless.h>
+
+namespace ddl::cluster {
 
 namespace {
 bool write_file(const std::string& path, const std::string& text) {
@@ -39,4 +39,4 @@ std::string enter_rootless() {
   return "";
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

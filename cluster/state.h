@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 inline constexpr const char* kStateRoot = "/run/ddlrun";
 // $DDLRUN_STATE_DIR when set (tests point it at a private folder, or a small full tmpfs),
@@ -50,4 +50,4 @@ int cleanup_stale();
 // Field 22 of /proc/<pid>/stat (0 when the process does not exist).
 unsigned long long process_start_time(int pid);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

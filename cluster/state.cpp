@@ -1,8 +1,6 @@
 // State files and removal of an emulated job's resources (see state.h): namespaces
 // (ip-netns(8): deleting a namespace that no process holds destroys its veths and qdiscs)
 // and cgroup directories (cgroups(7): removable with rmdir once no process is inside).
-#include "apps/ddlrun/hosts/state.h"
-
 #include <dirent.h>
 #include <unistd.h>
 
@@ -18,10 +16,11 @@
 #include <sstream>
 #include <thread>
 
-#include "apps/ddlrun/hosts/command.h"
+#include <ddl/cluster/command.h>
+#include <ddl/cluster/state.h>
 #include <ddl/trace/atomic_file.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 namespace fs = std::filesystem;
 
@@ -232,4 +231,4 @@ int cleanup_stale() {
   return rc;
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 // A step of building or removing the emulated hosts failed (ddlrun exits 1 on it).
 struct SetupError : std::runtime_error {
@@ -23,4 +23,4 @@ CommandResult run_command(const std::vector<std::string>& argv);
 void run_checked(const std::string& what, const std::vector<std::string>& argv);
 std::string command_line(const std::vector<std::string>& argv);
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster

@@ -1,12 +1,11 @@
 // Parsing of --link and --cpu (see spec.h).
-#include "apps/ddlrun/hosts/spec.h"
-
 #include <cctype>
 #include <cstdlib>
 
-#include "apps/common/link_rate.h"
+#include <ddl/cluster/link_rate.h>
+#include <ddl/cluster/spec.h>
 
-namespace ddl::launcher::hosts {
+namespace ddl::cluster {
 
 const Link& Spec::link_for(int host) const {
   auto it = link_of.find(host);
@@ -14,7 +13,7 @@ const Link& Spec::link_for(int host) const {
 }
 
 long long rate_bits(const std::string& rate) {
-  const long long bits = apps::link_rate_bits(rate);
+  const long long bits = cluster::link_rate_bits(rate);
   if (bits == 0)
     throw UsageError("link rate '" + rate +
                      "': use NUMBER followed by bit, kbit, mbit or gbit (e.g. 100mbit), at most 1000gbit");
@@ -110,4 +109,4 @@ void apply_flap_flag(Spec& spec, const std::string& value) {
   spec.flap_of[host] = f;
 }
 
-}  // namespace ddl::launcher::hosts
+}  // namespace ddl::cluster
