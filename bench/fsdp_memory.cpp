@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <string>
 
-#include "apps/examples/char_lm/models.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
+#include <ddl/nn/models/char_lm.h>
 
 using namespace ddl;
 

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <string>
 
-#include "apps/examples/char_lm/models.h"
 #include "bench/bench_util.h"
 #include <ddl/ddl.h>
+#include <ddl/nn/models/char_lm.h>
 
 int seq_step_main(int argc, char** argv) {
   char_lm::ModelConfig cfg;

@@ -26,7 +26,7 @@ torch.manual_seed(0)
 V, B, T = 114, a.batch, a.seq
 
 
-class CharTransformer(nn.Module):  # apps/examples/char_lm/models.cpp, CharTransformer
+class CharTransformer(nn.Module):  # nn/models/char_lm.cpp, CharTransformer
     def __init__(self):
         super().__init__()
         self.tok, self.pos = nn.Embedding(V, 128), nn.Embedding(T, 128)
@@ -43,7 +43,7 @@ class CharTransformer(nn.Module):  # apps/examples/char_lm/models.cpp, CharTrans
         return self.head(self.norm(h))
 
 
-class CharLSTM(nn.Module):  # apps/examples/char_lm/models.cpp, CharLSTM
+class CharLSTM(nn.Module):  # nn/models/char_lm.cpp, CharLSTM
     def __init__(self):
         super().__init__()
         self.tok, self.lstm, self.head = nn.Embedding(V, 64), nn.LSTM(64, 256, 2, batch_first=True), nn.Linear(256, V)

@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <string>
 
-#include "apps/examples/char_lm/models.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
 #include <ddl/dist/zero/zero_optimizer.h>
+#include <ddl/nn/models/char_lm.h>
 
 namespace {
 std::string flag_value(int argc, char** argv, const std::string& name, const std::string& fallback) {

@@ -111,7 +111,7 @@ void check(const Tensor& x_cpu, const Tensor& x_gpu, const Pool2dParams& p, uint
 }  // namespace
 
 TEST_CASE("the cases take the backward path they are meant to", "[cuda][pool]") {
-  // The rule itself is checked by brute force in tests/unit/test_pool.cpp.
+  // The rule itself is checked by brute force in tests/tensor/test_pool.cpp.
   for (const Case& c : kCases) {
     INFO(c.name);
     REQUIRE(max_pool2d_windows_disjoint(c.p) == c.disjoint);

@@ -1,7 +1,7 @@
 // TorchStore, the client of PyTorch's TCPStore: its requests byte for byte as PyTorch 1.13
 // encodes them, and its behaviour against a scripted peer (replies, a timed-out wait that
 // reopens the connection, a refused connection, a reply that is not PyTorch's, a peer that
-// goes away). Against PyTorch's real store and torchrun: tests/dist/test_torchrun.sh.
+// goes away). Against PyTorch's real store and torchrun: tests/apps/test_torchrun.sh.
 #include <sys/socket.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_conv_int.cpp: PyTorch 1.13 computes conv2d, conv1d and
+# Golden values for tests/tensor/test_conv_int.cpp: PyTorch 1.13 computes conv2d, conv1d and
 # conv_transpose2d on int64 CPU tensors (exact integer sums); bool is refused.
 # Run: /usr/bin/python3 tests/golden/conv_int.py
 import torch

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_conv_transpose.cpp, test_adaptive_upsample.cpp
+# Golden values for tests/tensor/test_conv_transpose.cpp, test_adaptive_upsample.cpp
 # and tests/nn/test_losses.cpp, from PyTorch 1.13. Inputs are closed-form
 # sequences (seq, golden_seq.py), rebuilt identically in C++.
 # Run: /usr/bin/python3 tests/golden/conv_losses.py

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_conv.cpp and test_pool.cpp, from PyTorch.
+# Golden values for tests/tensor/test_conv.cpp and test_pool.cpp, from PyTorch.
 # Inputs come from closed-form sequences (seq, golden_seq.py), rebuilt identically in C++,
 # so no data files are needed. Run: python3 tests/golden/conv_pool.py
 import torch

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_conv_winograd.cpp, from PyTorch 1.13: 3x3 stride-1
+# Golden values for tests/tensor/test_conv_winograd.cpp, from PyTorch 1.13: 3x3 stride-1
 # convolutions with >= 64 channels (ddl's float32 Winograd path) with a bias, and the
 # NaN/inf pattern of a convolution whose input holds an inf.
 # Run: /usr/bin/python3 tests/golden/conv_winograd.py

@@ -1,4 +1,4 @@
-# Reference values for tests/unit/test_elementwise_parity.cpp and test_grad_parity.cpp,
+# Reference values for tests/tensor/test_elementwise_parity.cpp and test_grad_parity.cpp,
 # from PyTorch 1.13 (run: /usr/bin/python3 tests/golden/elementwise_parity.py). Each line
 # prints one probe the C++ tests quote next to their checks.
 import torch

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_higher_order.cpp, from PyTorch 1.13
+# Golden values for tests/autograd/test_higher_order.cpp, from PyTorch 1.13
 # (run: /usr/bin/python3 tests/golden/higher_order.py). Inputs are formulas of the
 # flat index i, rebuilt identically in the C++ test.
 import math

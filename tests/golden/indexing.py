@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_join.cpp and test_indexing.cpp, from PyTorch 1.13.
+# Golden values for tests/tensor/test_join.cpp and test_indexing.cpp, from PyTorch 1.13.
 # Inputs are closed-form sequences (seq, golden_seq.py) and literal index lists, rebuilt
 # identically in C++. For each case: the forward values, and a checksum of the
 # input gradient for the cotangent seq(y.shape, 0.9, 0.1).

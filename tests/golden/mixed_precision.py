@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden values for mixed precision (PyTorch 1.13, CPU), pasted into
-tests/unit/test_half.cpp and tests/unit/test_autocast.cpp.
+tests/tensor/test_half.cpp and tests/autograd/test_autocast.cpp.
 
 1. float32 -> float16 / bfloat16 bit patterns for edge cases and a sweep
    x_i = (-1)^i * 2^((7 i) % 61 - 30) * (1 + i / 997), i < 64 (built in double,

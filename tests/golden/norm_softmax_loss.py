@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_batch_norm.cpp and test_softmax_loss.cpp,
+# Golden values for tests/tensor/test_batch_norm.cpp and test_softmax_loss.cpp,
 # from PyTorch (run: /usr/bin/python3 tests/golden/norm_softmax_loss.py).
 # Inputs are formulas of the flat index i, rebuilt identically in the C++ tests.
 import math

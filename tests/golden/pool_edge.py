@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_pool_edge.cpp, from PyTorch 1.13: adaptive average and
+# Golden values for tests/tensor/test_pool_edge.cpp, from PyTorch 1.13: adaptive average and
 # max pooling and interpolate (nearest, bilinear) on bfloat16 CPU tensors, avg_pool2d on int64.
 # Run: /usr/bin/python3 tests/golden/pool_edge.py
 import torch

@@ -1,4 +1,4 @@
-# Reference behaviour for tests/unit/test_scalar_dims.cpp, test_reduce_parity.cpp and
+# Reference behaviour for tests/tensor/test_scalar_dims.cpp, test_reduce_parity.cpp and
 # test_shape_overflow.cpp, from PyTorch 1.13: what each op returns (value, dtype,
 # gradient) or raises on 0-d, integer, bool, 16-bit, NaN and huge-shape inputs.
 # Run: /usr/bin/python3 tests/golden/reduce_parity.py

@@ -1,4 +1,4 @@
-# Golden values for tests/unit/test_sort_scan.cpp and test_einsum.cpp, from PyTorch.
+# Golden values for tests/tensor/test_sort_scan.cpp and test_einsum.cpp, from PyTorch.
 # Inputs come from closed-form sequences (seq, golden_seq.py), rebuilt identically in C++,
 # so no data files are needed. Run: /usr/bin/python3 tests/golden/sort_scan_einsum.py
 import math

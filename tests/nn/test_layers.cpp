@@ -74,7 +74,7 @@ TEST_CASE("pooling, flatten and adaptive pooling layers", "[nn][layers]") {
   REQUIRE(to_vector<float>(AdaptiveAvgPool2d({2, 2})(Variable(x)).data()) ==
           std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f});
   REQUIRE(Flatten()(Variable(x)).shape() == Shape{1, 16});
-  // Non-dividing sizes use PyTorch's overlapping windows (tests/unit/test_adaptive_upsample.cpp).
+  // Non-dividing sizes use PyTorch's overlapping windows (tests/tensor/test_adaptive_upsample.cpp).
   REQUIRE(to_vector<float>(AdaptiveAvgPool2d({3, 3})(Variable(x)).data()) ==
           std::vector<float>{2.5f, 3.5f, 4.5f, 6.5f, 7.5f, 8.5f, 10.5f, 11.5f, 12.5f});
 }

@@ -134,7 +134,7 @@ void add_rounding_rows(std::vector<Row>& rows) {
                         return a.contains("scalar") ? div(in[0], f64(a, "scalar"), mode) : div(in[0], in[1], mode);
                       },
                       {true, true}, div_samples(), true, {{"aliases", {"div"}}, {"signed_zero", true}}));
-  // The Variable overload's backward throws, as PyTorch's (no derivative): tests/unit/test_rounding_ops.cpp.
+  // The Variable overload's backward throws, as PyTorch's (no derivative): tests/tensor/test_rounding_ops.cpp.
   rows.push_back(ten_only("remainder_scalar_base", "lambda x, base: torch.remainder(PYNUM(base), x)",
                           [](const auto& in, const json& a) { return remainder(f64(a, "base"), in[0]); },
                           remainder_base_samples(), {{"aliases", {"remainder"}}}));

@@ -21,7 +21,7 @@ case $kind in
     # (Note [Ranks re-execute the test] in tests/common/harness.h), so no child of a
     # threaded parent meets Clang 14's fork-unsafe allocator (llvm-project PR 75290).
     # reference: the whole reference sweep (every public op's cases) under UBSan, ~5 min.
-    suites=(unit trace nn optim data dist report fuzz reference)
+    suites=(tensor autograd docs trace nn optim data dist report fuzz reference)
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string_checks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     ;;

@@ -11,10 +11,10 @@
 #include <iostream>
 
 #include "corpus.h"
-#include "models.h"
 #include "options.h"
 #include <ddl/dist/dist.h>
 #include <ddl/ft/ft.h>
+#include <ddl/nn/models/char_lm.h>
 
 using namespace ddl;
 

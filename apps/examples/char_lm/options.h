@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "models.h"
+#include <ddl/nn/models/char_lm.h>
 
 namespace char_lm {
 

@@ -1,4 +1,4 @@
-// ddlrun test helper for DDP's communication hooks and Join (tests/dist/test_comm_hooks.sh):
+// ddlrun test helper for DDP's communication hooks and Join (tests/apps/test_comm_hooks.sh):
 // `hooks_worker SCENARIO` joins the job, trains a small MLP on data every rank can rebuild,
 // and checks DDP's gradients or weights against a reference computed here from every rank's
 // local gradients. Prints "SCENARIO ok" and exits 0, or prints what differed and exits 1.

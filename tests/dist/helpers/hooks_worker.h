@@ -1,4 +1,4 @@
-// Shared by the hooks_worker sources (tests/dist/test_comm_hooks.sh): the process group,
+// Shared by the hooks_worker sources (tests/apps/test_comm_hooks.sh): the process group,
 // the small MLP and its data every rank can rebuild, and comparison helpers.
 #pragma once
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "common/gradcheck.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/autograd/custom_function.h>
 #include <ddl/autograd/functions.h>
 #include <ddl/autograd/grad.h>

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 
-#include "common/golden_case.h"
+#include "tests/common/golden_case.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;

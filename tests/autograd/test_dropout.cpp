@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "common/gradcheck.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 

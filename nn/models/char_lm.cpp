@@ -1,5 +1,5 @@
 // The two models' layers and forward passes.
-#include "models.h"
+#include <ddl/nn/models/char_lm.h>
 
 namespace char_lm {
 

@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "common/gradcheck.h"
 #include "tests/common/formula.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a merged --trace file of train_cifar (tests/trace/test_trace_job.sh).
+"""Checks a merged --trace file of train_cifar (tests/apps/test_trace_job.sh).
 
 check_trace.py FILE WORLD [--ddp] [--ring] [--skew-rank R --skew-us US] [--host NAME] [--module TOP]
 Prints one line per failed check and exits 1 if any failed.

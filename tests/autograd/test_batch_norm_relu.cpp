@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/gradcheck.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/autograd/ops/norm_relu.h>
 #include <ddl/ddl.h>
 #include <ddl/nn/forward_hooks.h>

@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "common/gradcheck.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/autograd/grad.h>
 #include <ddl/tensor/ops.h>

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <functional>
 
-#include "common/golden_case.h"
+#include "tests/common/golden_case.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "common/error_of.h"
-#include "common/gradcheck.h"
+#include "tests/common/error_of.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/nn/margin_losses.h>
 #include <ddl/tensor/ops.h>
 

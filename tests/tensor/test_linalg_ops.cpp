@@ -79,5 +79,5 @@ TEST_CASE("cholesky, qr and svd: factorisations and refusals", "[linalg]") {
   auto [u, s, vh] = svd(r5);
   REQUIRE(s.shape() == Shape{2, 3});
   REQUIRE(max_abs(sub(matmul(mul(u, s.unsqueeze(-2)), vh), r5)) < 1e-12);
-  // gradients: tests/unit/test_linalg_grad.cpp
+  // gradients: tests/autograd/test_linalg_grad.cpp
 }

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/gradcheck.h"
 #include "tests/common/formula.h"
+#include "tests/common/gradcheck.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
