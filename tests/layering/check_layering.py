@@ -36,6 +36,7 @@ ALLOWED = {
     'dist': ['optim', 'nn', 'autograd', 'tensor', 'trace'],
     'report': ['dist', 'optim', 'nn', 'autograd', 'tensor', 'trace'],
     'ft': ['dist', 'data', 'optim', 'nn', 'autograd', 'tensor', 'trace'],
+    'cluster': ['trace'],  # emulated hosts: a library apps link, not part of libddl
 }
 # One public header per layer, included as a user would.
 HEADER = {
@@ -48,9 +49,10 @@ HEADER = {
     'dist': 'dist/dist.h',
     'report': 'report/progress.h',
     'ft': 'ft/ft.h',
+    'cluster': 'cluster/cluster.h',
 }
 # trace/ is the bottom layer; it sees only the header-only ddl::Error of tensor/error.h.
-EXTRA_ALLOWED = {'trace': ['tensor/error.h']}
+EXTRA_ALLOWED = {'trace': ['tensor/error.h'], 'cluster': ['tensor/error.h']}
 
 
 def layer_command(entries, layer):
