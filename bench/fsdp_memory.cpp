@@ -28,9 +28,9 @@ int main(int argc, char** argv) try {
   Tensor x, y;
   Generator g(1);
   if (which == "transformer") {
-    char_lm::ModelConfig c;  // char_lm's defaults: d_model 128, 4 heads, 4 layers, ff 512, context 128
+    ddl::nn::char_lm::ModelConfig c;  // char_lm's defaults: d_model 128, 4 heads, 4 layers, ff 512, context 128
     c.vocab = 96;
-    model = char_lm::make_model(c);
+    model = ddl::nn::char_lm::make_model(c);
     x = randint(0, c.vocab, {batch, c.context}, g);
     y = randint(0, c.vocab, {batch * c.context}, g);
   } else {

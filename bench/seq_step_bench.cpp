@@ -1,9 +1,9 @@
-// One training step of apps/examples/char_lm's language models, built by the example's
-// own code (char_lm::make_model): the pre-norm causal Transformer (d_model 128, 4 heads,
-// 4 layers, feed-forward 512) or the 2-layer LSTM (embedding 64, hidden 256), on random
-// tokens of a 114-symbol vocabulary (the fortunes corpus'), with cross-entropy, backward,
-// gradient clipping and AdamW, as the example's loop. bench/torch_seq_step.py is the same
-// step in PyTorch. Prints one JSON line with the median ms per step.
+// One training step of apps/examples/char_lm's language models, built by the code the
+// example uses (ddl::nn::char_lm::make_model, nn/models/char_lm.h): the pre-norm causal
+// Transformer (d_model 128, 4 heads, 4 layers, feed-forward 512) or the 2-layer LSTM (embedding 64, hidden 256), on
+// random tokens of a 114-symbol vocabulary (the fortunes corpus'), with cross-entropy, backward, gradient clipping and
+// AdamW, as the example's loop. bench/torch_seq_step.py is the same step in PyTorch. Prints one JSON line with the
+// median ms per step.
 //   ddl-bench seq-step --model lstm|transformer [--batch 32] [--seq 128] [--steps 5] [--threads N]
 #include <cstdio>
 #include <string>
@@ -13,7 +13,7 @@
 #include <ddl/nn/models/char_lm.h>
 
 int seq_step_main(int argc, char** argv) {
-  char_lm::ModelConfig cfg;
+  ddl::nn::char_lm::ModelConfig cfg;
   cfg.vocab = 114;
   int64_t batch = 32, steps = 5;
   for (int i = 1; i < argc; ++i) {
@@ -39,7 +39,7 @@ int seq_step_main(int argc, char** argv) {
   ddl::set_num_threads(threads);
   using namespace ddl;
   manual_seed(0);
-  const auto model = char_lm::make_model(cfg);  // throws for a --model it does not know
+  const auto model = ddl::nn::char_lm::make_model(cfg);  // throws for a --model it does not know
   optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).betas({0.9, 0.99}).weight_decay(0.01));
   Generator gen(1);
   const int64_t n = batch * cfg.context;

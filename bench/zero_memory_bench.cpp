@@ -39,9 +39,9 @@ int zero_memory_main(int argc, char** argv) {
   Tensor x, y;
   int64_t classes = 10;
   if (model_name == "transformer") {
-    char_lm::ModelConfig cfg;
+    ddl::nn::char_lm::ModelConfig cfg;
     cfg.vocab = classes = 114;
-    model = char_lm::make_model(cfg);
+    model = ddl::nn::char_lm::make_model(cfg);
     x = randint(0, cfg.vocab, {batch, cfg.context}, gen);
     y = randint(0, cfg.vocab, {batch * cfg.context}, gen);
   } else {

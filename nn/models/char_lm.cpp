@@ -1,9 +1,11 @@
 // The two models' layers and forward passes.
+#include <ddl/autograd/grad_mode.h>
+#include <ddl/nn/attention.h>
 #include <ddl/nn/models/char_lm.h>
+#include <ddl/tensor/error.h>
+#include <ddl/tensor/factory.h>
 
-namespace char_lm {
-
-using namespace ddl;
+namespace ddl::nn::char_lm {
 
 CharTransformer::CharTransformer(const ModelConfig& c) : nn::Module("CharTransformer"), context_(c.context) {
   tok_ = register_module("tok", std::make_shared<nn::Embedding>(c.vocab, c.d_model));
@@ -52,4 +54,4 @@ std::shared_ptr<nn::Module> make_model(const ModelConfig& c) {
   return std::make_shared<CharLSTM>(c);
 }
 
-}  // namespace char_lm
+}  // namespace ddl::nn::char_lm

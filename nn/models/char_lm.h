@@ -2,12 +2,20 @@
 // a decoder-only Transformer (token + learned position embeddings, pre-norm encoder
 // layers under a causal mask, a final LayerNorm and a linear head: GPT-style,
 // Radford et al. 2018) and a 2-layer LSTM (Karpathy's char-rnn). Both map int64
-// tokens [B, T] to logits [B, T, vocab].
+// tokens [B, T] to logits [B, T, vocab]. apps/examples/char_lm trains them; bench/ times and
+// measures them (ddl-bench seq-step, the ZeRO and FSDP memory programs).
 #pragma once
 
-#include <ddl/ddl.h>
+#include <memory>
+#include <string>
 
-namespace char_lm {
+#include <ddl/nn/embedding.h>
+#include <ddl/nn/layers.h>
+#include <ddl/nn/normalization.h>
+#include <ddl/nn/rnn.h>
+#include <ddl/nn/transformer.h>
+
+namespace ddl::nn::char_lm {
 
 struct ModelConfig {
   std::string kind = "transformer";  // or "lstm"
@@ -43,4 +51,4 @@ class CharLSTM : public ddl::nn::Module {
 
 std::shared_ptr<ddl::nn::Module> make_model(const ModelConfig& c);
 
-}  // namespace char_lm
+}  // namespace ddl::nn::char_lm

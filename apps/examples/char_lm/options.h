@@ -7,6 +7,10 @@
 
 namespace char_lm {
 
+// The models live in the library (nn/models/char_lm.h), where bench/ finds them too.
+using ddl::nn::char_lm::make_model;
+using ddl::nn::char_lm::ModelConfig;
+
 struct Options {
   ModelConfig model;
   std::string corpus = "/usr/share/games/fortunes";
