@@ -64,7 +64,6 @@ class Node {
   // Tensor closure, its results wrapped so that differentiating them again raises
   // "double backward through <op> is not supported".
   std::vector<Variable> apply_differentiable(const Variable& grad_out, const std::vector<bool>& needs);
-  bool has_differentiable_backward() const { return static_cast<bool>(diff_fn_); }
   void set_differentiable_backward(DiffBackwardFn fn) { diff_fn_ = std::move(fn); }
   // Frees the closures and what they saved; a second backward through it then fails clearly.
   void release();
@@ -74,7 +73,6 @@ class Node {
   const CreationSite* creation_site() const { return site_.get(); }
   // A user's op (custom_function.h): a wrong gradient shape is the user's error, named so.
   void set_user_defined() { user_defined_ = true; }
-  bool user_defined() const { return user_defined_; }
   // Records the version of each input's and of the output's storage (make_result does);
   // apply() then throws if its closure holds one of them and it was written in place since.
   void record_versions(const std::vector<const Variable*>& inputs, const Tensor& output);

@@ -202,8 +202,6 @@ std::string host_name() {
   return name;
 }
 
-std::string dump_path() { return globals().final_path; }
-
 void detail::set_up(int rank, int world) {
   Globals& g = globals();
   std::lock_guard<std::mutex> lock(g.mu);

@@ -66,8 +66,6 @@ std::string dump(const std::string& reason);
 void dump_on_crash(const char* reason) noexcept;
 // The dump as JSON text (what dump() writes), for tests.
 std::string to_json(const std::string& reason);
-// Where this rank's dump goes ("" when DDL_FLIGHT_DIR is unset).
-std::string dump_path();
 // --trace: the path whose per-rank partial timeline a failure writes (see trace_merge.h).
 void set_trace_path(const std::string& path);
 // The host name dumps and errors carry: DDL_HOST (ddlrun --hosts), else gethostname.
