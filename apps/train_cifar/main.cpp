@@ -91,7 +91,8 @@ int main(int argc, char** argv) try {
   DDL_CHECK(ddp || !group || (o.comm_hook == "allreduce" && !o.uneven),
             "train_cifar: --comm-hook and --uneven need --sync ddp, got --sync ", o.sync);
   if (ddp && o.comm_hook != "allreduce") ddp->register_comm_hook(dist::hooks::make_comm_hook(o.comm_hook));
-  optim::SGD opt(model->parameters(), optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+  optim::SGD opt(model->parameters(),
+                 optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay).nesterov(o.nesterov));
   const int64_t steps_per_epoch = train_loader.size(), total_steps = o.epochs * steps_per_epoch;
   auto schedule = apps::make_schedule(opt, o, steps_per_epoch, total_steps);
 
@@ -144,8 +145,10 @@ int main(int argc, char** argv) try {
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
       if (strategy) strategy->gather_full_model();        // fsdp: the whole weights, into *model
       if (control) apps::sync_buffers(*model, *control);  // evaluate with rank 0's BatchNorm statistics
-      report.epoch_evaluation(apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
-                                             o.loader_workers, control.get()));
+      const apps::EvalResult r = apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
+                                                o.loader_workers, control.get());
+      report.epoch_evaluation(r);
+      if (o.stop_at_target && 100 * r.accuracy >= o.target_accuracy) break;  // every rank: r is the job's
     }
     if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
       pos.epoch = epoch + 1, pos.step_in_epoch = 0;

@@ -62,7 +62,7 @@ TrainOptions parse_options(int argc, char** argv) {
   CLI::App app{
       "Train a VGG (or ResNet-18/MLP) on CIFAR-10, Fashion-MNIST, MNIST, an image folder or synthetic data,\n"
       "alone or under ddlrun with one of several gradient-synchronisation strategies."};
-  app.add_option("--model", o.model, "vgg11|13|16|19[_bn], resnet18 or mlp")->capture_default_str();
+  app.add_option("--model", o.model, "vgg11|13|16|19[_bn], resnet18, resnet9_small or mlp")->capture_default_str();
   app.add_option("--dataset", o.dataset, "cifar10, fashion-mnist, mnist, folder or synthetic")
       ->check(CLI::IsMember({"cifar10", "fashion-mnist", "mnist", "folder", "synthetic"}))
       ->capture_default_str();
@@ -82,11 +82,14 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--momentum", o.momentum, "SGD momentum")
       ->check(ddl::apps::FiniteRange(0.0, 0.9999))
       ->capture_default_str();
+  app.add_flag("--nesterov", o.nesterov, "SGD with Nesterov momentum (torch.optim.SGD's nesterov=True)");
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
       ->check(ddl::apps::FiniteRange(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--schedule", o.schedule, "lr schedule over epochs: constant, cosine or step (x0.1 at 50% and 75%)")
-      ->check(CLI::IsMember({"constant", "cosine", "step"}))
+  app.add_option("--schedule", o.schedule,
+                 "lr schedule over epochs: constant, cosine, step (x0.1 at 50% and 75%) or onecycle (OneCycleLR's "
+                 "defaults, peak --lr; no --warmup-epochs)")
+      ->check(CLI::IsMember({"constant", "cosine", "step", "onecycle"}))
       ->capture_default_str();
   app.add_option("--warmup-epochs", o.warmup_epochs, "linear lr warm-up, in epochs (fractions allowed)")
       ->check(ddl::apps::FiniteRange(0.0, 1000.0))
@@ -173,6 +176,9 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--target-accuracy", o.target_accuracy,
                  "report the time to reach this test accuracy, in percent (0-100, e.g. 85)")
       ->check(ddl::apps::FiniteRange(0.0, 100.0));
+  app.add_flag("--stop-at-target", o.stop_at_target,
+               "end training after the first test evaluation that reaches --target-accuracy (the schedule keeps its "
+               "--epochs length)");
   app.add_option("--report", o.report,
                  "write an HTML report to FILE (curves, per-rank step times, bytes per operation, confusion matrix; "
                  "rank 0)");
@@ -209,6 +215,10 @@ TrainOptions parse_options(int argc, char** argv) {
   if (o.share_gpu && o.device != "cuda") usage_error("--share-gpu needs --device cuda");
   if (const std::string problem = data_dir_problem(o); !problem.empty()) usage_error(problem);
   if (const std::string problem = apply_bucket_flags(o); !problem.empty()) usage_error(problem);
+  if (o.stop_at_target && o.target_accuracy <= 0) usage_error("--stop-at-target needs --target-accuracy");
+  if (o.schedule == "onecycle" && o.warmup_epochs > 0)
+    usage_error("--schedule onecycle has its own warm-up (30% of the steps); drop --warmup-epochs");
+  if (o.nesterov && o.momentum <= 0) usage_error("--nesterov needs --momentum above 0");
   if (o.eval_only && !o.load.empty() && !o.snapshot.empty())
     usage_error("--eval-only evaluates either --load or --snapshot, not both");
   o.augment_set = aug->count() > 0;

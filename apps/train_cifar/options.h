@@ -15,7 +15,8 @@ struct TrainOptions {
   int64_t epochs = 1;
   int64_t batch_size = 128;  // per worker
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
-  std::string schedule = "constant";  // constant | cosine | step
+  std::string schedule = "constant";  // constant | cosine | step | onecycle
+  bool nesterov = false;              // --nesterov: SGD with Nesterov momentum
   double warmup_epochs = 0;
   bool augment = false;  // random crop + flip (on by default for CIFAR)
   bool augment_set = false;
@@ -45,6 +46,7 @@ struct TrainOptions {
   bool allow_nonfinite = false;                 // --load: accept NaN/Inf weights
   int64_t train_samples = 0, test_samples = 0;  // 0: all
   double target_accuracy = 0;                   // percent, for convergence time; 0: none
+  bool stop_at_target = false;                  // --stop-at-target: end after the first evaluation reaching it
   bool progress = true;
   double timeout = 0;  // seconds for rendezvous and each collective; 0: DDL_TIMEOUT or 300
   // Fault injection (docs/cluster.md, "Failure injection"), skipped after a resume:

@@ -10,6 +10,7 @@
 #include <ddl/dist/env.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/nn/sync_batch_norm.h>
+#include <ddl/optim/one_cycle.h>
 #include <ddl/tensor/devices.h>
 
 namespace ddl::apps {
@@ -62,6 +63,8 @@ std::shared_ptr<optim::LRScheduler> make_schedule(optim::Optimizer& opt, const T
   std::shared_ptr<optim::LRScheduler> main;
   if (o.schedule == "cosine") {
     main = std::make_shared<optim::CosineAnnealingLR>(opt, rest);
+  } else if (o.schedule == "onecycle") {  // per batch, over the whole run (torch's OneCycleLR defaults)
+    return std::make_shared<optim::OneCycleLR>(opt, o.lr, std::max<int64_t>(total_steps, 1));
   } else if (o.schedule == "step") {
     main = std::make_shared<optim::MultiStepLR>(opt, std::vector<int64_t>{rest / 2, rest * 3 / 4}, 0.1);
   } else {

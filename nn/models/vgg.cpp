@@ -4,6 +4,7 @@
 
 #include <ddl/nn/models/mlp.h>
 #include <ddl/nn/models/resnet.h>
+#include <ddl/nn/models/resnet9_small.h>
 #include <ddl/nn/models/vgg.h>
 
 namespace ddl::nn {
@@ -56,8 +57,9 @@ std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes,
   if (name == "mlp")
     return std::make_shared<MLP>(in_channels * image_size * image_size, std::vector<int64_t>{512, 256}, num_classes);
   if (name == "resnet18") return std::make_shared<ResNet18>(num_classes, in_channels);
+  if (name == "resnet9_small") return std::make_shared<ResNet9Small>(num_classes, in_channels);
   DDL_CHECK(false, "make_model: unknown model '", name,
-            "'; expected vgg11|13|16|19 with optional _bn, mlp or resnet18");
+            "'; expected vgg11|13|16|19 with optional _bn, mlp, resnet18 or resnet9_small");
   return nullptr;
 }
 

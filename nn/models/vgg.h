@@ -23,7 +23,8 @@ class VGG : public Module {
   std::shared_ptr<Linear> classifier;
 };
 
-// Builds a model by name: vgg11, vgg11_bn, ..., vgg19_bn, mlp (for 28x28/32x32 inputs), resnet18.
+// Builds a model by name: vgg11, vgg11_bn, ..., vgg19_bn, mlp (for 28x28/32x32 inputs), resnet18,
+// resnet9_small (nn/models/resnet9_small.h, width 16).
 std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes = 10, int64_t in_channels = 3,
                                    int64_t image_size = 32);
 
