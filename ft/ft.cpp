@@ -30,8 +30,9 @@ void save(const std::string& path, const State& state, dist::ProcessGroup* group
 ResumeOutcome resume(const std::string& path, State& state, dist::ProcessGroup* group, const ResumeOptions& options) {
   check_state(state, "ft::resume");
   state.position.any_world_size = options.any_world_size;
-  // fsdp: the parameters whole, so a snapshot's weights load into them (a collective).
-  if (state.strategy) state.strategy->gather_full_model();
+  // fsdp: the parameters whole, so a snapshot's weights load into them (a collective; the
+  // path is the same on every rank, and a run without snapshots moves no extra bytes).
+  if (state.strategy && !path.empty()) state.strategy->gather_full_model();
   ResumeOutcome out =
       resume_from_snapshot(path, *state.model, *state.optimizer, state.position, group, options.allow_nonfinite);
   if (out.resumed && state.strategy) state.strategy->load_full_state(*state.optimizer);  // fsdp: its slices
