@@ -159,14 +159,18 @@ void ProcessGroupHierarchical::hierarchical_all_reduce(const Tensor& t, ReduceOp
     if (cross_[k] && begin(k + 1) > begin(k))
       cross_[k]->all_reduce(flat.narrow(0, begin(k), begin(k + 1) - begin(k)), op);
   if (local_->size() > 1) {
-    // Step 3 on the bits: the same bytes seen as integers of the element's width.
-    static const DType kBits[] = {DType::UInt8, DType::Int16, DType::Int16, DType::Int32,
+    // Step 3 on the bits: the same bytes seen as integers of the element's width, or for
+    // 2-byte elements (float16, bfloat16) as byte pairs: the groups sum no 16-bit integers,
+    // and a byte plus zeros never carries.
+    static const DType kBits[] = {DType::UInt8, DType::UInt8, DType::Int16, DType::Int32,
                                   DType::Int32, DType::Int32, DType::Int32, DType::Int64};
     const size_t width = dtype_size(flat.dtype());
-    DDL_ASSERT(width >= 1 && width <= 8, "hierarchical all_reduce: element of ", width, " bytes");
-    const Tensor bits = from_blob(flat.raw_data(), {n}, kBits[width - 1]);
+    DDL_ASSERT(width >= 1 && width <= 8 && width != 3, "hierarchical all_reduce: element of ", width, " bytes");
+    const int64_t per = width == 2 ? 2 : 1;  // bits elements per tensor element
+    const Tensor bits = from_blob(flat.raw_data(), {n * per}, kBits[width - 1]);
     for (int64_t k = 0; k < slices; ++k)
-      if (!cross_[k] && begin(k + 1) > begin(k)) bits.narrow(0, begin(k), begin(k + 1) - begin(k)).zero_();
+      if (!cross_[k] && begin(k + 1) > begin(k))
+        bits.narrow(0, begin(k) * per, (begin(k + 1) - begin(k)) * per).zero_();
     local_->all_reduce(bits);
   }
   if (!t.is_contiguous()) t.copy_(flat.view(t.shape()));

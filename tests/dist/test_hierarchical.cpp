@@ -3,8 +3,8 @@
 // with equal or unequal numbers of ranks, numbered host by host or interleaved: sum,
 // average, max and min all-reduces equal the flat group's (bit for bit on integer-valued
 // floats, and on max/min of random floats and negative zeros) for every size (below the
-// local size, odd, non-contiguous) and dtype; every rank ends with the same bits on random
-// floats; other collectives keep their order with it; DDP over it leaves replicas identical.
+// local size, odd, non-contiguous) and dtype (float16 and bfloat16 included); every rank ends with the same bits on
+// random floats; other collectives keep their order with it; DDP over it leaves replicas identical.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -97,6 +97,12 @@ TEST_CASE("Hierarchical all-reduce equals the flat all-reduce", "[dist][hier]") 
           DIST_EXPECT(same<double>(both(*hier, *flat, r64, ReduceOp::Max)), "float64 max of ", n, " elements differs");
           DIST_EXPECT(same<int64_t>(both(*hier, *flat, i64, ReduceOp::Min)), "int64 min of ", n, " elements differs");
           DIST_EXPECT(same<int64_t>(both(*hier, *flat, i64, ReduceOp::Sum)), "int64 sum of ", n, " elements differs");
+          // 2-byte floats (the fp16/bf16 compression hooks' buckets), small integers: exact sums.
+          for (DType h : {DType::Float16, DType::BFloat16}) {
+            const auto hs = both(*hier, *flat, randint(-8, 8, {n}, g).to(h), ReduceOp::Sum);
+            DIST_EXPECT(same<float>({hs.first.to(DType::Float32), hs.second.to(DType::Float32)}), dtype_name(h),
+                        " sum of ", n, " elements differs");
+          }
         }
         // Negative zeros: their sum is -0.0, which a float sum with zeros (+0.0) would not keep.
         const Tensor nz = full({1001}, -0.0);
