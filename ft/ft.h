@@ -1,7 +1,7 @@
 // ddl::ft, fault tolerance: a training loop saves a snapshot of its whole state and resumes
 // from it after a crash, with every rank agreeing on the same snapshot (docs/fault_tolerance.md).
 //   ft::State state{.model = &model, .optimizer = &opt, .position = {.seed = 1, .world_size = world}};
-//   ft::resume(path, state, group);  // false: no snapshot, start afresh
+//   ft::resume(path, state, group);  // .resumed false: no snapshot, start afresh
 //   ... each step: ++state.position.global_step; now and then ft::save(path, state, group) ...
 // It does not decide when to snapshot, nor restart processes (ddlrun --max-restarts does).
 #pragma once
@@ -49,7 +49,9 @@ void save(const std::string& path, const State& state, dist::ProcessGroup* group
 // it and either all resume from the same snapshot (rank 0's, sent to ranks that lack it) or
 // all throw the same ddl::Error naming the ranks and files that differ (Note [Resume
 // agreement]). state.position comes in with this run's seed, world size and batch size;
-// a snapshot of other ones is refused. Returns whether the state now holds a snapshot's.
+// a snapshot of other ones is refused (another world size is accepted with
+// options.any_world_size). The outcome's `resumed` says whether the state now holds a
+// snapshot's.
 ResumeOutcome resume(const std::string& path, State& state, dist::ProcessGroup* group = nullptr,
                      const ResumeOptions& options = {});
 

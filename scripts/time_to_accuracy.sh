@@ -48,6 +48,7 @@ load_after=$(cut -d' ' -f1 /proc/loadavg)
 # the first test evaluation at or above the target (NaN when never reached).
 ddl_s=$(/usr/bin/python3 -c '
 import json, sys
+c = None
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r.get("event") == "summary" or "convergence_s" in r:

@@ -142,18 +142,20 @@ int main(int argc, char** argv) try {
     if (join) join->join();
     pos.step_in_epoch = 0;
     report.end_epoch();
+    bool reached = false;  // --stop-at-target: the job's accuracy, the same on every rank
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.epochs) {
       if (strategy) strategy->gather_full_model();        // fsdp: the whole weights, into *model
       if (control) apps::sync_buffers(*model, *control);  // evaluate with rank 0's BatchNorm statistics
       const apps::EvalResult r = apps::evaluate(*model, splits.test, splits.test_size, splits.num_classes, o.batch_size,
                                                 o.loader_workers, control.get());
       report.epoch_evaluation(r);
-      if (o.stop_at_target && 100 * r.accuracy >= o.target_accuracy) break;  // every rank: r is the job's
+      reached = o.stop_at_target && 100 * r.accuracy >= o.target_accuracy;
     }
-    if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs)) {
+    if (!o.snapshot.empty() && ((epoch + 1) % o.snapshot_every == 0 || epoch + 1 == o.epochs || reached)) {
       pos.epoch = epoch + 1, pos.step_in_epoch = 0;
       ft::save(o.snapshot, state, control.get());
     }
+    if (reached) break;
   }
 
   // 6. Results: classification report, per-worker metrics, the final weights; the HTML

@@ -95,9 +95,8 @@ void shut_down(std::shared_ptr<dist::ProcessGroup>& group) {
 }
 
 void shut_down(std::shared_ptr<dist::ProcessGroup>& group, std::shared_ptr<dist::ProcessGroup>& control) {
-  if (group) group->barrier();
   control.reset();
-  shut_down(group);
+  shut_down(group);  // its barrier
 }
 
 }  // namespace ddl::apps

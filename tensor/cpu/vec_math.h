@@ -1,6 +1,6 @@
 #pragma once
 // exp, sigmoid and tanh on four float lanes with SSE2 (part of every x86-64 CPU), for the
-// portable CPU kernels of sequence models (softmax_rows.cpp, lstm_cell.cpp). exp is Cephes'
+// portable CPU kernels of sequence models (softmax_rows.cpp, lstm_cell.cpp, gelu.cpp). exp is Cephes'
 // expf (Cody-Waite range reduction, degree-6 polynomial, within 2 ulp); tanh is Cephes'
 // tanhf (an odd polynomial below 0.625, (1 − e)/(1 + e) with e = exp(−2|x|) above); erf is
 // x·P(x²) below 1 and 1 − exp(−x²)·Q(x) up to 4 (±1 beyond, where erf rounds to 1), with P and Q

@@ -26,7 +26,7 @@ check "... and ends as the uninterrupted run" \
 
 corpus=/usr/share/games/fortunes
 if [ -d "$corpus" ]; then
-  lm=(--model lstm --hidden 32 --context 16 --batch 8 --threads 1 --log-every 10 --sample-chars 20 --max-steps 40
+  lm=(--model lstm --hidden 32 --context 16 --batch 8 --threads 1 --log-every 10 --sample-chars 20 --max-steps 200
       --seed 3)
   "$DDLRUN" --nproc 2 "$CHAR_LM" "${lm[@]}" >"$dir/lm_straight.txt" 2>&1
   check "char_lm runs uninterrupted under ddlrun" "[ $? -eq 0 ]"
@@ -35,6 +35,8 @@ if [ -d "$corpus" ]; then
   for _ in $(seq 1 600); do [ -f "$dir/lm.snap" ] && break; sleep 0.05; done
   for p in $(pgrep -f -- "--snapshot $dir/lm.snap" || true); do kill -9 "$p" 2>/dev/null; done  # this job's only
   wait $job 2>/dev/null
+  first=$?
+  check "char_lm's first run was killed before its end" "[ $first -ne 0 ] && [ -z \"\$(result '$dir/lm_first.txt')\" ]"
   "$DDLRUN" --nproc 2 "$CHAR_LM" "${lm[@]}" --snapshot "$dir/lm.snap" --snapshot-every 20 >"$dir/lm_second.txt" 2>&1
   check "char_lm killed after a snapshot resumes from it" "[ $? -eq 0 ] && grep -q 'resumed from $dir/lm.snap' '$dir/lm_second.txt'"
   check "... and ends with the uninterrupted run's validation loss and sample" \
