@@ -18,25 +18,6 @@ constexpr float kInvSqrt2 = static_cast<float>(std::numbers::sqrt2 / 2);
 constexpr float kInvSqrt2Pi = static_cast<float>(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
 }  // namespace
 
-#if defined(__SSE2__)
-namespace {
-// Loads / stores n <= 4 floats: a chunk's tail goes through the same four-lane math, so an
-// element's value never depends on where the threads' chunks end.
-inline __m128 load(const float* p, int64_t n) {
-  if (n == 4) return _mm_loadu_ps(p);
-  alignas(16) float b[4] = {0, 0, 0, 0};
-  for (int64_t k = 0; k < n; ++k) b[k] = p[k];
-  return _mm_load_ps(b);
-}
-inline void store(float* p, __m128 v, int64_t n) {
-  if (n == 4) return _mm_storeu_ps(p, v);
-  alignas(16) float b[4];
-  _mm_store_ps(b, v);
-  for (int64_t k = 0; k < n; ++k) p[k] = b[k];
-}
-}  // namespace
-#endif
-
 void gelu_forward_f32(const float* x, float* y, float* cdf, int64_t n) {
   const CpuLevel level = cpu_level();
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
@@ -46,10 +27,10 @@ void gelu_forward_f32(const float* x, float* y, float* cdf, int64_t n) {
     const __m128 half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f), s = _mm_set1_ps(kInvSqrt2);
     for (int64_t i = b; i < e; i += 4) {
       const int64_t w = std::min<int64_t>(4, e - i);
-      const __m128 xv = load(x + i, w);
+      const __m128 xv = vec::load4(x + i, w);
       const __m128 p = _mm_mul_ps(_mm_add_ps(vec::erf4(_mm_mul_ps(xv, s)), one), half);
-      store(cdf + i, p, w);
-      store(y + i, _mm_mul_ps(xv, p), w);
+      vec::store4(cdf + i, p, w);
+      vec::store4(y + i, _mm_mul_ps(xv, p), w);
     }
 #else
     for (int64_t i = b; i < e; ++i) {
@@ -70,10 +51,10 @@ void gelu_backward_f32(const float* g, const float* x, const float* cdf, float* 
     const __m128 half = _mm_set1_ps(-0.5f), c = _mm_set1_ps(kInvSqrt2Pi);
     for (int64_t i = b; i < e; i += 4) {
       const int64_t w = std::min<int64_t>(4, e - i);
-      const __m128 xv = load(x + i, w);
+      const __m128 xv = vec::load4(x + i, w);
       const __m128 pdf = _mm_mul_ps(vec::exp_nonpos4(_mm_mul_ps(_mm_mul_ps(xv, xv), half)), c);
-      const __m128 d = _mm_add_ps(load(cdf + i, w), _mm_mul_ps(xv, pdf));
-      store(dx + i, _mm_mul_ps(load(g + i, w), d), w);
+      const __m128 d = _mm_add_ps(vec::load4(cdf + i, w), _mm_mul_ps(xv, pdf));
+      vec::store4(dx + i, _mm_mul_ps(vec::load4(g + i, w), d), w);
     }
 #else
     for (int64_t i = b; i < e; ++i) {

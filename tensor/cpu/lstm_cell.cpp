@@ -13,21 +13,7 @@ namespace {
 
 int64_t grain(int64_t hs) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(hs, 1)); }
 
-#if defined(__SSE2__)
-// Loads / stores n <= 4 floats (a row's tail through a zeroed buffer).
-inline __m128 load(const float* p, int64_t n) {
-  if (n == 4) return _mm_loadu_ps(p);
-  alignas(16) float b[4] = {0, 0, 0, 0};
-  for (int64_t k = 0; k < n; ++k) b[k] = p[k];
-  return _mm_load_ps(b);
-}
-inline void store(float* p, __m128 v, int64_t n) {
-  if (n == 4) return _mm_storeu_ps(p, v);
-  alignas(16) float b[4];
-  _mm_store_ps(b, v);
-  for (int64_t k = 0; k < n; ++k) p[k] = b[k];
-}
-#else
+#if !defined(__SSE2__)
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 #endif
 
@@ -46,15 +32,15 @@ void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts,
       using namespace vec;
       for (int64_t j = 0; j < hs; j += 4) {
         const int64_t n = std::min<int64_t>(4, hs - j);
-        const __m128 i = sigmoid4(load(g + j, n)), f = sigmoid4(load(g + hs + j, n));
-        const __m128 gg = tanh4(load(g + 2 * hs + j, n)), o = sigmoid4(load(g + 3 * hs + j, n));
-        const __m128 cn = _mm_add_ps(_mm_mul_ps(f, load(cp + j, n)), _mm_mul_ps(i, gg));
-        store(a + j, i, n);
-        store(a + hs + j, f, n);
-        store(a + 2 * hs + j, gg, n);
-        store(a + 3 * hs + j, o, n);
-        store(cb + j, cn, n);
-        store(hb + j, _mm_mul_ps(o, tanh4(cn)), n);
+        const __m128 i = sigmoid4(vec::load4(g + j, n)), f = sigmoid4(vec::load4(g + hs + j, n));
+        const __m128 gg = tanh4(vec::load4(g + 2 * hs + j, n)), o = sigmoid4(vec::load4(g + 3 * hs + j, n));
+        const __m128 cn = _mm_add_ps(_mm_mul_ps(f, vec::load4(cp + j, n)), _mm_mul_ps(i, gg));
+        vec::store4(a + j, i, n);
+        vec::store4(a + hs + j, f, n);
+        vec::store4(a + 2 * hs + j, gg, n);
+        vec::store4(a + 3 * hs + j, o, n);
+        vec::store4(cb + j, cn, n);
+        vec::store4(hb + j, _mm_mul_ps(o, tanh4(cn)), n);
       }
 #else
       for (int64_t j = 0; j < hs; ++j) {
@@ -83,18 +69,18 @@ void lstm_cell_backward_f32(const float* acts, const float* c, const float* c_pr
       const __m128 one = _mm_set1_ps(1.0f);
       for (int64_t j = 0; j < hs; j += 4) {
         const int64_t n = std::min<int64_t>(4, hs - j);
-        const __m128 i = load(a + j, n), f = load(a + hs + j, n), gg = load(a + 2 * hs + j, n),
-                     o = load(a + 3 * hs + j, n);
-        const __m128 tc = tanh4(load(cb + j, n)), dhv = load(dhb + j, n);
+        const __m128 i = vec::load4(a + j, n), f = vec::load4(a + hs + j, n), gg = vec::load4(a + 2 * hs + j, n),
+                     o = vec::load4(a + 3 * hs + j, n);
+        const __m128 tc = tanh4(vec::load4(cb + j, n)), dhv = vec::load4(dhb + j, n);
         // dc += (dh·o)·(1 − tanh(c)²)
         const __m128 dcv =
-            _mm_add_ps(load(dcb + j, n), _mm_mul_ps(_mm_mul_ps(dhv, o), _mm_sub_ps(one, _mm_mul_ps(tc, tc))));
+            _mm_add_ps(vec::load4(dcb + j, n), _mm_mul_ps(_mm_mul_ps(dhv, o), _mm_sub_ps(one, _mm_mul_ps(tc, tc))));
         const auto sig_back = [&](__m128 gr, __m128 y) { return _mm_mul_ps(_mm_mul_ps(gr, y), _mm_sub_ps(one, y)); };
-        store(d + j, sig_back(_mm_mul_ps(dcv, gg), i), n);
-        store(d + hs + j, sig_back(_mm_mul_ps(dcv, load(cp + j, n)), f), n);
-        store(d + 2 * hs + j, _mm_mul_ps(_mm_mul_ps(dcv, i), _mm_sub_ps(one, _mm_mul_ps(gg, gg))), n);
-        store(d + 3 * hs + j, sig_back(_mm_mul_ps(dhv, tc), o), n);
-        store(dcb + j, _mm_mul_ps(dcv, f), n);
+        vec::store4(d + j, sig_back(_mm_mul_ps(dcv, gg), i), n);
+        vec::store4(d + hs + j, sig_back(_mm_mul_ps(dcv, vec::load4(cp + j, n)), f), n);
+        vec::store4(d + 2 * hs + j, _mm_mul_ps(_mm_mul_ps(dcv, i), _mm_sub_ps(one, _mm_mul_ps(gg, gg))), n);
+        vec::store4(d + 3 * hs + j, sig_back(_mm_mul_ps(dhv, tc), o), n);
+        vec::store4(dcb + j, _mm_mul_ps(dcv, f), n);
       }
 #else
       for (int64_t j = 0; j < hs; ++j) {

@@ -9,7 +9,24 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
+#include <cstdint>
+
 namespace ddl::cpu::vec {
+
+// Loads / stores n <= 4 floats, a tail through a zeroed buffer: a chunk's tail goes through
+// the same four-lane math, so an element's value never depends on where chunks end.
+inline __m128 load4(const float* p, int64_t n) {
+  if (n == 4) return _mm_loadu_ps(p);
+  alignas(16) float b[4] = {0, 0, 0, 0};
+  for (int64_t k = 0; k < n; ++k) b[k] = p[k];
+  return _mm_load_ps(b);
+}
+inline void store4(float* p, __m128 v, int64_t n) {
+  if (n == 4) return _mm_storeu_ps(p, v);
+  alignas(16) float b[4];
+  _mm_store_ps(b, v);
+  for (int64_t k = 0; k < n; ++k) p[k] = b[k];
+}
 
 // exp(x) for x <= 0 or NaN; 0 below −87 (where it would be subnormal).
 inline __m128 exp_nonpos4(__m128 x) {
