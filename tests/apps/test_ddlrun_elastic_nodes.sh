@@ -45,8 +45,10 @@ check "the store failed over to 127.0.0.2" \
   "grep -q 'the store failed over from 127.0.0.1 to 127.0.0.2' '$tmp/node1.log'"
 check "a round of nodes 1,2 at world size 2, node 1 holding rank 0" \
   "grep -qE 'round [0-9]+: nodes 1,2, world size 2, this node.s ranks from 0, store 127.0.0.2' '$tmp/node1.log'"
+# Node 0 is killed once it has printed epoch 3's line: the snapshot after epoch 2 exists by
+# then, and whether epoch 3's was written before the kill is a race (resuming at epoch 3 or 4).
 check "it resumed from the snapshot at the smaller size" \
-  "grep -q 'elastic resume: world size 3 -> 2' '$tmp/node1.log' && grep -qE '^resumed from .* at epoch [4-9]' '$tmp/node1.log'"
+  "grep -q 'elastic resume: world size 3 -> 2' '$tmp/node1.log' && grep -qE '^resumed from .* at epoch [3-9]' '$tmp/node1.log'"
 check "node 1, now rank 0, trained the last epoch" "grep -qE '^epoch 12: train loss' '$tmp/node1.log'"
 [ $fail = 0 ] || { echo "--- node 1"; grep -E '^ddlrun|resumed|elastic' "$tmp/node1.log" | tail -n 20; }
 
