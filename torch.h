@@ -24,7 +24,7 @@ using ddl::NoGradGuard;
 using Dtype = ddl::DType;
 using ScalarType = ddl::DType;
 
-// The dtype constants are ddl's own (tensor/dtype.h), so both spellings name the same objects.
+// The dtype constants are ddl's own (tensor/core/dtype.h), so both spellings name the same objects.
 using ddl::kBFloat16;
 using ddl::kBool;
 using ddl::kByte;

@@ -11,8 +11,8 @@
 
 #include <ddl/autograd/anomaly.h>
 #include <ddl/autograd/scope.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl::autograd {
 

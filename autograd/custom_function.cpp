@@ -10,7 +10,7 @@
 #include <ddl/autograd/custom_function.h>
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/autograd/node.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::autograd {
 

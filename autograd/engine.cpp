@@ -20,8 +20,8 @@
 #include <ddl/autograd/engine_detail.h>
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl::autograd {
 namespace {

@@ -8,7 +8,7 @@
 #include <ddl/autograd/anomaly.h>
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/elementwise.h>
-#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl::autograd::detail {
 

@@ -1,15 +1,15 @@
 // The factories as LibTorch's torch:: ones (as opposed to ATen's at:: ones): the tensor
 // factories' results as leaf Variables, requiring grad when the options say so:
 //   Variable w = autograd::randn({3, 4}, requires_grad());   // torch::randn({3, 4}, torch::requires_grad())
-// The tensor factories (tensor/factory.h) refuse requires_grad(true): ddl::Tensor has no
+// The tensor factories (tensor/core/factory.h) refuse requires_grad(true): ddl::Tensor has no
 // autograd state. A leaf that requires grad must be floating (the error names the factory).
 #pragma once
 
 #include <cstdint>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl::autograd {
 

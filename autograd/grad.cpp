@@ -9,7 +9,7 @@
 #include <ddl/autograd/grad.h>
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::autograd {
 namespace {

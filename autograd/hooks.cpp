@@ -5,7 +5,7 @@
 #include <ddl/autograd/engine.h>
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace ddl {
 

@@ -17,7 +17,7 @@
 
 #include <ddl/autograd/scope.h>
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::autograd {
 

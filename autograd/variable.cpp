@@ -2,7 +2,7 @@
 #include <ddl/autograd/engine.h>
 #include <ddl/autograd/variable.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl {
 

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl {
 

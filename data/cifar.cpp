@@ -3,7 +3,7 @@
 
 #include <ddl/data/cifar.h>
 #include <ddl/data/file_io.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::data {
 namespace {

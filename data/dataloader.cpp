@@ -8,8 +8,8 @@
 #include <thread>
 
 #include <ddl/data/dataloader.h>
-#include <ddl/tensor/devices.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/devices.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/thread_name.h>
 #include <ddl/trace/trace.h>
 

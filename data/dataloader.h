@@ -13,7 +13,7 @@
 
 #include <ddl/data/dataset.h>
 #include <ddl/data/sampler.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::data {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include <ddl/data/transforms.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::data {
 

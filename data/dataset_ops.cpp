@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include <ddl/data/dataset_ops.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl::data {
 

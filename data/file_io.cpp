@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <ddl/base/error.h>
 #include <ddl/data/file_io.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::data::detail {
 

@@ -13,7 +13,7 @@
 #include <ddl/data/file_io.h>
 #include <ddl/data/image_folder.h>
 #include <ddl/data/jpeg_decode.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace fs = std::filesystem;
 

@@ -13,8 +13,8 @@
 #include <jerror.h>
 // clang-format on
 
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/base/error.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::data::detail {
 namespace {

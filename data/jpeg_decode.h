@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::data::detail {
 

@@ -5,7 +5,7 @@
 
 #include <ddl/data/file_io.h>
 #include <ddl/data/mnist.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::data {
 namespace {

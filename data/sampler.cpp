@@ -6,8 +6,8 @@
 #include <random>
 
 #include <ddl/data/sampler.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl::data {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include <ddl/data/synthetic.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include <ddl/data/transforms.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::data {
 namespace {

@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
-#include <ddl/tensor/random.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/random.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::data {
 

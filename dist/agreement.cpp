@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include <ddl/dist/agreement.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

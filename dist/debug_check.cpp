@@ -15,9 +15,9 @@
 #include <cstdlib>
 #include <exception>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/agreement.h>
 #include <ddl/dist/debug_check.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

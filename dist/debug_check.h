@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <ddl/dist/store/store.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::dist::detail {
 

@@ -14,10 +14,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/sha256.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
@@ -18,8 +19,7 @@
 #include <ddl/dist/store/file_store.h>
 #include <ddl/dist/store/tcp_store.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/devices.h>
-#include <ddl/tensor/error.h>
+#include <ddl/tensor/core/devices.h>
 
 namespace ddl::dist {
 namespace {

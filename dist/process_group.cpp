@@ -1,9 +1,9 @@
 // Names and stats formatting for ProcessGroup (see process_group.h).
 #include <cstdio>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/process_group.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

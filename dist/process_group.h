@@ -12,7 +12,7 @@
 
 #include <ddl/dist/store/store.h>
 #include <ddl/dist/work.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::dist {
 

@@ -3,8 +3,8 @@
 #include <mutex>
 #include <utility>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/process_group_auto.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -4,8 +4,8 @@
 // Internal to the backends (not installed).
 #pragma once
 
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/half.h>
+#include <ddl/tensor/core/dtype.h>
+#include <ddl/tensor/core/half.h>
 
 namespace ddl::dist::detail {
 

@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/trace_merge.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/atomic_file.h>
 #include <ddl/trace/json_writer.h>
 #include <ddl/trace/snapshot.h>

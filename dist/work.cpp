@@ -1,8 +1,8 @@
 // Work handles (see work.h).
 #include <vector>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/work.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

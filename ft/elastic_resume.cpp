@@ -24,8 +24,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/ft/elastic_resume.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::ft {
 

@@ -1,9 +1,9 @@
 // save, resume and resume_batches (see ft.h): the library's face over snapshot.h (the file)
 // and resume.h (the agreement between ranks).
+#include <ddl/base/error.h>
 #include <ddl/dist/sync/strategy.h>
 #include <ddl/ft/ft.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl::ft {
 

@@ -23,11 +23,11 @@
 #include <filesystem>
 #include <optional>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/agreement.h>
 #include <ddl/ft/resume.h>
 #include <ddl/ft/resume_transfer.h>
 #include <ddl/ft/resume_wire.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::ft {
 

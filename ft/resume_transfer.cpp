@@ -9,9 +9,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <ddl/base/error.h>
 #include <ddl/ft/resume_transfer.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::ft::detail {
 

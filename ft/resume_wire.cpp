@@ -1,8 +1,8 @@
 // Resume records and the transfer header (see resume_wire.h).
 #include <sstream>
 
+#include <ddl/base/error.h>
 #include <ddl/ft/resume_wire.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::ft::detail {
 

@@ -11,7 +11,7 @@
 #include <ddl/ft/snapshot.h>
 #include <ddl/nn/checkpoint.h>
 #include <ddl/nn/safetensors.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/random.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::ft {

@@ -8,8 +8,8 @@
 
 #include <ddl/nn/attention.h>
 #include <ddl/nn/init.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl::nn {
 

@@ -6,7 +6,7 @@
 
 #include <ddl/autograd/ops/bilinear.h>
 #include <ddl/nn/module.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

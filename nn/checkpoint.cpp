@@ -3,7 +3,7 @@
 
 #include <ddl/nn/checkpoint.h>
 #include <ddl/nn/safetensors.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

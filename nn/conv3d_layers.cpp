@@ -4,7 +4,7 @@
 
 #include <ddl/nn/conv3d_layers.h>
 #include <ddl/nn/init.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

@@ -3,7 +3,7 @@
 
 #include <ddl/nn/conv_layers.h>
 #include <ddl/nn/init.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

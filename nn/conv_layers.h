@@ -6,7 +6,7 @@
 #include <ddl/autograd/functions.h>
 #include <ddl/nn/module.h>
 #include <ddl/nn/size2.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

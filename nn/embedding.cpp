@@ -1,7 +1,7 @@
 // Embedding: construction (N(0, 1) as PyTorch, padding row zeroed) and printing.
 #include <ddl/nn/embedding.h>
 #include <ddl/nn/init.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

@@ -5,7 +5,7 @@
 #include <ddl/nn/bilinear.h>
 #include <ddl/nn/fold.h>
 #include <ddl/nn/init.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

@@ -2,8 +2,8 @@
 // in place from a Generator (default: ddl::default_generator()).
 #pragma once
 
-#include <ddl/tensor/random.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/random.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::nn::init {
 

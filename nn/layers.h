@@ -16,7 +16,7 @@
 #include <ddl/nn/module_holder.h>
 #include <ddl/nn/pool_nd_layers.h>
 #include <ddl/nn/size2.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 
@@ -204,7 +204,7 @@ class AvgPool2d : public Module {
   Size2 kernel_, stride_, padding_;
 };
 
-// Any input size to output_size (windows as tensor/adaptive_pool.h). 1x1 and
+// Any input size to output_size (windows as tensor/ops/adaptive_pool.h). 1x1 and
 // dividing sizes run as mean / avg_pool2d, which every device has.
 class AdaptiveAvgPool2d : public Module {
  public:

@@ -4,7 +4,7 @@
 
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/nn/norm_more.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

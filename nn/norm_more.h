@@ -6,7 +6,7 @@
 
 #include <ddl/autograd/ops/norm_more.h>
 #include <ddl/nn/layers.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

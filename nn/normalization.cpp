@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include <ddl/nn/normalization.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

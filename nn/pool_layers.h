@@ -11,7 +11,7 @@
 #include <ddl/nn/layers.h>
 #include <ddl/nn/module.h>
 #include <ddl/nn/size2.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

@@ -11,7 +11,7 @@
 
 #include <ddl/autograd/functions.h>
 #include <ddl/nn/module.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

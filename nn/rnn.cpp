@@ -7,7 +7,7 @@
 
 #include <ddl/nn/init.h>
 #include <ddl/nn/rnn.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

@@ -16,7 +16,7 @@
 #include <set>
 
 #include <ddl/nn/safetensors.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace ddl::nn {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::nn {
 

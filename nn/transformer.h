@@ -10,7 +10,7 @@
 #include <ddl/nn/container.h>
 #include <ddl/nn/layers.h>
 #include <ddl/nn/normalization.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

@@ -4,7 +4,7 @@
 
 #include <ddl/nn/init.h>
 #include <ddl/nn/transformer_decoder.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 

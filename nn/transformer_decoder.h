@@ -8,7 +8,7 @@
 #include <string>
 
 #include <ddl/nn/transformer.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::nn {
 

@@ -4,8 +4,8 @@
 
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/optim/asgd.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::optim {

@@ -6,7 +6,7 @@
 
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/optim/lbfgs.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::optim {
 

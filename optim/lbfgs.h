@@ -13,7 +13,7 @@
 #include <string>
 
 #include <ddl/optim/optimizer.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::optim {
 

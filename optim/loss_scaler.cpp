@@ -6,9 +6,9 @@
 
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/optim/loss_scaler.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl::optim {
 

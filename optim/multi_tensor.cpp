@@ -1,15 +1,15 @@
 // The multi-tensor steps of SGD and Adam/AdamW (PyTorch's foreach implementations,
 // torch/optim/sgd.py _multi_tensor_sgd): every parameter whose weight, gradient and state
 // are contiguous CPU float32 tensors of one shape in separate storage becomes a slice of
-// one flat pass (tensor/multi_tensor_step.h); any other takes the per-tensor step. State
+// one flat pass (tensor/ops/multi_tensor_step.h); any other takes the per-tensor step. State
 // is made and kept exactly as the per-tensor step keeps it, so the two paths can alternate.
 #include <cmath>
 #include <set>
 
 #include <ddl/optim/adam.h>
 #include <ddl/optim/sgd.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/multi_tensor_step.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/multi_tensor_step.h>
 
 namespace ddl::optim {
 namespace {

@@ -1,8 +1,8 @@
 // Rprop step, in the order of PyTorch 1.13's _single_tensor_rprop.
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/optim/rprop.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::optim {

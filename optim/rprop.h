@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include <ddl/optim/optimizer.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::optim {
 

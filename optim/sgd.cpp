@@ -1,7 +1,7 @@
 // SGD step.
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/optim/sgd.h>
-#include <ddl/tensor/sgd_update.h>
+#include <ddl/tensor/ops/sgd_update.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::optim {

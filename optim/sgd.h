@@ -4,7 +4,7 @@
 #pragma once
 
 #include <ddl/optim/optimizer.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::optim {
 

@@ -5,7 +5,7 @@
 
 #include <ddl/dist/process_group.h>
 #include <ddl/report/classification_report.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::report {
 namespace {

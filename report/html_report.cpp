@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <ddl/base/error.h>
 #include <ddl/report/html_report.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace ddl::report {

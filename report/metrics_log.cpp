@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <ddl/base/error.h>
 #include <ddl/report/metrics_log.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace ddl::report {

@@ -6,7 +6,7 @@
 
 #include <ddl/dist/process_group.h>
 #include <ddl/report/rank_table.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::report {
 namespace {

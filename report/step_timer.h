@@ -2,7 +2,7 @@
 // communication wait, optimizer) and accumulates per-epoch and whole-run totals and means.
 // Means exclude the first step of each epoch (warm-up: allocation, caches, lazy init).
 // StepTimer() uses the host clock. StepTimer(device) times each phase with marks on the
-// device (tensor/device_timer.h): on a GPU, its time between the phase's boundaries, with
+// device (tensor/core/device_timer.h): on a GPU, its time between the phase's boundaries, with
 // no sync of its own; those steps are counted once resolve() reads them, after a sync.
 // Not thread-safe: one timer per training loop. While trace::enabled(), each phase and
 // each step is also a span on the calling thread's track ("phase" category; host times).
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <ddl/tensor/device_timer.h>
+#include <ddl/tensor/core/device_timer.h>
 
 namespace ddl::report {
 

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include <ddl/report/worker_metrics.h>
-#include <ddl/tensor/allocator.h>
+#include <ddl/tensor/core/allocator.h>
 #include <ddl/trace/thread_name.h>
 
 namespace ddl::report {

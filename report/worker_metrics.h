@@ -33,7 +33,7 @@ struct OsCounters {
   int64_t major_faults = -1;          // ru_majflt: pages that needed I/O
   int64_t throttled_periods = -1;     // cpu.stat nr_throttled: periods in which the quota ran out
   int64_t throttled_us = -1;          // cpu.stat throttled time, microseconds
-  // The CPU tensor allocator (cpu::memory_stats, tensor/allocator.h) now, not deltas:
+  // The CPU tensor allocator (cpu::memory_stats, tensor/core/allocator.h) now, not deltas:
   int64_t allocated_bytes = -1;       // held by live tensors
   int64_t reserved_bytes = -1;        // allocated plus cached for reuse
   int64_t peak_allocated_bytes = -1;  // the most ever allocated at once

@@ -11,7 +11,7 @@
 #include <streambuf>
 #include <vector>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace ddl::files {

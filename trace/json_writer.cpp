@@ -9,7 +9,7 @@
 #include <sstream>
 #include <tuple>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 #include <ddl/trace/atomic_file.h>
 #include <ddl/trace/json_writer.h>
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 #include <ddl/trace/snapshot.h>
 
 namespace ddl::trace {

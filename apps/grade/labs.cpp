@@ -3,7 +3,7 @@
 #include "apps/grade/labs.h"
 
 #include "apps/grade/grade_case.h"
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::grade {
 

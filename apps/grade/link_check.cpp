@@ -20,7 +20,7 @@
 #include <cmath>
 #include <sstream>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::grade {
 

@@ -17,9 +17,9 @@
 #include "apps/grade/fault_case.h"
 #include "apps/grade/grade_run.h"
 #include "apps/grade/link_check.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/sync/plugin.h>
 #include <ddl/dist/sync/registry.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace fs = std::filesystem;

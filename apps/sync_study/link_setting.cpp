@@ -4,8 +4,8 @@
 #include <cctype>
 #include <sstream>
 
+#include <ddl/base/error.h>
 #include <ddl/cluster/link_rate.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

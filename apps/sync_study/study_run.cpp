@@ -9,7 +9,7 @@
 #include "apps/common/shell_quote.h"
 #include "apps/sync_study/study_stats.h"
 #include "apps/sync_study/study_sweep.h"
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::apps {
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/sync/registry.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

@@ -11,8 +11,8 @@
 #include <ostream>
 
 #include "apps/sync_study/study_stats.h"
+#include <ddl/base/error.h>
 #include <ddl/report/metrics_log.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/atomic_file.h>
 
 namespace ddl::apps {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/ddp/ddp_env.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

@@ -10,10 +10,10 @@
 #include "apps/common/finite_range.h"
 #include "apps/train_cifar/buckets.h"
 #include "apps/train_cifar/datasets.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/hooks/comm_hook.h>
 #include <ddl/dist/sync/plugin.h>
 #include <ddl/dist/sync/registry.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::apps {
 

@@ -14,8 +14,8 @@
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/hier/hierarchical_group.h>
 #include <ddl/dist/process_group_auto.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cpu/cpu_level.h>
-#include <ddl/tensor/factory.h>
 #include <ddl/tensor/ops.h>
 
 namespace ddl::apps {

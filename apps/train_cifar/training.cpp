@@ -11,7 +11,7 @@
 #include <ddl/dist/init.h>
 #include <ddl/dist/nn/sync_batch_norm.h>
 #include <ddl/optim/one_cycle.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 namespace ddl::apps {
 

@@ -9,9 +9,9 @@
 #include <ddl/autograd/ops/activation.h>
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cpu/gelu.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl {
 

@@ -3,8 +3,8 @@
 
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl::detail {
 

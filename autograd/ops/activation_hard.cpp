@@ -9,7 +9,7 @@
 #include <ddl/autograd/ops/activation_detail.h>
 #include <ddl/autograd/ops/activation_more.h>
 #include <ddl/autograd/ops/elementwise.h>
-#include <ddl/tensor/elementwise.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl {
 

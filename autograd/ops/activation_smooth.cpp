@@ -10,8 +10,8 @@
 #include <ddl/autograd/ops/activation_more.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/softmax.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/join.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/join.h>
 
 namespace ddl {
 

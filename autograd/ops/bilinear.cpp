@@ -8,7 +8,7 @@
 #include <ddl/autograd/ops/indexing.h>
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl {
 

@@ -1,7 +1,7 @@
 // argmax/argmin and comparisons on Variables: the tensor ops on .data().
 #include <ddl/autograd/ops/compare.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

@@ -1,6 +1,6 @@
 // Convolutions' forward and backward side by side. conv2d: the input gradient
 // is a transposed convolution, the weight gradient a correlation of input and
-// output gradient, the bias gradient a sum (all in tensor/conv.h).
+// output gradient, the bias gradient a sum (all in tensor/ops/conv.h).
 // conv_transpose2d is the same three kernels with roles swapped: its forward
 // is conv2d's input gradient, its input gradient a conv2d forward.
 #include <ddl/autograd/autocast.h>

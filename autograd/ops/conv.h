@@ -1,13 +1,13 @@
 // Differentiable convolutions on Variables (forward and backward in conv.cpp):
 // conv2d, conv1d (conv2d over a height-1 image) and conv_transpose2d.
-// Shapes and parameters as in tensor/conv.h and tensor/conv_transpose.h.
+// Shapes and parameters as in tensor/ops/conv.h and tensor/ops/conv_transpose.h.
 #pragma once
 
 #include <array>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/conv.h>
-#include <ddl/tensor/conv_transpose.h>
+#include <ddl/tensor/ops/conv.h>
+#include <ddl/tensor/ops/conv_transpose.h>
 
 namespace ddl {
 

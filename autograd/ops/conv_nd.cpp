@@ -10,9 +10,9 @@
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/shape_ops.h>
-#include <ddl/tensor/conv.h>
-#include <ddl/tensor/conv_transpose.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/conv.h>
+#include <ddl/tensor/ops/conv_transpose.h>
 
 namespace ddl {
 

@@ -7,7 +7,7 @@
 
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/ctc_loss.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl {
 

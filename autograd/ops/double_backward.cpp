@@ -1,7 +1,7 @@
 // Double-backward forms for conv2d and the losses, written with Variable ops so their
 // results are differentiable again (Note [Double backward] in autograd/node.cpp). The
 // conv2d gradients are themselves recorded ops whose backward is made of the same three
-// public kernels of tensor/conv.h, so conv2d is differentiable any number of times.
+// public kernels of tensor/ops/conv.h, so conv2d is differentiable any number of times.
 #include <ddl/autograd/ops/conv.h>
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
@@ -9,11 +9,11 @@
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/shape_ops.h>
 #include <ddl/autograd/ops/softmax.h>
-#include <ddl/tensor/adaptive_pool.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/indexing.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/adaptive_pool.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/indexing.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 
@@ -158,7 +158,7 @@ DiffBackwardFn conv_transpose2d_double_backward(const Variable& x, const Variabl
                                                 const Conv2dParams& p, std::array<int64_t, 2> output_padding) {
   return [x, w, has_bias, p, output_padding](const Variable& g, const Needs& n) -> VGrads {
     // y = conv2d_backward_input(x, w): dx = conv2d(g, w), dw = conv2d_backward_weight(x, g),
-    // with x's extra zero rows of Note [Large output_padding] (tensor/conv_transpose.cpp):
+    // with x's extra zero rows of Note [Large output_padding] (tensor/ops/conv_transpose.cpp):
     // dx drops them, dw sees x padded with them.
     const int64_t eh = output_padding[0] / p.stride[0], ew = output_padding[1] / p.stride[1];
     const int64_t h = x.dim() - 2;

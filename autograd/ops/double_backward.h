@@ -5,9 +5,9 @@
 #pragma once
 
 #include <ddl/autograd/node.h>
-#include <ddl/tensor/conv.h>
-#include <ddl/tensor/pool.h>
-#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/ops/conv.h>
+#include <ddl/tensor/ops/pool.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl {
 

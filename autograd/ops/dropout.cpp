@@ -2,8 +2,8 @@
 // no rescaling; the backward multiplies by the same saved mask.
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/dropout.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl {
 

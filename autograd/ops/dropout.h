@@ -2,7 +2,7 @@
 #pragma once
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl {
 

@@ -5,8 +5,8 @@
 
 #include <ddl/autograd/ops/dropout_more.h>
 #include <ddl/autograd/ops/elementwise.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
 
 namespace ddl {
 

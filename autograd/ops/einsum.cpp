@@ -3,7 +3,7 @@
 #include <ddl/autograd/ops/einsum.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/einsum_impl.h>
+#include <ddl/tensor/ops/einsum_impl.h>
 
 namespace ddl {
 

@@ -1,4 +1,4 @@
-// Differentiable einsum on Variables: the algorithm of tensor/einsum_impl.h
+// Differentiable einsum on Variables: the algorithm of tensor/ops/einsum_impl.h
 // run on differentiable permute/reshape/mul/sum/matmul, so backward is theirs.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace ddl {
 
-// As einsum(equation, tensors) in tensor/einsum.h (same subscripts, same limits).
+// As einsum(equation, tensors) in tensor/ops/einsum.h (same subscripts, same limits).
 Variable einsum(const std::string& equation, const std::vector<Variable>& operands);
 
 }  // namespace ddl

@@ -4,9 +4,9 @@
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

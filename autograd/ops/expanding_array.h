@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <string>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl {
 

@@ -6,7 +6,7 @@
 #include <ddl/autograd/ops/fold.h>
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/shape_ops.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl {
 

@@ -8,8 +8,8 @@
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/shape_ops.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

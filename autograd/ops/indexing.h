@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace ddl {
 

@@ -27,10 +27,10 @@
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/variable_impl.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/indexing.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/indexing.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

@@ -3,8 +3,8 @@
 // split and chunk reuse the differentiable narrow.
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/linear_backward.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/join.h>
 
 namespace ddl {
 

@@ -7,10 +7,10 @@
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/layer_norm.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cpu/layer_norm_rows.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 
@@ -23,7 +23,7 @@ Variable normalize_trailing(const Variable& x, int64_t num_dims, double eps) {
   for (int64_t d = x.dim() - num_dims; d < x.dim(); ++d) k *= x.size(d);
   // Empty normalised dims: nothing to normalise, an empty result (as PyTorch).
   if (k == 0) return mul(x, 1.0);
-  // x2: [rows, k]; mean, invstd: [rows, 1]. As Note [Variance in float64] (tensor/reduce.cpp):
+  // x2: [rows, k]; mean, invstd: [rows, 1]. As Note [Variance in float64] (tensor/ops/reduce.cpp):
   // two passes in float64, xhat and invstd rounded once. In float32, values near 1e4
   // summed to a mean 3e-4 off, 1e-3 standard deviations for a spread of 1.
   if (x.data().device().is_cpu() && x.dtype() == DType::Float32) {

@@ -10,12 +10,12 @@
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/linalg_decomp.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
-#include <ddl/tensor/linalg.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/base/error.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/join.h>
+#include <ddl/tensor/ops/linalg.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

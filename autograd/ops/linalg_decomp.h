@@ -1,11 +1,11 @@
-// Differentiable inverse, det and solve (tensor/linalg_decomp.h has the semantics), and cholesky, qr
+// Differentiable inverse, det and solve (tensor/ops/linalg_decomp.h has the semantics), and cholesky, qr
 // and svd with gradients (PyTorch's formulas), all differentiable again (double backward).
 #pragma once
 
 #include <tuple>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/linalg_decomp.h>
+#include <ddl/tensor/ops/linalg_decomp.h>
 
 namespace ddl {
 

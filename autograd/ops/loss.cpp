@@ -1,6 +1,6 @@
 // Classification losses on Variables. cross_entropy with class-index targets
 // saves log_softmax(logits) and its backward is softmax − target distribution
-// in one kernel (tensor/softmax.h). Class weights and probability targets take
+// in one kernel (tensor/ops/softmax.h). Class weights and probability targets take
 // a tensor-op path, see Note [Cross entropy as a target matrix]. The
 // elementwise losses live in regression_loss.cpp.
 #include <ddl/autograd/autocast.h>
@@ -8,10 +8,10 @@
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/loss.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/indexing.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/indexing.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

@@ -6,13 +6,13 @@
 #pragma once
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl {
 
 // logits: [N, C] or [N, C, d1, ...]; target: int64 [N] or [N, d1, ...]. As
 // torch.nn.functional.cross_entropy with ignore_index and label_smoothing
-// (see ddl::cross_entropy in tensor/softmax.h). The backward is one fused pass.
+// (see ddl::cross_entropy in tensor/ops/softmax.h). The backward is one fused pass.
 // A floating target of the logits' shape holds class probabilities instead.
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& opts = {});
 // With class weights `weight` ([C], or undefined for none): a sample of class t

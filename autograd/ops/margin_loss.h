@@ -7,7 +7,7 @@
 #pragma once
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl {
 

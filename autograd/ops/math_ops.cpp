@@ -1,4 +1,4 @@
-// tensor/math_ops.h's ops on Variables: forward and backward side by side, each backward written once
+// tensor/ops/math_ops.h's ops on Variables: forward and backward side by side, each backward written once
 // as a generic formula that serves the Tensor backward and the Variable one (double backward,
 // Note [Double backward]). The formulas are PyTorch's (tools/autograd/derivatives.yaml).
 #include <cmath>
@@ -7,11 +7,11 @@
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/math_ops.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/elementwise_impl.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/math_ops.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/elementwise_impl.h>
+#include <ddl/tensor/ops/math_ops.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

@@ -1,4 +1,4 @@
-// Differentiable forms of tensor/math_ops.h's ops (forward and backward in math_ops.cpp), each with a
+// Differentiable forms of tensor/ops/math_ops.h's ops (forward and backward in math_ops.cpp), each with a
 // differentiable backward for double backward, the derivative formulas PyTorch's
 // derivatives.yaml gives. Broadcast operands get their gradients summed back to their shapes.
 #pragma once

@@ -1,5 +1,5 @@
 // batch_norm on Variables: the forward saves x, the weight and the mean/invstd
-// it normalised with; the backward is one fused kernel (tensor/norm.h).
+// it normalised with; the backward is one fused kernel (tensor/ops/norm.h).
 // Autocast leaves it alone, as torch.autocast (on neither of its lists): a
 // 16-bit x (a bf16 conv's output) stays 16-bit, with float32 weight, bias and
 // statistics, so conv -> BN -> ReLU -> pool keeps 16-bit activations.

@@ -21,7 +21,7 @@ void check_param(const char* what, bool defined, const Shape& shape, int64_t num
             shape);
 }
 
-// batch_norm's dtype rule (tensor/norm.h), checked here so that the message names instance_norm.
+// batch_norm's dtype rule (tensor/ops/norm.h), checked here so that the message names instance_norm.
 void check_dtype(const char* what, bool defined, DType t, DType x) {
   if (!defined) return;
   DDL_CHECK(t == batch_norm_param_dtype(x) || (is_reduced_float(x) && t == x), "instance_norm: ", what, " is ", t,

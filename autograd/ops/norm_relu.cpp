@@ -7,9 +7,9 @@
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/norm.h>
 #include <ddl/autograd/ops/norm_relu.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/norm_relu.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/norm_relu.h>
 
 namespace ddl::detail {
 

@@ -1,14 +1,14 @@
 // Differentiable pooling on Variables (forward and backward in pool.cpp):
-// max and average pooling (tensor/pool.h) and their adaptive forms
-// (tensor/adaptive_pool.h).
+// max and average pooling (tensor/ops/pool.h) and their adaptive forms
+// (tensor/ops/adaptive_pool.h).
 #pragma once
 
 #include <array>
 #include <cstdint>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/adaptive_pool.h>
-#include <ddl/tensor/pool.h>
+#include <ddl/tensor/ops/adaptive_pool.h>
+#include <ddl/tensor/ops/pool.h>
 
 namespace ddl {
 

@@ -2,7 +2,7 @@
 // windows are gathered with index_select into a trailing window axis, which a
 // max (max_dim) or a weighted sum reduces. Autograd then gives the gradients
 // (and double backward) on every device; speed is not the goal (2-D pooling has
-// its own kernels in tensor/pool.h).
+// its own kernels in tensor/ops/pool.h).
 #include <algorithm>
 #include <array>
 #include <string>
@@ -13,10 +13,10 @@
 #include <ddl/autograd/ops/pool_nd.h>
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/sort.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/math_ops.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/ops.h>
-#include <ddl/tensor/pool.h>
+#include <ddl/tensor/ops/math_ops.h>
+#include <ddl/tensor/ops/pool.h>
 
 namespace ddl {
 
@@ -262,7 +262,7 @@ std::vector<double> per_cell(const std::vector<DimWindows>& ws, F f) {
   });
 }
 
-// float16 and bfloat16 are pooled in float32 and rounded once (See Note [Half compute] in tensor/half.h).
+// float16 and bfloat16 are pooled in float32 and rounded once (See Note [Half compute] in tensor/core/half.h).
 bool reduced(const Variable& x) { return x.defined() && is_reduced_float(x.dtype()); }
 
 template <size_t N>

@@ -12,7 +12,7 @@
 
 #include <ddl/autograd/ops/expanding_array.h>
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/pool.h>
+#include <ddl/tensor/ops/pool.h>
 
 namespace ddl {
 

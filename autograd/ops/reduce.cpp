@@ -5,11 +5,11 @@
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/reduce.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/extreme.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/linalg.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/extreme.h>
+#include <ddl/tensor/ops/linalg.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 
@@ -133,7 +133,7 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
       std::move(y), "VarBackward", {&x},
       [xd, dims, keepdim, denom](const Tensor& g, const Needs&) -> Grads {
         // d var / dx = 2 (x - mean) / (n - correction); centered in float64 as the forward
-        // (Note [Variance in float64] in tensor/reduce.cpp).
+        // (Note [Variance in float64] in tensor/ops/reduce.cpp).
         const Tensor x64 = xd.to(DType::Float64);
         const Tensor centered = sub(x64, mean(x64, dims, true)).to(xd.dtype());
         return {mul(mul(unreduce(g, xd.shape(), dims, keepdim), centered), 2.0 / denom)};

@@ -11,12 +11,12 @@
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/reduce_more.h>
 #include <ddl/autograd/ops/shape_ops.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
-#include <ddl/tensor/reduce.h>
-#include <ddl/tensor/scan.h>
-#include <ddl/tensor/shape_ops.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/join.h>
+#include <ddl/tensor/ops/reduce.h>
+#include <ddl/tensor/ops/scan.h>
+#include <ddl/tensor/ops/shape_ops.h>
 
 namespace ddl {
 
@@ -142,7 +142,7 @@ Variable std(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
   return make_result(
       std::move(y), "StdBackward", {&x},
       [xd, kept, zero, d, correction, var_grad](const Tensor& g, const Needs&) -> std::vector<Tensor> {
-        // in float64, as the forward (Note [Variance in float64] in tensor/reduce.cpp)
+        // in float64, as the forward (Note [Variance in float64] in tensor/ops/reduce.cpp)
         const Tensor x64 = xd.to(DType::Float64);
         const Tensor y64 = sqrt(var(x64, d, correction, true));
         const Tensor gv =

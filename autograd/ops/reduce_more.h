@@ -1,4 +1,4 @@
-// Differentiable prod, std, logsumexp and norm (tensor/reduce_more.h has the semantics), plus
+// Differentiable prod, std, logsumexp and norm (tensor/ops/reduce_more.h has the semantics), plus
 // all / any / equal on Variables (no gradient: they return bools).
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/reduce_more.h>
+#include <ddl/tensor/ops/reduce_more.h>
 
 namespace ddl {
 

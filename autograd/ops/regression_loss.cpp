@@ -13,9 +13,9 @@
 #include <ddl/autograd/ops/double_backward.h>
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/loss.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

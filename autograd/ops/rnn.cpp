@@ -16,11 +16,11 @@
 #include <ddl/autograd/autocast.h>
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/rnn.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cpu/lstm_cell.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/linalg.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/linalg.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

@@ -1,4 +1,4 @@
-// roll and tile on Variables: the templates of tensor/roll_tile.h over Variable ops.
+// roll and tile on Variables: the templates of tensor/ops/roll_tile.h over Variable ops.
 #include <ddl/autograd/ops/join.h>
 #include <ddl/autograd/ops/roll_tile.h>
 #include <ddl/autograd/ops/shape_ops.h>

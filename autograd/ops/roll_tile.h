@@ -1,4 +1,4 @@
-// Differentiable roll and tile (tensor/roll_tile.h has the semantics): compositions of
+// Differentiable roll and tile (tensor/ops/roll_tile.h has the semantics): compositions of
 // narrow, cat and repeat, so their double backward comes with them.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/roll_tile.h>
+#include <ddl/tensor/ops/roll_tile.h>
 
 namespace ddl {
 

@@ -3,7 +3,7 @@
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/scan.h>
 #include <ddl/autograd/ops/shape_ops.h>
-#include <ddl/tensor/scan.h>
+#include <ddl/tensor/ops/scan.h>
 
 namespace ddl {
 

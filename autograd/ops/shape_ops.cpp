@@ -6,7 +6,7 @@
 #include <ddl/autograd/ops/linear_backward.h>
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/shape_ops.h>
-#include <ddl/tensor/reduce.h>
+#include <ddl/tensor/ops/reduce.h>
 
 namespace ddl {
 

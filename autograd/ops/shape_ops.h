@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/shape_ops.h>
+#include <ddl/tensor/ops/shape_ops.h>
 
 namespace ddl {
 

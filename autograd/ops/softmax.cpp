@@ -6,7 +6,7 @@
 #include <ddl/autograd/ops/elementwise.h>
 #include <ddl/autograd/ops/reduce.h>
 #include <ddl/autograd/ops/softmax.h>
-#include <ddl/tensor/softmax.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl {
 

@@ -1,11 +1,11 @@
-// Sorting ops on Variables: forward from tensor/sort.h; backward scatters the
+// Sorting ops on Variables: forward from tensor/ops/sort.h; backward scatters the
 // gradient of each picked value to the index it was picked from.
 #include <algorithm>
 
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/indexing.h>
 #include <ddl/autograd/ops/sort.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl {
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/sort.h>
+#include <ddl/tensor/ops/sort.h>
 
 namespace ddl {
 

@@ -1,5 +1,5 @@
 // interpolate: resolves size / scale_factor into upsample2d's parameters as
-// PyTorch does (a given scale is passed on to the kernel, see tensor/upsample.h),
+// PyTorch does (a given scale is passed on to the kernel, see tensor/ops/upsample.h),
 // then records the kernel's adjoint as the backward.
 #include <ddl/autograd/node.h>
 #include <ddl/autograd/ops/upsample.h>

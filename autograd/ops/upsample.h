@@ -1,13 +1,13 @@
 // Differentiable 2-D resizing (torch.nn.functional.interpolate for 4-D input,
 // modes nearest and bilinear); forward and backward in upsample.cpp, kernels in
-// tensor/upsample.h. 3-D (1-D resize) and 5-D inputs are not handled.
+// tensor/ops/upsample.h. 3-D (1-D resize) and 5-D inputs are not handled.
 #pragma once
 
 #include <array>
 #include <optional>
 
 #include <ddl/autograd/variable.h>
-#include <ddl/tensor/upsample.h>
+#include <ddl/tensor/ops/upsample.h>
 
 namespace ddl {
 

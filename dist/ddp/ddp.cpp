@@ -53,8 +53,8 @@
 #include <ddl/dist/ddp/ddp.h>
 #include <ddl/dist/ddp/ddp_env.h>
 #include <ddl/dist/sync/common.h>
-#include <ddl/tensor/elementwise_kernel.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/kernels/elementwise_kernel.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist {

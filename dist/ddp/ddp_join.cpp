@@ -17,7 +17,7 @@
 // (they trained every step) and broadcast it, as PyTorch's _sync_final_model.
 // tests/golden/join.py checks this reading of the divisor against PyTorch 1.13's Join.
 #include <ddl/dist/ddp/ddp.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

@@ -8,7 +8,7 @@
 #include <ddl/dist/fsdp/fsdp.h>
 #include <ddl/dist/fsdp/fsdp_unit.h>
 #include <ddl/nn/safetensors.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::dist::detail {
 

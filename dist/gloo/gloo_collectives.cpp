@@ -18,10 +18,10 @@
 #include <cstring>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/reduce_dtypes.h>
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/error.h>
+#include <ddl/tensor/core/dtype.h>
 
 namespace ddl::dist::detail {
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/process_group.h>
 #include <ddl/dist/store/store.h>
 #include <ddl/dist/traffic.h>
-#include <ddl/tensor/error.h>
 
 namespace gloo {
 class Context;

@@ -17,10 +17,10 @@
 #include <map>
 #include <sstream>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/gloo_mesh.h>
 #include <ddl/dist/store/socket.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 

@@ -16,12 +16,12 @@
 #include <random>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/gloo_mesh.h>
 #include <ddl/dist/store/file_store.h>
 #include <ddl/dist/store/tcp_store.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/thread_name.h>
 
 namespace ddl::dist::detail {

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <sstream>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/debug_check.h>
 #include <ddl/dist/flight/laggard.h>
 #include <ddl/dist/gloo/gloo_abort.h>
@@ -23,7 +24,6 @@
 #include <ddl/dist/gloo/gloo_mesh.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/thread_name.h>
 #include <ddl/trace/trace.h>
 

@@ -5,12 +5,12 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/debug_check.h>
 #include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

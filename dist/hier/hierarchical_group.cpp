@@ -7,9 +7,9 @@
 #include <functional>
 #include <map>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/hier/hierarchical_group.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

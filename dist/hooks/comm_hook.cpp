@@ -1,7 +1,7 @@
 // HookFuture, the built-in allreduce, fp16 and bf16 hooks, and hooks by name.
 #include <ddl/dist/hooks/comm_hook.h>
 #include <ddl/dist/hooks/powersgd.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

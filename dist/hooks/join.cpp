@@ -3,7 +3,7 @@
 #include <exception>
 
 #include <ddl/dist/hooks/join.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::dist {
 

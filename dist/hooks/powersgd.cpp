@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include <ddl/dist/hooks/powersgd.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/random.h>
+#include <ddl/tensor/ops/join.h>
 
 namespace ddl::dist::hooks {
 

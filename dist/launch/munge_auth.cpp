@@ -13,8 +13,8 @@
 #include <sstream>
 #include <vector>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/launch/munge_auth.h>
-#include <ddl/tensor/error.h>
 
 extern char** environ;
 

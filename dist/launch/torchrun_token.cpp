@@ -5,10 +5,10 @@
 #include <fstream>
 #include <iterator>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/launch/torchrun_token.h>
 #include <ddl/dist/store/sha256.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

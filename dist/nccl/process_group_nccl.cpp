@@ -68,7 +68,7 @@
 #include <ddl/dist/flight/recorder.h>
 #include <ddl/dist/init.h>
 #include <ddl/dist/nccl/process_group_nccl_internal.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/trace/thread_name.h>
 #include <ddl/trace/trace.h>
 

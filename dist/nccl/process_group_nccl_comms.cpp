@@ -33,7 +33,7 @@
 #include <utility>
 
 #include <ddl/dist/nccl/process_group_nccl_internal.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 namespace ddl::dist {
 

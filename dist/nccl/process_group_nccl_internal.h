@@ -9,8 +9,8 @@
 #include <chrono>
 #include <exception>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/nccl/process_group_nccl.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

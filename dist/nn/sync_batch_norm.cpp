@@ -5,10 +5,10 @@
 #include <ddl/autograd/node.h>
 #include <ddl/dist/nn/sync_batch_norm.h>
 #include <ddl/nn/layers.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
-#include <ddl/tensor/norm.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/join.h>
+#include <ddl/tensor/ops/norm.h>
 
 namespace ddl::dist {
 

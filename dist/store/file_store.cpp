@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/file_store.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/socket.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist::detail {
 namespace {

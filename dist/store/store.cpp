@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/store.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -12,11 +12,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_server_io.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/thread_name.h>
 
 namespace ddl::dist {

@@ -3,11 +3,11 @@
 
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/launch/munge_auth.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -1,10 +1,10 @@
 // TorchStore: the client side of PyTorch's TCPStore protocol (see torch_store.h).
 #include <unistd.h>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/error.h>
 
 // Note [PyTorch TCPStore protocol]
 // As PyTorch 1.13 speaks it (torch/csrc/distributed/c10d/TCPStore.cpp and the tcputil

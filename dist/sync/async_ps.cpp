@@ -15,9 +15,9 @@
 #include <ddl/dist/sync/async_ps.h>
 #include <ddl/dist/sync/builtins.h>
 #include <ddl/optim/sgd.h>
-#include <ddl/tensor/elementwise.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/join.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/elementwise.h>
+#include <ddl/tensor/ops/join.h>
 
 namespace ddl::dist::detail {
 

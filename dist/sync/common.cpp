@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include <ddl/dist/sync/common.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {

@@ -17,7 +17,7 @@
 // time: (N-1)·B/rate instead of 2(N-1)·B/rate. The hub holds every worker's gradient at
 // once ((N-1)·B bytes), as a parameter server does.
 #include <ddl/dist/sync/builtins.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {

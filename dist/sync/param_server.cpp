@@ -5,7 +5,7 @@
 // server would idle in these small runs). Its known cost: rank 0 receives N-1 gradients
 // a step and holds N of them (N·P floats) while it averages.
 #include <ddl/dist/sync/builtins.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {

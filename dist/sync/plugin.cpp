@@ -14,9 +14,9 @@
 #include <set>
 #include <utility>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/sync/plugin.h>
 #include <ddl/dist/sync/registry.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

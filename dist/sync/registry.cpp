@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/sync/registry.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::dist {
 

@@ -65,7 +65,7 @@
 
 #include <ddl/dist/sync/builtins.h>
 #include <ddl/dist/sync/ring.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist {

@@ -18,7 +18,7 @@
 //   strategies; each rank's optimizer state (momentum) stays its own.
 // Floating buffers (BatchNorm statistics) are averaged with the parameters.
 #include <ddl/dist/sync/builtins.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/reduce_dtypes.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
 #include <ddl/dist/transport/shm_segment.h>
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/error.h>
+#include <ddl/tensor/core/dtype.h>
 
 namespace ddl::dist::detail {
 

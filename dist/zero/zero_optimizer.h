@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <ddl/dist/zero/zero_shards.h>
-#include <ddl/tensor/options_arg.h>
+#include <ddl/tensor/core/options_arg.h>
 
 namespace ddl::dist {
 

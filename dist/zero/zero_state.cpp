@@ -11,7 +11,7 @@
 
 #include <ddl/autograd/grad_mode.h>
 #include <ddl/dist/zero/zero_shards.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/trace/trace.h>
 
 namespace ddl::dist::detail {

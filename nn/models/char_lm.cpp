@@ -1,9 +1,9 @@
 // The two models' layers and forward passes.
 #include <ddl/autograd/grad_mode.h>
+#include <ddl/base/error.h>
 #include <ddl/nn/attention.h>
 #include <ddl/nn/models/char_lm.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn::char_lm {
 

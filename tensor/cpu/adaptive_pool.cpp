@@ -1,12 +1,12 @@
 // CPU adaptive pooling kernels, parallel over the N*C planes; each plane is
 // written by one thread in a fixed order, so results never depend on the
-// thread count. Windows as in tensor/adaptive_pool.h.
+// thread count. Windows as in tensor/ops/adaptive_pool.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include <ddl/tensor/adaptive_pool.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/ops/adaptive_pool.h>
 
 namespace ddl::cpu {
 namespace {

@@ -7,8 +7,8 @@
 #include <new>
 #include <vector>
 
-#include <ddl/tensor/allocator.h>
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
+#include <ddl/tensor/core/allocator.h>
 
 namespace ddl::cpu {
 namespace {

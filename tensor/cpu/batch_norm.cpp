@@ -13,11 +13,11 @@
 #include <type_traits>
 #include <vector>
 
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/norm.h>
-#include <ddl/tensor/norm_relu.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/core/dtype.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/ops/norm.h>
+#include <ddl/tensor/ops/norm_relu.h>
 
 namespace ddl::cpu {
 namespace {

@@ -20,12 +20,12 @@
 #include <type_traits>
 #include <vector>
 
-#include <ddl/tensor/conv.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/sgemm.h>
 #include <ddl/tensor/cpu/winograd.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/functors.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/kernels/functors.h>
+#include <ddl/tensor/ops/conv.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,9 +1,9 @@
-// CPU copy (with dtype conversion through CastFn, tensor/functors.h, shared
+// CPU copy (with dtype conversion through CastFn, tensor/kernels/functors.h, shared
 // with CUDA) and fill.
-#include <ddl/tensor/copy.h>
+#include <ddl/tensor/core/copy.h>
+#include <ddl/tensor/core/factory_value.h>
 #include <ddl/tensor/cpu/loops.h>
-#include <ddl/tensor/factory_value.h>
-#include <ddl/tensor/functors.h>
+#include <ddl/tensor/kernels/functors.h>
 
 namespace ddl::cpu {
 namespace {

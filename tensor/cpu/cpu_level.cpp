@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <ddl/base/error.h>
 #include <ddl/tensor/cpu/cpu_level.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::cpu {
 namespace {

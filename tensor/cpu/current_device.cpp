@@ -1,6 +1,6 @@
 // set_current_device's and current_device()'s GPU part in a build without CUDA: no GPU.
-#include <ddl/tensor/device.h>
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
+#include <ddl/tensor/core/device.h>
 
 namespace ddl::detail {
 

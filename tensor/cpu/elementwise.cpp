@@ -1,8 +1,8 @@
 // CPU elementwise kernels: one strided loop per op, specialised at compile time
-// on the functor (tensor/functors.h, shared with CUDA) so the contiguous inner
+// on the functor (tensor/kernels/functors.h, shared with CUDA) so the contiguous inner
 // loop vectorises.
 #include <ddl/tensor/cpu/loops.h>
-#include <ddl/tensor/elementwise_kernel.h>
+#include <ddl/tensor/kernels/elementwise_kernel.h>
 
 namespace ddl::cpu {
 namespace {
@@ -90,7 +90,7 @@ void unary_cpu(UnaryOp op, const Tensor& out, const Tensor& in, double a, double
 }
 
 void binary_cpu(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  // Bools arrive as uint8 (tensor/elementwise.cpp, compute_type).
+  // Bools arrive as uint8 (tensor/ops/elementwise.cpp, compute_type).
   DDL_DISPATCH_NUMERIC(a.dtype(), "elementwise", [&] { binary_typed<scalar_t>(op, out, a, b, alpha); });
 }
 

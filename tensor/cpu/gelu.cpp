@@ -5,11 +5,11 @@
 #include <cmath>
 #include <numbers>
 
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/gelu.h>
 #include <ddl/tensor/cpu/gelu_levels.h>
 #include <ddl/tensor/cpu/vec_math.h>
-#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

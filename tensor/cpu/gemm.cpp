@@ -4,7 +4,7 @@
 #include <vector>
 
 #include <ddl/tensor/cpu/sgemm.h>
-#include <ddl/tensor/gemm_kernel.h>
+#include <ddl/tensor/kernels/gemm_kernel.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// CPU kernels of the index-driven ops (tensor/indexing.h): gather, scatter,
+// CPU kernels of the index-driven ops (tensor/ops/indexing.h): gather, scatter,
 // take, put and nonzero. Frontends have already checked shapes, dtypes and index ranges;
 // gather and scatter walk their operands with StridedLoop (cpu/loops.h), take and
 // put with precomputed offsets. Writes that may collide (scatter, put) run
@@ -7,10 +7,10 @@
 #include <limits>
 #include <vector>
 
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/loops.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/indexing.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace ddl::cpu {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/layer_norm_rows.h>
-#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

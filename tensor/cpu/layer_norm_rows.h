@@ -2,7 +2,7 @@
 // Normalisation of the rows of a contiguous float32 [rows, k] buffer on the CPU, the core of
 // layer_norm (autograd/ops/layer_norm.cpp's normalize_trailing): mean and variance in two
 // passes in float64, xhat rounded once, as the composed ops did (Note [Variance in float64],
-// tensor/reduce.cpp), in one pass over memory per row instead of a dozen tensor ops. Each
+// tensor/ops/reduce.cpp), in one pass over memory per row instead of a dozen tensor ops. Each
 // row is one thread's: results do not depend on the thread count.
 #include <cstdint>
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::cpu {
 

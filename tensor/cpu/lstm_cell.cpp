@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/lstm_cell.h>
 #include <ddl/tensor/cpu/vec_math.h>
-#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// CPU multi-tensor SGD and Adam steps (tensor/multi_tensor_step.h). The slices are laid
+// CPU multi-tensor SGD and Adam steps (tensor/ops/multi_tensor_step.h). The slices are laid
 // end to end; parallel_for splits the total element count and each chunk walks the
 // slices it overlaps. Every expression repeats one elementwise op of the per-tensor step
 // (a + alpha * b, x * scalar, g * g, sqrt, m / denom, NaN-propagating maximum) in the
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <ddl/tensor/multi_tensor_step.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/ops/multi_tensor_step.h>
 
 namespace ddl::detail {
 namespace {
@@ -30,7 +30,7 @@ void for_each_part(const std::vector<Slice>& slices, const Fn& fn) {
   });
 }
 
-// w, g, buf: [n] float32. Per element: tensor/sgd_update.cpp's sgd_update_composite.
+// w, g, buf: [n] float32. Per element: tensor/ops/sgd_update.cpp's sgd_update_composite.
 void sgd_part(const SgdSlice& s, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; ++i) {
     float d = s.g[i];

@@ -6,10 +6,10 @@
 #include <limits>
 #include <type_traits>
 
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/pool_levels.h>
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/pool.h>
+#include <ddl/tensor/ops/pool.h>
 
 namespace ddl::cpu {
 namespace {

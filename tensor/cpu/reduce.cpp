@@ -9,8 +9,8 @@
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/loops.h>
 #include <ddl/tensor/cpu/sum_cols_levels.h>
-#include <ddl/tensor/reduce_functors.h>
-#include <ddl/tensor/reduce_kernel.h>
+#include <ddl/tensor/kernels/reduce_functors.h>
+#include <ddl/tensor/kernels/reduce_kernel.h>
 
 namespace ddl::cpu {
 namespace {
@@ -19,7 +19,7 @@ using kernels::ReduceOp;
 constexpr int64_t kBlock = 4096;
 
 template <typename T>
-using Acc = SumAcc<T>;  // tensor/reduce_functors.h, shared with CUDA
+using Acc = SumAcc<T>;  // tensor/kernels/reduce_functors.h, shared with CUDA
 
 template <typename T>
 Acc<T> block_sum(const T* x, int64_t n) {

@@ -3,8 +3,8 @@
 // floats accumulating in double and integers in int64 (as PyTorch's CPU kernels).
 #include <type_traits>
 
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/scan.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/ops/scan.h>
 
 namespace ddl::cpu {
 namespace {

@@ -2,17 +2,17 @@
 // over log-probs (forward, backward, fused with log_softmax for cross_entropy).
 // Each row along the softmax dim and each sample is owned by one thread, and
 // loss totals are summed serially, so results do not depend on the thread count.
-// The per-element math is shared with CUDA (tensor/softmax_functors.h).
+// The per-element math is shared with CUDA (tensor/kernels/softmax_functors.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include <ddl/tensor/core/dtype.h>
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/softmax_rows.h>
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/softmax.h>
-#include <ddl/tensor/softmax_functors.h>
+#include <ddl/tensor/kernels/softmax_functors.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl::cpu {
 namespace {

@@ -1,16 +1,16 @@
 // Last-dim softmax kernels for float32 (tensor/cpu/softmax_rows.h). exp is a branch-free
 // polynomial (Cephes' expf: Cody-Waite range reduction to [-ln2/2, ln2/2] and a degree-6
 // polynomial, within 2 ulp: tensor/cpu/vec_math.h, whose four-lane version the row loops
-// use), sums stay in double as in tensor/softmax_functors.h.
+// use), sums stay in double as in tensor/kernels/softmax_functors.h.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/softmax_rows.h>
 #include <ddl/tensor/cpu/vec_math.h>
-#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu {
 namespace {

@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/sort.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/ops/sort.h>
 
 namespace ddl::cpu {
 namespace {

@@ -2,14 +2,14 @@
 // each plane is written by one thread in a fixed order, so results (the
 // backward's sums included) never depend on the thread count. The index and
 // weight formulas are PyTorch 1.13's, shared with the CUDA kernels
-// (tensor/upsample_coords.h; see Note [Explicit fma in upsample2d] there).
+// (tensor/kernels/upsample_coords.h; see Note [Explicit fma in upsample2d] there).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include <ddl/tensor/parallel.h>
-#include <ddl/tensor/upsample.h>
-#include <ddl/tensor/upsample_coords.h>
+#include <ddl/tensor/core/parallel.h>
+#include <ddl/tensor/kernels/upsample_coords.h>
+#include <ddl/tensor/ops/upsample.h>
 
 namespace ddl::cpu {
 namespace {

@@ -25,13 +25,13 @@
 #include <cstring>
 #include <vector>
 
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/sgemm.h>
 #include <ddl/tensor/cpu/winograd.h>
 #include <ddl/tensor/cpu/winograd4_tiles.h>
 #include <ddl/tensor/cpu/winograd_tiles.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/parallel.h>
 
 namespace ddl::cpu::winograd {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/tensor/cpu/winograd.h>
-#include <ddl/tensor/error.h>
 
 namespace ddl::cpu::winograd {
 namespace {

@@ -1,10 +1,10 @@
 // CUDA adaptive average and max pooling (forward) and adaptive average pooling's
 // backward. Each kernel follows tensor/cpu/adaptive_pool.cpp's loops (windows of
-// tensor/adaptive_pool.h, the same summation order, the same tie and NaN rules),
+// tensor/ops/adaptive_pool.h, the same summation order, the same tie and NaN rules),
 // so results match the CPU's bit for bit. Adaptive max pooling's backward is
 // max_pool2d_backward on the saved indices (tensor/cuda/pool.cu), not here.
-#include <ddl/tensor/adaptive_pool.h>
 #include <ddl/tensor/cuda/common.h>
+#include <ddl/tensor/ops/adaptive_pool.h>
 
 namespace ddl::cuda::detail {
 namespace {

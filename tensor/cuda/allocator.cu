@@ -1,12 +1,12 @@
 // The CUDA allocator: one CachingAllocator per device over cudaMalloc/cudaFree
-// (see Note [Caching allocator] in tensor/caching_allocator.h). Blocks belong to
+// (see Note [Caching allocator] in tensor/core/caching_allocator.h). Blocks belong to
 // the stream that was current when they were allocated; record_stream adds others.
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include <ddl/tensor/caching_allocator.h>
+#include <ddl/tensor/core/caching_allocator.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/runtime.h>
 

@@ -7,11 +7,11 @@
 // all of float16/bfloat16 (Note [16-bit batch norm on CUDA]).
 #include <algorithm>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/block_reduce.h>
 #include <ddl/tensor/cuda/channel_sums.h>
 #include <ddl/tensor/cuda/dnn.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/norm.h>
+#include <ddl/tensor/ops/norm.h>
 
 namespace ddl::cuda::detail {
 namespace {

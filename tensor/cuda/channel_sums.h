@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/block_reduce.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/factory.h>
 
 namespace ddl::cuda::detail {
 

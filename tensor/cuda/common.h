@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::cuda::detail {
 

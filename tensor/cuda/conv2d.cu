@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <ddl/tensor/conv.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/cuda/conv_algo_choice.h>
 #include <ddl/tensor/cuda/dnn.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/ops/conv.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::cuda::detail {
 
@@ -26,7 +26,7 @@ inline bool is_algorithm_failure(int status) {
 }
 
 // The caching allocator reports running out of memory as a ddl::Error with this
-// text (tensor/caching_allocator.cpp, CachingAllocator::new_segment); it has no
+// text (tensor/core/caching_allocator.cpp, CachingAllocator::new_segment); it has no
 // type of its own.
 inline bool is_out_of_memory(const ddl::Error& e) {
   return std::string_view(e.what()).find(": out of memory: ") != std::string_view::npos;

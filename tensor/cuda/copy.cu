@@ -1,10 +1,10 @@
 // CUDA same-device copy (any strides, dtype conversion through CastFn, the
 // functor the CPU copy uses) and fill. Copies between devices are not here:
-// they go through ddl::copy_between_devices (tensor/devices.cpp).
-#include <ddl/tensor/copy.h>
+// they go through ddl::copy_between_devices (tensor/core/devices.cpp).
+#include <ddl/tensor/core/copy.h>
+#include <ddl/tensor/core/factory_value.h>
 #include <ddl/tensor/cuda/indexing.h>
-#include <ddl/tensor/factory_value.h>
-#include <ddl/tensor/functors.h>
+#include <ddl/tensor/kernels/functors.h>
 
 namespace ddl::cuda {
 namespace {

@@ -1,9 +1,9 @@
-// ddl::set_current_device for a GPU (tensor/device.h): cudaSetDevice on the calling
+// ddl::set_current_device for a GPU (tensor/core/device.h): cudaSetDevice on the calling
 // thread, which also creates that GPU's primary context there and not on cuda:0
 // (https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html).
+#include <ddl/tensor/core/device.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/runtime.h>
-#include <ddl/tensor/device.h>
 
 namespace ddl::detail {
 

@@ -10,7 +10,7 @@
 
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/runtime.h>
-#include <ddl/tensor/softmax_functors.h>
+#include <ddl/tensor/kernels/softmax_functors.h>
 
 namespace ddl::cuda::detail {
 namespace {

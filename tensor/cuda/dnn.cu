@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include <ddl/tensor/caching_allocator.h>
+#include <ddl/tensor/core/caching_allocator.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/dnn.h>
-#include <ddl/tensor/factory.h>
 
 namespace ddl::cuda::detail {
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <ddl/tensor/dtype.h>
+#include <ddl/tensor/core/dtype.h>
 
 namespace ddl::cuda::detail {
 
@@ -57,8 +57,8 @@ int compute_capability(int device);
 #include <functional>
 #include <string>
 
+#include <ddl/tensor/core/tensor.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/tensor.h>
 
 namespace ddl::cuda::detail {
 

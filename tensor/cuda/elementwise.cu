@@ -1,5 +1,5 @@
 // CUDA elementwise kernels: one grid-stride launch per op over operands of any
-// strides (tensor/cuda/indexing.h), the math from tensor/functors.h, the
+// strides (tensor/cuda/indexing.h), the math from tensor/kernels/functors.h, the
 // same functors the CPU loops run. Dtype coverage and bool handling mirror
 // tensor/cpu/elementwise.cpp, plus float16/bfloat16, which load as float,
 // compute in float and round once on store (see Note [Half compute]).
@@ -7,7 +7,7 @@
 
 #include <ddl/tensor/cuda/half_compute.h>
 #include <ddl/tensor/cuda/indexing.h>
-#include <ddl/tensor/elementwise_kernel.h>
+#include <ddl/tensor/kernels/elementwise_kernel.h>
 
 namespace ddl::cuda {
 namespace {
@@ -121,7 +121,7 @@ void unary_cuda(UnaryOp op, const Tensor& out, const Tensor& in, double a, doubl
 }
 
 void binary_cuda(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  // Bools arrive as uint8 (tensor/elementwise.cpp, compute_type).
+  // Bools arrive as uint8 (tensor/ops/elementwise.cpp, compute_type).
   dispatch_numeric_and_half(a.dtype(), "elementwise",
                             [&](auto tag) { binary_typed<decltype(tag)>(op, out, a, b, alpha); });
 }

@@ -1,11 +1,11 @@
-// CUDA gather and scatter(_add) of tensor/indexing.h; index_select and index_add
-// reach them through their frontends (tensor/gather_scatter.cpp), which have
+// CUDA gather and scatter(_add) of tensor/ops/indexing.h; index_select and index_add
+// reach them through their frontends (tensor/ops/gather_scatter.cpp), which have
 // checked shapes, devices and index ranges. Gather is one thread per output;
 // scatter sorts its writes first so that repeated indices resolve as on the CPU,
 // bit for bit (Note [Deterministic scatter on CUDA]). No float atomics.
 #include <ddl/tensor/cuda/indexing.h>
 #include <ddl/tensor/cuda/sorted_runs.h>
-#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -3,9 +3,9 @@
 // [N, M] C^T, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T by
 // swapping the operands (and M with N). TF32 only when cuda::allow_tf32().
 // float16/bfloat16 go through cublasGemmStridedBatchedEx with float32 compute.
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/cuda/dnn.h>
-#include <ddl/tensor/devices.h>
-#include <ddl/tensor/gemm_kernel.h>
+#include <ddl/tensor/kernels/gemm_kernel.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -1,12 +1,12 @@
 // Internal to tensor/cuda/: how kernels compute on the 16-bit floats (Note [Half
-// compute] in tensor/half.h: load as float, compute in float, round once on store),
+// compute] in tensor/core/half.h: load as float, compute in float, round once on store),
 // and dtype dispatch that includes them.
 #pragma once
 
 #include <type_traits>
 
-#include <ddl/tensor/dtype.h>
-#include <ddl/tensor/half.h>
+#include <ddl/tensor/core/dtype.h>
+#include <ddl/tensor/core/half.h>
 
 namespace ddl::cuda::detail {
 

@@ -1,4 +1,4 @@
-// CUDA kernels behind advanced indexing (tensor/indexing.cpp): take (t[indices]),
+// CUDA kernels behind advanced indexing (tensor/ops/indexing.cpp): take (t[indices]),
 // put (index_put_, with or without accumulate) and nonzero. The frontend turns
 // the index tensors into element offsets on the device and checks their range;
 // these kernels only move data. put resolves repeated offsets as the CPU does
@@ -8,7 +8,7 @@
 
 #include <ddl/tensor/cuda/indexing.h>
 #include <ddl/tensor/cuda/sorted_runs.h>
-#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace ddl::cuda::detail {
 namespace {

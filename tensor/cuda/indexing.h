@@ -8,8 +8,8 @@
 #include <array>
 #include <cstdint>
 
+#include <ddl/tensor/core/tensor.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/tensor.h>
 
 namespace ddl::cuda::detail {
 

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/half_compute.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/pool.h>
+#include <ddl/tensor/ops/pool.h>
 
 namespace ddl::cuda::detail {
 namespace {
@@ -68,7 +68,7 @@ __global__ void max_forward_kernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
 // float and round once, as the CPU's float32 copies do.
 //
 // When the frontend knows that no two windows share an input (Note [Disjoint pooling
-// windows] in tensor/pool.cpp: VGG's 2x2/2 pools), each input is at most one output's
+// windows] in tensor/ops/pool.cpp: VGG's 2x2/2 pools), each input is at most one output's
 // argmax, and a plain scatter of 0 + gy (the sum of one term: -0 becomes +0) writes
 // the same bits with no sort.
 

@@ -1,12 +1,12 @@
 // Random draws on the GPU: rand, randn, bernoulli, randint, uniform_ and normal_
 // (and so dropout masks and parameter init) of a CUDA tensor run here, one thread
-// per element computing tensor/random_functors.h's draw_element, the code the CPU
+// per element computing tensor/kernels/random_functors.h's draw_element, the code the CPU
 // runs: the same (seed, offset) gives the same numbers on both devices (bit for
 // bit except randn, whose log and cos may differ by an ulp or two between
 // glibc and CUDA's libdevice). No generator state lives on the device.
+#include <ddl/tensor/core/random.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/random.h>
-#include <ddl/tensor/random_functors.h>
+#include <ddl/tensor/kernels/random_functors.h>
 
 namespace ddl::cuda::detail {
 namespace {

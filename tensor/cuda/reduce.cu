@@ -1,16 +1,16 @@
 // CUDA reductions: rows of a contiguous [outer, inner] buffer (reduce_kernel)
 // and the kept middle dim of [A, C, B] (sum_middle_kernel). Sum accumulates
-// and max/min/arg* pick as ExtremeFn says (tensor/reduce_functors.h, shared
+// and max/min/arg* pick as ExtremeFn says (tensor/kernels/reduce_functors.h, shared
 // with the CPU). Deterministic: see Note [Deterministic CUDA reductions].
 // float16/bfloat16 load as float and reduce exactly as float32 does (sums in
 // double), so the result has the bits of the cast-to-float32 path.
 #include <type_traits>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/block_reduce.h>
 #include <ddl/tensor/cuda/half_compute.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/reduce_functors.h>
-#include <ddl/tensor/reduce_kernel.h>
+#include <ddl/tensor/kernels/reduce_functors.h>
+#include <ddl/tensor/kernels/reduce_kernel.h>
 
 namespace ddl::cuda {
 namespace {
@@ -175,7 +175,7 @@ void reduce_cuda(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer
     using T = decltype(tag);
     switch (op) {
       case ReduceOp::Sum:
-        // A 16-bit input summed into float32 (tensor/reduce.cpp, mean) is not rounded to 16 bits.
+        // A 16-bit input summed into float32 (tensor/ops/reduce.cpp, mean) is not rounded to 16 bits.
         if constexpr (kIsHalf<T>) {
           if (out.dtype() == DType::Float32) return reduce_typed<SumReducer<T, float>, T>({}, out, in, outer, inner);
         }

@@ -1,12 +1,12 @@
-// The CUDA backend's entry points for plain C++ callers (tensor/devices.cpp and
-// tensor/tensor.cpp): no CUDA headers here. Implemented in tensor/cuda/*.cu;
+// The CUDA backend's entry points for plain C++ callers (tensor/core/devices.cpp and
+// tensor/core/tensor.cpp): no CUDA headers here. Implemented in tensor/cuda/*.cu;
 // only called in builds with DDL_HAVE_CUDA.
 #pragma once
 
 #include <cstddef>
 
-#include <ddl/tensor/allocator.h>
-#include <ddl/tensor/tensor.h>
+#include <ddl/tensor/core/allocator.h>
+#include <ddl/tensor/core/tensor.h>
 
 namespace ddl::detail {
 // Number of usable GPUs; 0 when the driver is missing or reports an error.

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/scan.h>
+#include <ddl/tensor/ops/scan.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -1,12 +1,12 @@
 // CUDA sgd_update_: one grid-stride launch per parameter instead of the ~4
 // elementwise ops (and their temporaries) of the composite, since a step of a
 // small network is bound by launch overhead. Only contiguous operands of one
-// float dtype come here (tensor/sgd_update.cpp falls back otherwise).
+// float dtype come here (tensor/ops/sgd_update.cpp falls back otherwise).
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/half_compute.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/sgd_update.h>
+#include <ddl/tensor/ops/sgd_update.h>
 
 namespace ddl::cuda::detail {
 namespace {
@@ -19,7 +19,7 @@ struct SgdArgs {
 };
 
 // Note [Fused SGD arithmetic]
-// Each line is one op of the composite (tensor/sgd_update.cpp), in its order:
+// Each line is one op of the composite (tensor/ops/sgd_update.cpp), in its order:
 // add(g, w, wd), buf.mul_(m).add_(d, 1 - dampening), add(d, buf, m), w.add_(d, -lr).
 // nvcc contracts a * b + c into one FMA (its default -fmad=true), so float32 and
 // float64 results may differ from the CPU's in the last bit. 16-bit values load as

@@ -1,16 +1,16 @@
 // CUDA softmax / log_softmax (forward, backward) and the NLL loss (forward,
 // backward, fused with log_softmax for cross_entropy). The per-element math is
-// tensor/softmax_functors.h, shared with the CPU; row sums run in double in a
+// tensor/kernels/softmax_functors.h, shared with the CPU; row sums run in double in a
 // fixed order (Note [Deterministic CUDA reductions]). Bad targets are found on
 // the device and raised at the next sync (Note [Deferred device errors]): no host
 // round trip per loss call.
 #include <cmath>
 #include <cstdint>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/block_reduce.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/softmax.h>
-#include <ddl/tensor/softmax_functors.h>
+#include <ddl/tensor/kernels/softmax_functors.h>
+#include <ddl/tensor/ops/softmax.h>
 
 namespace ddl::cuda {
 namespace {

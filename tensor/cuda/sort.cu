@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/sort.h>
+#include <ddl/tensor/ops/sort.h>
 
 namespace ddl::cuda::detail {
 namespace {

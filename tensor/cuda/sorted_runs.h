@@ -8,8 +8,8 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <type_traits>
 
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/factory.h>
 
 namespace ddl::cuda::detail {
 

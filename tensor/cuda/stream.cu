@@ -1,9 +1,9 @@
-// The public stream and event API (tensor/devices.h) over the runtime, and
+// The public stream and event API (tensor/core/devices.h) over the runtime, and
 // device-wide synchronisation. Streams made here are never destroyed: a handle
 // held by a StreamGuard or a process group stays valid for the whole run.
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/runtime.h>
-#include <ddl/tensor/devices.h>
 
 namespace ddl::cuda {
 namespace {

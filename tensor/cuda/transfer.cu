@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 
-#include <ddl/tensor/copy.h>
+#include <ddl/tensor/core/copy.h>
+#include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/cuda/common.h>
 #include <ddl/tensor/cuda/runtime.h>
-#include <ddl/tensor/factory.h>
 
 namespace ddl::detail {
 namespace {

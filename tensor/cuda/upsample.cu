@@ -1,11 +1,11 @@
 // CUDA upsample2d (nearest, bilinear with align_corners false or true), forward
-// and backward. Source indices and weights come from tensor/upsample_coords.h,
+// and backward. Source indices and weights come from tensor/kernels/upsample_coords.h,
 // the same functions the CPU kernels use, so results match the CPU's bit for bit
 // (Note [Explicit fma in upsample2d]). The backward is a gather, not an atomic
 // scatter: see Note [Gathered upsample backward].
 #include <ddl/tensor/cuda/common.h>
-#include <ddl/tensor/upsample.h>
-#include <ddl/tensor/upsample_coords.h>
+#include <ddl/tensor/kernels/upsample_coords.h>
+#include <ddl/tensor/ops/upsample.h>
 
 namespace ddl::cuda::detail {
 namespace {

@@ -19,7 +19,7 @@
 #include "apps/sync_study/study_run.h"
 #include "apps/sync_study/study_stats.h"
 #include "apps/sync_study/study_sweep.h"
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 using namespace ddl::apps;
 namespace fs = std::filesystem;

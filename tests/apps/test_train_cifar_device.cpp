@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "tests/common/skip.h"
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 using namespace ddl;
 

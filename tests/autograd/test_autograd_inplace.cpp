@@ -9,7 +9,7 @@
 
 #include <ddl/autograd/grad.h>
 #include <ddl/ddl.h>
-#include <ddl/tensor/sgd_update.h>
+#include <ddl/tensor/ops/sgd_update.h>
 
 using namespace ddl;
 

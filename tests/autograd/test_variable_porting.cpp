@@ -7,7 +7,7 @@
 
 #include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;

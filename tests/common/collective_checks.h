@@ -8,7 +8,7 @@
 
 #include "tests/common/harness.h"
 #include <ddl/dist/process_group.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace ddl::test {
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 namespace ddl::test {
 

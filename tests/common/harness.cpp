@@ -16,7 +16,7 @@
 #include <cstring>
 #include <map>
 
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/core/parallel.h>
 
 extern char** environ;
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 
 // Checks inside a rank: throws so the harness reports rank, file and line.
 #define DIST_EXPECT(cond, ...)                                                                     \

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <ddl/nn/layers.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/random.h>
 
 namespace ddl::test {
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 #ifndef DDL_CUDA_TEST_MIN_GPUS
 #define DDL_CUDA_TEST_MIN_GPUS 1

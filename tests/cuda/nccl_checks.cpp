@@ -6,7 +6,7 @@
 
 #include "tests/common/collective_checks.h"
 #include "tests/common/small_cnn.h"
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 namespace ddl::test {
 

@@ -309,7 +309,7 @@ TEST_CASE("cuda batch_norm matches the CPU in training and eval, forward and bac
 
 TEST_CASE("cuda batch_norm with 16-bit parameters matches the CPU, and refuses a mix with the CPU's message",
           "[cuda][batch_norm]") {
-  // Note [16-bit batch norm parameters] (tensor/norm.h): widened to float32 around the 16-bit
+  // Note [16-bit batch norm parameters] (tensor/ops/norm.h): widened to float32 around the 16-bit
   // kernels of test_cuda_half.cpp on both devices, so the two agree within a 16-bit rounding.
   for (DType dt : {DType::BFloat16, DType::Float16}) {
     INFO(dt);

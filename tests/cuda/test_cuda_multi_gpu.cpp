@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <ddl/ddl.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 using namespace ddl;
 

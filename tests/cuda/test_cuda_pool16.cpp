@@ -1,7 +1,7 @@
 // max_pool2d on CUDA against the CPU, bit for bit: forward (values and indices) and
 // backward in float32, float16 and bfloat16 (CUDA reads 16 bits directly, the CPU
 // widens to float32 copies), with windows that cannot share an input (the backward's
-// plain scatter, Note [Disjoint pooling windows] in tensor/pool.cpp) and overlapping
+// plain scatter, Note [Disjoint pooling windows] in tensor/ops/pool.cpp) and overlapping
 // ones (its sort); ties, NaN, -0, odd sizes, batch 1, unbatched and strided inputs.
 // Runs only with a GPU (tests/cuda/cuda_main.cpp exits 77 otherwise).
 #include <catch2/catch.hpp>

@@ -10,7 +10,7 @@
 #include "tests/common/gradcheck.h"
 #include "tests/common/optim_steps.h"
 #include <ddl/ddl.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 using namespace ddl;
 

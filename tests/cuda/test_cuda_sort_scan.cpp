@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <ddl/autograd/functions.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;

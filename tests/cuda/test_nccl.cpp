@@ -13,7 +13,7 @@
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
 #include <ddl/dist/process_group_auto.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/trace/snapshot.h>
 
 using namespace ddl;

@@ -32,7 +32,7 @@
 #include "tests/cuda/nccl_checks.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 #ifndef DDL_NCCL_SHARED_GPU
 #define DDL_NCCL_SHARED_GPU 0

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include <ddl/base/error.h>
 #include <ddl/data/sampler.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl;
 using namespace ddl::data;

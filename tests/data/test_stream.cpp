@@ -5,7 +5,7 @@
 #include <memory>
 
 #include <ddl/data/stream.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::data;

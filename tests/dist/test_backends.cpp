@@ -7,7 +7,7 @@
 #include "tests/common/skip.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 
 using namespace ddl;
 using namespace ddl::dist;

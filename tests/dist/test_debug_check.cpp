@@ -8,11 +8,11 @@
 
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/debug_check.h>
 #include <ddl/dist/dist.h>
 #include <ddl/dist/store/store.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

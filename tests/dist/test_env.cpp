@@ -11,11 +11,11 @@
 #include <map>
 
 #include "tests/common/dist_fixtures.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/store/sha256.h>
 #include <ddl/dist/store/store.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 

@@ -14,7 +14,7 @@
 #include "tests/common/harness.h"
 #include <ddl/dist/dist.h>
 #include <ddl/dist/store/socket.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

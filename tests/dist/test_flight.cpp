@@ -16,7 +16,7 @@
 #include <ddl/dist/dist.h>
 #include <ddl/dist/flight/laggard.h>
 #include <ddl/dist/flight/recorder.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

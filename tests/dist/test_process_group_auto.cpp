@@ -4,7 +4,7 @@
 
 #include <ddl/dist/dist.h>
 #include <ddl/dist/process_group_auto.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

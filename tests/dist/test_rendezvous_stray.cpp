@@ -25,7 +25,7 @@
 #include <ddl/dist/dist.h>
 #include <ddl/dist/gloo/gloo_mesh.h>
 #include <ddl/dist/store/socket.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

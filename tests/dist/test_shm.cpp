@@ -15,8 +15,8 @@
 #include <ddl/dist/dist.h>
 #include <ddl/dist/transport/shm_all_reduce.h>
 #include <ddl/dist/transport/shm_segment.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/random.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/core/random.h>
 
 using namespace ddl;
 using namespace ddl::dist;

@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/gloo/gloo_collectives.h>
 #include <ddl/dist/gloo/process_group_gloo.h>
 #include <ddl/dist/store/file_store.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 
 using ddl::Error;
 using namespace ddl::dist;

@@ -13,10 +13,10 @@
 #include <fstream>
 
 #include "tests/common/dist_fixtures.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/env.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 using Catch::Contains;

@@ -18,10 +18,10 @@
 #include <sstream>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/store_wire.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 using Catch::Contains;

@@ -16,7 +16,7 @@
 #include <ddl/data/synthetic.h>
 #include <ddl/dist/dist.h>
 #include <ddl/report/worker_metrics.h>
-#include <ddl/tensor/parallel.h>
+#include <ddl/tensor/core/parallel.h>
 #include <ddl/trace/thread_name.h>
 
 using namespace ddl;

@@ -10,7 +10,7 @@
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::dist;

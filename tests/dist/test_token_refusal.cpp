@@ -7,8 +7,8 @@
 #include <future>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/tcp_store.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 using Catch::Contains;

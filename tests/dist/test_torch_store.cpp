@@ -9,9 +9,9 @@
 #include <functional>
 #include <thread>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/store/socket.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::dist;
 using Catch::Contains;

@@ -134,7 +134,7 @@ TEST_CASE("tensors: joins, reductions, sort, einsum, comparisons, random", "[lib
   REQUIRE(x.gt(2.0).sum().item<int64_t>() == 3);
   REQUIRE(allclose(x, x.clone()));
   REQUIRE(clamp(x, 1.0, 3.0).sum().item<double>() == 3 + 1 + 2 + 3 + 3 + 1);
-  REQUIRE(sin(x).shape() == x.shape());  // torch::sin, and the other unary math of tensor/math_ops.h
+  REQUIRE(sin(x).shape() == x.shape());  // torch::sin, and the other unary math of tensor/ops/math_ops.h
   REQUIRE((tan(x).numel() + asin(x).numel() + atan(x).numel() + sinh(x).numel() + atanh(x).numel()) == 30);
   REQUIRE(log1p(x).shape() == expm1(x).shape());
   REQUIRE(atan2(x, x).dtype() == x.dtype());

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include <ddl/base/error.h>
 #include <ddl/dist/env.h>
-#include <ddl/tensor/error.h>
 
 namespace {
 const char* const kNames[] = {"RANK",

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/ft/resume_wire.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::ft::detail;
 

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string_view>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/trace_merge.h>
-#include <ddl/tensor/error.h>
 #include <ddl/trace/json_writer.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

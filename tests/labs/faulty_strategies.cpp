@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <ddl/dist/sync/common.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace {
 

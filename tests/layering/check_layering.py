@@ -41,7 +41,7 @@ ALLOWED = {
 # One public header per layer, included as a user would.
 HEADER = {
     'trace': 'trace/trace.h',
-    'tensor': 'tensor/tensor.h',
+    'tensor': 'tensor/core/tensor.h',
     'autograd': 'autograd/variable.h',
     'nn': 'nn/module.h',
     'optim': 'optim/optimizer.h',
@@ -51,8 +51,8 @@ HEADER = {
     'ft': 'ft/ft.h',
     'cluster': 'cluster/cluster.h',
 }
-# trace/ is the bottom layer; it sees only the header-only ddl::Error of tensor/error.h.
-EXTRA_ALLOWED = {'trace': ['tensor/error.h'], 'cluster': ['tensor/error.h']}
+# trace/ is the bottom layer; it sees only the header-only ddl::Error of base/error.h.
+EXTRA_ALLOWED = {'trace': ['base/error.h'], 'cluster': ['base/error.h']}
 
 
 def layer_command(entries, layer):

@@ -128,13 +128,13 @@ def public_ops(root):
 
 
 # --- methods -----------------------------------------------------------------------------------------------------
-# The methods of Tensor (tensor/tensor.h) and Variable (autograd/variable.h) that are ops. One whose definition
+# The methods of Tensor (tensor/core/tensor.h) and Variable (autograd/variable.h) that are ops. One whose definition
 # in METHOD_SOURCES is a single `return ddl::f(...)` (or `return f(...)`) forwards to f and is covered by f's
 # row; the others are in METHOD_ROWS (the row that covers them), METHODS_WITHOUT_ROWS (ops that have no row
 # yet: printed by the sweep, not failed) or NOT_OP_METHODS (why they are not ops). A new method in none of these
 # fails the sweep with MISSING ROWS.
-METHOD_SOURCES = ["tensor/tensor_methods.cpp", "autograd/variable_methods.cpp"]
-METHOD_CLASSES = {"Tensor": "tensor/tensor.h", "Variable": "autograd/variable.h"}
+METHOD_SOURCES = ["tensor/core/tensor_methods.cpp", "autograd/variable_methods.cpp"]
+METHOD_CLASSES = {"Tensor": "tensor/core/tensor.h", "Variable": "autograd/variable.h"}
 
 # The same op as a row whose C++ call goes elsewhere (the method's own code, or a detail:: kernel).
 METHOD_ROWS = {

@@ -130,7 +130,7 @@ def NBN(x, w, b, rm, rv, training, momentum, eps):
 
 
 def PYNUM(v):
-    """A C++ double scalar as the Python number ddl reads it as (Note [Scalar operands] in tensor/elementwise.cpp):
+    """A C++ double scalar as the Python number ddl reads it as (Note [Scalar operands] in tensor/ops/elementwise.cpp):
     an integral value in int64's range is an int, anything else (and -0.0, which an int cannot hold) a float."""
     if isinstance(v, float) and v.is_integer() and -2.0**63 <= v < 2.0**63 and not (v == 0 and math.copysign(1, v) < 0):
         return int(v)

@@ -1,4 +1,4 @@
-// Rows: comparisons and the operator overloads (tensor/elementwise.h, autograd/ops/compare.h,
+// Rows: comparisons and the operator overloads (tensor/ops/elementwise.h, autograd/ops/compare.h,
 // autograd/ops/elementwise.h). Operators share their function's samples and may name it in messages.
 #include "sweep.h"
 

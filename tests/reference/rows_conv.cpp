@@ -1,4 +1,4 @@
-// Rows: convolutions and their Tensor-level backward helpers (tensor/conv.h, conv_transpose.h,
+// Rows: convolutions and their Tensor-level backward helpers (tensor/ops/conv.h, conv_transpose.h,
 // autograd/ops/conv.h). PyTorch's helpers are torch.nn.grad.conv2d_input / conv2d_weight and autograd.
 #include "sweep.h"
 

@@ -1,4 +1,4 @@
-// Rows: arithmetic, unary math and activations (tensor/elementwise.h, autograd/ops/elementwise.h, activation.h).
+// Rows: arithmetic, unary math and activations (tensor/ops/elementwise.h, autograd/ops/elementwise.h, activation.h).
 #include <cmath>
 #include <optional>
 
@@ -127,7 +127,7 @@ void add_elementwise_rows(std::vector<Row>& rows) {
   const json sz = {{"signed_zero", true}};
   const std::vector<bool> d2 = {true, true};
   // Binary arithmetic: tensor or scalar second operand. A double scalar is the Python number ddl reads it as
-  // (PYNUM: an integral value is an int; Note [Scalar operands] in tensor/elementwise.cpp).
+  // (PYNUM: an integral value is an int; Note [Scalar operands] in tensor/ops/elementwise.cpp).
   {
     // add's alpha (a + alpha * b) exists on the Tensor overload only.
     std::vector<Sample> s = binary_samples({}, true);

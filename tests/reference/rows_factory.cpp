@@ -1,4 +1,4 @@
-// Rows: factories and random tensors (tensor/factory.h, random.h, autograd/ops/dropout.h). PyTorch draws
+// Rows: factories and random tensors (tensor/core/factory.h, random.h, autograd/ops/dropout.h). PyTorch draws
 // different random numbers, so random rows compare dtype and shape with PyTorch's and check a property of
 // ddl's values (meta "values": false and "check": a Python lambda over ddl's outputs, inputs and args).
 #include "sweep.h"

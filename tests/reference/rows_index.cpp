@@ -1,4 +1,4 @@
-// Rows: indexing, gather/scatter, masks and embedding (tensor/indexing.h, autograd/ops/indexing.h, embedding.h).
+// Rows: indexing, gather/scatter, masks and embedding (tensor/ops/indexing.h, autograd/ops/indexing.h, embedding.h).
 // An index list travels as args "spec": [{"int": i} | {"slice": [start, stop, step]} | "none" | "ellipsis" |
 // {"tensor": k}], k naming an input; compare.py's IDX builds the same tuple for PyTorch.
 #include "sweep.h"

@@ -1,4 +1,4 @@
-// Rows: inverse, det, solve, cholesky, qr, svd (tensor/linalg_decomp.h, autograd/ops/linalg_decomp.h).
+// Rows: inverse, det, solve, cholesky, qr, svd (tensor/ops/linalg_decomp.h, autograd/ops/linalg_decomp.h).
 #include "sweep.h"
 
 namespace ddl::sweep {

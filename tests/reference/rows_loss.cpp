@@ -1,4 +1,4 @@
-// Rows: losses (tensor/softmax.h, autograd/ops/loss.h) and the softmax/sort Tensor backward helpers.
+// Rows: losses (tensor/ops/softmax.h, autograd/ops/loss.h) and the softmax/sort Tensor backward helpers.
 #include <cmath>
 
 #include "sweep.h"

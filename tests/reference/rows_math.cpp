@@ -1,4 +1,4 @@
-// Rows: the math of tensor/math_ops.h and autograd/ops/math_ops.h (trigonometric and hyperbolic
+// Rows: the math of tensor/ops/math_ops.h and autograd/ops/math_ops.h (trigonometric and hyperbolic
 // functions, log1p, expm1, softplus, atan2, fmod, remainder, lerp, clamp by tensors, clamp_min,
 // clamp_max, pow of a scalar base). The scalar on the left of `/` is in rows_compare.cpp's operator/.
 #include <cmath>

@@ -1,4 +1,4 @@
-// Rows: pooling and normalization (tensor/pool.h, adaptive_pool.h, norm.h, autograd/ops/pool.h, norm.h,
+// Rows: pooling and normalization (tensor/ops/pool.h, adaptive_pool.h, norm.h, autograd/ops/pool.h, norm.h,
 // layer_norm.h).
 #include "sweep.h"
 

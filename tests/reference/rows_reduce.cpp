@@ -1,4 +1,4 @@
-// Rows: reductions, scans, softmax, sorting and matrix products (tensor/reduce.h, scan.h, softmax.h, sort.h,
+// Rows: reductions, scans, softmax, sorting and matrix products (tensor/ops/reduce.h, scan.h, softmax.h, sort.h,
 // linalg.h, einsum.h and their autograd/ops counterparts).
 #include "sweep.h"
 

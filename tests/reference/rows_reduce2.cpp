@@ -1,5 +1,5 @@
-// Rows: prod, std, logsumexp, norm, all, any, equal (tensor/reduce_more.h, autograd/ops/reduce_more.h),
-// roll and tile (tensor/roll_tile.h), linspace and logspace (tensor/factory.h).
+// Rows: prod, std, logsumexp, norm, all, any, equal (tensor/ops/reduce_more.h, autograd/ops/reduce_more.h),
+// roll and tile (tensor/ops/roll_tile.h), linspace and logspace (tensor/core/factory.h).
 #include "sweep.h"
 
 namespace ddl::sweep {

@@ -1,4 +1,4 @@
-// Rows: rounding and the integer-flavoured math of tensor/math_ops.h and autograd/ops/math_ops.h:
+// Rows: rounding and the integer-flavoured math of tensor/ops/math_ops.h and autograd/ops/math_ops.h:
 // floor, ceil, round (ties to even, and with decimals), trunc, frac, sign, pow of two tensors,
 // div with a rounding mode and remainder of a number by a tensor.
 #include <string>

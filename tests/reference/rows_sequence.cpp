@@ -1,4 +1,4 @@
-// Rows: upsampling and recurrent layers (tensor/upsample.h, autograd/ops/upsample.h, rnn.h). PyTorch's LSTM and
+// Rows: upsampling and recurrent layers (tensor/ops/upsample.h, autograd/ops/upsample.h, rnn.h). PyTorch's LSTM and
 // GRU references run one direction of torch._VF.lstm / gru (compare.py's LSTM, GRU).
 #include "sweep.h"
 

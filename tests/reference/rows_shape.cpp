@@ -1,4 +1,4 @@
-// Rows: shape ops and joins (tensor/shape_ops.h, join.h, autograd/ops/shape_ops.h, join.h, nn/functional.h).
+// Rows: shape ops and joins (tensor/ops/shape_ops.h, join.h, autograd/ops/shape_ops.h, join.h, nn/functional.h).
 #include "sweep.h"
 
 namespace ddl::sweep {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include <ddl/report/classification_report.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl;
 using namespace ddl::report;

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <regex>
 
+#include <ddl/base/error.h>
 #include <ddl/report/html_report.h>
-#include <ddl/tensor/error.h>
 
 using namespace ddl::report;
 

@@ -16,7 +16,7 @@
 #include <ddl/report/metrics_log.h>
 #include <ddl/report/rank_table.h>
 #include <ddl/report/worker_metrics.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using namespace ddl::report;
 namespace fs = std::filesystem;

@@ -17,7 +17,7 @@
 #include "tests/common/skip.h"
 #include <ddl/dist/init.h>
 #include <ddl/report/step_timer.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/devices.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;

@@ -1,4 +1,4 @@
-// The caching allocator's bookkeeping (tensor/caching_allocator.h) over a fake
+// The caching allocator's bookkeeping (tensor/core/caching_allocator.h) over a fake
 // RawMemory that counts calls and can run out; plus the CPU-only face of the
 // CUDA API (no GPU here: clear errors, device_count() == 0).
 #include <catch2/catch.hpp>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <ddl/ddl.h>
-#include <ddl/tensor/caching_allocator.h>
-#include <ddl/tensor/devices.h>
+#include <ddl/tensor/core/caching_allocator.h>
+#include <ddl/tensor/core/devices.h>
 
 using namespace ddl;
 using detail::CachingAllocator;

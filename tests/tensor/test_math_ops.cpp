@@ -1,4 +1,4 @@
-// tensor/math_ops.h and autograd/ops/math_ops.h: gradients (and second derivatives) against
+// tensor/ops/math_ops.h and autograd/ops/math_ops.h: gradients (and second derivatives) against
 // central finite differences in float64, and the values and refusals PyTorch 1.13 gives at the
 // edges (Python's modulo, lerp's exact ends, clamp's NaN bounds, integer pow and division).
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The counter scheme every device shares (tensor/random_functors.h): element i of a
+// The counter scheme every device shares (tensor/kernels/random_functors.h): element i of a
 // draw is Philox-4x32-10 on counter offset + i, lanes 0-1 make u0 and lanes 2-3 u1.
 // Checked against an independent re-derivation from philox4x32 (the Random123-checked
 // public function) and the documented formulas, and against draw_element, the
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <ddl/ddl.h>
-#include <ddl/tensor/random_functors.h>
+#include <ddl/tensor/kernels/random_functors.h>
 
 using namespace ddl;
 

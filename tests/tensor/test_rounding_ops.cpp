@@ -1,4 +1,4 @@
-// Rounding and integer-flavoured math (tensor/math_ops.h, autograd/ops/math_ops.h): gradients against
+// Rounding and integer-flavoured math (tensor/ops/math_ops.h, autograd/ops/math_ops.h): gradients against
 // central finite differences in float64, and the values and refusals PyTorch 1.13 gives at the edges
 // (ties to even, round's decimals, div's rounding modes on integers, remainder of a number).
 #include <catch2/catch.hpp>

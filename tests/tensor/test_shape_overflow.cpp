@@ -10,7 +10,7 @@
 #include <limits>
 
 #include <ddl/ddl.h>
-#include <ddl/tensor/checked_shape.h>
+#include <ddl/tensor/core/checked_shape.h>
 
 using namespace ddl;
 

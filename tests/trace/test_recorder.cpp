@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include <ddl/tensor/error.h>
+#include <ddl/base/error.h>
 #include <ddl/trace/json_writer.h>
 #include <ddl/trace/snapshot.h>
 #include <ddl/trace/trace.h>

@@ -11,8 +11,8 @@
 #include <memory>
 
 #include <ddl/dist/hooks/comm_hook.h>
-#include <ddl/tensor/factory.h>
-#include <ddl/tensor/indexing.h>
+#include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/indexing.h>
 
 namespace user {
 

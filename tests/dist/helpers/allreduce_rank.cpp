@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 int main() {
   ddl::dist::InitOptions opts;

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 int main(int argc, char** argv) {
   std::string fault = "none", trace;

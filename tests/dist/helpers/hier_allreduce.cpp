@@ -15,7 +15,7 @@
 
 #include <ddl/dist/dist.h>
 #include <ddl/dist/hier/hierarchical_group.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 namespace {
 // Bytes sent by every interface but lo.

@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <string>
 
+#include <ddl/base/error.h>
 #include <ddl/dist/dist.h>
 #include <ddl/dist/store/torch_store.h>
-#include <ddl/tensor/error.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 using ddl::dist::Millis;
 using ddl::dist::TorchStore;

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include <ddl/dist/dist.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 int main(int argc, char** argv) {
   namespace dist = ddl::dist;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include <ddl/dist/sync/common.h>
-#include <ddl/tensor/factory.h>
+#include <ddl/tensor/core/factory.h>
 
 #ifndef STUDENT_STRATEGY_NAME
 #define STUDENT_STRATEGY_NAME "tree"
