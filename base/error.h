@@ -1,4 +1,5 @@
-// ddl::Error and the checking macros every layer uses.
+// base/, layer 0 (below trace/): ddl::Error and the checking macros every layer uses, and
+// nothing else (std only; tensor's own types are in tensor/core/).
 // DDL_CHECK reports a user mistake (bad shapes, dtypes, devices, files) with a
 // message built from its arguments; DDL_ASSERT guards internal invariants.
 #pragma once
