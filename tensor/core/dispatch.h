@@ -1,11 +1,13 @@
 // Note [Kernel dispatch]
 // Every op that touches memory goes through a Kernel slot: a table of one
-// function pointer per device type. The op's frontend (tensor/<op>.cpp)
+// function pointer per device type. The op's frontend (tensor/ops/<op>.cpp)
 // checks arguments, allocates outputs and calls `slot(device)(args...)`; each
 // backend registers its implementation from its own file with
 // DDL_REGISTER_KERNEL (tensor/cpu/<op>.cpp, later tensor/cuda/<op>.cu).
 // Adding an op touches its frontend and one kernel file per device; adding a
 // device touches its own folder and tensor/core/devices.cpp, nowhere else.
+// Registration runs from static initialisers of files nothing else refers to, so
+// libddl.so takes the layer archives whole (link_whole, docs/build.md "Layering").
 #pragma once
 
 #include <ddl/base/error.h>

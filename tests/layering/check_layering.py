@@ -12,7 +12,11 @@ paths only, not what a library links.
 Include paths cannot stop a quoted include that climbs out of a folder
 ("../data/sampler.h" resolves next to the including file), nor a quoted "nn/module.h"
 that a user's own nn/ folder would shadow: the source scan below refuses both in every
-C++ file of the tree, and any link in the build's include views that is absolute.
+C++ file of the tree, and in a layer's folder any quoted include that does not name a file
+in the including file's own folder or below it. It also refuses any link in the build's
+include views that is absolute (a copied checkout would compile the original's headers).
+Before it scans the tree it scans a small planted tree, so a scan that finds nothing
+cannot pass for one that works.
 
 usage: check_layering.py BUILD_DIR [SOURCE_ROOT]
 """
@@ -94,7 +98,8 @@ QUOTED = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 def scan_sources(root):
-    """Quoted includes that climb ("../x.h") or name a ddl header ("nn/module.h", not <ddl/nn/module.h>)."""
+    """Quoted includes that climb ("../x.h") or name a ddl header ("nn/module.h", not <ddl/nn/module.h>),
+    and, in a layer's folder, quoted includes of anything but a file in the including file's folder or below."""
     bad = []
     files = []
     for top in LAYER_DIRS[:len(ALLOWED)] + ('apps', 'tests', 'bench', 'labs'):
@@ -108,10 +113,39 @@ def scan_sources(root):
             text = open(os.path.join(root, rel), encoding='utf-8').read()
         except (OSError, UnicodeDecodeError):
             continue
+        in_layer = rel.split(os.sep)[0] in ALLOWED
+        here = os.path.dirname(os.path.join(root, rel))
         for inc in QUOTED.findall(text):
-            if inc.startswith('../') or '/../' in inc or inc.split('/')[0] in LAYER_DIRS:
+            if inc.startswith(('../', '/')) or '/../' in inc or inc.split('/')[0] in LAYER_DIRS:
                 bad.append(f'{rel}: #include "{inc}"')
+            elif in_layer and not os.path.isfile(os.path.join(here, inc)):
+                # It would resolve through an include path, i.e. outside the file's own folder.
+                bad.append(f'{rel}: #include "{inc}" (not a file beside it; use <ddl/...>)')
     return bad
+
+
+def scan_self_test():
+    """The scan on a planted tree: each bad include must be found, the good one not."""
+    planted = {
+        'nn/climb.cpp': '#include "../data/sampler.h"\n',  # climbs out of nn/
+        'nn/sideways.cpp': '#include "sampler.h"\n',  # no nn/sampler.h: found through -I
+        'nn/layer_path.cpp': '#include "data/sampler.h"\n',  # a layer path, quoted
+        'nn/sub/ok.cpp': '#include "ok.inc"\n',  # beside it: allowed
+        'nn/sub/ok.inc': '',
+        'data/sampler.h': '',
+        'apps/tool/main.cpp': '#include "apps/tool/util.h"\n',  # apps/ may use root paths
+    }
+    with tempfile.TemporaryDirectory(prefix='ddl-layering-scan-') as tree:
+        for rel, text in planted.items():
+            os.makedirs(os.path.dirname(os.path.join(tree, rel)), exist_ok=True)
+            with open(os.path.join(tree, rel), 'w') as f:
+                f.write(text)
+        found = sorted(b.split(':')[0] for b in scan_sources(tree))
+    want = ['nn/climb.cpp', 'nn/layer_path.cpp', 'nn/sideways.cpp']
+    if found != want:
+        print(f'FAIL the include scan found {found} in its planted tree, should find {want}')
+        return 1
+    return 0
 
 
 def absolute_links(build):
@@ -129,6 +163,8 @@ def main():
     build = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
     root = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.dirname(here))
+    if scan_self_test():
+        return 1
     bad = scan_sources(root) + [f'absolute link {p}' for p in absolute_links(build)]
     for b in bad:
         print(f'FAIL {b}')
