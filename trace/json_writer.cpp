@@ -1,4 +1,4 @@
-// Renders snapshots as trace-event JSON by hand (std only: the bottom layer takes no JSON
+// Renders snapshots as trace-event JSON by hand (std only: trace/, just above base/, takes no JSON
 // library). Every number written is an integer or a fixed-point value (microseconds, ppm),
 // so the output does not depend on the locale or on floating-point formatting.
 #include <cmath>
