@@ -19,6 +19,7 @@
 
 #include "tests/common/dist_fixtures.h"
 #include "tests/common/harness.h"
+#include "tests/common/scratch.h"
 #include <ddl/ddl.h>
 #include <ddl/dist/agreement.h>
 #include <ddl/dist/dist.h>
@@ -30,18 +31,6 @@ using namespace ddl;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("ddl_resume_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string bits(const Tensor& t) {
-  const Tensor c = t.contiguous();
-  return std::string(static_cast<const char*>(c.raw_data()), c.nbytes());
-}
 
 // Parameters of both 16-bit float dtypes.
 struct HalfParams : nn::Module {
@@ -75,14 +64,14 @@ void train_steps(nn::Module& net, optim::Optimizer& opt, int64_t from, int64_t t
 
 std::string all_bits(const nn::Module& m) {
   std::string s;
-  for (const auto& [name, v] : m.named_state()) s += bits(v.data());
+  for (const auto& [name, v] : m.named_state()) s += test::tensor_bits(v.data());
   return s;
 }
 
 }  // namespace
 
 TEST_CASE("snapshot: float16 and bfloat16 weights and momentum keep their dtype and bits", "[apps][snapshot]") {
-  const std::string dir = fresh_dir("half");
+  const std::string dir = test::fresh_dir("ddl_resume_test", "half");
   HalfParams saved;
   optim::SGD opt = make_sgd(saved);
   for (auto& p : saved.parameters()) p.set_grad(ones_like(p.data()));
@@ -100,7 +89,7 @@ TEST_CASE("snapshot: float16 and bfloat16 weights and momentum keep their dtype 
   for (size_t i = 0; i < a.size(); ++i) {
     INFO(a[i].first);
     CHECK(b[i].second.dtype() == a[i].second.dtype());
-    CHECK(bits(b[i].second.data()) == bits(a[i].second.data()));
+    CHECK(test::tensor_bits(b[i].second.data()) == test::tensor_bits(a[i].second.data()));
   }
   const auto sa = opt.state_tensors(), sb = opt2.state_tensors();
   REQUIRE(sa.size() == sb.size());
@@ -108,13 +97,13 @@ TEST_CASE("snapshot: float16 and bfloat16 weights and momentum keep their dtype 
   for (size_t i = 0; i < sa.size(); ++i) {
     INFO(sa[i].first);
     CHECK(sb[i].second.dtype() == sa[i].second.dtype());
-    CHECK(bits(sb[i].second) == bits(sa[i].second));
+    CHECK(test::tensor_bits(sb[i].second) == test::tensor_bits(sa[i].second));
   }
   fs::remove_all(dir);
 }
 
 TEST_CASE("snapshot: a resumed run with dropout equals an uninterrupted run bit for bit", "[apps][snapshot]") {
-  const std::string dir = fresh_dir("dropout");
+  const std::string dir = test::fresh_dir("ddl_resume_test", "dropout");
   const int64_t total = 6, cut = 3;
   // As train_cifar does: seed, build the model, train; a restart seeds and builds again.
   manual_seed(5);
@@ -166,7 +155,7 @@ void poison(const std::string& path, const std::string& name, double value) {
 
 TEST_CASE("snapshot: non-finite optimizer state, buffers or weights are refused, naming file and tensor",
           "[apps][snapshot]") {
-  const std::string dir = fresh_dir("nonfinite");
+  const std::string dir = test::fresh_dir("ddl_resume_test", "nonfinite");
   manual_seed(5);
   auto net = make_dropout_net();
   optim::SGD opt = make_sgd(*net);
@@ -195,7 +184,7 @@ TEST_CASE("snapshot: non-finite optimizer state, buffers or weights are refused,
 }
 
 TEST_CASE("snapshot: float64 state beyond float32's range is refused after conversion", "[apps][snapshot]") {
-  const std::string dir = fresh_dir("range");
+  const std::string dir = test::fresh_dir("ddl_resume_test", "range");
   manual_seed(5);
   auto net = make_dropout_net();
   optim::SGD opt = make_sgd(*net);
@@ -366,7 +355,7 @@ TEST_CASE("resume transfer: a rank stopped at any phase of receiving leaves no t
 }
 
 TEST_CASE("resume transfer: the temporary files of dead processes are removed, others kept", "[apps][resume]") {
-  const std::string dir = fresh_dir("stale");
+  const std::string dir = test::fresh_dir("ddl_resume_test", "stale");
   const pid_t child = fork();
   if (child == 0) _exit(0);
   REQUIRE(child > 0);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/common/scratch.h"
 #include <ddl/ddl.h>
 #include <ddl/ft/ft.h>
 #include <ddl/nn/safetensors.h>
@@ -24,23 +25,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("ddl_ft_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string bits(const Tensor& t) {
-  const Tensor c = t.contiguous();
-  return std::string(static_cast<const char*>(c.raw_data()), c.nbytes());
-}
-
 // Every byte of the model's parameters and buffers and of the optimizer's state, by name.
 std::map<std::string, std::string> state_bits(const nn::Module& m, const optim::Optimizer& opt) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, v] : m.named_state()) out["model." + name] = bits(v.data());
-  for (const auto& [name, t] : opt.state_tensors()) out["optimizer." + name] = bits(t);
+  for (const auto& [name, v] : m.named_state()) out["model." + name] = test::tensor_bits(v.data());
+  for (const auto& [name, t] : opt.state_tensors()) out["optimizer." + name] = test::tensor_bits(t);
   return out;
 }
 
@@ -71,7 +60,7 @@ void train_step(nn::Module& net, optim::Optimizer& opt, const data::Batch& b) {
 }  // namespace
 
 TEST_CASE("ft: a run resumed from ft::save equals an uninterrupted one bit for bit", "[ft]") {
-  const std::string dir = fresh_dir("roundtrip"), path = dir + "/snap.safetensors";
+  const std::string dir = test::fresh_dir("ddl_ft_test", "roundtrip"), path = dir + "/snap.safetensors";
   const int64_t steps_per_epoch = kSamples / kBatch, cut_epoch = 1, cut_step = 3;
 
   // Uninterrupted: two epochs.
@@ -132,7 +121,7 @@ TEST_CASE("ft: a run resumed from ft::save equals an uninterrupted one bit for b
     loader.set_epoch(cut_epoch);
     auto expected = loader.begin();
     for (int64_t s = 0; s < cut_step; ++s) ++expected;
-    CHECK(bits(next->target) == bits(expected->target));
+    CHECK(test::tensor_bits(next->target) == test::tensor_bits(expected->target));
   }
   SECTION("training on ends where the uninterrupted run ended") {
     resumed->train();
@@ -156,7 +145,7 @@ TEST_CASE("ft: a run resumed from ft::save equals an uninterrupted one bit for b
 }
 
 TEST_CASE("ft: no snapshot means a fresh start; a state without model or optimizer is refused", "[ft]") {
-  const std::string dir = fresh_dir("none");
+  const std::string dir = test::fresh_dir("ddl_ft_test", "none");
   auto net = make_net();
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.1));
   ft::State state{.model = net.get(), .optimizer = &opt, .position = {.seed = 1}};
@@ -169,7 +158,7 @@ TEST_CASE("ft: no snapshot means a fresh start; a state without model or optimiz
 }
 
 TEST_CASE("ft: a corrupt snapshot or a non-finite tensor is refused, naming file and tensor", "[ft]") {
-  const std::string dir = fresh_dir("corrupt"), path = dir + "/snap";
+  const std::string dir = test::fresh_dir("ddl_ft_test", "corrupt"), path = dir + "/snap";
   manual_seed(1);
   auto net = make_net();
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
@@ -203,9 +192,10 @@ TEST_CASE("ft: a corrupt snapshot or a non-finite tensor is refused, naming file
         if (n == name) t.data<float>()[0] = std::string(name) == "0.weight" ? NAN : INFINITY;
       nn::save_safetensors(path, f.tensors, f.metadata);
       ft::State s = fresh();
-      const std::string before = bits(into->named_state().front().second.data());
+      const std::string before = test::tensor_bits(into->named_state().front().second.data());
       CHECK_THROWS_WITH(ft::resume(path, s), Contains(path) && Contains(std::string("'") + name + "'"));
-      CHECK(bits(into->named_state().front().second.data()) == before);  // refused before anything was loaded
+      CHECK(test::tensor_bits(into->named_state().front().second.data()) ==
+            before);  // refused before anything was loaded
       s = fresh();
       CHECK(ft::resume(path, s, nullptr, {.allow_nonfinite = true}).resumed);
     }
@@ -214,7 +204,7 @@ TEST_CASE("ft: a corrupt snapshot or a non-finite tensor is refused, naming file
 }
 
 TEST_CASE("ft: SIGKILL while ft::save writes leaves the previous snapshot whole", "[ft]") {
-  const std::string dir = fresh_dir("kill"), path = dir + "/snap";
+  const std::string dir = test::fresh_dir("ddl_ft_test", "kill"), path = dir + "/snap";
   // ~8 MB of weights, so a save takes long enough to be caught in the middle.
   auto big = std::make_shared<nn::Linear>(1024, 2048);
   optim::SGD opt(big->parameters(), optim::SGDOptions(0.1));

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/common/scratch.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
@@ -45,12 +46,6 @@ std::string tmp_path(const std::string& name) {
   return (dir / name).string();
 }
 
-// The raw bytes of a tensor, as a file holds them.
-std::string bits(const Tensor& t) {
-  const Tensor c = t.contiguous();
-  return std::string(static_cast<const char*>(c.raw_data()), c.nbytes());
-}
-
 const Tensor& find(const TensorFile& f, const std::string& name) {
   for (const auto& [n, t] : f.tensors)
     if (n == name) return t;
@@ -76,7 +71,7 @@ TEST_CASE("safetensors: a float16/bfloat16 file written by PyTorch 1.13 loads wi
     CHECK(t.dtype() == dtype);
     CHECK(t.shape() == Shape{2, 4});
     CHECK(as_f32.dtype() == DType::Float32);
-    CHECK(bits(t.to(DType::Float32)) == bits(as_f32));  // -0.0 and subnormals included
+    CHECK(test::tensor_bits(t.to(DType::Float32)) == test::tensor_bits(as_f32));  // -0.0 and subnormals included
   }
   fs::remove_all(fs::path(path).parent_path());
 }
@@ -93,11 +88,11 @@ TEST_CASE("safetensors: float16 and bfloat16 round trips keep the dtype and the 
   const std::string header = bytes.substr(8, n);
   CHECK(header.find("\"h\":{\"data_offsets\":[0,30],\"dtype\":\"F16\"") != std::string::npos);
   CHECK(header.find("\"b\":{\"data_offsets\":[30,38],\"dtype\":\"BF16\"") != std::string::npos);
-  CHECK(bytes.substr(8 + n) == bits(h) + bits(b));
+  CHECK(bytes.substr(8 + n) == test::tensor_bits(h) + test::tensor_bits(b));
   const TensorFile back = load_safetensors(path);
   CHECK(find(back, "h").dtype() == DType::Float16);
   CHECK(find(back, "b").dtype() == DType::BFloat16);
-  CHECK(bits(find(back, "h")) == bits(h));
-  CHECK(bits(find(back, "b")) == bits(b));
+  CHECK(test::tensor_bits(find(back, "h")) == test::tensor_bits(h));
+  CHECK(test::tensor_bits(find(back, "b")) == test::tensor_bits(b));
   fs::remove_all(fs::path(path).parent_path());
 }
