@@ -1,6 +1,6 @@
 // Writing files so that another local user can neither redirect nor tear them. Every file
-// ddl writes (snapshots, safetensors, traces, reports, logs) goes through here. In the bottom
-// layer (beside the timeline recorder, std and POSIX only) so that every layer can use it.
+// ddl writes (snapshots, safetensors, traces, reports, logs) goes through here. In trace/, just
+// above base/ (beside the timeline recorder, std and POSIX only), so that every layer can use it.
 // It does not lock: two writers of one path end with one whole file, the later rename's.
 #pragma once
 
