@@ -99,19 +99,31 @@ const std::array<UKernel, MR> kernels[2][2] = {
     {make_row<true, 1>(std::make_index_sequence<MR>{}), make_row<true, 2>(std::make_index_sequence<MR>{})}};
 
 // Pack op(A)[mb x kb] (element (i,k) at A[i*rs + k*cs]) into MR-row panels, zero padded.
+// A k's 6 values are stored as a whole 8-float vector in increasing k, so the next k
+// overwrites the 2 extra floats; the caller's buffer has 8 floats of slack past the end.
 void pack_a(int64_t mb, int64_t kb, const float* A, int64_t rs, int64_t cs, float* dst) {
   for (int64_t i0 = 0; i0 < mb; i0 += MR, dst += MR * kb) {
     const int64_t R = std::min<int64_t>(MR, mb - i0);
     const float* src = A + i0 * rs;
-    for (int r = 0; r < MR; ++r) {  // one row at a time: contiguous reads when A is row-major
-      float* d = dst + r;
-      if (r >= R) {
-        for (int64_t k = 0; k < kb; ++k) d[k * MR] = 0.0f;
-        continue;
+    int64_t k = 0;
+    if (rs == 1) {  // transposed A: the R rows of one k are contiguous
+      const __m256i m = lanes_below(R);
+      for (; k < kb; ++k) _mm256_storeu_ps(dst + k * MR, _mm256_maskload_ps(src + k * cs, m));
+    } else if (cs == 1) {  // row-major A: 8x8 register transposes, rows past R as zeros
+      __m256 in[8], out[8];
+      for (int r = 0; r < 8; ++r) in[r] = _mm256_setzero_ps();
+      for (; k + 8 <= kb; k += 8) {
+        if (R == MR) {  // the common case, without a test per row
+          for (int r = 0; r < MR; ++r) in[r] = _mm256_loadu_ps(src + r * rs + k);
+        } else {
+          for (int r = 0; r < R; ++r) in[r] = _mm256_loadu_ps(src + r * rs + k);
+        }
+        transpose8x8_regs(in, out);
+        for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + (k + c) * MR, out[c]);
       }
-      const float* s = src + r * rs;
-      for (int64_t k = 0; k < kb; ++k) d[k * MR] = s[k * cs];
     }
+    for (; k < kb; ++k)
+      for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < R ? src[r * rs + k * cs] : 0.0f;
   }
 }
 

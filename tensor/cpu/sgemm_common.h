@@ -31,13 +31,12 @@ struct Scratch {
 };
 thread_local Scratch tl_apack, tl_bpack;
 
-// dst[c * ds + r] = src[r * ss + c] for an 8x8 block.
-inline void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
+// out[c] lane r = in[r] lane c: an 8x8 transpose in registers.
+inline void transpose8x8_regs(const __m256 in[8], __m256 out[8]) {
   __m256 t[8], u[8];
-  for (int r = 0; r < 8; ++r) t[r] = _mm256_loadu_ps(src + r * ss);
   for (int r = 0; r < 8; r += 2) {
-    u[r] = _mm256_unpacklo_ps(t[r], t[r + 1]);
-    u[r + 1] = _mm256_unpackhi_ps(t[r], t[r + 1]);
+    u[r] = _mm256_unpacklo_ps(in[r], in[r + 1]);
+    u[r + 1] = _mm256_unpackhi_ps(in[r], in[r + 1]);
   }
   for (int r = 0; r < 8; r += 4) {
     t[r] = _mm256_shuffle_ps(u[r], u[r + 2], 0x44);
@@ -48,9 +47,17 @@ inline void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
   // t[c] (c < 4) holds column c of rows 0-3 in its low half and column c+4 in
   // its high half; t[c + 4] the same for rows 4-7.
   for (int c = 0; c < 4; ++c) {
-    _mm256_storeu_ps(dst + c * ds, _mm256_permute2f128_ps(t[c], t[c + 4], 0x20));
-    _mm256_storeu_ps(dst + (c + 4) * ds, _mm256_permute2f128_ps(t[c], t[c + 4], 0x31));
+    out[c] = _mm256_permute2f128_ps(t[c], t[c + 4], 0x20);
+    out[c + 4] = _mm256_permute2f128_ps(t[c], t[c + 4], 0x31);
   }
+}
+
+// dst[c * ds + r] = src[r * ss + c] for an 8x8 block.
+inline void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
+  __m256 in[8], out[8];
+  for (int r = 0; r < 8; ++r) in[r] = _mm256_loadu_ps(src + r * ss);
+  transpose8x8_regs(in, out);
+  for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + c * ds, out[c]);
 }
 
 // Split [0, n) into `parts` near-equal contiguous ranges; range `i`.
@@ -82,7 +89,8 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
     tid = omp_get_thread_num();
     nth = omp_get_num_threads();
 #endif
-    float* apack = pa ? tl_apack.get(size_t(mc * kc)) : nullptr;
+    // 8 floats of slack: the AVX2 packing stores whole vectors past a 6-row panel's end.
+    float* apack = pa ? tl_apack.get(size_t(mc * kc + 8)) : nullptr;
     for (int64_t jc = 0; jc < N; jc += nc) {
       const int64_t nb = std::min(nc, N - jc), np = (nb + NR - 1) / NR;
       for (int64_t pc = 0; pc < K; pc += kc) {
