@@ -113,17 +113,14 @@ AttentionOutput MultiheadAttention::forward(const Variable& query, const Variabl
   AttentionMasks m = masks;
   if (unbatched && m.key_padding_mask.defined()) m.key_padding_mask = m.key_padding_mask.unsqueeze(0);
 
-  // Input projections: one product when query, key and value are the same tensor.
-  Variable q, k, v;
-  if (query.impl() == key.impl() && key.impl() == value.impl()) {
-    const Variable qkv = linear(q_in, in_proj_weight, in_proj_bias);
-    q = qkv.narrow(2, 0, e), k = qkv.narrow(2, e, e), v = qkv.narrow(2, 2 * e, e);
-  } else {
-    auto part = [&](const Variable& w, int64_t i) { return w.defined() ? w.narrow(0, i * e, e) : Variable(); };
-    q = linear(q_in, part(in_proj_weight, 0), part(in_proj_bias, 0));
-    k = linear(k_in, part(in_proj_weight, 1), part(in_proj_bias, 1));
-    v = linear(v_in, part(in_proj_weight, 2), part(in_proj_bias, 2));
-  }
+  // Input projections: three products with slices of the packed weight, also when query,
+  // key and value are one tensor. One product and three narrows of its output cost more in
+  // backward: each narrow's gradient is a zero-filled tensor of the whole output, and the
+  // three are summed; a weight slice's gradient is only the size of the weight.
+  auto part = [&](const Variable& w, int64_t i) { return w.defined() ? w.narrow(0, i * e, e) : Variable(); };
+  const Variable q = linear(q_in, part(in_proj_weight, 0), part(in_proj_bias, 0));
+  const Variable k = linear(k_in, part(in_proj_weight, 1), part(in_proj_bias, 1));
+  const Variable v = linear(v_in, part(in_proj_weight, 2), part(in_proj_bias, 2));
   // scores: [N * heads, L, S]
   const Variable qh = div(split_heads(q, heads), std::sqrt(static_cast<double>(hd)));
   Variable scores = matmul(qh, split_heads(k, heads).transpose(1, 2));
