@@ -37,10 +37,11 @@ namespace ddl::cpu::winograd {
 namespace {
 
 constexpr int64_t kLanes = 16;
-// Tiles per chunk, for both tile sizes. An F(4x4) chunk then holds 4x the outputs of an
-// F(2x2) one (and 4x the scratch); with a quarter as many tiles, each chunk's GEMMs
-// repacked every point's transformed weights (their B operand) for few rows, and the
-// VGG-11-BN step took 3-7% longer.
+// Tiles per forward (and input-gradient) chunk, for both tile sizes. An F(4x4) chunk then
+// holds 4x the outputs of an F(2x2) one and 2.25x its scratch; with a quarter as many
+// tiles, each chunk's GEMMs repacked every point's transformed weights (their B operand)
+// for few rows, and the VGG-11-BN step took 3-8% longer. The weight gradient sizes its
+// chunks by kWeightGradScratchBytes.
 constexpr int64_t kTargetTiles = 256;
 // The weight gradient's GEMMs sum over tiles: bigger chunks make longer sums
 // and fewer passes over dU, up to this much scratch.

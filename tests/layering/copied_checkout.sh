@@ -31,6 +31,9 @@ mkdir -p "$copy/$rel_build"
 # The sources (no build folders, no git objects), then the build folder's ninja state and
 # include views; tar keeps modification times, so ninja finds build.ninja up to date.
 tar -C "$src" --exclude=./.git --exclude="./$rel_build" --exclude='./build*' -cf - . | tar -C "$copy" -xf -
+for f in build.ninja .ninja_log .ninja_deps; do
+  [ -e "$build/$f" ] || { echo "skipped: $build has no $f (not built by ninja yet)"; exit 77; }
+done
 tar -C "$build" -cf - build.ninja meson-private layer_views ddl_config.h .ninja_log .ninja_deps |
   tar -C "$copy/$rel_build" -xf -
 

@@ -75,7 +75,7 @@ TEST_CASE("Attention and the encoder layer pass gradient checks", "[nn][attentio
   mha.to(DType::Float64);
   AttentionMasks masks;
   masks.attn_mask = causal_mask(3);
-  // Separate query and key/value (three projections), then self-attention (one).
+  // Separate query and key/value, then self-attention (one input for all three).
   REQUIRE_GRADCHECK(
       [&](const std::vector<Variable>& v) {
         const AttentionOutput r = mha.forward(v[0], v[1], v[1], masks);
