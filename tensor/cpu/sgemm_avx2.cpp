@@ -113,11 +113,7 @@ void pack_a(int64_t mb, int64_t kb, const float* A, int64_t rs, int64_t cs, floa
       __m256 in[8], out[8];
       for (int r = 0; r < 8; ++r) in[r] = _mm256_setzero_ps();
       for (; k + 8 <= kb; k += 8) {
-        if (R == MR) {  // the common case, without a test per row
-          for (int r = 0; r < MR; ++r) in[r] = _mm256_loadu_ps(src + r * rs + k);
-        } else {
-          for (int r = 0; r < R; ++r) in[r] = _mm256_loadu_ps(src + r * rs + k);
-        }
+        for (int r = 0; r < R; ++r) in[r] = _mm256_loadu_ps(src + r * rs + k);
         transpose8x8_regs(in, out);
         for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + (k + c) * MR, out[c]);
       }
