@@ -160,15 +160,54 @@ struct ChunkScratch {
   }
 };
 
-// U [points][O][I] = the transform of w [O, I, 3, 3].
-void transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, float* U) {
-  parallel_for(0, O, 4, [&](int64_t ob, int64_t oe) { v.k->weights(w, O, I, ob, oe, U); });
+// G of F(m x m, 3x3): (m + 2) x 3 (the Notes above and in winograd4_tiles.inc).
+std::vector<float> make_kron(int64_t m, bool rotated) {
+  static constexpr double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static constexpr double g4[6][3] = {{1, 0, 0},
+                                      {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                      {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                      {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                      {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                      {0, 0, 1}};
+  const int64_t n = m + 2;
+  auto G = [&](int64_t a, int r) { return m == 2 ? g2[a][r] : g4[a][r]; };
+  std::vector<float> k(size_t(n * n * 9));
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < n; ++b)
+      for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s)
+          k[size_t((a * n + b) * 9 + r * 3 + s)] = float(rotated ? G(a, 2 - r) * G(b, 2 - s) : G(a, r) * G(b, s));
+  return k;
+}
+
+// Note [Winograd weight transform as a GEMM]
+// U = G g G^T is linear in the 9 taps of g: U[xi] = sum_rs Kw[xi][rs] g[rs] with
+// Kw[(a, b)][(r, s)] = G[a][r] G[b][s] (the Kronecker product G (x) G). So the
+// transform of all O I kernels is one GEMM, U [points][O I] = Kw w^T, which reads w in
+// place; the kernel rotated by 180 degrees has Kw[(a, b)][(r, s)] = G[a][2 - r] G[b][2 - s],
+// so the input gradient's transform needs no rotated copy either. It does twice the
+// multiplies of the separable G (G g)^T, but runs at the sgemm's speed on every level,
+// where the per-pair code first gathered 9 strided taps into vectors: 4-10% less
+// forward plus input-gradient time on VGG-11's layers (bench/RESULTS.md). The weight
+// gradient's G^T dU G stays separable (weight_grad_tiles): as the GEMM dU^T Kw, with 9
+// columns, it measured slower. The products G[a][r] G[b][s] are rounded to float once;
+// F(2x2)'s are exact.
+const std::vector<float>& kron(int64_t m, bool rotated) {
+  static const std::vector<float> tables[2][2] = {{make_kron(2, false), make_kron(2, true)},
+                                                  {make_kron(4, false), make_kron(4, true)}};
+  return tables[m == 4][rotated];
+}
+
+// U [points][O][I] = the transform of w [O, I, 3, 3] (rotated by 180 degrees when asked).
+void transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, bool rotated, float* U) {
+  sgemm(false, true, v.points, O * I, 9, 1.0f, kron(v.m, rotated).data(), 9, w, 9, 0.0f, U, O * I);
 }
 
 // y = conv(x, w) + bias (bias [O] or null), with U = transform_weights(w).
-// flipped (F(2x2) only): U is the transform of a weight [g.I, g.O, 3, 3] and the
-// kernel to apply is that weight with its channel dims swapped and rotated 180
-// degrees, which makes y the input gradient of that weight's conv.
+// flipped: the kernel to apply is a weight [g.I, g.O, 3, 3] with its channel dims
+// swapped and rotated 180 degrees, which makes y the input gradient of that weight's
+// conv; U [points][g.I][g.O] is that weight's own transform (F(2x2), read at permuted
+// points) or its rotated one (F(4x4)), so the GEMM reads it untransposed.
 void conv(const Variant& v, const Geom& g, const float* x, const float* U, bool flipped, const float* bias, float* y) {
   const Tiling t(g, v.m, kTargetTiles);
   const int64_t pts = v.points;
@@ -183,9 +222,10 @@ void conv(const Variant& v, const Geom& g, const float* x, const float* U, bool 
         for (int64_t xi = xb; xi < xe; ++xi) {
           const float* vx = sc.a + xi * T * g.I;
           float* m = sc.b + xi * T * g.O;
-          if (flipped) {  // U[P xi] is [I, O]: the flipped kernel's transform, transposed
+          if (flipped) {  // U[P xi] (F(2x2)) or U[xi] (F(4x4)) is [I, O]: the flipped kernel's transform, transposed
             const int64_t a = xi / 4, b = xi % 4, pa = a == 0 ? 3 : a == 3 ? 0 : a, pb = b == 0 ? 3 : b == 3 ? 0 : b;
-            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, U + (pa * 4 + pb) * g.I * g.O, g.O, 0.0f, m, g.O);
+            const int64_t src = v.m == 2 ? pa * 4 + pb : xi;
+            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, U + src * g.I * g.O, g.O, 0.0f, m, g.O);
           } else {
             sgemm(false, true, T, g.O, g.I, 1.0f, vx, g.I, U + xi * g.O * g.I, g.I, 0.0f, m, g.O);
           }
@@ -224,30 +264,19 @@ bool all_finite(const float* p, int64_t n) {
 void forward(const Geom& g, const float* x, const float* w, const float* bias, float* y) {
   const Variant v = variant(tile_size(g));
   Tensor U = empty({v.points * g.O * g.I});
-  transform_weights(v, w, g.O, g.I, U.data<float>());
+  transform_weights(v, w, g.O, g.I, false, U.data<float>());
   conv(v, g, x, U.data<float>(), false, bias, y);
 }
 
 void input_grad(const Geom& g, const float* gy, const float* w, float* gx) {
   const Variant v = variant(tile_size(g));
-  // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad.
+  // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad. F(2x2)
+  // reads the forward's transform at permuted points (Note [Winograd F(2x2, 3x3)]);
+  // F(4x4)'s points are not closed under p -> 1/p, so it transforms the rotated kernel.
   const Geom gt{g.N, g.O, g.P, g.Q, g.I, g.H, g.W, 2 - g.ph, 2 - g.pw};
   Tensor U = empty({v.points * g.O * g.I});
-  if (v.m == 2) {  // See Note [Winograd F(2x2, 3x3)]: the forward transform, read permuted
-    transform_weights(v, w, g.O, g.I, U.data<float>());
-    conv(v, gt, gy, U.data<float>(), true, nullptr, gx);
-    return;
-  }
-  // wf [I, O, 3, 3] = w [O, I, 3, 3] with channel dims swapped and rotated 180 degrees.
-  Tensor wf = empty({g.I * g.O * 9});
-  float* f = wf.data<float>();
-  parallel_for(0, g.I, 4, [&](int64_t ib, int64_t ie) {
-    for (int64_t i = ib; i < ie; ++i)
-      for (int64_t o = 0; o < g.O; ++o)
-        for (int rs = 0; rs < 9; ++rs) f[(i * g.O + o) * 9 + rs] = w[(o * g.I + i) * 9 + 8 - rs];
-  });
-  transform_weights(v, f, g.I, g.O, U.data<float>());
-  conv(v, gt, gy, U.data<float>(), false, nullptr, gx);
+  transform_weights(v, w, g.O, g.I, v.m == 4, U.data<float>());
+  conv(v, gt, gy, U.data<float>(), true, nullptr, gx);
 }
 
 void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
@@ -268,7 +297,8 @@ void weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
               dU + xi * g.O * g.I, g.I);
     });
   }
-  // gw = G^T dU G per (o, i), 16 input channels at a time.
+  // gw = G^T dU G per (o, i), 16 input channels at a time: separable, so half the
+  // multiplies of the GEMM with Kw^T, and measured faster (Note [Winograd weight transform as a GEMM]).
   parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) { v.k->weight_grad(dU, g.O, g.I, ob, oe, gw); });
 }
 

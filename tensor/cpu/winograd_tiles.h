@@ -4,7 +4,8 @@
 // with each level's flags, so the 16-channel vectors become one zmm, two ymm or four
 // xmm. Raw pointers only: the level files use no shared inline code (sgemm_levels.h).
 // Layouts as in Note [Winograd F(2x2, 3x3)]: staged images [rows][cols][Cp] with
-// Cp = channels rounded up to 16; V, M, dM [16][T][channels]; U [16][O][I].
+// Cp = channels rounded up to 16; V, M, dM [16][T][channels]; dU [16][O][I].
+// The weight transform is a GEMM in winograd.cpp (Note [Winograd weight transform as a GEMM]).
 #include <cstdint>
 
 namespace ddl::cpu::isa {
@@ -18,8 +19,6 @@ struct WinogradTiles {
                  int64_t T, float* staged);
   // dM [16][T][O] = A dY A^T of one staged gradient image's 2x2 tiles (row length Qp).
   void (*grad)(const float* staged, int64_t O, int64_t Qp, int64_t TP, int64_t TQ, int64_t tile0, int64_t T, float* dM);
-  // U [16][O][I] for output channels [ob, oe) of w [O, I, 3, 3].
-  void (*weights)(const float* w, int64_t O, int64_t I, int64_t ob, int64_t oe, float* U);
   // gw [O, I, 3, 3] = G^T dU G for output channels [ob, oe) of dU [16][O][I].
   void (*weight_grad)(const float* dU, int64_t O, int64_t I, int64_t ob, int64_t oe, float* gw);
 };
