@@ -81,22 +81,6 @@ Variant variant(int m) {
   return {m, (m + 2) * (m + 2), four ? &isa::winograd4_tiles_baseline : &isa::winograd_tiles_baseline};
 }
 
-// planes [C, H, W] -> buf [Hp, Wp, Cp] (channels-last, Cp = padded(C)),
-// shifted by (ph, pw) and zero elsewhere (channels past C too).
-void stage(const float* planes, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Hp, int64_t Wp,
-           float* buf) {
-  const int64_t Cp = padded(C);
-  std::fill(buf, buf + Hp * Wp * Cp, 0.0f);
-  const int64_t h_end = std::min(H, Hp - ph), w_end = std::min(W, Wp - pw);
-  for (int64_t c = 0; c < C; ++c) {
-    const float* plane = planes + c * H * W;
-    for (int64_t h = 0; h < h_end; ++h) {
-      float* dst = buf + ((h + ph) * Wp + pw) * Cp + c;
-      for (int64_t w = 0; w < w_end; ++w) dst[w * Cp] = plane[h * W + w];
-    }
-  }
-}
-
 // Runs fn(n, buf) for every image n of a chunk, in parallel, with a
 // per-thread buffer of `floats` floats.
 template <typename Fn>
@@ -114,7 +98,7 @@ void input_transform(const Variant& v, const float* x, int64_t C, int64_t H, int
   const int64_t T = nb * t.per_image(), Hp = t.m * t.TP + 2, Wp = t.m * t.TQ + 2, Cp = padded(C);
   const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Hp * Wp * Cp, [&](int64_t n, float* buf) {
-    stage(x + (n0 + n) * C * H * W, C, H, W, ph, pw, Hp, Wp, buf);
+    k.stage(x + (n0 + n) * C * H * W, C, H, W, ph, pw, Hp, Wp, buf);
     k.input(buf, C, Wp, t.TP, t.TQ, n * t.per_image(), T, V);
   });
 }
@@ -128,11 +112,7 @@ void output_transform(const Variant& v, const float* M, const float* bias, int64
   const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
     k.output(M, bias_lanes.data(), O, Qp, t.TP, t.TQ, n * t.per_image(), T, buf);
-    for (int64_t o = 0; o < O; ++o) {  // channels-last -> planes, clipping odd P, Q
-      float* plane = y + ((n0 + n) * O + o) * P * Q;
-      for (int64_t p = 0; p < P; ++p)
-        for (int64_t q = 0; q < Q; ++q) plane[p * Q + q] = buf[(p * Qp + q) * Op + o];
-    }
+    k.unstage(buf, O, P, Q, Qp, y + (n0 + n) * O * P * Q);
   });
 }
 
@@ -142,7 +122,7 @@ void grad_transform(const Variant& v, const float* gy, int64_t O, int64_t P, int
   const int64_t T = nb * t.per_image(), Pp = t.m * t.TP, Qp = t.m * t.TQ, Op = padded(O);
   const isa::WinogradTiles& k = *v.k;
   for_each_image(nb, Pp * Qp * Op, [&](int64_t n, float* buf) {
-    stage(gy + (n0 + n) * O * P * Q, O, P, Q, 0, 0, Pp, Qp, buf);
+    k.stage(gy + (n0 + n) * O * P * Q, O, P, Q, 0, 0, Pp, Qp, buf);
     k.grad(buf, O, Qp, t.TP, t.TQ, n * t.per_image(), T, dM);
   });
 }
