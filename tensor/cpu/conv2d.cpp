@@ -199,10 +199,7 @@ template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if constexpr (std::is_same_v<T, float>) {
     // See Note [Winograd and non-finite values] in winograd.cpp
-    if (winograd_ok(g) && winograd::all_finite(x, g.N * g.C * g.hw()) && winograd::all_finite(w, g.K * g.crs())) {
-      winograd::forward({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, w, bias, y);
-      return;
-    }
+    if (winograd_ok(g) && winograd::forward({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, w, bias, y)) return;
   }
   const int64_t pq = g.pq(), crs = g.crs(), img = g.C * g.hw();
   for_each_chunk<T>(g, [&](int64_t ci, Scratch<T>& sc) {
@@ -253,10 +250,7 @@ template <typename T>
 void backward_input(const Geom& g, const T* gy, const T* w, T* gx) {
   if constexpr (std::is_same_v<T, float>) {
     // See Note [Winograd and non-finite values] in winograd.cpp
-    if (winograd_ok(g) && winograd::all_finite(gy, g.N * g.K * g.pq()) && winograd::all_finite(w, g.K * g.crs())) {
-      winograd::input_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, gy, w, gx);
-      return;
-    }
+    if (winograd_ok(g) && winograd::input_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, gy, w, gx)) return;
   }
   const int64_t pq = g.pq(), crs = g.crs(), img = g.C * g.hw();
   for_each_chunk<T>(g, [&](int64_t ci, Scratch<T>& sc) {
@@ -281,10 +275,7 @@ template <typename T>
 void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   if constexpr (std::is_same_v<T, float>) {
     // See Note [Winograd and non-finite values] in winograd.cpp
-    if (winograd_ok(g) && winograd::all_finite(gy, g.N * g.K * g.pq()) && winograd::all_finite(x, g.N * g.C * g.hw())) {
-      winograd::weight_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, gy, gw);
-      return;
-    }
+    if (winograd_ok(g) && winograd::weight_grad({g.N, g.C, g.H, g.W, g.K, g.P, g.Q, g.ph, g.pw}, x, gy, gw)) return;
   }
   const int64_t pq = g.pq(), crs = g.crs(), img = g.C * g.hw(), wsize = g.K * crs;
   const int64_t nchunks = g.chunks();

@@ -14,10 +14,6 @@ struct Geom {
   int64_t N, I, H, W, O, P, Q, ph, pw;
 };
 
-// Whether none of p[0, n) is an inf or a NaN; operands that are not take im2col
-// (Note [Winograd and non-finite values] in winograd.cpp).
-bool all_finite(const float* p, int64_t n);
-
 // Which algorithm conv2d.cpp may use: the shape rule, or one forced by set_mode or
 // DDL_WINOGRAD=auto|2|4|off (comparisons and tests; read once).
 enum class Mode { automatic, f2, f4, off };
@@ -26,11 +22,13 @@ void set_mode(Mode m);
 // The output tile side, 2 or 4, that g's convolutions take (Note [Winograd tile size]).
 int tile_size(const Geom& g);
 
+// Each returns false, its output then unspecified, when an operand holds an inf or a NaN:
+// the caller computes without Winograd (Note [Winograd and non-finite values] in winograd.cpp).
 // y = conv(x, w) + bias, w [O, I, 3, 3], bias [O] or null.
-void forward(const Geom& g, const float* x, const float* w, const float* bias, float* y);
+bool forward(const Geom& g, const float* x, const float* w, const float* bias, float* y);
 // gx [N, I, H, W] = the gradient of y = conv(x, w) with respect to x, given gy [N, O, P, Q].
-void input_grad(const Geom& g, const float* gy, const float* w, float* gx);
+bool input_grad(const Geom& g, const float* gy, const float* w, float* gx);
 // gw [O, I, 3, 3] = the gradient of y = conv(x, w) with respect to w, given gy [N, O, P, Q].
-void weight_grad(const Geom& g, const float* x, const float* gy, float* gw);
+bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw);
 
 }  // namespace ddl::cpu::winograd

@@ -21,8 +21,9 @@ struct WinogradTiles {
   void (*grad)(const float* staged, int64_t O, int64_t Qp, int64_t TP, int64_t TQ, int64_t tile0, int64_t T, float* dM);
   // gw [O, I, 3, 3] = G^T dU G for output channels [ob, oe) of dU [16][O][I].
   void (*weight_grad)(const float* dU, int64_t O, int64_t I, int64_t ob, int64_t oe, float* gw);
-  // staged [Hp][Wp][Cp] = planes [C, H, W] shifted by (ph, pw), zero elsewhere (channels past C too).
-  void (*stage)(const float* planes, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Hp, int64_t Wp,
+  // staged [Hp][Wp][Cp] = planes [C, H, W] shifted by (ph, pw), zero elsewhere (channels past C too);
+  // false when a value staged was an inf or a NaN.
+  bool (*stage)(const float* planes, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Hp, int64_t Wp,
                 float* staged);
   // planes [O, P, Q] = staged [Pp][Qp][Op], clipped to P x Q.
   void (*unstage)(const float* staged, int64_t O, int64_t P, int64_t Q, int64_t Qp, float* planes);
