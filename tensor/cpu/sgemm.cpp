@@ -38,6 +38,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include <ddl/base/error.h>
 #include <ddl/tensor/cpu/cpu_level.h>
 #include <ddl/tensor/cpu/sgemm.h>
 #include <ddl/tensor/cpu/sgemm_levels.h>
@@ -124,6 +125,34 @@ void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float al
     isa::sgemm_avx512(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, ldc, nt);
   else
     isa::sgemm_avx2(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, ldc, nt);
+}
+
+PackedB sgemm_packed_b_layout(int64_t K, int64_t N) {
+  PackedB p;
+  if (K <= 0 || N <= 0) return p;
+  switch (cpu_level()) {
+    case CpuLevel::avx512:
+      p.floats = isa::sgemm_packed_b_layout_avx512(K, N, &p.kc, &p.nr);
+      break;
+    case CpuLevel::avx2:
+      p.floats = isa::sgemm_packed_b_layout_avx2(K, N, &p.kc, &p.nr);
+      break;
+    case CpuLevel::baseline:
+      break;
+  }
+  return p;
+}
+
+void sgemm_packed(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
+                  int64_t ldc) {
+  if (M <= 0) return;
+  DDL_CHECK(reinterpret_cast<uintptr_t>(packed) % 64 == 0, "sgemm_packed: the packed operand is not 64-byte aligned");
+  int nt = gemm_threads();
+  if (double(M) * double(N) * double(K) < 64.0 * 64 * 64) nt = 1;  // as sgemm
+  if (cpu_level() == CpuLevel::avx512)
+    isa::sgemm_packed_avx512(M, N, K, A, lda, packed, C, ldc, nt);
+  else
+    isa::sgemm_packed_avx2(M, N, K, A, lda, packed, C, ldc, nt);
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,

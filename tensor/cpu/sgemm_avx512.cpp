@@ -222,4 +222,13 @@ void sgemm_avx512(int64_t M, int64_t N, int64_t K, float alpha, const float* A, 
     sgemm_blocked<Blocking>(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, ldc, nthreads);
 }
 
+int64_t sgemm_packed_b_layout_avx512(int64_t K, int64_t N, int64_t* kc, int64_t* nr) {
+  return packed_b_layout<Blocking>(K, N, kc, nr);
+}
+
+void sgemm_packed_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
+                         int64_t ldc, int nthreads) {
+  sgemm_blocked<Blocking>(M, N, K, 1.0f, A, lda, 1, nullptr, 0, 0, 0.0f, C, ldc, nthreads, packed);
+}
+
 }  // namespace ddl::cpu::isa

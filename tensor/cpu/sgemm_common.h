@@ -46,15 +46,17 @@ inline int64_t balanced_block(int64_t n, int64_t cap, int64_t mult) {
 // L supplies the blocking (MR, NR, KC, MC, NC), the packing (pack_rows: MR-row panels of
 // A; pack_cols: one NR-column panel of B) and tile(pa, R, n, kb, a, a_rs, b, c, ldc,
 // alpha, beta, c_next), which computes C[R x n] (+)= A[R x kb] * B[kb x n].
+// packed_b: op(B) already packed whole (packed_b_floats; N <= L::NC), or null to pack here.
 template <class L>
 void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
-                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads) {
+                   const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads,
+                   const float* packed_b = nullptr) {
   constexpr int64_t MR = L::MR, NR = L::NR;
   const bool pa = !(csa == 1 && N <= 2 * NR);  // small N: read row-major A in place
   const int64_t kc = balanced_block(K, L::KC, 8);
   const int64_t mc = balanced_block(M, L::MC, MR);
   const int64_t nc = balanced_block(N, L::NC, NR);
-  float* bpack = tl_bpack.get(size_t(kc * nc));
+  float* bpack = packed_b ? nullptr : tl_bpack.get(size_t(kc * nc));
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
   {
     int tid = 0, nth = 1;
@@ -69,9 +71,11 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
       for (int64_t pc = 0; pc < K; pc += kc) {
         const int64_t kb = std::min(kc, K - pc);
         const std::pair<int64_t, int64_t> ps = split(np, nth, tid);
-        for (int64_t p = ps.first; p < ps.second; ++p)
-          L::pack_cols(kb, std::min<int64_t>(NR, nb - p * NR), B + pc * rsb + (jc + p * NR) * csb, rsb, csb,
-                       bpack + p * NR * kb);
+        if (!packed_b)
+          for (int64_t p = ps.first; p < ps.second; ++p)
+            L::pack_cols(kb, std::min<int64_t>(NR, nb - p * NR), B + pc * rsb + (jc + p * NR) * csb, rsb, csb,
+                         bpack + p * NR * kb);
+        const float* bp = packed_b ? packed_b + pc * np * NR : bpack;
 #pragma omp barrier
         const float beta_k = pc == 0 ? beta : 1.0f;
         const int64_t nmb = (M + mc - 1) / mc;
@@ -87,7 +91,7 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
           float* c = C + ic * ldc + jc;
           auto tile = [&](int64_t ir, int64_t jp, int64_t ir_next, int64_t jp_next) {
             L::tile(pa, std::min<int64_t>(MR, mb - ir), std::min<int64_t>(NR, nb - jp * NR), kb,
-                    pa ? apack + ir * kb : a + ir * rsa, rsa, bpack + jp * NR * kb, c + ir * ldc + jp * NR, ldc, alpha,
+                    pa ? apack + ir * kb : a + ir * rsa, rsa, bp + jp * NR * kb, c + ir * ldc + jp * NR, ldc, alpha,
                     beta_k, c + std::min(ir_next, mb - 1) * ldc + std::min(jp_next, j1 - 1) * NR);
           };
           // A micro-panel stays in L1 across jr; B streams from L2/L3 and C is
@@ -99,6 +103,18 @@ void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A,
       }
     }
   }
+}
+
+// op(B) [K x N] packed whole, as sgemm_blocked packs it block by block (N <= L::NC): for
+// each K block of kc = balanced_block(K, KC, 8) rows (the last one shorter), its NR-column
+// panels in order, each [rows][NR] with zeros past N; the block at K offset pc starts at
+// pc * np * NR. Returns the floats it takes and sets kc and nr, or 0 where N is too wide.
+template <class L>
+int64_t packed_b_layout(int64_t K, int64_t N, int64_t* kc, int64_t* nr) {
+  if (N > L::NC) return 0;
+  *kc = balanced_block(K, L::KC, 8);
+  *nr = L::NR;
+  return (N + L::NR - 1) / L::NR * L::NR * K;
 }
 
 }  // namespace

@@ -17,4 +17,13 @@ void sgemm_avx512(int64_t M, int64_t N, int64_t K, float alpha, const float* A, 
 void sgemm_avx2(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa, const float* B,
                 int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads);
 
+// op(B) packed whole for many products (sgemm.h's sgemm_packed_b_layout), and C = A op(B)
+// from it (alpha 1, beta 0, row-major A).
+int64_t sgemm_packed_b_layout_avx512(int64_t K, int64_t N, int64_t* kc, int64_t* nr);
+void sgemm_packed_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
+                         int64_t ldc, int nthreads);
+int64_t sgemm_packed_b_layout_avx2(int64_t K, int64_t N, int64_t* kc, int64_t* nr);
+void sgemm_packed_avx2(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
+                       int64_t ldc, int nthreads);
+
 }  // namespace ddl::cpu::isa

@@ -8,10 +8,11 @@
 // transform point xi: M[xi][tile, o] = sum_i V[xi][tile, i] U[xi][o, i], with
 // 16 O I multiplies per tile instead of 36 (2.25x fewer FLOPs). The weight
 // gradient is the adjoint: dU[xi] = dM[xi]^T V[xi] with dM = A dY A^T, then
-// dg = G^T dU G. The input gradient is a conv of dY with the kernel flipped
-// and its channel dims swapped; since G J = P G (J reverses 3 entries, P swaps
-// entries 0 and 3 of 4), its transform is U[P xi]^T: no second weight
-// transform, just a transposed GEMM operand.
+// dg = G^T dU G. The input gradient is a conv of dY with the kernel rotated by
+// 180 degrees and its channel dims swapped: its GEMMs read the rotated kernel's
+// transform untransposed (G J = P G, J reversing 3 entries and P swapping entries
+// 0 and 3 of 4, so that is the forward's U[P xi]^T; F(4x4)'s points have no such
+// permutation, and both transform the rotated kernel as they read it).
 // Layouts keep channels innermost (V [16][T][I], M [16][T][O]), so every
 // transform works on whole 16-channel vectors: images are first staged, zero
 // padded, as [rows][cols][channels] (channels-last). The transforms
@@ -167,38 +168,72 @@ std::vector<float> make_kron(int64_t m, bool rotated) {
   return k;
 }
 
+// Note [Winograd weights packed once]
+// Each chunk's GEMM of point xi reads the same B: the transformed weights. sgemm packs
+// its B operand into panels per call, so per chunk; and for the 4x4 and 2x2 maps of
+// VGG-style nets, where a chunk is the whole batch at 1 to 4 tiles an image, the
+// transform plus that packing was as much work as the GEMMs (O I of B against 64 T).
+// So where the CPU level's sgemm has a packed form (sgemm.h, PackedB), the transform
+// writes B straight into it (weights_packed in the level files): one pass over w, its
+// taps gathered by register transposes, the outputs written down the panels in order,
+// no U and no packing. VGG-11's layers, 1 thread: forward 12-14% and input gradient
+// 9-12% less time at both levels (bench/RESULTS.md).
+//
 // Note [Winograd weight transform as a GEMM]
-// U = G g G^T is linear in the 9 taps of g: U[xi] = sum_rs Kw[xi][rs] g[rs] with
-// Kw[(a, b)][(r, s)] = G[a][r] G[b][s] (the Kronecker product G (x) G). So the
-// transform of all O I kernels is one GEMM, U [points][O I] = Kw w^T, which reads w in
-// place; the kernel rotated by 180 degrees has Kw[(a, b)][(r, s)] = G[a][2 - r] G[b][2 - s],
-// so the input gradient's transform needs no rotated copy either. It does twice the
-// multiplies of the separable G (G g)^T, but runs at the sgemm's speed on every level,
-// where the per-pair code first gathered 9 strided taps into vectors: 4-10% less
-// forward plus input-gradient time on VGG-11's layers (bench/RESULTS.md). The weight
-// gradient's G^T dU G stays separable (weight_grad_tiles): as the GEMM dU^T Kw, with 9
-// columns, it measured slower. The products G[a][r] G[b][s] are rounded to float once;
-// F(2x2)'s are exact.
+// Elsewhere (the baseline level, whose sgemm is Eigen's), U = G g G^T is computed as a
+// GEMM: it is linear in the 9 taps of g, U[xi] = sum_rs Kw[xi][rs] g[rs] with
+// Kw[(a, b)][(r, s)] = G[a][r] G[b][s] (the Kronecker product G (x) G), so the
+// transform of all O I kernels is U [points][O I] = Kw w^T, reading w in place; the
+// kernel rotated by 180 degrees has Kw[(a, b)][(r, s)] = G[a][2 - r] G[b][2 - s]. It does
+// twice the multiplies of the separable (G g) G^T, at GEMM speed. The products
+// G[a][r] G[b][s] are rounded to float once; F(2x2)'s are exact. The weight gradient's
+// G^T dU G stays separable (weight_grad_tiles) at every level: as the GEMM dU^T Kw,
+// with 9 columns, it measured slower.
 const std::vector<float>& kron(int64_t m, bool rotated) {
   static const std::vector<float> tables[2][2] = {{make_kron(2, false), make_kron(2, true)},
                                                   {make_kron(4, false), make_kron(4, true)}};
   return tables[m == 4][rotated];
 }
 
-// U [points][O][I] = the transform of w [O, I, 3, 3] (rotated by 180 degrees when asked).
-void transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, bool rotated, float* U) {
-  sgemm(false, true, v.points, O * I, 9, 1.0f, kron(v.m, rotated).data(), 9, w, 9, 0.0f, U, O * I);
+// Point xi's GEMM operand B in conv(): the transform of w [O, I, 3, 3] read as [I, O]
+// (B = U^T), or, flipped (the input gradient), that of w rotated by 180 degrees read as
+// [O, I]. Packed for sgemm_packed where this CPU level has that form (Note [Winograd
+// weights packed once]), else U [points][O][I].
+struct WeightOperand {
+  Tensor buf;
+  PackedB packed;  // packed.floats > 0: buf holds packed.floats per point
+  bool flipped = false;
+};
+
+WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, bool flipped) {
+  WeightOperand op;
+  op.flipped = flipped;
+  const int64_t K = flipped ? O : I, N = flipped ? I : O;
+  op.packed = sgemm_packed_b_layout(K, N);
+  if (op.packed.floats == 0) {  // Note [Winograd weight transform as a GEMM]
+    op.buf = empty({v.points * O * I});
+    sgemm(false, true, v.points, O * I, 9, 1.0f, kron(v.m, flipped).data(), 9, w, 9, 0.0f, op.buf.data<float>(), O * I);
+    return op;
+  }
+  op.buf = empty({v.points * op.packed.floats});
+  float* out = op.buf.data<float>();
+  const int64_t L = v.k->pack_lanes, blocks = (op.packed.floats / K + L - 1) / L;  // column blocks up to N's panels
+  parallel_for(0, blocks, 1, [&](int64_t jb0, int64_t jb1) {
+    thread_local std::vector<float> wt;
+    wt.resize(size_t(K * 9 * L));
+    v.k->weights_packed(w, O, I, flipped, op.packed.kc, op.packed.nr, op.packed.floats, jb0, jb1, wt.data(), out);
+  });
+  return op;
 }
 
-// y = conv(x, w) + bias (bias [O] or null), with U = transform_weights(w); false (y then
-// unspecified) when x held an inf or a NaN.
-// flipped: the kernel to apply is a weight [g.I, g.O, 3, 3] with its channel dims
-// swapped and rotated 180 degrees, which makes y the input gradient of that weight's
-// conv; U [points][g.I][g.O] is that weight's own transform (F(2x2), read at permuted
-// points) or its rotated one (F(4x4)), so the GEMM reads it untransposed.
-bool conv(const Variant& v, const Geom& g, const float* x, const float* U, bool flipped, const float* bias, float* y) {
+// y = conv(x, w) + bias (bias [O] or null), with B = transform_weights(w); false (y then
+// unspecified) when x held an inf or a NaN. flipped: the kernel applied is a weight
+// [g.I, g.O, 3, 3] with its channel dims swapped and rotated 180 degrees, which makes y
+// the input gradient of that weight's conv.
+bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& B, const float* bias, float* y) {
   const Tiling t(g, v.m, kTargetTiles);
   const int64_t pts = v.points;
+  const float* b = B.buf.data<float>();
   std::atomic<bool> finite{true};
   auto run = [&](int64_t cb, int64_t ce) {
     ChunkScratch sc(pts, t.nb * t.per_image(), g.I, g.O);
@@ -212,13 +247,12 @@ bool conv(const Variant& v, const Geom& g, const float* x, const float* U, bool 
         for (int64_t xi = xb; xi < xe; ++xi) {
           const float* vx = sc.a + xi * T * g.I;
           float* m = sc.b + xi * T * g.O;
-          if (flipped) {  // U[P xi] (F(2x2)) or U[xi] (F(4x4)) is [I, O]: the flipped kernel's transform, transposed
-            const int64_t a = xi / 4, b = xi % 4, pa = a == 0 ? 3 : a == 3 ? 0 : a, pb = b == 0 ? 3 : b == 3 ? 0 : b;
-            const int64_t src = v.m == 2 ? pa * 4 + pb : xi;
-            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, U + src * g.I * g.O, g.O, 0.0f, m, g.O);
-          } else {
-            sgemm(false, true, T, g.O, g.I, 1.0f, vx, g.I, U + xi * g.O * g.I, g.I, 0.0f, m, g.O);
-          }
+          if (B.packed.floats > 0)
+            sgemm_packed(T, g.O, g.I, vx, g.I, b + xi * B.packed.floats, m, g.O);
+          else if (B.flipped)
+            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, b + xi * g.I * g.O, g.O, 0.0f, m, g.O);
+          else
+            sgemm(false, true, T, g.O, g.I, 1.0f, vx, g.I, b + xi * g.O * g.I, g.I, 0.0f, m, g.O);
         }
       });
       output_transform(v, sc.b, bias, g.O, g.P, g.Q, t, n0, nb, y);
@@ -260,21 +294,15 @@ bool all_finite(const float* p, int64_t n) {
 bool forward(const Geom& g, const float* x, const float* w, const float* bias, float* y) {
   if (!all_finite(w, g.O * g.I * 9)) return false;
   const Variant v = variant(tile_size(g));
-  Tensor U = empty({v.points * g.O * g.I});
-  transform_weights(v, w, g.O, g.I, false, U.data<float>());
-  return conv(v, g, x, U.data<float>(), false, bias, y);
+  return conv(v, g, x, transform_weights(v, w, g.O, g.I, false), bias, y);
 }
 
 bool input_grad(const Geom& g, const float* gy, const float* w, float* gx) {
   if (!all_finite(w, g.O * g.I * 9)) return false;
   const Variant v = variant(tile_size(g));
-  // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad. F(2x2)
-  // reads the forward's transform at permuted points (Note [Winograd F(2x2, 3x3)]);
-  // F(4x4)'s points are not closed under p -> 1/p, so it transforms the rotated kernel.
+  // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad.
   const Geom gt{g.N, g.O, g.P, g.Q, g.I, g.H, g.W, 2 - g.ph, 2 - g.pw};
-  Tensor U = empty({v.points * g.O * g.I});
-  transform_weights(v, w, g.O, g.I, v.m == 4, U.data<float>());
-  return conv(v, gt, gy, U.data<float>(), true, nullptr, gx);
+  return conv(v, gt, gy, transform_weights(v, w, g.O, g.I, true), nullptr, gx);
 }
 
 bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {

@@ -3,6 +3,7 @@
 // against the scalar loop, Winograd F(2x2) and F(4x4) against float64 convolutions.
 // meson runs this program once per level (DDL_TEST_CPU_LEVEL); a level this CPU cannot
 // run is reported skipped (exit 77), never passed.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -105,6 +106,49 @@ TEST_CASE("sgemm of this level does not depend on the thread count") {
     ddl::set_num_threads(threads);
     REQUIRE(C1 == C2);
   }
+}
+
+// B packed by its producer in the layout sgemm.h documents (here by that formula, written
+// out independently), then C = A B from it: the same bits as sgemm on the unpacked B
+// wherever sgemm packs B itself (N > 8).
+TEST_CASE("sgemm_packed of this level equals sgemm on the unpacked operand") {
+  const CpuLevel level = level_under_test();
+  const ddl::cpu::PackedB none = ddl::cpu::sgemm_packed_b_layout(16, 16);
+  if (level == CpuLevel::baseline) {
+    REQUIRE(none.floats == 0);  // Eigen's sgemm has no packed form: callers use sgemm
+    return;
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  // N on and off the panel width, K within one block and across several (balanced blocks).
+  for (auto [M, N, K] : {std::tuple{37, 45, 19}, {64, 512, 512}, {5, 16, 600}, {130, 33, 257}, {9, 1, 8}}) {
+    INFO("M " << M << " N " << N << " K " << K);
+    const ddl::cpu::PackedB pb = ddl::cpu::sgemm_packed_b_layout(K, N);
+    REQUIRE(pb.nr > 0);
+    const int64_t np = (N + pb.nr - 1) / pb.nr;
+    REQUIRE(pb.floats == np * pb.nr * K);
+    std::vector<float> A(M * K), B(K * N), C1(M * N), C2(M * N);
+    for (float& v : A) v = u(rng);
+    for (float& v : B) v = u(rng);
+    ddl::Tensor packed_t = ddl::full({pb.floats}, std::numeric_limits<double>::quiet_NaN());  // 64-byte aligned
+    float* packed = packed_t.data<float>();
+    for (int64_t pc = 0; pc < K; pc += pb.kc) {
+      const int64_t kb = std::min(pb.kc, K - pc);
+      for (int64_t k = pc; k < pc + kb; ++k)
+        for (int64_t j = 0; j < np * pb.nr; ++j)
+          packed[pc * np * pb.nr + (j / pb.nr) * pb.nr * kb + (k - pc) * pb.nr + j % pb.nr] =
+              j < N ? B[k * N + j] : 0.0f;
+    }
+    REQUIRE(std::none_of(packed, packed + pb.floats, [](float v) { return std::isnan(v); }));  // every slot set
+    ddl::cpu::sgemm(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C1.data(), N);
+    ddl::cpu::sgemm_packed(M, N, K, A.data(), K, packed, C2.data(), N);
+    if (N > 8) {
+      REQUIRE(C1 == C2);
+    } else {  // sgemm takes dot products along K for N <= 8: other sums, other roundings
+      for (int64_t i = 0; i < M * N; ++i) REQUIRE(std::abs(C1[i] - C2[i]) <= 1e-5f * (1 + std::abs(C1[i])));
+    }
+  }
+  REQUIRE(ddl::cpu::sgemm_packed_b_layout(8, 100000).floats == 0);  // wider than one packed block
 }
 
 TEST_CASE("2x2 max pool of this level equals the scalar loop bit for bit, NaN and ties included") {
