@@ -195,6 +195,30 @@ const std::vector<float>& kron(int64_t m, bool rotated) {
   return tables[m == 4][rotated];
 }
 
+// Note [Winograd and non-finite values]
+// Winograd adds and subtracts neighbouring inputs (and gradients) before it multiplies,
+// so an inf meets another inf (inf - inf) or a zero (0 * inf) that the direct sum,
+// which multiplies each input by each weight once, never forms: NaN where PyTorch has
+// an inf or a finite value. So forward, input_grad and weight_grad return false when an
+// operand holds an inf or a NaN, and conv2d.cpp then computes with im2col. Images and
+// gradients are checked as they are staged, on the staged copy while it is in cache
+// (stage_planes); the weights as their transform reads them (weights_packed), or by
+// all_finite, in parallel. A separate serial pass over the activations took 1-1.5% of
+// the VGG-11-BN train step.
+bool all_finite(const float* p, int64_t n) {
+  std::atomic<bool> finite{true};
+  parallel_for(0, n, int64_t(1) << 16, [&](int64_t b, int64_t e) {
+    uint32_t bad = 0;  // a branch-free OR over the exponent test, which vectorises
+    for (int64_t i = b; i < e; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, p + i, sizeof bits);
+      bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (bad) finite.store(false);
+  });
+  return finite.load();
+}
+
 // Point xi's GEMM operand B in conv(): the transform of w [O, I, 3, 3] read as [I, O]
 // (B = U^T), or, flipped (the input gradient), that of w rotated by 180 degrees read as
 // [O, I]. Packed for sgemm_packed where this CPU level has that form (Note [Winograd
@@ -203,6 +227,7 @@ struct WeightOperand {
   Tensor buf;
   PackedB packed;  // packed.floats > 0: buf holds packed.floats per point
   bool flipped = false;
+  bool finite = true;  // false: w held an inf or a NaN, and buf is not computed
 };
 
 WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, bool flipped) {
@@ -211,6 +236,8 @@ WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int
   const int64_t K = flipped ? O : I, N = flipped ? I : O;
   op.packed = sgemm_packed_b_layout(K, N);
   if (op.packed.floats == 0) {  // Note [Winograd weight transform as a GEMM]
+    op.finite = all_finite(w, O * I * 9);
+    if (!op.finite) return op;
     op.buf = empty({v.points * O * I});
     sgemm(false, true, v.points, O * I, 9, 1.0f, kron(v.m, flipped).data(), 9, w, 9, 0.0f, op.buf.data<float>(), O * I);
     return op;
@@ -218,11 +245,14 @@ WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int
   op.buf = empty({v.points * op.packed.floats});
   float* out = op.buf.data<float>();
   const int64_t L = v.k->pack_lanes, blocks = (op.packed.floats / K + L - 1) / L;  // column blocks up to N's panels
+  std::atomic<bool> finite{true};
   parallel_for(0, blocks, 1, [&](int64_t jb0, int64_t jb1) {
     thread_local std::vector<float> wt;
     wt.resize(size_t(K * 9 * L));
-    v.k->weights_packed(w, O, I, flipped, op.packed.kc, op.packed.nr, op.packed.floats, jb0, jb1, wt.data(), out);
+    if (!v.k->weights_packed(w, O, I, flipped, op.packed.kc, op.packed.nr, op.packed.floats, jb0, jb1, wt.data(), out))
+      finite.store(false);
   });
+  op.finite = finite.load();
   return op;
 }
 
@@ -266,43 +296,20 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
   return finite.load();
 }
 
-// Note [Winograd and non-finite values]
-// Winograd adds and subtracts neighbouring inputs (and gradients) before it multiplies,
-// so an inf meets another inf (inf - inf) or a zero (0 * inf) that the direct sum,
-// which multiplies each input by each weight once, never forms: NaN where PyTorch has
-// an inf or a finite value. So forward, input_grad and weight_grad return false when an
-// operand holds an inf or a NaN, and conv2d.cpp then computes with im2col. Images and
-// gradients are checked as they are staged, on the staged copy while it is in cache
-// (stage_planes); the weights, small, by all_finite, in parallel. A separate serial pass
-// over the activations took 1-1.5% of the VGG-11-BN train step.
-bool all_finite(const float* p, int64_t n) {
-  std::atomic<bool> finite{true};
-  parallel_for(0, n, int64_t(1) << 16, [&](int64_t b, int64_t e) {
-    uint32_t bad = 0;  // a branch-free OR over the exponent test, which vectorises
-    for (int64_t i = b; i < e; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, p + i, sizeof bits);
-      bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
-    }
-    if (bad) finite.store(false);
-  });
-  return finite.load();
-}
-
 }  // namespace
 
 bool forward(const Geom& g, const float* x, const float* w, const float* bias, float* y) {
-  if (!all_finite(w, g.O * g.I * 9)) return false;
   const Variant v = variant(tile_size(g));
-  return conv(v, g, x, transform_weights(v, w, g.O, g.I, false), bias, y);
+  const WeightOperand B = transform_weights(v, w, g.O, g.I, false);
+  return B.finite && conv(v, g, x, B, bias, y);
 }
 
 bool input_grad(const Geom& g, const float* gy, const float* w, float* gx) {
-  if (!all_finite(w, g.O * g.I * 9)) return false;
   const Variant v = variant(tile_size(g));
   // A conv of gy with the flipped kernel, channel dims swapped, padding 2 - pad.
   const Geom gt{g.N, g.O, g.P, g.Q, g.I, g.H, g.W, 2 - g.ph, 2 - g.pw};
-  return conv(v, gt, gy, transform_weights(v, w, g.O, g.I, true), nullptr, gx);
+  const WeightOperand B = transform_weights(v, w, g.O, g.I, true);
+  return B.finite && conv(v, gt, gy, B, nullptr, gx);
 }
 
 bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {

@@ -31,7 +31,8 @@ struct WinogradTiles {
   // the transform of B(k, j) = w[j][k] (w [O, I, 3, 3]; K = I, N = O), or, flipped,
   // of w[k][j] rotated by 180 degrees (K = O, N = I), in sgemm's packed layout (sgemm.h,
   // PackedB: kc, nr), point x's at packed + x per_point. wt: K 9 pack_lanes floats of scratch.
-  void (*weights_packed)(const float* w, int64_t O, int64_t I, bool flipped, int64_t kc, int64_t nr, int64_t per_point,
+  // False when one of those kernels held an inf or a NaN.
+  bool (*weights_packed)(const float* w, int64_t O, int64_t I, bool flipped, int64_t kc, int64_t nr, int64_t per_point,
                          int64_t jb0, int64_t jb1, float* wt, float* packed);
   int64_t pack_lanes;
 };
