@@ -244,7 +244,8 @@ WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int
   }
   op.buf = empty({v.points * op.packed.floats});
   float* out = op.buf.data<float>();
-  const int64_t L = v.k->pack_lanes, blocks = (op.packed.floats / K + L - 1) / L;  // column blocks up to N's panels
+  DDL_ASSERT(op.packed.nr % kLanes == 0, "winograd: sgemm panels of ", op.packed.nr, " columns");
+  const int64_t L = kLanes, blocks = op.packed.floats / K / L;  // the 16-column blocks of N's panels
   std::atomic<bool> finite{true};
   parallel_for(0, blocks, 1, [&](int64_t jb0, int64_t jb1) {
     thread_local std::vector<float> wt;

@@ -27,14 +27,13 @@ struct WinogradTiles {
                 float* staged);
   // planes [O, P, Q] = staged [Pp][Qp][Op], clipped to P x Q.
   void (*unstage)(const float* staged, int64_t O, int64_t P, int64_t Q, int64_t Qp, float* planes);
-  // Every point's GEMM operand B for the columns blocks [jb0, jb1) of pack_lanes columns:
+  // Every point's GEMM operand B for the column blocks [jb0, jb1) of 16 columns:
   // the transform of B(k, j) = w[j][k] (w [O, I, 3, 3]; K = I, N = O), or, flipped,
   // of w[k][j] rotated by 180 degrees (K = O, N = I), in sgemm's packed layout (sgemm.h,
-  // PackedB: kc, nr), point x's at packed + x per_point. wt: K 9 pack_lanes floats of scratch.
+  // PackedB: kc, nr), point x's at packed + x per_point. wt: K 9 16 floats of scratch.
   // False when one of those kernels held an inf or a NaN.
   bool (*weights_packed)(const float* w, int64_t O, int64_t I, bool flipped, int64_t kc, int64_t nr, int64_t per_point,
                          int64_t jb0, int64_t jb1, float* wt, float* packed);
-  int64_t pack_lanes;
 };
 
 extern const WinogradTiles winograd_tiles_baseline;
