@@ -1,8 +1,11 @@
 // CPU reductions over the rows of a contiguous [outer, inner] buffer.
 // Note [Deterministic sums]: a row is summed in blocks of kBlock elements,
-// each block accumulated left to right in double, then the block sums are
-// added in block order. Threads split rows (or, for one long row, blocks),
-// never the order inside a block, so any thread count gives the same bits.
+// each block in double as 8 interleaved partial sums (element i into sum i mod 8,
+// then the 8 added in a fixed tree), then the block sums are added in block order.
+// Threads split rows (or, for one long row, blocks), never the order inside a block,
+// so any thread count gives the same bits. One sum left to right was one chain of
+// dependent adds, latency-bound at 3-4 cycles an element (the conv bias gradients were
+// 2% of the VGG-11-BN train step); integers sum exactly, left to right.
 #include <limits>
 #include <type_traits>
 
@@ -23,9 +26,18 @@ using Acc = SumAcc<T>;  // tensor/kernels/reduce_functors.h, shared with CUDA
 
 template <typename T>
 Acc<T> block_sum(const T* x, int64_t n) {
-  Acc<T> s = 0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<Acc<T>>(x[i]);
-  return s;
+  if constexpr (std::is_floating_point_v<Acc<T>>) {
+    Acc<T> p[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) p[j] += static_cast<Acc<T>>(x[i + j]);
+    for (int j = 0; i < n; ++i, ++j) p[j] += static_cast<Acc<T>>(x[i]);
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+  } else {
+    Acc<T> s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<Acc<T>>(x[i]);
+    return s;
+  }
 }
 
 template <typename T>
