@@ -35,6 +35,10 @@
 // panels of every ic block. K is never split and every C element is always
 // computed by the same instruction sequence, so results do not depend on the
 // thread count. Block sizes depend only on the shape.
+//
+// A caller that reuses one B for many products may pack it once itself, in the
+// layout sgemm_blocked would build block by block (sgemm.h: sgemm_packed_b_layout,
+// sgemm_packed); the loop nest then skips its packing step.
 #include <Eigen/Core>
 #include <algorithm>
 
@@ -143,8 +147,11 @@ PackedB sgemm_packed_b_layout(int64_t K, int64_t N) {
   return p;
 }
 
-void sgemm_packed(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
-                  int64_t ldc) {
+void sgemm_packed(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const PackedB& layout,
+                  const float* packed, float* C, int64_t ldc) {
+  const PackedB here = sgemm_packed_b_layout(K, N);
+  DDL_CHECK(here.floats > 0 && here.floats == layout.floats && here.kc == layout.kc && here.nr == layout.nr,
+            "sgemm_packed: B was packed for another CPU level or shape (K ", K, ", N ", N, ")");
   if (M <= 0) return;
   DDL_CHECK(reinterpret_cast<uintptr_t>(packed) % 64 == 0, "sgemm_packed: the packed operand is not 64-byte aligned");
   int nt = gemm_threads();

@@ -27,7 +27,8 @@ void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float al
 // rows of K (the last one shorter), its nr-column panels in order, each [rows][nr] with
 // zeros past N; element (k, j) of the block at K offset pc (kb rows) is at
 // pc * np * nr + (j / nr) * nr * kb + (k - pc) * nr + j % nr, np = ceil(N / nr).
-// Returns the floats it takes, 0 where this CPU level has no packed form (then use sgemm).
+// floats is what it takes; 0 where this CPU level has no packed form, N is wider than one
+// packed block, or K or N is not positive (then use sgemm).
 struct PackedB {
   int64_t floats = 0, kc = 0, nr = 0;
 };
@@ -35,8 +36,10 @@ PackedB sgemm_packed_b_layout(int64_t K, int64_t N);
 // C [M, N] = A [M, K] (row-major, lda) op(B) from its packed form, 64-byte aligned (the
 // micro-kernels load it aligned): sgemm's threading, and its bits where it packs B itself
 // (N > 8; below that sgemm takes dot products along K).
-void sgemm_packed(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed, float* C,
-                  int64_t ldc);
+// layout: what sgemm_packed_b_layout(K, N) returned when B was packed, checked against
+// this level and shape.
+void sgemm_packed(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const PackedB& layout,
+                  const float* packed, float* C, int64_t ldc);
 
 // Same contract; implemented with Eigen (used for gradient checks only).
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,

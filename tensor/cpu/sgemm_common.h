@@ -46,7 +46,7 @@ inline int64_t balanced_block(int64_t n, int64_t cap, int64_t mult) {
 // L supplies the blocking (MR, NR, KC, MC, NC), the packing (pack_rows: MR-row panels of
 // A; pack_cols: one NR-column panel of B) and tile(pa, R, n, kb, a, a_rs, b, c, ldc,
 // alpha, beta, c_next), which computes C[R x n] (+)= A[R x kb] * B[kb x n].
-// packed_b: op(B) already packed whole (packed_b_floats; N <= L::NC), or null to pack here.
+// packed_b: op(B) already packed whole (packed_b_layout; N <= L::NC), or null to pack here.
 template <class L>
 void sgemm_blocked(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
                    const float* B, int64_t rsb, int64_t csb, float beta, float* C, int64_t ldc, int nthreads,

@@ -1,6 +1,7 @@
 #pragma once
 // An 8x8 float transpose in AVX registers, for the level files compiled with AVX2 or
-// AVX-512 flags (sgemm_common.h, winograd_lanes.inc) and included by them only: it is in
+// AVX-512 flags (sgemm_common.h; winograd_tiles.inc and winograd4_tiles.inc, for
+// winograd_lanes.inc) and included by them only: it is in
 // an anonymous namespace, so each file compiles its own copy with its own flags.
 #include <immintrin.h>
 

@@ -9,10 +9,8 @@
 // 16 O I multiplies per tile instead of 36 (2.25x fewer FLOPs). The weight
 // gradient is the adjoint: dU[xi] = dM[xi]^T V[xi] with dM = A dY A^T, then
 // dg = G^T dU G. The input gradient is a conv of dY with the kernel rotated by
-// 180 degrees and its channel dims swapped: its GEMMs read the rotated kernel's
-// transform untransposed (G J = P G, J reversing 3 entries and P swapping entries
-// 0 and 3 of 4, so that is the forward's U[P xi]^T; F(4x4)'s points have no such
-// permutation, and both transform the rotated kernel as they read it).
+// 180 degrees and its channel dims swapped: the weights' transform reads w's taps
+// rotated, and its GEMMs take it untransposed.
 // Layouts keep channels innermost (V [16][T][I], M [16][T][O]), so every
 // transform works on whole 16-channel vectors: images are first staged, zero
 // padded, as [rows][cols][channels] (channels-last). The transforms
@@ -40,10 +38,10 @@ namespace {
 
 constexpr int64_t kLanes = 16;
 // Tiles per forward (and input-gradient) chunk, for both tile sizes. An F(4x4) chunk then
-// holds 4x the outputs of an F(2x2) one and 2.25x its scratch; with a quarter as many
-// tiles, each chunk's GEMMs repacked every point's transformed weights (their B operand)
-// for few rows, and the VGG-11-BN step took 3-8% longer. The weight gradient sizes its
-// chunks by kWeightGradScratchBytes.
+// holds 4x the outputs of an F(2x2) one and 2.25x its scratch. When the GEMMs still packed
+// the transformed weights per chunk, a quarter as many tiles made the VGG-11-BN step 3-8%
+// slower; with the weights packed once (Note [Winograd weights packed once]) 64, 128 and
+// 256 tiles measured the same. The weight gradient sizes its chunks by kWeightGradScratchBytes.
 constexpr int64_t kTargetTiles = 256;
 // The weight gradient's GEMMs sum over tiles: bigger chunks make longer sums
 // and fewer passes over dU, up to this much scratch.
@@ -176,8 +174,9 @@ std::vector<float> make_kron(int64_t m, bool rotated) {
 // So where the CPU level's sgemm has a packed form (sgemm.h, PackedB), the transform
 // writes B straight into it (weights_packed in the level files): one pass over w, its
 // taps gathered by register transposes, the outputs written down the panels in order,
-// no U and no packing. VGG-11's layers, 1 thread: forward 12-14% and input gradient
-// 9-12% less time at both levels (bench/RESULTS.md).
+// no U and no packing. VGG-11's layers, 1 thread: forward 12-15% and input gradient
+// 6-16% less time at both levels (bench/RESULTS.md, "After the Winograd weights are
+// written packed").
 //
 // Note [Winograd weight transform as a GEMM]
 // Elsewhere (the baseline level, whose sgemm is Eigen's), U = G g G^T is computed as a
@@ -204,7 +203,8 @@ const std::vector<float>& kron(int64_t m, bool rotated) {
 // gradients are checked as they are staged, on the staged copy while it is in cache
 // (stage_planes); the weights as their transform reads them (weights_packed), or by
 // all_finite, in parallel. A separate serial pass over the activations took 1-1.5% of
-// the VGG-11-BN train step.
+// the VGG-11-BN train step. Finite operands near the float range can still overflow in
+// the transforms, where a direct sum would not: that is not checked.
 bool all_finite(const float* p, int64_t n) {
   std::atomic<bool> finite{true};
   parallel_for(0, n, int64_t(1) << 16, [&](int64_t b, int64_t e) {
@@ -270,8 +270,11 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
     ChunkScratch sc(pts, t.nb * t.per_image(), g.I, g.O);
     for (int64_t ci = cb; ci < ce; ++ci) {
       const int64_t n0 = ci * t.nb, nb = std::min(t.nb, g.N - n0), T = nb * t.per_image();
-      if (!input_transform(v, x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a)) finite.store(false);
       if (!finite.load()) continue;  // the caller recomputes y without Winograd
+      if (!input_transform(v, x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a)) {
+        finite.store(false);
+        continue;
+      }
       // The GEMMs are independent: threads take whole ones (sgemm runs
       // single-threaded inside), which balances better than splitting each.
       parallel_for(0, pts, 1, [&](int64_t xb, int64_t xe) {
@@ -279,7 +282,7 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
           const float* vx = sc.a + xi * T * g.I;
           float* m = sc.b + xi * T * g.O;
           if (B.packed.floats > 0)
-            sgemm_packed(T, g.O, g.I, vx, g.I, b + xi * B.packed.floats, m, g.O);
+            sgemm_packed(T, g.O, g.I, vx, g.I, B.packed, b + xi * B.packed.floats, m, g.O);
           else if (B.flipped)
             sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, b + xi * g.I * g.O, g.O, 0.0f, m, g.O);
           else

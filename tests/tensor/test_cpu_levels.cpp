@@ -1,6 +1,7 @@
 // The kernels of one instruction-set level (tensor/cpu/cpu_level.h) against the portable
-// reference: sgemm against a double-precision product, the 2x2 max pool bit for bit
-// against the scalar loop, Winograd F(2x2) and F(4x4) against float64 convolutions.
+// reference: sgemm against a double-precision product and sgemm_packed against sgemm, the
+// 2x2 max pool bit for bit against the scalar loop, Winograd F(2x2) and F(4x4) against
+// float64 convolutions.
 // meson runs this program once per level (DDL_TEST_CPU_LEVEL); a level this CPU cannot
 // run is reported skipped (exit 77), never passed.
 #include <algorithm>
@@ -141,7 +142,7 @@ TEST_CASE("sgemm_packed of this level equals sgemm on the unpacked operand") {
     }
     REQUIRE(std::none_of(packed, packed + pb.floats, [](float v) { return std::isnan(v); }));  // every slot set
     ddl::cpu::sgemm(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C1.data(), N);
-    ddl::cpu::sgemm_packed(M, N, K, A.data(), K, packed, C2.data(), N);
+    ddl::cpu::sgemm_packed(M, N, K, A.data(), K, pb, packed, C2.data(), N);
     if (N > 8) {
       REQUIRE(C1 == C2);
     } else {  // sgemm takes dot products along K for N <= 8: other sums, other roundings
@@ -149,6 +150,13 @@ TEST_CASE("sgemm_packed of this level equals sgemm on the unpacked operand") {
     }
   }
   REQUIRE(ddl::cpu::sgemm_packed_b_layout(8, 100000).floats == 0);  // wider than one packed block
+  // A B packed for another shape (or level) is refused, not misread.
+  ddl::cpu::PackedB other = ddl::cpu::sgemm_packed_b_layout(300, 40);
+  other.kc /= 2;
+  ddl::Tensor buf = ddl::zeros({other.floats}), a = ddl::zeros({4 * 300}), c = ddl::zeros({4 * 40});
+  REQUIRE_THROWS_WITH(
+      ddl::cpu::sgemm_packed(4, 40, 300, a.data<float>(), 300, other, buf.data<float>(), c.data<float>(), 40),
+      Catch::Contains("packed for another CPU level or shape"));
 }
 
 TEST_CASE("2x2 max pool of this level equals the scalar loop bit for bit, NaN and ties included") {
@@ -202,8 +210,10 @@ TEST_CASE("Winograd convolutions of this level equal the float64 direct sums") {
   struct Case {
     int64_t C, O, H, W, pad;
   };
-  const Case cases[] = {{64, 64, 8, 8, 1}, {67, 70, 9, 11, 1}, {64, 64, 7, 6, 0},
-                        {70, 67, 5, 3, 2}, {64, 64, 3, 3, 1},  {64, 64, 13, 10, 0}};
+  // 264 channels in or out: more than one 256-deep block of the packed weights (K = C
+  // for the forward, O for the input gradient).
+  const Case cases[] = {{64, 64, 8, 8, 1}, {67, 70, 9, 11, 1},  {64, 64, 7, 6, 0},  {70, 67, 5, 3, 2},
+                        {64, 64, 3, 3, 1}, {64, 64, 13, 10, 0}, {264, 64, 4, 4, 1}, {64, 264, 4, 4, 1}};
   // F(4x4)'s transforms carry factors up to 8 and 1/15, so its float32 error is 5-10x
   // F(2x2)'s (docs/tensor.md, "Winograd accuracy": at most 5.7e-6 of the largest result
   // on VGG's layers, F(2x2) 7.7e-7); each bound leaves about 10x headroom over that.
