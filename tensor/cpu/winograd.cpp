@@ -22,7 +22,6 @@
 // way with m = 4: 6x6 patches, 36 GEMMs; which one a layer takes is tile_size().
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <vector>
 
 #include <ddl/tensor/core/factory.h>
@@ -146,26 +145,6 @@ struct ChunkScratch {
   }
 };
 
-// G of F(m x m, 3x3): (m + 2) x 3 (the Notes above and in winograd4_tiles.inc).
-std::vector<float> make_kron(int64_t m, bool rotated) {
-  static constexpr double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static constexpr double g4[6][3] = {{1, 0, 0},
-                                      {1.0 / 3, 1.0 / 3, 1.0 / 3},
-                                      {-1.0 / 3, 1.0 / 3, -1.0 / 3},
-                                      {-16.0 / 15, -8.0 / 15, -4.0 / 15},
-                                      {1.0 / 15, -2.0 / 15, 4.0 / 15},
-                                      {0, 0, 1}};
-  const int64_t n = m + 2;
-  auto G = [&](int64_t a, int r) { return m == 2 ? g2[a][r] : g4[a][r]; };
-  std::vector<float> k(size_t(n * n * 9));
-  for (int64_t a = 0; a < n; ++a)
-    for (int64_t b = 0; b < n; ++b)
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s)
-          k[size_t((a * n + b) * 9 + r * 3 + s)] = float(rotated ? G(a, 2 - r) * G(b, 2 - s) : G(a, r) * G(b, s));
-  return k;
-}
-
 // Note [Winograd weights packed once]
 // Each chunk's GEMM of point xi reads the same B: the transformed weights. sgemm packs
 // its B operand into panels per call, so per chunk; and for the 4x4 and 2x2 maps of
@@ -178,21 +157,9 @@ std::vector<float> make_kron(int64_t m, bool rotated) {
 // 6-16% less time at both levels (bench/RESULTS.md, "After the Winograd weights are
 // written packed").
 //
-// Note [Winograd weight transform as a GEMM]
-// Elsewhere (the baseline level, whose sgemm is Eigen's), U = G g G^T is computed as a
-// GEMM: it is linear in the 9 taps of g, U[xi] = sum_rs Kw[xi][rs] g[rs] with
-// Kw[(a, b)][(r, s)] = G[a][r] G[b][s] (the Kronecker product G (x) G), so the
-// transform of all O I kernels is U [points][O I] = Kw w^T, reading w in place; the
-// kernel rotated by 180 degrees has Kw[(a, b)][(r, s)] = G[a][2 - r] G[b][2 - s]. It does
-// twice the multiplies of the separable (G g) G^T, at GEMM speed. The products
-// G[a][r] G[b][s] are rounded to float once; F(2x2)'s are exact. The weight gradient's
-// G^T dU G stays separable (weight_grad_tiles) at every level: as the GEMM dU^T Kw,
-// with 9 columns, it measured slower.
-const std::vector<float>& kron(int64_t m, bool rotated) {
-  static const std::vector<float> tables[2][2] = {{make_kron(2, false), make_kron(2, true)},
-                                                  {make_kron(4, false), make_kron(4, true)}};
-  return tables[m == 4][rotated];
-}
+// A level without a packed form (the baseline, whose sgemm is Eigen's), or an N wider
+// than one packed block, takes the same transform with one K block and one panel of
+// padded(N) columns: that layout is op(B) row-major, for sgemm.
 
 // Note [Winograd and non-finite values]
 // Winograd adds and subtracts neighbouring inputs (and gradients) before it multiplies,
@@ -201,46 +168,28 @@ const std::vector<float>& kron(int64_t m, bool rotated) {
 // an inf or a finite value. So forward, input_grad and weight_grad return false when an
 // operand holds an inf or a NaN, and conv2d.cpp then computes with im2col. Images and
 // gradients are checked as they are staged, on the staged copy while it is in cache
-// (stage_planes); the weights as their transform reads them (weights_packed), or by
-// all_finite, in parallel. A separate serial pass over the activations took 1-1.5% of
+// (stage_planes); the weights as their transform reads them (weights_packed). A
+// separate serial pass over the activations took 1-1.5% of
 // the VGG-11-BN train step. Finite operands near the float range can still overflow in
 // the transforms, where a direct sum would not: that is not checked.
-bool all_finite(const float* p, int64_t n) {
-  std::atomic<bool> finite{true};
-  parallel_for(0, n, int64_t(1) << 16, [&](int64_t b, int64_t e) {
-    uint32_t bad = 0;  // a branch-free OR over the exponent test, which vectorises
-    for (int64_t i = b; i < e; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, p + i, sizeof bits);
-      bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
-    }
-    if (bad) finite.store(false);
-  });
-  return finite.load();
-}
 
 // Point xi's GEMM operand B in conv(): the transform of w [O, I, 3, 3] read as [I, O]
 // (B = U^T), or, flipped (the input gradient), that of w rotated by 180 degrees read as
-// [O, I]. Packed for sgemm_packed where this CPU level has that form (Note [Winograd
-// weights packed once]), else U [points][O][I].
+// [O, I]; packed for sgemm_packed, or plain (Note [Winograd weights packed once]).
 struct WeightOperand {
-  Tensor buf;
-  PackedB packed;  // packed.floats > 0: buf holds packed.floats per point
-  bool flipped = false;
-  bool finite = true;  // false: w held an inf or a NaN, and buf is not computed
+  Tensor buf;      // packed.floats per point
+  PackedB packed;  // plain: one block, one panel of packed.nr columns, i.e. row-major
+  bool plain = false;
+  bool finite = true;  // false: w held an inf or a NaN, and buf is not complete
 };
 
 WeightOperand transform_weights(const Variant& v, const float* w, int64_t O, int64_t I, bool flipped) {
   WeightOperand op;
-  op.flipped = flipped;
   const int64_t K = flipped ? O : I, N = flipped ? I : O;
   op.packed = sgemm_packed_b_layout(K, N);
-  if (op.packed.floats == 0) {  // Note [Winograd weight transform as a GEMM]
-    op.finite = all_finite(w, O * I * 9);
-    if (!op.finite) return op;
-    op.buf = empty({v.points * O * I});
-    sgemm(false, true, v.points, O * I, 9, 1.0f, kron(v.m, flipped).data(), 9, w, 9, 0.0f, op.buf.data<float>(), O * I);
-    return op;
+  if (op.packed.floats == 0) {
+    op.plain = true;
+    op.packed = {K * padded(N), K, padded(N)};
   }
   op.buf = empty({v.points * op.packed.floats});
   float* out = op.buf.data<float>();
@@ -281,12 +230,11 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
         for (int64_t xi = xb; xi < xe; ++xi) {
           const float* vx = sc.a + xi * T * g.I;
           float* m = sc.b + xi * T * g.O;
-          if (B.packed.floats > 0)
-            sgemm_packed(T, g.O, g.I, vx, g.I, B.packed, b + xi * B.packed.floats, m, g.O);
-          else if (B.flipped)
-            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, b + xi * g.I * g.O, g.O, 0.0f, m, g.O);
+          const float* bx = b + xi * B.packed.floats;
+          if (B.plain)
+            sgemm(false, false, T, g.O, g.I, 1.0f, vx, g.I, bx, B.packed.nr, 0.0f, m, g.O);
           else
-            sgemm(false, true, T, g.O, g.I, 1.0f, vx, g.I, b + xi * g.O * g.I, g.I, 0.0f, m, g.O);
+            sgemm_packed(T, g.O, g.I, vx, g.I, B.packed, bx, m, g.O);
         }
       });
       output_transform(v, sc.b, bias, g.O, g.P, g.Q, t, n0, nb, y);
@@ -334,8 +282,8 @@ bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
               dU + xi * g.O * g.I, g.I);
     });
   }
-  // gw = G^T dU G per (o, i), 16 input channels at a time: separable, so half the
-  // multiplies of the GEMM with Kw^T, and measured faster (Note [Winograd weight transform as a GEMM]).
+  // gw = G^T dU G per (o, i), 16 input channels at a time (as a GEMM dU^T (G (x) G), with
+  // 9 columns and twice the multiplies, it measured slower).
   parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) { v.k->weight_grad(dU, g.O, g.I, ob, oe, gw); });
   return true;
 }

@@ -5,9 +5,7 @@
 // xmm. Raw pointers only: the level files use no shared inline code (sgemm_levels.h).
 // Layouts as in Note [Winograd F(2x2, 3x3)]: staged images [rows][cols][Cp] with
 // Cp = channels rounded up to 16; V, M, dM [16][T][channels]; dU [16][O][I].
-// The weights' transform is weights_packed below where the level's sgemm has a packed form,
-// else a GEMM in winograd.cpp (Notes [Winograd weights packed once], [Winograd weight
-// transform as a GEMM]).
+// The weights' transform is weights_packed below (Note [Winograd weights packed once]).
 #include <cstdint>
 
 namespace ddl::cpu::isa {
