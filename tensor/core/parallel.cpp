@@ -29,6 +29,20 @@ int get_num_threads() {
 
 namespace detail {
 
+#ifdef _OPENMP
+namespace {
+// OpenMP's pool threads show as "compute" in ps -L and top -H; the calling thread keeps
+// its own name (the main thread's is the program's).
+void name_pool_thread() {
+  thread_local bool named = false;
+  if (omp_get_thread_num() != 0 && !named) {
+    trace::set_os_thread_name("compute");
+    named = true;
+  }
+}
+}  // namespace
+#endif
+
 void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
 #ifdef _OPENMP
   const int64_t n = end - begin;
@@ -39,18 +53,37 @@ void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::fun
 #pragma omp parallel num_threads(threads)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    // OpenMP's pool threads show as "compute" in ps -L and top -H; the calling thread keeps
-    // its own name (the main thread's is the program's).
-    thread_local bool named = false;
-    if (t != 0 && !named) {
-      trace::set_os_thread_name("compute");
-      named = true;
-    }
+    name_pool_thread();
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t b = begin + t * chunk, e = std::min(end, b + chunk);
     if (b < e) {
       try {
         fn(b, e);
+      } catch (...) {
+#pragma omp critical(ddl_parallel_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+#else
+  fn(begin, end);
+#endif
+}
+
+void parallel_for_dynamic_impl(int64_t begin, int64_t end, int64_t chunk,
+                               const std::function<void(int64_t, int64_t)>& fn) {
+#ifdef _OPENMP
+  const int64_t c = std::max<int64_t>(chunk, 1), chunks = (end - begin + c - 1) / c;
+  const int threads = static_cast<int>(std::min<int64_t>(get_num_threads(), chunks));
+  std::exception_ptr error;
+#pragma omp parallel num_threads(threads)
+  {
+    name_pool_thread();
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < chunks; ++i) {
+      try {
+        fn(begin + i * c, std::min(end, begin + (i + 1) * c));
       } catch (...) {
 #pragma omp critical(ddl_parallel_error)
         if (!error) error = std::current_exception();

@@ -14,7 +14,9 @@ int get_num_threads();
 
 namespace detail {
 void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
-}
+void parallel_for_dynamic_impl(int64_t begin, int64_t end, int64_t chunk,
+                               const std::function<void(int64_t, int64_t)>& fn);
+}  // namespace detail
 
 template <typename Fn>
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const Fn& fn) {
@@ -24,6 +26,24 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const Fn& fn) {
     return;
   }
   detail::parallel_for_impl(begin, end, grain, fn);
+}
+
+}  // namespace ddl
+
+namespace ddl {
+
+// As parallel_for, but [begin, end) is cut into chunks of `chunk` items that threads take
+// in turn as they finish one, for work whose cost per item varies (data in or out of
+// cache): a static split left one thread waiting for the other at the end. One thread
+// (or a range of at most `chunk`) takes the range whole.
+template <typename Fn>
+void parallel_for_dynamic(int64_t begin, int64_t end, int64_t chunk, const Fn& fn) {
+  if (end <= begin) return;
+  if (end - begin <= chunk || get_num_threads() == 1) {
+    fn(begin, end);
+    return;
+  }
+  detail::parallel_for_dynamic_impl(begin, end, chunk, fn);
 }
 
 }  // namespace ddl

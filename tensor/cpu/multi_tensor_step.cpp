@@ -1,5 +1,5 @@
 // CPU multi-tensor SGD and Adam steps (tensor/ops/multi_tensor_step.h). The slices are laid
-// end to end; parallel_for splits the total element count and each chunk walks the
+// end to end; the total element count is cut into chunks and each chunk walks the
 // slices it overlaps. Every expression repeats one elementwise op of the per-tensor step
 // (a + alpha * b, x * scalar, g * g, sqrt, m / denom, NaN-propagating maximum) in the
 // same order and in float, with no contraction (-ffp-contract is off in ISO C++ mode), so
@@ -13,15 +13,16 @@
 namespace ddl::detail {
 namespace {
 
-// Enough elements per task that a thread's share outweighs waking it (as elementwise ops).
-constexpr int64_t kGrain = 32768;
+// Elements per task: enough to outweigh taking it. Tasks are taken in turn (parallel_for_dynamic):
+// the gradients backward wrote last are still in cache, the others come from memory.
+constexpr int64_t kChunk = 65536;
 
 // Calls fn(slice, begin, end) for the parts of the slices inside the flat range [b, e).
 template <typename Slice, typename Fn>
 void for_each_part(const std::vector<Slice>& slices, const Fn& fn) {
   std::vector<int64_t> start(slices.size() + 1, 0);
   for (size_t k = 0; k < slices.size(); ++k) start[k + 1] = start[k] + slices[k].n;
-  parallel_for(0, start.back(), kGrain, [&](int64_t b, int64_t e) {
+  parallel_for_dynamic(0, start.back(), kChunk, [&](int64_t b, int64_t e) {
     size_t k = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
     for (; k < slices.size() && start[k] < e; ++k) {
       const int64_t lo = std::max(b, start[k]) - start[k], hi = std::min(e, start[k + 1]) - start[k];

@@ -224,9 +224,9 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
         finite.store(false);
         continue;
       }
-      // The GEMMs are independent: threads take whole ones (sgemm runs
+      // The GEMMs are independent: threads take whole ones in turn (sgemm runs
       // single-threaded inside), which balances better than splitting each.
-      parallel_for(0, pts, 1, [&](int64_t xb, int64_t xe) {
+      parallel_for_dynamic(0, pts, 1, [&](int64_t xb, int64_t xe) {
         for (int64_t xi = xb; xi < xe; ++xi) {
           const float* vx = sc.a + xi * T * g.I;
           float* m = sc.b + xi * T * g.O;
@@ -276,7 +276,7 @@ bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
     const int64_t n0 = ci * t.nb, nb = std::min(t.nb, g.N - n0), T = nb * t.per_image();
     if (!input_transform(v, x, g.I, g.H, g.W, g.ph, g.pw, t, n0, nb, sc.a)) return false;
     if (!grad_transform(v, gy, g.O, g.P, g.Q, t, n0, nb, sc.b)) return false;
-    parallel_for(0, v.points, 1, [&](int64_t xb, int64_t xe) {
+    parallel_for_dynamic(0, v.points, 1, [&](int64_t xb, int64_t xe) {
       for (int64_t xi = xb; xi < xe; ++xi)
         sgemm(true, false, g.O, g.I, T, 1.0f, sc.b + xi * T * g.O, g.O, sc.a + xi * T * g.I, g.I, ci == 0 ? 0.0f : 1.0f,
               dU + xi * g.O * g.I, g.I);
@@ -284,7 +284,7 @@ bool weight_grad(const Geom& g, const float* x, const float* gy, float* gw) {
   }
   // gw = G^T dU G per (o, i), 16 input channels at a time (as a GEMM dU^T (G (x) G), with
   // 9 columns and twice the multiplies, it measured slower).
-  parallel_for(0, g.O, 4, [&](int64_t ob, int64_t oe) { v.k->weight_grad(dU, g.O, g.I, ob, oe, gw); });
+  parallel_for_dynamic(0, g.O, 16, [&](int64_t ob, int64_t oe) { v.k->weight_grad(dU, g.O, g.I, ob, oe, gw); });
   return true;
 }
 
