@@ -1,9 +1,8 @@
 // parallel_for and parallel_for_dynamic (tensor/core/parallel.h): every index once, in
 // chunks of the size asked for, exceptions carried out of the region, and the dynamic
 // form handing chunks to whichever thread is free.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <mutex>
 #include <set>
