@@ -26,13 +26,12 @@ namespace {
 // x [N, C, S] is processed in blocks of channels [c0, c1) holding about kSlab
 // elements per sample; for each n a block is one contiguous slab of
 // L = (c1 − c0)·S elements. Block boundaries depend only on S, never on threads.
-// Statistics: with long rows (S >= kLongRow) each channel row is cut into runs
-// of at most kRun elements summed in scalar_t SIMD lanes, and run totals are
-// added in double; with short rows (S = 1 after a linear layer, 2×2 maps) each
-// slab position accumulates over n in double, then positions are added per
-// channel. The forward reads a block three times (sum, centred squares,
-// normalise) and the backward twice; a block (e.g. 64 × 1024 floats = 256 KiB)
-// stays in L2 after the first read, so DRAM traffic is close to one pass.
+// Statistics: with long rows (S >= kLongRow) a channel's values are taken in runs
+// of at most kRun elements (a long row cut, shorter rows of consecutive samples
+// grouped) summed in scalar_t SIMD lanes, and run totals are added in double; with short rows (S = 1 after a linear
+// layer, 2×2 maps) each slab position accumulates over n in double, then positions are added per channel. The forward
+// reads a block three times (sum, centred squares, normalise) and the backward twice; a block (e.g. 64 × 1024 floats =
+// 256 KiB) stays in L2 after the first read, so DRAM traffic is close to one pass.
 constexpr int64_t kSlab = 1024;
 constexpr int64_t kLongRow = 64;
 constexpr int64_t kRun = 1024;
@@ -71,37 +70,44 @@ T lane_sum(const Vec<T>& v) {
   return s;
 }
 
-// Σ (x[i] − shift), i < n. A shift near the values (the channel's first) keeps
+// Sums in two vectors of scalar_t lanes plus a scalar for the ends of rows shorter
+// than the vectors, emptied into a double once per run (Note [Batch norm passes]).
+template <typename T>
+struct Lanes {
+  Vec<T> a0 = {}, a1 = {};
+  T rest = 0;
+  double take() {
+    const double s = static_cast<double>(lane_sum<T>(a0 + a1) + rest);
+    *this = Lanes();
+    return s;
+  }
+};
+
+// acc += Σ (x[i] − shift), i < n. A shift near the values (the channel's first) keeps
 // the scalar_t partial sums small: summed as they are, 80 values near 1000 lose
 // 1e-4 of their mean in float32 (Chan, Golub, LeVeque 1983, "shifted data").
 template <typename T>
-double run_sum(const T* x, int64_t n, T shift) {
+void run_sum(const T* x, int64_t n, T shift, Lanes<T>& acc) {
   constexpr int64_t W = kWidth<T>;
-  Vec<T> a0 = {}, a1 = {};
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    a0 += load(x + i) - shift;
-    a1 += load(x + i + W) - shift;
+    acc.a0 += load(x + i) - shift;
+    acc.a1 += load(x + i + W) - shift;
   }
-  T s = lane_sum<T>(a0 + a1);
-  for (; i < n; ++i) s += x[i] - shift;
-  return s;
+  for (; i < n; ++i) acc.rest += x[i] - shift;
 }
 
-// Σ (x[i] − m)², i < n.
+// acc += Σ (x[i] − m)², i < n.
 template <typename T>
-double run_sq_dev(const T* x, int64_t n, T m) {
+void run_sq_dev(const T* x, int64_t n, T m, Lanes<T>& acc) {
   constexpr int64_t W = kWidth<T>;
-  Vec<T> a0 = {}, a1 = {};
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
     const Vec<T> d0 = load(x + i) - m, d1 = load(x + i + W) - m;
-    a0 += d0 * d0;
-    a1 += d1 * d1;
+    acc.a0 += d0 * d0;
+    acc.a1 += d1 * d1;
   }
-  T s = lane_sum<T>(a0 + a1);
-  for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
-  return s;
+  for (; i < n; ++i) acc.rest += (x[i] - m) * (x[i] - m);
 }
 
 // Note [Batch norm + ReLU]
@@ -132,27 +138,23 @@ Vec<T> load_masked(const T* dy, const T* y) {
   return load(dy);
 }
 
-// Σ dy[i] and Σ dy[i]·(x[i] − m), i < n, added to sdy and sdyx (dy masked by y, Relu).
+// sdy += Σ dy[i] and sdyx += Σ dy[i]·(x[i] − m), i < n (dy masked by y, Relu).
 template <bool Relu, typename T>
-void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, double& sdy, double& sdyx) {
+void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, Lanes<T>& sdy, Lanes<T>& sdyx) {
   constexpr int64_t W = kWidth<T>;
-  Vec<T> a0 = {}, a1 = {}, b0 = {}, b1 = {};
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
     const Vec<T> g0 = load_masked<Relu>(dy + i, y + i), g1 = load_masked<Relu>(dy + i + W, y + i + W);
-    a0 += g0;
-    a1 += g1;
-    b0 += g0 * (load(x + i) - m);
-    b1 += g1 * (load(x + i + W) - m);
+    sdy.a0 += g0;
+    sdy.a1 += g1;
+    sdyx.a0 += g0 * (load(x + i) - m);
+    sdyx.a1 += g1 * (load(x + i + W) - m);
   }
-  T sa = lane_sum<T>(a0 + a1), sb = lane_sum<T>(b0 + b1);
   for (; i < n; ++i) {
     const T g = masked<Relu>(dy[i], y[i]);
-    sa += g;
-    sb += g * (x[i] - m);
+    sdy.rest += g;
+    sdyx.rest += g * (x[i] - m);
   }
-  sdy += sa;
-  sdyx += sb;
 }
 
 struct Geom {
@@ -171,11 +173,26 @@ void for_each_block(const Geom& g, const Fn& fn) {
   });
 }
 
-// Calls fn(offset, length) for the runs of channel c, in a fixed order (long rows).
-template <typename Fn>
-void for_each_run(const Geom& g, int64_t c, const Fn& fn) {
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t s = 0; s < g.S; s += kRun) fn(g.slab(n, c) + s, std::min(kRun, g.S - s));
+// Calls part(offset, length) for the pieces of channel c's rows in a fixed order, and
+// end_run() after each run of at most kRun elements: a row longer than kRun is cut,
+// shorter rows of consecutive samples share a run (long rows, S >= kLongRow). A run per
+// row of 64 cost a horizontal sum every 64 elements: the statistics of 8x8 maps ran at
+// a third of the speed of 32x32 ones.
+template <typename Part, typename EndRun>
+void for_each_run(const Geom& g, int64_t c, const Part& part, const EndRun& end_run) {
+  if (g.S >= kRun) {
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t s = 0; s < g.S; s += kRun) {
+        part(g.slab(n, c) + s, std::min(kRun, g.S - s));
+        end_run();
+      }
+    return;
+  }
+  const int64_t rows = kRun / g.S;
+  for (int64_t n0 = 0; n0 < g.N; n0 += rows) {
+    for (int64_t n = n0; n < std::min(g.N, n0 + rows); ++n) part(g.slab(n, c), g.S);
+    end_run();
+  }
 }
 
 // Short rows: acc[k] = Σ_n v(n, k) over slab positions k, then out[j] = Σ_s acc[j·S + s].
@@ -222,10 +239,13 @@ void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean
       double sum = 0.0, sq = 0.0;
       const T first = x[g.slab(0, c)];
       const T shift = std::isfinite(static_cast<double>(first)) ? first : T(0);  // an inf keeps its mean inf
-      for_each_run(g, c, [&](int64_t o, int64_t l) { sum += run_sum(x + o, l, shift); });
+      Lanes<T> acc;
+      for_each_run(
+          g, c, [&](int64_t o, int64_t l) { run_sum(x + o, l, shift, acc); }, [&] { sum += acc.take(); });
       mean[c - c0] = static_cast<double>(shift) + sum * inv_m;
       const T m = static_cast<T>(mean[c - c0]);
-      for_each_run(g, c, [&](int64_t o, int64_t l) { sq += run_sq_dev(x + o, l, m); });
+      for_each_run(
+          g, c, [&](int64_t o, int64_t l) { run_sq_dev(x + o, l, m, acc); }, [&] { sq += acc.take(); });
       m2[c - c0] = sq;
     }
   } else {
@@ -251,7 +271,10 @@ void block_dy_sums(const T* dy, const T* y, const T* x, const Geom& g, int64_t c
     for (int64_t c = c0; c < c1; ++c) {
       double a = 0.0, b = 0.0;
       const T m = mk[(c - c0) * g.S];
-      for_each_run(g, c, [&](int64_t o, int64_t l) { run_dy_sums<Relu>(dy + o, y + o, x + o, l, m, a, b); });
+      Lanes<T> la, lb;
+      for_each_run(
+          g, c, [&](int64_t o, int64_t l) { run_dy_sums<Relu>(dy + o, y + o, x + o, l, m, la, lb); },
+          [&] { a += la.take(), b += lb.take(); });
       sdy[c - c0] = a, sdyx[c - c0] = b;
     }
     return;
