@@ -28,4 +28,10 @@ done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 dm=$(median "${ddl_ms[@]}")
 tm=$(median "${torch_ms[@]}")
-echo "{\"args\":\"${args[*]}\",\"rounds\":$rounds,\"ddl_ms\":$dm,\"pytorch_ms\":$tm,\"ratio_ddl_over_pytorch\":$(awk -v a="$dm" -v b="$tm" 'BEGIN {printf "%.3f", a / b}')}"
+# Each round's two runs are minutes apart at most, so their ratio is less exposed to the
+# machine's drift than the ratio of the medians: print both, and the rounds' range.
+ratios=()
+for i in "${!ddl_ms[@]}"; do ratios+=("$(awk -v a="${ddl_ms[$i]}" -v b="${torch_ms[$i]}" 'BEGIN {printf "%.3f", a / b}')"); done
+lo=$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)
+hi=$(printf '%s\n' "${ratios[@]}" | sort -g | tail -1)
+echo "{\"args\":\"${args[*]}\",\"rounds\":$rounds,\"ddl_ms\":$dm,\"pytorch_ms\":$tm,\"ratio_ddl_over_pytorch\":$(awk -v a="$dm" -v b="$tm" 'BEGIN {printf "%.3f", a / b}'),\"round_ratio_median\":$(median "${ratios[@]}"),\"round_ratio_min\":$lo,\"round_ratio_max\":$hi}"
