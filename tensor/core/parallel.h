@@ -28,10 +28,6 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const Fn& fn) {
   detail::parallel_for_impl(begin, end, grain, fn);
 }
 
-}  // namespace ddl
-
-namespace ddl {
-
 // As parallel_for, but [begin, end) is cut into chunks of `chunk` items that threads take
 // in turn as they finish one, for work whose cost per item varies (data in or out of
 // cache): a static split left one thread waiting for the other at the end. One thread

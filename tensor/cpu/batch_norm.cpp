@@ -28,10 +28,12 @@ namespace {
 // L = (c1 − c0)·S elements. Block boundaries depend only on S, never on threads.
 // Statistics: with long rows (S >= kLongRow) a channel's values are taken in runs
 // of at most kRun elements (a long row cut, shorter rows of consecutive samples
-// grouped) summed in scalar_t SIMD lanes, and run totals are added in double; with short rows (S = 1 after a linear
-// layer, 2×2 maps) each slab position accumulates over n in double, then positions are added per channel. The forward
-// reads a block three times (sum, centred squares, normalise) and the backward twice; a block (e.g. 64 × 1024 floats =
-// 256 KiB) stays in L2 after the first read, so DRAM traffic is close to one pass.
+// grouped) summed in scalar_t SIMD lanes, and run totals are added in double;
+// with short rows (S = 1 after a linear layer, 2×2 maps) each slab position
+// accumulates over n in double, then positions are added per channel. The
+// forward reads a block three times (sum, centred squares, normalise) and the
+// backward twice; a block (e.g. 64 × 1024 floats = 256 KiB) stays in L2 after
+// the first read, so DRAM traffic is close to one pass.
 constexpr int64_t kSlab = 1024;
 constexpr int64_t kLongRow = 64;
 constexpr int64_t kRun = 1024;
