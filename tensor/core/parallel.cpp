@@ -40,6 +40,18 @@ void name_pool_thread() {
     named = true;
   }
 }
+
+// fn(b, e), keeping the first exception in error: one may not cross an OpenMP region, so
+// the caller rethrows it after the region.
+void run_keeping_error(const std::function<void(int64_t, int64_t)>& fn, int64_t b, int64_t e,
+                       std::exception_ptr& error) {
+  try {
+    fn(b, e);
+  } catch (...) {
+#pragma omp critical(ddl_parallel_error)
+    if (!error) error = std::current_exception();
+  }
+}
 }  // namespace
 #endif
 
@@ -48,7 +60,6 @@ void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::fun
   const int64_t n = end - begin;
   const int64_t max_chunks = (n + grain - 1) / std::max<int64_t>(grain, 1);
   const int threads = static_cast<int>(std::min<int64_t>(get_num_threads(), max_chunks));
-  // An exception may not cross an OpenMP region: keep the first and rethrow.
   std::exception_ptr error;
 #pragma omp parallel num_threads(threads)
   {
@@ -56,14 +67,7 @@ void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::fun
     name_pool_thread();
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t b = begin + t * chunk, e = std::min(end, b + chunk);
-    if (b < e) {
-      try {
-        fn(b, e);
-      } catch (...) {
-#pragma omp critical(ddl_parallel_error)
-        if (!error) error = std::current_exception();
-      }
-    }
+    if (b < e) run_keeping_error(fn, b, e, error);
   }
   if (error) std::rethrow_exception(error);
 #else
@@ -81,14 +85,8 @@ void parallel_for_dynamic_impl(int64_t begin, int64_t end, int64_t chunk,
   {
     name_pool_thread();
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t i = 0; i < chunks; ++i) {
-      try {
-        fn(begin + i * c, std::min(end, begin + (i + 1) * c));
-      } catch (...) {
-#pragma omp critical(ddl_parallel_error)
-        if (!error) error = std::current_exception();
-      }
-    }
+    for (int64_t i = 0; i < chunks; ++i)
+      run_keeping_error(fn, begin + i * c, std::min(end, begin + (i + 1) * c), error);
   }
   if (error) std::rethrow_exception(error);
 #else
