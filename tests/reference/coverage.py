@@ -9,6 +9,7 @@ NOT_OPS = {
     "set_num_threads": "thread-pool setting, not an op",
     "get_num_threads": "thread-pool setting, not an op",
     "parallel_for": "loop helper for kernels, not an op",
+    "parallel_for_dynamic": "loop helper for kernels, not an op",
     "default_generator": "returns the global random generator",
     "manual_seed": "seeds the global random generator",
     "philox4x32": "the counter-based RNG primitive; PyTorch draws differently",
