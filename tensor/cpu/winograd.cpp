@@ -241,7 +241,9 @@ bool conv(const Variant& v, const Geom& g, const float* x, const WeightOperand& 
     }
   };
   if (get_num_threads() > 1 && t.chunks >= get_num_threads()) {
-    parallel_for(0, t.chunks, 1, run);
+    // Whole chunks in turn too: with halves fixed in advance the main thread waited for
+    // the other at the end (libgomp's spin: 5.5% of its samples, now 1.3%).
+    parallel_for_dynamic(0, t.chunks, 1, run);
   } else {
     run(0, t.chunks);
   }
