@@ -7,6 +7,18 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
+# The sanitizer builds compile at nice 19 while the normal suite runs: its tests leave the
+# CPUs idle much of the time (waiting on children, deadlines and shaped links), and the
+# build takes only that idle time. Their own session, so an early exit stops the compilers too.
+kinds=(${DDL_SANITIZERS-asan tsan})
+builds=
+if [ ${#kinds[@]} -gt 0 ]; then
+  setsid bash -c 'for kind; do nice -n 19 tests/sanitize/run.sh "$kind" --build-only || exit 1; done' \
+    sanitizer-builds "${kinds[@]}" > build/sanitizer-builds.log 2>&1 &
+  builds=$!
+  trap 'kill -- -"$builds" 2> /dev/null' EXIT
+fi
+
 rm -f build/meson-logs/testlog.json
 meson test -C build --print-errorlogs --num-processes 2 "$@"
 status=$?
@@ -26,7 +38,9 @@ count() {  # count LOG: adds its results; a missing log (the build failed) is on
 }
 count build/meson-logs/testlog.json
 
-for kind in ${DDL_SANITIZERS-asan tsan}; do
+# A failed background build is built again below, where its errors are printed.
+[ -n "$builds" ] && { wait "$builds" || echo "test.sh: the background sanitizer builds failed (build/sanitizer-builds.log)"; }
+for kind in "${kinds[@]}"; do
   echo "test.sh: sanitizer build $kind (tests/sanitize/run.sh)"
   rm -f "build-$kind/meson-logs/testlog.json"
   tests/sanitize/run.sh "$kind" || status=1

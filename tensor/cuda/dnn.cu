@@ -9,14 +9,15 @@
 
 #include <ddl/tensor/core/caching_allocator.h>
 #include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/cuda/cublas_api.h>
 #include <ddl/tensor/cuda/dnn.h>
 
 namespace ddl::cuda::detail {
 
 void throw_cublas(cublasStatus_t st, const char* what, const std::string& context, const char* file, int line) {
   ::ddl::detail::throw_error(file, line,
-                             ::ddl::detail::str_cat(context, ": cuBLAS: ", what, " failed: ", cublasGetStatusString(st),
-                                                    " (", static_cast<int>(st), ")"));
+                             ::ddl::detail::str_cat(context, ": cuBLAS: ", what, " failed: ",
+                                                    cublas().status_string(st), " (", static_cast<int>(st), ")"));
 }
 
 void throw_cudnn(cudnnStatus_t st, const char* what, const std::string& context, const char* file, int line) {
@@ -66,17 +67,17 @@ cublasHandle_t cublas_handle(int device) {
   auto it = cublas_handles.find(device);
   if (it == cublas_handles.end()) {
     cublasHandle_t h = nullptr;
-    DDL_CUBLAS_CHECK(cublasCreate(&h), "cuda:", device, ": creating the cuBLAS handle");
+    DDL_CUBLAS_CHECK(cublas().create(&h), "cuda:", device, ": creating the cuBLAS handle");
     it = cublas_handles.emplace(device, h).first;
   }
   cublasHandle_t h = it->second;
   const cudaStream_t stream = current_stream(device);
-  DDL_CUBLAS_CHECK(cublasSetStream(h, stream), "cuda:", device, ": binding cuBLAS to the stream");
+  DDL_CUBLAS_CHECK(cublas().set_stream(h, stream), "cuda:", device, ": binding cuBLAS to the stream");
   // See Note [cuBLAS workspace per stream].
   auto ws = cublas_workspaces.find({h, stream});
   if (ws == cublas_workspaces.end())
     ws = cublas_workspaces.emplace(std::pair{h, stream}, workspace(device, cublas_workspace_bytes(device))).first;
-  DDL_CUBLAS_CHECK(cublasSetWorkspace(h, ws->second.raw_data(), ws->second.nbytes()), "cuda:", device,
+  DDL_CUBLAS_CHECK(cublas().set_workspace(h, ws->second.raw_data(), ws->second.nbytes()), "cuda:", device,
                    ": setting the cuBLAS workspace of the stream");
   return h;
 }

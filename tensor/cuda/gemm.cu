@@ -4,6 +4,7 @@
 // swapping the operands (and M with N). TF32 only when cuda::allow_tf32().
 // float16/bfloat16 go through cublasGemmStridedBatchedEx with float32 compute.
 #include <ddl/tensor/core/devices.h>
+#include <ddl/tensor/cuda/cublas_api.h>
 #include <ddl/tensor/cuda/dnn.h>
 #include <ddl/tensor/kernels/gemm_kernel.h>
 
@@ -29,12 +30,13 @@ void gemm_cuda(const kernels::GemmArgs& g) {
   const cublasOperation_t op_a = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const bool tf32 = g.dtype == DType::Float32 && allow_tf32();
-  DDL_CUBLAS_CHECK(cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), describe_gemm(g));
+  DDL_CUBLAS_CHECK(cublas().set_math_mode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                   describe_gemm(g));
   if (g.dtype == DType::Float32) {
     const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
-    DDL_CUBLAS_CHECK(cublasSgemmStridedBatched(h, op_a, op_b, m, n, k, &alpha, static_cast<const float*>(g.B), lda,
-                                               g.stride_b, static_cast<const float*>(g.A), ldb, g.stride_a, &beta,
-                                               static_cast<float*>(g.C), ldc, g.stride_c, batch),
+    DDL_CUBLAS_CHECK(cublas().sgemm_strided_batched(h, op_a, op_b, m, n, k, &alpha, static_cast<const float*>(g.B), lda,
+                                                    g.stride_b, static_cast<const float*>(g.A), ldb, g.stride_a, &beta,
+                                                    static_cast<float*>(g.C), ldc, g.stride_c, batch),
                      describe_gemm(g));
   } else if (is_reduced_float(g.dtype)) {
     // See Note [Half compute]: 16-bit operands and output, float32 accumulation and alpha/beta.
@@ -44,15 +46,15 @@ void gemm_cuda(const kernels::GemmArgs& g) {
     // allows by default (torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction).
     const cudaDataType_t t = g.dtype == DType::Float16 ? CUDA_R_16F : CUDA_R_16BF;
     const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
-    DDL_CUBLAS_CHECK(
-        cublasGemmStridedBatchedEx(h, op_a, op_b, m, n, k, &alpha, g.B, t, lda, g.stride_b, g.A, t, ldb, g.stride_a,
-                                   &beta, g.C, t, ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        describe_gemm(g));
+    DDL_CUBLAS_CHECK(cublas().gemm_strided_batched_ex(h, op_a, op_b, m, n, k, &alpha, g.B, t, lda, g.stride_b, g.A, t,
+                                                      ldb, g.stride_a, &beta, g.C, t, ldc, g.stride_c, batch,
+                                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     describe_gemm(g));
   } else {
     DDL_CHECK(g.dtype == DType::Float64, "matmul: expected a float32 or float64 tensor, got ", g.dtype);
-    DDL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, op_a, op_b, m, n, k, &g.alpha, static_cast<const double*>(g.B), lda,
-                                               g.stride_b, static_cast<const double*>(g.A), ldb, g.stride_a, &g.beta,
-                                               static_cast<double*>(g.C), ldc, g.stride_c, batch),
+    DDL_CUBLAS_CHECK(cublas().dgemm_strided_batched(h, op_a, op_b, m, n, k, &g.alpha, static_cast<const double*>(g.B),
+                                                    lda, g.stride_b, static_cast<const double*>(g.A), ldb, g.stride_a,
+                                                    &g.beta, static_cast<double*>(g.C), ldc, g.stride_c, batch),
                      describe_gemm(g));
   }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds one sanitizer build directory (only the targets its tests need) and runs those
-# tests there. Usage: tests/sanitize/run.sh {asan|tsan} [meson test args...]
+# tests there. Usage: tests/sanitize/run.sh {asan|tsan} [--build-only | meson test args...]
 #   asan: build-asan, clang, AddressSanitizer + UndefinedBehaviorSanitizer (+ leaks), and
 #         the libFuzzer targets (-Dfuzz=true), each fuzzed DDL_FUZZ_SECONDS (default 30).
 #   tsan: build-tsan, g++, ThreadSanitizer, over the threaded parts only; no OpenMP (libgomp
@@ -54,6 +54,7 @@ fi
 mapfile -t targets < <($here/pick_tests.py "$dir" targets "${suites[@]}")
 mapfile -t tests < <($here/pick_tests.py "$dir" tests "${suites[@]}")
 ninja -C "$dir" "${targets[@]}" || exit 1
+[ "${1:-}" = --build-only ] && exit 0
 meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 "${tests[@]}" "$@"
 status=$?
 # LLVM's OpenMP runtime (clang's build) registers each process in /dev/shm and removes the
