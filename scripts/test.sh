@@ -13,8 +13,9 @@ scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 kinds=(${DDL_SANITIZERS-asan tsan})
 builds=
 if [ ${#kinds[@]} -gt 0 ]; then
-  setsid bash -c 'for kind; do nice -n 19 tests/sanitize/run.sh "$kind" --build-only || exit 1; done' \
-    sanitizer-builds "${kinds[@]}" > build/sanitizer-builds.log 2>&1 &
+  rm -f build/sanitizer-*.built
+  setsid bash -c 'for kind; do nice -n 19 tests/sanitize/run.sh "$kind" --build-only && touch "build/sanitizer-$kind.built"
+                  done' sanitizer-builds "${kinds[@]}" > build/sanitizer-builds.log 2>&1 &
   builds=$!
   trap 'kill -- -"$builds" 2> /dev/null' EXIT
 fi
@@ -38,9 +39,10 @@ count() {  # count LOG: adds its results; a missing log (the build failed) is on
 }
 count build/meson-logs/testlog.json
 
-# A failed background build is built again below, where its errors are printed.
-[ -n "$builds" ] && { wait "$builds" || echo "test.sh: the background sanitizer builds failed (build/sanitizer-builds.log)"; }
+# Each kind's tests start once its build is done, while the next kind still builds beside them.
+# A failed background build is built again by run.sh, where its errors are printed.
 for kind in "${kinds[@]}"; do
+  while [ ! -e "build/sanitizer-$kind.built" ] && kill -0 "$builds" 2> /dev/null; do sleep 2; done
   echo "test.sh: sanitizer build $kind (tests/sanitize/run.sh)"
   rm -f "build-$kind/meson-logs/testlog.json"
   tests/sanitize/run.sh "$kind" || status=1

@@ -197,8 +197,10 @@ int join_nodes(Config& cfg, int port, const std::string& token, dist::TCPStoreSe
     status = why.find(" differs from node 0 ") != std::string::npos ? 2 : 1;
   }
   if (status != 0) {
-    std::cerr << "ddlrun: node " << cfg.node_rank << " of " << cfg.nnodes << " (host " << mine.host
-              << "): the nodes' rendezvous " << (status == 2 ? "refused the job: " : "failed: ") << why << "\n";
+    // One write: the nodes of a job often share a terminal or log, and fail at the same moment.
+    std::cerr << ("ddlrun: node " + std::to_string(cfg.node_rank) + " of " + std::to_string(cfg.nnodes) + " (host " +
+                  mine.host + "): the nodes' rendezvous " + (status == 2 ? "refused the job: " : "failed: ") + why +
+                  "\n");
     if (server) server->linger(std::chrono::seconds(5));  // until the other nodes have read it
     return status;
   }

@@ -227,19 +227,22 @@ Verdict decide(const std::vector<RankFacts>& ranks) {
     return finish();
   };
 
-  // 2. Before the first collective: a rank that never joined the rendezvous.
+  // 2. Before the first collective: a rank that never joined the rendezvous. One that left no
+  //    dump first: a rank that did dump, without a failed rendezvous, may only have started late
+  //    and been stopped by the launcher while it still waited.
   bool any_collective = false, rendezvous_failed = false;
   for (const Position& p : pos) any_collective |= p.any_collective, rendezvous_failed |= p.rendezvous_failed;
   if (!any_collective && rendezvous_failed)
-    for (size_t i = 0; i < ranks.size(); ++i)
-      if (!ranks[i].dump || !pos[i].rendezvous_failed) {
-        v.op = "rendezvous";
-        blame(i, Verdict::Stall,
-              "it never joined the rendezvous (it did not start, or could not reach the store); the others' "
-              "rendezvous failed waiting for it" +
-                  (ranks[i].exit.empty() ? "" : "; it " + ranks[i].exit));
-        return finish();
-      }
+    for (const bool need_no_dump : {true, false})
+      for (size_t i = 0; i < ranks.size(); ++i)
+        if (need_no_dump ? !ranks[i].dump : !pos[i].rendezvous_failed) {
+          v.op = "rendezvous";
+          blame(i, Verdict::Stall,
+                "it never joined the rendezvous (it did not start, or could not reach the store); the others' "
+                "rendezvous failed waiting for it" +
+                    (ranks[i].exit.empty() ? "" : "; it " + ranks[i].exit));
+          return finish();
+        }
 
   // 3. A stall, strongest evidence first: a rank seen frozen, one that crashed, a host the launcher knows is in
   //    trouble, a rank that left no dump (killed, powered off), a rank behind the others, the

@@ -164,6 +164,18 @@ TEST_CASE("verdict: a rank that never joined the rendezvous is named, at the ren
   CHECK_THAT(v.text, Catch::Contains("rank 1 on host host1 stopped first, at the rendezvous"));
 }
 
+TEST_CASE("verdict: at the rendezvous, a rank with no dump outranks one stopped while waiting", "[ddlrun]") {
+  // Rank 0 started late: the launcher stopped it, still inside the rendezvous, when rank 2's timed out.
+  std::vector<RankFacts> ranks = {rank(0, dump_json(0, "host0", 0, {})), rank(1),
+                                  rank(2, dump_json(2, "host2", 0, {}, -1, true))};
+  ranks[0].by_launcher = true;
+  ranks[0].exit = "was killed by signal 15 (SIGTERM)";
+  const Verdict v = decide(ranks);
+  CHECK(v.kind == Verdict::Stall);
+  CHECK(v.rank == 1);
+  CHECK(v.op == "rendezvous");
+}
+
 TEST_CASE("verdict: every rank dumped at one collective: the launcher's host note, else the ranks' votes", "[ddlrun]") {
   std::vector<RankFacts> ranks = {rank(0, dump_json(0, "host0", 9, ran(9, kAllReduce), 1)),
                                   rank(1, dump_json(1, "host1", 9, ran(9, kAllReduce, "started"))),
