@@ -11,6 +11,7 @@ scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 # CPUs idle much of the time (waiting on children, deadlines and shaped links), and the
 # build takes only that idle time. Their own session, so an early exit stops the compilers too.
 kinds=(${DDL_SANITIZERS-asan tsan})
+export DDL_FUZZ_SECONDS=${DDL_FUZZ_SECONDS:-10}  # each fuzz target's run (tests/fuzz/run.sh)
 builds=
 if [ ${#kinds[@]} -gt 0 ]; then
   rm -f build/sanitizer-*.built
