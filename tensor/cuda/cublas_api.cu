@@ -24,11 +24,9 @@ void load(void* library, Fn& fn, const char* symbol) {
 
 CublasApi open_cublas() {
   void* library = dlopen(kCublasLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = dlerror();
-    DDL_CHECK(false, "cuBLAS: cannot open ", kCublasLibrary,
-              " (a GPU matmul needs it): ", why ? why : "unknown reason");
-  }
+  const char* why = library == nullptr ? dlerror() : nullptr;
+  DDL_CHECK(library != nullptr, "cuBLAS: cannot open ", kCublasLibrary,
+            " (a GPU matmul needs it): ", why ? why : "unknown reason");
   CublasApi api{};
   load(library, api.create, DDL_CUBLAS_STR(cublasCreate));
   load(library, api.set_stream, DDL_CUBLAS_STR(cublasSetStream));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # In a CUDA build, a process that does no GPU work never loads cuBLAS (tensor/cuda/cublas_api.h):
-# libddl.so does not list it, and a CPU matmul that also asks for the GPU count leaves it
-# unloaded (ld.so's LD_DEBUG=libs log names every library it opens). Without CUDA: skipped.
+# libddl.so does not list it, and a CPU matmul leaves it unloaded (ld.so's LD_DEBUG=libs log
+# names every library whose initialiser runs). Without CUDA: skipped.
 # Usage: test_cuda_libs_lazy.sh BUILD_DIR MATMUL_TEST
 set -uo pipefail
 build=$1 matmul_test=$2
