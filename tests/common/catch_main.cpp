@@ -1,3 +1,4 @@
-// Catch2's main, compiled once and linked into every test executable.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// The main of every test executable; Catch2 itself is compiled once in catch_impl.cpp.
+#include "tests/common/catch_run.h"
+
+int main(int argc, char** argv) { return ddl::test::run_catch(argc, argv); }
