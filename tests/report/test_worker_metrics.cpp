@@ -105,10 +105,7 @@ TEST_CASE("ResourceSampler: deltas from a fake /proc tree", "[apps]") {
   CHECK(s0.disk_write_bytes == 0);
 
   write_file(root / "self/io", "rchar: 1\nwchar: 1\nread_bytes: 5096\nwrite_bytes: 22288\n");
-  // Appended, not operator+ on a temporary string: there GCC 12 reports a false -Warray-bounds.
-  std::string net_dev = kNetDev;
-  net_dev += "  eth2: 500 1 0 0 0 0 0 0 70 1 0 0 0 0 0 0\n";
-  write_file(root / "net/dev", net_dev);
+  write_file(root / "net/dev", std::string(kNetDev) + "  eth2: 500 1 0 0 0 0 0 0 70 1 0 0 0 0 0 0\n");
   write_file(root / "self/status", "VmHWM:\t 8192 kB\nVmRSS:\t 4096 kB\n");
   auto s1 = sampler.sample();
   CHECK(s1.disk_read_bytes == 1000);
