@@ -27,6 +27,18 @@ using test::contains;
 std::shared_ptr<TCPStore> connect(int port, Millis timeout) { return test::store_client(port, timeout); }
 GlooOptions with_timeout(Millis t, int shm = 1) { return test::gloo_options(t, shm); }
 
+// The store once all `size` ranks have reached it. Ranks re-execute the test program, which
+// under the sanitizers on a loaded machine takes seconds: waiting here first leaves a short
+// timeout to bound the group's set-up and the op under test, not the ranks' start.
+std::shared_ptr<TCPStore> all_started(int port, int rank, int size) {
+  auto store = connect(port, Millis(30000));
+  store->set("test_started/" + std::to_string(rank), "1");
+  std::vector<std::string> keys;
+  for (int r = 0; r < size; ++r) keys.push_back("test_started/" + std::to_string(r));
+  store->wait(keys, Millis(30000));
+  return store;
+}
+
 }  // namespace
 
 TEST_CASE("failures: a peer dying mid-collective ends every other rank with an error", "[dist]") {
@@ -92,7 +104,7 @@ TEST_CASE("failures: a send or recv whose partner never comes times out naming t
       auto outs = test::run_processes(
           3,
           [&](int rank) {
-            ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 3, with_timeout(Millis(1000)));
+            ProcessGroupGloo pg(all_started(port, rank, 3), rank, 3, with_timeout(Millis(1000)));
             if (rank != 0) {
               std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // posts nothing
               return;
@@ -129,7 +141,7 @@ TEST_CASE("failures: a peer that never arrives times out with the operation name
       auto outs = test::run_processes(
           2,
           [&](int rank) {
-            ProcessGroupGloo pg(connect(port, Millis(10000)), rank, 2, with_timeout(Millis(1000), shm));
+            ProcessGroupGloo pg(all_started(port, rank, 2), rank, 2, with_timeout(Millis(1000), shm));
             if (rank == 1) {
               std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // never calls all_reduce
               return;
