@@ -3,17 +3,14 @@
 #include <vector>
 
 #include <ddl/nn/conv3d_layers.h>
+#include <ddl/nn/conv_checks.h>
 #include <ddl/nn/init.h>
 #include <ddl/tensor/core/factory.h>
 
 namespace ddl::nn {
 
 namespace {
-void check_channels(const char* type, int64_t in, int64_t out, int64_t groups) {
-  DDL_CHECK(in > 0 && out > 0, type, ": channels must be positive, got in=", in, " out=", out);
-  DDL_CHECK(groups > 0 && in % groups == 0 && out % groups == 0, type, ": groups=", groups,
-            " must divide in_channels=", in, " and out_channels=", out);
-}
+using detail::check_conv_channels;
 
 template <size_t D>
 void check_kernel(const char* type, const ExpandingArray<D>& k) {
@@ -23,7 +20,7 @@ void check_kernel(const char* type, const ExpandingArray<D>& k) {
 
 Conv3d::Conv3d(Conv3dOptions opts) : Module("Conv3d"), opts_(std::move(opts)) {
   const auto& o = opts_;
-  check_channels("Conv3d", o.in_channels(), o.out_channels(), o.groups());
+  check_conv_channels("Conv3d", o.in_channels(), o.out_channels(), o.groups());
   check_kernel("Conv3d", o.kernel_size());
   const auto k = o.kernel_size();
   weight = register_parameter("weight", empty({o.out_channels(), o.in_channels() / o.groups(), k[0], k[1], k[2]}));
@@ -57,7 +54,7 @@ template <size_t D>
 ConvTransposeNd<D>::ConvTransposeNd(const char* name, ConvTransposeOptions<D> opts)
     : Module(name), opts_(std::move(opts)) {
   const auto& o = opts_;
-  check_channels(name, o.in_channels(), o.out_channels(), o.groups());
+  check_conv_channels(name, o.in_channels(), o.out_channels(), o.groups());
   check_kernel(name, o.kernel_size());
   for (size_t i = 0; i < D; ++i) {
     const int64_t op = o.output_padding()[i];

@@ -11,10 +11,11 @@
 namespace ddl::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// What a field reads when it was not measured (a negative count or size).
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
-double mb(int64_t bytes) { return bytes < 0 ? kNaN : bytes / 1e6; }
-double count(int64_t n) { return n < 0 ? kNaN : static_cast<double>(n); }
+double mb(int64_t bytes) { return bytes < 0 ? kUnknown : bytes / 1e6; }
+double count(int64_t n) { return n < 0 ? kUnknown : static_cast<double>(n); }
 
 struct Column {
   const char* header;
@@ -65,7 +66,7 @@ double mean_known(const std::vector<RankSummary>& ranks, RankField f) {
   int n = 0;
   for (const auto& r : ranks)
     if (!std::isnan(r[f])) sum += r[f], ++n;
-  return n ? sum / n : kNaN;
+  return n ? sum / n : kUnknown;
 }
 
 std::string table(const std::vector<RankSummary>& ranks, const std::vector<Column>& cols) {
@@ -100,7 +101,7 @@ std::string table(const std::vector<RankSummary>& ranks, const std::vector<Colum
 
 static_assert(static_cast<int>(RankField::TensorPeakMB) + 1 == kNumRankFields, "kNumRankFields: one per RankField");
 
-RankSummary::RankSummary() { values.fill(kNaN); }
+RankSummary::RankSummary() { values.fill(kUnknown); }
 
 RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& times, const dist::CommStats* comm,
                               double convergence_s, double final_accuracy_pct, double wall_s) {
@@ -134,7 +135,7 @@ RankSummary make_rank_summary(const ResourceSummary& res, const EpochTimes& time
   s[RankField::MinorFaults] = count(res.os.minor_faults);
   s[RankField::MajorFaults] = count(res.os.major_faults);
   s[RankField::ThrottledPeriods] = count(res.os.throttled_periods);
-  s[RankField::ThrottledMs] = res.os.throttled_us < 0 ? kNaN : res.os.throttled_us / 1e3;
+  s[RankField::ThrottledMs] = res.os.throttled_us < 0 ? kUnknown : res.os.throttled_us / 1e3;
   s[RankField::TensorAllocatedMB] = mb(res.os.allocated_bytes);
   s[RankField::TensorReservedMB] = mb(res.os.reserved_bytes);
   s[RankField::TensorPeakMB] = mb(res.os.peak_allocated_bytes);

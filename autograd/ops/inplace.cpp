@@ -71,11 +71,11 @@ void regenerate_view(const std::shared_ptr<VariableImpl>& view_ptr) {
   // overlapping view such as expand's).
   Variable rebuilt = make_result(vd, "AsStridedBackward", {&base_var},
                                  [vshape, vstrides, rel, bshape, bt](const Tensor& g, const Needs&) -> Grads {
-                                   const Tensor at = arange(bshape.numel(), TensorOptions(kInt64, g.device()))
+                                   const Tensor at = ddl::arange(bshape.numel(), TensorOptions(kInt64, g.device()))
                                                          .as_strided(vshape, vstrides, rel)
                                                          .contiguous()
                                                          .view({-1});
-                                   const Tensor flat = zeros({bshape.numel()}, TensorOptions(bt, g.device()));
+                                   const Tensor flat = ddl::zeros({bshape.numel()}, TensorOptions(bt, g.device()));
                                    return {index_add(flat, 0, at, g.contiguous().view({-1}).to(bt)).view(bshape)};
                                  });
   if (view.grad_fn && rebuilt.grad_fn() && view.grad_fn->retains(view_ptr.get()))  // as PyTorch, keep retain_grad

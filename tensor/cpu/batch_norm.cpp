@@ -159,14 +159,14 @@ void run_dy_sums(const T* dy, const T* y, const T* x, int64_t n, T m, Lanes<T>& 
   }
 }
 
-struct Geom {
+struct BnGeom {
   int64_t N, C, S;
   int64_t slab(int64_t n, int64_t c0) const { return (n * C + c0) * S; }
 };
 
 // Runs fn(block_begin, block_end) over channel blocks, in parallel. See Note [Batch norm passes].
 template <typename Fn>
-void for_each_block(const Geom& g, const Fn& fn) {
+void for_each_block(const BnGeom& g, const Fn& fn) {
   const int64_t cb = std::max<int64_t>(1, kSlab / g.S);
   const int64_t blocks = (g.C + cb - 1) / cb;
   const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(g.N * g.S * cb, 1));
@@ -181,7 +181,7 @@ void for_each_block(const Geom& g, const Fn& fn) {
 // row of 64 cost a horizontal sum every 64 elements: the statistics of 8x8 maps ran at
 // a third of the speed of 32x32 ones.
 template <typename Part, typename EndRun>
-void for_each_run(const Geom& g, int64_t c, const Part& part, const EndRun& end_run) {
+void for_each_run(const BnGeom& g, int64_t c, const Part& part, const EndRun& end_run) {
   if (g.S >= kRun) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t s = 0; s < g.S; s += kRun) {
@@ -199,7 +199,7 @@ void for_each_run(const Geom& g, int64_t c, const Part& part, const EndRun& end_
 
 // Short rows: acc[k] = Σ_n v(n, k) over slab positions k, then out[j] = Σ_s acc[j·S + s].
 template <typename T, typename Fn>
-void slab_sums(const Geom& g, int64_t c0, int64_t c1, std::vector<double>& acc, double* out, const Fn& v) {
+void slab_sums(const BnGeom& g, int64_t c0, int64_t c1, std::vector<double>& acc, double* out, const Fn& v) {
   const int64_t L = (c1 - c0) * g.S;
   acc.assign(static_cast<size_t>(L), 0.0);
   for (int64_t n = 0; n < g.N; ++n) {
@@ -233,8 +233,8 @@ double mean_rest(double mean) {
 
 // mean[j] and m2[j] = Σ (x − mean)² for channels c0 + j (two passes, see Note [Batch norm passes]).
 template <typename T>
-void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean, double* m2, std::vector<double>& acc,
-                 std::vector<T>& mk) {
+void block_stats(const T* x, const BnGeom& g, int64_t c0, int64_t c1, double* mean, double* m2,
+                 std::vector<double>& acc, std::vector<T>& mk) {
   const double inv_m = 1.0 / static_cast<double>(g.N * g.S);
   if (g.S >= kLongRow) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -267,8 +267,8 @@ void block_stats(const T* x, const Geom& g, int64_t c0, int64_t c1, double* mean
 
 // sdy[j] = Σ dy and sdyx[j] = Σ dy·(x − mean) for channels c0 + j.
 template <bool Relu, typename T>
-void block_dy_sums(const T* dy, const T* y, const T* x, const Geom& g, int64_t c0, int64_t c1, const std::vector<T>& mk,
-                   double* sdy, double* sdyx, std::vector<double>& acc) {
+void block_dy_sums(const T* dy, const T* y, const T* x, const BnGeom& g, int64_t c0, int64_t c1,
+                   const std::vector<T>& mk, double* sdy, double* sdyx, std::vector<double>& acc) {
   if (g.S >= kLongRow) {
     for (int64_t c = c0; c < c1; ++c) {
       double a = 0.0, b = 0.0;
@@ -298,7 +298,7 @@ void batch_norm_forward_cpu(const Tensor& x, const Tensor& weight, const Tensor&
     y.copy_(y32);
     return;
   }
-  const Geom g{x.size(0), x.size(1), x.size(2)};
+  const BnGeom g{x.size(0), x.size(1), x.size(2)};
   const double m_count = static_cast<double>(g.N * g.S);
   DDL_DISPATCH_FLOAT(x.dtype(), "batch_norm", [&] {
     using T = scalar_t;
@@ -369,7 +369,7 @@ void batch_norm_backward_impl(const Tensor& grad_y, const Tensor& x, const Tenso
     if (grad_input.defined()) grad_input.copy_(gi32);
     return;
   }
-  const Geom g{x.size(0), x.size(1), x.size(2)};
+  const BnGeom g{x.size(0), x.size(1), x.size(2)};
   const double inv_m = 1.0 / static_cast<double>(g.N * g.S);
   DDL_DISPATCH_FLOAT(x.dtype(), "batch_norm_backward", [&] {
     using T = scalar_t;

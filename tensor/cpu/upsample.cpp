@@ -24,14 +24,14 @@ std::vector<uc::Lerp<T>> lerp_table(int64_t in, int64_t out, double scale, bool 
   return t;
 }
 
-struct Geom {
+struct UpsampleGeom {
   int64_t planes, H, W, P, Q;
   int64_t grain() const { return std::max<int64_t>(1, 16384 / std::max<int64_t>(P * Q, 1)); }
 };
 
 // x: [planes, H, W] -> y: [planes, P, Q] (forward), or the adjoint gy -> gx.
 template <typename T>
-void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool backward) {
+void run(const UpsampleGeom& g, const Upsample2dParams& p, const T* src, T* dst, bool backward) {
   if (p.mode == InterpolateMode::Nearest) {
     std::vector<int64_t> rows(g.P), cols(g.Q);
     const float sh = uc::scale_value<float>(p.scales[0], g.H, g.P), sw = uc::scale_value<float>(p.scales[1], g.W, g.Q);
@@ -97,13 +97,13 @@ void run(const Geom& g, const Upsample2dParams& p, const T* src, T* dst, bool ba
 }
 
 void upsample2d_forward_cpu(const Tensor& x, const Tensor& y, const Upsample2dParams& p) {
-  const Geom g{x.size(0) * x.size(1), x.size(2), x.size(3), y.size(2), y.size(3)};
+  const UpsampleGeom g{x.size(0) * x.size(1), x.size(2), x.size(3), y.size(2), y.size(3)};
   DDL_DISPATCH_FLOAT(x.dtype(), "upsample2d",
                      [&] { run<scalar_t>(g, p, x.data<scalar_t>(), y.data<scalar_t>(), false); });
 }
 
 void upsample2d_backward_cpu(const Tensor& gy, const Tensor& gx, const Upsample2dParams& p) {
-  const Geom g{gx.size(0) * gx.size(1), gx.size(2), gx.size(3), gy.size(2), gy.size(3)};
+  const UpsampleGeom g{gx.size(0) * gx.size(1), gx.size(2), gx.size(3), gy.size(2), gy.size(3)};
   DDL_DISPATCH_FLOAT(gy.dtype(), "upsample2d_backward",
                      [&] { run<scalar_t>(g, p, gy.data<scalar_t>(), gx.data<scalar_t>(), true); });
 }

@@ -2,6 +2,7 @@
 // batch dim of 1, output allocation and kernel dispatch.
 #include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/ops/adaptive_pool.h>
+#include <ddl/tensor/ops/spatial_args.h>
 
 namespace ddl {
 
@@ -12,6 +13,11 @@ DDL_DEFINE_KERNEL(adaptive_max_pool2d_forward_kernel, AdaptiveMaxPool2dForwardFn
 }  // namespace kernels
 
 namespace {
+
+using spatial::as_4d;
+using spatial::check_float;
+using spatial::like_input;
+using spatial::widens;
 
 Shape batched(const Shape& s, const char* op) {
   DDL_CHECK(s.size() == 3 || s.size() == 4, op, ": input must be 4-D [N, C, H, W] or 3-D [C, H, W], got ", s);
@@ -25,17 +31,6 @@ Shape output_shape(const Shape& x_shape, std::array<int64_t, 2> out, const char*
   const Shape xs = batched(x_shape, op);
   return Shape{xs[0], xs[1], out[0], out[1]};
 }
-
-void check_float(const Tensor& t, const char* op) {
-  DDL_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected float32 or float64, got ",
-            describe(t));
-}
-
-// float16/bfloat16 compute in float32 and round once, as avg_pool2d (See Note [Half compute]).
-bool widens(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()); }
-
-Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
-Tensor like_input(const Tensor& t, size_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
 
 }  // namespace
 

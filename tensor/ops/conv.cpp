@@ -4,6 +4,7 @@
 #include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/ops/conv.h>
 #include <ddl/tensor/ops/reduce.h>
+#include <ddl/tensor/ops/spatial_args.h>
 
 namespace ddl {
 
@@ -26,6 +27,8 @@ int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, i
 }
 
 namespace {
+
+using spatial::as_4d;
 
 void check_params(const Conv2dParams& p, const char* op) {
   for (int i = 0; i < 2; ++i) {
@@ -68,8 +71,6 @@ Shape batched(const Shape& s, const char* op, const char* what) {
   if (s.size() == 4) return s;
   return Shape{1, s[0], s[1], s[2]};
 }
-
-Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include <ddl/tensor/core/factory.h>
 #include <ddl/tensor/ops/pool.h>
+#include <ddl/tensor/ops/spatial_args.h>
 
 namespace ddl {
 
@@ -24,6 +25,10 @@ int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, i
 }
 
 namespace {
+
+using spatial::as_4d;
+using spatial::check_float;
+using spatial::like_input;
 
 std::string as_pair(const std::array<int64_t, 2>& a) { return detail::str_cat('[', a[0], ", ", a[1], ']'); }
 
@@ -47,14 +52,6 @@ Shape pool_output_shape(const Shape& x_shape, const Pool2dParams& p, const char*
   }
   return ys;
 }
-
-void check_float(const Tensor& t, const char* op) {
-  DDL_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected float32 or float64, got ",
-            describe(t));
-}
-
-Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
-Tensor like_input(const Tensor& t, int64_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
 
 // grad_y must have the output shape of x_shape under p (both batched or both not).
 void check_grad_y(const Tensor& gy, const Shape& x_shape, const Shape& ys, const char* op) {

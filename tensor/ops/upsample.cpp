@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <ddl/tensor/core/factory.h>
+#include <ddl/tensor/ops/spatial_args.h>
 #include <ddl/tensor/ops/upsample.h>
 
 namespace ddl {
@@ -23,6 +24,11 @@ int64_t upsample_out_size(int64_t in, double scale) {
 
 namespace {
 
+using spatial::as_4d;
+using spatial::check_float;
+using spatial::like_input;
+using spatial::widens;
+
 Shape checked_batched(const Shape& s, const Upsample2dParams& p, const char* op) {
   DDL_CHECK(s.size() == 3 || s.size() == 4, op, ": input must be 4-D [N, C, H, W] or 3-D [C, H, W], got ", s);
   DDL_CHECK(p.output_size[0] > 0 && p.output_size[1] > 0, op, ": output size must be positive, got [", p.output_size[0],
@@ -39,17 +45,6 @@ Shape checked_batched(const Shape& s, const Upsample2dParams& p, const char* op)
   }
   return s.size() == 4 ? s : Shape{1, s[0], s[1], s[2]};
 }
-
-void check_float(const Tensor& t, const char* op) {
-  DDL_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected float32 or float64, got ",
-            describe(t));
-}
-
-// float16/bfloat16 compute in float32 and round once (See Note [Half compute]).
-bool widens(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()); }
-
-Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.contiguous() : t.contiguous().unsqueeze(0); }
-Tensor like_input(const Tensor& t, size_t input_dim) { return input_dim == 4 ? t : t.squeeze(0); }
 
 }  // namespace
 

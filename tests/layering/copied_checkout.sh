@@ -22,7 +22,9 @@ case "$build/" in
 esac
 command -v ninja >/dev/null || { echo "ninja not found (skipped)"; exit 77; }
 rel_build=${build#"$src"/}
-target=trace/libddl_trace.a.p/atomic_file.cpp.o
+# One object of trace/ (a unity group's when the layer libraries are unity builds).
+target=$(ninja -C "$build" -t targets all | grep -m1 -o '^trace/libddl_trace\.a\.p/[^:]*\.o') ||
+  { echo "FAIL no object of trace/libddl_trace.a in $build's build.ninja"; exit 1; }
 
 tmp=$(mktemp -d "/tmp/ddl-copied-checkout-$$-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
