@@ -23,8 +23,9 @@ esac
 command -v ninja >/dev/null || { echo "ninja not found (skipped)"; exit 77; }
 rel_build=${build#"$src"/}
 # One object of trace/ (a unity group's when the layer libraries are unity builds).
-target=$(ninja -C "$build" -t targets all | grep -m1 -o '^trace/libddl_trace\.a\.p/[^:]*\.o') ||
-  { echo "FAIL no object of trace/libddl_trace.a in $build's build.ninja"; exit 1; }
+# awk reads the whole list: a reader that stopped early would fail ninja on SIGPIPE (pipefail).
+target=$(ninja -C "$build" -t targets all | awk -F: '!t && $1 ~ /^trace\/libddl_trace\.a\.p\/.*\.o$/ { t = $1 } END { print t }')
+[ -n "$target" ] || { echo "FAIL no object of trace/libddl_trace.a in $build's build.ninja"; exit 1; }
 
 tmp=$(mktemp -d "/tmp/ddl-copied-checkout-$$-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
