@@ -14,7 +14,7 @@
 namespace ddl::cluster {
 
 namespace {
-bool write_file(const std::string& path, const std::string& text) {
+bool write_proc_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
   f.flush();
@@ -27,9 +27,9 @@ std::string enter_rootless() {
   const gid_t gid = getegid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0)
     return std::string("unshare(CLONE_NEWUSER) failed: ") + std::strerror(errno);
-  if (!write_file("/proc/self/setgroups", "deny") ||
-      !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
-      !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n"))
+  if (!write_proc_file("/proc/self/setgroups", "deny") ||
+      !write_proc_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
+      !write_proc_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n"))
     return std::string("writing the user namespace's uid/gid maps failed: ") + std::strerror(errno);
   // /run/netns (where ip netns keeps its names) and /run/ddlrun, private to this job.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||

@@ -50,7 +50,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-void check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
+void nccl_check_tensor(const Tensor& t, const char* op, const char* what = "tensor") {
   DDL_CHECK(t.defined(), op, ": the ", what, " is undefined");
   DDL_CHECK(t.device().is_cuda(), op, ": the nccl backend works on CUDA tensors, got ", describe(t), " on ", t.device(),
             " (move it with .to(Device::cuda(i)), or use the gloo backend for CPU tensors)");
@@ -62,13 +62,13 @@ void check_pair(const Tensor& out, const Tensor& in, const char* op) {
             out.device());
 }
 
-void check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
+void nccl_check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
   DDL_CHECK(op != ReduceOp::Avg || is_floating(t.dtype()), name, ": ReduceOp::Avg needs a floating tensor, got ",
             describe(t), " (use Sum and divide)");
 }
 
 // "float32 x 1000": what DDL_DEBUG compares, as gloo does (sizes, not shapes or devices).
-std::string sig(const Tensor& t) { return detail::debug_signature(t); }
+std::string nccl_sig(const Tensor& t) { return detail::debug_signature(t); }
 
 void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");
@@ -95,10 +95,10 @@ std::pair<int64_t, int64_t> chain_bytes(int64_t bytes, int n, int rank, int root
 }  // namespace
 
 std::shared_ptr<Work> ProcessGroupNccl::all_reduce_async(const Tensor& t, ReduceOp op) {
-  check_tensor(t, "all_reduce");
-  check_reduce_op(t, op, "all_reduce");
+  nccl_check_tensor(t, "all_reduce");
+  nccl_check_reduce_op(t, op, "all_reduce");
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
-  const std::string fp = "all_reduce(" + sig(t) + ", " + reduce_op_name(op) + ")";
+  const std::string fp = "all_reduce(" + nccl_sig(t) + ", " + reduce_op_name(op) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
   const int64_t b = ring_allreduce_bytes(static_cast<int64_t>(t.nbytes()), size());
   return launch(OpKind::AllReduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane,
@@ -111,10 +111,10 @@ std::shared_ptr<Work> ProcessGroupNccl::all_reduce_async(const Tensor& t, Reduce
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::broadcast_async(const Tensor& t, int root) {
-  check_tensor(t, "broadcast");
+  nccl_check_tensor(t, "broadcast");
   check_root(root, size(), "broadcast");
   std::string desc = "broadcast(" + describe(t) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "broadcast(" + sig(t) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "broadcast(" + nccl_sig(t) + ", root=" + std::to_string(root) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, false);
   return launch(
@@ -128,12 +128,12 @@ std::shared_ptr<Work> ProcessGroupNccl::broadcast_async(const Tensor& t, int roo
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, ReduceOp op) {
-  check_tensor(t, "reduce");
-  check_reduce_op(t, op, "reduce");
+  nccl_check_tensor(t, "reduce");
+  nccl_check_reduce_op(t, op, "reduce");
   check_root(root, size(), "reduce");
   const std::string args = ", root=" + std::to_string(root) + ", " + reduce_op_name(op) + ")";
   std::string desc = "reduce(" + describe(t) + args;
-  const std::string fp = "reduce(" + sig(t) + args;
+  const std::string fp = "reduce(" + nccl_sig(t) + args;
   if (t.numel() == 0) return finished_work(desc, fp);
   const bool is_root = rank() == root;
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, true);
@@ -150,14 +150,14 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, 
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, const Tensor& in) {
-  check_tensor(in, "all_gather", "input");
-  check_tensor(out, "all_gather", "output");
+  nccl_check_tensor(in, "all_gather", "input");
+  nccl_check_tensor(out, "all_gather", "output");
   check_pair(out, in, "all_gather");
   DDL_CHECK(out.dtype() == in.dtype() && out.numel() == size() * in.numel(),
             "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out), " for input ",
             describe(in));
   std::string desc = "all_gather(" + describe(in) + ")";
-  const std::string fp = "all_gather(" + sig(in) + ")";
+  const std::string fp = "all_gather(" + nccl_sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t b = static_cast<int64_t>(in.nbytes()) * (size() - 1);
   return launch(
@@ -171,15 +171,15 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, cons
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
-  check_tensor(in, "reduce_scatter", "input");
-  check_tensor(out, "reduce_scatter", "output");
+  nccl_check_tensor(in, "reduce_scatter", "input");
+  nccl_check_tensor(out, "reduce_scatter", "output");
   check_pair(out, in, "reduce_scatter");
-  check_reduce_op(in, op, "reduce_scatter");
+  nccl_check_reduce_op(in, op, "reduce_scatter");
   DDL_CHECK(out.dtype() == in.dtype() && in.numel() == size() * out.numel(),
             "reduce_scatter: input must hold world size (", size(), ") x output, got input ", describe(in),
             " for output ", describe(out));
   std::string desc = "reduce_scatter(" + describe(in) + ", " + reduce_op_name(op) + ")";
-  const std::string fp = "reduce_scatter(" + sig(in) + ", " + reduce_op_name(op) + ")";
+  const std::string fp = "reduce_scatter(" + nccl_sig(in) + ", " + reduce_op_name(op) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
   const int64_t b = static_cast<int64_t>(out.nbytes()) * (size() - 1);
   return launch(OpKind::ReduceScatter, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
@@ -195,18 +195,18 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, 
 // Gather, scatter and all-to-all are grouped sends and receives: one NCCL launch each;
 // a rank's own chunk is a device-to-device copy on the same stream.
 std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Tensor& in, int root) {
-  check_tensor(in, "gather", "input");
+  nccl_check_tensor(in, "gather", "input");
   check_root(root, size(), "gather");
   const bool is_root = rank() == root;
   if (is_root) {
-    check_tensor(out, "gather", "output");
+    nccl_check_tensor(out, "gather", "output");
     check_pair(out, in, "gather");
     DDL_CHECK(out.dtype() == in.dtype() && out.numel() == size() * in.numel(),
               "gather: the root's output must hold world size (", size(), ") x input, got output ", describe(out),
               " for input ", describe(in));
   }
   std::string desc = "gather(" + describe(in) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "gather(" + sig(in) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "gather(" + nccl_sig(in) + ", root=" + std::to_string(root) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t chunk = static_cast<int64_t>(in.nbytes()), n = size(), me = rank();
   return launch(OpKind::Gather, std::move(desc), fp,
@@ -233,18 +233,18 @@ std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Te
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const Tensor& in, int root) {
-  check_tensor(out, "scatter", "output");
+  nccl_check_tensor(out, "scatter", "output");
   check_root(root, size(), "scatter");
   const bool is_root = rank() == root;
   if (is_root) {
-    check_tensor(in, "scatter", "input");
+    nccl_check_tensor(in, "scatter", "input");
     check_pair(out, in, "scatter");
     DDL_CHECK(in.dtype() == out.dtype() && in.numel() == size() * out.numel(),
               "scatter: the root's input must hold world size (", size(), ") x output, got input ", describe(in),
               " for output ", describe(out));
   }
   std::string desc = "scatter(" + describe(out) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "scatter(" + sig(out) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "scatter(" + nccl_sig(out) + ", root=" + std::to_string(root) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
   const int64_t chunk = static_cast<int64_t>(out.nbytes()), n = size(), me = rank();
   return launch(OpKind::Scatter, std::move(desc), fp,
@@ -271,14 +271,14 @@ std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const T
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, const Tensor& in) {
-  check_tensor(in, "all_to_all", "input");
-  check_tensor(out, "all_to_all", "output");
+  nccl_check_tensor(in, "all_to_all", "input");
+  nccl_check_tensor(out, "all_to_all", "output");
   check_pair(out, in, "all_to_all");
   DDL_CHECK(in.dtype() == out.dtype() && in.numel() == out.numel() && in.numel() % size() == 0,
             "all_to_all: input and output must have the same dtype and numel, divisible by the world size ", size(),
             "; got input ", describe(in), ", output ", describe(out));
   std::string desc = "all_to_all(" + describe(in) + ")";
-  const std::string fp = "all_to_all(" + sig(in) + ")";
+  const std::string fp = "all_to_all(" + nccl_sig(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t n = size(), me = rank(), b = static_cast<int64_t>(in.nbytes()) / n * (n - 1);
   return launch(OpKind::AllToAll, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
@@ -322,7 +322,7 @@ std::shared_ptr<Work> ProcessGroupNccl::recv_async(const Tensor& t, int src, int
 std::shared_ptr<Work> ProcessGroupNccl::p2p(OpKind kind, const Tensor& t, int peer, int tag) {
   const bool is_send = kind == OpKind::Send;
   const char* name = is_send ? "send" : "recv";
-  check_tensor(t, name);
+  nccl_check_tensor(t, name);
   std::string desc = p2p_description(kind, t, peer, tag);
   if (t.numel() == 0) return finished_work(desc, "");  // "": send/recv are not DDL_DEBUG-checked
   const int64_t b = static_cast<int64_t>(t.nbytes());
