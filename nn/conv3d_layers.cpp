@@ -10,8 +10,6 @@
 namespace ddl::nn {
 
 namespace {
-using detail::check_conv_channels;
-
 template <size_t D>
 void check_kernel(const char* type, const ExpandingArray<D>& k) {
   for (size_t i = 0; i < D; ++i) DDL_CHECK(k[i] > 0, type, ": kernel_size must be positive, got ", k.tuple_repr());
@@ -20,7 +18,7 @@ void check_kernel(const char* type, const ExpandingArray<D>& k) {
 
 Conv3d::Conv3d(Conv3dOptions opts) : Module("Conv3d"), opts_(std::move(opts)) {
   const auto& o = opts_;
-  check_conv_channels("Conv3d", o.in_channels(), o.out_channels(), o.groups());
+  detail::check_conv_channels("Conv3d", o.in_channels(), o.out_channels(), o.groups());
   check_kernel("Conv3d", o.kernel_size());
   const auto k = o.kernel_size();
   weight = register_parameter("weight", empty({o.out_channels(), o.in_channels() / o.groups(), k[0], k[1], k[2]}));
@@ -54,7 +52,7 @@ template <size_t D>
 ConvTransposeNd<D>::ConvTransposeNd(const char* name, ConvTransposeOptions<D> opts)
     : Module(name), opts_(std::move(opts)) {
   const auto& o = opts_;
-  check_conv_channels(name, o.in_channels(), o.out_channels(), o.groups());
+  detail::check_conv_channels(name, o.in_channels(), o.out_channels(), o.groups());
   check_kernel(name, o.kernel_size());
   for (size_t i = 0; i < D; ++i) {
     const int64_t op = o.output_padding()[i];

@@ -8,13 +8,9 @@
 
 namespace ddl::nn {
 
-namespace {
-using detail::check_conv_channels;
-}  // namespace
-
 Conv1d::Conv1d(const Conv1dOptions& opts) : Module("Conv1d"), opts_(opts) {
   const int64_t in_channels = opts.in_channels(), out_channels = opts.out_channels(), kernel_size = opts.kernel_size();
-  check_conv_channels("Conv1d", in_channels, out_channels, opts.groups());
+  detail::check_conv_channels("Conv1d", in_channels, out_channels, opts.groups());
   DDL_CHECK(kernel_size > 0, "Conv1d: kernel_size must be positive, got ", kernel_size);
   weight = register_parameter("weight", empty({out_channels, in_channels / opts.groups(), kernel_size}));
   if (opts.bias()) bias = register_parameter("bias", empty({out_channels}));
@@ -45,7 +41,7 @@ std::string Conv1d::extra_repr() const {
 ConvTranspose2d::ConvTranspose2d(const ConvTranspose2dOptions& opts) : Module("ConvTranspose2d"), opts_(opts) {
   const int64_t in_channels = opts.in_channels(), out_channels = opts.out_channels();
   const Size2 kernel_size = opts.kernel_size();
-  check_conv_channels("ConvTranspose2d", in_channels, out_channels, opts.groups());
+  detail::check_conv_channels("ConvTranspose2d", in_channels, out_channels, opts.groups());
   DDL_CHECK(kernel_size[0] > 0 && kernel_size[1] > 0, "ConvTranspose2d: kernel_size must be positive, got ",
             kernel_size.pair_repr());
   for (int i = 0; i < 2; ++i)

@@ -67,9 +67,6 @@ void nccl_check_reduce_op(const Tensor& t, ReduceOp op, const char* name) {
             describe(t), " (use Sum and divide)");
 }
 
-// "float32 x 1000": what DDL_DEBUG compares, as gloo does (sizes, not shapes or devices).
-std::string nccl_sig(const Tensor& t) { return detail::debug_signature(t); }
-
 void check_root(int root, int n, const char* op) {
   DDL_CHECK(root >= 0 && root < n, op, ": root ", root, " outside [0, ", n, ")");
 }
@@ -98,7 +95,7 @@ std::shared_ptr<Work> ProcessGroupNccl::all_reduce_async(const Tensor& t, Reduce
   nccl_check_tensor(t, "all_reduce");
   nccl_check_reduce_op(t, op, "all_reduce");
   std::string desc = "all_reduce(" + describe(t) + ", " + reduce_op_name(op) + ")";
-  const std::string fp = "all_reduce(" + nccl_sig(t) + ", " + reduce_op_name(op) + ")";
+  const std::string fp = "all_reduce(" + detail::debug_signature(t) + ", " + reduce_op_name(op) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
   const int64_t b = ring_allreduce_bytes(static_cast<int64_t>(t.nbytes()), size());
   return launch(OpKind::AllReduce, std::move(desc), fp, "every other rank", t.device().index, kCollectiveLane,
@@ -114,7 +111,7 @@ std::shared_ptr<Work> ProcessGroupNccl::broadcast_async(const Tensor& t, int roo
   nccl_check_tensor(t, "broadcast");
   check_root(root, size(), "broadcast");
   std::string desc = "broadcast(" + describe(t) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "broadcast(" + nccl_sig(t) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "broadcast(" + detail::debug_signature(t) + ", root=" + std::to_string(root) + ")";
   if (t.numel() == 0) return finished_work(desc, fp);
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, false);
   return launch(
@@ -133,7 +130,7 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_async(const Tensor& t, int root, 
   check_root(root, size(), "reduce");
   const std::string args = ", root=" + std::to_string(root) + ", " + reduce_op_name(op) + ")";
   std::string desc = "reduce(" + describe(t) + args;
-  const std::string fp = "reduce(" + nccl_sig(t) + args;
+  const std::string fp = "reduce(" + detail::debug_signature(t) + args;
   if (t.numel() == 0) return finished_work(desc, fp);
   const bool is_root = rank() == root;
   auto [sent, received] = chain_bytes(static_cast<int64_t>(t.nbytes()), size(), rank(), root, true);
@@ -157,7 +154,7 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& out, cons
             "all_gather: output must hold world size (", size(), ") x input, got output ", describe(out), " for input ",
             describe(in));
   std::string desc = "all_gather(" + describe(in) + ")";
-  const std::string fp = "all_gather(" + nccl_sig(in) + ")";
+  const std::string fp = "all_gather(" + detail::debug_signature(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t b = static_cast<int64_t>(in.nbytes()) * (size() - 1);
   return launch(
@@ -179,7 +176,7 @@ std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& out, 
             "reduce_scatter: input must hold world size (", size(), ") x output, got input ", describe(in),
             " for output ", describe(out));
   std::string desc = "reduce_scatter(" + describe(in) + ", " + reduce_op_name(op) + ")";
-  const std::string fp = "reduce_scatter(" + nccl_sig(in) + ", " + reduce_op_name(op) + ")";
+  const std::string fp = "reduce_scatter(" + detail::debug_signature(in) + ", " + reduce_op_name(op) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
   const int64_t b = static_cast<int64_t>(out.nbytes()) * (size() - 1);
   return launch(OpKind::ReduceScatter, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,
@@ -206,7 +203,7 @@ std::shared_ptr<Work> ProcessGroupNccl::gather_async(const Tensor& out, const Te
               " for input ", describe(in));
   }
   std::string desc = "gather(" + describe(in) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "gather(" + nccl_sig(in) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "gather(" + detail::debug_signature(in) + ", root=" + std::to_string(root) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t chunk = static_cast<int64_t>(in.nbytes()), n = size(), me = rank();
   return launch(OpKind::Gather, std::move(desc), fp,
@@ -244,7 +241,7 @@ std::shared_ptr<Work> ProcessGroupNccl::scatter_async(const Tensor& out, const T
               " for output ", describe(out));
   }
   std::string desc = "scatter(" + describe(out) + ", root=" + std::to_string(root) + ")";
-  const std::string fp = "scatter(" + nccl_sig(out) + ", root=" + std::to_string(root) + ")";
+  const std::string fp = "scatter(" + detail::debug_signature(out) + ", root=" + std::to_string(root) + ")";
   if (out.numel() == 0) return finished_work(desc, fp);
   const int64_t chunk = static_cast<int64_t>(out.nbytes()), n = size(), me = rank();
   return launch(OpKind::Scatter, std::move(desc), fp,
@@ -278,7 +275,7 @@ std::shared_ptr<Work> ProcessGroupNccl::all_to_all_async(const Tensor& out, cons
             "all_to_all: input and output must have the same dtype and numel, divisible by the world size ", size(),
             "; got input ", describe(in), ", output ", describe(out));
   std::string desc = "all_to_all(" + describe(in) + ")";
-  const std::string fp = "all_to_all(" + nccl_sig(in) + ")";
+  const std::string fp = "all_to_all(" + detail::debug_signature(in) + ")";
   if (in.numel() == 0) return finished_work(desc, fp);
   const int64_t n = size(), me = rank(), b = static_cast<int64_t>(in.nbytes()) / n * (n - 1);
   return launch(OpKind::AllToAll, std::move(desc), fp, "every other rank", in.device().index, kCollectiveLane,

@@ -19,13 +19,11 @@ double sum4(int64_t k, const F& v) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-int64_t layer_norm_grain(int64_t k) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)); }
-
 }  // namespace
 
 void layer_norm_rows_f32(const float* x, float* xhat, float* invstd, int64_t rows, int64_t k, double eps) {
   const double kd = static_cast<double>(k);
-  parallel_for(0, rows, layer_norm_grain(k), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, grain_for(16384, k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * k;
       float* yr = xhat + r * k;
@@ -46,7 +44,7 @@ void layer_norm_rows_f32(const float* x, float* xhat, float* invstd, int64_t row
 void layer_norm_rows_backward_f32(const float* g, const float* xhat, const float* invstd, float* dx, int64_t rows,
                                   int64_t k) {
   const double kd = static_cast<double>(k);
-  parallel_for(0, rows, layer_norm_grain(k), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, grain_for(16384, k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* gr = g + r * k;
       const float* xr = xhat + r * k;

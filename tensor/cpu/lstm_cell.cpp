@@ -11,8 +11,6 @@
 namespace ddl::cpu {
 namespace {
 
-int64_t lstm_grain(int64_t hs) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(hs, 1)); }
-
 #if !defined(__SSE2__)
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 #endif
@@ -21,7 +19,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts, float* c, float* h, int64_t batch,
                            int64_t hs) {
-  parallel_for(0, batch, lstm_grain(hs), [&](int64_t b0, int64_t b1) {
+  parallel_for(0, batch, grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float* g = gates + b * 4 * hs;
       float* a = acts + b * 4 * hs;
@@ -56,7 +54,7 @@ void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts,
 
 void lstm_cell_backward_f32(const float* acts, const float* c, const float* c_prev, const float* dh, float* dc,
                             float* da, int64_t batch, int64_t hs) {
-  parallel_for(0, batch, lstm_grain(hs), [&](int64_t b0, int64_t b1) {
+  parallel_for(0, batch, grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float* a = acts + b * 4 * hs;
       const float* cb = c + b * hs;

@@ -85,12 +85,10 @@ double sum8(int64_t d, const F& v) {
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-int64_t softmax_grain(int64_t d) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)); }
-
 }  // namespace
 
 void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t d, bool log) {
-  parallel_for(0, rows, softmax_grain(d), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, grain_for(8192, d), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * d;
       float* yr = y + r * d;
@@ -108,7 +106,7 @@ void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t d, bool lo
 }
 
 void softmax_rows_backward_f32(const float* gy, const float* y, float* gx, int64_t rows, int64_t d, bool log) {
-  parallel_for(0, rows, softmax_grain(d), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, grain_for(8192, d), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* g = gy + r * d;
       const float* yr = y + r * d;
