@@ -14,16 +14,15 @@ void set_num_threads(int n);
 int get_num_threads();
 
 namespace detail {
-void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
-void parallel_for_dynamic_impl(int64_t begin, int64_t end, int64_t chunk,
-                               const std::function<void(int64_t, int64_t)>& fn);
-}  // namespace detail
-
 // The grain for items of `item_elems` elements each: enough items that a chunk holds about
 // `chunk_elems` elements, at least one.
 inline int64_t grain_for(int64_t chunk_elems, int64_t item_elems) {
   return std::max<int64_t>(1, chunk_elems / std::max<int64_t>(item_elems, 1));
 }
+void parallel_for_impl(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+void parallel_for_dynamic_impl(int64_t begin, int64_t end, int64_t chunk,
+                               const std::function<void(int64_t, int64_t)>& fn);
+}  // namespace detail
 
 template <typename Fn>
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const Fn& fn) {

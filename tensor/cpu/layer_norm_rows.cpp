@@ -23,7 +23,7 @@ double sum4(int64_t k, const F& v) {
 
 void layer_norm_rows_f32(const float* x, float* xhat, float* invstd, int64_t rows, int64_t k, double eps) {
   const double kd = static_cast<double>(k);
-  parallel_for(0, rows, grain_for(16384, k), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, ddl::detail::grain_for(16384, k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * k;
       float* yr = xhat + r * k;
@@ -44,7 +44,7 @@ void layer_norm_rows_f32(const float* x, float* xhat, float* invstd, int64_t row
 void layer_norm_rows_backward_f32(const float* g, const float* xhat, const float* invstd, float* dx, int64_t rows,
                                   int64_t k) {
   const double kd = static_cast<double>(k);
-  parallel_for(0, rows, grain_for(16384, k), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, ddl::detail::grain_for(16384, k), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* gr = g + r * k;
       const float* xr = xhat + r * k;

@@ -19,7 +19,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts, float* c, float* h, int64_t batch,
                            int64_t hs) {
-  parallel_for(0, batch, grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
+  parallel_for(0, batch, ddl::detail::grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float* g = gates + b * 4 * hs;
       float* a = acts + b * 4 * hs;
@@ -54,7 +54,7 @@ void lstm_cell_forward_f32(const float* gates, const float* c_prev, float* acts,
 
 void lstm_cell_backward_f32(const float* acts, const float* c, const float* c_prev, const float* dh, float* dc,
                             float* da, int64_t batch, int64_t hs) {
-  parallel_for(0, batch, grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
+  parallel_for(0, batch, ddl::detail::grain_for(4096, hs), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float* a = acts + b * 4 * hs;
       const float* cb = c + b * hs;

@@ -88,7 +88,7 @@ double sum8(int64_t d, const F& v) {
 }  // namespace
 
 void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t d, bool log) {
-  parallel_for(0, rows, grain_for(8192, d), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, ddl::detail::grain_for(8192, d), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * d;
       float* yr = y + r * d;
@@ -106,7 +106,7 @@ void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t d, bool lo
 }
 
 void softmax_rows_backward_f32(const float* gy, const float* y, float* gx, int64_t rows, int64_t d, bool log) {
-  parallel_for(0, rows, grain_for(8192, d), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, ddl::detail::grain_for(8192, d), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* g = gy + r * d;
       const float* yr = y + r * d;
