@@ -4,14 +4,12 @@
 #include <numeric>
 
 #include "tests/common/gradcheck.h"
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
-
-namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
-Variable param(std::vector<double> x) { return Variable(from_vector<double>(x), true); }
-}  // namespace
+using ddl::test::param;
+using ddl::test::v;
 
 TEST_CASE("backward of a scalar fills leaf gradients", "[autograd]") {
   Variable x = param({1, 2, 3});

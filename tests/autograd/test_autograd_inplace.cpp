@@ -7,17 +7,15 @@
 #include <utility>
 #include <vector>
 
+#include "tests/common/values.h"
 #include <ddl/autograd/grad.h>
 #include <ddl/ddl.h>
 #include <ddl/tensor/ops/sgd_update.h>
 
 using namespace ddl;
-
-namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
-Variable param(std::vector<double> x) { return Variable(from_vector<double>(x), true); }
-const char* kModified = "has been modified by an inplace operation";
-}  // namespace
+using ddl::test::kModified;
+using ddl::test::param;
+using ddl::test::v;
 
 TEST_CASE("writing into a saved input between forward and backward throws", "[autograd][inplace]") {
   // Unchecked, backward would read w = 30 and give x.grad = 30 instead of 3 (PyTorch raises).

@@ -9,15 +9,13 @@
 #include <vector>
 
 #include "tests/common/gradcheck.h"
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
-
-namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
-Variable param(std::vector<double> x) { return Variable(from_vector<double>(x), true); }
-const char* kModified = "has been modified by an inplace operation";
-}  // namespace
+using ddl::test::kModified;
+using ddl::test::param;
+using ddl::test::v;
 
 TEST_CASE("in-place ops on a non-leaf are recorded", "[autograd][spelling][inplace]") {
   // a, b = tensor([1,2,3], rg), tensor([4,5,6], rg); y = a * 1; y.mul_(b); y.div_(b * 0 + 2);

@@ -10,17 +10,18 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/autograd/grad.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t.to(DType::Float64).contiguous()); }
 Tensor d(std::vector<double> x, Shape s = {}) {
   return from_vector<double>(x, s.empty() ? Shape{static_cast<int64_t>(x.size())} : s);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -16,6 +17,10 @@
 namespace ddl::test {
 
 inline bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline std::shared_ptr<dist::TCPStore> store_client(int port, dist::Millis timeout) {
   dist::TCPStoreOptions so;

@@ -8,25 +8,11 @@
 #include <functional>
 #include <vector>
 
+#include "tests/common/golden_seq.h"  // seq, checksum
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
 namespace ddl::test {
-
-// scale * sin(a * i + b) for the i-th element, as seq() in the golden scripts.
-inline Tensor seq(const Shape& s, double a, double b, double scale = 1.0) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * double(i) + b);
-  return from_vector(v, s);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)), as the golden scripts' checksum.
-inline double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
-}
 
 // Runs f on float64 leaves that require grad, checks shape and values against
 // PyTorch's, backpropagates seq(y.shape, 0.9, 0.1) and checks each gradient's checksum.

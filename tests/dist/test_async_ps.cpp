@@ -18,17 +18,17 @@ using namespace ddl::dist;
 
 namespace {
 
-struct Data {
+struct PsData {
   Tensor x, y;
 };
-Data make_data(int64_t n) {
+PsData ps_data(int64_t n) {
   Generator g(21);
   return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
 }
 
 // Trains a fresh small CNN with `spec` for `steps` steps of batch 4 per rank; returns its
 // parameters, flat. `slow_ms` > 0: this rank sleeps that long each step (a straggler).
-std::vector<float> train(const std::string& spec, std::shared_ptr<ProcessGroup> group, const Data& d, int steps,
+std::vector<float> train(const std::string& spec, std::shared_ptr<ProcessGroup> group, const PsData& d, int steps,
                          int slow_ms = 0, AsyncPsStats* stats = nullptr) {
   auto model = test::make_small_cnn();
   std::vector<float> flat;
@@ -72,7 +72,7 @@ TEST_CASE("async-ps:0 with plain SGD ends on the synchronous param-server's weig
   const int port = server.port(), world = 3, steps = 3;
   auto outs = test::run_processes(world, [&](int rank) {
     auto group = join(port, rank, world);
-    const Data d = make_data(world * steps * 4);
+    const PsData d = ps_data(world * steps * 4);
     const auto sync = train("param-server", group, d, steps);
     AsyncPsStats st;
     const auto async = train("async-ps:0", group, d, steps, 0, &st);
@@ -92,7 +92,7 @@ TEST_CASE("async-ps:2 keeps every worker within 2 clocks of a straggler", "[dist
   const int port = server.port(), world = 3, steps = 8;
   auto outs = test::run_processes(world, [&](int rank) {
     auto group = join(port, rank, world);
-    const Data d = make_data(world * steps * 4);
+    const PsData d = ps_data(world * steps * 4);
     AsyncPsStats st;
     train("async-ps:2", group, d, steps, rank == 1 ? 150 : 0, &st);
     DIST_EXPECT(static_cast<int>(st.clock_gaps.size()) == steps, "one gap per step");

@@ -29,17 +29,17 @@ struct WithUnusedHead : nn::Module {
   }
 };
 
-struct Data {
+struct DdpData {
   Tensor x, y;
 };
-Data make_data(int64_t n) {
+DdpData ddp_data(int64_t n) {
   Generator g(11);
   return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
 }
 
 // Parameters after `steps` SGD steps; each step uses global batch `global_b`, of which this
 // rank takes rows [rank * b, (rank + 1) * b).
-std::vector<float> train(nn::Module& model, nn::Module& params_of, const Data& d, int64_t steps, int64_t global_b,
+std::vector<float> train(nn::Module& model, nn::Module& params_of, const DdpData& d, int64_t steps, int64_t global_b,
                          int rank, int world, DistributedDataParallel* ddp = nullptr) {
   optim::SGD opt(params_of.parameters(), optim::SGDOptions(0.1).momentum(0.9));
   const int64_t b = global_b / world;
@@ -68,7 +68,7 @@ TEST_CASE("DDP with W ranks of batch b equals one process with batch W*b", "[dis
       const int port = server.port();
       const int64_t steps = 4, global_b = 12;
       auto outs = test::run_processes(world, [&](int rank) {
-        const Data d = make_data(steps * global_b);
+        const DdpData d = ddp_data(steps * global_b);
         auto ref_model = make_cnn();
         const auto ref = train(*ref_model, *ref_model, d, steps, global_b, 0, 1);
 
@@ -98,7 +98,7 @@ TEST_CASE("DDP no_sync accumulation equals synchronised micro-steps", "[dist][dd
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = test::gloo_group(port, rank, 2);
-    const Data d = make_data(16);
+    const DdpData d = ddp_data(16);
     auto run = [&](bool use_no_sync) {
       auto model = make_cnn();
       DistributedDataParallel ddp(model, pg);
@@ -135,7 +135,7 @@ TEST_CASE("DDP names parameters that got no gradient, or tolerates them", "[dist
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = test::gloo_group(port, rank, 2);
-    const Data d = make_data(4);
+    const DdpData d = ddp_data(4);
     {
       auto model = std::make_shared<WithUnusedHead>();
       DistributedDataParallel ddp(model, pg, {.find_unused_parameters = true});
@@ -260,7 +260,7 @@ TEST_CASE("DDP wait statistics: non-negative per step, the total is their sum", 
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = test::gloo_group(port, rank, 2);
-    const Data d = make_data(16);
+    const DdpData d = ddp_data(16);
     auto model = make_cnn();
     DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.002, .first_bucket_mb = 0.0005});
     DIST_EXPECT(ddp.stats().total_wait_ms == 0 && ddp.stats().synced_steps == 0, "stats before any backward");
@@ -315,7 +315,7 @@ TEST_CASE("DDP overlap: buckets are launched from gradient hooks while backward 
   const int port = server.port();
   auto outs = test::run_processes(2, [&](int rank) {
     auto pg = test::gloo_group(port, rank, 2);
-    const Data d = make_data(4);
+    const DdpData d = ddp_data(4);
     const Tensor xb = d.x.narrow(0, rank * 2, 2), yb = d.y.narrow(0, rank * 2, 2);
     auto model = make_cnn();
     // The first-registered parameter sits in the last bucket and gets its gradient last.

@@ -15,6 +15,7 @@
 
 using namespace ddl;
 using namespace ddl::dist;
+using ddl::test::flat_params;
 
 namespace {
 
@@ -30,10 +31,10 @@ struct MaybeHead : nn::Module {
 constexpr int kWorld = 2;
 constexpr int64_t kSteps = 4, kBatch = 2;  // per rank
 
-struct Data {
+struct UnusedData {
   Tensor x, y;
 };
-Data make_data() {
+UnusedData unused_data() {
   Generator g(11);
   const int64_t n = kSteps * kWorld * kBatch;
   return {randn({n, 1, 8, 8}, g), randint(0, 3, {n}, g)};
@@ -43,25 +44,17 @@ Data make_data() {
 using HeadUse = std::function<bool(int64_t s, int r)>;
 
 // Rank r's loss at step s: the mean over its kBatch samples.
-Variable share_loss(nn::Module& net, MaybeHead& model, const Data& d, int64_t s, int r, const HeadUse& use) {
+Variable share_loss(nn::Module& net, MaybeHead& model, const UnusedData& d, int64_t s, int r, const HeadUse& use) {
   const int64_t first = (s * kWorld + r) * kBatch;
   model.use_head = use(s, r);
   return cross_entropy(net(Variable(d.x.narrow(0, first, kBatch))), d.y.narrow(0, first, kBatch));
 }
 
-std::vector<float> flat_params(const nn::Module& m) {
-  std::vector<float> flat;
-  for (auto& p : m.parameters()) {
-    auto v = to_vector<float>(p.data());
-    flat.insert(flat.end(), v.begin(), v.end());
-  }
-  return flat;
-}
-
 // kSteps SGD steps with momentum and weight decay (zero_grad sets gradients to none). With
 // ddp, this rank's share; without, one process: the mean of every rank's loss, whose
 // gradient is the average DDP computes.
-std::vector<float> train(MaybeHead& model, DistributedDataParallel* ddp, const Data& d, int rank, const HeadUse& use) {
+std::vector<float> train(MaybeHead& model, DistributedDataParallel* ddp, const UnusedData& d, int rank,
+                         const HeadUse& use) {
   optim::SGD opt(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.05));
   for (int64_t s = 0; s < kSteps; ++s) {
     opt.zero_grad();
@@ -94,7 +87,7 @@ TEST_CASE("DDP find_unused_parameters: weights equal one process's, unused param
       test::ParentStoreServer server;
       const int port = server.port();
       auto outs = test::run_processes(kWorld, [&](int rank) {
-        const Data d = make_data();
+        const UnusedData d = unused_data();
         MaybeHead ref_model;
         const auto initial_head = flat_params(*ref_model.head);
         const auto ref = train(ref_model, nullptr, d, 0, use);
@@ -125,7 +118,7 @@ TEST_CASE("DDP find_unused_parameters: a parameter used only under no_sync is av
   const int port = server.port();
   auto outs = test::run_processes(kWorld, [&](int rank) {
     auto pg = test::gloo_group(port, rank, kWorld);
-    const Data d = make_data();
+    const UnusedData d = unused_data();
     // Step 0 uses the head (every rank), step 1 does not; one optimizer step after both.
     const HeadUse use = [](int64_t s, int) { return s == 0; };
     // The head's gradient after both backwards: one process, or DDP with step 0 under no_sync.

@@ -17,6 +17,7 @@
 using namespace ddl;
 using namespace ddl::dist;
 using ddl::test::all_ok;
+using ddl::test::contains;
 using ddl::test::describe;
 namespace dd = ddl::dist::detail;
 
@@ -29,8 +30,6 @@ std::shared_ptr<Store> fresh_store() {
 }
 
 constexpr Millis kTimeout{500};
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Every rank calls the check with its own fingerprint; returns each rank's error ("" = passed).
 std::vector<std::string> check_all(int world, int64_t seq, const std::function<std::string(int)>& fingerprint) {

@@ -146,9 +146,9 @@ TEST_CASE("env: Slurm variables, master from the node list, port from the job id
   setenv("SLURM_STEP_NODELIST", "gpu08", 1);
   CHECK(read_launch_env().master_addr == "gpu08");
   clear_env();
-  CHECK(detail::first_slurm_host("node1,node2") == "node1");
-  CHECK(detail::first_slurm_host("a[3,5-6],b1") == "a3");
-  CHECK(detail::first_slurm_host("solo") == "solo");
+  CHECK(ddl::dist::detail::first_slurm_host("node1,node2") == "node1");
+  CHECK(ddl::dist::detail::first_slurm_host("a[3,5-6],b1") == "a3");
+  CHECK(ddl::dist::detail::first_slurm_host("solo") == "solo");
 }
 
 TEST_CASE("env: malformed values are named in the error", "[dist]") {
@@ -221,8 +221,8 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
   // Concurrent steps of one job never share a port (7919 is prime to 12000), and no derived
   // port is an ephemeral one (32768 and up).
   for (unsigned long long s = 1; s < 12000; ++s) {
-    REQUIRE(detail::slurm_port(99, 0) != detail::slurm_port(99, s));
-    REQUIRE(detail::slurm_port(99, s) < 32768);
+    REQUIRE(ddl::dist::detail::slurm_port(99, 0) != ddl::dist::detail::slurm_port(99, s));
+    REQUIRE(ddl::dist::detail::slurm_port(99, s) < 32768);
   }
 
   // The secret was created 0600 on first use and is what the token is keyed with.
@@ -230,9 +230,9 @@ TEST_CASE("env: Slurm steps get their own port and token; a step's tasks share t
   struct stat st {};
   REQUIRE(stat(secret_path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
-  const std::string secret = detail::user_secret(secret_path);
+  const std::string secret = ddl::dist::detail::user_secret(secret_path);
   CHECK(secret.size() == 64);
-  CHECK(a.job_token == detail::derive_job_token(secret, "Slurm job 4242 step 0"));
+  CHECK(a.job_token == ddl::dist::detail::derive_job_token(secret, "Slurm job 4242 step 0"));
   // Another user's secret (another home) gives another token for the same step.
   {
     ddl::test::TempHome other;
@@ -330,15 +330,15 @@ TEST_CASE("env: a token file someone else owns, could replace, or that is a FIFO
 }
 
 TEST_CASE("env: SHA-256 and HMAC-SHA-256 match the published vectors", "[dist]") {
-  CHECK(detail::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(detail::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(ddl::dist::detail::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(ddl::dist::detail::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   // Several blocks (checked with Python's hashlib).
-  CHECK(detail::sha256_hex(std::string(1000, 'a')) ==
+  CHECK(ddl::dist::detail::sha256_hex(std::string(1000, 'a')) ==
         "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
   // RFC 4231, test case 2; and a key longer than a block (hashed first; Python's hmac).
-  CHECK(detail::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+  CHECK(ddl::dist::detail::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-  CHECK(detail::hmac_sha256_hex(std::string(100, 'k'), "ddl job token v1: Slurm job 77 step 1") ==
+  CHECK(ddl::dist::detail::hmac_sha256_hex(std::string(100, 'k'), "ddl job token v1: Slurm job 77 step 1") ==
         "dd68c122a1e37dc74db21c69ad3709e257aef373600c20a4339622dd72adbee6");
 }
 

@@ -20,10 +20,9 @@
 
 using namespace ddl;
 using namespace ddl::dist;
+using ddl::test::contains;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -70,10 +70,10 @@ std::shared_ptr<nn::Module> make_transformer() {
   return std::make_shared<TinyTransformer>();
 }
 
-struct Data {
+struct FsdpData {
   Tensor x, y;
 };
-Data make_data(int64_t n) {
+FsdpData fsdp_data(int64_t n) {
   Generator g(13);
   return {randn({n, 8}, g), randint(0, 3, {n}, g)};
 }
@@ -84,7 +84,7 @@ std::unique_ptr<optim::Optimizer> make_opt(const std::string& kind, std::vector<
 }
 
 // `steps` steps over global batches of `global_b`; this rank takes rows [rank*b, (rank+1)*b).
-void train(nn::Module& model, optim::Optimizer& opt, const Data& d, int64_t steps, int64_t global_b, int rank,
+void train(nn::Module& model, optim::Optimizer& opt, const FsdpData& d, int64_t steps, int64_t global_b, int rank,
            int world) {
   const int64_t b = global_b / world;
   for (int64_t s = 0; s < steps; ++s) {
@@ -147,7 +147,7 @@ TEST_CASE("FSDP with W ranks of batch b equals one process with batch W*b, and D
         const int port = server.port();
         auto outs = test::run_processes(world, [&](int rank) {
           const int64_t steps = 3, global_b = 12;
-          const Data d = make_data(steps * global_b);
+          const FsdpData d = fsdp_data(steps * global_b);
           auto ref_model = make_mlp();
           auto ref_opt = make_opt(kind, ref_model->parameters());
           train(*ref_model, *ref_opt, d, steps, global_b, 0, 1);
@@ -195,7 +195,7 @@ TEST_CASE("FSDP shard gradients are the unwrapped model's", "[dist][fsdp]") {
         // The same batch on both ranks: the average is the gradient itself.
         const bool mlp = which == "mlp";
         Generator g(3);
-        const Tensor x = mlp ? make_data(6).x : randn({3, 5, 8}, g), y = randint(0, 3, {mlp ? 6 : 3}, g);
+        const Tensor x = mlp ? fsdp_data(6).x : randn({3, 5, 8}, g), y = randint(0, 3, {mlp ? 6 : 3}, g);
         auto make = [&]() -> std::shared_ptr<nn::Module> { return mlp ? make_mlp() : make_transformer(); };
         auto ref = make();
         const Tensor ref_out = (*ref)(Variable(x)).data();
@@ -254,7 +254,7 @@ TEST_CASE("FSDP frees a unit's full parameters outside its forward and backward"
     first->fc->weight.register_post_accumulate_grad_hook(
         [&](Variable&) { in_backward.push_back(fsdp.gathered_resident_bytes()); });
     optim::Adam opt(fsdp.parameters(), optim::AdamOptions(0.01));
-    const Data d = make_data(8);
+    const FsdpData d = fsdp_data(8);
     auto freed = [&](const char* when) {
       DIST_EXPECT(fsdp.gathered_resident_bytes() == 0, when, ": ", fsdp.gathered_resident_bytes(),
                   " bytes of full parameters still resident");
@@ -294,7 +294,7 @@ TEST_CASE("FSDP frees a unit's full parameters outside its forward and backward"
 TEST_CASE("FSDP whole state dict: save at 2 ranks, load in one process and at 3 ranks", "[dist][fsdp]") {
   const std::string dir = test::parent_temp_dir("fsdp_ckpt", "/tmp/ddl_fsdp_ckpt_XXXXXX");
   const std::string path = dir + "/model.safetensors";
-  const Data d = make_data(12);
+  const FsdpData d = fsdp_data(12);
   {
     test::ParentStoreServer server("store2");
     const int port = server.port();
@@ -346,7 +346,7 @@ TEST_CASE("FSDP whole state dict: save at 2 ranks, load in one process and at 3 
 TEST_CASE("FSDP on one rank trains as the plain model; frozen parameters are refused", "[dist][fsdp]") {
   test::ParentStoreServer server("store1");
   auto pg = test::gloo_group(server.port(), 0, 1);
-  const Data d = make_data(8);
+  const FsdpData d = fsdp_data(8);
   auto plain = make_mlp();
   optim::Adam plain_opt(plain->parameters(), optim::AdamOptions(0.01));
   train(*plain, plain_opt, d, 2, 4, 0, 1);

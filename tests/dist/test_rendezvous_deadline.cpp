@@ -33,11 +33,11 @@ constexpr auto kTimeout = std::chrono::seconds(3);
 class StallingStore {
  public:
   StallingStore(Millis late, Millis hello_after, bool answer_hello) {
-    port_ = detail::find_free_port();
+    port_ = ddl::dist::detail::find_free_port();
     thread_ = std::thread([=, this] {
       std::this_thread::sleep_for(late);
       int bound = 0;
-      const int lfd = detail::tcp_listen("127.0.0.1", port_, &bound);
+      const int lfd = ddl::dist::detail::tcp_listen("127.0.0.1", port_, &bound);
       std::vector<int> fds;
       while (!stop_) {
         timeval tv{0, 50'000};
@@ -48,11 +48,12 @@ class StallingStore {
         std::this_thread::sleep_for(hello_after);
         if (answer_hello) try {
             char head[4];
-            if (!detail::recv_all(fd, head, 4, Clock::now() + std::chrono::seconds(2))) continue;
-            std::string body(detail::decode_frame_length(head), '\0');
-            detail::recv_all(fd, body.data(), body.size(), Clock::now() + std::chrono::seconds(2));
-            const std::string ok = detail::WireWriter().u8(uint8_t(detail::Status::Ok)).str("").frame();
-            detail::send_all(fd, ok.data(), ok.size());
+            if (!ddl::dist::detail::recv_all(fd, head, 4, Clock::now() + std::chrono::seconds(2))) continue;
+            std::string body(ddl::dist::detail::decode_frame_length(head), '\0');
+            ddl::dist::detail::recv_all(fd, body.data(), body.size(), Clock::now() + std::chrono::seconds(2));
+            const std::string ok =
+                ddl::dist::detail::WireWriter().u8(uint8_t(ddl::dist::detail::Status::Ok)).str("").frame();
+            ddl::dist::detail::send_all(fd, ok.data(), ok.size());
           } catch (const std::exception&) {  // the client gave up first
           }
       }

@@ -83,13 +83,13 @@ constexpr size_t kHelloReply = 4 + 1 + 4;
 // Sends raw bytes to the server as a client would, returns whether the server hung up
 // (after `skip` bytes of expected replies).
 bool server_hangs_up_after(int port, const std::string& bytes, size_t skip = 0) {
-  int fd = detail::tcp_connect("127.0.0.1", port, detail::Clock::now() + std::chrono::seconds(5));
-  detail::send_all(fd, bytes.data(), bytes.size());
+  int fd = ddl::dist::detail::tcp_connect("127.0.0.1", port, ddl::dist::detail::Clock::now() + std::chrono::seconds(5));
+  ddl::dist::detail::send_all(fd, bytes.data(), bytes.size());
   std::string buf(skip + 1, '\0');
   bool closed = false;
   try {
     // Either the server answers (it should not) or closes the connection (it should).
-    detail::recv_all(fd, buf.data(), skip + 1, detail::Clock::now() + std::chrono::seconds(5));
+    ddl::dist::detail::recv_all(fd, buf.data(), skip + 1, ddl::dist::detail::Clock::now() + std::chrono::seconds(5));
   } catch (const Error&) {
     closed = true;
   }
@@ -98,7 +98,12 @@ bool server_hangs_up_after(int port, const std::string& bytes, size_t skip = 0) 
 }
 
 std::string hello(const std::string& token) {
-  return detail::WireWriter().u8(1).u32(detail::kWireMagic).u32(detail::kWireVersion).str(token).frame();
+  return ddl::dist::detail::WireWriter()
+      .u8(1)
+      .u32(ddl::dist::detail::kWireMagic)
+      .u32(ddl::dist::detail::kWireVersion)
+      .str(token)
+      .frame();
 }
 
 // An IPv4 address of this machine other than loopback ("" when it has none).
@@ -120,7 +125,7 @@ std::string other_local_ipv4() {
 // One connection attempt, no retries.
 bool can_connect(const std::string& host, int port) {
   try {
-    close(detail::tcp_connect(host, port, detail::Clock::now()));
+    close(ddl::dist::detail::tcp_connect(host, port, ddl::dist::detail::Clock::now()));
     return true;
   } catch (const Error&) {
     return false;
@@ -202,13 +207,13 @@ TEST_CASE("store: TCPStore rejects malformed messages and keeps serving", "[dist
   // A zero-length frame.
   CHECK(server_hangs_up_after(port, std::string("\0\0\0\0", 4)));
   // A good HELLO, then a SET whose key length runs past the end of its frame.
-  std::string bad_set = detail::WireWriter().u8(2).u32(1000).frame();
+  std::string bad_set = ddl::dist::detail::WireWriter().u8(2).u32(1000).frame();
   CHECK(server_hangs_up_after(port, hello("") + bad_set, kHelloReply));
   // Trailing garbage after a well-formed GET.
-  std::string trailing = detail::WireWriter().u8(3).str("k").i64(10).u8(9).frame();
+  std::string trailing = ddl::dist::detail::WireWriter().u8(3).str("k").i64(10).u8(9).frame();
   CHECK(server_hangs_up_after(port, hello("") + trailing, kHelloReply));
   // An unknown opcode.
-  CHECK(server_hangs_up_after(port, hello("") + detail::WireWriter().u8(77).frame(), kHelloReply));
+  CHECK(server_hangs_up_after(port, hello("") + ddl::dist::detail::WireWriter().u8(77).frame(), kHelloReply));
   CHECK(server.rejected_clients() == 6);
   // A real client is still served.
   TCPStoreOptions opts;
@@ -219,14 +224,14 @@ TEST_CASE("store: TCPStore rejects malformed messages and keeps serving", "[dist
 }
 
 TEST_CASE("store: wire reader checks every length", "[dist]") {
-  std::string body = detail::WireWriter().str("abc").u8(1).frame().substr(4);
-  detail::WireReader r(body.data(), body.size());
+  std::string body = ddl::dist::detail::WireWriter().str("abc").u8(1).frame().substr(4);
+  ddl::dist::detail::WireReader r(body.data(), body.size());
   CHECK(r.str(10) == "abc");
-  REQUIRE_THROWS_AS(r.finish(), detail::WireError);
-  detail::WireReader r2(body.data(), body.size());
-  REQUIRE_THROWS_AS(r2.str(2), detail::WireError);  // over the caller's limit
-  detail::WireReader r3(body.data(), 5);
-  REQUIRE_THROWS_AS(r3.str(10), detail::WireError);  // truncated
+  REQUIRE_THROWS_AS(r.finish(), ddl::dist::detail::WireError);
+  ddl::dist::detail::WireReader r2(body.data(), body.size());
+  REQUIRE_THROWS_AS(r2.str(2), ddl::dist::detail::WireError);  // over the caller's limit
+  ddl::dist::detail::WireReader r3(body.data(), 5);
+  REQUIRE_THROWS_AS(r3.str(10), ddl::dist::detail::WireError);  // truncated
 }
 
 TEST_CASE("store: TCPStore job token", "[dist]") {
@@ -261,7 +266,7 @@ TEST_CASE("store: a TCPStore client fails fast when the server goes away", "[dis
 }
 
 TEST_CASE("store: connecting to nobody times out with advice", "[dist]") {
-  const int port = detail::find_free_port();
+  const int port = ddl::dist::detail::find_free_port();
   TCPStoreOptions opts;
   opts.timeout = Millis(300);
   REQUIRE_THROWS_WITH(TCPStore("127.0.0.1", port, opts), Contains("cannot connect") && Contains("MASTER_PORT"));
@@ -314,7 +319,7 @@ TEST_CASE("store: a wrong-sized address in Gloo's rendezvous names the key, rank
 
 TEST_CASE("store: the Gloo adapter honours wait timeouts", "[dist]") {
   auto store = std::make_shared<HashStore>(Millis(60000));
-  detail::GlooStoreAdapter adapter(store);
+  ddl::dist::detail::GlooStoreAdapter adapter(store);
   adapter.set("k", {'a', 'b'});
   CHECK(adapter.get("k") == std::vector<char>{'a', 'b'});
   auto t0 = std::chrono::steady_clock::now();

@@ -20,12 +20,9 @@
 
 using namespace ddl::dist;
 using Catch::Contains;
+using ddl::test::seconds_since;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A client whose timeout is long: a refusal that were only noticed at the timeout would
 // show up as a slow test, not pass.
@@ -83,14 +80,14 @@ TEST_CASE("store auth: a missing token is refused within seconds", "[dist]") {
 }
 
 TEST_CASE("store auth: beyond loopback a server needs a token; on loopback it may go without", "[dist]") {
-  CHECK(detail::is_loopback("127.0.0.1"));
-  CHECK(detail::is_loopback("127.0.0.2"));
-  CHECK(detail::is_loopback("localhost"));
-  CHECK(detail::is_loopback("::1"));
-  CHECK_FALSE(detail::is_loopback("0.0.0.0"));
-  CHECK_FALSE(detail::is_loopback("::"));
-  CHECK_FALSE(detail::is_loopback(""));
-  CHECK_FALSE(detail::is_loopback("10.1.2.3"));
+  CHECK(ddl::dist::detail::is_loopback("127.0.0.1"));
+  CHECK(ddl::dist::detail::is_loopback("127.0.0.2"));
+  CHECK(ddl::dist::detail::is_loopback("localhost"));
+  CHECK(ddl::dist::detail::is_loopback("::1"));
+  CHECK_FALSE(ddl::dist::detail::is_loopback("0.0.0.0"));
+  CHECK_FALSE(ddl::dist::detail::is_loopback("::"));
+  CHECK_FALSE(ddl::dist::detail::is_loopback(""));
+  CHECK_FALSE(ddl::dist::detail::is_loopback("10.1.2.3"));
 
   // Every interface, as ddlrun's node 0 without --master-addr would bind.
   REQUIRE_THROWS_WITH(TCPStoreServer("0.0.0.0", 0), Contains("refusing to serve on 0.0.0.0:0 without a job token") &&

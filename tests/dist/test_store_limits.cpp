@@ -58,14 +58,16 @@ int64_t rss_kib() {
   return -1;
 }
 
-int raw_connect(int port) { return detail::tcp_connect("127.0.0.1", port, detail::Clock::now() + Millis(5000)); }
+int raw_connect(int port) {
+  return ddl::dist::detail::tcp_connect("127.0.0.1", port, ddl::dist::detail::Clock::now() + Millis(5000));
+}
 
 // Whether the server closes `fd` within `within` (reads until EOF; any bytes it sends are skipped).
 bool closed_by_server(int fd, Millis within) {
   char buf[64];
-  const auto deadline = detail::Clock::now() + within;
+  const auto deadline = ddl::dist::detail::Clock::now() + within;
   try {
-    while (detail::recv_all(fd, buf, 1, deadline)) {
+    while (ddl::dist::detail::recv_all(fd, buf, 1, deadline)) {
     }
   } catch (const ddl::Error&) {
     return true;  // "connection closed by ..."
@@ -173,8 +175,8 @@ TEST_CASE("store limits: first frames larger than a HELLO are dropped unread", "
   const std::string body(1 << 16, 'x');
   for (int i = 0; i < 40; ++i) {
     int fd = raw_connect(server.port());
-    std::string head = detail::WireWriter().u32(detail::kMaxValueBytes).frame().substr(4);
-    detail::send_all(fd, head.data(), head.size());
+    std::string head = ddl::dist::detail::WireWriter().u32(ddl::dist::detail::kMaxValueBytes).frame().substr(4);
+    ddl::dist::detail::send_all(fd, head.data(), head.size());
     (void)::send(fd, body.data(), body.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     fds.push_back(fd);
   }
@@ -197,13 +199,17 @@ TEST_CASE("store limits: a connection that never says HELLO is closed at its dea
   int silent = raw_connect(server.port());
   // Half a HELLO, then nothing: also closed.
   int halfway = raw_connect(server.port());
-  const std::string hello =
-      detail::WireWriter().u8(1).u32(detail::kWireMagic).u32(detail::kWireVersion).str("").frame();
-  detail::send_all(halfway, hello.data(), hello.size() / 2);
-  const auto t0 = detail::Clock::now();
+  const std::string hello = ddl::dist::detail::WireWriter()
+                                .u8(1)
+                                .u32(ddl::dist::detail::kWireMagic)
+                                .u32(ddl::dist::detail::kWireVersion)
+                                .str("")
+                                .frame();
+  ddl::dist::detail::send_all(halfway, hello.data(), hello.size() / 2);
+  const auto t0 = ddl::dist::detail::Clock::now();
   CHECK(closed_by_server(silent, Millis(3000)));
   CHECK(closed_by_server(halfway, Millis(3000)));
-  const auto waited = std::chrono::duration_cast<Millis>(detail::Clock::now() - t0);
+  const auto waited = std::chrono::duration_cast<Millis>(ddl::dist::detail::Clock::now() - t0);
   CHECK(waited >= Millis(250));
   CHECK(waited < Millis(2000));
   CHECK(server.rejected_clients() == 2);

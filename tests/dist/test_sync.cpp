@@ -23,7 +23,7 @@ namespace {
 std::shared_ptr<nn::Sequential> make_cnn() { return test::make_small_cnn(); }
 
 using Data = test::SmallCnnData;
-Data make_data(int64_t n) { return test::small_cnn_data(n); }
+Data sync_data(int64_t n) { return test::small_cnn_data(n); }
 using test::flat_params;
 using test::max_rel_diff;
 
@@ -79,7 +79,7 @@ TEST_CASE("gradient strategies with W ranks of batch b equal one process with ba
       test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         load_plugins_from_env();  // a rank process is a fresh one
         const int64_t steps = 4, global_b = 12, b = global_b / world;
-        const Data d = make_data(steps * global_b);
+        const Data d = sync_data(steps * global_b);
         auto ref_model = make_cnn();
         optim::SGD ref_opt(ref_model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
         for (int64_t s = 0; s < steps; ++s) {
@@ -209,7 +209,7 @@ TEST_CASE("stepwise: rank k carries on with the mean of ranks 0..k", "[dist][syn
     DYNAMIC_SECTION("world " << world) {
       test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 2;
-        const Data d = make_data(steps * world * b);
+        const Data d = sync_data(steps * world * b);
         auto model = make_cnn();
         int64_t P = 0;
         {
@@ -251,7 +251,7 @@ TEST_CASE("local-sgd:K averages the replicas every K steps and only then", "[dis
     DYNAMIC_SECTION("world " << world) {
       test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t b = 4, steps = 4, K = 2;
-        const Data d = make_data(steps * world * b);
+        const Data d = sync_data(steps * world * b);
         auto model = make_cnn();
         auto sync = make_sync_strategy("local-sgd:2", model, pg);
         DIST_EXPECT(sync->name() == "local-sgd:2", "name() is ", sync->name());
@@ -344,7 +344,7 @@ TEST_CASE("last_comm() charges a wait for a late peer to the call it happened in
   };
   test::run_ranks(2, [&](int rank, std::shared_ptr<ProcessGroup> pg) {
     const int64_t b = 4;
-    const Data d = make_data(4 * b);
+    const Data d = sync_data(4 * b);
     for (const Case& c : cases) {
       auto model = make_bn_cnn();
       auto sync = make_sync_strategy(c.spec, model, pg);

@@ -187,7 +187,7 @@ std::shared_ptr<Net> make_net() {
   manual_seed(3);
   return std::make_shared<Net>();
 }
-std::vector<double> flat_params(const nn::Module& m) {
+std::vector<double> flat_state(const nn::Module& m) {
   std::vector<double> out;
   for (const auto& [n, v] : m.named_state()) {
     if (v.dtype() == DType::Int64) continue;
@@ -225,7 +225,7 @@ TEST_CASE("DDP with SyncBatchNorm trains as one process on the whole batch", "[d
     DIST_EXPECT(count_sync_batchnorm(*net) == 2, "converted ", count_sync_batchnorm(*net), " of 2 BatchNorm layers");
     DistributedDataParallel ddp(net, pg);
     train(ddp, *net, rank, world);
-    const auto got = flat_params(*net), want = flat_params(*ref);
+    const auto got = flat_state(*net), want = flat_state(*ref);
     double m = 0;
     for (size_t i = 0; i < got.size(); ++i) m = std::max(m, std::abs(got[i] - want[i]) / (std::abs(want[i]) + 1e-3));
     DIST_EXPECT(got.size() == want.size() && m < 1e-4, "parameters and running stats differ by ", m);

@@ -15,12 +15,9 @@
 using namespace ddl;
 using namespace ddl::dist;
 using Catch::Contains;
+using ddl::test::seconds_since;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path);

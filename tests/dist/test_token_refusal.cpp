@@ -7,17 +7,15 @@
 #include <future>
 #include <string>
 
+#include "tests/common/dist_fixtures.h"
 #include <ddl/base/error.h>
 #include <ddl/dist/store/tcp_store.h>
 
 using namespace ddl::dist;
 using Catch::Contains;
+using ddl::test::seconds_since;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 TCPStoreOptions client(const std::string& token, const std::string& who) {
   TCPStoreOptions o;

@@ -15,7 +15,7 @@
 
 using namespace ddl::dist;
 using Catch::Contains;
-using detail::Clock;
+using ddl::dist::detail::Clock;
 
 namespace {
 
@@ -31,7 +31,7 @@ std::string len8(int n) { return bytes({n, 0, 0, 0, 0, 0, 0, 0}); }
 class ScriptedPeer {
  public:
   explicit ScriptedPeer(std::function<void(ScriptedPeer&)> script) {
-    listen_fd_ = detail::tcp_listen("127.0.0.1", 0, &port_);
+    listen_fd_ = ddl::dist::detail::tcp_listen("127.0.0.1", 0, &port_);
     thread_ = std::thread([this, script] {
       try {
         accept();
@@ -59,10 +59,11 @@ class ScriptedPeer {
   }
   void expect(const std::string& want) {
     std::string got(want.size(), '\0');
-    if (!detail::recv_all(fd_, got.data(), got.size(), Clock::now() + std::chrono::seconds(5)) || got != want)
+    if (!ddl::dist::detail::recv_all(fd_, got.data(), got.size(), Clock::now() + std::chrono::seconds(5)) ||
+        got != want)
       errors_.push_back("request " + std::to_string(++requests_) + " differs from the expected bytes");
   }
-  void reply(const std::string& r) { detail::send_all(fd_, r.data(), r.size()); }
+  void reply(const std::string& r) { ddl::dist::detail::send_all(fd_, r.data(), r.size()); }
   void hang_up() {
     close(fd_);
     fd_ = -1;
@@ -71,7 +72,7 @@ class ScriptedPeer {
   bool closed_by_client() {
     char c;
     try {
-      detail::recv_all(fd_, &c, 1, Clock::now() + std::chrono::seconds(5));
+      ddl::dist::detail::recv_all(fd_, &c, 1, Clock::now() + std::chrono::seconds(5));
     } catch (const ddl::Error&) {
       return true;
     }
@@ -94,49 +95,51 @@ const std::string kInit = bytes({3}) + len8(5) + "init/" + bytes({1, 0, 0, 0, 0,
 
 TEST_CASE("torch store: requests are PyTorch 1.13's bytes", "[dist][torch_store]") {
   // QueryType SET = 0, then u64 length-prefixed key and value.
-  CHECK(detail::torch_set_request("/a", "xy") ==
+  CHECK(ddl::dist::detail::torch_set_request("/a", "xy") ==
         bytes({0, 2, 0, 0, 0, 0, 0, 0, 0, '/', 'a', 2, 0, 0, 0, 0, 0, 0, 0, 'x', 'y'}));
-  CHECK(detail::torch_set_request("/k", "") == bytes({0}) + len8(2) + "/k" + len8(0));
+  CHECK(ddl::dist::detail::torch_set_request("/k", "") == bytes({0}) + len8(2) + "/k" + len8(0));
   // GET = 2, key.
-  CHECK(detail::torch_get_request("/key") == bytes({2, 4, 0, 0, 0, 0, 0, 0, 0, '/', 'k', 'e', 'y'}));
+  CHECK(ddl::dist::detail::torch_get_request("/key") == bytes({2, 4, 0, 0, 0, 0, 0, 0, 0, '/', 'k', 'e', 'y'}));
   // ADD = 3, key, i64 delta in two's complement little-endian.
-  CHECK(detail::torch_add_request("/n", 5) == bytes({3}) + len8(2) + "/n" + bytes({5, 0, 0, 0, 0, 0, 0, 0}));
-  CHECK(detail::torch_add_request("/n", -2) ==
+  CHECK(ddl::dist::detail::torch_add_request("/n", 5) == bytes({3}) + len8(2) + "/n" + bytes({5, 0, 0, 0, 0, 0, 0, 0}));
+  CHECK(ddl::dist::detail::torch_add_request("/n", -2) ==
         bytes({3}) + len8(2) + "/n" + bytes({0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
-  CHECK(detail::torch_add_request("init/", 1) == kInit);
+  CHECK(ddl::dist::detail::torch_add_request("init/", 1) == kInit);
   // CHECK = 4 and WAIT = 5: u64 key count, then the keys.
-  CHECK(detail::torch_check_request({"/a", "/bc"}) == bytes({4}) + len8(2) + len8(2) + "/a" + len8(3) + "/bc");
-  CHECK(detail::torch_wait_request({"/a"}) == bytes({5}) + len8(1) + len8(2) + "/a");
-  CHECK(detail::torch_wait_request({}) == bytes({5}) + len8(0));
+  CHECK(ddl::dist::detail::torch_check_request({"/a", "/bc"}) ==
+        bytes({4}) + len8(2) + len8(2) + "/a" + len8(3) + "/bc");
+  CHECK(ddl::dist::detail::torch_wait_request({"/a"}) == bytes({5}) + len8(1) + len8(2) + "/a");
+  CHECK(ddl::dist::detail::torch_wait_request({}) == bytes({5}) + len8(0));
   // Replies: u64 lengths and i64 counters, little-endian.
-  CHECK(detail::torch_decode_u64(bytes({0x34, 0x12, 0, 0, 0, 0, 0, 1}).data()) == 0x0100000000001234ull);
-  CHECK(int64_t(detail::torch_decode_u64(bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}).data())) == -1);
+  CHECK(ddl::dist::detail::torch_decode_u64(bytes({0x34, 0x12, 0, 0, 0, 0, 0, 1}).data()) == 0x0100000000001234ull);
+  CHECK(int64_t(ddl::dist::detail::torch_decode_u64(bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}).data())) ==
+        -1);
 }
 
 TEST_CASE("torch store: set, get, add, check and wait against a scripted PyTorch peer", "[dist][torch_store]") {
   ScriptedPeer peer([](ScriptedPeer& p) {
     p.expect(kInit);  // PyTorch's clients count themselves in "init/" on connect
     p.reply(bytes({1, 0, 0, 0, 0, 0, 0, 0}));
-    p.expect(detail::torch_set_request("/a", std::string("x\0y", 3)));  // SET has no reply
-    p.expect(detail::torch_wait_request({"/a"}));                       // get = WAIT, then GET
-    p.reply(bytes({0}));                                                // STOP_WAITING
-    p.expect(detail::torch_get_request("/a"));
+    p.expect(ddl::dist::detail::torch_set_request("/a", std::string("x\0y", 3)));  // SET has no reply
+    p.expect(ddl::dist::detail::torch_wait_request({"/a"}));                       // get = WAIT, then GET
+    p.reply(bytes({0}));                                                           // STOP_WAITING
+    p.expect(ddl::dist::detail::torch_get_request("/a"));
     p.reply(len8(3) + std::string("x\0y", 3));
-    p.expect(detail::torch_check_request({"/a", "/b"}));
+    p.expect(ddl::dist::detail::torch_check_request({"/a", "/b"}));
     p.reply(bytes({1}));  // NOT_READY
-    p.expect(detail::torch_check_request({"/a"}));
+    p.expect(ddl::dist::detail::torch_check_request({"/a"}));
     p.reply(bytes({0}));  // READY
-    p.expect(detail::torch_add_request("/n", 5));
+    p.expect(ddl::dist::detail::torch_add_request("/n", 5));
     p.reply(bytes({5, 0, 0, 0, 0, 0, 0, 0}));
-    p.expect(detail::torch_wait_request({"/a", "/late"}));
+    p.expect(ddl::dist::detail::torch_wait_request({"/a", "/late"}));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     p.reply(bytes({0}));
     // A wait that times out: no reply; the client must hang up (a late STOP_WAITING would
     // otherwise be read as the next reply) and reconnect for its next call.
-    p.expect(detail::torch_wait_request({"/never"}));
+    p.expect(ddl::dist::detail::torch_wait_request({"/never"}));
     if (!p.closed_by_client()) p.note("the client kept the connection after a timed-out wait");
     p.accept();
-    p.expect(detail::torch_add_request("/n", 0));
+    p.expect(ddl::dist::detail::torch_add_request("/n", 0));
     p.reply(bytes({5, 0, 0, 0, 0, 0, 0, 0}));
   });
   const std::string where = "127.0.0.1:" + std::to_string(peer.port());
@@ -161,7 +164,7 @@ TEST_CASE("torch store: set, get, add, check and wait against a scripted PyTorch
 
 TEST_CASE("torch store: no server, a foreign reply, a peer that leaves", "[dist][torch_store]") {
   SECTION("nobody listens: the connect gives up at the timeout, naming the address") {
-    const int port = detail::find_free_port();
+    const int port = ddl::dist::detail::find_free_port();
     const auto t0 = Clock::now();
     REQUIRE_THROWS_WITH(TorchStore("127.0.0.1", port, Millis(300)),
                         Contains("127.0.0.1:" + std::to_string(port)) && Contains("PyTorch TCPStore"));
@@ -171,7 +174,7 @@ TEST_CASE("torch store: no server, a foreign reply, a peer that leaves", "[dist]
     ScriptedPeer peer([](ScriptedPeer& p) {
       p.expect(kInit);
       p.reply(bytes({1, 0, 0, 0, 0, 0, 0, 0}));
-      p.expect(detail::torch_check_request({"/k"}));
+      p.expect(ddl::dist::detail::torch_check_request({"/k"}));
       p.reply(bytes({7}));
     });
     TorchStore s("127.0.0.1", peer.port(), Millis(2000));
@@ -183,7 +186,7 @@ TEST_CASE("torch store: no server, a foreign reply, a peer that leaves", "[dist]
     ScriptedPeer peer([](ScriptedPeer& p) {
       p.expect(kInit);
       p.reply(bytes({1, 0, 0, 0, 0, 0, 0, 0}));
-      p.expect(detail::torch_wait_request({"/k"}));
+      p.expect(ddl::dist::detail::torch_wait_request({"/k"}));
       p.hang_up();
     });
     TorchStore s("127.0.0.1", peer.port(), Millis(5000));

@@ -31,7 +31,7 @@ namespace {
 constexpr double kThreeRankBound = 1e-5;
 
 using Data = test::SmallCnnData;
-Data make_data(int64_t n) { return test::small_cnn_data(n); }
+Data zero_data(int64_t n) { return test::small_cnn_data(n); }
 using test::flat_params;
 using test::max_rel_diff;
 
@@ -60,7 +60,7 @@ TEST_CASE("ZeRO stages 1 and 2 end with DDP's weights", "[dist][zero]") {
     DYNAMIC_SECTION("world " << world) {
       test::run_ranks(world, [world](int rank, std::shared_ptr<ProcessGroup> pg) {
         const int64_t steps = 4, global_b = 12, b = global_b / world;
-        const Data d = make_data(steps * global_b);
+        const Data d = zero_data(steps * global_b);
         for (std::string kind : {"sgd", "adam"}) {
           // Replicas start different: both must broadcast rank 0's weights.
           auto ref = test::make_small_cnn();
@@ -96,7 +96,7 @@ TEST_CASE("ZeRO stages 1 and 2 end with DDP's weights", "[dist][zero]") {
 TEST_CASE("ZeRO memory: Adam state is 8 bytes per parameter / N; stage 2 keeps only the gradient shard",
           "[dist][zero]") {
   test::run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
-    const Data d = make_data(12);
+    const Data d = zero_data(12);
     ZeroMemory m[2];
     for (int stage : {1, 2}) {
       auto model = test::make_small_cnn();
@@ -131,7 +131,7 @@ TEST_CASE("ZeRO memory: Adam state is 8 bytes per parameter / N; stage 2 keeps o
 TEST_CASE("consolidate_state_dict gives one process's optimizer state", "[dist][zero]") {
   test::run_ranks(3, [](int rank, std::shared_ptr<ProcessGroup> pg) {
     const int64_t steps = 3, global_b = 12, b = 4;
-    const Data d = make_data(steps * global_b);
+    const Data d = zero_data(steps * global_b);
     auto one = test::make_small_cnn();
     auto one_opt = make_opt("adam", one->parameters());
     for (int64_t s = 0; s < steps; ++s) step_on(*one, *one_opt, d, s * global_b, global_b);
@@ -164,7 +164,7 @@ TEST_CASE("consolidate_state_dict gives one process's optimizer state", "[dist][
 TEST_CASE("a ZeRO checkpoint taken at 2 ranks resumes at 3 as the uninterrupted run", "[dist][zero]") {
   const std::string dir = test::parent_temp_dir("zero_ckpt", "/tmp/ddl_zero_ckpt_XXXXXX");
   const int64_t steps = 6, half = 3, global_b = 6;
-  const Data d = make_data(steps * global_b);
+  const Data d = zero_data(steps * global_b);
   auto train = [&](int rank, int world, std::shared_ptr<ProcessGroup> pg, int64_t from, int64_t to, bool resume,
                    bool save) {
     auto model = test::make_small_cnn();
@@ -202,7 +202,7 @@ TEST_CASE("a ZeRO checkpoint taken at 2 ranks resumes at 3 as the uninterrupted 
 
 TEST_CASE("zero1 and zero2 refuse an optimizer they cannot rebuild, naming those they can", "[dist][zero]") {
   test::run_ranks(2, [](int rank, std::shared_ptr<ProcessGroup> pg) {
-    const Data d = make_data(4);
+    const Data d = zero_data(4);
     for (const char* spec : {"zero1", "zero2"}) {
       auto model = test::make_small_cnn();
       auto sync = make_sync_strategy(spec, model, pg);

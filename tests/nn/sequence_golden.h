@@ -8,29 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/golden_seq.h"  // seq, checksum
 #include <ddl/autograd/functions.h>
 #include <ddl/nn/module.h>
 #include <ddl/tensor/ops.h>
 
 namespace ddl::test {
 
-// scale * sin(a * i + b) for the i-th element (float64), as seq() in the script.
-inline Tensor seq(const Shape& s, double a, double b, double scale = 1.0) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * double(i) + b);
-  return from_vector(v, s);
-}
-
 inline Variable leaf(const Shape& s, double a, double b, double scale = 1.0) {
   return Variable(seq(s, a, b, scale), true);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)): one number that sees every element.
-inline double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
 }
 
 // Converts the module to float64 and sets its k-th parameter (named_parameters

@@ -18,7 +18,7 @@ using namespace ddl::nn;
 namespace fs = std::filesystem;
 
 namespace {
-std::string tmp_path(const std::string& name) {
+std::string ckpt_path(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("ddl_ckpt_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
@@ -41,7 +41,7 @@ TEST_CASE("save then load gives identical outputs", "[nn][checkpoint]") {
   a(x);  // a training step moves the running statistics
   a.eval();
   const auto ya = to_vector<float>(a(x).data());
-  const std::string path = tmp_path("vgg.safetensors");
+  const std::string path = ckpt_path("vgg.safetensors");
   save_state(a, path, {{"epoch", "3"}});
   manual_seed(99);
   VGG b(11, true, 10, 1);
@@ -55,7 +55,7 @@ TEST_CASE("save then load gives identical outputs", "[nn][checkpoint]") {
 }
 
 TEST_CASE("the file layout is the safetensors format", "[nn][checkpoint]") {
-  const std::string path = tmp_path("small.safetensors");
+  const std::string path = ckpt_path("small.safetensors");
   save_safetensors(path, {{"a", from_vector<float>({1, 2})}, {"b", from_vector<int64_t>({7}, {1, 1})}});
   const std::string bytes = read_file(path);
   uint64_t n = 0;
@@ -77,10 +77,10 @@ TEST_CASE("the file layout is the safetensors format", "[nn][checkpoint]") {
 
 TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor named", "[nn][checkpoint]") {
   Linear lin(4, 3);
-  const std::string good = tmp_path("lin.safetensors");
+  const std::string good = ckpt_path("lin.safetensors");
   save_state(lin, good);
   const std::string bytes = read_file(good);
-  const std::string bad = tmp_path("bad.safetensors");
+  const std::string bad = ckpt_path("bad.safetensors");
 
   write_file(bad, bytes.substr(0, bytes.size() - 5));
   REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("bad.safetensors") && Catch::Contains("truncated"));
@@ -92,7 +92,7 @@ TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor
   garbage[8] = '#';
   write_file(bad, garbage);
   REQUIRE_THROWS_WITH(load_state(lin, bad), Catch::Contains("not valid JSON"));
-  REQUIRE_THROWS_WITH(load_state(lin, tmp_path("missing.safetensors")), Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(load_state(lin, ckpt_path("missing.safetensors")), Catch::Contains("cannot open"));
 
   Linear other(5, 3);
   REQUIRE_THROWS_WITH(load_state(other, good),
@@ -110,7 +110,7 @@ TEST_CASE("truncated, garbage and mismatched files fail with the file and tensor
 }
 
 TEST_CASE("a BOOL tensor holding a byte other than 0 or 1 is refused, naming the tensor", "[nn][checkpoint]") {
-  const std::string path = tmp_path("bools.safetensors");
+  const std::string path = ckpt_path("bools.safetensors");
   save_safetensors(path, {{"mask", from_vector<uint8_t>({0, 1, 1}).to(DType::Bool)}});
   REQUIRE(to_vector<uint8_t>(load_safetensors(path).tensors[0].second) == std::vector<uint8_t>{0, 1, 1});
   std::string bytes = read_file(path);
@@ -124,7 +124,7 @@ TEST_CASE("a BOOL tensor holding a byte other than 0 or 1 is refused, naming the
 TEST_CASE("load_state refuses non-finite weights unless allowed, naming the tensor", "[nn][checkpoint]") {
   manual_seed(0);
   Linear lin(4, 3);
-  const std::string path = tmp_path("nan.safetensors");
+  const std::string path = ckpt_path("nan.safetensors");
   Tensor w = zeros({3, 4});
   w.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
   w.data<float>()[7] = std::numeric_limits<float>::infinity();
@@ -144,7 +144,7 @@ TEST_CASE("load_state checks values after converting to the model's dtype", "[nn
   // load_state_dict copies it so, silently).
   manual_seed(0);
   Linear lin(4, 3);
-  const std::string path = tmp_path("f64.safetensors");
+  const std::string path = ckpt_path("f64.safetensors");
   Tensor w = zeros({3, 4}, DType::Float64);
   w.data<double>()[2] = 1e300;
   save_safetensors(path, {{"weight", w}, {"bias", zeros({3}, DType::Float64)}});
@@ -159,7 +159,7 @@ TEST_CASE("load_state checks values after converting to the model's dtype", "[nn
 
 TEST_CASE("load_state refuses non-finite buffers too", "[nn][checkpoint]") {
   BatchNorm2d bn(3);
-  const std::string path = tmp_path("bn.safetensors");
+  const std::string path = ckpt_path("bn.safetensors");
   save_state(bn, path);
   TensorFile f = load_safetensors(path);
   for (auto& [name, t] : f.tensors)
@@ -170,10 +170,10 @@ TEST_CASE("load_state refuses non-finite buffers too", "[nn][checkpoint]") {
 
 TEST_CASE("load_state refuses directories and FIFOs at once", "[nn][checkpoint]") {
   Linear lin(4, 3);
-  const std::string dir = tmp_path("a_directory");
+  const std::string dir = ckpt_path("a_directory");
   std::filesystem::create_directories(dir);
   REQUIRE_THROWS_WITH(load_state(lin, dir), Catch::Contains(dir) && Catch::Contains("is a directory"));
-  const std::string fifo = tmp_path("a_fifo");
+  const std::string fifo = ckpt_path("a_fifo");
   std::filesystem::remove(fifo);
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   REQUIRE_THROWS_WITH(load_state(lin, fifo), Catch::Contains(fifo) && Catch::Contains("is a FIFO"));
@@ -182,12 +182,14 @@ TEST_CASE("load_state refuses directories and FIFOs at once", "[nn][checkpoint]"
 }
 
 TEST_CASE("a save removes the temporaries of killed writers, not of live ones", "[nn][checkpoint]") {
-  const std::string path = tmp_path("stale.safetensors");
+  const std::string path = ckpt_path("stale.safetensors");
   const pid_t dead = fork();
   if (dead == 0) _exit(0);
   REQUIRE(waitpid(dead, nullptr, 0) == dead);  // reaped: its PID names no process now
   // Named as files::AtomicFile names them: .NAME.tmp.PID.XXXXXX beside the file.
-  const auto temp_of = [&](pid_t pid) { return tmp_path(".stale.safetensors.tmp." + std::to_string(pid) + ".a1B2c3"); };
+  const auto temp_of = [&](pid_t pid) {
+    return ckpt_path(".stale.safetensors.tmp." + std::to_string(pid) + ".a1B2c3");
+  };
   const std::string of_dead = temp_of(dead), of_live = temp_of(getppid()), fresh_dead = temp_of(999999);
   for (const auto& f : {of_dead, of_live, fresh_dead}) write_file(f, "partial");
   const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);

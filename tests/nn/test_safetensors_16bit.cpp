@@ -40,7 +40,7 @@ const char kTorchFile[] =
     "\x00\x00\x80\x3f\x00\x00\x20\xc0\x00\x00\x7f\x7f\x00\x00\xa2\x0d\x00\x00\xcd\x3d\x00\x00\x00\x80"
     "\x00\x00\x49\x40\x00\x00\x7f\x43";
 
-std::string tmp_path(const std::string& name) {
+std::string st16_path(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("ddl_st16_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
@@ -57,7 +57,7 @@ const Tensor& find(const TensorFile& f, const std::string& name) {
 
 TEST_CASE("safetensors: a float16/bfloat16 file written by PyTorch 1.13 loads with its dtypes and values",
           "[nn][checkpoint]") {
-  const std::string path = tmp_path("torch16.safetensors");
+  const std::string path = st16_path("torch16.safetensors");
   {
     std::ofstream out(path, std::ios::binary);
     out.write(kTorchFile, sizeof kTorchFile - 1);
@@ -77,7 +77,7 @@ TEST_CASE("safetensors: a float16/bfloat16 file written by PyTorch 1.13 loads wi
 }
 
 TEST_CASE("safetensors: float16 and bfloat16 round trips keep the dtype and the bits", "[nn][checkpoint]") {
-  const std::string path = tmp_path("round.safetensors");
+  const std::string path = st16_path("round.safetensors");
   Generator g(3);
   const Tensor h = randn({3, 5}, g).to(DType::Float16), b = (randn({4}, g) * 1e20).to(DType::BFloat16);
   save_safetensors(path, {{"h", h}, {"b", b}});

@@ -17,13 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tmp_path(const std::string& name) {
+std::string stint_path(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("ddl_stint_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
 }
 
-const Tensor& find(const TensorFile& f, const std::string& name) {
+const Tensor& tensor_named(const TensorFile& f, const std::string& name) {
   for (const auto& [n, t] : f.tensors)
     if (n == name) return t;
   FAIL("no tensor " << name);
@@ -44,11 +44,11 @@ TEST_CASE("safetensors: I8 and I16 tensors load as int8 and int16", "[nn][checkp
       R"({"a":{"dtype":"I8","shape":[3],"data_offsets":[0,3]},"b":{"dtype":"I16","shape":[2],"data_offsets":[3,7]}})";
   // a = [-128, 127, -1]; b = [-32768, 300] (0x8000, 0x012C little-endian)
   const std::string data("\x80\x7f\xff\x00\x80\x2c\x01", 7);
-  const std::string path = tmp_path("ints.safetensors");
+  const std::string path = stint_path("ints.safetensors");
   std::ofstream(path, std::ios::binary) << safetensors_bytes(header, data);
   const TensorFile f = load_safetensors(path);
-  const Tensor& a = find(f, "a");
-  const Tensor& b = find(f, "b");
+  const Tensor& a = tensor_named(f, "a");
+  const Tensor& b = tensor_named(f, "b");
   REQUIRE(a.dtype() == DType::Int8);
   REQUIRE(b.dtype() == DType::Int16);
   CHECK(to_vector<int8_t>(a) == std::vector<int8_t>{-128, 127, -1});
@@ -57,7 +57,7 @@ TEST_CASE("safetensors: I8 and I16 tensors load as int8 and int16", "[nn][checkp
 }
 
 TEST_CASE("safetensors: int8 and int16 round trips write I8 and I16", "[nn][checkpoint]") {
-  const std::string path = tmp_path("round.safetensors");
+  const std::string path = stint_path("round.safetensors");
   const Tensor a = from_vector<int8_t>({-128, 0, 127, -5}, {2, 2});
   const Tensor b = from_vector<int16_t>({-32768, 32767, 7});
   save_safetensors(path, {{"a", a}, {"b", b}});
@@ -69,9 +69,9 @@ TEST_CASE("safetensors: int8 and int16 round trips write I8 and I16", "[nn][chec
   CHECK(header.find("\"a\":{\"data_offsets\":[0,4],\"dtype\":\"I8\"") != std::string::npos);
   CHECK(header.find("\"b\":{\"data_offsets\":[4,10],\"dtype\":\"I16\"") != std::string::npos);
   const TensorFile back = load_safetensors(path);
-  CHECK(find(back, "a").dtype() == DType::Int8);
-  CHECK(find(back, "b").dtype() == DType::Int16);
-  CHECK(to_vector<int8_t>(find(back, "a")) == std::vector<int8_t>{-128, 0, 127, -5});
-  CHECK(to_vector<int16_t>(find(back, "b")) == std::vector<int16_t>{-32768, 32767, 7});
+  CHECK(tensor_named(back, "a").dtype() == DType::Int8);
+  CHECK(tensor_named(back, "b").dtype() == DType::Int16);
+  CHECK(to_vector<int8_t>(tensor_named(back, "a")) == std::vector<int8_t>{-128, 0, 127, -5});
+  CHECK(to_vector<int16_t>(tensor_named(back, "b")) == std::vector<int16_t>{-32768, 32767, 7});
   fs::remove_all(fs::path(path).parent_path());
 }

@@ -9,7 +9,7 @@ using namespace ddl;
 using namespace ddl::optim;
 
 namespace {
-void require_values(const std::vector<double>& got, const std::vector<double>& want) {
+void require_rates(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).epsilon(1e-12).margin(1e-15));
 }
@@ -31,16 +31,16 @@ std::pair<std::vector<double>, std::vector<double>> one_cycle(OneCycleOptions o)
 
 TEST_CASE("OneCycleLR matches PyTorch, cosine two-phase and linear three-phase", "[optim][scheduler]") {
   const auto [lrs, moms] = one_cycle({});
-  require_values(lrs, {0.020000000000000018, 0.26000000000000001, 0.5, 0.47524231600673683, 0.40587282697488153,
-                       0.30563101096814466, 0.19437098903185537, 0.094129173025118487, 0.024759683993263143,
-                       1.9999999999999999e-06});
-  require_values(
+  require_rates(lrs, {0.020000000000000018, 0.26000000000000001, 0.5, 0.47524231600673683, 0.40587282697488153,
+                      0.30563101096814466, 0.19437098903185537, 0.094129173025118487, 0.024759683993263143,
+                      1.9999999999999999e-06});
+  require_rates(
       moms, {0.94999999999999996, 0.89999999999999991, 0.84999999999999998, 0.85495155660487898, 0.86882550990706331,
              0.88887395330218422, 0.91112604669781572, 0.93117449009293662, 0.94504844339512095, 0.94999999999999996});
   const auto [lin, lin_moms] = one_cycle({.cos_anneal = false, .three_phase = true});
-  require_values(lin, {0.02, 0.26000000000000001, 0.5, 0.26000000000000001, 0.020000000000000018, 0.016000399999999998,
-                       0.012000799999999999, 0.0080012, 0.0040015999999999975, 1.9999999999985307e-06});
-  require_values(lin_moms, {0.95, 0.9, 0.85, 0.9, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95});
+  require_rates(lin, {0.02, 0.26000000000000001, 0.5, 0.26000000000000001, 0.020000000000000018, 0.016000399999999998,
+                      0.012000799999999999, 0.0080012, 0.0040015999999999975, 1.9999999999985307e-06});
+  require_rates(lin_moms, {0.95, 0.9, 0.85, 0.9, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95});
 }
 
 TEST_CASE("OneCycleLR resumes in closed form, cycles Adam's beta1, and checks its arguments", "[optim][scheduler]") {
@@ -73,15 +73,15 @@ TEST_CASE("ReduceLROnPlateau matches PyTorch on a metric sequence", "[optim][sch
     }
     return out;
   };
-  require_values(rates({.factor = 0.5, .patience = 2}), {1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25});
-  require_values(rates({.maximize = true,
-                        .factor = 0.5,
-                        .patience = 1,
-                        .threshold = 0.05,
-                        .relative_threshold = false,
-                        .cooldown = 2,
-                        .min_lr = 0.2}),
-                 {1, 1, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 0.2, 0.2});
+  require_rates(rates({.factor = 0.5, .patience = 2}), {1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25});
+  require_rates(rates({.maximize = true,
+                       .factor = 0.5,
+                       .patience = 1,
+                       .threshold = 0.05,
+                       .relative_threshold = false,
+                       .cooldown = 2,
+                       .min_lr = 0.2}),
+                {1, 1, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 0.2, 0.2});
 }
 
 TEST_CASE("ReduceLROnPlateau state resumes identically; NaN is no improvement; bad state is refused",

@@ -5,12 +5,6 @@
 namespace ddl::sweep {
 namespace {
 
-std::array<int64_t, 2> pair2(const json& a, const char* k, int64_t d) {
-  if (!a.contains(k)) return {d, d};
-  const auto v = a[k].get<std::vector<int64_t>>();
-  return {v[0], v.size() > 1 ? v[1] : v[0]};
-}
-
 Pool2dParams pool_params(const json& a) {
   Pool2dParams p;
   p.kernel = pair2(a, "kernel", 2);

@@ -5,12 +5,6 @@
 namespace ddl::sweep {
 namespace {
 
-std::array<int64_t, 2> pair2(const json& a, const char* k, int64_t d) {
-  if (!a.contains(k)) return {d, d};
-  const auto v = a[k].get<std::vector<int64_t>>();
-  return {v[0], v.size() > 1 ? v[1] : v[0]};
-}
-
 std::vector<Sample> interpolate_samples() {
   std::vector<Sample> v;
   uint64_t s = 4600;

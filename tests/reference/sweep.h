@@ -3,6 +3,7 @@
 // Modelled on PyTorch's OpInfo (torch/testing/_internal/common_methods_invocations.py).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,13 @@
 namespace ddl::sweep {
 
 using json = nlohmann::json;
+
+// A pair argument k of a row (an int or a list of one or two), `d` when absent.
+inline std::array<int64_t, 2> pair2(const json& a, const char* k, int64_t d) {
+  if (!a.contains(k)) return {d, d};
+  const auto v = a[k].get<std::vector<int64_t>>();
+  return {v[0], v.size() > 1 ? v[1] : v[0]};
+}
 
 // One input: its logical values (row-major), dtype, shape and memory layout. Layouts, reproduced by
 // compare.py: "contiguous"; "transposed" = v.transpose(-1,-2).contiguous().transpose(-1,-2); "stepped" = a

@@ -55,6 +55,8 @@ if [ ! -f "$dir/build.ninja" ]; then
   "${setup[@]}" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; exit 1; }
   rm -f "$dir.setup.log"
 fi
+# Brings meson's files up to date first, so the introspection below sees today's targets.
+ninja -C "$dir" build.ninja > /dev/null || exit 1
 mapfile -t targets < <($here/pick_tests.py "$dir" targets "${suites[@]}")
 mapfile -t tests < <($here/pick_tests.py "$dir" tests "${suites[@]}")
 ninja -C "$dir" "${targets[@]}" || exit 1

@@ -27,7 +27,7 @@ def written_suites(root):
                    not os.path.exists(os.path.join(r, d, 'meson-private'))]
         if 'meson.build' in files:
             with open(os.path.join(r, 'meson.build'), encoding='utf-8') as f:
-                found |= set(re.findall(r"suite:\s*'([\w-]+)'", f.read()))
+                found |= set(re.findall(r"(?:\bsuite:|'suite':)\s*'([\w-]+)'", f.read()))
     return found
 
 

@@ -8,21 +8,16 @@
 
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::params;
 using test::checksum;
 using test::seq;
 
 namespace {
-
-Conv2dParams params(std::array<int64_t, 2> stride, std::array<int64_t, 2> pad, std::array<int64_t, 2> dil,
-                    int64_t groups = 1) {
-  Conv2dParams p;
-  p.stride = stride, p.padding = pad, p.dilation = dil, p.groups = groups;
-  return p;
-}
 
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());

@@ -5,15 +5,17 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::params;
 
 namespace {
 
 // (7 i mod m) - shift for the flat index i, as ints() in the golden script.
-Tensor ints(const Shape& s, int64_t m, int64_t shift, DType dt = DType::Int64) {
+Tensor mod_ints(const Shape& s, int64_t m, int64_t shift, DType dt = DType::Int64) {
   std::vector<int64_t> v(static_cast<size_t>(s.numel()));
   for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(i) * 7 % m - shift;
   return from_vector(v, s).to(dt);
@@ -45,47 +47,41 @@ const std::vector<int64_t> convt_y = {-17, -14, 5,   -32, -1, -7, 4,   1,  -1, 7
                                       19,  3,   3,   3,   3,  17, -11, -4, 10, -12, -9,  10, -27, -10, -5, 13,  11,
                                       4,   12,  -24, 17,  7,  12, -3,  1,  9,  -22, 30,  -5, 1,   1,   1,  1};
 
-Conv2dParams params(std::array<int64_t, 2> stride, std::array<int64_t, 2> pad, std::array<int64_t, 2> dil,
-                    int64_t groups = 1) {
-  Conv2dParams p;
-  p.stride = stride, p.padding = pad, p.dilation = dil, p.groups = groups;
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("conv2d, conv1d, conv_transpose2d: int64 as PyTorch") {
   const Conv2dParams p = params({2, 1}, {1, 2}, {1, 2}, 2);
-  const Tensor y = conv2d(ints({2, 4, 5, 6}, 11, 5), ints({6, 2, 3, 2}, 5, 2), ints({6}, 9, 4), p);
+  const Tensor y = conv2d(mod_ints({2, 4, 5, 6}, 11, 5), mod_ints({6, 2, 3, 2}, 5, 2), mod_ints({6}, 9, 4), p);
   REQUIRE(y.dtype() == DType::Int64);
   REQUIRE(y.shape() == Shape{2, 6, 3, 8});
   CHECK(to_vector<int64_t>(y) == conv2d_y);
   // The Variable ops (integer tensors never require grad).
-  const Variable y1 =
-      conv1d(Variable(ints({2, 3, 9}, 13, 6)), Variable(ints({4, 3, 3}, 5, 2)), Variable(ints({4}, 9, 4)), 2, 1);
+  const Variable y1 = conv1d(Variable(mod_ints({2, 3, 9}, 13, 6)), Variable(mod_ints({4, 3, 3}, 5, 2)),
+                             Variable(mod_ints({4}, 9, 4)), 2, 1);
   REQUIRE(y1.shape() == Shape{2, 4, 5});
   CHECK(to_vector<int64_t>(y1.data()) == conv1d_y);
-  const Tensor yt = conv_transpose2d(ints({1, 4, 3, 4}, 11, 5), ints({4, 3, 2, 3}, 5, 2), ints({3}, 9, 4),
+  const Tensor yt = conv_transpose2d(mod_ints({1, 4, 3, 4}, 11, 5), mod_ints({4, 3, 2, 3}, 5, 2), mod_ints({3}, 9, 4),
                                      params({2, 1}, {0, 1}, {1, 1}), {1, 0});
   REQUIRE(yt.shape() == Shape{1, 3, 7, 4});
   CHECK(to_vector<int64_t>(yt) == convt_y);
   // Unbatched input, and 1x1 kernels (the pointwise path without im2col).
-  CHECK(to_vector<int64_t>(conv2d(ints({4, 5, 6}, 11, 5).unsqueeze(0), ints({6, 2, 3, 2}, 5, 2), Tensor(), p)) ==
-        to_vector<int64_t>(conv2d(ints({4, 5, 6}, 11, 5), ints({6, 2, 3, 2}, 5, 2), Tensor(), p)));
-  const Tensor x = ints({3, 4, 5, 5}, 11, 5), w1 = ints({2, 4, 1, 1}, 5, 2);
+  CHECK(
+      to_vector<int64_t>(conv2d(mod_ints({4, 5, 6}, 11, 5).unsqueeze(0), mod_ints({6, 2, 3, 2}, 5, 2), Tensor(), p)) ==
+      to_vector<int64_t>(conv2d(mod_ints({4, 5, 6}, 11, 5), mod_ints({6, 2, 3, 2}, 5, 2), Tensor(), p)));
+  const Tensor x = mod_ints({3, 4, 5, 5}, 11, 5), w1 = mod_ints({2, 4, 1, 1}, 5, 2);
   CHECK(to_vector<int64_t>(conv2d(x, w1, Tensor())) ==
         to_vector<int64_t>(conv2d(x.to(DType::Float64), w1.to(DType::Float64), Tensor()).to(DType::Int64)));
 }
 
 TEST_CASE("conv2d: int32 and uint8 agree with int64, wrapping as PyTorch") {
   const Conv2dParams p = params({1, 1}, {1, 1}, {1, 1});
-  const Tensor x = ints({2, 3, 6, 5}, 11, 5), w = ints({4, 3, 3, 3}, 5, 2), b = ints({4}, 9, 4);
+  const Tensor x = mod_ints({2, 3, 6, 5}, 11, 5), w = mod_ints({4, 3, 3, 3}, 5, 2), b = mod_ints({4}, 9, 4);
   const Tensor y64 = conv2d(x, w, b, p);
   const Tensor y32 = conv2d(x.to(DType::Int32), w.to(DType::Int32), b.to(DType::Int32), p);
   REQUIRE(y32.dtype() == DType::Int32);
   CHECK(to_vector<int64_t>(y32) == to_vector<int64_t>(y64));
   // uint8 sums wrap modulo 256 (torch.uint8 does): nonnegative inputs, then y64 mod 256.
-  const Tensor xu = ints({2, 3, 6, 5}, 11, 0), wu = ints({4, 3, 3, 3}, 5, 0);
+  const Tensor xu = mod_ints({2, 3, 6, 5}, 11, 0), wu = mod_ints({4, 3, 3, 3}, 5, 0);
   const std::vector<int64_t> wide = to_vector<int64_t>(conv2d(xu, wu, Tensor(), p));
   const std::vector<int64_t> narrow = to_vector<int64_t>(conv2d(xu.to(DType::UInt8), wu.to(DType::UInt8), Tensor(), p));
   REQUIRE(wide.size() == narrow.size());
@@ -98,7 +94,7 @@ TEST_CASE("conv2d: int32 and uint8 agree with int64, wrapping as PyTorch") {
 }
 
 TEST_CASE("conv2d: bool and mixed integer/float operands are refused naming the op") {
-  const Tensor x = ints({1, 2, 4, 4}, 3, 1), w = ints({1, 2, 3, 3}, 3, 1);
+  const Tensor x = mod_ints({1, 2, 4, 4}, 3, 1), w = mod_ints({1, 2, 3, 3}, 3, 1);
   REQUIRE_THROWS_WITH(conv2d(x.to(DType::Bool), w.to(DType::Bool), Tensor()),
                       Catch::Contains("conv2d: ") && Catch::Contains("bool"));
   REQUIRE_THROWS_WITH(conv2d(x, w.to(DType::Float32), Tensor()),

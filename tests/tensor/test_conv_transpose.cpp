@@ -9,24 +9,19 @@
 
 #include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/nn/conv_layers.h>
 #include <ddl/nn/layers.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::params;
 using test::checksum;
 using test::require_close;
 using test::seq;
 
 namespace {
-
-Conv2dParams params(std::array<int64_t, 2> stride, std::array<int64_t, 2> pad, std::array<int64_t, 2> dil,
-                    int64_t groups = 1) {
-  Conv2dParams p;
-  p.stride = stride, p.padding = pad, p.dilation = dil, p.groups = groups;
-  return p;
-}
 
 // Golden values, pasted from tests/golden/conv_losses.py.
 // conv_transpose2d t1: x [2, 4, 3, 4], w [4, 3, 3, 2], stride (2, 1), padding (1, 0), output_padding (1, 0), dilation

@@ -4,31 +4,19 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::checksum;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
+using ddl::test::seq;
 using V = std::vector<Variable>;
 
 namespace {
-
-// scale * sin(a * i + b) for the i-th element: the same inputs as the golden script.
-Tensor seq(const Shape& s, double a, double b) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(a * double(i) + b);
-  return from_vector(v, s);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)), as the golden script's checksum.
-double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
-}
 
 // ---- golden values printed by tests/golden/sort_scan_einsum.py ----
 // einsum 'ij,jk->ik' [[3, 4], [4, 5]] -> [3, 5]

@@ -2,12 +2,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
 Tensor d(std::vector<double> x) { return from_vector<double>(x); }
 }  // namespace
 

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -16,9 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const DType kFloats[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
 const DType kInts[] = {DType::Int64, DType::Int32, DType::UInt8};
 
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t.to(DType::Float64)); }
 Tensor f(std::vector<double> x, DType t) { return from_vector<double>(x).to(t); }
-Tensor ints(std::vector<int64_t> x, DType t) { return from_vector<int64_t>(x).to(t); }
+Tensor ints_as(std::vector<int64_t> x, DType t) { return from_vector<int64_t>(x).to(t); }
 Tensor bools(std::vector<int64_t> x, Shape s = {}) {
   return from_vector<int64_t>(x, s.empty() ? Shape{static_cast<int64_t>(x.size())} : s).to(DType::Bool);
 }
@@ -65,7 +66,7 @@ TEST_CASE("relu, abs, clamp, maximum keep NaN and the sign of zero as PyTorch", 
 TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python scalars", "[elementwise][parity]") {
   for (DType t : kInts) {
     INFO(t);
-    const Tensor a = ints({1, 2}, t);
+    const Tensor a = ints_as({1, 2}, t);
     // torch.add(int_tensor, 0.5): float32 (the default dtype), not float64.
     REQUIRE(add(a, 0.5).dtype() == DType::Float32);
     REQUIRE(v(add(a, 0.5)) == std::vector<double>{1.5, 2.5});
@@ -81,7 +82,7 @@ TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python sca
     REQUIRE(pow(a, 2.0).dtype() == t);
     REQUIRE_THROWS_WITH(pow(a, -1.0), Catch::Contains("pow: integers to negative integer powers"));
     // torch.clamp(int_tensor, 1.5, 3.5) = float32 [1.5, 3.5, 2.]; inf bounds give float32 too.
-    const Tensor c = ints({1, 5, 2}, t);
+    const Tensor c = ints_as({1, 5, 2}, t);
     REQUIRE(clamp(c, 1.5, 3.5).dtype() == DType::Float32);
     REQUIRE(v(clamp(c, 1.5, 3.5)) == std::vector<double>{1.5, 3.5, 2});
     REQUIRE(v(clamp(c, -kInf, kInf)) == std::vector<double>{1, 5, 2});
@@ -103,11 +104,11 @@ TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python sca
     REQUIRE(v(d) == std::vector<double>{2, 10, 4});
   }
   // uint8 wraps a Python int as PyTorch: uint8 + 300 adds 44, * -1 negates mod 256.
-  REQUIRE(v(add(ints({1, 2}, DType::UInt8), 300.0)) == std::vector<double>{45, 46});
-  REQUIRE(v(mul(ints({1, 2}, DType::UInt8), -1.0)) == std::vector<double>{255, 254});
+  REQUIRE(v(add(ints_as({1, 2}, DType::UInt8), 300.0)) == std::vector<double>{45, 46});
+  REQUIRE(v(mul(ints_as({1, 2}, DType::UInt8), -1.0)) == std::vector<double>{255, 254});
   // A uint8 bound may be negative down to -255 and wraps, as c10::checked_convert
   // (torch.clamp(uint8 [0, 5, 200], -1, 1) = [1, 1, 1], min=-1 all 255, max=-56 keeps x).
-  const Tensor u = ints({0, 5, 200}, DType::UInt8);
+  const Tensor u = ints_as({0, 5, 200}, DType::UInt8);
   REQUIRE(v(clamp(u, -1.0, 1.0)) == std::vector<double>{1, 1, 1});
   REQUIRE(v(clamp(u, 1.0, -1.0)) == std::vector<double>{1, 5, 200});
   REQUIRE(v(clamp(u, -255.0, 3.0)) == std::vector<double>{1, 3, 3});
@@ -117,13 +118,13 @@ TEST_CASE("integer and bool tensors with scalars promote as PyTorch's Python sca
   REQUIRE_THROWS_WITH(clamp(u, -256.0, 3.0), Catch::Contains("clamp: bound -256 cannot be"));
   // Integer pow is exact and wraps (torch: int64 3 ** 39 = 4052555153018976267, uint8 3 ** 255 = 171);
   // an exponent the dtype cannot hold is refused (torch: uint8 ** 300).
-  REQUIRE(to_vector<int64_t>(pow(ints({3}, DType::Int64), 39.0)) == std::vector<int64_t>{4052555153018976267});
-  REQUIRE(v(pow(ints({0, 1, 3}, DType::UInt8), 255.0)) == std::vector<double>{0, 1, 171});
-  REQUIRE_THROWS_WITH(pow(ints({3}, DType::UInt8), 300.0), Catch::Contains("pow: exponent 300 cannot be converted"));
+  REQUIRE(to_vector<int64_t>(pow(ints_as({3}, DType::Int64), 39.0)) == std::vector<int64_t>{4052555153018976267});
+  REQUIRE(v(pow(ints_as({0, 1, 3}, DType::UInt8), 255.0)) == std::vector<double>{0, 1, 171});
+  REQUIRE_THROWS_WITH(pow(ints_as({3}, DType::UInt8), 300.0), Catch::Contains("pow: exponent 300 cannot be converted"));
   // int64 beyond 2^53 stays exact against an integral scalar.
   const int64_t big = (int64_t{1} << 62) + 1;
-  REQUIRE(to_vector<int64_t>(add(ints({big}, DType::Int64), 2.0)) == std::vector<int64_t>{big + 2});
-  REQUIRE(to_vector<uint8_t>(lt(ints({big}, DType::Int64), static_cast<double>(int64_t{1} << 62))) ==
+  REQUIRE(to_vector<int64_t>(add(ints_as({big}, DType::Int64), 2.0)) == std::vector<int64_t>{big + 2});
+  REQUIRE(to_vector<uint8_t>(lt(ints_as({big}, DType::Int64), static_cast<double>(int64_t{1} << 62))) ==
           std::vector<uint8_t>{0});
   // bool with scalars: + 0.5 is float32, * 2 is int64 (torch: B * 2 -> int64).
   const Tensor b = bools({1, 0});
@@ -147,16 +148,16 @@ TEST_CASE("bool tensors: add, mul, maximum, minimum give bool; sub and neg refus
   REQUIRE(minimum(p, q).dtype() == DType::Bool);
   REQUIRE(div(p, q).dtype() == DType::Float32);
   REQUIRE(sign(p).dtype() == DType::Bool);
-  REQUIRE(add(ints({1, 2, 3}, DType::Int64), p).dtype() == DType::Int64);
+  REQUIRE(add(ints_as({1, 2, 3}, DType::Int64), p).dtype() == DType::Int64);
   Tensor r = p.clone();
   r.add_(q);
   REQUIRE(to_vector<uint8_t>(r) == std::vector<uint8_t>{1, 1, 0});
   r.mul_(p);
   REQUIRE(to_vector<uint8_t>(r) == std::vector<uint8_t>{1, 0, 0});
-  REQUIRE_THROWS_WITH(p.clone().add_(ints({1, 1, 1}, DType::Int64)),
+  REQUIRE_THROWS_WITH(p.clone().add_(ints_as({1, 1, 1}, DType::Int64)),
                       Catch::Contains("add_: result type int64 can't be cast to the desired output type bool"));
   REQUIRE_THROWS_WITH(sub(p, q), Catch::Contains("sub: subtraction with a bool tensor is not supported"));
-  REQUIRE_THROWS_WITH(sub(ints({1, 2, 3}, DType::Int64), p), Catch::Contains("sub: subtraction with a bool"));
+  REQUIRE_THROWS_WITH(sub(ints_as({1, 2, 3}, DType::Int64), p), Catch::Contains("sub: subtraction with a bool"));
   REQUIRE_THROWS_WITH(sub(p, 1.0), Catch::Contains("sub: subtraction with a bool"));
   REQUIRE_THROWS_WITH(1.0 - p, Catch::Contains("subtraction with a bool"));
   REQUIRE_THROWS_WITH(neg(p), Catch::Contains("neg: not supported for a bool tensor"));
@@ -178,34 +179,36 @@ TEST_CASE("allclose: infinities, broadcasting and errors as torch.allclose", "[e
   REQUIRE(allclose(from_vector<double>({}, {0}), d({1})));
   REQUIRE_THROWS_WITH(allclose(d({1, 1}), d({1, 1, 1})), Catch::Contains("allclose: shapes [2] and [3] cannot be"));
   REQUIRE_THROWS_WITH(allclose(d({1}), d({1}), -1.0), Catch::Contains("allclose: rtol and atol must be >= 0"));
-  REQUIRE(allclose(ints({1, 2}, DType::Int64), ints({1, 2}, DType::Int64)));
+  REQUIRE(allclose(ints_as({1, 2}, DType::Int64), ints_as({1, 2}, DType::Int64)));
   // torch.allclose(float32, float64): "Float did not match Double".
   REQUIRE_THROWS_WITH(allclose(d({1}), f({1}, DType::Float32)), Catch::Contains("allclose: float64[1] and float32[1]"));
-  REQUIRE_THROWS_WITH(allclose(ints({1}, DType::Int32), ints({1}, DType::Int64)), Catch::Contains("different dtypes"));
+  REQUIRE_THROWS_WITH(allclose(ints_as({1}, DType::Int32), ints_as({1}, DType::Int64)),
+                      Catch::Contains("different dtypes"));
 }
 
 TEST_CASE("where wants a bool condition; masked_fill errors name masked_fill", "[elementwise][parity]") {
   const Tensor a = f({1, 2}, DType::Float32), b = f({3, 4}, DType::Float32);
   // torch.where(float_cond, ...): "where expected condition to be a boolean tensor"
   REQUIRE_THROWS_WITH(where(f({1, 0}, DType::Float32), a, b), Catch::Contains("where: expected a bool condition"));
-  REQUIRE_THROWS_WITH(where(ints({1, 0}, DType::Int64), a, b), Catch::Contains("where: expected a bool condition"));
-  REQUIRE(v(where(ints({1, 0}, DType::UInt8), a, b)) == std::vector<double>{1, 4});  // 1.13: deprecated, taken
+  REQUIRE_THROWS_WITH(where(ints_as({1, 0}, DType::Int64), a, b), Catch::Contains("where: expected a bool condition"));
+  REQUIRE(v(where(ints_as({1, 0}, DType::UInt8), a, b)) == std::vector<double>{1, 4});  // 1.13: deprecated, taken
   const Tensor mask = bools({1, 0, 1});
   REQUIRE_THROWS_WITH(masked_fill(a, mask, 0.0), Catch::StartsWith("masked_fill:"));
   REQUIRE_THROWS_WITH(masked_fill(a, f({1, 0}, DType::Float32), 0.0), Catch::StartsWith("masked_fill:"));
   // torch: masked_fill of an int tensor with 0.5 casts the value; a [1, 2] mask broadcasts the result.
-  REQUIRE(v(masked_fill(ints({1, 2}, DType::Int64), bools({1, 0}), 0.5)) == std::vector<double>{0, 2});
+  REQUIRE(v(masked_fill(ints_as({1, 2}, DType::Int64), bools({1, 0}), 0.5)) == std::vector<double>{0, 2});
   REQUIRE(masked_fill(a, bools({1, 0}, {1, 2}), 0.0).shape() == Shape({1, 2}));
   // A value an integer tensor cannot hold is refused (torch: "value cannot be converted to type
   // int64_t without overflow"); uint8 takes -1 as 255; bool takes anything nonzero as true.
   const Tensor m = bools({1, 0});
-  REQUIRE_THROWS_WITH(masked_fill(ints({1, 2}, DType::Int64), m, kNan), Catch::Contains("masked_fill: value nan"));
-  REQUIRE_THROWS_WITH(masked_fill(ints({1, 2}, DType::Int32), m, 2147483648.0), Catch::Contains("without overflow"));
-  REQUIRE_THROWS_WITH(masked_fill_(ints({1, 2}, DType::UInt8), m, 300.0), Catch::StartsWith("masked_fill_: value 300"));
-  REQUIRE_THROWS_WITH(masked_fill_(ints({1, 2}, DType::UInt8), f({1, 0}, DType::Float32), 1.0),
+  REQUIRE_THROWS_WITH(masked_fill(ints_as({1, 2}, DType::Int64), m, kNan), Catch::Contains("masked_fill: value nan"));
+  REQUIRE_THROWS_WITH(masked_fill(ints_as({1, 2}, DType::Int32), m, 2147483648.0), Catch::Contains("without overflow"));
+  REQUIRE_THROWS_WITH(masked_fill_(ints_as({1, 2}, DType::UInt8), m, 300.0),
+                      Catch::StartsWith("masked_fill_: value 300"));
+  REQUIRE_THROWS_WITH(masked_fill_(ints_as({1, 2}, DType::UInt8), f({1, 0}, DType::Float32), 1.0),
                       Catch::StartsWith("masked_fill_: expected a bool mask"));
-  REQUIRE(v(masked_fill(ints({1, 2}, DType::UInt8), m, -1.0)) == std::vector<double>{255, 2});
-  REQUIRE(v(masked_fill(ints({1, 2}, DType::Int64), m, -1.5)) == std::vector<double>{-1, 2});
+  REQUIRE(v(masked_fill(ints_as({1, 2}, DType::UInt8), m, -1.0)) == std::vector<double>{255, 2});
+  REQUIRE(v(masked_fill(ints_as({1, 2}, DType::Int64), m, -1.5)) == std::vector<double>{-1, 2});
   REQUIRE(v(masked_fill(bools({0, 0}), m, kInf)) == std::vector<double>{1, 0});
 }
 
@@ -220,7 +223,7 @@ TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
   // In-place forms name themselves: torch refuses sub_ of bools and div_ of an integer tensor.
   const Tensor p = bools({1, 0});
   REQUIRE_THROWS_WITH(p.clone().sub_(p), Catch::StartsWith("sub_: subtraction with a bool tensor"));
-  REQUIRE_THROWS_WITH(ints({1, 2}, DType::Int64).div_(2.0), Catch::StartsWith("div_: result type float32"));
+  REQUIRE_THROWS_WITH(ints_as({1, 2}, DType::Int64).div_(2.0), Catch::StartsWith("div_: result type float32"));
   REQUIRE_THROWS_WITH(ones({3}).add_(ones({2})), Catch::StartsWith("add_: shapes [3] and [2]"));
   REQUIRE_THROWS_WITH(ones({3}).sub_(ones({2})), Catch::StartsWith("sub_:"));
   Tensor x = ones({2});
@@ -231,7 +234,7 @@ TEST_CASE("errors name the op the user called", "[elementwise][parity]") {
 
 TEST_CASE("a 0-d tensor operand counts only when its category is higher, as torch.result_type",
           "[elementwise][parity]") {
-  const Tensor f32 = f({1, 2}, DType::Float32), i32 = ints({1, 2}, DType::Int32), b = bools({1, 0});
+  const Tensor f32 = f({1, 2}, DType::Float32), i32 = ints_as({1, 2}, DType::Int32), b = bools({1, 0});
   const auto zero_d = [](double x, DType t) { return scalar_tensor(x, TensorOptions(t)); };
   // torch.result_type(torch.ones(2, dtype=A), torch.ones((), dtype=B))
   REQUIRE(add(f32, zero_d(1, DType::Float64)).dtype() == DType::Float32);
@@ -239,7 +242,7 @@ TEST_CASE("a 0-d tensor operand counts only when its category is higher, as torc
   REQUIRE(sub(f({1, 2}, DType::BFloat16), zero_d(1, DType::Float16)).dtype() == DType::BFloat16);
   REQUIRE(mul(f({1, 2}, DType::Float16), zero_d(1, DType::Float32)).dtype() == DType::Float16);
   REQUIRE(add(i32, zero_d(1, DType::Int64)).dtype() == DType::Int32);
-  REQUIRE(maximum(ints({1, 2}, DType::UInt8), zero_d(1, DType::Int64)).dtype() == DType::UInt8);
+  REQUIRE(maximum(ints_as({1, 2}, DType::UInt8), zero_d(1, DType::Int64)).dtype() == DType::UInt8);
   REQUIRE(minimum(i32, zero_d(1, DType::Float64)).dtype() == DType::Float64);  // higher category
   REQUIRE(add(b, zero_d(1, DType::Int32)).dtype() == DType::Int32);
   REQUIRE(div(f32, zero_d(2, DType::Float64)).dtype() == DType::Float32);
@@ -260,11 +263,11 @@ TEST_CASE("leaky_relu, sigmoid_backward and tanh_backward refuse integer results
           "[elementwise][parity]") {
   // torch: "leaky_relu_cpu" / "sigmoid_backward_cpu" not implemented for 'Long'; a float
   // operand with an integer one is fine (tanh_backward(f32, i64) is float32).
-  const Tensor i = ints({1, 2}, DType::Int64), x = f({0.5, 0.25}, DType::Float32);
+  const Tensor i = ints_as({1, 2}, DType::Int64), x = f({0.5, 0.25}, DType::Float32);
   REQUIRE_THROWS_WITH(leaky_relu(Variable(i), 0.01), Catch::Contains("leaky_relu: expected a floating input"));
   REQUIRE_THROWS_WITH(leaky_relu(Variable(bools({1, 0})), 0.01), Catch::Contains("leaky_relu:"));
   REQUIRE_THROWS_WITH(sigmoid_backward(i, i), Catch::Contains("sigmoid_backward: expected a floating"));
-  REQUIRE_THROWS_WITH(tanh_backward(i, ints({1, 2}, DType::Int32)), Catch::Contains("tanh_backward: expected"));
+  REQUIRE_THROWS_WITH(tanh_backward(i, ints_as({1, 2}, DType::Int32)), Catch::Contains("tanh_backward: expected"));
   REQUIRE(tanh_backward(x, i).dtype() == DType::Float32);
   require_same(sigmoid_backward(x, x), {0.125, 0.046875});  // g y (1 - y)
 }
@@ -272,7 +275,7 @@ TEST_CASE("leaky_relu, sigmoid_backward and tanh_backward refuse integer results
 TEST_CASE("add's alpha must be integral for an integer or bool result, as torch.add", "[elementwise][parity]") {
   // torch.add(i, i, alpha=-2.5): "For integral input tensors, argument alpha must not be a
   // floating point number."; torch.add(i, i, alpha=-2) = [-1, -2]; a float result takes any alpha.
-  const Tensor i = ints({1, 2}, DType::Int32);
+  const Tensor i = ints_as({1, 2}, DType::Int32);
   REQUIRE_THROWS_WITH(add(i, i, -2.5), Catch::Contains("add: for integral input tensors, argument alpha"));
   REQUIRE_THROWS_WITH(add(bools({1, 0}), bools({1, 1}), 0.5), Catch::Contains("add: for integral"));
   REQUIRE_THROWS_WITH(i.clone().add_(i, 0.5), Catch::Contains("add_: for integral"));

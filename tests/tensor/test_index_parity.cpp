@@ -8,18 +8,14 @@
 #include <string>
 
 #include "tests/common/error_of.h"
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
 using Catch::Matchers::Contains;
 using ddl::test::error_of;
-
-namespace {
-
-Tensor ints(const std::vector<int64_t>& v, const Shape& s) { return from_vector(v, s); }
-
-}  // namespace
+using ddl::test::ints;
 
 TEST_CASE("index-driven ops take float16 and bfloat16 on the CPU", "[indexing][half]") {
   for (DType dt : {DType::Float16, DType::BFloat16}) {

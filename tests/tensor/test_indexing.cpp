@@ -9,6 +9,7 @@
 #include "tests/common/first_grad.h"
 #include "tests/common/golden_case.h"
 #include "tests/common/gradcheck.h"
+#include "tests/common/values.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/tensor/ops.h>
 
@@ -16,6 +17,7 @@ using namespace ddl;
 using ddl::test::check_golden;
 using ddl::test::error_of;
 using ddl::test::first_grad;
+using ddl::test::ints;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
 using ddl::test::seq;
@@ -141,8 +143,6 @@ const std::vector<double> index_put_mask_y = {
 const double index_put_mask_g0 = 1.8446750321606;
 const double index_put_mask_g1 = 4.22103653416492;
 
-Tensor ints(const std::vector<int64_t>& v, const Shape& s) { return from_vector(v, s); }
-Tensor ints(const std::vector<int64_t>& v) { return from_vector(v); }
 // A bool tensor from 0/1 values.
 Tensor mask(const std::vector<int64_t>& v, const Shape& s) { return ne(from_vector(v, s), 0.0); }
 

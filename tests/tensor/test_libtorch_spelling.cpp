@@ -5,13 +5,11 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
-
-namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
-}  // namespace
+using ddl::test::v;
 
 TEST_CASE("sizes() is indexable, iterable and compares with a vector", "[tensor][spelling]") {
   const Tensor t = zeros({2, 3, 4});

@@ -2,12 +2,13 @@
 // cross-check of float32 GEMM against float64, errors.
 #include <catch2/catch.hpp>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
 
 // Reference product in float64 by explicit loops.
 Tensor naive_matmul(const Tensor& a, const Tensor& b) {

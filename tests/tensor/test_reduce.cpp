@@ -1,13 +1,14 @@
 // Reductions: known values (from PyTorch) over any dims, keepdim, determinism across threads.
 #include <catch2/catch.hpp>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
 Tensor iota(const Shape& s) { return arange(0.0, static_cast<double>(s.numel()), 1.0, DType::Float64).reshape(s); }
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
 }  // namespace
 
 TEST_CASE("sum, mean and var over chosen dims", "[reduce]") {

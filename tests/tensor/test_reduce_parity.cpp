@@ -5,13 +5,14 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/common/values.h"
 #include <ddl/ddl.h>
 
 using namespace ddl;
+using ddl::test::v;
 
 namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-std::vector<double> v(const Tensor& t) { return to_vector<double>(t); }
 }  // namespace
 
 TEST_CASE("integer and bool sums accumulate in int64 and return int64", "[parity][reduce]") {

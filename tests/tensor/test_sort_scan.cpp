@@ -5,36 +5,24 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/common/golden_seq.h"
 #include "tests/common/gradcheck.h"
 #include <ddl/autograd/functions.h>
 #include <ddl/autograd/grad.h>
 #include <ddl/tensor/ops.h>
 
 using namespace ddl;
+using ddl::test::checksum;
 using ddl::test::non_contiguous;
 using ddl::test::random_double;
+using ddl::test::seq;
 using V = std::vector<Variable>;
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// scale * sin(a * i + b) for the i-th element: the same inputs as the golden script.
-Tensor seq(const Shape& s, double a, double b, double scale = 1.0) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * double(i) + b);
-  return from_vector(v, s);
-}
-
-// sum(t * seq(t.shape, 0.1, 0.5)), as the golden script's checksum.
-double checksum(const Tensor& t) {
-  const std::vector<double> v = to_vector<double>(t);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * std::sin(0.1 * double(i) + 0.5);
-  return s;
-}
-
-void require_close(const Tensor& got, const std::vector<double>& want, double tol = 1e-10) {
+void require_near(const Tensor& got, const std::vector<double>& want, double tol = 1e-10) {
   const std::vector<double> g = to_vector<double>(got);
   REQUIRE(g.size() == want.size());
   for (size_t i = 0; i < g.size(); ++i) {
@@ -50,10 +38,10 @@ void require_close(const Tensor& got, const std::vector<double>& want, double to
 // and checks values, indices (when given) and the gradient checksum of x.
 void check_golden(const Variable& x, const Variable& values, const Tensor& indices, const std::vector<double>& want_v,
                   const std::vector<double>& want_i, double want_gx) {
-  require_close(values.data(), want_v);
+  require_near(values.data(), want_v);
   if (!want_i.empty()) {
     REQUIRE(indices.dtype() == DType::Int64);
-    require_close(indices, want_i, 0);
+    require_near(indices, want_i, 0);
   }
   values.backward(seq(values.shape(), 0.9, 0.1));
   REQUIRE(checksum(x.grad()) == Approx(want_gx).margin(1e-10));
@@ -195,9 +183,9 @@ TEST_CASE("sort, topk, kthvalue, max/min(dim): values, indices and gradients as 
     check_golden(x, v, i, min_d0_keep_v, min_d0_keep_i, min_d0_keep_gx);
   }
   // The tensor forms give the same values and indices.
-  require_close(argsort(x0, 1), sort_d1_i, 0);
-  require_close(x0.topk(3, 1).values, topk_k3_d1_v);
-  require_close(x0.max(1).indices, max_d1_i, 0);
+  require_near(argsort(x0, 1), sort_d1_i, 0);
+  require_near(x0.topk(3, 1).values, topk_k3_d1_v);
+  require_near(x0.max(1).indices, max_d1_i, 0);
 }
 
 TEST_CASE("cumsum and one-sided clamp: values and gradients as PyTorch", "[scan][golden]") {
@@ -218,25 +206,25 @@ TEST_CASE("cumsum and one-sided clamp: values and gradients as PyTorch", "[scan]
     Variable x(x0.clone(), true);
     check_golden(x, x.clamp(std::nullopt, 0.5), {}, clamp_max_v, {}, clamp_max_gx);
   }
-  require_close(cumprod(seq({2, 5}, 0.7, 0.3), 1), cumprod_d1);
-  require_close(x0.clamp(-0.25, std::nullopt), clamp_min_v);
+  require_near(cumprod(seq({2, 5}, 0.7, 0.3), 1), cumprod_d1);
+  require_near(x0.clamp(-0.25, std::nullopt), clamp_min_v);
 }
 
 TEST_CASE("sort orders NaN as the largest value and is stable", "[sort]") {
   const Tensor x = from_vector<double>({3, kNaN, 1, 2, kNaN, 0});
   auto [v, i] = sort(x);
-  require_close(v, nan_sort_v);
-  require_close(i, nan_sort_i, 0);
+  require_near(v, nan_sort_v);
+  require_near(i, nan_sort_i, 0);
   auto [vd, id] = sort(x, 0, true, true);
-  require_close(vd, nan_sort_desc_v);
-  require_close(id, nan_sort_desc_i, 0);
+  require_near(vd, nan_sort_desc_v);
+  require_near(id, nan_sort_desc_i, 0);
   // topk counts NaN as the largest too.
-  require_close(topk(x, 2).indices, {1, 4}, 0);
+  require_near(topk(x, 2).indices, {1, 4}, 0);
 
   const Tensor ties = from_vector<int64_t>({2, 1, 2, 1, 2, 0});
   REQUIRE(sort(ties, -1, false, true).values.dtype() == DType::Int64);
-  require_close(sort(ties, -1, false, true).indices, ties_i, 0);
-  require_close(sort(ties, -1, true, true).indices, ties_desc_i, 0);
+  require_near(sort(ties, -1, false, true).indices, ties_i, 0);
+  require_near(sort(ties, -1, true, true).indices, ties_desc_i, 0);
   // float32 and non-contiguous inputs sort the same values.
   const Tensor f = seq({5, 4}, 0.7, 0.3).to(DType::Float32).t();
   REQUIRE(!f.is_contiguous());
