@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Writes unity units (docs/build.md, "Build time"): OUTDIR/PREFIX<i>.cpp includes sources
 i*SIZE .. i*SIZE+SIZE-1, in the order given. PREFIX is ddl-unity (a layer library's units)
-unless --prefix names another (test-unity: a test suite's, tests/meson.build).
+unless --prefix names another (tests/meson.build: <suite>-unity, a test suite's units).
 
-Run by ninja (a custom target in a layer's or a test suite's meson.build) from the build root. Each unit
-names its sources by a path relative to the unit itself, so a copied checkout with its build
-folder inside it compiles its own sources, not the original's (meson's own unity files name
-absolute paths). A unit whose text is unchanged is not rewritten: ninja's restat then
-recompiles only the unit that holds an edited source.
+Run by ninja (a custom target in a layer's or the tests' meson.build) from the build root.
+Each unit names its sources by a path relative to the unit itself, so a copied checkout with
+its build folder inside it compiles its own sources, not the original's (meson's own unity
+files name absolute paths). A unit whose text is unchanged is not rewritten: ninja's restat
+then recompiles only the unit that holds an edited source.
 
 usage: unity_units.py [--prefix PREFIX] SIZE OUTDIR SOURCE...
 """
