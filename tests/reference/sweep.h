@@ -20,7 +20,7 @@ namespace ddl::sweep {
 
 using json = nlohmann::json;
 
-// A pair argument k of a row (an int or a list of one or two), `d` when absent.
+// A pair argument k of a row (a list of one or two ints), {d, d} when absent.
 inline std::array<int64_t, 2> pair2(const json& a, const char* k, int64_t d) {
   if (!a.contains(k)) return {d, d};
   const auto v = a[k].get<std::vector<int64_t>>();
