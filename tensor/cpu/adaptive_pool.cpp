@@ -13,7 +13,7 @@ namespace {
 
 struct Planes {
   int64_t planes, H, W, P, Q;
-  int64_t grain() const { return std::max<int64_t>(1, 16384 / std::max<int64_t>(H * W, 1)); }
+  int64_t grain() const { return ddl::detail::grain_for(16384, H * W); }
 };
 
 Planes make_planes(const Shape& xs, const Shape& ys) { return {xs[0] * xs[1], xs[2], xs[3], ys[2], ys[3]}; }

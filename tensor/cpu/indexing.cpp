@@ -106,11 +106,10 @@ void take_cpu(const Tensor& out, const Tensor& src, const Tensor& offsets) {
   DDL_DISPATCH_ALL_AND_HALF(src.dtype(), "index", [&] {
     scalar_t* o = out.data<scalar_t>();
     const scalar_t* s = src.data<scalar_t>();
-    parallel_for(0, offsets.numel(), std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1)),
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t n = begin; n < end; ++n)
-                     for (int64_t r = 0; r < row; ++r) o[n * row + r] = s[off[n] + rest[r]];
-                 });
+    parallel_for(0, offsets.numel(), ddl::detail::grain_for(16384, row), [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n)
+        for (int64_t r = 0; r < row; ++r) o[n * row + r] = s[off[n] + rest[r]];
+    });
   });
 }
 

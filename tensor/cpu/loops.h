@@ -56,7 +56,7 @@ class StridedLoop {
   template <typename Fn>
   void run(const Fn& fn, int64_t grain_elements = 32768) const {
     const int64_t n = inner_size(), r = rows();
-    const int64_t grain_rows = std::max<int64_t>(1, grain_elements / std::max<int64_t>(n, 1));
+    const int64_t grain_rows = ddl::detail::grain_for(grain_elements, n);
     parallel_for(0, r, grain_rows, [&](int64_t begin, int64_t end) {
       std::array<char*, N> p;
       for (int64_t row = begin; row < end; ++row) {

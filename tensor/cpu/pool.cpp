@@ -24,7 +24,7 @@ PoolGeom make_geom(const Shape& xs, const Shape& ys, const Pool2dParams& p) {
 }
 
 // Planes per parallel task: about 16K input elements.
-int64_t plane_grain(const PoolGeom& g) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(g.H * g.W, 1)); }
+int64_t plane_grain(const PoolGeom& g) { return ddl::detail::grain_for(16384, g.H * g.W); }
 
 // x: [planes, H, W] -> y, idx: [planes, P, Q]; idx = h * W + w of the first maximum (NaN wins, as PyTorch).
 template <typename T>
@@ -99,7 +99,7 @@ void max_forward(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
 // gy, idx: [planes, P*Q] -> gx: [planes, H*W], zeroed then scatter-added.
 template <typename T>
 void max_backward(int64_t planes, int64_t hw, int64_t pq, const T* gy, const int64_t* idx, T* gx) {
-  parallel_for(0, planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(hw, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(0, planes, ddl::detail::grain_for(16384, hw), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       T* gp = gx + pl * hw;
       std::fill(gp, gp + hw, T(0));

@@ -44,7 +44,7 @@ template <typename T>
 void sum_rows(T* out, const T* in, int64_t outer, int64_t inner) {
   // Split one long row into blocks across threads only when each thread gets real work.
   if (outer >= get_num_threads() || inner < 16 * kBlock) {
-    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+    parallel_for(0, outer, ddl::detail::grain_for(32768, inner), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         Acc<T> s = 0;
         for (int64_t k = 0; k < inner; k += kBlock) s += block_sum(in + r * inner + k, std::min(kBlock, inner - k));
@@ -71,7 +71,7 @@ void sum_rows(T* out, const T* in, int64_t outer, int64_t inner) {
 template <typename T, bool kMax, bool kArg>
 void extreme_rows(void* out_raw, const T* in, int64_t outer, int64_t inner) {
   const ExtremeFn<T, kMax> pick;
-  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(0, outer, ddl::detail::grain_for(32768, inner), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const T* x = in + r * inner;
       int64_t best = 0;
@@ -142,7 +142,7 @@ void sum_middle_rows(T* out, const T* in, int64_t A, int64_t C, int64_t B) {
     });
     return;
   }
-  parallel_for(0, C, std::max<int64_t>(1, 32768 / std::max<int64_t>(A * B, 1)), [&](int64_t cb, int64_t ce) {
+  parallel_for(0, C, ddl::detail::grain_for(32768, A * B), [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       Acc<T> s = 0;
       for (int64_t a = 0; a < A; ++a) {

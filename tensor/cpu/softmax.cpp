@@ -28,7 +28,7 @@ constexpr int64_t kStrip = 64;
 template <typename Fn>
 void for_each_strip(const Dims3& g, const Fn& fn) {
   const int64_t strips = (g.inner + kStrip - 1) / kStrip;
-  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(g.d * std::min(g.inner, kStrip), 1));
+  const int64_t grain = ddl::detail::grain_for(8192, g.d * std::min(g.inner, kStrip));
   parallel_for(0, g.outer * strips, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o = t / strips, j0 = (t % strips) * kStrip;
@@ -111,7 +111,7 @@ void nll_loss_forward_cpu(const Tensor& log_probs, const Tensor& target, const C
     const int64_t* tp = target.data<int64_t>();
     // Per-sample losses in double, reduced serially below.
     std::vector<double> per(static_cast<size_t>(N * S));
-    parallel_for(0, N, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * S, 1)), [&](int64_t n0, int64_t n1) {
+    parallel_for(0, N, ddl::detail::grain_for(4096, C * S), [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t s = 0; s < S; ++s) {
           const int64_t t = tp[n * S + s];
@@ -157,7 +157,7 @@ void nll_loss_backward_cpu(const Tensor& grad_loss, const Tensor& log_probs, con
       for (int64_t i = 0; i < N * S; ++i) count += tp[i] != opts.ignore_index;
       scale = 1.0 / static_cast<double>(count);
     }
-    parallel_for(0, N, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * S, 1)), [&](int64_t n0, int64_t n1) {
+    parallel_for(0, N, ddl::detail::grain_for(4096, C * S), [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t s = 0; s < S; ++s) {
           const int64_t t = tp[n * S + s];

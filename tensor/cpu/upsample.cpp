@@ -26,7 +26,7 @@ std::vector<uc::Lerp<T>> lerp_table(int64_t in, int64_t out, double scale, bool 
 
 struct UpsampleGeom {
   int64_t planes, H, W, P, Q;
-  int64_t grain() const { return std::max<int64_t>(1, 16384 / std::max<int64_t>(P * Q, 1)); }
+  int64_t grain() const { return ddl::detail::grain_for(16384, P * Q); }
 };
 
 // x: [planes, H, W] -> y: [planes, P, Q] (forward), or the adjoint gy -> gx.
