@@ -230,15 +230,42 @@ void Cluster::start_flaps() {
     });
 }
 
+namespace {
+// Whether the switch port `port` of namespace `netns_path` is down (netdevice(7):
+// SIOCGIFFLAGS), as `ip link show` says; false when it cannot be read.
+bool port_down(const std::string& netns_path, const std::string& port) {
+  bool down = false;
+  try {
+    run_in_netns(netns_path, [&] {
+      const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      ifreq ifr{};
+      std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", port.c_str());
+      down = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP);
+      if (fd >= 0) close(fd);
+    });
+  } catch (const SetupError&) {
+  }
+  return down;
+}
+}  // namespace
+
 std::string Cluster::failure_note(int host) const {
   std::string note;
-  for (const auto& [h, flap] : spec_.flap_of)
-    if (link_down_ && link_down_[h]) {
-      char text[128];
+  // A port taken down by --link-flap, or by anyone else (`ip link set` in the switch's
+  // namespace, as an operator or a test cuts a cable).
+  for (int h = 0; h < spec_.hosts; ++h) {
+    const auto flap = spec_.flap_of.find(h);
+    char text[160];
+    if (flap != spec_.flap_of.end() && link_down_ && link_down_[h])
       std::snprintf(text, sizeof text, "; %s's link is down (--link-flap %s=%g,%g)", host_name(h).c_str(),
-                    host_name(h).c_str(), flap.at, flap.down_for);
-      note += text;
-    }
+                    host_name(h).c_str(), flap->second.at, flap->second.down_for);
+    else if (port_down("/run/netns/" + job_ + "-sw", "h" + std::to_string(h)))
+      std::snprintf(text, sizeof text, "; %s's link is down (its switch port h%d is down, not by ddlrun)",
+                    host_name(h).c_str(), h);
+    else
+      continue;
+    note += text;
+  }
   if (host >= 0 && host < static_cast<int>(memory_.size()) && memory_[host]) {
     const long long kills = oom_kills(*memory_[host]);
     if (kills > 0)

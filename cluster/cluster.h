@@ -47,7 +47,8 @@ class Cluster {
   // port down at T and up again D later, saying so on stderr.
   void start_flaps();
   // What ddlrun adds when a worker fails: "" or, e.g., "; host1's link is down (--link-flap
-  // host1=2,30)" and "; the OOM killer ended a process on host1 (its --memory limit ...)".
+  // host1=2,30)" (any host whose switch port is down, whoever took it down) and "; the OOM
+  // killer ended a process on host1 (its --memory limit ...)".
   std::string failure_note(int host) const;
   // Elastic drills (cluster_power.cpp): power_off kills the host's init, ending every
   // process on it as a power cut would (its network namespace and link stay); power_on
