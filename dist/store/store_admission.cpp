@@ -104,10 +104,12 @@ void TCPStoreServer::reap() {
       if (it->done.load()) ended.splice(ended.end(), clients_, it);
       it = next;
     }
+    reaping_ += static_cast<int64_t>(ended.size());  // still counted by clients() until joined
   }
   for (Client& c : ended) {
     c.thread.join();
     close(c.fd);
+    --reaping_;
   }
 }
 

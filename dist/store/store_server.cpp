@@ -116,7 +116,7 @@ TCPStoreServer::~TCPStoreServer() {
 
 int64_t TCPStoreServer::clients() const {
   std::lock_guard<std::mutex> lock(conn_mu_);
-  return static_cast<int64_t>(clients_.size()) + pending_count_.load();
+  return static_cast<int64_t>(clients_.size()) + pending_count_.load() + reaping_.load();
 }
 
 bool TCPStoreServer::has_startup_failure() { return !data_.keys_ending_with("/fatal").empty(); }

@@ -46,7 +46,8 @@ class TCPStoreServer {
   // The first rank refused for its token ("rank 1 on host n2 (connecting from ip:port)
   // presented a wrong job token"), or "" (Note [Refused ranks] in store_server.cpp).
   std::string refused_peer() const;
-  // Connections open now (authenticated or still owing a HELLO).
+  // Connections open now (authenticated or still owing a HELLO), and ended ones whose
+  // thread is not yet joined: at 0 every client thread is gone and its stack released.
   int64_t clients() const;
   // True when some rank reported that it could not start (a process group's "fatal" key).
   bool has_startup_failure();
@@ -85,6 +86,7 @@ class TCPStoreServer {
   mutable std::mutex refused_mu_;
   std::string refused_;
   std::atomic<int64_t> pending_count_{0};
+  std::atomic<int64_t> reaping_{0};  // ended clients taken off clients_, not yet joined
   std::atomic<int64_t> logged_drops_{0};
   std::chrono::steady_clock::time_point accept_paused_until_{};  // acceptor thread only
   bool fd_exhaustion_logged_ = false;                            // acceptor thread only
