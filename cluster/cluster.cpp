@@ -212,7 +212,7 @@ void Cluster::start_flaps() {
       const auto at = [&](double s) {
         return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
       };
-      const std::string sw = "/run/netns/" + job_ + "-sw", port = "h" + std::to_string(host);
+      const std::string sw = switch_netns_path(), port = "h" + std::to_string(host);
       // The switch's port of the host, as a cut cable (tests/hosts/test_cut_link.sh).
       auto set = [&](bool up) {
         const std::string why = set_link(sw, port, up);
@@ -259,7 +259,7 @@ std::string Cluster::failure_note(int host) const {
     if (flap != spec_.flap_of.end() && link_down_ && link_down_[h])
       std::snprintf(text, sizeof text, "; %s's link is down (--link-flap %s=%g,%g)", host_name(h).c_str(),
                     host_name(h).c_str(), flap->second.at, flap->second.down_for);
-    else if (port_down("/run/netns/" + job_ + "-sw", "h" + std::to_string(h)))
+    else if (port_down(switch_netns_path(), "h" + std::to_string(h)))
       std::snprintf(text, sizeof text, "; %s's link is down (its switch port h%d is down, not by ddlrun)",
                     host_name(h).c_str(), h);
     else

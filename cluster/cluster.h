@@ -37,6 +37,8 @@ class Cluster {
 
   std::string host_name(int host) const { return "host" + std::to_string(host); }
   std::string netns_path(int host) const;
+  // The switch's namespace, where port hI is host I's end of its cable.
+  std::string switch_netns_path() const { return "/run/netns/" + job_ + "-sw"; }
   // "100mbit", or "100mbit (delay not emulated: no netem)": the worker's DDL_HOST_LINK.
   std::string link_description(int host) const;
   // One line per host for ddlrun's start-up message.
