@@ -14,6 +14,7 @@ packages=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libstb-dev libgl
           clang-format                      # the format check (scripts/check_format.sh)
           clang libclang-rt-dev libomp-dev  # the sanitizer and libFuzzer builds (tests/sanitize, tests/fuzz)
           lld        # links the ASan build's programs (tests/sanitize/run.sh), a third of GNU ld's time
+          qemu-user  # runs the build on emulated AVX2-only and x86-64-v2 CPUs (tests/apps/test_emulated_cpus.sh)
           python3-torch   # the PyTorch 1.13 cross-checks (nn_torch_interop, torchrun, tests/golden)
           slurm-wlm munge)  # a one-node Slurm cluster for scripts/cluster/a2.sbatch (tests/hosts/test_a2_sbatch.sh)
 missing=()
