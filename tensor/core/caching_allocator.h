@@ -1,7 +1,7 @@
 // Device-independent bookkeeping of a caching allocator, after PyTorch's
 // CUDACachingAllocator but simplified: no size limits, no expandable segments;
 // cross-stream use is tracked with events only for blocks marked by record_stream. Plain C++ over a RawMemory
-// interface, so the CUDA allocator (tensor/cuda/allocator.cu) and the unit tests share one logic.
+// interface, so the CUDA allocator (tensor/cuda/allocator.cpp) and the unit tests share one logic.
 #pragma once
 
 #include <cstddef>

@@ -39,7 +39,7 @@ void set_current_device(Device d);
 Device current_device();
 
 namespace detail {
-// The CUDA part: tensor/cuda/current_device.cu, or tensor/cpu/current_device.cpp without
+// The CUDA part: tensor/cuda/current_device.cpp, or tensor/cpu/current_device.cpp without
 // CUDA. cuda_current_device() is -1 when no GPU is usable.
 void cuda_set_current_device(int index);
 int cuda_current_device();

@@ -23,7 +23,7 @@
 // conv2d widen in the CPU kernels. The CUDA GEMM and convolution read 16-bit operands
 // directly (cuBLAS/cuDNN with float32 compute; cuBLAS's default math may still
 // add split-K partial sums in the 16-bit output type, as PyTorch allows by
-// default: tensor/cuda/gemm.cu). This is what PyTorch's CPU
+// default: tensor/cuda/gemm.cpp). This is what PyTorch's CPU
 // kernels do for bfloat16 (see "CPU Op-Specific Behavior" in torch.amp's docs),
 // so results agree to the last bit wherever the float32 results do.
 namespace ddl {

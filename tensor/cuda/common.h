@@ -34,7 +34,7 @@ class DeviceGuard {
 }  // namespace ddl::cuda::detail
 
 namespace ddl::detail {
-// Tells the pinned-memory cache (tensor/cuda/pinned.cu) that the page-locked block
+// Tells the pinned-memory cache (tensor/cuda/pinned.cpp) that the page-locked block
 // holding `ptr` is used by work queued so far on `stream`, so it is not reused
 // before that work is done. No-op when ptr is not from Tensor::pin_memory().
 void pinned_record_use(const void* ptr, cudaStream_t stream, int device);

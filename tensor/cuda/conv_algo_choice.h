@@ -1,4 +1,4 @@
-// The candidate walk of conv2d's algorithm choice (tensor/cuda/conv2d.cu): which
+// The candidate walk of conv2d's algorithm choice (tensor/cuda/conv2d.cpp): which
 // cuDNN statuses pass over a candidate, which end the walk, and the message when
 // none runs. Plain C++ (no CUDA headers), so a CPU unit test can drive it with
 // made-up statuses; the cuDNN and CUDA calls come in as callables.

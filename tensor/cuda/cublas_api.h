@@ -8,7 +8,7 @@
 
 namespace ddl::cuda::detail {
 
-// The cuBLAS functions ddl calls (dnn.cu, gemm.cu), under their header names.
+// The cuBLAS functions ddl calls (dnn.cpp, gemm.cpp), under their header names.
 struct CublasApi {
   decltype(&::cublasCreate) create;
   decltype(&::cublasSetStream) set_stream;

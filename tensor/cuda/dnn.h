@@ -1,8 +1,9 @@
-// cuBLAS/cuDNN plumbing shared by gemm.cu, conv2d.cu and batch_norm.cu:
+// cuBLAS/cuDNN plumbing shared by gemm.cpp, conv2d.cpp and batch_norm.cu:
 // per-thread, per-device library handles bound to the current stream, RAII
 // cuDNN descriptors, workspaces from ddl's CUDA allocator, and the cache of
 // convolution algorithms. The first part is plain C++ (tests read the cache
-// counter); the rest needs CUDA headers and is seen only by .cu files.
+// counter); the rest needs CUDA headers and is seen only by tensor/cuda/'s sources
+// (nvcc's, and the host-side .cpp files, built with DDL_CUDA_HOST_SOURCE).
 #pragma once
 
 #include <array>
@@ -50,7 +51,7 @@ int compute_capability(int device);
 
 }  // namespace ddl::cuda::detail
 
-#ifdef __CUDACC__  // See the header comment: the rest is for .cu files only.
+#if defined(__CUDACC__) || defined(DDL_CUDA_HOST_SOURCE)  // See the header comment: tensor/cuda/'s sources only.
 #include <cublas_v2.h>
 #include <cudnn.h>
 
@@ -71,7 +72,7 @@ namespace ddl::cuda::detail {
 
 // This thread's handle for `device` (the device must be current), bound to
 // current_stream(device) on every call; cuBLAS's also to that stream's own
-// workspace (Note [cuBLAS workspace per stream] in dnn.cu). Handles live until
+// workspace (Note [cuBLAS workspace per stream] in dnn.cpp). Handles live until
 // the process ends.
 cublasHandle_t cublas_handle(int device);
 cudnnHandle_t cudnn_handle(int device);
@@ -164,4 +165,4 @@ std::string dims_str(const std::array<int64_t, 4>& d);
     if (ddl_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                                            \
       ::ddl::cuda::detail::throw_cudnn(ddl_st_, #expr, ::ddl::detail::str_cat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
-#endif  // __CUDACC__
+#endif  // __CUDACC__ || DDL_CUDA_HOST_SOURCE

@@ -14,7 +14,7 @@ int cuda_device_count();
 // Throws ddl::Error naming `op` when no GPU is available or `device` is out of range.
 void check_cuda_device(int device, const char* op);
 
-// The caching allocator of one device (tensor/cuda/allocator.cu).
+// The caching allocator of one device (tensor/cuda/allocator.cpp).
 Allocator* cuda_allocator(int device);
 MemoryStats cuda_memory_stats(int device);
 // Marks the allocator block starting at `block` as used by `stream` (a cudaStream_t).
@@ -23,10 +23,10 @@ void cuda_empty_cache();
 // empty_cache for one device only.
 void cuda_empty_cache(int device);
 
-// Page-locked host memory (tensor/cuda/pinned.cu).
+// Page-locked host memory (tensor/cuda/pinned.cpp).
 Allocator* cuda_pinned_allocator();
 bool cuda_is_pinned(const void* ptr);
 
-// CPU<->CUDA and CUDA<->CUDA copies (tensor/cuda/transfer.cu).
+// CPU<->CUDA and CUDA<->CUDA copies (tensor/cuda/transfer.cpp).
 void cuda_copy_between_devices(const Tensor& dst, const Tensor& src);
 }  // namespace ddl::detail

@@ -220,7 +220,7 @@ TEST_CASE("cuda conv2d's algorithm search returns no cached memory to the driver
 
 TEST_CASE("cuda matmul keeps one cuBLAS workspace per stream", "[cuda][gemm][stream]") {
   // cublasSetStream resets the handle to cuBLAS's default workspace; each stream gets
-  // its own from ddl's allocator instead (Note [cuBLAS workspace per stream] in dnn.cu),
+  // its own from ddl's allocator instead (Note [cuBLAS workspace per stream] in dnn.cpp),
   // made on the stream's first GEMM and held, so it counts as allocated from then on:
   // 32 MiB on sm_90, else 10 MiB (a segment of its own in the caching allocator).
   const int64_t want_held = cuda::detail::compute_capability(0) == 90 ? int64_t{32} << 20 : int64_t{10} << 20;

@@ -35,7 +35,7 @@ void check_copy(cudaError_t err, const char* what, const Tensor& dst, const Tens
 // it need not consume the source before returning. So ddl stages explicitly:
 // the bytes are memcpy'd into a block of the pinned cache, which is DMA'd on
 // the stream and reused only after that copy completed (an event, see
-// pinned.cu). The caller may free or overwrite the source as soon as the call
+// pinned.cpp). The caller may free or overwrite the source as soon as the call
 // returns. Sources above kMaxStagedBytes (rare: a whole dataset), or any source
 // when no page-locked memory is left, skip staging and wait for an event
 // recorded after their own copy.

@@ -42,7 +42,7 @@ thread_local std::unordered_map<int, cudnnHandle_t> cudnn_handles;
 // cublas_handle_stream_to_workspace). The buffer is allocated with that stream
 // current, so when a thread ends and its map frees it, the allocator reuses it
 // only on that stream, after the GEMMs queued there. Streams are never destroyed
-// (stream.cu), so a stream's address names one stream for the whole run.
+// (stream.cpp), so a stream's address names one stream for the whole run.
 thread_local std::map<std::pair<cublasHandle_t, cudaStream_t>, Tensor> cublas_workspaces;
 
 // 32 MiB on sm_90, PyTorch's default there (parseChosenWorkspaceSize in
