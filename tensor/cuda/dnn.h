@@ -2,8 +2,8 @@
 // per-thread, per-device library handles bound to the current stream, RAII
 // cuDNN descriptors, workspaces from ddl's CUDA allocator, and the cache of
 // convolution algorithms. The first part is plain C++ (tests read the cache
-// counter); the rest needs CUDA headers and is seen only by tensor/cuda/'s sources
-// (nvcc's, and the host-side .cpp files, built with DDL_CUDA_HOST_SOURCE).
+// counter); the rest needs CUDA headers and is seen only by the sources of ddl_tensor_cuda,
+// which its meson.build compiles with DDL_TENSOR_CUDA_SOURCE.
 #pragma once
 
 #include <array>
@@ -51,7 +51,7 @@ int compute_capability(int device);
 
 }  // namespace ddl::cuda::detail
 
-#if defined(__CUDACC__) || defined(DDL_CUDA_HOST_SOURCE)  // See the header comment: tensor/cuda/'s sources only.
+#ifdef DDL_TENSOR_CUDA_SOURCE  // See the header comment: ddl_tensor_cuda's sources only.
 #include <cublas_v2.h>
 #include <cudnn.h>
 
@@ -165,4 +165,4 @@ std::string dims_str(const std::array<int64_t, 4>& d);
     if (ddl_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                                            \
       ::ddl::cuda::detail::throw_cudnn(ddl_st_, #expr, ::ddl::detail::str_cat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
-#endif  // __CUDACC__ || DDL_CUDA_HOST_SOURCE
+#endif  // DDL_TENSOR_CUDA_SOURCE
